@@ -1,0 +1,50 @@
+"""Exception types of q7emu.
+
+Every rejection names the field, the offending value and the rule it breaks, in one line.
+All of them derive from :class:`Q7Error`; argument errors are also ``ValueError`` so that
+ordinary Python callers can catch them the usual way.
+"""
+from __future__ import annotations
+
+
+class Q7Error(Exception):
+    """Base class of every error q7emu raises on purpose."""
+
+
+class InvalidArgument(Q7Error, ValueError):
+    """An API argument (array shape, dtype, knob value, format code) breaks a rule.
+
+    ``field`` names the argument, ``value`` is what was given and ``rule`` the rule it breaks.
+    """
+
+    def __init__(self, field: str, value: object, rule: str) -> None:
+        self.field = field
+        self.value = value
+        self.rule = rule
+        super().__init__(f"{field}={value!r}: {rule}")
+
+
+class ValidityError(Q7Error):
+    """An instruction record fails one clause of the firmware's validity predicate.
+
+    ``clause`` is the clause id (e.g. ``"1.3.4"`` for SPEC §1.3 clause 4).
+    """
+
+    def __init__(self, field: str, value: object, rule: str, clause: str = "") -> None:
+        self.field = field
+        self.value = value
+        self.rule = rule
+        self.clause = clause
+        where = f" [SPEC §{clause}]" if clause else ""
+        super().__init__(f"{field}={value!r}: {rule}{where}")
+
+
+class DispatchError(Q7Error):
+    """The kernel_info table of the chosen generation has no handler for the record.
+
+    The message uses the firmware's own words (``UNKNOWN OPCODE=0x..``).
+    """
+
+
+class CaseError(Q7Error):
+    """A replay case file is malformed or inconsistent."""
