@@ -1,0 +1,116 @@
+"""Golden model of TensorDequantize (opcode 0x7b, POOL): MODEL.md §1 in plain numpy.
+
+Independent of the Cython kernels: it shares only the argument rules (:mod:`q7emu.knobs`) and
+the number formats (:mod:`q7emu.formats`).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import formats
+from ..knobs import dequant_out_bytes, normalize_dequant_args
+
+__all__ = ["dequantize", "unpack_nibbles", "unpack_fp6", "split_mx_groups", "code_values"]
+
+
+def unpack_nibbles(b: np.ndarray, nibble_order: str) -> np.ndarray:
+    """uint8 [P, n] -> uint8 codes [P, 2n] in element order.
+
+    ``low-first``: the low nibble of byte i is element 2i, the high nibble element 2i+1;
+    ``high-first``: the reverse.
+    """
+    lo = b & 0x0F
+    hi = b >> 4
+    first, second = (lo, hi) if nibble_order == "low-first" else (hi, lo)
+    return np.stack([first, second], axis=-1).reshape(b.shape[0], -1).astype(np.uint8)
+
+
+def unpack_fp6(b: np.ndarray, fp6_packing: str) -> np.ndarray:
+    """uint8 [P, 3n] -> uint8 FP6 codes [P, 4n] in element order.
+
+    Each 3 bytes b0 b1 b2 form w = b0 | b1 << 8 | b2 << 16; code k (0..3) is bits [6k, 6k+6)
+    (``lsb-first``) or bits [18-6k, 24-6k) (``msb-first``).
+    """
+    p = b.shape[0]
+    t = b.reshape(p, -1, 3).astype(np.uint32)
+    w = t[..., 0] | (t[..., 1] << 8) | (t[..., 2] << 16)
+    shifts = [0, 6, 12, 18] if fp6_packing == "lsb-first" else [18, 12, 6, 0]
+    codes = np.stack([(w >> s) & 0x3F for s in shifts], axis=-1)
+    return codes.reshape(p, -1).astype(np.uint8)
+
+
+def split_mx_groups(b: np.ndarray, mx_layout: str) -> tuple[np.ndarray, np.ndarray]:
+    """uint8 [P, 5g] group-8 stream -> (scale bytes uint8 [P, g], code bytes uint8 [P, g, 4]).
+
+    ``scale-first``: each 5-byte group is [scale][4 code bytes]; ``scale-last``: [4 code bytes][scale];
+    ``word-block``: every 20 bytes (5 words) = 4 scale bytes (byte j = scale of group j) then
+    four 4-byte code words, one per group. The stream length is a multiple of 20 bytes (the
+    argument rules ask for a multiple of 5 words), so all three layouts tile it exactly.
+    """
+    p = b.shape[0]
+    if mx_layout == "scale-first":
+        t = b.reshape(p, -1, 5)
+        return t[..., 0].copy(), t[..., 1:].copy()
+    if mx_layout == "scale-last":
+        t = b.reshape(p, -1, 5)
+        return t[..., 4].copy(), t[..., :4].copy()
+    t = b.reshape(p, -1, 20)
+    scales = t[..., :4].reshape(p, -1)
+    codes = t[..., 4:].reshape(p, -1, 4, 4).reshape(p, -1, 4)
+    return scales.copy(), codes.copy()
+
+
+def code_values(codes: np.ndarray, fmt: int) -> np.ndarray:
+    """Exact float64 value of each code: FP4 E2M1 (1), INT4 (2), NF4 qlora float32 (3), FP6 E2M3 (4)."""
+    dec = {1: formats.decode_fp4, 2: formats.decode_int4, 3: formats.decode_nf4, 4: formats.decode_fp6}[fmt]
+    return dec(codes).astype(np.float64)
+
+
+def dequantize(src: Any, fmt: Any, group_size: Any = 0, *, nibble_order: str = "low-first",
+               fp6_packing: str = "lsb-first", mx_layout: str = "scale-first", mx_scale: str = "e8m0",
+               nf4_table: str = "qlora") -> np.ndarray:
+    """Golden TensorDequantize of one source stream.
+
+    Parameters
+    ----------
+    src : uint8 [P, in_bytes] or uint32 [P, in_words] (little-endian words), P = 1..128.
+        The bytes of each partition in address order.
+    fmt : 1..4 (E2M1->E5M2, INT4->E5M2, NF4->E4M3, E2M3->E4M3), a DequantFmt or a name.
+    group_size : 0 (no scale) or 8 (in-band E8M0 scale per 8 codes; fmt 1..3 only).
+    knobs : MODEL.md §1.
+
+    Returns
+    -------
+    uint8 [P, out_bytes] FP8 codes (E5M2 for fmt 1, 2; E4M3 for fmt 3, 4) in input element
+    order; out_bytes = in_bytes x 2 (4-bit, group 0), x 4/3 (FP6), x 8/5 (group 8).
+
+    Each output is ``fp8(value(code) * 2^(s-127))`` computed exactly in float64 and rounded once
+    (RNE, saturating). Under ``mx_scale='e8m0'`` a group with s = 0xFF is all NaN (0x7E / 0x7F);
+    under ``e8m0-nonan`` 0xFF is 2^128. Every invalid argument raises InvalidArgument.
+    """
+    b, fmt_i, group, path, knobs = normalize_dequant_args(
+        src, fmt, group_size, dict(nibble_order=nibble_order, fp6_packing=fp6_packing,
+                                   mx_layout=mx_layout, mx_scale=mx_scale, nf4_table=nf4_table))
+    p = b.shape[0]
+    encode = formats.encode_e5m2 if fmt_i in (1, 2) else formats.encode_e4m3
+    nan_code = formats.E5M2_NAN if fmt_i in (1, 2) else formats.E4M3_NAN
+    if path == "proc_6bit_non_mx":
+        vals = code_values(unpack_fp6(b, knobs["fp6_packing"]), fmt_i)
+        out = encode(vals, saturate=True)
+    elif path == "proc_4bit_non_mx":
+        vals = code_values(unpack_nibbles(b, knobs["nibble_order"]), fmt_i)
+        out = encode(vals, saturate=True)
+    else:
+        scales, code_bytes = split_mx_groups(b, knobs["mx_layout"])          # [P, g], [P, g, 4]
+        g = scales.shape[1]
+        codes = unpack_nibbles(code_bytes.reshape(p, -1), knobs["nibble_order"]).reshape(p, g, 8)
+        mult = formats.e8m0_scale(scales, nonan=knobs["mx_scale"] == "e8m0-nonan")   # float64 [P, g]
+        nan_group = np.isnan(mult)
+        vals = code_values(codes, fmt_i) * np.where(nan_group, 1.0, mult)[..., None]  # exact in float64
+        out = encode(vals, saturate=True)
+        out = np.where(nan_group[..., None], np.uint8(nan_code), out).reshape(p, g * 8)
+    out = np.ascontiguousarray(out.reshape(p, -1), dtype=np.uint8)
+    assert out.shape[1] == dequant_out_bytes(b.shape[1], path)
+    return out
