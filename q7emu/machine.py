@@ -325,10 +325,10 @@ def _handle_quantize_mx(m: Machine, r: S3DMX1Quant, trace: Any) -> tuple[str, li
     dbytes = np.ascontiguousarray(data.astype("<u4")).view(np.uint8)
     offs = doff + 4 * np.arange(d.num_elem, dtype=np.int64) * d.step_elem
     writes = [m.plan_scatter(np.arange(dp, dp + nac), offs, dbytes, 4)]
-    rows = np.arange(nac // 8)
-    sparts = sp + 32 * (rows // 4) + d.scale_pidx + rows % 4
-    writes.append(Write(sparts.astype(np.int64), soff + np.arange(f4, dtype=np.int64),
-                        np.ascontiguousarray(scale.astype(np.uint8))))
+    scale = np.ascontiguousarray(scale.astype(np.uint8))
+    for q in range(nac // 32):          # one write per quadrant: rows 4q..4q+3 -> scale_pidx..+3 of quadrant q
+        parts = sp + 32 * q + d.scale_pidx + np.arange(4, dtype=np.int64)
+        writes.append(Write(parts, soff + np.arange(f4, dtype=np.int64), scale[4 * q:4 * q + 4]))
     return "quantize_mx", writes
 
 

@@ -514,3 +514,40 @@ def fields(record: Record) -> list[tuple[str, str]]:
 
     walk("", record)
     return out
+
+
+# ----------------------------------------------------------------------------- convenience builders
+def make_dequant_record(fmt: int, group_size: int, num_active_channels: int, src_words: int, *,
+                        src_partition: int = 0, src_offset: int = 0, dst_partition: int = 0,
+                        dst_offset: int | None = None, partition_bytes: int = 0x30000) -> S3D3TensDequant:
+    """A contiguous 0x7B record: ``src_words`` u32 per partition in, the path's ratio out (1:2, 3:4, 5:8).
+
+    ``dst_offset`` defaults to right after the source bytes. Offsets are bytes inside the partition."""
+    a, b = (5, 8) if group_size == 8 else ((3, 4) if fmt == 4 else (1, 2))
+    dst_words = src_words * b // a
+    if dst_offset is None:
+        dst_offset = src_offset + 4 * src_words
+    return S3D3TensDequant(
+        src=Tensor3D(Addr4.sbuf(src_partition, src_offset, partition_bytes), (1, 0, 0), (src_words, 1, 1)),
+        num_active_channels=num_active_channels, dequant_fmt=fmt, group_size=group_size,
+        dst=Tensor3D(Addr4.sbuf(dst_partition, dst_offset, partition_bytes), (1, 0, 0), (dst_words, 1, 1)))
+
+
+def make_quantize_mx_record(num_active_channels: int, free: int, *, in_dtype: int = 0x07, out_dtype: int = 0x0E,
+                            src_partition: int = 0, src_offset: int = 0, dst_partition: int = 0,
+                            dst_offset: int | None = None, scale_offset: int | None = None, scale_pidx: int = 0,
+                            partition_bytes: int = 0x30000) -> S3DMX1Quant:
+    """A contiguous 0xE3 record for a [num_active_channels, free] fp16/bf16 tile (free a multiple of 4).
+
+    Source: free/2 u32 words from ``src_offset``; data: free/4 words at ``dst_offset`` (default right after the
+    source); scales: free/4 bytes at ``scale_offset`` (default right after the data) in the quadrant base
+    ``dst_partition`` (+ scale_pidx rows)."""
+    if dst_offset is None:
+        dst_offset = src_offset + 2 * free
+    if scale_offset is None:
+        scale_offset = dst_offset + free
+    return S3DMX1Quant(
+        src=Tensor3D(Addr4.sbuf(src_partition, src_offset, partition_bytes), (1, 0, 0), (free // 2, 1, 1)),
+        num_active_channels=num_active_channels, in_dtype=in_dtype, out_dtype=out_dtype,
+        dst=MxTensor1D(Addr4.sbuf(dst_partition, dst_offset, partition_bytes),
+                       Addr4.sbuf(dst_partition, scale_offset, partition_bytes), free // 4, 1, scale_pidx))
