@@ -76,11 +76,14 @@ def replay(paths: Iterable[str | os.PathLike], jobs: int = 1, knobs: dict[str, A
     """Replay every case under ``paths``; results in the order the cases were found.
 
     ``jobs`` > 1 runs cases in a ProcessPoolExecutor. ``progress`` None = a bar on stderr when there are at
-    least :data:`PROGRESS_THRESHOLD` cases."""
+    least :data:`PROGRESS_THRESHOLD` cases and stderr is a terminal; True / False force it on / off."""
     files = [str(p) for p in find_cases(paths)]
     if jobs < 1:
         raise CaseError(f"--jobs must be >= 1, got {jobs}")
-    bar = ProgressBar(len(files), stream, enabled=(len(files) >= PROGRESS_THRESHOLD) if progress is None else progress)
+    if progress is None:
+        out = stream or sys.stderr
+        progress = len(files) >= PROGRESS_THRESHOLD and bool(getattr(out, "isatty", lambda: False)())
+    bar = ProgressBar(len(files), stream, enabled=progress)
     results: list[CaseResult | None] = [None] * len(files)
     if jobs == 1 or len(files) <= 1:
         for i, f in enumerate(files):
