@@ -1,0 +1,129 @@
+# cython: language_level=3
+"""Vision-Q7 register files as plain C types (SPEC §6.1).
+
+vec_t    512-bit vector register (`v`), lane views 2NX8 = 64 x 8, NX16 = 32 x 16, N_2X32 = 16 x 32,
+         NXF16 = 32 x fp16 (bit patterns in u16), N_2XF32 = 16 x fp32 (bit patterns in u32).
+wvec_t   1536-bit wide accumulator (`wv`): 64 x 24, 32 x 48 or 16 x 96-bit lanes that wrap.
+         Stored as 64 int64 cells in the lane view last written (`view`): view 24/48 keep lane i
+         sign-extended in cell i; view 96 keeps lane i as cell 2i (low 64 bits) + cell 2i+1 (high
+         32 bits, sign-extended). The raw bit image (lane i of width W at bits [iW, iW+W)) is the
+         architectural state: an op that reads another view converts through it (wvec_as).
+vbool_t  64-bit predicate (`vb`): one bit per 8-bit sub-lane; a compare on 8/16/32-bit lanes
+         sets 1/2/4 bits per lane. A predicated op on W-bit lanes reads bit (W/8)*k for lane k.
+pr_t     64-bit packed-operand register (`pr`) read by the ...XR8 / ...XR16 MACs.
+valign_t 512-bit alignment register (`u`): the carry row of the unaligned streaming loads.
+"""
+from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
+from libc.string cimport memcpy, memset
+
+cdef union vec_t:
+    uint8_t u8[64]
+    int8_t s8[64]
+    uint16_t u16[32]
+    int16_t s16[32]
+    uint32_t u32[16]
+    int32_t s32[16]
+
+cdef struct wvec_t:
+    int64_t c[64]
+    int view
+
+ctypedef uint64_t vbool_t
+ctypedef uint64_t pr_t
+
+cdef struct valign_t:
+    uint8_t row[64]
+
+# The register file of one Q7 core, as the kernels address it: `ivp_addnx16 v5, v3, v20`
+# becomes addnx16(&rf.v[5], &rf.v[3], &rf.v[20]).
+cdef struct regfile_t:
+    vec_t v[32]
+    wvec_t wv[4]
+    vbool_t vb[16]
+    pr_t pr[16]
+    valign_t u[4]
+
+
+cdef inline int64_t sext(int64_t x, int bits) noexcept nogil:
+    """Sign-extend the low `bits` bits of x (bits <= 63)."""
+    cdef uint64_t m = (<uint64_t>1) << (bits - 1)
+    cdef uint64_t v = (<uint64_t>x) & (((<uint64_t>1) << bits) - 1)
+    return <int64_t>((v ^ m) - m)
+
+
+cdef inline void wvec_to_raw(const wvec_t* w, uint8_t* raw) noexcept nogil:
+    """Write the 192-byte architectural image of w (lane i of width W at bits [iW, iW+W))."""
+    cdef int i, j
+    cdef uint64_t lo, hi
+    if w.view == 24:
+        for i in range(64):
+            lo = <uint64_t>w.c[i]
+            for j in range(3):
+                raw[3 * i + j] = <uint8_t>(lo >> (8 * j))
+    elif w.view == 48:
+        for i in range(32):
+            lo = <uint64_t>w.c[i]
+            for j in range(6):
+                raw[6 * i + j] = <uint8_t>(lo >> (8 * j))
+    else:
+        for i in range(16):
+            lo = <uint64_t>w.c[2 * i]
+            hi = <uint64_t>w.c[2 * i + 1]
+            for j in range(8):
+                raw[12 * i + j] = <uint8_t>(lo >> (8 * j))
+            for j in range(4):
+                raw[12 * i + 8 + j] = <uint8_t>(hi >> (8 * j))
+
+
+cdef inline void wvec_from_raw(wvec_t* w, const uint8_t* raw, int view) noexcept nogil:
+    """Load w from a 192-byte architectural image, in lane view `view` (24, 48 or 96)."""
+    cdef int i, j
+    cdef uint64_t lo, hi
+    memset(w.c, 0, sizeof(w.c))
+    w.view = view
+    if view == 24:
+        for i in range(64):
+            lo = 0
+            for j in range(3):
+                lo |= (<uint64_t>raw[3 * i + j]) << (8 * j)
+            w.c[i] = sext(<int64_t>lo, 24)
+    elif view == 48:
+        for i in range(32):
+            lo = 0
+            for j in range(6):
+                lo |= (<uint64_t>raw[6 * i + j]) << (8 * j)
+            w.c[i] = sext(<int64_t>lo, 48)
+    else:
+        for i in range(16):
+            lo = 0
+            hi = 0
+            for j in range(8):
+                lo |= (<uint64_t>raw[12 * i + j]) << (8 * j)
+            for j in range(4):
+                hi |= (<uint64_t>raw[12 * i + 8 + j]) << (8 * j)
+            w.c[2 * i] = <int64_t>lo
+            w.c[2 * i + 1] = sext(<int64_t>hi, 32)
+
+
+cdef inline void wvec_as(wvec_t* w, int view) noexcept nogil:
+    """Make w readable in lane view `view`, reinterpreting its raw bits when the view changes."""
+    cdef uint8_t raw[192]
+    if w.view != view:
+        wvec_to_raw(w, raw)
+        wvec_from_raw(w, raw, view)
+
+
+cdef inline void wvec_zero(wvec_t* w, int view) noexcept nogil:
+    memset(w.c, 0, sizeof(w.c))
+    w.view = view
+
+
+cdef inline bint vb_lane(vbool_t b, int k, int lane_bytes) noexcept nogil:
+    """Predicate of lane k for lanes of `lane_bytes` bytes: bit lane_bytes*k of the vbool."""
+    return (b >> (lane_bytes * k)) & 1
+
+
+cdef inline vbool_t vb_set(vbool_t b, int k, int lane_bytes, bint value) noexcept nogil:
+    """Set all lane_bytes bits of lane k to `value` (a compare writes 1/2/4 bits per lane)."""
+    cdef vbool_t m = ((((<vbool_t>1) << lane_bytes) - 1) << (lane_bytes * k))
+    return (b | m) if value else (b & ~m)

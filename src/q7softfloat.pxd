@@ -1,0 +1,130 @@
+# cython: language_level=3
+"""Soft-float leaves of the Q7 fp ops (SPEC §6.1 FCR, §6.2 fp ALU / converts).
+
+ncore2gp has no hardware FP: its ivp_*f16 / *f32 ops are soft-float bodies. These helpers are the
+bit-level leaves those primitives share. The FCR round mode is fixed at its reset value RNE
+(SPEC §6.1); gradual underflow is on (no flush to zero).
+"""
+from libc.stdint cimport uint16_t, uint32_t, uint64_t, int64_t
+
+cdef extern from *:
+    int __builtin_clzll(unsigned long long) nogil
+
+
+cdef inline uint32_t pack_ieee_rne(uint32_t sign, uint64_t mag, int e2, int mbits, int ebits) noexcept nogil:
+    """Round sign * mag * 2^e2 to the nearest IEEE binary format value (mbits fraction bits, ebits
+    exponent bits), ties to even; overflow gives infinity. Returns the bit pattern."""
+    cdef int bias = (1 << (ebits - 1)) - 1
+    cdef int emax_b = (1 << ebits) - 2
+    cdef uint32_t sbit = sign << (mbits + ebits)
+    cdef int msb, e_b, shift
+    cdef uint64_t q, rem, half
+    cdef uint32_t bits
+    if mag == 0:
+        return sbit
+    msb = 63 - __builtin_clzll(mag)
+    e_b = msb + e2 + bias
+    if e_b >= 1:
+        shift = msb - mbits
+    else:
+        shift = msb - mbits + (1 - e_b)
+        e_b = 1   # subnormal: encoded as exponent field 0 via the (e_b - 1) term below
+    if shift <= 0:
+        q = mag << (-shift)
+    elif shift >= 64:
+        q = 0
+    else:
+        q = mag >> shift
+        rem = mag & (((<uint64_t>1) << shift) - 1)
+        half = (<uint64_t>1) << (shift - 1)
+        if rem > half or (rem == half and (q & 1)):
+            q += 1
+    # q carries the hidden bit for normals, so (e_b - 1) << mbits + q also absorbs a rounding carry.
+    if e_b - 1 > emax_b:
+        return sbit | ((<uint32_t>(emax_b + 1)) << mbits)
+    bits = ((<uint32_t>(e_b - 1)) << mbits) + <uint32_t>q
+    if bits >= ((<uint32_t>(emax_b + 1)) << mbits):
+        bits = (<uint32_t>(emax_b + 1)) << mbits
+    return sbit | bits
+
+
+cdef inline uint32_t f16_to_f32_bits(uint16_t h) noexcept nogil:
+    """Exact fp16 -> fp32 widening of a bit pattern (NaN payload kept, quiet bit set as-is)."""
+    cdef uint32_t s = (<uint32_t>(h >> 15)) << 31
+    cdef uint32_t e = (h >> 10) & 0x1F
+    cdef uint32_t m = h & 0x3FF
+    if e == 0x1F:
+        return s | 0x7F800000 | (m << 13)
+    if e == 0:
+        if m == 0:
+            return s
+        return pack_ieee_rne(h >> 15, m, -24, 23, 8)
+    return s | ((e + 112) << 23) | (m << 13)
+
+
+cdef inline uint16_t f32_to_f16_bits_rne(uint32_t f) noexcept nogil:
+    """fp32 -> fp16 bit pattern, RNE, overflow to infinity, NaN -> quiet NaN with the sign kept."""
+    cdef uint32_t s = f >> 31
+    cdef uint32_t e = (f >> 23) & 0xFF
+    cdef uint32_t m = f & 0x7FFFFF
+    if e == 0xFF:
+        if m:
+            return <uint16_t>((s << 15) | 0x7E00)
+        return <uint16_t>((s << 15) | 0x7C00)
+    if e == 0:
+        return <uint16_t>pack_ieee_rne(s, m, -149, 10, 5)
+    return <uint16_t>pack_ieee_rne(s, m | 0x800000, <int>e - 150, 10, 5)
+
+
+cdef inline bint f32_is_nan(uint32_t f) noexcept nogil:
+    return (f & 0x7F800000) == 0x7F800000 and (f & 0x7FFFFF) != 0
+
+
+cdef inline bint f16_is_nan(uint16_t h) noexcept nogil:
+    return (h & 0x7C00) == 0x7C00 and (h & 0x3FF) != 0
+
+
+cdef inline int f32_cmp_lt(uint32_t a, uint32_t b) noexcept nogil:
+    """a < b for two non-NaN fp32 bit patterns (+0 == -0)."""
+    cdef int64_t ka, kb
+    if ((a | b) & 0x7FFFFFFF) == 0:
+        return 0
+    ka = <int64_t>(a & 0x7FFFFFFF)
+    kb = <int64_t>(b & 0x7FFFFFFF)
+    if a >> 31:
+        ka = -ka
+    if b >> 31:
+        kb = -kb
+    return ka < kb
+
+
+cdef inline int f16_cmp_lt(uint16_t a, uint16_t b) noexcept nogil:
+    """a < b for two non-NaN fp16 bit patterns (+0 == -0)."""
+    return f32_cmp_lt(f16_to_f32_bits(a), f16_to_f32_bits(b))
+
+
+cdef inline int64_t f32_trunc_sat(uint32_t f, int imm, int64_t lo, int64_t hi) noexcept nogil:
+    """trunc toward zero of fp32(f) * 2^imm, saturated to [lo, hi]; NaN -> hi (SPEC §6.2 converts)."""
+    cdef uint32_t e = (f >> 23) & 0xFF
+    cdef uint64_t m = f & 0x7FFFFF
+    cdef int sh
+    cdef uint64_t mag
+    if e == 0xFF:
+        if m:
+            return hi
+        return lo if (f >> 31) else hi
+    if e == 0:
+        return 0     # subnormal * 2^imm (imm <= 31) stays below 1
+    m |= 0x800000
+    sh = <int>e - 150 + imm       # value = m * 2^sh
+    if sh >= 40:
+        mag = (<uint64_t>1) << 40   # certainly beyond any 32-bit range
+    elif sh >= 0:
+        mag = m << sh
+    elif sh > -64:
+        mag = m >> (-sh)
+    else:
+        mag = 0
+    if f >> 31:
+        return lo if <int64_t>mag > -lo else -(<int64_t>mag)
+    return hi if <int64_t>mag > hi else <int64_t>mag
