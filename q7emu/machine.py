@@ -306,6 +306,8 @@ def _handle_quantize_mx(m: Machine, r: S3DMX1Quant, trace: Any) -> tuple[str, li
     import ml_dtypes
 
     nac = r.num_active_channels
+    if r.src.count == 0:                # F = 0: nothing to quantize, nothing written
+        return "quantize_mx", []
     words = m.gather(r.src, nac)
     halves = np.ascontiguousarray(words.astype("<u4")).view("<u2")
     src = halves.view(np.float16 if r.in_dtype == DType.FP16 else ml_dtypes.bfloat16)
