@@ -1,0 +1,65 @@
+"""TensorDequantize (POOL opcode 0x7b): the public API over the emulated firmware kernels.
+
+``dequantize`` validates every argument (q7emu.knobs) before any kernel code runs, then executes
+the firmware path the (fmt, group_size) pair selects -- proc_4bit_non_mx, proc_4bit_mx_8 or
+proc_6bit_non_mx -- built from the IVP primitives (src/_dequant.pyx).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _dequant
+from .formats import NF4_QLORA
+from .knobs import DequantFmt, dequant_out_bytes, normalize_dequant_args, path_name
+from .errors import InvalidArgument
+
+NF4_TABLES = {"qlora": NF4_QLORA}
+
+
+def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0, *,
+               nibble_order: str = "low-first", fp6_packing: str = "lsb-first",
+               mx_layout: str = "scale-first", mx_scale: str = "e8m0", nf4_table: str = "qlora",
+               trace: Any = None) -> np.ndarray:
+    """Expand packed 4-bit / 6-bit codes to FP8 bytes exactly as the firmware path does.
+
+    Args:
+        src: uint8 [P, in_bytes] or uint32 [P, in_words] (little-endian words), P = 1..128
+            partitions; each row is one partition's source stream.
+        fmt: dequant_fmt 1..4, a DequantFmt member, or "e2m1" / "int4" / "nf4" / "e2m3".
+        group_size: 0, or 8 for the in-band-scaled MX path (fmt 1..3 only).
+        nibble_order, fp6_packing, mx_layout, mx_scale, nf4_table: model knobs (MODEL.md §1).
+        trace: None, or a q7emu trace recorder (``q7emu.trace.Recorder``) that receives the
+            lane-level record of every primitive executed.
+
+    Returns:
+        uint8 [P, out_bytes] FP8 codes (E5M2 for fmt 1, 2; E4M3 for fmt 3, 4), out_bytes =
+        in_bytes x 2 (4-bit), x 8/5 (MX), x 4/3 (FP6).
+    """
+    knobs = {"nibble_order": nibble_order, "fp6_packing": fp6_packing, "mx_layout": mx_layout,
+             "mx_scale": mx_scale, "nf4_table": nf4_table}
+    src_bytes, fmt_i, group, path, knobs = normalize_dequant_args(src, fmt, group_size, knobs)
+    out = np.zeros((src_bytes.shape[0], dequant_out_bytes(src_bytes.shape[1], path)), dtype=np.uint8)
+    window = getattr(trace, "window", None)
+    ops = getattr(trace, "ops", None)
+    raw = _dequant.run(src_bytes, out, fmt_i, group, knobs["nibble_order"], knobs["fp6_packing"],
+                       knobs["mx_layout"], knobs["mx_scale"], NF4_TABLES[knobs["nf4_table"]],
+                       trace=trace is not None, trace_window=window, trace_ops=ops)
+    if trace is not None:
+        trace.add_run(raw, kernel=path, knobs=knobs)
+    return out
+
+
+def dequantize_path(path: str, src: np.ndarray, fmt: int | str | DequantFmt, **knobs: Any) -> np.ndarray:
+    """Run one named firmware path directly ("proc_4bit_non_mx", "proc_4bit_mx_8",
+    "proc_6bit_non_mx"); the (fmt, group) pair must select that path."""
+    fmt_i = int(DequantFmt(fmt)) if not isinstance(fmt, str) else fmt
+    group = 8 if path == "proc_4bit_mx_8" else 0
+    if path not in ("proc_4bit_non_mx", "proc_4bit_mx_8", "proc_6bit_non_mx"):
+        raise InvalidArgument("path", path, "must be proc_4bit_non_mx, proc_4bit_mx_8 or proc_6bit_non_mx")
+    from .knobs import normalize_fmt
+    f = normalize_fmt(fmt_i)
+    if path_name(f, group) != path:
+        raise InvalidArgument("fmt", f, f"fmt {f} does not run on {path}")
+    return dequantize(src, f, group, **knobs)

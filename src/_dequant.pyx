@@ -1,0 +1,525 @@
+# cython: language_level=3
+"""POOL opcode 0x7b TensorDequantize: proc_4bit_non_mx, proc_4bit_mx_8 and proc_6bit_non_mx.
+
+The three firmware compute paths (SPEC §1.5, §2; seed 002 §5, §7), rebuilt from the IVP
+primitives of q7ivp.pxd and nothing else. Each kernel runs one partition's byte stream on one
+Q7 register file `rf`; every instruction is one primitive issued through kernel_ops.pxi, with a
+bundle index (the listing position) and a comment saying what the bundle does.
+
+Datapath shared by the paths (q7emu's reconstruction of the soft-float chain; SPEC §2.2-§2.4):
+  load -> unpack codes (sel2nx8i_s4 nibbles / sel2nx8 + per-lane shifts for 6-bit codes)
+  -> decode each code to a soft-float triple in 16-bit lanes: SIG (significand, leading one at
+     bit 15, 0 for zero), EXP (unbiased exponent of bit 15; -16384 for zero), SGN (0x00 / 0x80).
+     FP4 / FP6 go through an fp16 exponent re-bias (subnormal codes via float16nx16t), INT4
+     through the int -> fp16 convert, NF4 through a 16-entry register table (dselnx16).
+  -> MX only: SIG x scale significand (mulus4tn16xr16 with the scale in pr1; E8M0 scales have
+     significand 1.0 = 0x4000 in Q1.14) and EXP += scale exponent (s - 127); NaN scales are found
+     with an unordered fp32 compare (ultn_2xf32t) and gate the group's bytes to the NaN code.
+  -> narrow to FP8 (RNE with round/sticky bits, subnormal shift, saturation with bminnx16)
+  -> OR the sign, pack 16-bit lanes to bytes (sel2nx8i), store (sav2nx8_xp handles tails).
+"""
+import numpy as np
+from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
+from libc.stdlib cimport free
+from libc.string cimport memset, memcpy
+from q7regs cimport vec_t, wvec_t, vbool_t, pr_t, valign_t, regfile_t
+cimport q7ivp as P
+from q7trace cimport *
+
+include "kernel_ops.pxi"
+
+# ---------------------------------------------------------------------------- register map
+# Constants ("rodata", loaded by lv2nx8_i at kernel entry): v0..v19. Working registers: v20..v31.
+cdef enum:
+    kZERO = 0      # 0
+    kONE = 1       # 1 (16-bit lanes)
+    kA = 2         # 1 - BIAS(out)        narrow: subnormal shift / exponent field
+    kSH0 = 3       # 15 - M(out)          narrow: significand right shift for a normal result
+    kCLAMP = 4     # 17                   narrow: largest useful shift
+    kMAX = 5       # largest finite FP8 code (0x7B E5M2, 0x7E E4M3)
+    kEB = 6        # exponent bias removed after decode (15 fp16; +127 under MX)
+    k8000 = 7      # hidden bit of SIG
+    kZEXP = 8      # EXP of zero (-16384)
+    # format-specific constants v9..v12
+    kF0 = 9
+    kF1 = 10
+    kF2 = 11
+    kF3 = 12
+    # path-specific constants v13..v19 (MX: gathers, NaN pipeline; FP6: unpack tables)
+    kP0 = 13
+    kP1 = 14
+    kP2 = 15
+    kP3 = 16
+    kP4 = 17
+    kP5 = 18
+    kP6 = 19
+    # working registers
+    vIN = 20
+    vCB = 21
+    vCODE = 22
+    vSIG = 23
+    vEXP = 24
+    vSGN = 25
+    vT0 = 26
+    vT1 = 27
+    vT2 = 28
+    vT3 = 29
+    vOLO = 30
+    vOHI = 31
+    # vbool registers
+    vbALL = 0
+    vbF = 1        # scratch flag output of bmin / bmax
+    vbG = 2        # second scratch flag
+    vbSUB = 3      # subnormal-code lanes
+    vbZ = 4        # zero lanes
+    vbNAN = 5      # NaN-scale byte lanes
+    # pr registers
+    prSCALE = 1    # block-scale significand (seed @0x010051a9: ivp_mulus4tan16xr16 ..., pr1)
+    # wvec
+    wvACC = 2
+
+cdef enum:
+    FMT_E2M1 = 1
+    FMT_INT4 = 2
+    FMT_NF4 = 3
+    FMT_E2M3 = 4
+
+# MX constant slots
+cdef enum:
+    kIDX_CODES = kP0   # sel2nx8: 32 code bytes of 8 groups -> bytes 0..31, 8 scale bytes -> 32..39
+    kIDX_SC0 = kP1     # sel2nx8: scale byte of group (k >> 3) into 16-bit lane k (groups 0..3)
+    kIDX_SC1 = kP2     # ... groups 4..7
+    kIDX_S32 = kP3     # sel2nx8: scale byte j into byte 3 of 32-bit lane j
+    kQBIT = kP4        # 0x00400000: fp32 quiet bit (E8M0 0xFF decodes to NaN)
+    kIDX_NM8 = kP5     # sel2nx8: group flag byte (4 * (e >> 3)) for output byte e
+    kNAN8 = kP6        # NaN byte of the output format (0x7E E5M2 / 0x7F E4M3)
+    kALL1 = kF3        # 0xFF bytes (MX only: the 4-bit formats use at most kF0..kF2)
+
+# FP6 constant slots
+cdef enum:
+    kIDX6_0 = kP0      # sel2nx8: two source bytes of code k (codes 0..31) into 16-bit lane k
+    kIDX6_1 = kP1      # ... codes 32..63
+    kSH6 = kP2         # per-lane right shift of those two bytes (lsb-first 0,6,4,2 / msb-first 2,4,6,0)
+    k63 = kP3
+
+
+cdef struct KCfg:
+    vec_t rodata[20]
+    int nconst
+    int fmt
+    int mx            # group 8
+    int nan_gate      # mx_scale == e8m0
+    int m_bits        # output mantissa bits (2 E5M2, 3 E4M3)
+    int s4_imm        # sel2nx8i_s4 immediate base: H<<3 | S<<4
+
+
+# ============================================================================ shared sequences
+cdef inline void load_rodata(TR tr, regfile_t* rf, const KCfg* cfg) noexcept nogil:
+    # B0: constant vectors from rodata
+    cdef int c
+    for c in range(cfg.nconst):
+        I_lv2nx8_i(tr, rf, 0, c, <const uint8_t*>cfg.rodata, 64 * c)
+    # B0: vbALL = (0 == 0): the all-true predicate
+    CMP(tr, rf, 0, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbALL, kZERO, kZERO)
+
+
+cdef inline void split_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
+    """fp16 magnitude in vSIG (normal or zero) -> vSIG (hidden bit at 15), vEXP = e - kEB."""
+    # b+0: exponent field, significand bits moved up under the hidden bit, zero test
+    VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vEXP, vSIG, 10)
+    CMP(tr, rf, b, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbZ, vSIG, kZERO)
+    VI(tr, rf, b, "sllinx16", P.sllinx16, VIEW_NX16, vSIG, vSIG, 5)
+    # b+1: unbias the exponent, set the hidden bit
+    V3(tr, rf, b + 1, "subnx16", P.subnx16, VIEW_NX16, vEXP, vEXP, kEB)
+    V3(tr, rf, b + 1, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, k8000)
+    # b+2: zeros get SIG 0 and the far-below exponent
+    MOVT(tr, rf, b + 2, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vEXP, kZEXP, vbZ)
+    MOVT(tr, rf, b + 2, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vSIG, kZERO, vbZ)
+
+
+cdef inline void narrow_fp8(TR tr, regfile_t* rf, int b, int m_bits, int out) noexcept nogil:
+    """(vSIG, vEXP, vSGN) -> FP8 code | sign in 16-bit lanes of `out`: RNE, saturating.
+    Clobbers vT0..vT3 and vEXP."""
+    # b+0: d = (1-BIAS) - EXP (subnormal depth), e = EXP - (1-BIAS) (exponent field + 1 - 1)
+    V3(tr, rf, b, "subnx16", P.subnx16, VIEW_NX16, vT0, kA, vEXP)
+    V3(tr, rf, b, "subnx16", P.subnx16, VIEW_NX16, vT1, vEXP, kA)
+    # b+1: clamp both at 0 (flags unused)
+    BV(tr, rf, b + 1, "bmaxnx16", P.bmaxnx16, VIEW_NX16, VIEW_VB16, vbF, vT0, vT0, kZERO)
+    BV(tr, rf, b + 1, "bmaxnx16", P.bmaxnx16, VIEW_NX16, VIEW_VB16, vbG, vT1, vT1, kZERO)
+    # b+2: total right shift sh = d + 15 - M; exponent field moved to its place
+    V3(tr, rf, b + 2, "addnx16", P.addnx16, VIEW_NX16, vT0, vT0, kSH0)
+    VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT1, vT1, m_bits)
+    # b+3: shifts past 17 all give 0 with round bit 0
+    BV(tr, rf, b + 3, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT0, vT0, kCLAMP)
+    # b+4: q = SIG >> sh ; sh - 1
+    V3(tr, rf, b + 4, "srlnx16", P.srlnx16, VIEW_NX16, vT2, vSIG, vT0)
+    V3(tr, rf, b + 4, "subnx16", P.subnx16, VIEW_NX16, vEXP, vT0, kONE)
+    # b+5: round bit (SIG >> (sh-1)), 1 << (sh-1)
+    V3(tr, rf, b + 5, "srlnx16", P.srlnx16, VIEW_NX16, vT3, vSIG, vEXP)
+    V3(tr, rf, b + 5, "sllnx16", P.sllnx16, VIEW_NX16, vEXP, kONE, vEXP)
+    # b+6: code without rounding = field + q ; q odd ; sticky mask
+    V3(tr, rf, b + 6, "addnx16", P.addnx16, VIEW_NX16, vT1, vT1, vT2)
+    V3(tr, rf, b + 6, "and2nx8", P.and2nx8, VIEW_NX16, vT2, vT2, kONE)
+    V3(tr, rf, b + 6, "subnx16", P.subnx16, VIEW_NX16, vEXP, vEXP, kONE)
+    # b+7: round bit ; sticky bits
+    V3(tr, rf, b + 7, "and2nx8", P.and2nx8, VIEW_NX16, vT3, vT3, kONE)
+    V3(tr, rf, b + 7, "and2nx8", P.and2nx8, VIEW_NX16, vEXP, vSIG, vEXP)
+    # b+8: sticky != 0 -> 1
+    BV(tr, rf, b + 8, "bminunx16", P.bminunx16, VIEW_NX16, VIEW_VB16, vbF, vEXP, vEXP, kONE)
+    # b+9: sticky | odd
+    V3(tr, rf, b + 9, "or2nx8", P.or2nx8, VIEW_NX16, vEXP, vEXP, vT2)
+    # b+10: round up = round bit & (sticky | odd)
+    V3(tr, rf, b + 10, "and2nx8", P.and2nx8, VIEW_NX16, vEXP, vEXP, vT3)
+    # b+11: RNE
+    V3(tr, rf, b + 11, "addnx16", P.addnx16, VIEW_NX16, vT1, vT1, vEXP)
+    # b+12: SATURATE to the largest finite code
+    BV(tr, rf, b + 12, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT1, vT1, kMAX)
+    # b+13: sign
+    V3(tr, rf, b + 13, "or2nx8", P.or2nx8, VIEW_NX16, out, vT1, vSGN)
+
+
+cdef inline void decode_codes(TR tr, regfile_t* rf, int b, const KCfg* cfg) noexcept nogil:
+    """Codes in vCODE (16-bit lanes) -> vSIG / vEXP / vSGN (bundles b .. b+6)."""
+    if cfg.fmt == FMT_E2M1:
+        # kF0 = 3, kF1 = 14 << 10, kF2 = 8
+        # b+0: e = (c >> 1) & 3 ; m = c & 1 ; sign bit
+        VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vCODE, 1)
+        V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vT1, vCODE, kONE)
+        V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vCODE, kF2)
+        # b+1: e ; m << 9 (fp16 mantissa) ; sign to bit 7
+        V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NX16, vT0, vT0, kF0)
+        VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vT2, vT1, 9)
+        VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vSGN, vSGN, 4)
+        # b+2: subnormal code (e == 0) ; e << 10
+        CMP(tr, rf, b + 2, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbSUB, vT0, kZERO)
+        VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vT0, 10)
+        # b+3: exponent RE-BIAS 1.2.1 -> fp16 1.5.10: (e + 14) << 10 | m << 9
+        V3(tr, rf, b + 3, "addnx16", P.addnx16, VIEW_NX16, vSIG, vT0, kF1)
+        # b+4:
+        V3(tr, rf, b + 4, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, vT2)
+        # b+5: subnormal codes: m * 2^-1 by the int -> fp16 convert (0.5 or +0)
+        I_float16nx16t(tr, rf, b + 5, vSIG, vT1, 1, vbSUB)
+        split_f16(tr, rf, b + 6)
+    elif cfg.fmt == FMT_INT4:
+        # kF0 = 0x80, kF1 = 0x7FFF ; codes arrive sign-extended (sel2nx8i_s4 S bit)
+        # b+0: int -> float (fp16, exact for -8..7)
+        I_float16nx16t(tr, rf, b, vSIG, vCODE, 0, vbALL)
+        # b+1: sign byte, magnitude
+        VI(tr, rf, b + 1, "srlinx16", P.srlinx16, VIEW_NX16, vSGN, vSIG, 8)
+        V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NXF16, vSIG, vSIG, kF1)
+        # b+2:
+        V3(tr, rf, b + 2, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vSGN, kF0)
+        split_f16(tr, rf, b + 3)
+    elif cfg.fmt == FMT_NF4:
+        # kF0 = table lanes 0..15 SIG[c], 16..31 EXP[c]; kF1 = table lanes 0..15 SGN[c]; kF2 = 0x1000
+        # b+0: selector lanes: c | (c + 16) << 8 for (SIG, EXP), c + 32 for SGN
+        VI(tr, rf, b, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vCODE, 8)
+        VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT2, kF2, 7)
+        # b+1:
+        V3(tr, rf, b + 1, "or2nx8", P.or2nx8, VIEW_NX16, vT0, vT0, vCODE)
+        V3(tr, rf, b + 1, "addnx16", P.addnx16, VIEW_NX16, vT1, vCODE, vT2)
+        # b+2: (c << 8 | c) + 0x1000 -> low byte c, high byte c + 16
+        V3(tr, rf, b + 2, "addnx16", P.addnx16, VIEW_NX16, vT0, vT0, kF2)
+        # b+3: 16-ENTRY CODEBOOK LOOKUP: SIG, EXP from the table register pair
+        I_dselnx16(tr, rf, b + 3, vSIG, vEXP, kF0, kF1, vT0)
+        # b+4: sign table (pool lanes 32..47), unbias the exponent for MX (kEB = 0 or 127)
+        V4(tr, rf, b + 4, "selnx16", P.selnx16, VIEW_NX16, vSGN, kF0, kF1, vT1)
+        V3(tr, rf, b + 4, "subnx16", P.subnx16, VIEW_NX16, vEXP, vEXP, kEB)
+    else:
+        # FP6 E2M3: kF0 = 3, kF1 = 14 << 10, kF2 = 0x20, kF3 = 7
+        # b+0: e = (c >> 3) & 3 ; m = c & 7 ; sign bit
+        VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vCODE, 3)
+        V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vT1, vCODE, kF3)
+        V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vCODE, kF2)
+        # b+1:
+        V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NX16, vT0, vT0, kF0)
+        VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vT2, vT1, 7)
+        VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vSGN, vSGN, 2)
+        # b+2:
+        CMP(tr, rf, b + 2, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbSUB, vT0, kZERO)
+        VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vT0, 10)
+        # b+3: exponent RE-BIAS 1.2.3 -> fp16 1.5.10: (e + 14) << 10 | m << 7
+        V3(tr, rf, b + 3, "addnx16", P.addnx16, VIEW_NX16, vSIG, vT0, kF1)
+        # b+4:
+        V3(tr, rf, b + 4, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, vT2)
+        # b+5: subnormal codes m/8 by the int -> fp16 convert (normalises)
+        I_float16nx16t(tr, rf, b + 5, vSIG, vT1, 3, vbSUB)
+        split_f16(tr, rf, b + 6)
+
+
+# ============================================================================ the three paths
+cdef void proc_4bit_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t nbytes,
+                           uint8_t* dst) noexcept nogil:
+    """1 source word (8 nibble codes) -> 2 destination words (8 FP8); 32 source bytes per pass."""
+    cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
+    cdef int h, n
+    load_rodata(tr, rf, cfg)
+    while left > 0:
+        n = 32 if left > 32 else <int>left
+        # B1: load 32 packed bytes (tail: n < 32, zero-filled)
+        I_lav2nx8_xp(tr, rf, 1, vIN, src, &soff, n)
+        for h in range(2):
+            # B2: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order / sign extension in the imm)
+            VVI(tr, rf, 2, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN, cfg.s4_imm | h)
+            decode_codes(tr, rf, 3, cfg)
+            narrow_fp8(tr, rf, 20, cfg.m_bits, vOLO + h)
+        # B34: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
+        VVI(tr, rf, 34, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
+        # B35: store 2n bytes
+        I_sav2nx8_xp(tr, rf, 35, vIN, dst, &doff, 2 * n)
+        left -= n
+
+
+cdef void proc_6bit_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t nbytes,
+                           uint8_t* dst) noexcept nogil:
+    """3 source words (16 six-bit codes) -> 4 destination words; 48 source bytes per pass."""
+    cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
+    cdef int h, n
+    # num_groups = num_elem / 3 (the 4:3 reciprocal 0xAAAB), counted in 12-byte triples of words
+    load_rodata(tr, rf, cfg)
+    while left > 0:
+        n = 48 if left > 48 else <int>left
+        # B1: load 48 packed bytes (tail: 12 / 24 / 36)
+        I_lav2nx8_xp(tr, rf, 1, vIN, src, &soff, n)
+        for h in range(2):
+            # B2: 6-bit UNPACK: the two bytes holding code k into 16-bit lane k
+            V4(tr, rf, 2, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCODE, vIN, vIN, kIDX6_0 + h)
+            # B3: shift the code down (per-lane amount) ...
+            V3(tr, rf, 3, "srlnx16", P.srlnx16, VIEW_NX16, vCODE, vCODE, kSH6)
+            # B4: ... and keep 6 bits
+            V3(tr, rf, 4, "and2nx8", P.and2nx8, VIEW_NX16, vCODE, vCODE, k63)
+            decode_codes(tr, rf, 5, cfg)
+            narrow_fp8(tr, rf, 20, cfg.m_bits, vOLO + h)
+        # B34: pack to bytes
+        VVI(tr, rf, 34, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
+        # B35: store 64 / tail bytes (4 out per 3 in)
+        I_sav2nx8_xp(tr, rf, 35, vIN, dst, &doff, (n // 3) * 4)
+        left -= n
+
+
+cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t nbytes,
+                         uint8_t* dst) noexcept nogil:
+    """Groups of 8 codes + 1 in-band scale byte (5 bytes) -> 8 FP8; 8 groups (40 bytes) per pass."""
+    cdef Py_ssize_t soff = 0, doff = 0
+    cdef uint32_t num_elem = <uint32_t>(nbytes // 4)
+    # num_groups = num_elem / 5 with the firmware's reciprocal (0xCCCCCCCD, >> 34): 5-word blocks
+    cdef uint32_t num_groups = <uint32_t>((<uint64_t>num_elem * 0xCCCCCCCDu) >> 34)
+    cdef uint32_t left = num_groups
+    cdef int h, n
+    load_rodata(tr, rf, cfg)
+    # B0: pr1 = the block-scale significand: E8M0 scales are 2^(s-127) x 1.0, and 1.0 = 0x4000 in
+    # Q1.14 as the single non-zero tap (pr = 0x0000_0000_0000_4000): 1 >> 16 << 14 in lane 0
+    VI(tr, rf, 0, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, kONE, 16)
+    VI(tr, rf, 0, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 14)
+    I_extrprn_2x32(tr, rf, 0, prSCALE, vT0, 0)
+    while left > 0:
+        n = 2 if left >= 2 else 1          # 5-word blocks this pass (4 groups each)
+        # B1: group-of-8 packed load: 40 bytes = 8 groups (tail: 20 bytes = 4 groups)
+        I_lav2nx8_xp(tr, rf, 1, vIN, src, &soff, 20 * n)
+        # B2: split codes from scales (layout knob in the index vector)
+        V4(tr, rf, 2, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCB, vIN, kZERO, kIDX_CODES)
+        if cfg.nan_gate:
+            # B3: scale byte j -> byte 3 of 32-bit lane j
+            V4(tr, rf, 3, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vCB, kZERO, kIDX_S32)
+            # B4: E8M0 -> fp32 bits (s << 23), quiet bit set: 0xFF decodes to NaN
+            VI(tr, rf, 4, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vT0, 1)
+            # B5:
+            V3(tr, rf, 5, "or2nx8", P.or2nx8, VIEW_N_2X32, vT0, vT0, kQBIT)
+            # B6: NaN GATE: unordered compare of the scale with itself ; clear the mask register
+            I_ultn_2xf32t(tr, rf, 6, vbF, vT0, vT0, vbALL)
+            V3(tr, rf, 6, "and2nx8", P.and2nx8, VIEW_N_2X32, vT1, kZERO, kZERO)
+            # B7: NaN groups -> 0xFFFFFFFF lanes
+            MOVT(tr, rf, 7, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT1, kALL1, vbF)
+            # B8: group flag -> every output byte of the group
+            V4(tr, rf, 8, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT1, vT1, kZERO, kIDX_NM8)
+            # B9: byte predicate
+            CMP(tr, rf, 9, "eq2nx8", P.eq2nx8, VIEW_2NX8, VIEW_VB8, vbNAN, vT1, kALL1)
+        for h in range(2):
+            # B10: 4-bit UNPACK of 4 groups (16 code bytes -> 32 codes)
+            VVI(tr, rf, 10, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vCB, vCB, cfg.s4_imm | h)
+            decode_codes(tr, rf, 11, cfg)
+            # B20: SCALE-MULTIPLY (significand x pr1) ; scale byte of each lane's group
+            I_mulus4tn16xr16(tr, rf, 20, wvACC, vSIG, kZERO, prSCALE)
+            V4(tr, rf, 20, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vCB, kZERO, kIDX_SC0 + h)
+            # B21: accumulator extract (Q1.14 -> Q0.16) ; exponent += scale exponent
+            I_packvrnrnx48(tr, rf, 21, vSIG, wvACC, 14)
+            V3(tr, rf, 21, "addnx16", P.addnx16, VIEW_NX16, vEXP, vEXP, vT0)
+            narrow_fp8(tr, rf, 22, cfg.m_bits, vOLO + h)
+        # B36: pack to bytes
+        VVI(tr, rf, 36, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
+        if cfg.nan_gate:
+            # B37: NaN groups -> the format's NaN byte
+            MOVT(tr, rf, 37, "mov2nx8t", P.mov2nx8t, VIEW_2NX8, VIEW_VB8, vIN, kNAN8, vbNAN)
+        # B38: store 8 FP8 per group
+        I_sav2nx8_xp(tr, rf, 38, vIN, dst, &doff, 32 * n)
+        left -= n
+
+
+# ============================================================================ configuration ("rodata")
+def _bcast16(x):
+    return np.full(32, x & 0xFFFF, dtype=np.uint16).view(np.uint8)
+
+
+def _bytes_vec(lst, fill=64):
+    v = np.full(64, fill, dtype=np.uint8)
+    v[:len(lst)] = lst
+    return v
+
+
+def _nf4_tables(values):
+    """Soft-float triples of the 16 codebook values: SIG (15 significand bits + sticky, leading one at
+    bit 15), EXP (unbiased), SGN (0x80 for negative). Computed from the float32 bit patterns."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.int64)
+    sig = np.zeros(16, np.int64)
+    exp = np.full(16, -16384, np.int64)
+    sgn = ((bits >> 31) & 1) * 0x80
+    for c in range(16):
+        e = (int(bits[c]) >> 23) & 0xFF
+        m = int(bits[c]) & 0x7FFFFF
+        if e == 0 and m == 0:
+            continue
+        if e == 0:                      # float32 subnormal: normalise
+            sh = 24 - m.bit_length()
+            m24, ue = m << sh, -126 - sh
+        else:
+            m24, ue = m | 0x800000, e - 127
+        sig[c] = (m24 >> 8) | (1 if (m24 & 0xFF) else 0)
+        exp[c] = ue
+    lo = np.zeros(32, np.uint16)
+    lo[:16] = sig
+    lo[16:] = exp & 0xFFFF
+    hi = np.zeros(32, np.uint16)
+    hi[:16] = sgn
+    return lo.view(np.uint8), hi.view(np.uint8)
+
+
+def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_layout, str mx_scale,
+                 nf4_values):
+    """The constant vectors of one kernel configuration, uint8 [nconst, 64] (the kernel's .rodata)."""
+    e5m2 = fmt in (FMT_E2M1, FMT_INT4)
+    bias, m_bits = (15, 2) if e5m2 else (7, 3)
+    mx = group == 8
+    rows = {
+        kZERO: np.zeros(64, np.uint8), kONE: _bcast16(1), kA: _bcast16(1 - bias), kSH0: _bcast16(15 - m_bits),
+        kCLAMP: _bcast16(17), kMAX: _bcast16(0x7B if e5m2 else 0x7E),
+        kEB: _bcast16((15 if fmt != FMT_NF4 else 0) + (127 if mx else 0)),
+        k8000: _bcast16(0x8000), kZEXP: _bcast16(-16384),
+    }
+    if fmt == FMT_E2M1:
+        rows.update({kF0: _bcast16(3), kF1: _bcast16(14 << 10), kF2: _bcast16(8)})
+    elif fmt == FMT_INT4:
+        rows.update({kF0: _bcast16(0x80), kF1: _bcast16(0x7FFF)})
+    elif fmt == FMT_NF4:
+        lo, hi = _nf4_tables(nf4_values)
+        rows.update({kF0: lo, kF1: hi, kF2: _bcast16(0x1000)})
+    else:
+        rows.update({kF0: _bcast16(3), kF1: _bcast16(14 << 10), kF2: _bcast16(0x20), kF3: _bcast16(7)})
+        lo_sh = ((0, 0), (0, 6), (1, 4), (2, 2)) if fp6_packing == "lsb-first" else ((2, 2), (1, 4), (0, 6), (0, 0))
+        for h in range(2):
+            idx = []
+            for k in range(32):
+                c = 32 * h + k
+                lo = 3 * (c >> 2) + lo_sh[c & 3][0]
+                idx += [lo, lo + 1]
+            rows[kIDX6_0 + h] = _bytes_vec(idx)
+        rows[kSH6] = np.array([lo_sh[k & 3][1] for k in range(32)], np.uint16).view(np.uint8)
+        rows[k63] = _bcast16(63)
+    if mx:
+        codes, scales = [], []
+        for g in range(8):
+            if mx_layout == "scale-first":
+                codes += [5 * g + 1 + j for j in range(4)]; scales.append(5 * g)
+            elif mx_layout == "scale-last":
+                codes += [5 * g + j for j in range(4)]; scales.append(5 * g + 4)
+            else:
+                b, gi = g >> 2, g & 3
+                codes += [20 * b + 4 + 4 * gi + j for j in range(4)]; scales.append(20 * b + gi)
+        rows[kIDX_CODES] = _bytes_vec(codes + scales)
+        for h in range(2):
+            rows[kIDX_SC0 + h] = _bytes_vec(sum(([32 + 4 * h + (k >> 3), 64] for k in range(32)), []))
+        s32 = [64] * 64
+        for j in range(8):
+            s32[4 * j + 3] = 32 + j
+        rows[kIDX_S32] = np.array(s32, np.uint8)
+        rows[kQBIT] = np.full(16, 0x00400000, np.uint32).view(np.uint8)
+        rows[kIDX_NM8] = np.array([4 * (e >> 3) for e in range(64)], np.uint8)
+        rows[kNAN8] = np.full(64, 0x7E if e5m2 else 0x7F, np.uint8)
+        rows[kALL1] = np.full(64, 0xFF, np.uint8)
+    n = max(rows) + 1
+    out = np.zeros((n, 64), np.uint8)
+    for slot, row in rows.items():
+        out[slot] = row
+    return out
+
+
+KERNEL_IDS = {"proc_4bit_non_mx": 1, "proc_4bit_mx_8": 2, "proc_6bit_non_mx": 3}
+
+
+def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str nibble_order="low-first",
+        str fp6_packing="lsb-first", str mx_layout="scale-first", str mx_scale="e8m0", nf4_values=None,
+        trace=False, trace_window=None, trace_ops=None):
+    """Run the firmware path for (fmt, group) over every partition (row) of `src` into `dst`.
+
+    src uint8 [P, in_bytes], dst uint8 [P, out_bytes]; arguments must already be validated
+    (q7emu.dequant.dequantize does that). With trace=True, returns the raw trace records (bytes),
+    limited to sequence numbers in trace_window=(lo, hi) and mnemonics in trace_ops; else None.
+    """
+    cdef KCfg cfg
+    cdef regfile_t rf
+    cdef NoTrace nt
+    cdef Tracer tr
+    cdef Py_ssize_t p, parts = src.shape[0], nbytes = src.shape[1]
+    cdef int which
+    cdef const char* ops_c[64]
+    rodata = build_rodata(fmt, group, nibble_order, fp6_packing, mx_layout, mx_scale, nf4_values)
+    memset(&cfg, 0, sizeof(cfg))
+    memset(&rf, 0, sizeof(rf))
+    cdef const uint8_t[:, ::1] ro = rodata
+    memcpy(cfg.rodata, &ro[0, 0], rodata.size)
+    cfg.nconst = rodata.shape[0]
+    cfg.fmt = fmt
+    cfg.mx = group == 8
+    cfg.nan_gate = cfg.mx and mx_scale == "e8m0"
+    cfg.m_bits = 2 if fmt in (FMT_E2M1, FMT_INT4) else 3
+    cfg.s4_imm = (8 if nibble_order == "high-first" else 0) | (16 if fmt == FMT_INT4 else 0)
+    which = 3 if fmt == FMT_E2M3 else (2 if group == 8 else 1)
+    if dst.shape[0] != parts or parts == 0:
+        raise ValueError("src and dst must have the same (non-zero) number of partitions")
+    expected = nbytes // 12 * 16 if which == 3 else (nbytes // 20 * 32 if which == 2 else nbytes * 2)
+    if dst.shape[1] != expected or (which == 3 and nbytes % 12) or (which == 2 and nbytes % 20) or nbytes % 4:
+        raise ValueError("src / dst stream lengths do not match the path's ratio")
+    if not trace:
+        with nogil:
+            for p in range(parts):
+                if which == 1:
+                    proc_4bit_non_mx(&nt, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
+                elif which == 2:
+                    proc_4bit_mx_8(&nt, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
+                else:
+                    proc_6bit_non_mx(&nt, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
+        return None
+    memset(&tr, 0, sizeof(tr))
+    lo, hi = trace_window if trace_window is not None else (0, 0xFFFFFFFF)
+    tr.win_lo = lo
+    tr.win_hi = hi
+    keep = [op.encode() for op in (trace_ops or ())][:64]
+    for i, b in enumerate(keep):
+        ops_c[i] = b
+    tr.only_ops = ops_c
+    tr.n_only = len(keep)
+    tr.kernel = which
+    try:
+        with nogil:
+            for p in range(parts):
+                tr.partition = <uint32_t>p
+                if which == 1:
+                    proc_4bit_non_mx(&tr, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
+                elif which == 2:
+                    proc_4bit_mx_8(&tr, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
+                else:
+                    proc_6bit_non_mx(&tr, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
+        if tr.failed:
+            raise MemoryError("trace buffer allocation failed")
+        return (<char*>tr.buf)[:tr.len] if tr.len else b""
+    finally:
+        free(tr.buf)

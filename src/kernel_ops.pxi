@@ -1,0 +1,232 @@
+# The kernels' instruction layer: issue one IVP primitive on the register file `rf`, the way a
+# firmware listing names it (`ivp_addnx16 v5, v3, v20` -> V3(tr, rf, B, "addnx16", P.addnx16,
+# VIEW_NX16, 5, 3, 20)). Every call executes exactly one primitive from q7ivp.pxd; when the kernel
+# is the TracerP specialisation it also records the op, its bundle index and its operands (sources
+# before, destinations after). In the NoTraceP specialisation the `if TR is TracerP` blocks are
+# removed at compile time. Included by the kernel modules (needs q7regs/q7ivp/q7trace cimports).
+
+ctypedef void (*f_vvv)(vec_t*, const vec_t*, const vec_t*) noexcept nogil
+ctypedef void (*f_vvvv)(vec_t*, const vec_t*, const vec_t*, const vec_t*) noexcept nogil
+ctypedef void (*f_vvi)(vec_t*, const vec_t*, int) noexcept nogil
+ctypedef void (*f_vvvi)(vec_t*, const vec_t*, const vec_t*, int) noexcept nogil
+ctypedef void (*f_bvvv)(vbool_t*, vec_t*, const vec_t*, const vec_t*) noexcept nogil
+ctypedef void (*f_bvv)(vbool_t*, const vec_t*, const vec_t*) noexcept nogil
+ctypedef void (*f_vvb)(vec_t*, const vec_t*, vbool_t) noexcept nogil
+ctypedef void (*f_vv)(vec_t*, const vec_t*) noexcept nogil
+
+
+cdef inline void V3(TR tr, regfile_t* rf, int b, const char* op, f_vvv fn, int view,
+                    int t, int s, int r) noexcept nogil:
+    """vt <- op(vs, vr)"""
+    if TR is TracerP:
+        if tr_begin(tr, op, b):
+            tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view, &rf.v[r])
+    fn(&rf.v[t], &rf.v[s], &rf.v[r])
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, view, &rf.v[t]); tr_end(tr)
+
+
+cdef inline void V4(TR tr, regfile_t* rf, int b, const char* op, f_vvvv fn, int view,
+                    int t, int s, int r, int x) noexcept nogil:
+    """vt <- op(vs, vr, vx)  (selects with an index vector)"""
+    if TR is TracerP:
+        if tr_begin(tr, op, b):
+            tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view, &rf.v[r])
+            tr_vec(tr, ROLE_SRC, x, view, &rf.v[x])
+    fn(&rf.v[t], &rf.v[s], &rf.v[r], &rf.v[x])
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, view, &rf.v[t]); tr_end(tr)
+
+
+cdef inline void VI(TR tr, regfile_t* rf, int b, const char* op, f_vvi fn, int view,
+                    int t, int s, int imm) noexcept nogil:
+    """vt <- op(vs, imm)"""
+    if TR is TracerP:
+        if tr_begin(tr, op, b):
+            tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_scalar(tr, 255, imm)
+    fn(&rf.v[t], &rf.v[s], imm)
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, view, &rf.v[t]); tr_end(tr)
+
+
+cdef inline void VVI(TR tr, regfile_t* rf, int b, const char* op, f_vvvi fn, int view_in, int view_out,
+                     int t, int s, int r, int imm) noexcept nogil:
+    """vt <- op(vs, vr, imm)  (immediate selects)"""
+    if TR is TracerP:
+        if tr_begin(tr, op, b):
+            tr_vec(tr, ROLE_SRC, s, view_in, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view_in, &rf.v[r])
+            tr_scalar(tr, 255, imm)
+    fn(&rf.v[t], &rf.v[s], &rf.v[r], imm)
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, view_out, &rf.v[t]); tr_end(tr)
+
+
+cdef inline void BV(TR tr, regfile_t* rf, int b, const char* op, f_bvvv fn, int view, int vbview,
+                    int fb, int t, int s, int r) noexcept nogil:
+    """vbf, vt <- op(va, vr)  (flag-setting bmin / bmax / babssub)"""
+    if TR is TracerP:
+        if tr_begin(tr, op, b):
+            tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view, &rf.v[r])
+    fn(&rf.vb[fb], &rf.v[t], &rf.v[s], &rf.v[r])
+    if TR is TracerP:
+        if tr.open:
+            tr_vbool(tr, ROLE_DST, fb, vbview, rf.vb[fb]); tr_vec(tr, ROLE_DST, t, view, &rf.v[t]); tr_end(tr)
+
+
+cdef inline void CMP(TR tr, regfile_t* rf, int b, const char* op, f_bvv fn, int view, int vbview,
+                     int fb, int s, int r) noexcept nogil:
+    """vbf <- op(vs, vr)  (integer compares)"""
+    if TR is TracerP:
+        if tr_begin(tr, op, b):
+            tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view, &rf.v[r])
+    fn(&rf.vb[fb], &rf.v[s], &rf.v[r])
+    if TR is TracerP:
+        if tr.open:
+            tr_vbool(tr, ROLE_DST, fb, vbview, rf.vb[fb]); tr_end(tr)
+
+
+cdef inline void MOVT(TR tr, regfile_t* rf, int b, const char* op, f_vvb fn, int view, int vbview,
+                      int t, int s, int pb) noexcept nogil:
+    """vt <- vb ? vs : vt  (predicated move; vt is read and written)"""
+    if TR is TracerP:
+        if tr_begin(tr, op, b):
+            tr_vec(tr, ROLE_SRC, t, view, &rf.v[t]); tr_vec(tr, ROLE_SRC, s, view, &rf.v[s])
+            tr_vbool(tr, ROLE_SRC, pb, vbview, rf.vb[pb])
+    fn(&rf.v[t], &rf.v[s], rf.vb[pb])
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, view, &rf.v[t]); tr_end(tr)
+
+
+cdef inline void V2(TR tr, regfile_t* rf, int b, const char* op, f_vv fn, int view_in, int view_out,
+                    int t, int s) noexcept nogil:
+    """vt <- op(vs)  (converts)"""
+    if TR is TracerP:
+        if tr_begin(tr, op, b):
+            tr_vec(tr, ROLE_SRC, s, view_in, &rf.v[s])
+    fn(&rf.v[t], &rf.v[s])
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, view_out, &rf.v[t]); tr_end(tr)
+
+
+cdef inline void I_float16nx16t(TR tr, regfile_t* rf, int b, int t, int s, int imm, int pb) noexcept nogil:
+    """ivp_float16nx16t vt, vs, imm, vb"""
+    if TR is TracerP:
+        if tr_begin(tr, "float16nx16t", b):
+            tr_vec(tr, ROLE_SRC, t, VIEW_NXF16, &rf.v[t]); tr_vec(tr, ROLE_SRC, s, VIEW_NX16, &rf.v[s])
+            tr_scalar(tr, 255, imm); tr_vbool(tr, ROLE_SRC, pb, VIEW_VB16, rf.vb[pb])
+    P.float16nx16t(&rf.v[t], &rf.v[s], imm, rf.vb[pb])
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, VIEW_NXF16, &rf.v[t]); tr_end(tr)
+
+
+cdef inline void I_floatn_2x32(TR tr, regfile_t* rf, int b, int t, int s, int imm) noexcept nogil:
+    """ivp_floatn_2x32 vt, vs, imm"""
+    if TR is TracerP:
+        if tr_begin(tr, "floatn_2x32", b):
+            tr_vec(tr, ROLE_SRC, s, VIEW_N_2X32, &rf.v[s]); tr_scalar(tr, 255, imm)
+    P.floatn_2x32(&rf.v[t], &rf.v[s], imm)
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, VIEW_N_2XF32, &rf.v[t]); tr_end(tr)
+
+
+cdef inline void I_ultn_2xf32t(TR tr, regfile_t* rf, int b, int fb, int s, int r, int pb) noexcept nogil:
+    """ivp_ultn_2xf32t vbf, va, vr, vbp (unordered fp32 less-than, merged under vbp)"""
+    if TR is TracerP:
+        if tr_begin(tr, "ultn_2xf32t", b):
+            tr_vbool(tr, ROLE_SRC, fb, VIEW_VB32, rf.vb[fb])
+            tr_vec(tr, ROLE_SRC, s, VIEW_N_2XF32, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_N_2XF32, &rf.v[r])
+            tr_vbool(tr, ROLE_SRC, pb, VIEW_VB32, rf.vb[pb])
+    P.ultn_2xf32t(&rf.vb[fb], &rf.v[s], &rf.v[r], rf.vb[pb])
+    if TR is TracerP:
+        if tr.open:
+            tr_vbool(tr, ROLE_DST, fb, VIEW_VB32, rf.vb[fb]); tr_end(tr)
+
+
+cdef inline void I_dselnx16(TR tr, regfile_t* rf, int b, int u, int t, int s, int r, int x) noexcept nogil:
+    """ivp_dselnx16 vu, vt, vs, vr, vx"""
+    if TR is TracerP:
+        if tr_begin(tr, "dselnx16", b):
+            tr_vec(tr, ROLE_SRC, s, VIEW_NX16, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_NX16, &rf.v[r])
+            tr_vec(tr, ROLE_SRC, x, VIEW_NX16, &rf.v[x])
+    P.dselnx16(&rf.v[u], &rf.v[t], &rf.v[s], &rf.v[r], &rf.v[x])
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, u, VIEW_NX16, &rf.v[u]); tr_vec(tr, ROLE_DST, t, VIEW_NX16, &rf.v[t])
+            tr_end(tr)
+
+
+cdef inline void I_mulus4tn16xr16(TR tr, regfile_t* rf, int b, int w, int s, int r, int p) noexcept nogil:
+    """ivp_mulus4tn16xr16 wv, va, vb, pr"""
+    if TR is TracerP:
+        if tr_begin(tr, "mulus4tn16xr16", b):
+            tr_vec(tr, ROLE_SRC, s, VIEW_NX16, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_NX16, &rf.v[r])
+            tr_pr(tr, ROLE_SRC, p, rf.pr[p])
+    P.mulus4tn16xr16(&rf.wv[w], &rf.v[s], &rf.v[r], rf.pr[p])
+    if TR is TracerP:
+        if tr.open:
+            tr_wvec(tr, ROLE_DST, w, &rf.wv[w]); tr_end(tr)
+
+
+cdef inline void I_packvrnrnx48(TR tr, regfile_t* rf, int b, int t, int w, int sh) noexcept nogil:
+    """ivp_packvrnrnx48 vt, wv, sh"""
+    if TR is TracerP:
+        if tr_begin(tr, "packvrnrnx48", b):
+            tr_wvec(tr, ROLE_SRC, w, &rf.wv[w]); tr_scalar(tr, 255, sh)
+    P.packvrnrnx48(&rf.v[t], &rf.wv[w], sh)
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, VIEW_NX16, &rf.v[t]); tr_end(tr)
+
+
+cdef inline void I_extrprn_2x32(TR tr, regfile_t* rf, int b, int p, int s, int k) noexcept nogil:
+    """ivp_extrprn_2x32 pr, vs, k"""
+    if TR is TracerP:
+        if tr_begin(tr, "extrprn_2x32", b):
+            tr_vec(tr, ROLE_SRC, s, VIEW_N_2X32, &rf.v[s]); tr_scalar(tr, 255, k)
+    P.extrprn_2x32(&rf.pr[p], &rf.v[s], k)
+    if TR is TracerP:
+        if tr.open:
+            tr_pr(tr, ROLE_DST, p, rf.pr[p]); tr_end(tr)
+
+
+cdef inline void I_lav2nx8_xp(TR tr, regfile_t* rf, int b, int t, const uint8_t* base, Py_ssize_t* off,
+                              Py_ssize_t n) noexcept nogil:
+    """ivp_lav2nx8_xp vt, a(base+off), n   (variable-length load, off += n)"""
+    if TR is TracerP:
+        if tr_begin(tr, "lav2nx8_xp", b):
+            tr_scalar(tr, 254, off[0]); tr_scalar(tr, 253, n)
+    P.lav2nx8_xp(&rf.v[t], base, off, n)
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, VIEW_2NX8, &rf.v[t]); tr_end(tr)
+
+
+cdef inline void I_sav2nx8_xp(TR tr, regfile_t* rf, int b, int s, uint8_t* base, Py_ssize_t* off,
+                              Py_ssize_t n) noexcept nogil:
+    """ivp_sav2nx8_xp vs, a(base+off), n   (variable-length store, off += n)"""
+    if TR is TracerP:
+        if tr_begin(tr, "sav2nx8_xp", b):
+            tr_vec(tr, ROLE_SRC, s, VIEW_2NX8, &rf.v[s]); tr_scalar(tr, 254, off[0]); tr_scalar(tr, 253, n)
+    P.sav2nx8_xp(&rf.v[s], base, off, n)
+    if TR is TracerP:
+        if tr.open:
+            tr_end(tr)
+
+
+cdef inline void I_lv2nx8_i(TR tr, regfile_t* rf, int b, int t, const uint8_t* base, Py_ssize_t off) noexcept nogil:
+    """ivp_lv2nx8_i vt, a(base), off   (constant / rodata load)"""
+    if TR is TracerP:
+        if tr_begin(tr, "lv2nx8_i", b):
+            tr_scalar(tr, 254, off)
+    P.lv2nx8_i(&rf.v[t], base, off)
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, VIEW_2NX8, &rf.v[t]); tr_end(tr)
