@@ -5,7 +5,7 @@ import sys
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-COMPILE_ARGS = ["-O3"] if sys.platform != "win32" else ["/O2"]
+COMPILE_ARGS = ["-O3"] + (["-march=native"] if os.environ.get("Q7EMU_NATIVE", "1") == "1" else []) if sys.platform != "win32" else ["/O2"]
 DIRECTIVES = {
     "language_level": "3",
     "boundscheck": False,
