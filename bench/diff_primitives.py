@@ -44,6 +44,12 @@ INT_RANGES = {
 }
 PACK_RANGE = (-5, 70)
 
+# Operand aliasings where the reference revision is itself wrong and is not compared: its dsel*
+# bodies write vu lane k before reading the vt index of lane k from sr, so with vu == sr the vt
+# index comes from the freshly written vu lane instead of the instruction's source operand.
+# (parameter positions that must not name the same register)
+REF_ALIAS_BUGS = {"dselnx16": [(0, 4)], "dselnx16t": [(0, 4)], "dseln_2x32t": [(0, 4)]}
+
 
 def parse(text):
     out = []
@@ -255,6 +261,9 @@ def make_inputs(rng, name, params, n, mode):
                 IV[t, j] = rng.integers(lo, hi + 1)
             elif typ == "Py_ssize_t":
                 IV[t, j] = rng.integers(0, 193) if pname == "off" else rng.integers(-8, 100)
+        for i, j in REF_ALIAS_BUGS.get(name, []) if mode == "alias" else []:
+            while IX[t, i] == IX[t, j]:
+                IX[t, j] = rng.integers(0, min(3, NV))
     return V, W, WV, B, P, M, IX, IV
 
 

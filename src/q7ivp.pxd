@@ -14,9 +14,11 @@ the op is documented to touch).
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from libc.string cimport memcpy, memset
 from q7regs cimport (vec_t, wvec_t, vbool_t, pr_t, valign_t, sext, wvec_as, wvec_zero, vb_lane,
+                     vb_spread, vb_to_mask, vb_from_mask, q7_permute2_u8, q7_permute2_u16, q7_permute2_u32,
                      vb_set)
 from q7softfloat cimport (pack_ieee_rne, f16_to_f32_bits, f32_to_f16_bits_rne, f32_is_nan,
-                          f16_is_nan, f32_cmp_lt, f16_cmp_lt, f32_trunc_sat)
+                          f16_is_nan, f32_cmp_lt, f16_cmp_lt, f32_trunc_sat, f32_isnan_mask,
+                          f32_order_key, f16_order_key, f16_from_int16_scaled)
 
 cdef extern from *:
     int __builtin_popcountll(unsigned long long) nogil
@@ -68,14 +70,15 @@ cdef inline void lav2nx8_xp(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_
 cdef inline void labvdcmprs2nx8_xp(vec_t* vt, vbool_t vb, const uint8_t* base, Py_ssize_t* off,
                                    Py_ssize_t stride) noexcept nogil:
     cdef const uint8_t* r = base + off[0]
-    cdef int k, n = 0
+    cdef vec_t o
+    cdef int k, n = 0, bit
     for k in range(64):
-        if (vb >> k) & 1:
-            vt.u8[k] = r[n]
-            n += 1
-        else:
-            vt.u8[k] = r[63]
+        bit = <int>((vb >> k) & 1)
+        o.u8[k] = r[n] if bit else r[63]
+        n += bit
+    vt[0] = o
     off[0] += stride
+
 
 # sv2nx8_ip: store the 64 bytes of vs at base+off; off += inc. SPEC §6.2 (B06 store side)
 cdef inline void sv2nx8_ip(const vec_t* vs, uint8_t* base, Py_ssize_t* off, Py_ssize_t inc) noexcept nogil:
@@ -93,30 +96,18 @@ cdef inline void sav2nx8_xp(const vec_t* vs, uint8_t* base, Py_ssize_t* off, Py_
 # =====================================================================================  select / shuffle
 # sel2nx8: vt[k] = pool[sr[k] & 0x7F], pool = vs (bytes 0..63) || vr (64..127). SPEC §6.2 (B21)
 cdef inline void sel2nx8(vec_t* vt, const vec_t* vs, const vec_t* vr, const vec_t* sr) noexcept nogil:
-    cdef uint8_t pool[128]
-    cdef int k
-    memcpy(pool, vs.u8, 64)
-    memcpy(pool + 64, vr.u8, 64)
-    for k in range(64):
-        vt.u8[k] = pool[sr.u8[k] & 0x7F]
+    q7_permute2_u8(vt.u8, vs.u8, vr.u8, sr.u8)
+
 
 # selnx16: vt[k] = pool16[sr[k] & 0x3F], pool = vs (lanes 0..31) || vr (32..63). SPEC §6.2 (B21)
 cdef inline void selnx16(vec_t* vt, const vec_t* vs, const vec_t* vr, const vec_t* sr) noexcept nogil:
-    cdef uint16_t pool[64]
-    cdef int k
-    memcpy(pool, vs.u16, 64)
-    memcpy(pool + 32, vr.u16, 64)
-    for k in range(32):
-        vt.u16[k] = pool[sr.u16[k] & 0x3F]
+    q7_permute2_u16(vt.u16, vs.u16, vr.u16, sr.u16)
+
 
 # seln_2x32: vt[k] = pool32[sr[k] & 0x1F], pool = vs (lanes 0..15) || vr (16..31). SPEC §6.2 (B21)
 cdef inline void seln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr, const vec_t* sr) noexcept nogil:
-    cdef uint32_t pool[32]
-    cdef int k
-    memcpy(pool, vs.u32, 64)
-    memcpy(pool + 16, vr.u32, 64)
-    for k in range(16):
-        vt.u32[k] = pool[sr.u32[k] & 0x1F]
+    q7_permute2_u32(vt.u32, vs.u32, vr.u32, sr.u32)
+
 
 # Legal sel2nx8i immediates and their lane maps (q7emu choice; SPEC §6.2 / §8.1.12: the table's
 # patterns are not exposed). pool = vs (0..63) || vr (64..127):
@@ -130,108 +121,147 @@ cdef inline void seln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr, const ve
 # SPEC §6.2 (B21 tab_selimm_7b); q7emu choice of the lane maps.
 cdef inline void sel2nx8i(vec_t* vt, const vec_t* vs, const vec_t* vr, int imm) noexcept nogil:
     cdef uint8_t pool[128]
-    cdef int k
+    cdef vec_t o
+    cdef int k, j
     memcpy(pool, vs.u8, 64)
     memcpy(pool + 64, vr.u8, 64)
     if imm == 0x00 or imm == 0x01:
         for k in range(64):
-            vt.u8[k] = pool[2 * k + imm]
+            o.u8[k] = pool[2 * k + imm]
     elif imm == 0x02 or imm == 0x03:
+        j = 32 * (imm - 2)
         for k in range(32):
-            vt.u8[2 * k] = pool[32 * (imm - 2) + k]
-            vt.u8[2 * k + 1] = pool[64 + 32 * (imm - 2) + k]
+            o.u8[2 * k] = pool[j + k]
+            o.u8[2 * k + 1] = pool[64 + j + k]
     elif 0x08 <= imm <= 0x0B:
+        j = imm - 8
         for k in range(64):
-            vt.u8[k] = pool[(4 * k + (imm - 8)) & 127]
+            o.u8[k] = pool[(4 * k + j) & 127]
     elif imm == 0x10 or imm == 0x11:
+        j = 1 if imm == 0x10 else 4
         for k in range(64):
-            vt.u8[k] = pool[k + (1 if imm == 0x10 else 4)]
+            o.u8[k] = pool[k + j]
     else:
-        memcpy(vt.u8, pool, 64)
+        memcpy(o.u8, pool, 64)
+    vt[0] = o
+
 
 # sel2nx8i_s4: nibble unpack into 16-bit lanes: vt.s16[k] = nibble ((k & 1) ^ H) of pool byte
 # 16*C + (k >> 1), zero-extended, or sign-extended when S; imm = S<<4 | H<<3 | C (C = 0..7 picks a
 # 16-byte chunk of pool = vs || vr; H = 1 puts the high nibble first). q7emu choice; SPEC §8.2.8
 # (TD/MXD "4-bit sub-byte select/unpack" reading), seed bundle @0x010051a9 uses imm 9.
 cdef inline void sel2nx8i_s4(vec_t* vt, const vec_t* vs, const vec_t* vr, int imm) noexcept nogil:
-    cdef uint8_t pool[128]
-    cdef int k, b, nib
+    cdef uint8_t chunk[16]
+    cdef vec_t o
+    cdef int j
+    cdef uint16_t b, n0, n1
     cdef int c = imm & 7, h = (imm >> 3) & 1, s = (imm >> 4) & 1
-    memcpy(pool, vs.u8, 64)
-    memcpy(pool + 64, vr.u8, 64)
-    for k in range(32):
-        b = pool[16 * c + (k >> 1)]
-        nib = (b >> (4 * ((k & 1) ^ h))) & 0xF
-        vt.s16[k] = <int16_t>((nib ^ 8) - 8) if s else <int16_t>nib
+    # the 16-byte chunk c of pool = vs || vr
+    if c < 4:
+        memcpy(chunk, vs.u8 + 16 * c, 16)
+    else:
+        memcpy(chunk, vr.u8 + 16 * (c - 4), 16)
+    # lane 2j gets nibble h of byte j, lane 2j+1 nibble 1-h; sign extension as (n ^ 8) - 8
+    cdef uint16_t sx = <uint16_t>(8 if s else 0)
+    cdef int sh0 = 4 * h, sh1 = 4 - 4 * h
+    for j in range(16):
+        b = chunk[j]
+        n0 = (b >> sh0) & 0xF
+        n1 = (b >> sh1) & 0xF
+        o.u16[2 * j] = <uint16_t>((n0 ^ sx) - sx)
+        o.u16[2 * j + 1] = <uint16_t>((n1 ^ sx) - sx)
+    vt[0] = o
+
 
 # dselnx16: two permutations of pool16 = vs || vr: vu[k] = pool[sr.u8[2k] & 0x3F],
 # vt[k] = pool[sr.u8[2k+1] & 0x3F] (selector lane k holds both indexes: low byte -> vu, high
 # byte -> vt). SPEC §6.2 (B21); q7emu choice of the index packing.
 cdef inline void dselnx16(vec_t* vu, vec_t* vt, const vec_t* vs, const vec_t* vr, const vec_t* sr) noexcept nogil:
-    cdef uint16_t pool[64]
+    cdef vec_t hi, ou, ot
     cdef int k
-    memcpy(pool, vs.u16, 64)
-    memcpy(pool + 32, vr.u16, 64)
     for k in range(32):
-        vu.u16[k] = pool[sr.u8[2 * k] & 0x3F]
-        vt.u16[k] = pool[sr.u8[2 * k + 1] & 0x3F]
+        hi.u16[k] = sr.u16[k] >> 8          # sr.u8[2k+1] (the permute reads the low 6 bits only)
+    q7_permute2_u16(ou.u16, vs.u16, vr.u16, sr.u16)   # low 6 bits of sr.u16[k] = sr.u8[2k] & 0x3F
+    q7_permute2_u16(ot.u16, vs.u16, vr.u16, hi.u16)
+    vu[0] = ou
+    vt[0] = ot
+
 
 # dselnx16t: dselnx16, merged under vb (16-bit lanes: bit 2k); false lanes keep vu/vt. SPEC §6.2 (B21)
 cdef inline void dselnx16t(vec_t* vu, vec_t* vt, const vec_t* vs, const vec_t* vr, const vec_t* sr,
                            vbool_t vb) noexcept nogil:
-    cdef uint16_t pool[64]
+    cdef vec_t hi, ou, ot, m
     cdef int k
-    memcpy(pool, vs.u16, 64)
-    memcpy(pool + 32, vr.u16, 64)
     for k in range(32):
-        if vb_lane(vb, k, 2):
-            vu.u16[k] = pool[sr.u8[2 * k] & 0x3F]
-            vt.u16[k] = pool[sr.u8[2 * k + 1] & 0x3F]
+        hi.u16[k] = sr.u16[k] >> 8
+    q7_permute2_u16(ou.u16, vs.u16, vr.u16, sr.u16)
+    q7_permute2_u16(ot.u16, vs.u16, vr.u16, hi.u16)
+    vb_to_mask(vb, 2, &m)
+    for k in range(64):
+        ou.u8[k] = (ou.u8[k] & m.u8[k]) | (vu.u8[k] & ~m.u8[k])
+    vu[0] = ou
+    for k in range(64):
+        ot.u8[k] = (ot.u8[k] & m.u8[k]) | (vt.u8[k] & ~m.u8[k])
+    vt[0] = ot
+
 
 # dseln_2x32t: vu[k] = pool32[sr.u16[2k] & 0x1F], vt[k] = pool32[sr.u16[2k+1] & 0x1F], merged
 # under vb (32-bit lanes: bit 4k). SPEC §6.2 (B21); q7emu choice of the index packing.
 cdef inline void dseln_2x32t(vec_t* vu, vec_t* vt, const vec_t* vs, const vec_t* vr, const vec_t* sr,
                              vbool_t vb) noexcept nogil:
-    cdef uint32_t pool[32]
+    cdef vec_t hi, ou, ot, m
     cdef int k
-    memcpy(pool, vs.u32, 64)
-    memcpy(pool + 16, vr.u32, 64)
     for k in range(16):
-        if vb_lane(vb, k, 4):
-            vu.u32[k] = pool[sr.u16[2 * k] & 0x1F]
-            vt.u32[k] = pool[sr.u16[2 * k + 1] & 0x1F]
+        hi.u32[k] = sr.u32[k] >> 16          # sr.u16[2k+1]
+    q7_permute2_u32(ou.u32, vs.u32, vr.u32, sr.u32)   # low 5 bits of sr.u32[k] = sr.u16[2k] & 0x1F
+    q7_permute2_u32(ot.u32, vs.u32, vr.u32, hi.u32)
+    vb_to_mask(vb, 4, &m)
+    for k in range(64):
+        ou.u8[k] = (ou.u8[k] & m.u8[k]) | (vu.u8[k] & ~m.u8[k])
+    vu[0] = ou
+    for k in range(64):
+        ot.u8[k] = (ot.u8[k] & m.u8[k]) | (vt.u8[k] & ~m.u8[k])
+    vt[0] = ot
+
 
 # dcmprs2nx8: expand: vt[k] = vb[k] ? vr[popcount(vb bits below k)] : vr[63]. SPEC §6.2 (B21)
 cdef inline void dcmprs2nx8(vec_t* vt, const vec_t* vr, vbool_t vb) noexcept nogil:
     cdef vec_t r = vr[0]
-    cdef int k, n = 0
+    cdef vec_t o
+    cdef int k, n = 0, bit
     for k in range(64):
-        if (vb >> k) & 1:
-            vt.u8[k] = r.u8[n]
-            n += 1
-        else:
-            vt.u8[k] = r.u8[63]
+        bit = <int>((vb >> k) & 1)
+        o.u8[k] = r.u8[n] if bit else r.u8[63]
+        n += bit
+    vt[0] = o
+
 
 # mov2nx8t: vt[k] = vb[k] ? vs[k] : vt[k] (predicated move, 8-bit lanes). SPEC §6.1 `t` forms
 cdef inline void mov2nx8t(vec_t* vt, const vec_t* vs, vbool_t vb) noexcept nogil:
+    cdef vec_t m
     cdef int k
+    vb_to_mask(vb, 1, &m)
     for k in range(64):
-        if (vb >> k) & 1:
-            vt.u8[k] = vs.u8[k]
+        vt.u8[k] = (vs.u8[k] & m.u8[k]) | (vt.u8[k] & ~m.u8[k])
+
 
 # movnx16t: vt[k] = vb[2k] ? vs[k] : vt[k] (predicated move, 16-bit lanes). SPEC §6.1 `t` forms
 cdef inline void movnx16t(vec_t* vt, const vec_t* vs, vbool_t vb) noexcept nogil:
+    cdef vec_t m
     cdef int k
-    for k in range(32):
-        if vb_lane(vb, k, 2):
-            vt.u16[k] = vs.u16[k]
+    vb_to_mask(vb, 2, &m)
+    for k in range(64):
+        vt.u8[k] = (vs.u8[k] & m.u8[k]) | (vt.u8[k] & ~m.u8[k])
+
 
 # movn_2x32t: vt[k] = vb[4k] ? vs[k] : vt[k] (predicated move, 32-bit lanes). SPEC §6.1 `t` forms
 cdef inline void movn_2x32t(vec_t* vt, const vec_t* vs, vbool_t vb) noexcept nogil:
+    cdef vec_t m
     cdef int k
-    for k in range(16):
-        if vb_lane(vb, k, 4):
-            vt.u32[k] = vs.u32[k]
+    vb_to_mask(vb, 4, &m)
+    for k in range(64):
+        vt.u8[k] = (vs.u8[k] & m.u8[k]) | (vt.u8[k] & ~m.u8[k])
+
 
 # repnx16: vt[k] = vs[lane] for every k (broadcast one 16-bit lane; lane & 31). ANCHORS §7 (REPNX16)
 cdef inline void repnx16(vec_t* vt, const vec_t* vs, int lane) noexcept nogil:
@@ -293,13 +323,21 @@ cdef inline void xor2nx8(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept n
 # 0, arithmetic right fills the sign; amounts >= the width give 0 (sign fill for srai). SPEC §6.2 (B12)
 cdef inline void sllinx16(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
     cdef int k
+    if imm >= 16:
+        memset(vt.u8, 0, 64)
+        return
     for k in range(32):
-        vt.u16[k] = <uint16_t>(vs.u16[k] << imm) if imm < 16 else 0
+        vt.u16[k] = <uint16_t>(vs.u16[k] << imm)
+
 
 cdef inline void srlinx16(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
     cdef int k
+    if imm >= 16:
+        memset(vt.u8, 0, 64)
+        return
     for k in range(32):
-        vt.u16[k] = <uint16_t>(vs.u16[k] >> imm) if imm < 16 else 0
+        vt.u16[k] = <uint16_t>(vs.u16[k] >> imm)
+
 
 cdef inline void srainx16(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
     cdef int k
@@ -309,13 +347,21 @@ cdef inline void srainx16(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
 
 cdef inline void sllin_2x32(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
     cdef int k
+    if imm >= 32:
+        memset(vt.u8, 0, 64)
+        return
     for k in range(16):
-        vt.u32[k] = (vs.u32[k] << imm) if imm < 32 else 0
+        vt.u32[k] = vs.u32[k] << imm
+
 
 cdef inline void srlin_2x32(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
     cdef int k
+    if imm >= 32:
+        memset(vt.u8, 0, 64)
+        return
     for k in range(16):
-        vt.u32[k] = (vs.u32[k] >> imm) if imm < 32 else 0
+        vt.u32[k] = vs.u32[k] >> imm
+
 
 cdef inline void srain_2x32(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
     cdef int k
@@ -326,123 +372,160 @@ cdef inline void srain_2x32(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
 # srlnx16 / srln_2x32: per-lane logical right shift by the unsigned lane value of vr; amounts
 # >= the width give 0. SPEC §6.2 (B12 "shifting past the width gives 0")
 cdef inline void srlnx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil:
+    cdef vec_t o
     cdef int k
     cdef uint16_t a
     for k in range(32):
         a = vr.u16[k]
-        vt.u16[k] = <uint16_t>(vs.u16[k] >> a) if a < 16 else 0
+        o.u16[k] = <uint16_t>((vs.u16[k] >> (a & 15)) & (0xFFFF if a < 16 else 0))
+    vt[0] = o
+
 
 cdef inline void srln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil:
+    cdef vec_t o
     cdef int k
     cdef uint32_t a
     for k in range(16):
         a = vr.u32[k]
-        vt.u32[k] = (vs.u32[k] >> a) if a < 32 else 0
+        o.u32[k] = (vs.u32[k] >> (a & 31)) & (0xFFFFFFFFu if a < 32 else 0u)
+    vt[0] = o
+
 
 # sllnx16 / sranx16: per-lane shift by the signed 6-bit amount in vr (negative reverses the
 # direction: sll by -n is a logical right shift by n, sra by -n a left shift by n); past the width
 # gives 0 (sll) or the sign fill (sra). SPEC §6.2 (B12)
 cdef inline void sllnx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    cdef int k, a
+    # a = signed 6-bit amount: shift left by clamp(a, 0, 16), right by clamp(-a, 0, 16) in 32 bits
+    cdef vec_t o
+    cdef int k
+    cdef int32_t a, l, r
     for k in range(32):
-        a = <int>sext(vr.u16[k], 6)
-        if a >= 0:
-            vt.u16[k] = <uint16_t>(vs.u16[k] << a) if a < 16 else 0
-        else:
-            vt.u16[k] = <uint16_t>(vs.u16[k] >> (-a)) if -a < 16 else 0
+        a = <int32_t>((vr.u16[k] & 0x3F) ^ 0x20) - 0x20
+        l = a if a > 0 else 0
+        l = l if l < 16 else 16
+        r = -a if a < 0 else 0
+        r = r if r < 16 else 16
+        o.u16[k] = <uint16_t>(((<uint32_t>vs.u16[k]) << l) >> r)
+    vt[0] = o
+
 
 cdef inline void sranx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    cdef int k, a
+    # a >= 0: arithmetic right by min(a, 15); a < 0: left by min(-a, 16) (>= 16 gives 0)
+    cdef vec_t o
+    cdef int k
+    cdef int32_t a, l, r
     for k in range(32):
-        a = <int>sext(vr.u16[k], 6)
-        if a >= 0:
-            vt.s16[k] = <int16_t>(vs.s16[k] >> (a if a < 15 else 15))
-        else:
-            vt.u16[k] = <uint16_t>(vs.u16[k] << (-a)) if -a < 16 else 0
+        a = <int32_t>((vr.u16[k] & 0x3F) ^ 0x20) - 0x20
+        r = a if a > 0 else 0
+        r = r if r < 15 else 15
+        l = -a if a < 0 else 0
+        l = l if l < 16 else 16
+        o.s16[k] = <int16_t>(<int32_t>((<uint32_t><int32_t>vs.s16[k]) << l) >> r)
+    vt[0] = o
+
 
 # slln_2x32 / sran_2x32: as sllnx16 / sranx16 on 32-bit lanes with a signed 7-bit amount. SPEC §6.2 (B12)
 cdef inline void slln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    cdef int k, a
+    cdef vec_t o
+    cdef int k
+    cdef int32_t a, l, r
     for k in range(16):
-        a = <int>sext(vr.u32[k], 7)
-        if a >= 0:
-            vt.u32[k] = (vs.u32[k] << a) if a < 32 else 0
-        else:
-            vt.u32[k] = (vs.u32[k] >> (-a)) if -a < 32 else 0
+        a = <int32_t>((vr.u32[k] & 0x7F) ^ 0x40) - 0x40
+        l = a if a > 0 else 0
+        l = l if l < 32 else 32
+        r = -a if a < 0 else 0
+        r = r if r < 32 else 32
+        o.u32[k] = <uint32_t>(((<uint64_t>vs.u32[k]) << l) >> r)
+    vt[0] = o
+
 
 cdef inline void sran_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    cdef int k, a
+    cdef vec_t o
+    cdef int k
+    cdef int32_t a, l, r
     for k in range(16):
-        a = <int>sext(vr.u32[k], 7)
-        if a >= 0:
-            vt.s32[k] = vs.s32[k] >> (a if a < 31 else 31)
-        else:
-            vt.u32[k] = (vs.u32[k] << (-a)) if -a < 32 else 0
+        a = <int32_t>((vr.u32[k] & 0x7F) ^ 0x40) - 0x40
+        r = a if a > 0 else 0
+        r = r if r < 31 else 31
+        l = -a if a < 0 else 0
+        l = l if l < 32 else 32
+        o.s32[k] = <int32_t>(<int64_t>((<uint64_t><int64_t>vs.s32[k]) << l) >> r)
+    vt[0] = o
+
 
 # Integer compares write vbool with 1/2/4 bits per true lane; there is no gt/ge (swap operands).
 # eq/neq/lt/le (signed) and ltu/leu (unsigned) on 2nx8 / nx16 / n_2x32. SPEC §6.2 (B03), §6.1 vbool
 cdef inline void eq2nx8(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m
     cdef int k
     for k in range(64):
-        r |= (<vbool_t>(vs.u8[k] == vr.u8[k])) << k
-    vb[0] = r
+        m.u8[k] = 0xFF if vs.u8[k] == vr.u8[k] else 0
+    vb[0] = vb_from_mask(&m)
+
 
 cdef inline void eqnx16(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m
     cdef int k
     for k in range(32):
-        r |= (<vbool_t>(3 * (vs.u16[k] == vr.u16[k]))) << (2 * k)
-    vb[0] = r
+        m.u16[k] = 0xFFFF if vs.u16[k] == vr.u16[k] else 0
+    vb[0] = vb_from_mask(&m)
+
 
 cdef inline void neqnx16(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m
     cdef int k
     for k in range(32):
-        r |= (<vbool_t>(3 * (vs.u16[k] != vr.u16[k]))) << (2 * k)
-    vb[0] = r
+        m.u16[k] = 0xFFFF if vs.u16[k] != vr.u16[k] else 0
+    vb[0] = vb_from_mask(&m)
+
 
 cdef inline void ltnx16(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m
     cdef int k
     for k in range(32):
-        r |= (<vbool_t>(3 * (vs.s16[k] < vr.s16[k]))) << (2 * k)
-    vb[0] = r
+        m.u16[k] = 0xFFFF if vs.s16[k] < vr.s16[k] else 0
+    vb[0] = vb_from_mask(&m)
+
 
 cdef inline void lenx16(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m
     cdef int k
     for k in range(32):
-        r |= (<vbool_t>(3 * (vs.s16[k] <= vr.s16[k]))) << (2 * k)
-    vb[0] = r
+        m.u16[k] = 0xFFFF if vs.s16[k] <= vr.s16[k] else 0
+    vb[0] = vb_from_mask(&m)
+
 
 cdef inline void ltunx16(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m
     cdef int k
     for k in range(32):
-        r |= (<vbool_t>(3 * (vs.u16[k] < vr.u16[k]))) << (2 * k)
-    vb[0] = r
+        m.u16[k] = 0xFFFF if vs.u16[k] < vr.u16[k] else 0
+    vb[0] = vb_from_mask(&m)
+
 
 cdef inline void eqn_2x32(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m
     cdef int k
     for k in range(16):
-        r |= (<vbool_t>(15 * (vs.u32[k] == vr.u32[k]))) << (4 * k)
-    vb[0] = r
+        m.u32[k] = 0xFFFFFFFFu if vs.u32[k] == vr.u32[k] else 0u
+    vb[0] = vb_from_mask(&m)
+
 
 cdef inline void ltn_2x32(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m
     cdef int k
     for k in range(16):
-        r |= (<vbool_t>(15 * (vs.s32[k] < vr.s32[k]))) << (4 * k)
-    vb[0] = r
+        m.u32[k] = 0xFFFFFFFFu if vs.s32[k] < vr.s32[k] else 0u
+    vb[0] = vb_from_mask(&m)
+
 
 cdef inline void ltu2nx8(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m
     cdef int k
     for k in range(64):
-        r |= (<vbool_t>(vs.u8[k] < vr.u8[k])) << k
-    vb[0] = r
+        m.u8[k] = 0xFF if vs.u8[k] < vr.u8[k] else 0
+    vb[0] = vb_from_mask(&m)
+
 
 # andb / orb / xorb / notb: bitwise ops on vbool registers. SPEC §6.1 (BR/vbool files)
 cdef inline void andb(vbool_t* vt, vbool_t a, vbool_t b) noexcept nogil:
@@ -460,185 +543,227 @@ cdef inline void notb(vbool_t* vt, vbool_t a) noexcept nogil:
 # ---- flag-setting min/max: vt = min/max(a, b) and vb = strict flag (bmin: a < b, bmax: a > b);
 # on a tie the flag is 0 and b is selected; `u` forms compare unsigned. SPEC §6.2 Flag ALU (B03)
 cdef inline void bmin2nx8(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m, o
     cdef int k
     cdef int8_t a, b
     for k in range(64):
         a = va.s8[k]; b = vr.s8[k]
-        r |= (<vbool_t>(a < b)) << k
-        vt.s8[k] = a if a < b else b
-    vb[0] = r
+        m.u8[k] = 0xFF if a < b else 0
+        o.s8[k] = a if a < b else b
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void bminu2nx8(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m, o
     cdef int k
     cdef uint8_t a, b
     for k in range(64):
         a = va.u8[k]; b = vr.u8[k]
-        r |= (<vbool_t>(a < b)) << k
-        vt.u8[k] = a if a < b else b
-    vb[0] = r
+        m.u8[k] = 0xFF if a < b else 0
+        o.u8[k] = a if a < b else b
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void bmax2nx8(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m, o
     cdef int k
     cdef int8_t a, b
     for k in range(64):
         a = va.s8[k]; b = vr.s8[k]
-        r |= (<vbool_t>(a > b)) << k
-        vt.s8[k] = a if a > b else b
-    vb[0] = r
+        m.u8[k] = 0xFF if a > b else 0
+        o.s8[k] = a if a > b else b
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void bmaxu2nx8(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m, o
     cdef int k
     cdef uint8_t a, b
     for k in range(64):
         a = va.u8[k]; b = vr.u8[k]
-        r |= (<vbool_t>(a > b)) << k
-        vt.u8[k] = a if a > b else b
-    vb[0] = r
+        m.u8[k] = 0xFF if a > b else 0
+        o.u8[k] = a if a > b else b
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void bminnx16(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m, o
     cdef int k
     cdef int16_t a, b
     for k in range(32):
         a = va.s16[k]; b = vr.s16[k]
-        r |= (<vbool_t>(3 * (a < b))) << (2 * k)
-        vt.s16[k] = a if a < b else b
-    vb[0] = r
+        m.u16[k] = 0xFFFF if a < b else 0
+        o.s16[k] = a if a < b else b
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void bminunx16(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m, o
     cdef int k
     cdef uint16_t a, b
     for k in range(32):
         a = va.u16[k]; b = vr.u16[k]
-        r |= (<vbool_t>(3 * (a < b))) << (2 * k)
-        vt.u16[k] = a if a < b else b
-    vb[0] = r
+        m.u16[k] = 0xFFFF if a < b else 0
+        o.u16[k] = a if a < b else b
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void bmaxnx16(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m, o
     cdef int k
     cdef int16_t a, b
     for k in range(32):
         a = va.s16[k]; b = vr.s16[k]
-        r |= (<vbool_t>(3 * (a > b))) << (2 * k)
-        vt.s16[k] = a if a > b else b
-    vb[0] = r
+        m.u16[k] = 0xFFFF if a > b else 0
+        o.s16[k] = a if a > b else b
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void bmaxunx16(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m, o
     cdef int k
     cdef uint16_t a, b
     for k in range(32):
         a = va.u16[k]; b = vr.u16[k]
-        r |= (<vbool_t>(3 * (a > b))) << (2 * k)
-        vt.u16[k] = a if a > b else b
-    vb[0] = r
+        m.u16[k] = 0xFFFF if a > b else 0
+        o.u16[k] = a if a > b else b
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void bminn_2x32(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m, o
     cdef int k
     cdef int32_t a, b
     for k in range(16):
         a = va.s32[k]; b = vr.s32[k]
-        r |= (<vbool_t>(15 * (a < b))) << (4 * k)
-        vt.s32[k] = a if a < b else b
-    vb[0] = r
+        m.u32[k] = 0xFFFFFFFFu if a < b else 0u
+        o.s32[k] = a if a < b else b
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void bminun_2x32(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m, o
     cdef int k
     cdef uint32_t a, b
     for k in range(16):
         a = va.u32[k]; b = vr.u32[k]
-        r |= (<vbool_t>(15 * (a < b))) << (4 * k)
-        vt.u32[k] = a if a < b else b
-    vb[0] = r
+        m.u32[k] = 0xFFFFFFFFu if a < b else 0u
+        o.u32[k] = a if a < b else b
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void bmaxn_2x32(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m, o
     cdef int k
     cdef int32_t a, b
     for k in range(16):
         a = va.s32[k]; b = vr.s32[k]
-        r |= (<vbool_t>(15 * (a > b))) << (4 * k)
-        vt.s32[k] = a if a > b else b
-    vb[0] = r
+        m.u32[k] = 0xFFFFFFFFu if a > b else 0u
+        o.s32[k] = a if a > b else b
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void bmaxun_2x32(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
+    cdef vec_t m, o
     cdef int k
     cdef uint32_t a, b
     for k in range(16):
         a = va.u32[k]; b = vr.u32[k]
-        r |= (<vbool_t>(15 * (a > b))) << (4 * k)
-        vt.u32[k] = a if a > b else b
-    vb[0] = r
+        m.u32[k] = 0xFFFFFFFFu if a > b else 0u
+        o.u32[k] = a if a > b else b
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 # babssub2nx8 / babssubu2nx8 / babssubnx16 / babssubunx16: vt = |a - b| (exact, as an unsigned
 # lane), vb = (a < b) (signed or unsigned compare). SPEC §6.2 Flag ALU (B03)
 cdef inline void babssub2nx8(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
-    cdef int k, a, b
+    cdef vec_t m, o
+    cdef int k
+    cdef int16_t a, b
     for k in range(64):
         a = va.s8[k]; b = vr.s8[k]
-        r |= (<vbool_t>(a < b)) << k
-        vt.u8[k] = <uint8_t>(b - a if a < b else a - b)
-    vb[0] = r
+        m.u8[k] = 0xFF if a < b else 0
+        o.u8[k] = <uint8_t>(b - a if a < b else a - b)
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void babssubu2nx8(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
-    cdef int k, a, b
+    cdef vec_t m, o
+    cdef int k
+    cdef uint8_t a, b
     for k in range(64):
         a = va.u8[k]; b = vr.u8[k]
-        r |= (<vbool_t>(a < b)) << k
-        vt.u8[k] = <uint8_t>(b - a if a < b else a - b)
-    vb[0] = r
+        m.u8[k] = 0xFF if a < b else 0
+        o.u8[k] = <uint8_t>(b - a if a < b else a - b)
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void babssubnx16(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
-    cdef int k, a, b
+    cdef vec_t m, o
+    cdef int k
+    cdef int32_t a, b
     for k in range(32):
         a = va.s16[k]; b = vr.s16[k]
-        r |= (<vbool_t>(3 * (a < b))) << (2 * k)
-        vt.u16[k] = <uint16_t>(b - a if a < b else a - b)
-    vb[0] = r
+        m.u16[k] = 0xFFFF if a < b else 0
+        o.u16[k] = <uint16_t>(b - a if a < b else a - b)
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void babssubunx16(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
-    cdef int k, a, b
+    cdef vec_t m, o
+    cdef int k
+    cdef uint16_t a, b
     for k in range(32):
         a = va.u16[k]; b = vr.u16[k]
-        r |= (<vbool_t>(3 * (a < b))) << (2 * k)
-        vt.u16[k] = <uint16_t>(b - a if a < b else a - b)
-    vb[0] = r
+        m.u16[k] = 0xFFFF if a < b else 0
+        o.u16[k] = <uint16_t>(b - a if a < b else a - b)
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 # baddnormnx16 / bsubnormnx16: 17-bit sum (difference) s of int16 lanes; vb = overflow
 # (bit 15 != bit 16); vt = overflow ? s >> 1 (arithmetic) : s. Integer normalize, not ldexp.
 # SPEC §6.2 Flag ALU (B03; §8.2.6 records MXB's other reading)
 cdef inline void baddnormnx16(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
-    cdef int k, s, ovf
+    cdef vec_t m, o
+    cdef int k
+    cdef int32_t s, ovf
     for k in range(32):
-        s = <int>va.s16[k] + <int>vr.s16[k]
-        ovf = ((s >> 15) & 1) != ((s >> 16) & 1)
-        r |= (<vbool_t>(3 * ovf)) << (2 * k)
-        vt.s16[k] = <int16_t>((s >> 1) if ovf else s)
-    vb[0] = r
+        s = <int32_t>va.s16[k] + <int32_t>vr.s16[k]
+        ovf = ((s >> 15) ^ (s >> 16)) & 1
+        m.u16[k] = <uint16_t>(0 - ovf)
+        o.s16[k] = <int16_t>(s >> ovf)
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 cdef inline void bsubnormnx16(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
-    cdef vbool_t r = 0
-    cdef int k, s, ovf
+    cdef vec_t m, o
+    cdef int k
+    cdef int32_t s, ovf
     for k in range(32):
-        s = <int>va.s16[k] - <int>vr.s16[k]
-        ovf = ((s >> 15) & 1) != ((s >> 16) & 1)
-        r |= (<vbool_t>(3 * ovf)) << (2 * k)
-        vt.s16[k] = <int16_t>((s >> 1) if ovf else s)
-    vb[0] = r
+        s = <int32_t>va.s16[k] - <int32_t>vr.s16[k]
+        ovf = ((s >> 15) ^ (s >> 16)) & 1
+        m.u16[k] = <uint16_t>(0 - ovf)
+        o.s16[k] = <int16_t>(s >> ovf)
+    vb[0] = vb_from_mask(&m)
+    vt[0] = o
+
 
 # =====================================================================================  MACs
 # Integer MACs wrap modulo 2^(lane width) and never saturate; `mul` overwrites, `mula` adds.
@@ -898,46 +1023,54 @@ cdef inline void packln_2x96(vec_t* vt, wvec_t* wv) noexcept nogil:
 # ultn_2xf32t / ueqn_2xf32t: unordered fp32 compares (true when either input is NaN; quiet),
 # merged under vbp: vb lane = vbp ? (isnan(a)|isnan(b)|a<b  resp. a==b) : old. SPEC §6.2 fp ALU (B02)
 cdef inline void ultn_2xf32t(vbool_t* vb, const vec_t* va, const vec_t* vr, vbool_t vbp) noexcept nogil:
-    cdef vbool_t r = vb[0]
+    cdef vec_t m
     cdef int k
     cdef uint32_t a, b
     for k in range(16):
-        if vb_lane(vbp, k, 4):
-            a = va.u32[k]; b = vr.u32[k]
-            r = vb_set(r, k, 4, f32_is_nan(a) or f32_is_nan(b) or f32_cmp_lt(a, b))
-    vb[0] = r
+        a = va.u32[k]; b = vr.u32[k]
+        m.u32[k] = f32_isnan_mask(a) | f32_isnan_mask(b) | \
+            (0xFFFFFFFFu if f32_order_key(a) < f32_order_key(b) else 0u)
+    cdef vbool_t p = vb_spread(vbp, 4)
+    vb[0] = (vb[0] & ~p) | (vb_from_mask(&m) & p)
+
 
 cdef inline void ueqn_2xf32t(vbool_t* vb, const vec_t* va, const vec_t* vr, vbool_t vbp) noexcept nogil:
-    cdef vbool_t r = vb[0]
+    cdef vec_t m
     cdef int k
     cdef uint32_t a, b
     for k in range(16):
-        if vb_lane(vbp, k, 4):
-            a = va.u32[k]; b = vr.u32[k]
-            r = vb_set(r, k, 4, f32_is_nan(a) or f32_is_nan(b) or a == b or ((a | b) & 0x7FFFFFFF) == 0)
-    vb[0] = r
+        a = va.u32[k]; b = vr.u32[k]
+        m.u32[k] = f32_isnan_mask(a) | f32_isnan_mask(b) | \
+            (0xFFFFFFFFu if (a == b or ((a | b) & 0x7FFFFFFFu) == 0) else 0u)
+    cdef vbool_t p = vb_spread(vbp, 4)
+    vb[0] = (vb[0] & ~p) | (vb_from_mask(&m) & p)
+
 
 # oltnxf16t: ordered fp16 less-than (false when either input is NaN; signals), merged under vbp.
 # SPEC §6.2 fp ALU (B02)
 cdef inline void oltnxf16t(vbool_t* vb, const vec_t* va, const vec_t* vr, vbool_t vbp) noexcept nogil:
-    cdef vbool_t r = vb[0]
+    cdef vec_t m
     cdef int k
     cdef uint16_t a, b
     for k in range(32):
-        if vb_lane(vbp, k, 2):
-            a = va.u16[k]; b = vr.u16[k]
-            r = vb_set(r, k, 2, (not f16_is_nan(a)) and (not f16_is_nan(b)) and f16_cmp_lt(a, b))
-    vb[0] = r
+        a = va.u16[k]; b = vr.u16[k]
+        m.u16[k] = 0xFFFF if ((a & 0x7FFF) <= 0x7C00 and (b & 0x7FFF) <= 0x7C00
+                              and f16_order_key(a) < f16_order_key(b)) else 0
+    cdef vbool_t p = vb_spread(vbp, 2)
+    vb[0] = (vb[0] & ~p) | (vb_from_mask(&m) & p)
+
 
 # float16nx16t: vt[k] = vb ? fp16(int16(vs[k]) * 2^-imm) (RNE) : vt[k]; imm = 0..15. SPEC §6.2 Converts (B13/B20)
 cdef inline void float16nx16t(vec_t* vt, const vec_t* vs, int imm, vbool_t vb) noexcept nogil:
+    cdef vec_t o, m
     cdef int k
-    cdef int16_t x
+    cdef int sh = imm & 15
     for k in range(32):
-        if vb_lane(vb, k, 2):
-            x = vs.s16[k]
-            vt.u16[k] = <uint16_t>pack_ieee_rne(x < 0, <uint64_t>(-(<int64_t>x) if x < 0 else x),
-                                                -(imm & 15), 10, 5)
+        o.u16[k] = f16_from_int16_scaled(vs.s16[k], sh)
+    vb_to_mask(vb, 2, &m)
+    for k in range(64):
+        vt.u8[k] = (o.u8[k] & m.u8[k]) | (vt.u8[k] & ~m.u8[k])
+
 
 # floatn_2x32: vt[k] = fp32(int32(vs[k]) * 2^-imm) (RNE); imm = 0..31. SPEC §6.2 Converts (B13)
 cdef inline void floatn_2x32(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
@@ -976,10 +1109,12 @@ cdef inline void cvtf32nxf16_1(vec_t* vt, const vec_t* vs) noexcept nogil:
 
 # negnxf16t: vt[k] = vb ? vs[k] with the sign bit flipped : vt[k] (no flags). SPEC §6.2 fp ALU (B02)
 cdef inline void negnxf16t(vec_t* vt, const vec_t* vs, vbool_t vb) noexcept nogil:
+    cdef vec_t m
     cdef int k
+    vb_to_mask(vb, 2, &m)
     for k in range(32):
-        if vb_lane(vb, k, 2):
-            vt.u16[k] = vs.u16[k] ^ 0x8000
+        vt.u16[k] = ((vs.u16[k] ^ 0x8000) & m.u16[k]) | (vt.u16[k] & ~m.u16[k])
+
 
 # addexpnxf16: out.exp = (exp_a + exp_b + 0x11) mod 32; out.mant = a.mant; out.sign = a.sign ^ b.sign.
 # SPEC §6.2 fp ALU (B02)

@@ -118,6 +118,122 @@ cdef inline void wvec_zero(wvec_t* w, int view) noexcept nogil:
     w.view = view
 
 
+# ---------------------------------------------------------------------------------- SIMD leaves
+# The few lane operations plain C loops cannot express so that GCC vectorises them: vbool <-> lane
+# mask conversion (one bit per byte) and the two-register permutes of the select unit. Each has an
+# x86 SIMD body (AVX-512 BW / VBMI, AVX2) chosen at compile time and a portable C body that is the
+# reference; all bodies give identical results on every input. Outputs may alias inputs (every
+# body reads all of its inputs before writing).
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #if defined(__AVX2__) || defined(__AVX512F__)
+    #include <immintrin.h>
+    #endif
+    /* bit k = most significant bit of byte k, k = 0..63 */
+    static inline uint64_t q7_bytes_to_bits(const uint8_t *m) {
+    #if defined(__AVX512BW__)
+        return (uint64_t)_mm512_movepi8_mask(_mm512_loadu_si512((const void *)m));
+    #elif defined(__AVX2__)
+        uint32_t lo = (uint32_t)_mm256_movemask_epi8(_mm256_loadu_si256((const __m256i *)m));
+        uint32_t hi = (uint32_t)_mm256_movemask_epi8(_mm256_loadu_si256((const __m256i *)(m + 32)));
+        return (uint64_t)lo | ((uint64_t)hi << 32);
+    #else
+        uint64_t r = 0;
+        int k;
+        for (k = 0; k < 64; k++)
+            r |= (uint64_t)(m[k] >> 7) << k;
+        return r;
+    #endif
+    }
+    /* byte k = 0xFF if bit k of b else 0x00, k = 0..63 */
+    static inline void q7_bits_to_bytes(uint64_t b, uint8_t *m) {
+    #if defined(__AVX512BW__)
+        _mm512_storeu_si512((void *)m, _mm512_movm_epi8((__mmask64)b));
+    #else
+        int k;
+        for (k = 0; k < 64; k++)
+            m[k] = (uint8_t)(0u - (unsigned)((b >> k) & 1u));
+    #endif
+    }
+    /* o[k] = (a || b)[idx[k] & 0x7F], 64 byte lanes */
+    static inline void q7_permute2_u8(uint8_t *o, const uint8_t *a, const uint8_t *b, const uint8_t *idx) {
+    #if defined(__AVX512VBMI__)
+        __m512i r = _mm512_permutex2var_epi8(_mm512_loadu_si512((const void *)a),
+                                             _mm512_loadu_si512((const void *)idx),
+                                             _mm512_loadu_si512((const void *)b));
+        _mm512_storeu_si512((void *)o, r);
+    #else
+        uint8_t pool[128], t[64];
+        int k;
+        memcpy(pool, a, 64); memcpy(pool + 64, b, 64);
+        for (k = 0; k < 64; k++)
+            t[k] = pool[idx[k] & 0x7F];
+        memcpy(o, t, 64);
+    #endif
+    }
+    /* o[k] = (a || b)[idx[k] & 0x3F], 32 lanes of 16 bits */
+    static inline void q7_permute2_u16(uint16_t *o, const uint16_t *a, const uint16_t *b, const uint16_t *idx) {
+    #if defined(__AVX512BW__)
+        __m512i r = _mm512_permutex2var_epi16(_mm512_loadu_si512((const void *)a),
+                                              _mm512_loadu_si512((const void *)idx),
+                                              _mm512_loadu_si512((const void *)b));
+        _mm512_storeu_si512((void *)o, r);
+    #else
+        uint16_t pool[64], t[32];
+        int k;
+        memcpy(pool, a, 64); memcpy(pool + 32, b, 64);
+        for (k = 0; k < 32; k++)
+            t[k] = pool[idx[k] & 0x3F];
+        memcpy(o, t, 64);
+    #endif
+    }
+    /* o[k] = (a || b)[idx[k] & 0x1F], 16 lanes of 32 bits */
+    static inline void q7_permute2_u32(uint32_t *o, const uint32_t *a, const uint32_t *b, const uint32_t *idx) {
+    #if defined(__AVX512F__)
+        __m512i r = _mm512_permutex2var_epi32(_mm512_loadu_si512((const void *)a),
+                                              _mm512_loadu_si512((const void *)idx),
+                                              _mm512_loadu_si512((const void *)b));
+        _mm512_storeu_si512((void *)o, r);
+    #else
+        uint32_t pool[32], t[16];
+        int k;
+        memcpy(pool, a, 64); memcpy(pool + 16, b, 64);
+        for (k = 0; k < 16; k++)
+            t[k] = pool[idx[k] & 0x1F];
+        memcpy(o, t, 64);
+    #endif
+    }
+    """
+    uint64_t q7_bytes_to_bits(const uint8_t* m) nogil
+    void q7_bits_to_bytes(uint64_t b, uint8_t* m) nogil
+    void q7_permute2_u8(uint8_t* o, const uint8_t* a, const uint8_t* b, const uint8_t* idx) nogil
+    void q7_permute2_u16(uint16_t* o, const uint16_t* a, const uint16_t* b, const uint16_t* idx) nogil
+    void q7_permute2_u32(uint32_t* o, const uint32_t* a, const uint32_t* b, const uint32_t* idx) nogil
+
+
+cdef inline vbool_t vb_spread(vbool_t b, int lane_bytes) noexcept nogil:
+    """Copy the predicate bit of every lane (bit lane_bytes*k) to all lane_bytes bits of the lane."""
+    if lane_bytes == 2:
+        return (b & <vbool_t>0x5555555555555555) * 3
+    if lane_bytes == 4:
+        return (b & <vbool_t>0x1111111111111111) * 15
+    return b
+
+
+cdef inline void vb_to_mask(vbool_t b, int lane_bytes, vec_t* m) noexcept nogil:
+    """m = the lane mask of predicate b for lanes of lane_bytes bytes: lane k all ones when bit
+    lane_bytes*k of b is set, else 0 (the form a predicated op merges with)."""
+    q7_bits_to_bytes(vb_spread(b, lane_bytes), m.u8)
+
+
+cdef inline vbool_t vb_from_mask(const vec_t* m) noexcept nogil:
+    """The vbool of a lane mask (every lane all ones or all zeros): bit j = top bit of byte j, so a
+    true 8/16/32-bit lane sets its 1/2/4 bits, as a compare writes them."""
+    return q7_bytes_to_bits(m.u8)
+
+
 cdef inline bint vb_lane(vbool_t b, int k, int lane_bytes) noexcept nogil:
     """Predicate of lane k for lanes of `lane_bytes` bytes: bit lane_bytes*k of the vbool."""
     return (b >> (lane_bytes * k)) & 1

@@ -5,7 +5,8 @@ ncore2gp has no hardware FP: its ivp_*f16 / *f32 ops are soft-float bodies. Thes
 bit-level leaves those primitives share. The FCR round mode is fixed at its reset value RNE
 (SPEC §6.1); gradual underflow is on (no flush to zero).
 """
-from libc.stdint cimport uint16_t, uint32_t, uint64_t, int64_t
+from libc.stdint cimport uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
+from libc.string cimport memcpy
 
 cdef extern from *:
     int __builtin_clzll(unsigned long long) nogil
@@ -128,3 +129,47 @@ cdef inline int64_t f32_trunc_sat(uint32_t f, int imm, int64_t lo, int64_t hi) n
     if f >> 31:
         return lo if <int64_t>mag > -lo else -(<int64_t>mag)
     return hi if <int64_t>mag > hi else <int64_t>mag
+
+
+# ------------------------------------------------------------------- branchless lane forms
+# The same functions as straight-line integer code with selects, for the vectorised primitive
+# loops (GCC if-converts the selects; no calls, no early returns).
+
+cdef inline uint32_t f32_isnan_mask(uint32_t f) noexcept nogil:
+    """0xFFFFFFFF if the fp32 pattern f is a NaN, else 0."""
+    return 0xFFFFFFFFu if (f & 0x7FFFFFFFu) > 0x7F800000u else 0u
+
+
+cdef inline int32_t f32_order_key(uint32_t f) noexcept nogil:
+    """A signed integer key that orders non-NaN fp32 patterns as their values (+0 and -0 equal)."""
+    cdef int32_t m = <int32_t>(f & 0x7FFFFFFFu)
+    return -m if (f >> 31) else m
+
+
+cdef inline int32_t f16_order_key(uint16_t h) noexcept nogil:
+    """As f32_order_key for fp16 patterns (fp16 -> fp32 widening is exact and monotone)."""
+    cdef int32_t m = <int32_t>(h & 0x7FFF)
+    return -m if (h >> 15) else m
+
+
+cdef inline uint16_t f16_from_int16_scaled(int16_t x, int imm) noexcept nogil:
+    """fp16 bit pattern of x * 2^-imm, RNE, for imm in 0..15 (= pack_ieee_rne(x < 0, |x|, -imm,
+    10, 5)). The result is always finite; the only subnormal result is 2^-15 (|x| = 1, imm = 15)."""
+    cdef uint32_t mag = <uint32_t>(-(<int32_t>x) if x < 0 else <int32_t>x)
+    cdef uint32_t sbit = 0x8000u if x < 0 else 0u
+    cdef float fm = <float>mag           # exact: mag <= 2^15
+    cdef uint32_t fb
+    memcpy(&fb, &fm, 4)
+    cdef int32_t e = <int32_t>(fb >> 23) - 127        # msb of mag (mag > 0)
+    cdef int32_t eb = e - imm + 15                    # biased fp16 exponent before subnormal fixup
+    cdef int32_t d = 1 - eb if eb < 1 else 0          # subnormal depth (0 or 1)
+    cdef int32_t sh = e - 10 + d                      # right shift of mag to 10 fraction bits
+    cdef int32_t left = -sh if sh < 0 else 0
+    cdef int32_t right = sh if sh > 0 else 0
+    cdef uint32_t q = (mag << left) >> right
+    cdef uint32_t rem = mag & ((1u << right) - 1u)
+    cdef uint32_t half = (1u << right) >> 1
+    cdef uint32_t up = 1u if (rem > half or (rem == half and right > 0 and (q & 1u))) else 0u
+    cdef int32_t ebn = eb if eb > 1 else 1
+    cdef uint32_t bits = ((<uint32_t>(ebn - 1)) << 10) + q + up
+    return <uint16_t>((sbit | bits) if mag != 0 else 0u)
