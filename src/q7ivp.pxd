@@ -15,6 +15,7 @@ from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, 
 from libc.string cimport memcpy, memset
 from q7regs cimport (vec_t, wvec_t, vbool_t, pr_t, valign_t, sext, wvec_as, wvec_zero, vb_lane,
                      vb_spread, vb_to_mask, vb_from_mask, q7_permute2_u8, q7_permute2_u16, q7_permute2_u32,
+                     Q7_LITTLE_ENDIAN,
                      vb_set)
 from q7softfloat cimport (pack_ieee_rne, f16_to_f32_bits, f32_to_f16_bits_rne, f32_is_nan,
                           f16_is_nan, f32_cmp_lt, f16_cmp_lt, f32_trunc_sat, f32_isnan_mask,
@@ -120,30 +121,30 @@ cdef inline void seln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr, const ve
 # sel2nx8i: vt = fixed permutation `imm` of pool = vs || vr (map above; other imms copy vs).
 # SPEC §6.2 (B21 tab_selimm_7b); q7emu choice of the lane maps.
 cdef inline void sel2nx8i(vec_t* vt, const vec_t* vs, const vec_t* vr, int imm) noexcept nogil:
-    cdef uint8_t pool[128]
-    cdef vec_t o
+    # the lane map as a byte index vector into pool = vs || vr, then one two-register permute
+    cdef vec_t idx
     cdef int k, j
-    memcpy(pool, vs.u8, 64)
-    memcpy(pool + 64, vr.u8, 64)
     if imm == 0x00 or imm == 0x01:
         for k in range(64):
-            o.u8[k] = pool[2 * k + imm]
+            idx.u8[k] = <uint8_t>(2 * k + imm)
     elif imm == 0x02 or imm == 0x03:
         j = 32 * (imm - 2)
         for k in range(32):
-            o.u8[2 * k] = pool[j + k]
-            o.u8[2 * k + 1] = pool[64 + j + k]
+            idx.u8[2 * k] = <uint8_t>(j + k)
+            idx.u8[2 * k + 1] = <uint8_t>(64 + j + k)
     elif 0x08 <= imm <= 0x0B:
         j = imm - 8
         for k in range(64):
-            o.u8[k] = pool[(4 * k + j) & 127]
+            idx.u8[k] = <uint8_t>((4 * k + j) & 127)
     elif imm == 0x10 or imm == 0x11:
         j = 1 if imm == 0x10 else 4
         for k in range(64):
-            o.u8[k] = pool[k + j]
+            idx.u8[k] = <uint8_t>(k + j)
     else:
-        memcpy(o.u8, pool, 64)
-    vt[0] = o
+        for k in range(64):
+            idx.u8[k] = <uint8_t>k
+    q7_permute2_u8(vt.u8, vs.u8, vr.u8, idx.u8)
+
 
 
 # sel2nx8i_s4: nibble unpack into 16-bit lanes: vt.s16[k] = nibble ((k & 1) ^ H) of pool byte
@@ -154,23 +155,25 @@ cdef inline void sel2nx8i_s4(vec_t* vt, const vec_t* vs, const vec_t* vr, int im
     cdef uint8_t chunk[16]
     cdef vec_t o
     cdef int j
-    cdef uint16_t b, n0, n1
+    cdef uint32_t b, n0, n1
     cdef int c = imm & 7, h = (imm >> 3) & 1, s = (imm >> 4) & 1
     # the 16-byte chunk c of pool = vs || vr
     if c < 4:
         memcpy(chunk, vs.u8 + 16 * c, 16)
     else:
         memcpy(chunk, vr.u8 + 16 * (c - 4), 16)
-    # lane 2j gets nibble h of byte j, lane 2j+1 nibble 1-h; sign extension as (n ^ 8) - 8
-    cdef uint16_t sx = <uint16_t>(8 if s else 0)
+    # 16-bit lane 2j gets nibble h of byte j, lane 2j+1 nibble 1-h (sign-extended as (n ^ 8) - 8 when
+    # S); both lanes are built as the 32-bit lane j (lane 2j is its low half on a little-endian host)
+    cdef uint32_t sx = <uint32_t>(8 if s else 0)
     cdef int sh0 = 4 * h, sh1 = 4 - 4 * h
+    cdef int lo = 0 if Q7_LITTLE_ENDIAN else 16
     for j in range(16):
         b = chunk[j]
-        n0 = (b >> sh0) & 0xF
-        n1 = (b >> sh1) & 0xF
-        o.u16[2 * j] = <uint16_t>((n0 ^ sx) - sx)
-        o.u16[2 * j + 1] = <uint16_t>((n1 ^ sx) - sx)
+        n0 = (((b >> sh0) & 0xF) ^ sx) - sx
+        n1 = (((b >> sh1) & 0xF) ^ sx) - sx
+        o.u32[j] = ((n0 & 0xFFFF) << lo) | ((n1 & 0xFFFF) << (16 - lo))
     vt[0] = o
+
 
 
 # dselnx16: two permutations of pool16 = vs || vr: vu[k] = pool[sr.u8[2k] & 0x3F],

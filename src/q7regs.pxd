@@ -131,6 +131,11 @@ cdef extern from *:
     #if defined(__AVX2__) || defined(__AVX512F__)
     #include <immintrin.h>
     #endif
+    #if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    #define Q7_LITTLE_ENDIAN 0
+    #else
+    #define Q7_LITTLE_ENDIAN 1
+    #endif
     /* bit k = most significant bit of byte k, k = 0..63 */
     static inline uint64_t q7_bytes_to_bits(const uint8_t *m) {
     #if defined(__AVX512BW__)
@@ -206,6 +211,7 @@ cdef extern from *:
     #endif
     }
     """
+    const int Q7_LITTLE_ENDIAN     # 1 on a little-endian host (u16 lane 2j = low half of u32 lane j)
     uint64_t q7_bytes_to_bits(const uint8_t* m) nogil
     void q7_bits_to_bytes(uint64_t b, uint8_t* m) nogil
     void q7_permute2_u8(uint8_t* o, const uint8_t* a, const uint8_t* b, const uint8_t* idx) nogil
