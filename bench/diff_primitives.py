@@ -7,8 +7,11 @@ the same random register states through both and compares the complete state: al
 registers (64 bytes each), wvec view + all 64 cells, the full 64-bit vbool registers (not just
 the lane bits the Python wrappers expose), pr, the memory buffer and the offset.
 
-Two operand modes: `distinct` (every register operand a different register) and `alias` (operands
-drawn from 3 registers, so destinations alias sources as the kernels do, e.g. bminnx16 v26, v26, v4).
+Three operand modes: `distinct` (every register operand a different register), `alias` (operands
+drawn from 3 registers, so destinations alias sources as the kernels do, e.g. bminnx16 v26, v26, v4)
+and `sweep16` (distinct registers whose 16-bit lanes walk through all 65536 values).
+Build with Q7EMU_NATIVE=0 to check the portable (non-SIMD) bodies of the C leaves instead, or with
+Q7EMU_DIFF_ARCH="-march=haswell" (say) for another target's bodies.
 
     cd /work/perf && PYTHONPATH=/work/perf python bench/diff_primitives.py [--ref REV] [--trials N]
 
@@ -175,7 +178,8 @@ def build(rev, funcs, tmp):
     with open(pyx, "w") as f:
         f.write(gen_pyx(funcs))
     src = os.path.join(ROOT, "src")
-    args = ["-O1"] + (["-march=native"] if os.environ.get("Q7EMU_NATIVE", "1") == "1" else [])
+    arch = os.environ.get("Q7EMU_DIFF_ARCH") or ("-march=native" if os.environ.get("Q7EMU_NATIVE", "1") == "1" else "")
+    args = ["-O1"] + arch.split()
     ext = Extension("_q7diff", [pyx], include_dirs=[tmp, src], extra_compile_args=args)
     dist = Distribution({"ext_modules": cythonize([ext], include_path=[tmp, src], quiet=True,
                                                    compiler_directives={"language_level": "3"})})
@@ -222,6 +226,12 @@ def lanes_mix(rng, n):
 
 def make_inputs(rng, name, params, n, mode):
     V = lanes_mix(rng, n * NV).reshape(n, NV * 64)
+    if mode == "sweep16":
+        # every register walks through all 65536 16-bit lane values (each register offset differently)
+        t = np.arange(n, dtype=np.int64)[:, None, None]
+        r = np.arange(NV, dtype=np.int64)[None, :, None]
+        k = np.arange(32, dtype=np.int64)[None, None, :]
+        V = (((t * 32 + k) * (2 * r + 1) + 7919 * r) & 0xFFFF).astype(np.uint16).view(np.uint8).reshape(n, NV * 64)
     W = rng.integers(0, 256, (n, 192 * NW), dtype=np.uint8)
     small = rng.random((n, NW)) < 0.5               # small-magnitude wide lanes (pack without saturating)
     for t, i in zip(*np.nonzero(small)):
@@ -251,7 +261,7 @@ def make_inputs(rng, name, params, n, mode):
         used = {k: 0 for k in counts}
         for j, (typ, pname) in enumerate(params):
             if typ in counts:
-                if mode == "distinct":
+                if mode != "alias":
                     IX[t, j] = perms[typ][used[typ] % counts[typ]]
                     used[typ] += 1
                 else:
@@ -271,6 +281,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--ref", default=DEFAULT_REF)
     ap.add_argument("--trials", type=int, default=4000)
+    ap.add_argument("--sweeps", type=int, default=2,
+                    help="sweep16 mode: each register walks all 65536 16-bit lane values this many times")
     ap.add_argument("--only", default="", help="comma-separated primitive names")
     args = ap.parse_args(argv)
     with open(os.path.join(ROOT, "src", "q7ivp.pxd")) as f:
@@ -286,13 +298,16 @@ def main(argv=None):
         mod = build(args.ref, funcs, tmp)
         for name, params in funcs:
             res = []
-            for mode in ("distinct", "alias"):
-                bad, first = getattr(mod, f"t_{name}")(*make_inputs(rng, name, params, args.trials, mode))
+            for mode in ("distinct", "alias", "sweep16"):
+                n = args.trials if mode != "sweep16" else 2048 * args.sweeps
+                if not n:
+                    continue
+                bad, first = getattr(mod, f"t_{name}")(*make_inputs(rng, name, params, n, mode))
                 res.append((mode, bad, first))
                 if bad:
                     failures += 1
             flag = "  " if all(b == 0 for _, b, _ in res) else "!!"
-            print(f"{flag} {name:18s} " + "  ".join(f"{m}: {b}/{args.trials} bad (first {f})" if b else f"{m}: ok"
+            print(f"{flag} {name:18s} " + "  ".join(f"{m}: {b} bad (first {f})" if b else f"{m}: ok"
                                                for m, b, f in res))
     print(f"diff_primitives: {len(funcs)} primitives vs {args.ref}, {failures} failing mode(s)")
     return 1 if failures else 0

@@ -19,7 +19,8 @@ from q7regs cimport (vec_t, wvec_t, vbool_t, pr_t, valign_t, sext, wvec_as, wvec
                      vb_set)
 from q7softfloat cimport (pack_ieee_rne, f16_to_f32_bits, f32_to_f16_bits_rne, f32_is_nan,
                           f16_is_nan, f32_cmp_lt, f16_cmp_lt, f32_trunc_sat, f32_isnan_mask,
-                          f32_order_key, f16_order_key, f16_from_int16_scaled)
+                          f32_order_key, f16_order_key, f16_from_int16_scaled, Q7_HAVE_HW_F16,
+                          q7_hw_f16_from_s16_scaled)
 
 cdef extern from *:
     int __builtin_popcountll(unsigned long long) nogil
@@ -330,7 +331,8 @@ cdef inline void sllinx16(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
         memset(vt.u8, 0, 64)
         return
     for k in range(32):
-        vt.u16[k] = <uint16_t>(vs.u16[k] << imm)
+        vt.u16[k] = <uint16_t>(vs.u16[k] << (imm & 15))
+
 
 
 cdef inline void srlinx16(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
@@ -339,7 +341,8 @@ cdef inline void srlinx16(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
         memset(vt.u8, 0, 64)
         return
     for k in range(32):
-        vt.u16[k] = <uint16_t>(vs.u16[k] >> imm)
+        vt.u16[k] = <uint16_t>(vs.u16[k] >> (imm & 15))
+
 
 
 cdef inline void srainx16(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
@@ -354,7 +357,8 @@ cdef inline void sllin_2x32(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
         memset(vt.u8, 0, 64)
         return
     for k in range(16):
-        vt.u32[k] = vs.u32[k] << imm
+        vt.u32[k] = vs.u32[k] << (imm & 31)
+
 
 
 cdef inline void srlin_2x32(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
@@ -363,7 +367,8 @@ cdef inline void srlin_2x32(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
         memset(vt.u8, 0, 64)
         return
     for k in range(16):
-        vt.u32[k] = vs.u32[k] >> imm
+        vt.u32[k] = vs.u32[k] >> (imm & 31)
+
 
 
 cdef inline void srain_2x32(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
@@ -398,33 +403,35 @@ cdef inline void srln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept
 # direction: sll by -n is a logical right shift by n, sra by -n a left shift by n); past the width
 # gives 0 (sll) or the sign fill (sra). SPEC §6.2 (B12)
 cdef inline void sllnx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    # a = signed 6-bit amount: shift left by clamp(a, 0, 16), right by clamp(-a, 0, 16) in 32 bits
+    # a = signed 6-bit amount; both directions computed in 16-bit lanes, then selected
     cdef vec_t o
     cdef int k
-    cdef int32_t a, l, r
+    cdef int16_t a
+    cdef uint16_t x, lft, rgt
     for k in range(32):
-        a = <int32_t>((vr.u16[k] & 0x3F) ^ 0x20) - 0x20
-        l = a if a > 0 else 0
-        l = l if l < 16 else 16
-        r = -a if a < 0 else 0
-        r = r if r < 16 else 16
-        o.u16[k] = <uint16_t>(((<uint32_t>vs.u16[k]) << l) >> r)
+        a = <int16_t>(((vr.u16[k] & 0x3F) ^ 0x20) - 0x20)
+        x = vs.u16[k]
+        lft = <uint16_t>(x << (a & 15))
+        rgt = <uint16_t>(x >> ((-a) & 15))
+        o.u16[k] = lft if (a >= 0 and a < 16) else (rgt if (a < 0 and a > -16) else 0)
     vt[0] = o
+
 
 
 cdef inline void sranx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    # a >= 0: arithmetic right by min(a, 15); a < 0: left by min(-a, 16) (>= 16 gives 0)
+    # a >= 0: arithmetic right by min(a, 15); a < 0: left by -a (-a >= 16 gives 0)
     cdef vec_t o
     cdef int k
-    cdef int32_t a, l, r
+    cdef int16_t a, x, r
+    cdef uint16_t lft
     for k in range(32):
-        a = <int32_t>((vr.u16[k] & 0x3F) ^ 0x20) - 0x20
-        r = a if a > 0 else 0
-        r = r if r < 15 else 15
-        l = -a if a < 0 else 0
-        l = l if l < 16 else 16
-        o.s16[k] = <int16_t>(<int32_t>((<uint32_t><int32_t>vs.s16[k]) << l) >> r)
+        a = <int16_t>(((vr.u16[k] & 0x3F) ^ 0x20) - 0x20)
+        x = vs.s16[k]
+        r = <int16_t>(x >> ((a if a < 15 else 15) & 15))     # a < 0: any in-range amount (unused)
+        lft = <uint16_t>((<uint16_t>x) << ((-a) & 15))
+        o.s16[k] = r if a >= 0 else (<int16_t>lft if a > -16 else 0)
     vt[0] = o
+
 
 
 # slln_2x32 / sran_2x32: as sllnx16 / sranx16 on 32-bit lanes with a signed 7-bit amount. SPEC §6.2 (B12)
@@ -1068,8 +1075,11 @@ cdef inline void float16nx16t(vec_t* vt, const vec_t* vs, int imm, vbool_t vb) n
     cdef vec_t o, m
     cdef int k
     cdef int sh = imm & 15
-    for k in range(32):
-        o.u16[k] = f16_from_int16_scaled(vs.s16[k], sh)
+    if Q7_HAVE_HW_F16:
+        q7_hw_f16_from_s16_scaled(o.u16, vs.s16, sh)
+    else:
+        for k in range(32):
+            o.u16[k] = f16_from_int16_scaled(vs.s16[k], sh)
     vb_to_mask(vb, 2, &m)
     for k in range(64):
         vt.u8[k] = (o.u8[k] & m.u8[k]) | (vt.u8[k] & ~m.u8[k])

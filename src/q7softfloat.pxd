@@ -11,6 +11,44 @@ from libc.string cimport memcpy
 cdef extern from *:
     int __builtin_clzll(unsigned long long) nogil
 
+# fp16(int16 * 2^-imm) for 32 lanes at once through the host's fp32 -> fp16 convert: int16 -> fp32
+# and the power-of-two scale are exact, so the one rounding is the convert's RNE (with gradual
+# underflow: the instruction ignores MXCSR.FTZ/DAZ) and the result equals
+# f16_from_int16_scaled / pack_ieee_rne bit for bit. Q7_HAVE_HW_F16 is 0 where the host has no
+# such convert; callers then use the integer form.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(__AVX512F__) || (defined(__F16C__) && defined(__AVX2__))
+    #include <immintrin.h>
+    #define Q7_HAVE_HW_F16 1
+    static inline void q7_hw_f16_from_s16_scaled(uint16_t *o, const int16_t *x, int imm) {
+        float s = 1.0f / (float)(1 << (imm & 15));
+    #if defined(__AVX512F__)
+        __m512 sc = _mm512_set1_ps(s);
+        __m512 lo = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)x))), sc);
+        __m512 hi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(x + 16)))), sc);
+        _mm256_storeu_si256((__m256i *)o, _mm512_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        _mm256_storeu_si256((__m256i *)(o + 16), _mm512_cvtps_ph(hi, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    #else
+        __m256 sc = _mm256_set1_ps(s);
+        int j;
+        for (j = 0; j < 32; j += 8) {
+            __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(x + j)))), sc);
+            _mm_storeu_si128((__m128i *)(o + j), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        }
+    #endif
+    }
+    #else
+    #define Q7_HAVE_HW_F16 0
+    static inline void q7_hw_f16_from_s16_scaled(uint16_t *o, const int16_t *x, int imm) {
+        (void)o; (void)x; (void)imm;
+    }
+    #endif
+    """
+    const int Q7_HAVE_HW_F16
+    void q7_hw_f16_from_s16_scaled(uint16_t* o, const int16_t* x, int imm) nogil
+
 
 cdef inline uint32_t pack_ieee_rne(uint32_t sign, uint64_t mag, int e2, int mbits, int ebits) noexcept nogil:
     """Round sign * mag * 2^e2 to the nearest IEEE binary format value (mbits fraction bits, ebits
