@@ -99,15 +99,25 @@ cdef object _wout(wvec_t* w):
 
 
 cdef wvec_t _win(object lanes, int view, str name="wv") except *:
-    """Lanes of `view` bits (ints; wrapped modulo 2^view) -> wvec."""
+    """Lanes of `view` bits (integers; wrapped modulo 2^view) -> wvec."""
     cdef wvec_t w
+    if view not in (24, 48, 96):
+        raise InvalidArgument("view", view, "a wvec lane view is 24, 48 or 96 bits")
     cdef int n = {24: 64, 48: 32, 96: 16}[view]
-    vals = [int(x) for x in lanes]
-    if len(vals) != n:
-        raise InvalidArgument(name, len(vals), f"a {view}-bit wvec view has {n} lanes")
+    arr = np.asarray(lanes, dtype=object) if not isinstance(lanes, np.ndarray) else lanes
+    if arr.ndim != 1 or len(arr) != n:
+        raise InvalidArgument(name, getattr(arr, "shape", None), f"a {view}-bit wvec view has {n} lanes")
+    if isinstance(arr, np.ndarray) and arr.dtype != object and arr.dtype.kind not in "iu":
+        raise InvalidArgument(name, str(arr.dtype), "wvec lanes must be integers")
+    vals = []
+    for x in arr:
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            raise InvalidArgument(name, type(x).__name__, "wvec lanes must be integers")
+        vals.append(int(x))
+    modulus = 1 << int(view)
     raw = bytearray()
     for x in vals:
-        raw += (x % (1 << view)).to_bytes(view // 8, "little")
+        raw += (x % modulus).to_bytes(view // 8, "little")
     cdef const uint8_t[::1] b = bytes(raw)
     wvec_from_raw(&w, &b[0], view)
     return w
@@ -262,6 +272,8 @@ def la2nx8_stream(mem, Py_ssize_t off, int count):
     each output byte j = byte (off%64 + j) of {carry row || next aligned row}.
     SPEC §6.2 Loads (B06), ANCHORS §7 (LA_PP / LAV_XP); provenance: SPEC HIGH"""
     buf = _as_buf(mem)
+    if off < 0 or count < 0:
+        raise InvalidArgument("off", off, "the stream offset and count must be >= 0")
     cdef Py_ssize_t base_row = off & ~63
     cdef Py_ssize_t need_end = base_row + 64 * (count + 1)
     padded = np.zeros(max(need_end, len(buf)), dtype=np.uint8)
@@ -358,8 +370,6 @@ def sel2nx8i_s4(vs, vr, imm):
     """Nibble unpack: vt.16[k] = nibble ((k&1)^H) of pool byte 16*C + (k>>1), zero/sign-extended;
     imm = S<<4 | H<<3 | C. SPEC §8.2.8, seed @0x010051a9; provenance: q7emu choice"""
     cdef int i = _imm(imm, 0, 31, "imm")
-    if i & 4:
-        raise InvalidArgument("imm", i, "sel2nx8i_s4 imm bit 2 is reserved (imm = S<<4 | H<<3 | C, C < 8)")
     cdef vec_t a = _vec(vs, "u8", "vs"), b = _vec(vr, "u8", "vr"), t
     P.sel2nx8i_s4(&t, &a, &b, i)
     return _out(&t, "s16" if i & 16 else "u16")
