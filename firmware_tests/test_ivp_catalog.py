@@ -241,8 +241,6 @@ def test_sel_immediates_outside_model_rejected():
 
 
 # ===================================================================== validation gaps (known bugs)
-@pytest.mark.xfail(strict=True, reason="BUG: _ivp._win converts wvec lanes with int(x) and never checks the "
-                   "dtype: float lanes are silently truncated (1.7 -> 1), strings raise a bare ValueError")
 @pytest.mark.parametrize("name,kind", [("packvr2nx24", "acc24"), ("packvrnx48", "acc48"),
                                        ("packvrn_2x96", "acc96")])
 def test_acc_float_lanes_rejected(name, kind):
@@ -250,15 +248,11 @@ def test_acc_float_lanes_rejected(name, kind):
         getattr(ivp, name)(np.full(ACC[kind], 1.7), 0)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: wvec_raw with a view other than 24/48/96 raises KeyError from "
-                   "_win's lane-count dict instead of InvalidArgument")
 def test_wvec_raw_rejects_bad_view():
     with pytest.raises(InvalidArgument):
         ivp.wvec_raw([0] * 64, 32)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: la2nx8_stream does not validate `off`: a negative offset primes "
-                   "valign from memory before the buffer (out-of-bounds read, garbage lanes) instead of raising")
 def test_la2nx8_stream_rejects_negative_offset():
     with pytest.raises(InvalidArgument):
         ivp.la2nx8_stream(np.arange(256, dtype=np.uint8), -64, 1)

@@ -16,16 +16,9 @@ from hypothesis.extra.numpy import arrays
 from q7emu import ivp
 
 PROP = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-# for the known-failing (xfail) properties: no shrinking / explaining, the first counterexample is enough
+# full-range accumulator properties: no shrinking / explaining phase
 PROP_XFAIL = settings(max_examples=25, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
                       suppress_health_check=[HealthCheck.too_slow])
-
-# The wrappers build a 48- or 96-bit accumulator operand through _ivp._win, which computes
-# `x % (1 << view)` with `view` typed as a C int (src/_ivp.pyx:110): 1 << 48 and 1 << 96 overflow the
-# C int (x86 masks the count: 1 << 16 and 1 << 0), so a 48-bit lane keeps only its low 16 bits and a
-# 96-bit lane becomes 0. Tests that feed such lanes are marked with this.
-WIN_BUG = pytest.mark.xfail(strict=True, reason="BUG: _ivp._win wraps 48/96-bit accumulator lanes modulo "
-                            "(C int) 1 << view, i.e. 2^16 / 2^0, so large or negative acc lanes are corrupted")
 
 TWO47, TWO48, TWO95, TWO96 = 2 ** 47, 2 ** 48, 2 ** 95, 2 ** 96
 
@@ -96,7 +89,6 @@ def test_mul4tan16xr16_accumulates():
     eq(ivp.mul4tan16xr16(W(32, [1000]), va, V(np.int16, 32, []), pr16(2, -3)), W(32, [-162837, 65534]))
 
 
-@WIN_BUG
 def test_mulus4tan16xr16_wraps_at_2_48():
     va = V(np.uint16, 32, [1, 0xFFFF, 0])
     acc = W(32, [TWO47 - 1, TWO47 - 65530, -TWO47])
@@ -106,7 +98,6 @@ def test_mulus4tan16xr16_wraps_at_2_48():
     eq(ivp.mulus4tan16xr16(W(32, [-TWO47]), va, V(np.uint16, 32, []), pr16(-1)), W(32, [TWO47 - 1, -65535]))
 
 
-@WIN_BUG
 def test_mul4tan16xr16_wraps_at_2_48():
     # (-32768) * (-32768) * 4 taps = 2^32 ; acc 2^47 - 2^32 + 2^32 = 2^47 -> -2^47
     va = V(np.int16, 32, [-32768] * 32)
@@ -163,7 +154,6 @@ def test_muluupan16xr16_unsigned_zero_fill():
     eq(ivp.muluupan16xr16(None, va, vb, (0xDEAD << 48) | (7 << 16) | 5), W(32, [786420, 31]))
 
 
-@WIN_BUG
 def test_muluupan16xr16_wraps_at_2_48():
     # acc 2^48 - 1 (given unsigned; the lane reads back as -1) + 1*1 = 2^48 -> 0
     eq(ivp.muluupan16xr16(W(32, [TWO48 - 1]), V(np.uint16, 32, [1]), V(np.uint16, 32, []), 1), W(32, [0]))
@@ -213,7 +203,6 @@ def test_mulan_2x32_zero_acc():
     assert ivp.mulan_2x32(None, va, vb) == [-42, -15] + [0] * 14
 
 
-@WIN_BUG
 def test_mulan_2x32_wraps_at_2_96_and_carries_across_64():
     va = V(np.int32, 16, [1, -2 ** 31, 1, 1, -1])
     vb = V(np.int32, 16, [1, -2 ** 31, 1, -1, 1])
@@ -290,7 +279,6 @@ def test_prop_mul4t(va, vb, p, acc):
     eq(ivp.mul4tan16xr16(acc, va, vb, p), _wrap(acc + prod, 48))
 
 
-@WIN_BUG
 @PROP_XFAIL
 @given(va=U16, vb=U16, p=PR, acc=ACC48_FULL)
 def test_prop_mulus4tan16xr16_full_range_acc(va, vb, p, acc):
@@ -336,7 +324,6 @@ def test_prop_muln_mulan_2x32(va, vb):
     assert ivp.mulan_2x32(None, va, vb) == want
 
 
-@WIN_BUG
 @PROP_XFAIL
 @given(va=arrays(np.int32, 16), vb=arrays(np.int32, 16),
        acc=st.lists(st.integers(-TWO95, TWO95 - 1), min_size=16, max_size=16))

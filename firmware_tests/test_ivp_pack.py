@@ -21,10 +21,6 @@ PROP_XFAIL = settings(max_examples=25, deadline=None, phases=[Phase.explicit, Ph
                       suppress_health_check=[HealthCheck.too_slow])
 
 # See test_ivp_mac.py: _ivp._win wraps 48/96-bit lanes modulo the C-int `1 << view` (2^16 / 2^0).
-WIN_BUG = pytest.mark.xfail(strict=True, reason="BUG: _ivp._win wraps 48/96-bit accumulator lanes modulo "
-                            "(C int) 1 << view, i.e. 2^16 / 2^0, so large or negative acc lanes are corrupted")
-
-
 def eq(got, want):
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     assert np.asarray(got).dtype == np.asarray(want).dtype
@@ -66,7 +62,6 @@ def test_cvtg48n_2x32h_small_acc():
     eq(got, want)
 
 
-@WIN_BUG
 def test_cvtg48n_2x32h_keeps_low_32_bits_of_large_acc():
     acc = A(32, [0x7FFF_89AB_CDEF, -1])
     vs = V(np.uint32, 16, [0x00000002, 0])
@@ -128,7 +123,6 @@ def test_packvrnx48_small_lanes():
     eq(ivp.packvrnx48(A(32, [32767, 32768, 65535]), 0), V(np.int16, 32, [32767, 32767, 32767]))
 
 
-@WIN_BUG
 def test_packvrnx48_half_up_saturate_clamp():
     acc = A(32, [-1, -3, 2 ** 47 - 1, -2 ** 47, 3 * 2 ** 32 + 2 ** 31, -2 ** 31])
     # sh = 1: -1 -> 0 ; -3 -> -1 ; 2^47-1 -> sat 32767 ; -2^47 -> sat -32768 ; big -> 32767 ; -2^30 -> -32768
@@ -146,7 +140,6 @@ def test_packvrunx48_small_lanes():
     eq(ivp.packvrunx48(A(32, [65535, 2]), 1), V(np.uint16, 32, [32768, 1]))
 
 
-@WIN_BUG
 def test_packvrunx48_negative_to_zero():
     # -5 -> 0 ; 2^20 -> 65535 ; -1 (sh 1) -> 0 -> 0
     eq(ivp.packvrunx48(A(32, [-5, 2 ** 20, -1]), 0), V(np.uint16, 32, [0, 65535, 0]))
@@ -157,7 +150,6 @@ def test_packvrnrnx48_small_lanes():
     eq(ivp.packvrnrnx48(A(32, [0xABCD, 0xFF]), 8), V(np.uint16, 32, [0xAB, 0]))
 
 
-@WIN_BUG
 def test_packvrnrnx48_wraps_and_clamps():
     acc = A(32, [0x0123456789AB, -1, -17])
     # sh = 8: 0x0123456789AB >> 8 = 0x0123456789 -> 0x6789 ; -1 -> 0xFFFF ; floor(-17/256) = -1 -> 0xFFFF
@@ -171,7 +163,6 @@ def test_packvrn_2x96_zero():
     eq(ivp.packvrn_2x96([0] * 16, 5), V(np.int32, 16, []))
 
 
-@WIN_BUG
 def test_packvrn_2x96_round_saturate():
     acc = A(16, [2 ** 40, -2 ** 40, 5 * 2 ** 32 + 2 ** 31, -2 ** 31, 2 ** 95 - 1, 7])
     # sh = 0: 2^40 -> INT32_MAX ; -2^40 -> INT32_MIN ; 5*2^32 + 2^31 -> MAX ; -2^31 exact ; MAX ; 7
@@ -195,7 +186,6 @@ def test_packl_m_h_nx48_small_lanes():
     eq(ivp.packhnx48(acc), V(np.uint16, 32, []))
 
 
-@WIN_BUG
 def test_packl_m_h_nx48_thirds():
     acc = A(32, [0x123456789ABC, -2])
     # 0x1234_5678_9ABC: l = 0x9ABC, m = 0x5678, h = 0x1234 ; -2 = 0xFFFF_FFFF_FFFE: l 0xFFFE, m 0xFFFF, h 0xFFFF
@@ -204,7 +194,6 @@ def test_packl_m_h_nx48_thirds():
     eq(ivp.packhnx48(acc), V(np.uint16, 32, [0x1234, 0xFFFF]))
 
 
-@WIN_BUG
 def test_packln_2x96():
     # low 32 bits: 0x123456789ABCDEF012345678 -> 0x12345678 ; -1 -> 0xFFFFFFFF ; 2^64 + 7 -> 7
     eq(ivp.packln_2x96(A(16, [0x123456789ABCDEF012345678, -1, 2 ** 64 + 7])),
@@ -255,7 +244,6 @@ def test_wvec_view_rejects_bad_image():
         ivp.wvec_view(bytes(192), 32)
 
 
-@WIN_BUG
 def test_wvec_raw_48_96_layout():
     raw = ivp.wvec_raw(A(32, [0x123456789ABC, -1]), 48)
     # 48-bit lane i at bytes [6i, 6i+6): BC 9A 78 56 34 12, then FF x 6
@@ -288,7 +276,6 @@ def test_prop_wvec_24_round_trip(img):
     assert ivp.wvec_raw(ivp.wvec_view(img, 24), 24) == img
 
 
-@WIN_BUG
 @PROP_XFAIL
 @given(img=st.binary(min_size=192, max_size=192), view=st.sampled_from([48, 96]))
 def test_prop_wvec_48_96_round_trip(img, view):
@@ -337,14 +324,12 @@ def test_prop_packs_48_small(acc, sh):
     _check_packs_48(acc, sh)
 
 
-@WIN_BUG
 @PROP_XFAIL
 @given(acc=ACC48_FULL, sh=st.integers(0, 63))
 def test_prop_packs_48_full_range(acc, sh):
     _check_packs_48(acc, sh)
 
 
-@WIN_BUG
 @PROP_XFAIL
 @given(acc=st.lists(st.integers(-2 ** 95, 2 ** 95 - 1), min_size=16, max_size=16), sh=st.integers(0, 63))
 def test_prop_packs_96(acc, sh):

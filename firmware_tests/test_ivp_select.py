@@ -155,8 +155,6 @@ def test_sel2nx8i_s4_chunk_select():
     assert list(got[:2]) == [1, 2] and list(got[6:8]) == [7, 8]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the sel2nx8i_s4 wrapper rejects imm bit 2, but the primitive's "
-                   "documented imm = S<<4 | H<<3 | C uses C = 0..7 (C >= 4 selects vr); vr chunks are unreachable")
 def test_sel2nx8i_s4_chunk_from_vr():
     vs, vr = _nib_src()
     got = ivp.sel2nx8i_s4(vs, vr, 4)       # C=4: pool bytes 64..79 = vr[0..15]
