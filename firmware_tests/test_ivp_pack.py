@@ -20,7 +20,6 @@ PROP = settings(max_examples=25, deadline=None, suppress_health_check=[HealthChe
 PROP_XFAIL = settings(max_examples=25, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
                       suppress_health_check=[HealthCheck.too_slow])
 
-# See test_ivp_mac.py: _ivp._win wraps 48/96-bit lanes modulo the C-int `1 << view` (2^16 / 2^0).
 def eq(got, want):
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     assert np.asarray(got).dtype == np.asarray(want).dtype
