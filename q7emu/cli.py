@@ -267,7 +267,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="models that compute expected bytes when --expected is absent (default golden)")
     c.set_defaults(func=cmd_case_new)
     s.set_defaults(func=lambda a: (_ for _ in ()).throw(_UsageError("case: choose a subcommand (new)")))
+
+    # Further command groups live in their own modules; each exposes
+    # register(subparsers, parser_class, usage_error) and adds its subcommands.
+    import importlib
+    for name in _EXTENSION_MODULES:
+        try:
+            mod = importlib.import_module(f".{name}", __package__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__package__}.{name}":
+                raise
+            continue
+        mod.register(sub, _Parser, _UsageError)
     return p
+
+
+#: CLI command modules: cli_trace (trace, profile), cli_explore (explore, listing)
+_EXTENSION_MODULES = ("cli_trace", "cli_explore")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
