@@ -945,3 +945,148 @@ def dextrprn_2x32(vs, vr, i, j):
     cdef pr_t p = 0
     P.dextrprn_2x32(&p, &x, &y, _imm(i, 0, 31, "i"), _imm(j, 0, 31, "j"))
     return int(p)
+
+
+# ------------------------------------------------------------------ cost of one primitive in C
+_SPECIAL = ("sel2nx8i_s4", "sel2nx8i", "dselnx16", "float16nx16t", "cvtf32nxf16_0")
+
+def time_op(str mnemonic, Py_ssize_t iterations=100000):
+    """Mean wall time of one call of primitive `mnemonic` in a nogil C loop, in ns per 512-bit op.
+
+    Each call writes a register distinct from its sources and one byte of the result is fed back
+    into the next call (no dead code); the call is indirect, so the figure includes one
+    function-pointer call (~1-2 ns) and no Python overhead. Covers the
+    register-to-register shapes (vec/vbool/wvec/pr operands); memory ops are not timed here.
+    Returns None for a mnemonic of another shape.
+    """
+    import time
+    cdef vec_t a, b, c, d
+    cdef wvec_t w, w2
+    cdef vbool_t vb = 0x5555555555555555
+    cdef pr_t pr = 0x0001000200034000
+    cdef Py_ssize_t i
+    cdef int k
+    for k in range(64):
+        a.u8[k] = <uint8_t>(k * 7 + 3)
+        b.u8[k] = <uint8_t>(k * 13 + 1)
+        c.u8[k] = <uint8_t>(k & 63)
+        d.u8[k] = <uint8_t>(k * 5)
+    memset(&w, 0, sizeof(w)); w.view = 48
+    memset(&w2, 0, sizeof(w2)); w2.view = 24
+    cdef vvv_fn f3 = NULL
+    cdef vvvv_fn f4 = NULL
+    cdef vvi_fn fi = NULL
+    cdef bvv_fn fb = NULL
+    cdef cmp_fn fc = NULL
+    cdef mov_fn fm = NULL
+    cdef fcmp_fn ff = NULL
+    cdef mac4_fn fw = NULL
+    cdef pack_fn fp = NULL
+    cdef int special = -1
+    table3 = {"add2nx8": 0, "addnx16": 1, "addn_2x32": 2, "sub2nx8": 3, "subnx16": 4, "subn_2x32": 5,
+              "and2nx8": 6, "or2nx8": 7, "xor2nx8": 8, "srlnx16": 9, "srln_2x32": 10, "sllnx16": 11,
+              "sranx16": 12, "slln_2x32": 13, "sran_2x32": 14, "addexpnxf16": 15}
+    cdef vvv_fn t3[16]
+    t3[:] = [P.add2nx8, P.addnx16, P.addn_2x32, P.sub2nx8, P.subnx16, P.subn_2x32, P.and2nx8, P.or2nx8,
+             P.xor2nx8, P.srlnx16, P.srln_2x32, P.sllnx16, P.sranx16, P.slln_2x32, P.sran_2x32, P.addexpnxf16]
+    table_b = {"bmin2nx8": 0, "bminu2nx8": 1, "bmax2nx8": 2, "bmaxu2nx8": 3, "bminnx16": 4, "bminunx16": 5,
+               "bmaxnx16": 6, "bmaxunx16": 7, "bminn_2x32": 8, "bminun_2x32": 9, "bmaxn_2x32": 10,
+               "bmaxun_2x32": 11, "babssubu2nx8": 12, "babssubunx16": 13, "baddnormnx16": 14, "bsubnormnx16": 15}
+    cdef bvv_fn tb[16]
+    tb[:] = [P.bmin2nx8, P.bminu2nx8, P.bmax2nx8, P.bmaxu2nx8, P.bminnx16, P.bminunx16, P.bmaxnx16, P.bmaxunx16,
+             P.bminn_2x32, P.bminun_2x32, P.bmaxn_2x32, P.bmaxun_2x32, P.babssubu2nx8, P.babssubunx16,
+             P.baddnormnx16, P.bsubnormnx16]
+    table_c = {"eq2nx8": 0, "eqnx16": 1, "neqnx16": 2, "ltnx16": 3, "lenx16": 4, "ltunx16": 5, "eqn_2x32": 6,
+               "ltn_2x32": 7, "ltu2nx8": 8}
+    cdef cmp_fn tc[9]
+    tc[:] = [P.eq2nx8, P.eqnx16, P.neqnx16, P.ltnx16, P.lenx16, P.ltunx16, P.eqn_2x32, P.ltn_2x32, P.ltu2nx8]
+    table_m = {"mov2nx8t": 0, "movnx16t": 1, "movn_2x32t": 2, "negnxf16t": 3}
+    cdef mov_fn tm[4]
+    tm[:] = [P.mov2nx8t, P.movnx16t, P.movn_2x32t, P.negnxf16t]
+    table_i = {"sllinx16": 0, "srlinx16": 1, "srainx16": 2, "sllin_2x32": 3, "srlin_2x32": 4, "srain_2x32": 5,
+               "floatn_2x32": 6, "truncn_2xf32": 7, "trunc16nxf16": 8}
+    cdef vvi_fn ti[9]
+    ti[:] = [P.sllinx16, P.srlinx16, P.srainx16, P.sllin_2x32, P.srlin_2x32, P.srain_2x32, P.floatn_2x32,
+             P.truncn_2xf32, P.trunc16nxf16]
+    table_4 = {"sel2nx8": 0, "selnx16": 1, "seln_2x32": 2}
+    cdef vvvv_fn t4[3]
+    t4[:] = [P.sel2nx8, P.selnx16, P.seln_2x32]
+    table_f = {"ultn_2xf32t": 0, "ueqn_2xf32t": 1, "oltnxf16t": 2}
+    cdef fcmp_fn tf[3]
+    tf[:] = [P.ultn_2xf32t, P.ueqn_2xf32t, P.oltnxf16t]
+    table_w = {"mulus4tn16xr16": 0, "mulus4tan16xr16": 1, "mul4tn16xr16": 2, "mul4tan16xr16": 3,
+               "muluupan16xr16": 4, "mulsupn16xr16": 5}
+    cdef mac4_fn tw[6]
+    tw[:] = [P.mulus4tn16xr16, P.mulus4tan16xr16, P.mul4tn16xr16, P.mul4tan16xr16, P.muluupan16xr16,
+             P.mulsupn16xr16]
+    table_p = {"packvrnx48": 0, "packvrunx48": 1, "packvrnrnx48": 2}
+    cdef pack_fn tp[3]
+    tp[:] = [P.packvrnx48, P.packvrunx48, P.packvrnrnx48]
+    if mnemonic in table3:
+        f3 = t3[table3[mnemonic]]
+    elif mnemonic in table_b:
+        fb = tb[table_b[mnemonic]]
+    elif mnemonic in table_c:
+        fc = tc[table_c[mnemonic]]
+    elif mnemonic in table_m:
+        fm = tm[table_m[mnemonic]]
+    elif mnemonic in table_i:
+        fi = ti[table_i[mnemonic]]
+    elif mnemonic in table_4:
+        f4 = t4[table_4[mnemonic]]
+    elif mnemonic in table_f:
+        ff = tf[table_f[mnemonic]]
+    elif mnemonic in table_w:
+        fw = tw[table_w[mnemonic]]
+    elif mnemonic in table_p:
+        fp = tp[table_p[mnemonic]]
+    elif mnemonic in _SPECIAL:
+        special = _SPECIAL.index(mnemonic)
+    else:
+        return None
+    t0 = time.perf_counter_ns()
+    with nogil:
+        for i in range(iterations):
+            if f3 != NULL:
+                f3(&d, &a, &b)
+                a.u8[0] ^= d.u8[0]
+            elif fb != NULL:
+                fb(&vb, &d, &a, &b)
+                a.u8[0] ^= d.u8[0]
+            elif fc != NULL:
+                fc(&vb, &a, &b)
+                a.u8[0] ^= <uint8_t>vb
+            elif fm != NULL:
+                fm(&a, &b, vb)
+                b.u8[1] ^= a.u8[0]
+            elif fi != NULL:
+                fi(&d, &a, 3)
+                a.u8[0] ^= d.u8[0]
+            elif f4 != NULL:
+                f4(&d, &a, &b, &c)
+                a.u8[0] ^= d.u8[0]
+            elif ff != NULL:
+                ff(&vb, &a, &b, vb | 1)
+                a.u8[0] ^= <uint8_t>vb
+            elif fw != NULL:
+                fw(&w, &a, &b, pr)
+                a.u8[0] ^= <uint8_t>w.c[0]
+            elif fp != NULL:
+                fp(&a, &w, 14)
+                w.c[1] ^= a.u8[0]
+            elif special == 0:
+                P.sel2nx8i_s4(&d, &a, &b, 9)
+                a.u8[0] ^= d.u8[0]
+            elif special == 1:
+                P.sel2nx8i(&d, &a, &b, 0)
+                a.u8[0] ^= d.u8[0]
+            elif special == 2:
+                P.dselnx16(&a, &d, &a, &b, &c)
+            elif special == 3:
+                P.float16nx16t(&d, &a, 3, vb)
+                a.u8[0] ^= d.u8[0]
+            else:
+                P.cvtf32nxf16_0(&d, &a)
+                a.u8[0] ^= d.u8[0]
+    t1 = time.perf_counter_ns()
+    return (t1 - t0) / iterations
