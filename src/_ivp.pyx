@@ -953,8 +953,8 @@ _SPECIAL = ("sel2nx8i_s4", "sel2nx8i", "dselnx16", "float16nx16t", "cvtf32nxf16_
 def time_op(str mnemonic, Py_ssize_t iterations=100000):
     """Mean wall time of one call of primitive `mnemonic` in a nogil C loop, in ns per 512-bit op.
 
-    Each call writes a register distinct from its sources and one byte of the result is fed back
-    into the next call (no dead code); the call is indirect, so the figure includes one
+    Each call writes a register distinct from its sources and the next call reads it (the two
+    registers swap roles: no dead code, whole-vector dependencies); the call is indirect, so the figure includes one
     function-pointer call (~1-2 ns) and no Python overhead. Covers the
     register-to-register shapes (vec/vbool/wvec/pr operands); memory ops are not timed here.
     Returns None for a mnemonic of another shape.
@@ -983,6 +983,9 @@ def time_op(str mnemonic, Py_ssize_t iterations=100000):
     cdef mac4_fn fw = NULL
     cdef pack_fn fp = NULL
     cdef int special = -1
+    cdef vec_t* src = &a
+    cdef vec_t* dst = &d
+    cdef vec_t* tmp
     table3 = {"add2nx8": 0, "addnx16": 1, "addn_2x32": 2, "sub2nx8": 3, "subnx16": 4, "subn_2x32": 5,
               "and2nx8": 6, "or2nx8": 7, "xor2nx8": 8, "srlnx16": 9, "srln_2x32": 10, "sllnx16": 11,
               "sranx16": 12, "slln_2x32": 13, "sran_2x32": 14, "addexpnxf16": 15}
@@ -1048,23 +1051,18 @@ def time_op(str mnemonic, Py_ssize_t iterations=100000):
     with nogil:
         for i in range(iterations):
             if f3 != NULL:
-                f3(&d, &a, &b)
-                a.u8[0] ^= d.u8[0]
+                f3(dst, src, &b)
             elif fb != NULL:
-                fb(&vb, &d, &a, &b)
-                a.u8[0] ^= d.u8[0]
+                fb(&vb, dst, src, &b)
             elif fc != NULL:
                 fc(&vb, &a, &b)
                 a.u8[0] ^= <uint8_t>vb
             elif fm != NULL:
-                fm(&a, &b, vb)
-                b.u8[1] ^= a.u8[0]
+                fm(dst, src, vb)
             elif fi != NULL:
-                fi(&d, &a, 3)
-                a.u8[0] ^= d.u8[0]
+                fi(dst, src, 3)
             elif f4 != NULL:
-                f4(&d, &a, &b, &c)
-                a.u8[0] ^= d.u8[0]
+                f4(dst, src, &b, &c)
             elif ff != NULL:
                 ff(&vb, &a, &b, vb | 1)
                 a.u8[0] ^= <uint8_t>vb
@@ -1072,21 +1070,19 @@ def time_op(str mnemonic, Py_ssize_t iterations=100000):
                 fw(&w, &a, &b, pr)
                 a.u8[0] ^= <uint8_t>w.c[0]
             elif fp != NULL:
-                fp(&a, &w, 14)
-                w.c[1] ^= a.u8[0]
+                fp(dst, &w, 14)
             elif special == 0:
-                P.sel2nx8i_s4(&d, &a, &b, 9)
-                a.u8[0] ^= d.u8[0]
+                P.sel2nx8i_s4(dst, src, &b, 9)
             elif special == 1:
-                P.sel2nx8i(&d, &a, &b, 0)
-                a.u8[0] ^= d.u8[0]
+                P.sel2nx8i(dst, src, &b, 0)
             elif special == 2:
-                P.dselnx16(&a, &d, &a, &b, &c)
+                P.dselnx16(dst, &c, src, &b, &c)
             elif special == 3:
-                P.float16nx16t(&d, &a, 3, vb)
-                a.u8[0] ^= d.u8[0]
+                P.float16nx16t(dst, src, 3, vb)
             else:
-                P.cvtf32nxf16_0(&d, &a)
-                a.u8[0] ^= d.u8[0]
+                P.cvtf32nxf16_0(dst, src)
+            tmp = src
+            src = dst
+            dst = tmp
     t1 = time.perf_counter_ns()
     return (t1 - t0) / iterations
