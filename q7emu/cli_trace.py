@@ -221,9 +221,11 @@ def _trace_convert(mode: str, argv: list[str], parser_class: type, usage_error: 
 
 # ---------------------------------------------------------------------- profile
 def cmd_profile(a: argparse.Namespace, usage_error: type) -> int:
-    from .profile import format_profile, plot, profile, write_chrome_trace
+    from .profile import format_profile, plot, profile, require_matplotlib, write_chrome_trace
     from .trace import Recorder
 
+    if a.plot:
+        require_matplotlib()            # fail before running anything
     kw = dict(sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes,
               usage_error=usage_error)
     t0 = time.perf_counter()

@@ -317,14 +317,21 @@ def write_chrome_trace(trace: Trace, path: str | Path, mac_latency: int = MAC_LA
     return p
 
 
-def plot(p: dict[str, Any], path: str | Path, top: int = 30) -> Path:
-    """Op-mix bar chart (PNG). Needs matplotlib (optional extra: ``pip install matplotlib``)."""
+def require_matplotlib() -> Any:
+    """matplotlib.pyplot (Agg backend), or Q7Error naming the optional extra when it is not installed."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise Q7Error("--plot needs matplotlib, which is not installed (pip install matplotlib)") from None
+        raise Q7Error("--plot needs matplotlib, which is not installed "
+                      "(pip install matplotlib, or pip install 'q7emu[plot]')") from None
+    return plt
+
+
+def plot(p: dict[str, Any], path: str | Path, top: int = 30) -> Path:
+    """Op-mix bar chart (PNG). Needs matplotlib (optional extra ``q7emu[plot]``)."""
+    plt = require_matplotlib()
     items = list(p["mnemonics"].items())[:top]
     fig, ax = plt.subplots(figsize=(10, 0.3 * len(items) + 1.5))
     ax.barh([m for m, _ in items][::-1], [n for _, n in items][::-1])

@@ -668,7 +668,7 @@ class Trace:
                     lanes = od["lanes"]
                     if not isinstance(lanes, list):
                         raise TraceError(f"operand {k}: 'lanes' must be a list of hex strings")
-                    data = bytes_from_lanes([str(s) for s in lanes], view)
+                    data = bytes_from_lanes([str(s) for s in lanes], view, KIND_BYTES.get(kind))
                     if not (0 <= reg <= 255 and 0 <= role <= 255):
                         raise TraceError(f"operand {k}: reg / role out of range")
                     oprows.append((n, kind, role, reg, view, len(data), doff))
