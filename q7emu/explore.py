@@ -392,25 +392,20 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
             for r in runs:
                 bar.update(r.ok)
 
+    _SHARED[:] = items
     if jobs == 1 or len(tasks) <= 1:
-        _SHARED[:] = items
         for t in tasks:
             take(_work([t]))
     else:
-        batches = _balance(tasks, jobs)
         try:
             ctx = mp.get_context("fork")
         except ValueError:  # pragma: no cover - platforms without fork
             ctx = None
         if ctx is not None:
-            _SHARED[:] = items
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as ex:
-                futs = [ex.submit(_work, b) for b in batches]
-                for f in as_completed(futs):
-                    take(f.result())
+            _run_forked(ctx, tasks, jobs, take)
         else:  # pragma: no cover
             with ProcessPoolExecutor(max_workers=jobs) as ex:
-                futs = [ex.submit(_work_spawn, items, b) for b in batches]
+                futs = [ex.submit(_work_spawn, items, b) for b in _balance(tasks, jobs)]
                 for f in as_completed(futs):
                     take(f.result())
     bar.close()
@@ -423,6 +418,69 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     result.runs, result.jobs = nruns, jobs
     result.seconds = time.perf_counter() - t0
     return result
+
+
+def _run_forked(ctx: Any, tasks: list, jobs: int, take: Any) -> None:
+    """Run ``tasks`` in the parent plus ``jobs - 1`` forked children that inherit the case list (nothing is
+    pickled on the way in). Work is handed out one case at a time, largest first, through a shared counter;
+    each child sends its results back through a pipe as it goes. A child that dies leaves its cases to the
+    parent, which runs whatever was not reported."""
+    import gc
+    order = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][2]))
+    counter = ctx.Value("i", 0, lock=True)
+
+    def next_task() -> int | None:
+        with counter.get_lock():
+            k = counter.value
+            counter.value = k + 1
+        return order[k] if k < len(order) else None
+
+    def child(conn) -> None:
+        try:
+            while (i := next_task()) is not None:
+                conn.send(_work([tasks[i]]))
+            conn.send(None)
+        finally:
+            conn.close()
+
+    gc.freeze()         # keep the children's garbage collector off the inherited heap (no copy-on-write storm)
+    procs, conns = [], []
+    try:
+        for _ in range(jobs - 1):
+            r, w = ctx.Pipe(duplex=False)
+            p = ctx.Process(target=child, args=(w,), daemon=True)
+            p.start()
+            w.close()
+            procs.append(p)
+            conns.append(r)
+    finally:
+        gc.unfreeze()
+    done: set[int] = set()
+
+    def drain(block: bool) -> None:
+        for c in list(conns):
+            while block or c.poll():
+                try:
+                    msg = c.recv()
+                except (EOFError, OSError):
+                    msg = None
+                if msg is None:
+                    conns.remove(c)
+                    break
+                done.update(idx for idx, _, _ in msg)
+                take(msg)
+
+    while (i := next_task()) is not None:
+        res = _work([tasks[i]])
+        done.add(i)
+        take(res)
+        drain(False)
+    drain(True)
+    for p in procs:
+        p.join()
+    for i in range(len(tasks)):      # anything a dead child took but never reported
+        if i not in done:
+            take(_work([tasks[i]]))
 
 
 def _balance(tasks: list, jobs: int) -> list[list]:
