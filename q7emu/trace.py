@@ -762,7 +762,7 @@ class Recorder:
         info = {"kernel": kernel, "kernel_id": KERNEL_IDS.get(kernel, 0), "knobs": dict(knobs or {}),
                 "window": list(self.window) if self.window is not None else None,
                 "ops": list(self.ops) if self.ops is not None else None}
-        self.raw_runs.append((bytes(raw or b""), info))
+        self.raw_runs.append((raw if raw is not None else b"", info))  # bytes-like, kept without a copy
         self._trace = None
 
     @property

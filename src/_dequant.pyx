@@ -28,6 +28,7 @@ from q7trace cimport *
 
 include "kernel_ops.pxi"
 include "kernel_fp8.pxi"
+include "trace_buffer.pxi"
 
 # ---------------------------------------------------------------------------- register map
 # Shared with QuantizeMX (kernel_fp8.pxi): constants v0..v8 (v6 = kEB here), vSIG/vEXP/vSGN/vT0..vT3
@@ -454,6 +455,6 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
                     proc_6bit_non_mx(&tr, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
         if tr.failed:
             raise MemoryError("trace buffer allocation failed")
-        return (<char*>tr.buf)[:tr.len] if tr.len else b""
+        return take_trace(&tr)
     finally:
-        free(tr.buf)
+        q7_buf_free(tr.buf, tr.cap)

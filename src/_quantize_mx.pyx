@@ -26,6 +26,7 @@ from q7trace cimport *
 
 include "kernel_ops.pxi"
 include "kernel_fp8.pxi"
+include "trace_buffer.pxi"
 
 # ---------------------------------------------------------------------------- register map
 cdef enum:
@@ -296,6 +297,6 @@ def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale,
                                &data[8 * rb, 0], ncols, &scale[srow, 0])
         if tr.failed:
             raise MemoryError("trace buffer allocation failed")
-        return (<char*>tr.buf)[:tr.len] if tr.len else b""
+        return take_trace(&tr)
     finally:
-        free(tr.buf)
+        q7_buf_free(tr.buf, tr.cap)
