@@ -289,7 +289,7 @@ def test_multiple_runs_and_subset():
     t = rec.trace
     assert [r["kernel"] for r in t.runs] == ["proc_4bit_non_mx", "proc_6bit_non_mx"]
     assert t.records["run"][0] == 0 and t.records["run"][-1] == 1 and t.records["seq"][-1] < len(t)
-    assert t.to_raw(run=1) == rec.raw_runs[1][0]
+    assert t.to_raw(run=1) == bytes(rec.raw_runs[1][0])
     buf = io.StringIO()
     t.to_jsonl(buf)
     assert Trace.from_jsonl(io.StringIO(buf.getvalue())).to_bytes() == t.to_bytes()
