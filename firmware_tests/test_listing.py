@@ -18,6 +18,7 @@ KIND = {1: "vec", 2: "wvec", 3: "vbool", 4: "pr", 5: "scalar"}
 
 def parse_trace(raw: bytes) -> list[tuple]:
     """Raw trace records (src/q7trace.pxd) -> (partition, bundle, mnemonic, [(kind, role, reg, scalar)])."""
+    raw = bytes(memoryview(raw))
     out, off = [], 0
     while off < len(raw):
         seq, bundle, kernel, nops, nbytes, part = struct.unpack_from("<IHBBII", raw, off)
