@@ -34,7 +34,7 @@ PACK_FAMILIES = {"packvr": {"packvr2nx24", "packvrnx48", "packvru2nx24", "packvr
 SUPPORT = "lv2nx8_ip lav2nx8_xp sv2nx8_ip sav2nx8_xp and2nx8 or2nx8 xor2nx8 sllinx16 srlinx16 srainx16 " \
           "srlnx16 sllnx16 sranx16 add2nx8 addnx16 addn_2x32 sub2nx8 subnx16 subn_2x32".split()
 
-PROVENANCES = ("SPEC HIGH", "SPEC MED", "q7emu choice")
+PROVENANCES = ("SPEC HIGH", "SPEC MED", "ANCHORS HIGH", "q7emu choice")
 
 
 def _names():

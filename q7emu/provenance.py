@@ -16,7 +16,7 @@
   - ``q7emu``: SPEC does not place the op in this path; it is part of q7emu's reconstruction.
 
 * :func:`primitive_class` / :func:`format_ops_table`: every IVP primitive's semantics provenance as one
-  of SPEC HIGH, SPEC MED, q7emu choice (from :func:`q7emu.ivp.catalog`), plus the kernels that issue it.
+  of SPEC HIGH, SPEC MED, ANCHORS HIGH, q7emu choice (from :func:`q7emu.ivp.catalog`), plus the kernels that issue it.
 * :data:`KNOB_FACTS` / :data:`OUTPUT_BASIS`: which output bytes rest on firmware facts and which on a
   model knob (MODEL.md), with the SPEC open question each knob stands for.
 """
@@ -193,11 +193,14 @@ OUTPUT_BASIS: tuple[OutputBasis, ...] = (
 
 
 # ---------------------------------------------------------------------- primitives
-PRIMITIVE_CLASSES = ("SPEC HIGH", "SPEC MED", "q7emu choice")
+PRIMITIVE_CLASSES = ("SPEC HIGH", "SPEC MED", "ANCHORS HIGH", "q7emu choice")
 
 
 def primitive_class(provenance: str) -> str:
-    """Map an ``ivp.catalog()`` provenance string to SPEC HIGH / SPEC MED / q7emu choice."""
+    """Map an ``ivp.catalog()`` provenance string to SPEC HIGH / SPEC MED / ANCHORS HIGH / q7emu choice.
+
+    ANCHORS HIGH: semantics taken from the Cadence cstub probes quoted in ANCHORS.md §7 (functional-model
+    truth, not a firmware fact of SPEC.md)."""
     for c in PRIMITIVE_CLASSES:
         if provenance.startswith(c):
             return c
@@ -237,7 +240,7 @@ _KABBR = {"proc_4bit_non_mx": "4nm", "proc_4bit_mx_8": "mx8", "proc_6bit_non_mx"
 
 
 def format_ops_table() -> str:
-    """The ``q7emu ops`` table: mnemonic, provenance (SPEC HIGH / SPEC MED / q7emu choice), the kernels that
+    """The ``q7emu ops`` table: mnemonic, provenance (SPEC HIGH / SPEC MED / ANCHORS HIGH / q7emu choice), the kernels that
     issue it (4nm proc_4bit_non_mx, mx8 proc_4bit_mx_8, 6nm proc_6bit_non_mx, qmx quantize_mx), semantics."""
     rows = primitive_rows()
     w = max((len(r.mnemonic) for r in rows), default=8)

@@ -433,47 +433,47 @@ def repnx16(vs, lane):
 
 # ------------------------------------------------------------------ integer ALU
 def add2nx8(vs, vr):
-    """vt = vs + vr on 8-bit lanes, wrapping. ANCHORS §7 (IVP_ADD2NX8U); provenance: SPEC HIGH"""
+    """vt = vs + vr on 8-bit lanes, wrapping. ANCHORS §7 (IVP_ADD2NX8U); provenance: ANCHORS HIGH (Cadence cstub probe)"""
     return _vvv(P.add2nx8, vs, vr, "u8")
 
 
 def addnx16(vs, vr):
-    """vt = vs + vr on 16-bit lanes, wrapping. ANCHORS §7 (IVP_ADDNX16U); provenance: SPEC HIGH"""
+    """vt = vs + vr on 16-bit lanes, wrapping. ANCHORS §7 (IVP_ADDNX16U); provenance: ANCHORS HIGH (Cadence cstub probe)"""
     return _vvv(P.addnx16, vs, vr, "u16")
 
 
 def addn_2x32(vs, vr):
-    """vt = vs + vr on 32-bit lanes, wrapping. SPEC §6.2; provenance: SPEC HIGH"""
+    """vt = vs + vr on 32-bit lanes, wrapping. ANCHORS §7 (IVP_ADD*/SUB* wrap); provenance: ANCHORS HIGH (Cadence cstub probe, same family)"""
     return _vvv(P.addn_2x32, vs, vr, "u32")
 
 
 def sub2nx8(vs, vr):
-    """vt = vs - vr on 8-bit lanes, wrapping. ANCHORS §7 (IVP_SUB2NX8U); provenance: SPEC HIGH"""
+    """vt = vs - vr on 8-bit lanes, wrapping. ANCHORS §7 (IVP_SUB2NX8U); provenance: ANCHORS HIGH (Cadence cstub probe)"""
     return _vvv(P.sub2nx8, vs, vr, "u8")
 
 
 def subnx16(vs, vr):
-    """vt = vs - vr on 16-bit lanes, wrapping. SPEC §6.2; provenance: SPEC HIGH"""
+    """vt = vs - vr on 16-bit lanes, wrapping. ANCHORS §7 (IVP_ADD*/SUB* wrap); provenance: ANCHORS HIGH (Cadence cstub probe, same family)"""
     return _vvv(P.subnx16, vs, vr, "u16")
 
 
 def subn_2x32(vs, vr):
-    """vt = vs - vr on 32-bit lanes, wrapping. SPEC §6.2; provenance: SPEC HIGH"""
+    """vt = vs - vr on 32-bit lanes, wrapping. ANCHORS §7 (IVP_ADD*/SUB* wrap); provenance: ANCHORS HIGH (Cadence cstub probe, same family)"""
     return _vvv(P.subn_2x32, vs, vr, "u32")
 
 
 def and2nx8(vs, vr):
-    """vt = vs & vr over all 512 bits. SPEC §6.2; provenance: SPEC HIGH"""
+    """vt = vs & vr over all 512 bits. SPEC §6.1 vec register; provenance: q7emu choice (bitwise ops are not described by the facts)"""
     return _vvv(P.and2nx8, vs, vr, "u8")
 
 
 def or2nx8(vs, vr):
-    """vt = vs | vr over all 512 bits. SPEC §6.2; provenance: SPEC HIGH"""
+    """vt = vs | vr over all 512 bits. SPEC §6.1 vec register; provenance: q7emu choice (bitwise ops are not described by the facts)"""
     return _vvv(P.or2nx8, vs, vr, "u8")
 
 
 def xor2nx8(vs, vr):
-    """vt = vs ^ vr over all 512 bits. SPEC §6.2; provenance: SPEC HIGH"""
+    """vt = vs ^ vr over all 512 bits. SPEC §6.1 vec register; provenance: q7emu choice (bitwise ops are not described by the facts)"""
     return _vvv(P.xor2nx8, vs, vr, "u8")
 
 
@@ -547,7 +547,7 @@ def eq2nx8(vs, vr):
 
 
 def ltu2nx8(vs, vr):
-    """vb[k] = vs[k] < vr[k], unsigned 8-bit lanes. ANCHORS §7 (IVP_LTU2NX8); provenance: SPEC HIGH"""
+    """vb[k] = vs[k] < vr[k], unsigned 8-bit lanes. ANCHORS §7 (IVP_LTU2NX8); provenance: ANCHORS HIGH (Cadence cstub probe)"""
     return _cmp(P.ltu2nx8, vs, vr, "u8")
 
 
@@ -740,7 +740,7 @@ def mulsupn16xr16(va, vb, pr):
 
 def muluspa2n8xr16(acc, va, vb, pr):
     """wv24[i] += va.u8[i] * hi16(w) + vb.u8[i] * lo16(w), w = pr bits [0, 32), weights signed.
-    ANCHORS §7 (IVP_MULUSPA2N8XR16), SPEC §3.6 @0x6c4b; provenance: SPEC HIGH"""
+    ANCHORS §7 (IVP_MULUSPA2N8XR16), SPEC §3.6 @0x6c4b; provenance: ANCHORS HIGH (Cadence cstub probe)"""
     cdef wvec_t w = _win(acc if acc is not None else [0] * 64, 24, "acc")
     cdef vec_t x = _vec(va, "u8", "va"), y = _vec(vb, "u8", "vb")
     P.muluspa2n8xr16(&w, &x, &y, _pr(pr))
