@@ -75,13 +75,11 @@ def _int(text: str) -> int:
 # ---------------------------------------------------------------------- commands
 def cmd_ops(args: argparse.Namespace) -> int:
     try:
-        from . import ivp
+        from .provenance import format_ops_table
+        table = format_ops_table()
     except ImportError as e:
         raise Q7Error(f"q7emu.ivp is not available ({e})") from None
-    rows = list(ivp.list())
-    width = max((len(str(r[0])) for r in rows), default=8)
-    for row in rows:
-        print(f"{str(row[0]):<{width}}  " + "  ".join(str(x) for x in row[1:]))
+    print(table)
     return EXIT_OK
 
 
@@ -215,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"q7emu {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    s = sub.add_parser("ops", help="list the IVP primitives (mnemonic, semantics)")
+    s = sub.add_parser("ops", help="list the IVP primitives (mnemonic, provenance, kernels, semantics)")
     s.set_defaults(func=cmd_ops)
 
     s = sub.add_parser("decode", help="decode a 64-byte record and show its validity clause by clause")
@@ -267,7 +265,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="models that compute expected bytes when --expected is absent (default golden)")
     c.set_defaults(func=cmd_case_new)
     s.set_defaults(func=lambda a: (_ for _ in ()).throw(_UsageError("case: choose a subcommand (new)")))
+
+    # Further command groups live in their own modules; each exposes
+    # register(subparsers, parser_class, usage_error) and adds its subcommands.
+    import importlib
+    for name in _EXTENSION_MODULES:
+        try:
+            mod = importlib.import_module(f".{name}", __package__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__package__}.{name}":
+                raise
+            continue
+        mod.register(sub, _Parser, _UsageError)
     return p
+
+
+#: CLI command modules: cli_trace (trace, profile), cli_explore (explore, listing)
+_EXTENSION_MODULES = ("cli_trace", "cli_explore")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from . import _ivp
 from ._ivp import *  # noqa: F401,F403  (the mnemonic wrappers)
 
-_HELPERS = {"wvec_raw", "wvec_view", "la2nx8_stream"}
+_HELPERS = {"wvec_raw", "wvec_view", "la2nx8_stream", "time_op"}
 _REF = re.compile(r"\s((?:SPEC|ANCHORS) §.*)$", re.S)
 
 

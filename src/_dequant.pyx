@@ -27,19 +27,14 @@ cimport q7ivp as P
 from q7trace cimport *
 
 include "kernel_ops.pxi"
+include "kernel_fp8.pxi"
+include "trace_buffer.pxi"
 
 # ---------------------------------------------------------------------------- register map
-# Constants ("rodata", loaded by lv2nx8_i at kernel entry): v0..v19. Working registers: v20..v31.
+# Shared with QuantizeMX (kernel_fp8.pxi): constants v0..v8 (v6 = kEB here), vSIG/vEXP/vSGN/vT0..vT3
+# = v23..v29, vbF / vbG. Constants ("rodata", loaded by lv2nx8_i at kernel entry): v0..v19.
 cdef enum:
-    kZERO = 0      # 0
-    kONE = 1       # 1 (16-bit lanes)
-    kA = 2         # 1 - BIAS(out)        narrow: subnormal shift / exponent field
-    kSH0 = 3       # 15 - M(out)          narrow: significand right shift for a normal result
-    kCLAMP = 4     # 17                   narrow: largest useful shift
-    kMAX = 5       # largest finite FP8 code (0x7B E5M2, 0x7E E4M3)
     kEB = 6        # exponent bias removed after decode (15 fp16; +127 under MX)
-    k8000 = 7      # hidden bit of SIG
-    kZEXP = 8      # EXP of zero (-16384)
     # format-specific constants v9..v12
     kF0 = 9
     kF1 = 10
@@ -53,23 +48,13 @@ cdef enum:
     kP4 = 17
     kP5 = 18
     kP6 = 19
-    # working registers
+    # working registers (v23..v29 are kernel_fp8.pxi's)
     vIN = 20
     vCB = 21
     vCODE = 22
-    vSIG = 23
-    vEXP = 24
-    vSGN = 25
-    vT0 = 26
-    vT1 = 27
-    vT2 = 28
-    vT3 = 29
     vOLO = 30
     vOHI = 31
-    # vbool registers
-    vbALL = 0
-    vbF = 1        # scratch flag output of bmin / bmax
-    vbG = 2        # second scratch flag
+    # vbool registers (vbALL, vbF, vbG: kernel_fp8.pxi)
     vbSUB = 3      # subnormal-code lanes
     vbZ = 4        # zero lanes
     vbNAN = 5      # NaN-scale byte lanes
@@ -114,15 +99,6 @@ cdef struct KCfg:
 
 
 # ============================================================================ shared sequences
-cdef inline void load_rodata(TR tr, regfile_t* rf, const KCfg* cfg) noexcept nogil:
-    # B0: constant vectors from rodata
-    cdef int c
-    for c in range(cfg.nconst):
-        I_lv2nx8_i(tr, rf, 0, c, <const uint8_t*>cfg.rodata, 64 * c)
-    # B0: vbALL = (0 == 0): the all-true predicate
-    CMP(tr, rf, 0, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbALL, kZERO, kZERO)
-
-
 cdef inline void split_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
     """fp16 magnitude in vSIG (normal or zero) -> vSIG (hidden bit at 15), vEXP = e - kEB."""
     # b+0: exponent field, significand bits moved up under the hidden bit, zero test
@@ -135,47 +111,6 @@ cdef inline void split_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
     # b+2: zeros get SIG 0 and the far-below exponent
     MOVT(tr, rf, b + 2, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vEXP, kZEXP, vbZ)
     MOVT(tr, rf, b + 2, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vSIG, kZERO, vbZ)
-
-
-cdef inline void narrow_fp8(TR tr, regfile_t* rf, int b, int m_bits, int out) noexcept nogil:
-    """(vSIG, vEXP, vSGN) -> FP8 code | sign in 16-bit lanes of `out`: RNE, saturating.
-    Clobbers vT0..vT3 and vEXP."""
-    # b+0: d = (1-BIAS) - EXP (subnormal depth), e = EXP - (1-BIAS) (exponent field + 1 - 1)
-    V3(tr, rf, b, "subnx16", P.subnx16, VIEW_NX16, vT0, kA, vEXP)
-    V3(tr, rf, b, "subnx16", P.subnx16, VIEW_NX16, vT1, vEXP, kA)
-    # b+1: clamp both at 0 (flags unused)
-    BV(tr, rf, b + 1, "bmaxnx16", P.bmaxnx16, VIEW_NX16, VIEW_VB16, vbF, vT0, vT0, kZERO)
-    BV(tr, rf, b + 1, "bmaxnx16", P.bmaxnx16, VIEW_NX16, VIEW_VB16, vbG, vT1, vT1, kZERO)
-    # b+2: total right shift sh = d + 15 - M; exponent field moved to its place
-    V3(tr, rf, b + 2, "addnx16", P.addnx16, VIEW_NX16, vT0, vT0, kSH0)
-    VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT1, vT1, m_bits)
-    # b+3: shifts past 17 all give 0 with round bit 0
-    BV(tr, rf, b + 3, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT0, vT0, kCLAMP)
-    # b+4: q = SIG >> sh ; sh - 1
-    V3(tr, rf, b + 4, "srlnx16", P.srlnx16, VIEW_NX16, vT2, vSIG, vT0)
-    V3(tr, rf, b + 4, "subnx16", P.subnx16, VIEW_NX16, vEXP, vT0, kONE)
-    # b+5: round bit (SIG >> (sh-1)), 1 << (sh-1)
-    V3(tr, rf, b + 5, "srlnx16", P.srlnx16, VIEW_NX16, vT3, vSIG, vEXP)
-    V3(tr, rf, b + 5, "sllnx16", P.sllnx16, VIEW_NX16, vEXP, kONE, vEXP)
-    # b+6: code without rounding = field + q ; q odd ; sticky mask
-    V3(tr, rf, b + 6, "addnx16", P.addnx16, VIEW_NX16, vT1, vT1, vT2)
-    V3(tr, rf, b + 6, "and2nx8", P.and2nx8, VIEW_NX16, vT2, vT2, kONE)
-    V3(tr, rf, b + 6, "subnx16", P.subnx16, VIEW_NX16, vEXP, vEXP, kONE)
-    # b+7: round bit ; sticky bits
-    V3(tr, rf, b + 7, "and2nx8", P.and2nx8, VIEW_NX16, vT3, vT3, kONE)
-    V3(tr, rf, b + 7, "and2nx8", P.and2nx8, VIEW_NX16, vEXP, vSIG, vEXP)
-    # b+8: sticky != 0 -> 1
-    BV(tr, rf, b + 8, "bminunx16", P.bminunx16, VIEW_NX16, VIEW_VB16, vbF, vEXP, vEXP, kONE)
-    # b+9: sticky | odd
-    V3(tr, rf, b + 9, "or2nx8", P.or2nx8, VIEW_NX16, vEXP, vEXP, vT2)
-    # b+10: round up = round bit & (sticky | odd)
-    V3(tr, rf, b + 10, "and2nx8", P.and2nx8, VIEW_NX16, vEXP, vEXP, vT3)
-    # b+11: RNE
-    V3(tr, rf, b + 11, "addnx16", P.addnx16, VIEW_NX16, vT1, vT1, vEXP)
-    # b+12: SATURATE to the largest finite code
-    BV(tr, rf, b + 12, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT1, vT1, kMAX)
-    # b+13: sign
-    V3(tr, rf, b + 13, "or2nx8", P.or2nx8, VIEW_NX16, out, vT1, vSGN)
 
 
 cdef inline void decode_codes(TR tr, regfile_t* rf, int b, const KCfg* cfg) noexcept nogil:
@@ -253,7 +188,7 @@ cdef void proc_4bit_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t*
     """1 source word (8 nibble codes) -> 2 destination words (8 FP8); 32 source bytes per pass."""
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
     cdef int h, n
-    load_rodata(tr, rf, cfg)
+    load_rodata(tr, rf, cfg.rodata, cfg.nconst)
     while left > 0:
         n = 32 if left > 32 else <int>left
         # B1: load 32 packed bytes (tail: n < 32, zero-filled)
@@ -276,7 +211,7 @@ cdef void proc_6bit_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t*
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
     cdef int h, n
     # num_groups = num_elem / 3 (the 4:3 reciprocal 0xAAAB), counted in 12-byte triples of words
-    load_rodata(tr, rf, cfg)
+    load_rodata(tr, rf, cfg.rodata, cfg.nconst)
     while left > 0:
         n = 48 if left > 48 else <int>left
         # B1: load 48 packed bytes (tail: 12 / 24 / 36)
@@ -306,7 +241,7 @@ cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* s
     cdef uint32_t num_groups = <uint32_t>((<uint64_t>num_elem * 0xCCCCCCCDu) >> 34)
     cdef uint32_t left = num_groups
     cdef int h, n
-    load_rodata(tr, rf, cfg)
+    load_rodata(tr, rf, cfg.rodata, cfg.nconst)
     # B0: pr1 = the block-scale significand: E8M0 scales are 2^(s-127) x 1.0, and 1.0 = 0x4000 in
     # Q1.14 as the single non-zero tap (pr = 0x0000_0000_0000_4000): 1 >> 16 << 14 in lane 0
     VI(tr, rf, 0, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, kONE, 16)
@@ -520,6 +455,6 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
                     proc_6bit_non_mx(&tr, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
         if tr.failed:
             raise MemoryError("trace buffer allocation failed")
-        return (<char*>tr.buf)[:tr.len] if tr.len else b""
+        return take_trace(&tr)
     finally:
-        free(tr.buf)
+        q7_buf_free(tr.buf, tr.cap)

@@ -99,15 +99,25 @@ cdef object _wout(wvec_t* w):
 
 
 cdef wvec_t _win(object lanes, int view, str name="wv") except *:
-    """Lanes of `view` bits (ints; wrapped modulo 2^view) -> wvec."""
+    """Lanes of `view` bits (integers; wrapped modulo 2^view) -> wvec."""
     cdef wvec_t w
+    if view not in (24, 48, 96):
+        raise InvalidArgument("view", view, "a wvec lane view is 24, 48 or 96 bits")
     cdef int n = {24: 64, 48: 32, 96: 16}[view]
-    vals = [int(x) for x in lanes]
-    if len(vals) != n:
-        raise InvalidArgument(name, len(vals), f"a {view}-bit wvec view has {n} lanes")
+    arr = np.asarray(lanes, dtype=object) if not isinstance(lanes, np.ndarray) else lanes
+    if arr.ndim != 1 or len(arr) != n:
+        raise InvalidArgument(name, getattr(arr, "shape", None), f"a {view}-bit wvec view has {n} lanes")
+    if isinstance(arr, np.ndarray) and arr.dtype != object and arr.dtype.kind not in "iu":
+        raise InvalidArgument(name, str(arr.dtype), "wvec lanes must be integers")
+    vals = []
+    for x in arr:
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            raise InvalidArgument(name, type(x).__name__, "wvec lanes must be integers")
+        vals.append(int(x))
+    modulus = 1 << int(view)
     raw = bytearray()
     for x in vals:
-        raw += (x % (1 << view)).to_bytes(view // 8, "little")
+        raw += (x % modulus).to_bytes(view // 8, "little")
     cdef const uint8_t[::1] b = bytes(raw)
     wvec_from_raw(&w, &b[0], view)
     return w
@@ -262,6 +272,8 @@ def la2nx8_stream(mem, Py_ssize_t off, int count):
     each output byte j = byte (off%64 + j) of {carry row || next aligned row}.
     SPEC §6.2 Loads (B06), ANCHORS §7 (LA_PP / LAV_XP); provenance: SPEC HIGH"""
     buf = _as_buf(mem)
+    if off < 0 or count < 0:
+        raise InvalidArgument("off", off, "the stream offset and count must be >= 0")
     cdef Py_ssize_t base_row = off & ~63
     cdef Py_ssize_t need_end = base_row + 64 * (count + 1)
     padded = np.zeros(max(need_end, len(buf)), dtype=np.uint8)
@@ -358,8 +370,6 @@ def sel2nx8i_s4(vs, vr, imm):
     """Nibble unpack: vt.16[k] = nibble ((k&1)^H) of pool byte 16*C + (k>>1), zero/sign-extended;
     imm = S<<4 | H<<3 | C. SPEC §8.2.8, seed @0x010051a9; provenance: q7emu choice"""
     cdef int i = _imm(imm, 0, 31, "imm")
-    if i & 4:
-        raise InvalidArgument("imm", i, "sel2nx8i_s4 imm bit 2 is reserved (imm = S<<4 | H<<3 | C, C < 8)")
     cdef vec_t a = _vec(vs, "u8", "vs"), b = _vec(vr, "u8", "vr"), t
     P.sel2nx8i_s4(&t, &a, &b, i)
     return _out(&t, "s16" if i & 16 else "u16")
@@ -423,47 +433,47 @@ def repnx16(vs, lane):
 
 # ------------------------------------------------------------------ integer ALU
 def add2nx8(vs, vr):
-    """vt = vs + vr on 8-bit lanes, wrapping. ANCHORS §7 (IVP_ADD2NX8U); provenance: SPEC HIGH"""
+    """vt = vs + vr on 8-bit lanes, wrapping. ANCHORS §7 (IVP_ADD2NX8U); provenance: ANCHORS HIGH (Cadence cstub probe)"""
     return _vvv(P.add2nx8, vs, vr, "u8")
 
 
 def addnx16(vs, vr):
-    """vt = vs + vr on 16-bit lanes, wrapping. ANCHORS §7 (IVP_ADDNX16U); provenance: SPEC HIGH"""
+    """vt = vs + vr on 16-bit lanes, wrapping. ANCHORS §7 (IVP_ADDNX16U); provenance: ANCHORS HIGH (Cadence cstub probe)"""
     return _vvv(P.addnx16, vs, vr, "u16")
 
 
 def addn_2x32(vs, vr):
-    """vt = vs + vr on 32-bit lanes, wrapping. SPEC §6.2; provenance: SPEC HIGH"""
+    """vt = vs + vr on 32-bit lanes, wrapping. ANCHORS §7 (IVP_ADD*/SUB* wrap); provenance: ANCHORS HIGH (Cadence cstub probe, same family)"""
     return _vvv(P.addn_2x32, vs, vr, "u32")
 
 
 def sub2nx8(vs, vr):
-    """vt = vs - vr on 8-bit lanes, wrapping. ANCHORS §7 (IVP_SUB2NX8U); provenance: SPEC HIGH"""
+    """vt = vs - vr on 8-bit lanes, wrapping. ANCHORS §7 (IVP_SUB2NX8U); provenance: ANCHORS HIGH (Cadence cstub probe)"""
     return _vvv(P.sub2nx8, vs, vr, "u8")
 
 
 def subnx16(vs, vr):
-    """vt = vs - vr on 16-bit lanes, wrapping. SPEC §6.2; provenance: SPEC HIGH"""
+    """vt = vs - vr on 16-bit lanes, wrapping. ANCHORS §7 (IVP_ADD*/SUB* wrap); provenance: ANCHORS HIGH (Cadence cstub probe, same family)"""
     return _vvv(P.subnx16, vs, vr, "u16")
 
 
 def subn_2x32(vs, vr):
-    """vt = vs - vr on 32-bit lanes, wrapping. SPEC §6.2; provenance: SPEC HIGH"""
+    """vt = vs - vr on 32-bit lanes, wrapping. ANCHORS §7 (IVP_ADD*/SUB* wrap); provenance: ANCHORS HIGH (Cadence cstub probe, same family)"""
     return _vvv(P.subn_2x32, vs, vr, "u32")
 
 
 def and2nx8(vs, vr):
-    """vt = vs & vr over all 512 bits. SPEC §6.2; provenance: SPEC HIGH"""
+    """vt = vs & vr over all 512 bits. SPEC §6.1 vec register; provenance: q7emu choice (bitwise ops are not described by the facts)"""
     return _vvv(P.and2nx8, vs, vr, "u8")
 
 
 def or2nx8(vs, vr):
-    """vt = vs | vr over all 512 bits. SPEC §6.2; provenance: SPEC HIGH"""
+    """vt = vs | vr over all 512 bits. SPEC §6.1 vec register; provenance: q7emu choice (bitwise ops are not described by the facts)"""
     return _vvv(P.or2nx8, vs, vr, "u8")
 
 
 def xor2nx8(vs, vr):
-    """vt = vs ^ vr over all 512 bits. SPEC §6.2; provenance: SPEC HIGH"""
+    """vt = vs ^ vr over all 512 bits. SPEC §6.1 vec register; provenance: q7emu choice (bitwise ops are not described by the facts)"""
     return _vvv(P.xor2nx8, vs, vr, "u8")
 
 
@@ -537,7 +547,7 @@ def eq2nx8(vs, vr):
 
 
 def ltu2nx8(vs, vr):
-    """vb[k] = vs[k] < vr[k], unsigned 8-bit lanes. ANCHORS §7 (IVP_LTU2NX8); provenance: SPEC HIGH"""
+    """vb[k] = vs[k] < vr[k], unsigned 8-bit lanes. ANCHORS §7 (IVP_LTU2NX8); provenance: ANCHORS HIGH (Cadence cstub probe)"""
     return _cmp(P.ltu2nx8, vs, vr, "u8")
 
 
@@ -730,7 +740,7 @@ def mulsupn16xr16(va, vb, pr):
 
 def muluspa2n8xr16(acc, va, vb, pr):
     """wv24[i] += va.u8[i] * hi16(w) + vb.u8[i] * lo16(w), w = pr bits [0, 32), weights signed.
-    ANCHORS §7 (IVP_MULUSPA2N8XR16), SPEC §3.6 @0x6c4b; provenance: SPEC HIGH"""
+    ANCHORS §7 (IVP_MULUSPA2N8XR16), SPEC §3.6 @0x6c4b; provenance: ANCHORS HIGH (Cadence cstub probe)"""
     cdef wvec_t w = _win(acc if acc is not None else [0] * 64, 24, "acc")
     cdef vec_t x = _vec(va, "u8", "va"), y = _vec(vb, "u8", "vb")
     P.muluspa2n8xr16(&w, &x, &y, _pr(pr))
@@ -935,3 +945,144 @@ def dextrprn_2x32(vs, vr, i, j):
     cdef pr_t p = 0
     P.dextrprn_2x32(&p, &x, &y, _imm(i, 0, 31, "i"), _imm(j, 0, 31, "j"))
     return int(p)
+
+
+# ------------------------------------------------------------------ cost of one primitive in C
+_SPECIAL = ("sel2nx8i_s4", "sel2nx8i", "dselnx16", "float16nx16t", "cvtf32nxf16_0")
+
+def time_op(str mnemonic, Py_ssize_t iterations=100000):
+    """Mean wall time of one call of primitive `mnemonic` in a nogil C loop, in ns per 512-bit op.
+
+    Each call writes a register distinct from its sources and the next call reads it (the two
+    registers swap roles: no dead code, whole-vector dependencies); the call is indirect, so the figure includes one
+    function-pointer call (~1-2 ns) and no Python overhead. Covers the
+    register-to-register shapes (vec/vbool/wvec/pr operands); memory ops are not timed here.
+    Returns None for a mnemonic of another shape.
+    """
+    import time
+    cdef vec_t a, b, c, d
+    cdef wvec_t w, w2
+    cdef vbool_t vb = 0x5555555555555555
+    cdef pr_t pr = 0x0001000200034000
+    cdef Py_ssize_t i
+    cdef int k
+    for k in range(64):
+        a.u8[k] = <uint8_t>(k * 7 + 3)
+        b.u8[k] = <uint8_t>(k * 13 + 1)
+        c.u8[k] = <uint8_t>(k & 63)
+        d.u8[k] = <uint8_t>(k * 5)
+    memset(&w, 0, sizeof(w)); w.view = 48
+    memset(&w2, 0, sizeof(w2)); w2.view = 24
+    cdef vvv_fn f3 = NULL
+    cdef vvvv_fn f4 = NULL
+    cdef vvi_fn fi = NULL
+    cdef bvv_fn fb = NULL
+    cdef cmp_fn fc = NULL
+    cdef mov_fn fm = NULL
+    cdef fcmp_fn ff = NULL
+    cdef mac4_fn fw = NULL
+    cdef pack_fn fp = NULL
+    cdef int special = -1
+    cdef vec_t* src = &a
+    cdef vec_t* dst = &d
+    cdef vec_t* tmp
+    table3 = {"add2nx8": 0, "addnx16": 1, "addn_2x32": 2, "sub2nx8": 3, "subnx16": 4, "subn_2x32": 5,
+              "and2nx8": 6, "or2nx8": 7, "xor2nx8": 8, "srlnx16": 9, "srln_2x32": 10, "sllnx16": 11,
+              "sranx16": 12, "slln_2x32": 13, "sran_2x32": 14, "addexpnxf16": 15}
+    cdef vvv_fn t3[16]
+    t3[:] = [P.add2nx8, P.addnx16, P.addn_2x32, P.sub2nx8, P.subnx16, P.subn_2x32, P.and2nx8, P.or2nx8,
+             P.xor2nx8, P.srlnx16, P.srln_2x32, P.sllnx16, P.sranx16, P.slln_2x32, P.sran_2x32, P.addexpnxf16]
+    table_b = {"bmin2nx8": 0, "bminu2nx8": 1, "bmax2nx8": 2, "bmaxu2nx8": 3, "bminnx16": 4, "bminunx16": 5,
+               "bmaxnx16": 6, "bmaxunx16": 7, "bminn_2x32": 8, "bminun_2x32": 9, "bmaxn_2x32": 10,
+               "bmaxun_2x32": 11, "babssubu2nx8": 12, "babssubunx16": 13, "baddnormnx16": 14, "bsubnormnx16": 15}
+    cdef bvv_fn tb[16]
+    tb[:] = [P.bmin2nx8, P.bminu2nx8, P.bmax2nx8, P.bmaxu2nx8, P.bminnx16, P.bminunx16, P.bmaxnx16, P.bmaxunx16,
+             P.bminn_2x32, P.bminun_2x32, P.bmaxn_2x32, P.bmaxun_2x32, P.babssubu2nx8, P.babssubunx16,
+             P.baddnormnx16, P.bsubnormnx16]
+    table_c = {"eq2nx8": 0, "eqnx16": 1, "neqnx16": 2, "ltnx16": 3, "lenx16": 4, "ltunx16": 5, "eqn_2x32": 6,
+               "ltn_2x32": 7, "ltu2nx8": 8}
+    cdef cmp_fn tc[9]
+    tc[:] = [P.eq2nx8, P.eqnx16, P.neqnx16, P.ltnx16, P.lenx16, P.ltunx16, P.eqn_2x32, P.ltn_2x32, P.ltu2nx8]
+    table_m = {"mov2nx8t": 0, "movnx16t": 1, "movn_2x32t": 2, "negnxf16t": 3}
+    cdef mov_fn tm[4]
+    tm[:] = [P.mov2nx8t, P.movnx16t, P.movn_2x32t, P.negnxf16t]
+    table_i = {"sllinx16": 0, "srlinx16": 1, "srainx16": 2, "sllin_2x32": 3, "srlin_2x32": 4, "srain_2x32": 5,
+               "floatn_2x32": 6, "truncn_2xf32": 7, "trunc16nxf16": 8}
+    cdef vvi_fn ti[9]
+    ti[:] = [P.sllinx16, P.srlinx16, P.srainx16, P.sllin_2x32, P.srlin_2x32, P.srain_2x32, P.floatn_2x32,
+             P.truncn_2xf32, P.trunc16nxf16]
+    table_4 = {"sel2nx8": 0, "selnx16": 1, "seln_2x32": 2}
+    cdef vvvv_fn t4[3]
+    t4[:] = [P.sel2nx8, P.selnx16, P.seln_2x32]
+    table_f = {"ultn_2xf32t": 0, "ueqn_2xf32t": 1, "oltnxf16t": 2}
+    cdef fcmp_fn tf[3]
+    tf[:] = [P.ultn_2xf32t, P.ueqn_2xf32t, P.oltnxf16t]
+    table_w = {"mulus4tn16xr16": 0, "mulus4tan16xr16": 1, "mul4tn16xr16": 2, "mul4tan16xr16": 3,
+               "muluupan16xr16": 4, "mulsupn16xr16": 5}
+    cdef mac4_fn tw[6]
+    tw[:] = [P.mulus4tn16xr16, P.mulus4tan16xr16, P.mul4tn16xr16, P.mul4tan16xr16, P.muluupan16xr16,
+             P.mulsupn16xr16]
+    table_p = {"packvrnx48": 0, "packvrunx48": 1, "packvrnrnx48": 2}
+    cdef pack_fn tp[3]
+    tp[:] = [P.packvrnx48, P.packvrunx48, P.packvrnrnx48]
+    if mnemonic in table3:
+        f3 = t3[table3[mnemonic]]
+    elif mnemonic in table_b:
+        fb = tb[table_b[mnemonic]]
+    elif mnemonic in table_c:
+        fc = tc[table_c[mnemonic]]
+    elif mnemonic in table_m:
+        fm = tm[table_m[mnemonic]]
+    elif mnemonic in table_i:
+        fi = ti[table_i[mnemonic]]
+    elif mnemonic in table_4:
+        f4 = t4[table_4[mnemonic]]
+    elif mnemonic in table_f:
+        ff = tf[table_f[mnemonic]]
+    elif mnemonic in table_w:
+        fw = tw[table_w[mnemonic]]
+    elif mnemonic in table_p:
+        fp = tp[table_p[mnemonic]]
+    elif mnemonic in _SPECIAL:
+        special = _SPECIAL.index(mnemonic)
+    else:
+        return None
+    t0 = time.perf_counter_ns()
+    with nogil:
+        for i in range(iterations):
+            if f3 != NULL:
+                f3(dst, src, &b)
+            elif fb != NULL:
+                fb(&vb, dst, src, &b)
+            elif fc != NULL:
+                fc(&vb, &a, &b)
+                a.u8[0] ^= <uint8_t>vb
+            elif fm != NULL:
+                fm(dst, src, vb)
+            elif fi != NULL:
+                fi(dst, src, 3)
+            elif f4 != NULL:
+                f4(dst, src, &b, &c)
+            elif ff != NULL:
+                ff(&vb, &a, &b, vb | 1)
+                a.u8[0] ^= <uint8_t>vb
+            elif fw != NULL:
+                fw(&w, &a, &b, pr)
+                a.u8[0] ^= <uint8_t>w.c[0]
+            elif fp != NULL:
+                fp(dst, &w, 14)
+            elif special == 0:
+                P.sel2nx8i_s4(dst, src, &b, 9)
+            elif special == 1:
+                P.sel2nx8i(dst, src, &b, 0)
+            elif special == 2:
+                P.dselnx16(dst, &c, src, &b, &c)
+            elif special == 3:
+                P.float16nx16t(dst, src, 3, vb)
+            else:
+                P.cvtf32nxf16_0(dst, src)
+            tmp = src
+            src = dst
+            dst = tmp
+    t1 = time.perf_counter_ns()
+    return (t1 - t0) / iterations

@@ -1,0 +1,126 @@
+"""Cost of the trace hook: tracing off vs the compiled-out kernel, and tracing on vs off.
+
+The kernels are fused over TR = NoTraceP | TracerP (src/q7trace.pxd); ``if TR is TracerP`` is resolved at
+compile time, so the NoTraceP specialisation *is* the build with the hook compiled out: it contains no
+trace code at all. ``_dequant.run(...)`` without ``trace`` runs exactly that specialisation, so it is the
+"compiled out" baseline. Tracing off through the public API (``dequantize(..., trace=None)``) runs the same
+machine code; what it adds is the API's argument validation / output allocation plus the hook's Python
+side (two ``getattr`` and a ``trace is not None`` test) -- measured separately below as ``api_hook_python``.
+
+Variants (per shape):
+  compiled_out     _dequant.run(src, dst, fmt, group)                 NoTraceP specialisation
+  api_off          q7emu.dequantize(src, fmt, group)                  trace=None
+  kernel_on        _dequant.run(..., trace=True)                      TracerP: C recording + bytes copy
+  api_on           q7emu.dequantize(..., trace=Recorder())            what a user calls (parsing deferred)
+  api_on_parsed    api_on + recorder.trace (numpy structured arrays)
+
+Ratios go into benchmark.extra_info and the summary test prints them. Run:
+  python -m pytest bench/test_bench_trace.py --benchmark-only -s
+Times are reported, never asserted.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from q7emu import _dequant
+from q7emu.dequant import dequantize
+from q7emu.knobs import dequant_out_bytes, path_name
+from q7emu.trace import Recorder
+
+SHAPES = {"small_8x256": (8, 256, 1, 0), "mx_8x640": (8, 640, 1, 8), "large_128x1024": (128, 1024, 1, 0)}
+VARIANTS = ["compiled_out", "api_off", "kernel_on", "api_on", "api_on_parsed"]
+_RESULTS: dict[tuple[str, str], float] = {}
+
+
+def _inputs(shape: str):
+    p, n, fmt, group = SHAPES[shape]
+    src = np.random.default_rng(3).integers(0, 256, (p, n), dtype=np.uint8)
+    if group:
+        src[:, ::5] = 120 + src[:, ::5] % 16          # sane E8M0 scales
+    dst = np.zeros((p, dequant_out_bytes(n, path_name(fmt, group))), np.uint8)
+    return src, dst, fmt, group
+
+
+def _fn(variant: str, src, dst, fmt, group):
+    if variant == "compiled_out":
+        return lambda: _dequant.run(src, dst, fmt, group)
+    if variant == "api_off":
+        return lambda: dequantize(src, fmt, group)
+    if variant == "kernel_on":
+        return lambda: _dequant.run(src, dst, fmt, group, trace=True)
+    if variant == "api_on":
+        return lambda: dequantize(src, fmt, group, trace=Recorder())
+
+    def parsed():
+        rec = Recorder()
+        dequantize(src, fmt, group, trace=rec)
+        return rec.trace
+    return parsed
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_trace_cost(benchmark, shape, variant):
+    src, dst, fmt, group = _inputs(shape)
+    fn = _fn(variant, src, dst, fmt, group)
+    slow = shape.startswith("large") and variant != "compiled_out" and variant != "api_off"
+    benchmark.group = f"trace-{shape}"
+    benchmark.pedantic(fn, rounds=5 if slow else 50, iterations=1, warmup_rounds=1)
+    if benchmark.stats is None:          # --benchmark-disable: ran once, nothing to record
+        return
+    _RESULTS[(shape, variant)] = benchmark.stats.stats.min
+    base = _RESULTS.get((shape, "compiled_out"))
+    off = _RESULTS.get((shape, "api_off"))
+    if base:
+        benchmark.extra_info["x_compiled_out"] = benchmark.stats.stats.min / base
+    if off:
+        benchmark.extra_info["x_api_off"] = benchmark.stats.stats.min / off
+
+
+def test_api_hook_python(benchmark):
+    """The hook's Python work on the trace=None path, alone: getattr(None, 'window'/'ops') and the test."""
+    trace = None
+
+    def hook():
+        getattr(trace, "window", None)
+        getattr(trace, "ops", None)
+        return trace is not None
+    benchmark.group = "trace-hook-python"
+    benchmark.pedantic(hook, rounds=2000, iterations=10)
+    if benchmark.stats is None:
+        return
+    _RESULTS[("hook", "python")] = benchmark.stats.stats.min
+
+
+@pytest.fixture(scope="module", autouse=True)
+def summary():
+    """Print the figures after the module's benchmarks ran (use -s to see them; no assertions on time)."""
+    yield
+    if not _RESULTS:
+        return
+    lines = ["", "trace cost (min of rounds):"]
+    for shape in SHAPES:
+        r = {v: _RESULTS.get((shape, v)) for v in VARIANTS}
+        if not r["compiled_out"]:
+            continue
+        lines.append(f"  {shape}: compiled_out {r['compiled_out'] * 1e3:.3f} ms")
+        for v in VARIANTS[1:]:
+            if r[v]:
+                lines.append(f"    {v:<14} {r[v] * 1e3:9.3f} ms  x{r[v] / r['compiled_out']:6.2f} of compiled_out"
+                             + (f"  x{r[v] / r['api_off']:6.2f} of api_off" if r["api_off"] else ""))
+    if ("hook", "python") in _RESULTS:
+        lines.append(f"  hook python work on the trace=None path: {_RESULTS[('hook', 'python')] * 1e9:.0f} ns per call")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":  # quick figures without pytest-benchmark
+    for shape in SHAPES:
+        args = _inputs(shape)
+        for v in VARIANTS:
+            fn = _fn(v, *args)
+            fn()
+            best = min((lambda t0: (fn(), time.perf_counter() - t0)[1])(time.perf_counter()) for _ in range(7))
+            print(f"{shape:<16} {v:<14} {best * 1e3:9.3f} ms")

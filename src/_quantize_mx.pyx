@@ -1,0 +1,302 @@
+# cython: language_level=3
+"""DVE opcode 0xE3 QuantizeMX: the quantize body on the IVP primitives (SPEC §3.4, §3.6; seed 000 §4).
+
+One call quantizes one 8-partition row block of the [P, F] fp16 / bf16 tile. Two passes per chunk
+of 16 free elements (4 MX blocks of 8 partitions x 4 elements):
+  pass 1 (SHARED-EXPONENT EXTRACT): upcast each of the 8 rows to fp32, take the biased exponent
+     with a per-lane shift (ivp_srln_2x32 by a broadcast 23, seed @0x79ec), max-reduce it over the
+     8 rows and then over each 4-lane block with bmaxn_2x32, subtract max_exp (knob `emax`) with
+     wrap-around in uint8 or a clamp at 0 (knob `underflow`), store the 4 scale bytes.
+  pass 2 (DIVIDE, CLIP, ROUND, PACK) per row: split the fp32 value into sign / exponent /
+     significand (bf16 subnormals normalised by the int -> fp32 convert), exponent -= scale
+     (the divide by 2^(scale-127)), significand x reciprocal significand in pr8 (1.0 for E8M0,
+     seed @0x66a6 ivp_mulus4tn16xr16 ..., pr8), ±Inf forced to saturate, NaN gated by an
+     unordered compare (ultn_2xf32t) to the format's NaN with the sign kept, then the shared
+     narrow_fp8 (RNE + saturation to ±max_val = clip) and a byte pack 4 FP8 per u32 word.
+The fp32 values are processed 16 per vector (N_2X32); the 16-bit narrowing then runs on their low
+halves (lanes 0..15; lanes 16..31 carry duplicates that are never stored).
+"""
+import numpy as np
+from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
+from libc.stdlib cimport free
+from libc.string cimport memset, memcpy
+from q7regs cimport vec_t, wvec_t, vbool_t, pr_t, valign_t, regfile_t
+cimport q7ivp as P
+from q7trace cimport *
+
+include "kernel_ops.pxi"
+include "kernel_fp8.pxi"
+include "trace_buffer.pxi"
+
+# ---------------------------------------------------------------------------- register map
+cdef enum:
+    kMAXEXP = 6        # max_exp (32-bit lanes): 8 / 15 (ocp), 7 / 14 (alt)
+    k23 = 9            # 23 (32-bit lanes): the exponent-field shift
+    kFF = 10           # 0xFF (32-bit lanes)
+    kIDX_R1 = 11       # seln_2x32: lane i <- i + 1
+    kIDX_R2 = 12       # seln_2x32: lane i <- i + 2
+    kIDX_B4 = 13       # seln_2x32: lane i <- i & ~3 (block broadcast)
+    kIDX_SCB = 14      # sel2nx8: byte j <- byte 16 j (scale of block j)
+    kIDX_BF16 = 15     # sel2nx8: fp32 lane j <- bf16 lane j << 16
+    k80 = 16           # 0x80 (16-bit lanes)
+    k149 = 17          # 149 (32-bit lanes): fp32 subnormal scale 2^-149
+    kBIG = 18          # 1000 (16-bit lanes): exponent that saturates (±Inf)
+    kIDX_EVEN16 = 19   # selnx16: lane k <- lane 2 (k & 15) (low halves of the 32-bit lanes)
+    kALL1 = 20         # 0xFF bytes
+    kNANC = 21         # NaN code of the output format (16-bit lanes): 0x7F E4M3 / 0x7E E5M2
+    vX = 22            # the row's data
+    vSC = 30           # per-lane scale byte of the 4 blocks (32-bit lanes)
+    vM = 31            # pass 1: exponent max; pass 2: scratch
+    vbS = 3            # exponent field 0 (zero or subnormal)
+    vbZ = 4            # ±0
+    vbI = 5            # exponent field 0xFF (±Inf, NaN)
+    vbN = 6            # NaN (32-bit lanes)
+    vbN16 = 7          # NaN (16-bit lanes)
+    prRCP = 8          # reciprocal-scale significand (seed: pr8)
+    wvACC = 0          # seed: wv0
+    NCONST = 22
+
+
+cdef struct QCfg:
+    vec_t rodata[22]
+    int bf16
+    int wrap
+    int m_bits
+
+
+cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* src, Py_ssize_t src_stride,
+                         Py_ssize_t ncols, uint8_t* dst, Py_ssize_t dst_stride, uint8_t* scale_row) noexcept nogil:
+    """8 rows x ncols elements (src: fp16/bf16 rows `src_stride` bytes apart) -> FP8 bytes in dst rows,
+    ncols / 4 scale bytes at scale_row."""
+    cdef Py_ssize_t c, off, doff, soff = 0
+    cdef int r, cols
+    load_rodata(tr, rf, cfg.rodata, NCONST)
+    # B0: pr8 = reciprocal-scale significand 1.0 (0x4000 in Q1.14) as the single non-zero tap
+    VI(tr, rf, 0, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, kONE, 16)
+    VI(tr, rf, 0, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 14)
+    I_dextrprn_2x32(tr, rf, 0, prRCP, vT0, kZERO, 0, 16)
+    c = 0
+    while c < ncols:
+        cols = 16 if ncols - c > 16 else <int>(ncols - c)
+        # ---------------- pass 1: shared-exponent extract over the 8 x 4 blocks
+        # B1: running max = 0
+        V3(tr, rf, 1, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+        for r in range(8):
+            # B2: load 16 elements of row r (tail: fewer, zero-filled)
+            off = r * src_stride + 2 * c
+            I_lav2nx8_xp(tr, rf, 2, vX, src, &off, 2 * cols)
+            # B3: upcast to fp32 inside the op
+            upcast(tr, rf, 3, cfg.bf16)
+            # B4: biased exponent: (bits >> 23) (per-lane shift by a broadcast 23, seed @0x79ec)
+            V3(tr, rf, 4, "srln_2x32", P.srln_2x32, VIEW_N_2X32, vT0, vX, k23)
+            # B5: & 0xFF
+            V3(tr, rf, 5, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vT0, kFF)
+            # B6: MAX over the block's 8 partitions
+            BV(tr, rf, 6, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        # B7: ... and over its 4 elements: neighbour lane
+        V4(tr, rf, 7, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
+        # B8:
+        BV(tr, rf, 8, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        # B9: lane two to the right
+        V4(tr, rf, 9, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R2)
+        # B10:
+        BV(tr, rf, 10, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        # B11: broadcast lane 4b over its block
+        V4(tr, rf, 11, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vM, vM, vM, kIDX_B4)
+        # B12: scale = max - max_exp
+        V3(tr, rf, 12, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vSC, vM, kMAXEXP)
+        if cfg.wrap:
+            # B13: narrowed to uint8 before the subtract: wraps below 0 (the simulator's order)
+            V3(tr, rf, 13, "and2nx8", P.and2nx8, VIEW_N_2X32, vSC, vSC, kFF)
+        else:
+            # B13: clamp at 0
+            BV(tr, rf, 13, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vSC, vSC, kZERO)
+        # B14: scale bytes of the 4 blocks
+        V4(tr, rf, 14, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vSC, kZERO, kIDX_SCB)
+        # B15: store them (E8M0)
+        soff = c // 4
+        I_sav2nx8_xp(tr, rf, 15, vT0, scale_row, &soff, cols // 4)
+        # ---------------- pass 2: divide, clip, round, pack -- row by row
+        for r in range(8):
+            # B20: reload the row
+            off = r * src_stride + 2 * c
+            I_lav2nx8_xp(tr, rf, 20, vX, src, &off, 2 * cols)
+            # B21: upcast
+            upcast(tr, rf, 21, cfg.bf16)
+            # B22: sign byte ; NaN GATE (unordered compare with itself) ; drop the sign
+            VI(tr, rf, 22, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vX, 24)
+            I_ultn_2xf32t(tr, rf, 22, vbN, vX, vX, vbALL)
+            VI(tr, rf, 22, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT1, vX, 1)
+            # B23: sign ; |x| bits ; exponent field
+            V3(tr, rf, 23, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vT0, k80)
+            VI(tr, rf, 23, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT1, vT1, 1)
+            VI(tr, rf, 23, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vX, 23)
+            # B24: exponent field ; subnormal significand normalised by int -> fp32
+            V3(tr, rf, 24, "and2nx8", P.and2nx8, VIEW_N_2X32, vT2, vT2, kFF)
+            I_floatn_2x32(tr, rf, 24, vT3, vT1, 0)
+            # B25: field 0 (zero / subnormal), field 0xFF (Inf / NaN)
+            CMP(tr, rf, 25, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbS, vT2, kZERO)
+            CMP(tr, rf, 25, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbI, vT2, kFF)
+            # B26: subnormals: take the normalised value
+            MOVT(tr, rf, 26, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT1, vT3, vbS)
+            # B27: exponent field ; significand bits under the hidden bit ; zero test
+            VI(tr, rf, 27, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vT1, 23)
+            VI(tr, rf, 27, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT3, vT1, 8)
+            CMP(tr, rf, 27, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbZ, vT1, kZERO)
+            # B28: DIVIDE by 2^(scale-127): exponent e - 127 - (scale - 127) ; hidden bit
+            V3(tr, rf, 28, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vT2, vT2, vSC)
+            V3(tr, rf, 28, "or2nx8", P.or2nx8, VIEW_N_2X32, vT3, vT3, k8000)
+            # B29: subnormal inputs are mant * 2^-149: 149 more
+            V3(tr, rf, 29, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vM, vT2, k149)
+            # B30:
+            MOVT(tr, rf, 30, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, vM, vbS)
+            # B31: ±Inf: an exponent that saturates (the clip to ±max_val)
+            MOVT(tr, rf, 31, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kBIG, vbI)
+            # B32: ±0: the far-below exponent ; clear the NaN-mask register
+            MOVT(tr, rf, 32, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kZEXP, vbZ)
+            V3(tr, rf, 32, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+            # B33: NaN lanes -> all ones
+            MOVT(tr, rf, 33, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbN)
+            # B34: low halves into 16-bit lanes: significand, exponent, sign, NaN mask
+            V4(tr, rf, 34, "selnx16", P.selnx16, VIEW_NX16, vSIG, vT3, vT3, kIDX_EVEN16)
+            V4(tr, rf, 34, "selnx16", P.selnx16, VIEW_NX16, vEXP, vT2, vT2, kIDX_EVEN16)
+            V4(tr, rf, 34, "selnx16", P.selnx16, VIEW_NX16, vSGN, vT0, vT0, kIDX_EVEN16)
+            V4(tr, rf, 34, "selnx16", P.selnx16, VIEW_NX16, vM, vM, vM, kIDX_EVEN16)
+            # B35: significand x reciprocal significand (pr8) ; NaN predicate in 16-bit lanes
+            I_mulus4tn16xr16(tr, rf, 35, wvACC, vSIG, kZERO, prRCP)
+            CMP(tr, rf, 35, "neqnx16", P.neqnx16, VIEW_NX16, VIEW_VB16, vbN16, vM, kZERO)
+            # B36: accumulator extract (Q1.14 -> Q0.16)
+            I_packvrnrnx48(tr, rf, 36, vSIG, wvACC, 14)
+            # B37..B50: round to FP8 (RNE), saturate, sign
+            narrow_fp8(tr, rf, 37, cfg.m_bits, vT1)
+            # B51: NaN with its sign
+            V3(tr, rf, 51, "or2nx8", P.or2nx8, VIEW_NX16, vM, kNANC, vSGN)
+            # B52:
+            MOVT(tr, rf, 52, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT1, vM, vbN16)
+            # B53: PACK: the low byte of each 16-bit lane, 4 FP8 per u32 word
+            VVI(tr, rf, 53, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vX, vT1, vT1, 0)
+            # B54: store the row's FP8 bytes
+            doff = r * dst_stride + c
+            I_sav2nx8_xp(tr, rf, 54, vX, dst, &doff, cols)
+        c += cols
+
+
+cdef inline void upcast(TR tr, regfile_t* rf, int b, int bf16) noexcept nogil:
+    """fp16 / bf16 lanes 0..15 of vX -> fp32 (exact)."""
+    if bf16:
+        V4(tr, rf, b, "sel2nx8", P.sel2nx8, VIEW_2NX8, vX, vX, kZERO, kIDX_BF16)
+    else:
+        V2(tr, rf, b, "cvtf32nxf16_0", P.cvtf32nxf16_0, VIEW_NXF16, VIEW_N_2XF32, vX, vX)
+
+
+cdef inline void I_dextrprn_2x32(TR tr, regfile_t* rf, int b, int p, int s, int r, int i, int j) noexcept nogil:
+    """ivp_dextrprn_2x32 pr, vs, vr, i, j"""
+    if TR is TracerP:
+        if tr_begin(tr, "dextrprn_2x32", b):
+            tr_vec(tr, ROLE_SRC, s, VIEW_N_2X32, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_N_2X32, &rf.v[r])
+            tr_scalar(tr, 255, i); tr_scalar(tr, 255, j)
+    P.dextrprn_2x32(&rf.pr[p], &rf.v[s], &rf.v[r], i, j)
+    if TR is TracerP:
+        if tr.open:
+            tr_pr(tr, ROLE_DST, p, rf.pr[p]); tr_end(tr)
+
+
+# ============================================================================ configuration ("rodata")
+def _b16(x):
+    return np.full(32, x & 0xFFFF, np.uint16).view(np.uint8)
+
+
+def _b32(x):
+    return np.full(16, x & 0xFFFFFFFF, np.uint32).view(np.uint8)
+
+
+def build_rodata(bint bf16, str dst_dtype, int max_exp):
+    """The QuantizeMX kernel's constant vectors, uint8 [NCONST, 64]."""
+    e4m3 = dst_dtype == "float8_e4m3fn"
+    bias, m_bits = (7, 3) if e4m3 else (15, 2)
+    rows = np.zeros((NCONST, 64), np.uint8)
+    rows[kONE] = _b16(1)
+    rows[kA] = _b16(1 - bias)
+    rows[kSH0] = _b16(15 - m_bits)
+    rows[kCLAMP] = _b16(17)
+    rows[kMAX] = _b16(0x7E if e4m3 else 0x7B)
+    rows[kMAXEXP] = _b32(max_exp)
+    rows[k8000] = _b16(0x8000)
+    rows[kZEXP] = _b16(-16384)
+    rows[k23] = _b32(23)
+    rows[kFF] = _b32(0xFF)
+    rows[kIDX_R1] = np.array([min(i + 1, 31) for i in range(16)], np.uint32).view(np.uint8)
+    rows[kIDX_R2] = np.array([min(i + 2, 31) for i in range(16)], np.uint32).view(np.uint8)
+    rows[kIDX_B4] = np.array([i & ~3 for i in range(16)], np.uint32).view(np.uint8)
+    scb = np.full(64, 64, np.uint8)
+    scb[:4] = [0, 16, 32, 48]
+    rows[kIDX_SCB] = scb
+    bf = np.full(64, 64, np.uint8)
+    for j in range(16):
+        bf[4 * j + 2], bf[4 * j + 3] = 2 * j, 2 * j + 1
+    rows[kIDX_BF16] = bf
+    rows[k80] = _b16(0x80)
+    rows[k149] = _b32(149)
+    rows[kBIG] = _b16(1000)
+    rows[kIDX_EVEN16] = np.array([2 * (k & 15) for k in range(32)], np.uint16).view(np.uint8)
+    rows[kALL1] = 0xFF
+    rows[kNANC] = _b16(0x7F if e4m3 else 0x7E)
+    return rows
+
+
+def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale, bint bf16, str dst_dtype,
+        int max_exp, bint wrap, bint scatter, trace=False, trace_window=None, trace_ops=None):
+    """QuantizeMX over every 8-partition row block of `src` (uint16 bit patterns [P, F]).
+
+    data uint8 [P, F] receives the FP8 bytes (4 per u32 word); scale uint8 receives the E8M0 bytes:
+    [P, F/4] rows 32q..32q+3 (scatter) or [P/8, F/4] (compact). Arguments must already be validated
+    (q7emu.quantize.quantize_mx). With trace=True returns the raw trace records (bytes).
+    """
+    cdef QCfg cfg
+    cdef regfile_t rf
+    cdef NoTrace nt
+    cdef Tracer tr
+    cdef Py_ssize_t rb, srow, parts = src.shape[0], ncols = src.shape[1]
+    cdef const char* ops_c[64]
+    if parts % 8 or ncols % 4 or data.shape[0] != parts or data.shape[1] != ncols \
+            or scale.shape[1] != ncols // 4 or scale.shape[0] != (parts if scatter else parts // 8):
+        raise ValueError("quantize_mx kernel: inconsistent array shapes")
+    rodata = build_rodata(bf16, dst_dtype, max_exp)
+    memset(&cfg, 0, sizeof(cfg))
+    memset(&rf, 0, sizeof(rf))
+    cdef const uint8_t[:, ::1] ro = rodata
+    memcpy(cfg.rodata, &ro[0, 0], rodata.size)
+    cfg.bf16 = bf16
+    cfg.wrap = wrap
+    cfg.m_bits = 3 if dst_dtype == "float8_e4m3fn" else 2
+    cdef const uint8_t* sp = <const uint8_t*>&src[0, 0]
+    cdef Py_ssize_t sstride = 2 * ncols
+    if not trace:
+        with nogil:
+            for rb in range(parts // 8):
+                srow = 32 * (rb // 4) + rb % 4 if scatter else rb
+                quantize_block(&nt, &rf, &cfg, sp + 8 * rb * sstride, sstride, ncols,
+                               &data[8 * rb, 0], ncols, &scale[srow, 0])
+        return None
+    memset(&tr, 0, sizeof(tr))
+    lo, hi = trace_window if trace_window is not None else (0, 0xFFFFFFFF)
+    tr.win_lo = lo
+    tr.win_hi = hi
+    keep = [op.encode() for op in (trace_ops or ())][:64]
+    for i, b in enumerate(keep):
+        ops_c[i] = b
+    tr.only_ops = ops_c
+    tr.n_only = len(keep)
+    tr.kernel = 4
+    try:
+        with nogil:
+            for rb in range(parts // 8):
+                tr.partition = <uint32_t>(8 * rb)
+                srow = 32 * (rb // 4) + rb % 4 if scatter else rb
+                quantize_block(&tr, &rf, &cfg, sp + 8 * rb * sstride, sstride, ncols,
+                               &data[8 * rb, 0], ncols, &scale[srow, 0])
+        if tr.failed:
+            raise MemoryError("trace buffer allocation failed")
+        return take_trace(&tr)
+    finally:
+        q7_buf_free(tr.buf, tr.cap)

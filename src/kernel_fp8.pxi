@@ -1,0 +1,76 @@
+# Shared by the TensorDequantize and QuantizeMX kernels: the register/constant slots of the FP8
+# narrowing sequence, the rodata loader, and narrow_fp8 itself (one copy, used by all four kernels).
+# Included after kernel_ops.pxi.
+
+cdef enum:
+    kZERO = 0      # 0
+    kONE = 1       # 1 (16-bit lanes)
+    kA = 2         # 1 - BIAS(out)        narrow: subnormal shift / exponent field
+    kSH0 = 3       # 15 - M(out)          narrow: significand right shift for a normal result
+    kCLAMP = 4     # 17                   narrow: largest useful shift
+    kMAX = 5       # largest finite FP8 code (0x7B E5M2, 0x7E E4M3)
+    # slot 6 is kernel-specific
+    k8000 = 7      # hidden bit of SIG
+    kZEXP = 8      # EXP of zero (-16384)
+    vSIG = 23      # significand, leading one at bit 15 (16-bit lanes)
+    vEXP = 24      # unbiased exponent of bit 15
+    vSGN = 25      # 0x00 / 0x80
+    vT0 = 26
+    vT1 = 27
+    vT2 = 28
+    vT3 = 29
+    vbALL = 0      # all-true predicate
+    vbF = 1        # scratch flag output of bmin / bmax
+    vbG = 2        # second scratch flag
+
+
+cdef inline void load_rodata(TR tr, regfile_t* rf, const vec_t* rodata, int nconst) noexcept nogil:
+    # B0: constant vectors from rodata
+    cdef int c
+    for c in range(nconst):
+        I_lv2nx8_i(tr, rf, 0, c, <const uint8_t*>rodata, 64 * c)
+    # B0: vbALL = (0 == 0): the all-true predicate
+    CMP(tr, rf, 0, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbALL, kZERO, kZERO)
+
+
+cdef inline void narrow_fp8(TR tr, regfile_t* rf, int b, int m_bits, int out) noexcept nogil:
+    """(vSIG, vEXP, vSGN) -> FP8 code | sign in 16-bit lanes of `out`: RNE, saturating.
+    Clobbers vT0..vT3 and vEXP."""
+    # b+0: d = (1-BIAS) - EXP (subnormal depth), e = EXP - (1-BIAS) (exponent field + 1 - 1)
+    V3(tr, rf, b, "subnx16", P.subnx16, VIEW_NX16, vT0, kA, vEXP)
+    V3(tr, rf, b, "subnx16", P.subnx16, VIEW_NX16, vT1, vEXP, kA)
+    # b+1: clamp both at 0 (flags unused)
+    BV(tr, rf, b + 1, "bmaxnx16", P.bmaxnx16, VIEW_NX16, VIEW_VB16, vbF, vT0, vT0, kZERO)
+    BV(tr, rf, b + 1, "bmaxnx16", P.bmaxnx16, VIEW_NX16, VIEW_VB16, vbG, vT1, vT1, kZERO)
+    # b+2: total right shift sh = d + 15 - M; exponent field moved to its place
+    V3(tr, rf, b + 2, "addnx16", P.addnx16, VIEW_NX16, vT0, vT0, kSH0)
+    VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT1, vT1, m_bits)
+    # b+3: shifts past 17 all give 0 with round bit 0
+    BV(tr, rf, b + 3, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT0, vT0, kCLAMP)
+    # b+4: q = SIG >> sh ; sh - 1
+    V3(tr, rf, b + 4, "srlnx16", P.srlnx16, VIEW_NX16, vT2, vSIG, vT0)
+    V3(tr, rf, b + 4, "subnx16", P.subnx16, VIEW_NX16, vEXP, vT0, kONE)
+    # b+5: round bit (SIG >> (sh-1)), 1 << (sh-1)
+    V3(tr, rf, b + 5, "srlnx16", P.srlnx16, VIEW_NX16, vT3, vSIG, vEXP)
+    V3(tr, rf, b + 5, "sllnx16", P.sllnx16, VIEW_NX16, vEXP, kONE, vEXP)
+    # b+6: code without rounding = field + q ; q odd ; sticky mask
+    V3(tr, rf, b + 6, "addnx16", P.addnx16, VIEW_NX16, vT1, vT1, vT2)
+    V3(tr, rf, b + 6, "and2nx8", P.and2nx8, VIEW_NX16, vT2, vT2, kONE)
+    V3(tr, rf, b + 6, "subnx16", P.subnx16, VIEW_NX16, vEXP, vEXP, kONE)
+    # b+7: round bit ; sticky bits
+    V3(tr, rf, b + 7, "and2nx8", P.and2nx8, VIEW_NX16, vT3, vT3, kONE)
+    V3(tr, rf, b + 7, "and2nx8", P.and2nx8, VIEW_NX16, vEXP, vSIG, vEXP)
+    # b+8: sticky != 0 -> 1
+    BV(tr, rf, b + 8, "bminunx16", P.bminunx16, VIEW_NX16, VIEW_VB16, vbF, vEXP, vEXP, kONE)
+    # b+9: sticky | odd
+    V3(tr, rf, b + 9, "or2nx8", P.or2nx8, VIEW_NX16, vEXP, vEXP, vT2)
+    # b+10: round up = round bit & (sticky | odd)
+    V3(tr, rf, b + 10, "and2nx8", P.and2nx8, VIEW_NX16, vEXP, vEXP, vT3)
+    # b+11: RNE
+    V3(tr, rf, b + 11, "addnx16", P.addnx16, VIEW_NX16, vT1, vT1, vEXP)
+    # b+12: SATURATE to the largest finite code
+    BV(tr, rf, b + 12, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT1, vT1, kMAX)
+    # b+13: sign
+    V3(tr, rf, b + 13, "or2nx8", P.or2nx8, VIEW_NX16, out, vT1, vSGN)
+
+

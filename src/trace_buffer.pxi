@@ -1,0 +1,36 @@
+# A read-only, zero-copy Python view of a finished trace: it takes ownership of the Tracer's malloc'd
+# buffer (exposed through the buffer protocol, freed with the object), so handing a large trace to
+# Python costs no copy. Included by the kernel modules after the q7trace cimport.
+from cpython.buffer cimport PyBuffer_FillInfo
+
+
+cdef class TraceBuffer:
+    """Raw trace records of one kernel run (q7trace.pxd layout), as a read-only bytes-like object."""
+    cdef uint8_t* buf
+    cdef Py_ssize_t n
+    cdef size_t cap
+
+    def __dealloc__(self):
+        q7_buf_free(self.buf, self.cap)
+        self.buf = NULL
+
+    def __len__(self):
+        return self.n
+
+    def __getbuffer__(self, Py_buffer* view, int flags):
+        PyBuffer_FillInfo(view, self, <void*>(self.buf if self.buf != NULL else <uint8_t*>b""), self.n, 1, flags)
+
+    def __releasebuffer__(self, Py_buffer* view):
+        pass
+
+
+cdef object take_trace(Tracer* tr):
+    """Move the Tracer's buffer into a TraceBuffer (tr no longer owns it)."""
+    cdef TraceBuffer t = TraceBuffer.__new__(TraceBuffer)
+    t.buf = tr.buf
+    t.n = <Py_ssize_t>tr.len
+    t.cap = tr.cap
+    tr.buf = NULL
+    tr.len = 0
+    tr.cap = 0
+    return t
