@@ -72,7 +72,7 @@ class TraceSink:
     def __init__(self, window=None, ops=None):
         self.window = window
         self.ops = ops
-        self.raw = b""
+        self.raw = b""     # bytes or a TraceBuffer, depending on the q7emu version
 
     def add_run(self, raw, **_kw):
         self.raw = raw
@@ -82,10 +82,11 @@ def op_histogram(raw: bytes) -> dict[str, int]:
     """Count the records of a raw kernel trace by mnemonic (header: ..., u32 record_bytes at 8,
     char op[16] at 16)."""
     counts: dict[str, int] = {}
+    raw = memoryview(raw).cast("B")          # bytes or a q7emu TraceBuffer (buffer protocol)
     off, n = 0, len(raw)
     while off < n:
         (rec,) = struct.unpack_from("<I", raw, off + 8)
-        op = raw[off + 16: off + 32].split(b"\0", 1)[0].decode()
+        op = bytes(raw[off + 16: off + 32]).split(b"\0", 1)[0].decode()
         counts[op] = counts.get(op, 0) + 1
         off += rec
     return counts
