@@ -20,7 +20,7 @@ COMBOS = [(1, 0), (2, 0), (3, 0), (4, 0), (1, 8), (2, 8), (3, 8)]
 FMT_NAME = {1: "e2m1", 2: "int4", 3: "nf4", 4: "e2m3"}
 
 # filled by the tests, printed by conftest.pytest_terminal_summary
-RESULTS: dict[str, dict] = {"dequant": {}, "wrapper": {}, "numpy": {}, "kernel_ops": {}, "trace_rec": {},
+RESULTS: dict[str, dict] = {"dequant": {}, "wrapper": {}, "c_loop": {}, "numpy": {}, "kernel_ops": {}, "trace_rec": {},
                             "op_counts": {}}
 
 

@@ -50,13 +50,15 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if R["wrapper"] or R["numpy"] or R["trace_rec"]:
         w("")
         w("Primitives: ns per 512-bit op")
-        w(f"{'op':18s}{'ivp wrapper':>13s}{'numpy/row':>11s}{'trace rec':>11s}{'uses/64 el':>12s}")
+        w(f"{'op':18s}{'ivp wrapper':>13s}{'C loop':>9s}{'numpy/row':>11s}{'trace rec':>11s}{'uses/64 el':>12s}")
         ops = list(dict.fromkeys(list(R["wrapper"]) + list(R["numpy"])))
         for op in ops:
-            w(f"{op:18s}{_fmt(R['wrapper'].get(op), '13.0f', '          n/a')}{_fmt(R['numpy'].get(op), '11.2f', '        n/a')}"
+            w(f"{op:18s}{_fmt(R['wrapper'].get(op), '13.0f', '          n/a')}{_fmt(R['c_loop'].get(op), '9.2f', '      n/a')}{_fmt(R['numpy'].get(op), '11.2f', '        n/a')}"
               f"{_fmt(R['trace_rec'].get(op), '11.1f', '        n/a')}{_fmt(R['op_counts'].get(op), '12.2f', '         n/a')}")
         w("  ivp wrapper = one q7emu.ivp.<op>(...) call from Python: argument checks, numpy <-> vec_t "
           "conversion and the call overhead dominate; the C primitive is a few ns of it.")
+        w("  C loop = q7emu._ivp.time_op: the primitive via a function pointer in a nogil C loop (see the "
+          "caveats in test_bench_primitives.py); the kernel table below gives the in-kernel average.")
         w("  numpy/row = the same lane operation as a numpy one-liner on [N, 32] lanes (ns per 32-lane row).")
         w("  trace rec = extra ns per executed op when the trace records that op (kernel runs, trace_ops "
           "filter); uses/64 el = executions per 64 output elements in the kernel path that uses it most.")

@@ -3,6 +3,11 @@
 1. test_wrapper   one q7emu.ivp.<op>(...) call from Python, timed by pytest-benchmark. This is what a
                   Python user of the primitive library pays; the Python call, argument validation and
                   the numpy <-> vec_t conversions dominate (microseconds), the primitive itself is ns.
+1b. test_c_loop  q7emu._ivp.time_op(op): the primitive called through a function pointer in a nogil C
+                  loop (main's helper in src/_ivp.pyx). Caveat: in that loop some primitives' lane loops
+                  sit in blocks GCC predicts cold and are not vectorised there (sel2nx8i_s4, float16nx16t
+                  merge, dselnx16's index split), and ultn_2xf32t / mul*4ta* carry a partial-store
+                  dependency the loop adds; the kernel figures below are the representative ones.
 2. test_numpy     the same lane operation as a numpy one-liner on [N, 32] lanes (N = 4096 rows);
                   reported as ns per 32-lane row (one 512-bit vector's worth).
 3. test_kernel_ops / test_trace_record
@@ -111,6 +116,21 @@ def test_wrapper(benchmark, op):
         B.RESULTS["wrapper"][op] = t * 1e9
         benchmark.extra_info["ns_per_call"] = round(t * 1e9, 1)
         benchmark.extra_info["note"] = "Python call + argument checks + numpy conversion dominate"
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_c_loop(benchmark, op):
+    from q7emu import _ivp
+    time_op = getattr(_ivp, "time_op", None)
+    if time_op is None:
+        pytest.skip("q7emu._ivp.time_op not available in this build")
+    benchmark.group = "primitive: C loop (q7emu._ivp.time_op)"
+    ns = benchmark.pedantic(time_op, args=(op, 200000), rounds=5, warmup_rounds=1)
+    if ns is None:
+        pytest.skip(f"time_op does not cover {op}")
+    best = min(time_op(op, 200000) for _ in range(3))
+    B.RESULTS["c_loop"][op] = best
+    benchmark.extra_info["ns_per_op"] = round(best, 2)
 
 
 @pytest.mark.parametrize("op", OPS)

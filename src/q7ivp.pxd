@@ -153,27 +153,21 @@ cdef inline void sel2nx8i(vec_t* vt, const vec_t* vs, const vec_t* vr, int imm) 
 # 16-byte chunk of pool = vs || vr; H = 1 puts the high nibble first). q7emu choice; SPEC §8.2.8
 # (TD/MXD "4-bit sub-byte select/unpack" reading), seed bundle @0x010051a9 uses imm 9.
 cdef inline void sel2nx8i_s4(vec_t* vt, const vec_t* vs, const vec_t* vr, int imm) noexcept nogil:
-    cdef uint8_t chunk[16]
-    cdef vec_t o
-    cdef int j
-    cdef uint32_t b, n0, n1
+    # byte 16*C + (k >> 1) of pool = vs || vr into both bytes of 16-bit lane k (one permute), then the
+    # per-lane nibble shift 4 * ((k & 1) ^ H) and the optional sign extension (n ^ 8) - 8
+    cdef vec_t idx, x, o
+    cdef int k
     cdef int c = imm & 7, h = (imm >> 3) & 1, s = (imm >> 4) & 1
-    # the 16-byte chunk c of pool = vs || vr
-    if c < 4:
-        memcpy(chunk, vs.u8 + 16 * c, 16)
-    else:
-        memcpy(chunk, vr.u8 + 16 * (c - 4), 16)
-    # 16-bit lane 2j gets nibble h of byte j, lane 2j+1 nibble 1-h (sign-extended as (n ^ 8) - 8 when
-    # S); both lanes are built as the 32-bit lane j (lane 2j is its low half on a little-endian host)
-    cdef uint32_t sx = <uint32_t>(8 if s else 0)
-    cdef int sh0 = 4 * h, sh1 = 4 - 4 * h
-    cdef int lo = 0 if Q7_LITTLE_ENDIAN else 16
-    for j in range(16):
-        b = chunk[j]
-        n0 = (((b >> sh0) & 0xF) ^ sx) - sx
-        n1 = (((b >> sh1) & 0xF) ^ sx) - sx
-        o.u32[j] = ((n0 & 0xFFFF) << lo) | ((n1 & 0xFFFF) << (16 - lo))
+    cdef uint16_t sx = <uint16_t>(8 if s else 0)
+    cdef uint16_t n
+    for k in range(64):
+        idx.u8[k] = <uint8_t>(16 * c + (k >> 2))
+    q7_permute2_u8(x.u8, vs.u8, vr.u8, idx.u8)
+    for k in range(32):
+        n = ((x.u16[k] & 0xFF) >> (4 * ((k & 1) ^ h))) & 0xF
+        o.u16[k] = <uint16_t>((n ^ sx) - sx)
     vt[0] = o
+
 
 
 
@@ -779,57 +773,70 @@ cdef inline void bsubnormnx16(vbool_t* vb, vec_t* vt, const vec_t* va, const vec
 # Integer MACs wrap modulo 2^(lane width) and never saturate; `mul` overwrites, `mula` adds.
 # pr fields: 16-bit field t = bits [16t, 16t+16), 8-bit field j = bits [8j, 8j+8). SPEC §6.2 (B04/B05)
 
+cdef inline void _pool16_shifts(vec_t* p1, vec_t* p2, vec_t* p3, const vec_t* va, const vec_t* vb) noexcept nogil:
+    """p_t.u16[i] = pool.u16[i + t] for pool = va || vb (the 4-tap windows), by two-register permutes."""
+    cdef vec_t i1, i2, i3
+    cdef int k
+    for k in range(32):
+        i1.u16[k] = <uint16_t>(k + 1)
+        i2.u16[k] = <uint16_t>(k + 2)
+        i3.u16[k] = <uint16_t>(k + 3)
+    q7_permute2_u16(p1.u16, va.u16, vb.u16, i1.u16)
+    q7_permute2_u16(p2.u16, va.u16, vb.u16, i2.u16)
+    q7_permute2_u16(p3.u16, va.u16, vb.u16, i3.u16)
+
+
 # mulus4tn16xr16 / mulus4tan16xr16: 4-tap MAC: wv48[i] (=|+=) sum_{t<4} pool.u16[i+t] * pr.s16[t],
 # pool = va (lanes 0..31) || vb (32..63); first factor unsigned, pr taps signed. q7emu choice of the
 # 4t lane map (SPEC §8.1.13/§8.2.19: "4-tap transpose" / "4 input pairs per op").
 cdef inline void mulus4tn16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
-    cdef uint16_t pool[64]
+    cdef vec_t p1, p2, p3
     cdef int64_t c0 = <int16_t>(pr & 0xFFFF), c1 = <int16_t>((pr >> 16) & 0xFFFF)
     cdef int64_t c2 = <int16_t>((pr >> 32) & 0xFFFF), c3 = <int16_t>((pr >> 48) & 0xFFFF)
     cdef int i
-    memcpy(pool, va.u16, 64)
-    memcpy(pool + 32, vb.u16, 64)
+    _pool16_shifts(&p1, &p2, &p3, va, vb)
     wv.view = 48
     for i in range(32):
-        wv.c[i] = sext(pool[i] * c0 + pool[i + 1] * c1 + pool[i + 2] * c2 + pool[i + 3] * c3, 48)
+        wv.c[i] = sext(va.u16[i] * c0 + p1.u16[i] * c1 + p2.u16[i] * c2 + p3.u16[i] * c3, 48)
     for i in range(32, 64):
         wv.c[i] = 0
 
+
 cdef inline void mulus4tan16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
-    cdef uint16_t pool[64]
+    cdef vec_t p1, p2, p3
     cdef int64_t c0 = <int16_t>(pr & 0xFFFF), c1 = <int16_t>((pr >> 16) & 0xFFFF)
     cdef int64_t c2 = <int16_t>((pr >> 32) & 0xFFFF), c3 = <int16_t>((pr >> 48) & 0xFFFF)
     cdef int i
-    memcpy(pool, va.u16, 64)
-    memcpy(pool + 32, vb.u16, 64)
+    _pool16_shifts(&p1, &p2, &p3, va, vb)
     wvec_as(wv, 48)
     for i in range(32):
-        wv.c[i] = sext(wv.c[i] + pool[i] * c0 + pool[i + 1] * c1 + pool[i + 2] * c2 + pool[i + 3] * c3, 48)
+        wv.c[i] = sext(wv.c[i] + va.u16[i] * c0 + p1.u16[i] * c1 + p2.u16[i] * c2 + p3.u16[i] * c3, 48)
+
 
 # mul4tn16xr16 / mul4tan16xr16: as mulus4t* with signed pool lanes (signed x signed). q7emu choice (4t map)
 cdef inline void mul4tn16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
-    cdef int16_t pool[64]
+    cdef vec_t p1, p2, p3
     cdef int64_t c0 = <int16_t>(pr & 0xFFFF), c1 = <int16_t>((pr >> 16) & 0xFFFF)
     cdef int64_t c2 = <int16_t>((pr >> 32) & 0xFFFF), c3 = <int16_t>((pr >> 48) & 0xFFFF)
     cdef int i
-    memcpy(pool, va.s16, 64)
-    memcpy(pool + 32, vb.s16, 64)
+    _pool16_shifts(&p1, &p2, &p3, va, vb)
     wv.view = 48
     for i in range(32):
-        wv.c[i] = sext(pool[i] * c0 + pool[i + 1] * c1 + pool[i + 2] * c2 + pool[i + 3] * c3, 48)
+        wv.c[i] = sext(va.s16[i] * c0 + p1.s16[i] * c1 + p2.s16[i] * c2 + p3.s16[i] * c3, 48)
     for i in range(32, 64):
         wv.c[i] = 0
 
+
 cdef inline void mul4tan16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
-    cdef int16_t pool[64]
+    cdef vec_t p1, p2, p3
     cdef int64_t c0 = <int16_t>(pr & 0xFFFF), c1 = <int16_t>((pr >> 16) & 0xFFFF)
     cdef int64_t c2 = <int16_t>((pr >> 32) & 0xFFFF), c3 = <int16_t>((pr >> 48) & 0xFFFF)
     cdef int i
-    memcpy(pool, va.s16, 64)
-    memcpy(pool + 32, vb.s16, 64)
+    _pool16_shifts(&p1, &p2, &p3, va, vb)
     wvec_as(wv, 48)
     for i in range(32):
-        wv.c[i] = sext(wv.c[i] + pool[i] * c0 + pool[i + 1] * c1 + pool[i + 2] * c2 + pool[i + 3] * c3, 48)
+        wv.c[i] = sext(wv.c[i] + va.s16[i] * c0 + p1.s16[i] * c1 + p2.s16[i] * c2 + p3.s16[i] * c3, 48)
+
 
 # dmulqa2n8xr8: dual-quad 8-bit MAC into two 24-bit accumulators: wa24[i] += sum_{j<4} vj.s8[i] *
 # pr.s8[j]; wb24[i] += sum_{j<4} vj.s8[i] * pr.s8[4+j] (8 products per lane). q7emu choice of the

@@ -28,8 +28,10 @@ cdef extern from *:
         __m512 sc = _mm512_set1_ps(s);
         __m512 lo = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)x))), sc);
         __m512 hi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(x + 16)))), sc);
-        _mm256_storeu_si256((__m256i *)o, _mm512_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-        _mm256_storeu_si256((__m256i *)(o + 16), _mm512_cvtps_ph(hi, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        __m256i h0 = _mm512_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        __m256i h1 = _mm512_cvtps_ph(hi, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        /* one 512-bit store: a following full-vector load of o is store-forwarded */
+        _mm512_storeu_si512((void *)o, _mm512_inserti64x4(_mm512_castsi256_si512(h0), h1, 1));
     #else
         __m256 sc = _mm256_set1_ps(s);
         int j;
