@@ -86,6 +86,7 @@ cdef enum:
     kIDX6_1 = kP1      # ... codes 32..63
     kSH6 = kP2         # per-lane right shift of those two bytes (lsb-first 0,6,4,2 / msb-first 2,4,6,0)
     k63 = kP3
+    k64 = kP4          # E4M3 re-bias: (15 - 7) << 3
 
 
 cdef struct KCfg:
@@ -100,44 +101,91 @@ cdef struct KCfg:
 
 # ============================================================================ shared sequences
 cdef inline void split_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
-    """fp16 magnitude in vSIG (normal or zero) -> vSIG (hidden bit at 15), vEXP = e - kEB."""
-    # b+0: exponent field, significand bits moved up under the hidden bit, zero test
+    """fp16 magnitude in vSIG (normal or zero) -> vSIG (hidden bit at 14), vEXP = e - kEB."""
+    # b+0: exponent field, significand bits moved under the hidden bit (bit 15 out), zero test
     VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vEXP, vSIG, 10)
     CMP(tr, rf, b, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbZ, vSIG, kZERO)
-    VI(tr, rf, b, "sllinx16", P.sllinx16, VIEW_NX16, vSIG, vSIG, 5)
-    # b+1: unbias the exponent, set the hidden bit
+    VI(tr, rf, b, "sllinx16", P.sllinx16, VIEW_NX16, vSIG, vSIG, 6)
+    # b+1: unbias the exponent ; significand bits to 4..13
     V3(tr, rf, b + 1, "subnx16", P.subnx16, VIEW_NX16, vEXP, vEXP, kEB)
-    V3(tr, rf, b + 1, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, k8000)
-    # b+2: zeros get SIG 0 and the far-below exponent
-    MOVT(tr, rf, b + 2, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vEXP, kZEXP, vbZ)
-    MOVT(tr, rf, b + 2, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vSIG, kZERO, vbZ)
+    VI(tr, rf, b + 1, "srlinx16", P.srlinx16, VIEW_NX16, vSIG, vSIG, 2)
+    # b+2: the hidden bit
+    V3(tr, rf, b + 2, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, k4000)
+    # b+3: zeros get SIG 0 and the far-below exponent
+    MOVT(tr, rf, b + 3, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vEXP, kZEXP, vbZ)
+    MOVT(tr, rf, b + 3, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vSIG, kZERO, vbZ)
 
 
-cdef inline void decode_codes(TR tr, regfile_t* rf, int b, const KCfg* cfg) noexcept nogil:
-    """Codes in vCODE (16-bit lanes) -> vSIG / vEXP / vSGN (bundles b .. b+6)."""
-    if cfg.fmt == FMT_E2M1:
-        # kF0 = 3, kF1 = 14 << 10, kF2 = 8
-        # b+0: e = (c >> 1) & 3 ; m = c & 1 ; sign bit
-        VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vCODE, 1)
-        V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vT1, vCODE, kONE)
-        V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vCODE, kF2)
-        # b+1: e ; m << 9 (fp16 mantissa) ; sign to bit 7
-        V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NX16, vT0, vT0, kF0)
-        VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vT2, vT1, 9)
-        VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vSGN, vSGN, 4)
-        # b+2: subnormal code (e == 0) ; e << 10
-        CMP(tr, rf, b + 2, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbSUB, vT0, kZERO)
-        VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vT0, 10)
-        # b+3: exponent RE-BIAS 1.2.1 -> fp16 1.5.10: (e + 14) << 10 | m << 9
-        V3(tr, rf, b + 3, "addnx16", P.addnx16, VIEW_NX16, vSIG, vT0, kF1)
-        # b+4:
-        V3(tr, rf, b + 4, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, vT2)
-        # b+5: subnormal codes: m * 2^-1 by the int -> fp16 convert (0.5 or +0)
-        I_float16nx16t(tr, rf, b + 5, vSIG, vT1, 1, vbSUB)
+cdef inline void decode_e2m1_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
+    """FP4 E2M1 codes in vCODE -> exact fp16 magnitude in vSIG, sign byte (0x80) in vSGN (b .. b+5)."""
+    # kF0 = 3, kF1 = 14 << 10, kF2 = 8
+    # b+0: e = (c >> 1) & 3 ; m = c & 1 ; sign bit
+    VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vCODE, 1)
+    V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vT1, vCODE, kONE)
+    V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vCODE, kF2)
+    # b+1: e ; m << 9 (fp16 mantissa) ; sign to bit 7
+    V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NX16, vT0, vT0, kF0)
+    VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vT2, vT1, 9)
+    VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vSGN, vSGN, 4)
+    # b+2: subnormal code (e == 0) ; e << 10
+    CMP(tr, rf, b + 2, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbSUB, vT0, kZERO)
+    VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vT0, 10)
+    # b+3: exponent RE-BIAS 1.2.1 -> fp16 1.5.10: (e + 14) << 10 | m << 9
+    V3(tr, rf, b + 3, "addnx16", P.addnx16, VIEW_NX16, vSIG, vT0, kF1)
+    # b+4:
+    V3(tr, rf, b + 4, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, vT2)
+    # b+5: subnormal codes: m * 2^-1 by the int -> fp16 convert (0.5 or +0)
+    I_float16nx16t(tr, rf, b + 5, vSIG, vT1, 1, vbSUB)
+
+
+cdef inline void decode_e2m3_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
+    """FP6 E2M3 codes in vCODE -> exact fp16 magnitude in vSIG, sign byte in vSGN (b .. b+5)."""
+    # kF0 = 3, kF1 = 14 << 10, kF2 = 0x20, kF3 = 7
+    # b+0: e = (c >> 3) & 3 ; m = c & 7 ; sign bit
+    VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vCODE, 3)
+    V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vT1, vCODE, kF3)
+    V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vCODE, kF2)
+    # b+1:
+    V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NX16, vT0, vT0, kF0)
+    VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vT2, vT1, 7)
+    VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vSGN, vSGN, 2)
+    # b+2:
+    CMP(tr, rf, b + 2, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbSUB, vT0, kZERO)
+    VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vT0, 10)
+    # b+3: exponent RE-BIAS 1.2.3 -> fp16 1.5.10: (e + 14) << 10 | m << 7
+    V3(tr, rf, b + 3, "addnx16", P.addnx16, VIEW_NX16, vSIG, vT0, kF1)
+    # b+4:
+    V3(tr, rf, b + 4, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, vT2)
+    # b+5: subnormal codes m/8 by the int -> fp16 convert (normalises)
+    I_float16nx16t(tr, rf, b + 5, vSIG, vT1, 3, vbSUB)
+
+
+cdef inline void decode_nf4(TR tr, regfile_t* rf, int b) noexcept nogil:
+    """NF4 indexes in vCODE -> vSIG / vEXP / vSGN from the 16-entry codebook registers (b .. b+4)."""
+    # kF0 = table lanes 0..15 SIG[c], 16..31 EXP[c]; kF1 = table lanes 0..15 SGN[c]; kF2 = 0x1000
+    # b+0: selector lanes: c | (c + 16) << 8 for (SIG, EXP), c + 32 for SGN
+    VI(tr, rf, b, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vCODE, 8)
+    VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT2, kF2, 7)
+    # b+1:
+    V3(tr, rf, b + 1, "or2nx8", P.or2nx8, VIEW_NX16, vT0, vT0, vCODE)
+    V3(tr, rf, b + 1, "addnx16", P.addnx16, VIEW_NX16, vT1, vCODE, vT2)
+    # b+2: (c << 8 | c) + 0x1000 -> low byte c, high byte c + 16
+    V3(tr, rf, b + 2, "addnx16", P.addnx16, VIEW_NX16, vT0, vT0, kF2)
+    # b+3: 16-ENTRY CODEBOOK LOOKUP: SIG, EXP from the table register pair
+    I_dselnx16(tr, rf, b + 3, vSIG, vEXP, kF0, kF1, vT0)
+    # b+4: sign table (pool lanes 32..47), unbias the exponent for MX (kEB = 0 or 127)
+    V4(tr, rf, b + 4, "selnx16", P.selnx16, VIEW_NX16, vSGN, kF0, kF1, vT1)
+    V3(tr, rf, b + 4, "subnx16", P.subnx16, VIEW_NX16, vEXP, vEXP, kEB)
+
+
+cdef inline void decode_mx(TR tr, regfile_t* rf, int b, int fmt) noexcept nogil:
+    """MX path codes in vCODE -> vSIG / vEXP / vSGN soft-float triples (bundles b .. b+9)."""
+    if fmt == FMT_E2M1:
+        decode_e2m1_f16(tr, rf, b)
         split_f16(tr, rf, b + 6)
-    elif cfg.fmt == FMT_INT4:
+    elif fmt == FMT_INT4:
         # kF0 = 0x80, kF1 = 0x7FFF ; codes arrive sign-extended (sel2nx8i_s4 S bit)
-        # b+0: int -> float (fp16, exact for -8..7)
+        # b+0: INT -> FLOAT (fp16, exact for -8..7)
         I_float16nx16t(tr, rf, b, vSIG, vCODE, 0, vbALL)
         # b+1: sign byte, magnitude
         VI(tr, rf, b + 1, "srlinx16", P.srlinx16, VIEW_NX16, vSGN, vSIG, 8)
@@ -145,41 +193,8 @@ cdef inline void decode_codes(TR tr, regfile_t* rf, int b, const KCfg* cfg) noex
         # b+2:
         V3(tr, rf, b + 2, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vSGN, kF0)
         split_f16(tr, rf, b + 3)
-    elif cfg.fmt == FMT_NF4:
-        # kF0 = table lanes 0..15 SIG[c], 16..31 EXP[c]; kF1 = table lanes 0..15 SGN[c]; kF2 = 0x1000
-        # b+0: selector lanes: c | (c + 16) << 8 for (SIG, EXP), c + 32 for SGN
-        VI(tr, rf, b, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vCODE, 8)
-        VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT2, kF2, 7)
-        # b+1:
-        V3(tr, rf, b + 1, "or2nx8", P.or2nx8, VIEW_NX16, vT0, vT0, vCODE)
-        V3(tr, rf, b + 1, "addnx16", P.addnx16, VIEW_NX16, vT1, vCODE, vT2)
-        # b+2: (c << 8 | c) + 0x1000 -> low byte c, high byte c + 16
-        V3(tr, rf, b + 2, "addnx16", P.addnx16, VIEW_NX16, vT0, vT0, kF2)
-        # b+3: 16-ENTRY CODEBOOK LOOKUP: SIG, EXP from the table register pair
-        I_dselnx16(tr, rf, b + 3, vSIG, vEXP, kF0, kF1, vT0)
-        # b+4: sign table (pool lanes 32..47), unbias the exponent for MX (kEB = 0 or 127)
-        V4(tr, rf, b + 4, "selnx16", P.selnx16, VIEW_NX16, vSGN, kF0, kF1, vT1)
-        V3(tr, rf, b + 4, "subnx16", P.subnx16, VIEW_NX16, vEXP, vEXP, kEB)
     else:
-        # FP6 E2M3: kF0 = 3, kF1 = 14 << 10, kF2 = 0x20, kF3 = 7
-        # b+0: e = (c >> 3) & 3 ; m = c & 7 ; sign bit
-        VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vCODE, 3)
-        V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vT1, vCODE, kF3)
-        V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vCODE, kF2)
-        # b+1:
-        V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NX16, vT0, vT0, kF0)
-        VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vT2, vT1, 7)
-        VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vSGN, vSGN, 2)
-        # b+2:
-        CMP(tr, rf, b + 2, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbSUB, vT0, kZERO)
-        VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vT0, 10)
-        # b+3: exponent RE-BIAS 1.2.3 -> fp16 1.5.10: (e + 14) << 10 | m << 7
-        V3(tr, rf, b + 3, "addnx16", P.addnx16, VIEW_NX16, vSIG, vT0, kF1)
-        # b+4:
-        V3(tr, rf, b + 4, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, vT2)
-        # b+5: subnormal codes m/8 by the int -> fp16 convert (normalises)
-        I_float16nx16t(tr, rf, b + 5, vSIG, vT1, 3, vbSUB)
-        split_f16(tr, rf, b + 6)
+        decode_nf4(tr, rf, b)
 
 
 # ============================================================================ the three paths
@@ -196,8 +211,23 @@ cdef void proc_4bit_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t*
         for h in range(2):
             # B2: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order / sign extension in the imm)
             VVI(tr, rf, 2, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN, cfg.s4_imm | h)
-            decode_codes(tr, rf, 3, cfg)
-            narrow_fp8(tr, rf, 20, cfg.m_bits, vOLO + h)
+            if cfg.fmt == FMT_E2M1:
+                # B3..B8: exponent re-bias to the exact fp16 value
+                decode_e2m1_f16(tr, rf, 3)
+                # B9: E5M2 is the top byte of an fp16 whose low mantissa bits are 0 (exact: no rounding)
+                VI(tr, rf, 9, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 8)
+                # B10: sign
+                V3(tr, rf, 10, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
+            elif cfg.fmt == FMT_INT4:
+                # B3: INT -> FLOAT: sign-extended code -> fp16 (exact for -8..7)
+                I_float16nx16t(tr, rf, 3, vSIG, vCODE, 0, vbALL)
+                # B4: E5M2 = the top byte of that fp16, sign included (exact: no rounding)
+                VI(tr, rf, 4, "srlinx16", P.srlinx16, VIEW_NX16, vOLO + h, vSIG, 8)
+            else:
+                # B3..B7: NF4 codebook lookup (values need rounding)
+                decode_nf4(tr, rf, 3)
+                # B20..B33: round to E4M3 (RNE, saturating), sign
+                narrow_fp8(tr, rf, 20, cfg.m_bits, vOLO + h)
         # B34: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
         VVI(tr, rf, 34, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
         # B35: store 2n bytes
@@ -223,8 +253,18 @@ cdef void proc_6bit_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t*
             V3(tr, rf, 3, "srlnx16", P.srlnx16, VIEW_NX16, vCODE, vCODE, kSH6)
             # B4: ... and keep 6 bits
             V3(tr, rf, 4, "and2nx8", P.and2nx8, VIEW_NX16, vCODE, vCODE, k63)
-            decode_codes(tr, rf, 5, cfg)
-            narrow_fp8(tr, rf, 20, cfg.m_bits, vOLO + h)
+            # B5..B10: exponent re-bias to the exact fp16 value
+            decode_e2m3_f16(tr, rf, 5)
+            # B11: fp16 -> E4M3 re-bias: (exp16 << 3 | mant3) - (8 << 3); every FP6 value is an
+            # E4M3 normal, so this is exact ; zero test
+            VI(tr, rf, 11, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 7)
+            CMP(tr, rf, 11, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbZ, vSIG, kZERO)
+            # B12:
+            V3(tr, rf, 12, "subnx16", P.subnx16, VIEW_NX16, vT0, vT0, k64)
+            # B13: zeros stay zero
+            MOVT(tr, rf, 13, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT0, kZERO, vbZ)
+            # B14: sign
+            V3(tr, rf, 14, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
         # B34: pack to bytes
         VVI(tr, rf, 34, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
         # B35: store 64 / tail bytes (4 out per 3 in)
@@ -272,7 +312,7 @@ cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* s
         for h in range(2):
             # B10: 4-bit UNPACK of 4 groups (16 code bytes -> 32 codes)
             VVI(tr, rf, 10, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vCB, vCB, cfg.s4_imm | h)
-            decode_codes(tr, rf, 11, cfg)
+            decode_mx(tr, rf, 11, cfg.fmt)
             # B20: SCALE-MULTIPLY (significand x pr1) ; scale byte of each lane's group
             I_mulus4tn16xr16(tr, rf, 20, wvACC, vSIG, kZERO, prSCALE)
             V4(tr, rf, 20, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vCB, kZERO, kIDX_SC0 + h)
@@ -302,8 +342,9 @@ def _bytes_vec(lst, fill=64):
 
 
 def _nf4_tables(values):
-    """Soft-float triples of the 16 codebook values: SIG (15 significand bits + sticky, leading one at
-    bit 15), EXP (unbiased), SGN (0x80 for negative). Computed from the float32 bit patterns."""
+    """Soft-float triples of the 16 codebook values: SIG (the top 14 significand bits + a sticky bit,
+    leading one at bit 14), EXP (unbiased), SGN (0x80 for negative). Computed from the float32 bit
+    patterns (the sticky bit keeps the later single rounding to <= 4 bits exact)."""
     bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.int64)
     sig = np.zeros(16, np.int64)
     exp = np.full(16, -16384, np.int64)
@@ -318,7 +359,7 @@ def _nf4_tables(values):
             m24, ue = m << sh, -126 - sh
         else:
             m24, ue = m | 0x800000, e - 127
-        sig[c] = (m24 >> 8) | (1 if (m24 & 0xFF) else 0)
+        sig[c] = (m24 >> 9) | (1 if (m24 & 0x1FF) else 0)
         exp[c] = ue
     lo = np.zeros(32, np.uint16)
     lo[:16] = sig
@@ -335,10 +376,10 @@ def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
     bias, m_bits = (15, 2) if e5m2 else (7, 3)
     mx = group == 8
     rows = {
-        kZERO: np.zeros(64, np.uint8), kONE: _bcast16(1), kA: _bcast16(1 - bias), kSH0: _bcast16(15 - m_bits),
-        kCLAMP: _bcast16(17), kMAX: _bcast16(0x7B if e5m2 else 0x7E),
+        kZERO: np.zeros(64, np.uint8), kONE: _bcast16(1), kA: _bcast16(1 - bias), kSH0: _bcast16(14 - m_bits),
+        kCLAMP: _bcast16(16), kMAX: _bcast16(0x7B if e5m2 else 0x7E),
         kEB: _bcast16((15 if fmt != FMT_NF4 else 0) + (127 if mx else 0)),
-        k8000: _bcast16(0x8000), kZEXP: _bcast16(-16384),
+        k4000: _bcast16(0x4000), kZEXP: _bcast16(-16384),
     }
     if fmt == FMT_E2M1:
         rows.update({kF0: _bcast16(3), kF1: _bcast16(14 << 10), kF2: _bcast16(8)})
@@ -359,6 +400,7 @@ def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
             rows[kIDX6_0 + h] = _bytes_vec(idx)
         rows[kSH6] = np.array([lo_sh[k & 3][1] for k in range(32)], np.uint16).view(np.uint8)
         rows[k63] = _bcast16(63)
+        rows[k64] = _bcast16(64)
     if mx:
         codes, scales = [], []
         for g in range(8):

@@ -139,15 +139,16 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             CMP(tr, rf, 25, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbI, vT2, kFF)
             # B26: subnormals: take the normalised value
             MOVT(tr, rf, 26, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT1, vT3, vbS)
-            # B27: exponent field ; significand bits under the hidden bit ; zero test
+            # B27: exponent field ; top 14 mantissa bits (fp16 has 10, bf16 7: exact) ; zero test
             VI(tr, rf, 27, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vT1, 23)
-            VI(tr, rf, 27, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT3, vT1, 8)
+            VI(tr, rf, 27, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT3, vT1, 9)
             CMP(tr, rf, 27, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbZ, vT1, kZERO)
-            # B28: DIVIDE by 2^(scale-127): exponent e - 127 - (scale - 127) ; hidden bit
+            # B28: DIVIDE by 2^(scale-127): exponent e - 127 - (scale - 127) ; mantissa to bits 0..13
             V3(tr, rf, 28, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vT2, vT2, vSC)
-            V3(tr, rf, 28, "or2nx8", P.or2nx8, VIEW_N_2X32, vT3, vT3, k8000)
-            # B29: subnormal inputs are mant * 2^-149: 149 more
+            VI(tr, rf, 28, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT3, vT3, 18)
+            # B29: subnormal inputs are mant * 2^-149: 149 more ; the hidden bit (bit 14)
             V3(tr, rf, 29, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vM, vT2, k149)
+            V3(tr, rf, 29, "or2nx8", P.or2nx8, VIEW_N_2X32, vT3, vT3, k4000)
             # B30:
             MOVT(tr, rf, 30, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, vM, vbS)
             # B31: ±Inf: an exponent that saturates (the clip to ±max_val)
@@ -167,7 +168,7 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             CMP(tr, rf, 35, "neqnx16", P.neqnx16, VIEW_NX16, VIEW_VB16, vbN16, vM, kZERO)
             # B36: accumulator extract (Q1.14 -> Q0.16)
             I_packvrnrnx48(tr, rf, 36, vSIG, wvACC, 14)
-            # B37..B50: round to FP8 (RNE), saturate, sign
+            # B37..B49: round to FP8 (RNE), saturate, sign
             narrow_fp8(tr, rf, 37, cfg.m_bits, vT1)
             # B51: NaN with its sign
             V3(tr, rf, 51, "or2nx8", P.or2nx8, VIEW_NX16, vM, kNANC, vSGN)
@@ -217,11 +218,11 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
     rows = np.zeros((NCONST, 64), np.uint8)
     rows[kONE] = _b16(1)
     rows[kA] = _b16(1 - bias)
-    rows[kSH0] = _b16(15 - m_bits)
-    rows[kCLAMP] = _b16(17)
+    rows[kSH0] = _b16(14 - m_bits)
+    rows[kCLAMP] = _b16(16)
     rows[kMAX] = _b16(0x7E if e4m3 else 0x7B)
     rows[kMAXEXP] = _b32(max_exp)
-    rows[k8000] = _b16(0x8000)
+    rows[k4000] = _b16(0x4000)
     rows[kZEXP] = _b16(-16384)
     rows[k23] = _b32(23)
     rows[kFF] = _b32(0xFF)

@@ -6,14 +6,14 @@ cdef enum:
     kZERO = 0      # 0
     kONE = 1       # 1 (16-bit lanes)
     kA = 2         # 1 - BIAS(out)        narrow: subnormal shift / exponent field
-    kSH0 = 3       # 15 - M(out)          narrow: significand right shift for a normal result
-    kCLAMP = 4     # 17                   narrow: largest useful shift
+    kSH0 = 3       # 14 - M(out)          narrow: significand right shift for a normal result
+    kCLAMP = 4     # 16                   narrow: largest useful shift
     kMAX = 5       # largest finite FP8 code (0x7B E5M2, 0x7E E4M3)
     # slot 6 is kernel-specific
-    k8000 = 7      # hidden bit of SIG
+    k4000 = 7      # hidden bit of SIG (bit 14)
     kZEXP = 8      # EXP of zero (-16384)
-    vSIG = 23      # significand, leading one at bit 15 (16-bit lanes)
-    vEXP = 24      # unbiased exponent of bit 15
+    vSIG = 23      # significand, leading one at bit 14 (16-bit lanes)
+    vEXP = 24      # unbiased exponent of bit 14
     vSGN = 25      # 0x00 / 0x80
     vT0 = 26
     vT1 = 27
@@ -35,42 +35,37 @@ cdef inline void load_rodata(TR tr, regfile_t* rf, const vec_t* rodata, int ncon
 
 cdef inline void narrow_fp8(TR tr, regfile_t* rf, int b, int m_bits, int out) noexcept nogil:
     """(vSIG, vEXP, vSGN) -> FP8 code | sign in 16-bit lanes of `out`: RNE, saturating.
-    Clobbers vT0..vT3 and vEXP."""
-    # b+0: d = (1-BIAS) - EXP (subnormal depth), e = EXP - (1-BIAS) (exponent field + 1 - 1)
+    vSIG holds the significand with its leading one at bit 14 (value = SIG * 2^(EXP - 14)).
+    Rounding is q = (SIG + 2^(sh-1) - 1 + lsb) >> sh, lsb = bit sh of SIG: round to nearest, ties
+    to even; SIG < 2^15 and sh <= 16 keep every sum inside 16 bits. Clobbers vT0..vT3."""
+    # b+0: d = (1-BIAS) - EXP (subnormal depth), e = EXP - (1-BIAS) (exponent field - 1 when normal)
     V3(tr, rf, b, "subnx16", P.subnx16, VIEW_NX16, vT0, kA, vEXP)
     V3(tr, rf, b, "subnx16", P.subnx16, VIEW_NX16, vT1, vEXP, kA)
     # b+1: clamp both at 0 (flags unused)
     BV(tr, rf, b + 1, "bmaxnx16", P.bmaxnx16, VIEW_NX16, VIEW_VB16, vbF, vT0, vT0, kZERO)
     BV(tr, rf, b + 1, "bmaxnx16", P.bmaxnx16, VIEW_NX16, VIEW_VB16, vbG, vT1, vT1, kZERO)
-    # b+2: total right shift sh = d + 15 - M; exponent field moved to its place
+    # b+2: total right shift sh = d + 14 - M; exponent field moved to its place
     V3(tr, rf, b + 2, "addnx16", P.addnx16, VIEW_NX16, vT0, vT0, kSH0)
     VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT1, vT1, m_bits)
-    # b+3: shifts past 17 all give 0 with round bit 0
+    # b+3: shifts past 16 all round to 0
     BV(tr, rf, b + 3, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT0, vT0, kCLAMP)
-    # b+4: q = SIG >> sh ; sh - 1
+    # b+4: lsb of the kept bits ; sh - 1
     V3(tr, rf, b + 4, "srlnx16", P.srlnx16, VIEW_NX16, vT2, vSIG, vT0)
-    V3(tr, rf, b + 4, "subnx16", P.subnx16, VIEW_NX16, vEXP, vT0, kONE)
-    # b+5: round bit (SIG >> (sh-1)), 1 << (sh-1)
-    V3(tr, rf, b + 5, "srlnx16", P.srlnx16, VIEW_NX16, vT3, vSIG, vEXP)
-    V3(tr, rf, b + 5, "sllnx16", P.sllnx16, VIEW_NX16, vEXP, kONE, vEXP)
-    # b+6: code without rounding = field + q ; q odd ; sticky mask
-    V3(tr, rf, b + 6, "addnx16", P.addnx16, VIEW_NX16, vT1, vT1, vT2)
-    V3(tr, rf, b + 6, "and2nx8", P.and2nx8, VIEW_NX16, vT2, vT2, kONE)
-    V3(tr, rf, b + 6, "subnx16", P.subnx16, VIEW_NX16, vEXP, vEXP, kONE)
-    # b+7: round bit ; sticky bits
-    V3(tr, rf, b + 7, "and2nx8", P.and2nx8, VIEW_NX16, vT3, vT3, kONE)
-    V3(tr, rf, b + 7, "and2nx8", P.and2nx8, VIEW_NX16, vEXP, vSIG, vEXP)
-    # b+8: sticky != 0 -> 1
-    BV(tr, rf, b + 8, "bminunx16", P.bminunx16, VIEW_NX16, VIEW_VB16, vbF, vEXP, vEXP, kONE)
-    # b+9: sticky | odd
-    V3(tr, rf, b + 9, "or2nx8", P.or2nx8, VIEW_NX16, vEXP, vEXP, vT2)
-    # b+10: round up = round bit & (sticky | odd)
-    V3(tr, rf, b + 10, "and2nx8", P.and2nx8, VIEW_NX16, vEXP, vEXP, vT3)
-    # b+11: RNE
-    V3(tr, rf, b + 11, "addnx16", P.addnx16, VIEW_NX16, vT1, vT1, vEXP)
-    # b+12: SATURATE to the largest finite code
-    BV(tr, rf, b + 12, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT1, vT1, kMAX)
-    # b+13: sign
-    V3(tr, rf, b + 13, "or2nx8", P.or2nx8, VIEW_NX16, out, vT1, vSGN)
-
-
+    V3(tr, rf, b + 4, "subnx16", P.subnx16, VIEW_NX16, vT3, vT0, kONE)
+    # b+5: lsb & 1 ; half = 1 << (sh - 1)
+    V3(tr, rf, b + 5, "and2nx8", P.and2nx8, VIEW_NX16, vT2, vT2, kONE)
+    V3(tr, rf, b + 5, "sllnx16", P.sllnx16, VIEW_NX16, vT3, kONE, vT3)
+    # b+6: half - 1
+    V3(tr, rf, b + 6, "subnx16", P.subnx16, VIEW_NX16, vT3, vT3, kONE)
+    # b+7: + lsb (ties go to even)
+    V3(tr, rf, b + 7, "addnx16", P.addnx16, VIEW_NX16, vT3, vT3, vT2)
+    # b+8: + significand
+    V3(tr, rf, b + 8, "addnx16", P.addnx16, VIEW_NX16, vT3, vT3, vSIG)
+    # b+9: ROUND: shift out
+    V3(tr, rf, b + 9, "srlnx16", P.srlnx16, VIEW_NX16, vT3, vT3, vT0)
+    # b+10: exponent field + rounded significand (a carry moves into the exponent)
+    V3(tr, rf, b + 10, "addnx16", P.addnx16, VIEW_NX16, vT1, vT1, vT3)
+    # b+11: SATURATE to the largest finite code
+    BV(tr, rf, b + 11, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT1, vT1, kMAX)
+    # b+12: sign
+    V3(tr, rf, b + 12, "or2nx8", P.or2nx8, VIEW_NX16, out, vT1, vSGN)
