@@ -794,12 +794,17 @@ cdef inline void mulus4tn16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr
     cdef int64_t c0 = <int16_t>(pr & 0xFFFF), c1 = <int16_t>((pr >> 16) & 0xFFFF)
     cdef int64_t c2 = <int16_t>((pr >> 32) & 0xFFFF), c3 = <int16_t>((pr >> 48) & 0xFFFF)
     cdef int i
-    _pool16_shifts(&p1, &p2, &p3, va, vb)
     wv.view = 48
-    for i in range(32):
-        wv.c[i] = sext(va.u16[i] * c0 + p1.u16[i] * c1 + p2.u16[i] * c2 + p3.u16[i] * c3, 48)
     for i in range(32, 64):
         wv.c[i] = 0
+    # |sum| < 4 * 2^16 * 2^15 = 2^33: always inside the 48-bit lane, no wrap possible.
+    if (c1 | c2 | c3) == 0:      # one tap (a scalar multiply): same result, no window shifts
+        for i in range(32):
+            wv.c[i] = <int64_t>(<int32_t>va.u16[i] * <int32_t>c0)
+        return
+    _pool16_shifts(&p1, &p2, &p3, va, vb)
+    for i in range(32):
+        wv.c[i] = va.u16[i] * c0 + p1.u16[i] * c1 + p2.u16[i] * c2 + p3.u16[i] * c3
 
 
 cdef inline void mulus4tan16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
