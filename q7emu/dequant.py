@@ -12,8 +12,9 @@ import numpy as np
 
 from . import _dequant
 from .formats import NF4_QLORA
-from .knobs import DequantFmt, dequant_out_bytes, normalize_dequant_args, path_name
+from .knobs import DequantFmt, dequant_out_bytes, normalize_dequant_args, normalize_fmt, path_name
 from .errors import InvalidArgument
+from ._cores import check_cores, host_threads, run_blocks
 
 NF4_TABLES = {"qlora": NF4_QLORA}
 
@@ -21,7 +22,7 @@ NF4_TABLES = {"qlora": NF4_QLORA}
 def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0, *,
                nibble_order: str = "low-first", fp6_packing: str = "lsb-first",
                mx_layout: str = "scale-first", mx_scale: str = "e8m0", nf4_table: str = "qlora",
-               trace: Any = None) -> np.ndarray:
+               trace: Any = None, cores: int | None = None) -> np.ndarray:
     """Expand packed 4-bit / 6-bit codes to FP8 bytes exactly as the firmware path does.
 
     Args:
@@ -32,6 +33,9 @@ def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0
         nibble_order, fp6_packing, mx_layout, mx_scale, nf4_table: model knobs (MODEL.md §1).
         trace: None, or a q7emu trace recorder (``q7emu.trace.Recorder``) that receives the
             lane-level record of every primitive executed.
+        cores: how many Q7 cores (host threads) share the partitions, as the firmware splits
+            channels across POOL cores; None = up to the host's CPU count for large inputs.
+            Tracing always runs on one core. The bytes never depend on it.
 
     Returns:
         uint8 [P, out_bytes] FP8 codes (E5M2 for fmt 1, 2; E4M3 for fmt 3, 4), out_bytes =
@@ -40,26 +44,28 @@ def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0
     knobs = {"nibble_order": nibble_order, "fp6_packing": fp6_packing, "mx_layout": mx_layout,
              "mx_scale": mx_scale, "nf4_table": nf4_table}
     src_bytes, fmt_i, group, path, knobs = normalize_dequant_args(src, fmt, group_size, knobs)
+    check_cores(cores)
     out = np.zeros((src_bytes.shape[0], dequant_out_bytes(src_bytes.shape[1], path)), dtype=np.uint8)
-    window = getattr(trace, "window", None)
-    ops = getattr(trace, "ops", None)
-    raw = _dequant.run(src_bytes, out, fmt_i, group, knobs["nibble_order"], knobs["fp6_packing"],
-                       knobs["mx_layout"], knobs["mx_scale"], NF4_TABLES[knobs["nf4_table"]],
-                       trace=trace is not None, trace_window=window, trace_ops=ops)
+    args = (fmt_i, group, knobs["nibble_order"], knobs["fp6_packing"], knobs["mx_layout"], knobs["mx_scale"],
+            NF4_TABLES[knobs["nf4_table"]])
     if trace is not None:
+        raw = _dequant.run(src_bytes, out, *args, trace=True, trace_window=getattr(trace, "window", None),
+                           trace_ops=getattr(trace, "ops", None))
         trace.add_run(raw, kernel=path, knobs=knobs)
+        return out
+    parts = src_bytes.shape[0]
+    run_blocks(lambda lo, hi: _dequant.run(src_bytes[lo:hi], out[lo:hi], *args), parts,
+               host_threads(cores, parts, src_bytes.size))
     return out
 
 
 def dequantize_path(path: str, src: np.ndarray, fmt: int | str | DequantFmt, **knobs: Any) -> np.ndarray:
     """Run one named firmware path directly ("proc_4bit_non_mx", "proc_4bit_mx_8",
     "proc_6bit_non_mx"); the (fmt, group) pair must select that path."""
-    fmt_i = int(DequantFmt(fmt)) if not isinstance(fmt, str) else fmt
-    group = 8 if path == "proc_4bit_mx_8" else 0
     if path not in ("proc_4bit_non_mx", "proc_4bit_mx_8", "proc_6bit_non_mx"):
         raise InvalidArgument("path", path, "must be proc_4bit_non_mx, proc_4bit_mx_8 or proc_6bit_non_mx")
-    from .knobs import normalize_fmt
-    f = normalize_fmt(fmt_i)
+    group = 8 if path == "proc_4bit_mx_8" else 0
+    f = normalize_fmt(fmt)
     if path_name(f, group) != path:
         raise InvalidArgument("fmt", f, f"fmt {f} does not run on {path}")
     return dequantize(src, f, group, **knobs)

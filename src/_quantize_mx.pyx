@@ -246,22 +246,27 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
 
 
 def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale, bint bf16, str dst_dtype,
-        int max_exp, bint wrap, bint scatter, trace=False, trace_window=None, trace_ops=None):
+        int max_exp, bint wrap, bint scatter, trace=False, trace_window=None, trace_ops=None, blocks=None):
     """QuantizeMX over every 8-partition row block of `src` (uint16 bit patterns [P, F]).
 
     data uint8 [P, F] receives the FP8 bytes (4 per u32 word); scale uint8 receives the E8M0 bytes:
     [P, F/4] rows 32q..32q+3 (scatter) or [P/8, F/4] (compact). Arguments must already be validated
-    (q7emu.quantize.quantize_mx). With trace=True returns the raw trace records (bytes).
+    (q7emu.quantize.quantize_mx). blocks=(lo, hi) limits the run to 8-partition row blocks lo..hi-1
+    (threads running disjoint block ranges write disjoint rows). With trace=True returns the raw
+    trace records (a bytes-like TraceBuffer).
     """
     cdef QCfg cfg
     cdef regfile_t rf
     cdef NoTrace nt
     cdef Tracer tr
-    cdef Py_ssize_t rb, srow, parts = src.shape[0], ncols = src.shape[1]
+    cdef Py_ssize_t rb, srow, parts = src.shape[0], ncols = src.shape[1], b_lo, b_hi
     cdef const char* ops_c[64]
     if parts % 8 or ncols % 4 or data.shape[0] != parts or data.shape[1] != ncols \
             or scale.shape[1] != ncols // 4 or scale.shape[0] != (parts if scatter else parts // 8):
         raise ValueError("quantize_mx kernel: inconsistent array shapes")
+    b_lo, b_hi = blocks if blocks is not None else (0, parts // 8)
+    if not 0 <= b_lo <= b_hi <= parts // 8:
+        raise ValueError("quantize_mx kernel: block range outside the tile")
     rodata = build_rodata(bf16, dst_dtype, max_exp)
     memset(&cfg, 0, sizeof(cfg))
     memset(&rf, 0, sizeof(rf))
@@ -274,7 +279,7 @@ def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale,
     cdef Py_ssize_t sstride = 2 * ncols
     if not trace:
         with nogil:
-            for rb in range(parts // 8):
+            for rb in range(b_lo, b_hi):
                 srow = 32 * (rb // 4) + rb % 4 if scatter else rb
                 quantize_block(&nt, &rf, &cfg, sp + 8 * rb * sstride, sstride, ncols,
                                &data[8 * rb, 0], ncols, &scale[srow, 0])
@@ -291,7 +296,7 @@ def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale,
     tr.kernel = 4
     try:
         with nogil:
-            for rb in range(parts // 8):
+            for rb in range(b_lo, b_hi):
                 tr.partition = <uint32_t>(8 * rb)
                 srow = 32 * (rb // 4) + rb % 4 if scatter else rb
                 quantize_block(&tr, &rf, &cfg, sp + 8 * rb * sstride, sstride, ncols,
