@@ -32,20 +32,22 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     if R["dequant"]:
         w("")
         w("TensorDequantize throughput, M output elements/s (median; output 128 x 32 KiB = 4 MiB per call)")
-        paths = ["kernel", "golden", "lut", "ml_dtypes", "memcpy"]
-        w(f"{'fmt-group':12s}" + "".join(f"{p:>11s}" for p in paths)
-          + f"{'kern/LUT':>10s}{'kern/gold':>10s}{'kern/mld':>10s}{'kern/mcpy':>10s}")
+        paths = ["kernel", "kernel_1core", "golden", "lut", "ml_dtypes", "memcpy"]
+        w(f"{'fmt-group':12s}" + "".join(f"{p:>13s}" for p in paths)
+          + f"{'1core/LUT':>10s}{'kern/LUT':>10s}{'kern/gold':>10s}{'kern/mld':>10s}{'kern/mcpy':>10s}")
         for fmt, group in B.COMBOS:
             cid = B.combo_id(fmt, group)
             row = R["dequant"].get(cid, {})
             if not row:
                 continue
             k = row.get("kernel")
-            ratios = [(k / row[p]) if (k and row.get(p)) else None for p in ("lut", "golden", "ml_dtypes", "memcpy")]
-            w(f"{cid:12s}" + "".join(f"{_fmt(row.get(p), '11.1f', '        n/a')}" for p in paths)
+            k1 = row.get("kernel_1core")
+            ratios = [(k1 / row["lut"]) if (k1 and row.get("lut")) else None]
+            ratios += [(k / row[p]) if (k and row.get(p)) else None for p in ("lut", "golden", "ml_dtypes", "memcpy")]
+            w(f"{cid:12s}" + "".join(f"{_fmt(row.get(p), '13.1f', '          n/a')}" for p in paths)
               + "".join(f"{_fmt(r, '10.3f', '       n/a')}" for r in ratios))
-        w("  kernel = q7emu.dequant.dequantize (trace off, includes argument checks and the output "
-          "allocation); lut = lut[codes] on pre-unpacked codes (1 byte each, no scale); ml_dtypes = "
+        w("  kernel = q7emu.dequant.dequantize (trace off, partitions split over the host cores; includes "
+          "argument checks and the output allocation); kernel_1core = the same with cores=1; lut = lut[codes] on pre-unpacked codes (1 byte each, no scale); ml_dtypes = "
           "codes.view(fp4/int4/fp6).astype(fp8) (no MX scale); memcpy = np.copyto of the output bytes.")
     if R["wrapper"] or R["numpy"] or R["trace_rec"]:
         w("")

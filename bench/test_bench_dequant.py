@@ -1,7 +1,9 @@
 """TensorDequantize throughput: the kernels against golden, a numpy LUT gather, ml_dtypes and memcpy.
 
 For every fmt x group, on 128 partitions x 32 KiB of output (4 MiB): M output elements/s of
-  kernel    q7emu.dequant.dequantize (trace off)
+  kernel    q7emu.dequant.dequantize (trace off; partitions split over the host's cores, as the
+            firmware splits channels over POOL cores)
+  kernel_1core  the same on one core (cores=1): the like-for-like figure against one-thread numpy
   golden    q7emu.golden.dequantize
   lut       lut[codes], a 16-entry (64 for FP6) uint8 table gathered by codes already unpacked to one
             byte each (the unpacking is not timed; MX scales are not applied)
@@ -19,7 +21,7 @@ import _benchutil as B
 from q7emu import golden
 from q7emu.dequant import dequantize
 
-PATHS = ["memcpy", "lut", "ml_dtypes", "golden", "kernel"]
+PATHS = ["memcpy", "lut", "ml_dtypes", "golden", "kernel_1core", "kernel"]
 ROUNDS = {"golden": 3}
 
 
@@ -31,6 +33,8 @@ def test_dequant(benchmark, fmt, group, path):
     benchmark.group = f"dequant {B.combo_id(fmt, group)}"
     if path == "kernel":
         fn, args = dequantize, (src, fmt, group)
+    elif path == "kernel_1core":
+        fn, args = (lambda s, f, g: dequantize(s, f, g, cores=1)), (src, fmt, group)
     elif path == "golden":
         fn, args = golden.dequantize, (src, fmt, group)
     elif path == "lut":
@@ -44,7 +48,7 @@ def test_dequant(benchmark, fmt, group, path):
         dst = np.empty_like(codes)
         fn, args = np.copyto, (dst, codes)
     out = benchmark.pedantic(fn, args=args, rounds=ROUNDS.get(path, 9), iterations=1, warmup_rounds=1)
-    if path in ("kernel", "lut", "ml_dtypes") and out is not None and group == 0:
+    if path in ("kernel", "kernel_1core", "lut", "ml_dtypes") and out is not None and group == 0:
         # correctness side note (not a timing assertion): the non-MX LUT / ml_dtypes bytes equal the kernel's
         ref = dequantize(src, fmt, group)
         benchmark.extra_info["bytes_equal_kernel"] = bool(np.array_equal(np.asarray(out).view(np.uint8), ref))
@@ -56,7 +60,7 @@ def test_dequant(benchmark, fmt, group, path):
     row[path] = rate
     benchmark.extra_info["M_elements_per_s"] = round(rate, 1)
     benchmark.extra_info["output_bytes"] = int(n_out)
-    if path == "kernel":
+    if path in ("kernel", "kernel_1core"):
         for ref in ("lut", "golden", "ml_dtypes", "memcpy"):
             if row.get(ref):
-                benchmark.extra_info[f"kernel_over_{ref}"] = round(rate / row[ref], 4)
+                benchmark.extra_info[f"{path}_over_{ref}"] = round(rate / row[ref], 4)
