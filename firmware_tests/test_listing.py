@@ -93,7 +93,8 @@ def test_listing_ops_are_the_executed_ops(kernel):
         taken |= _check(kernel, cfg, rng).taken
     # the branch arms the all-variants listing shows are exactly the arms the traced configurations took
     full = build(kernel)
-    assert full.arms and full.arms == taken, (sorted(full.arms - taken), sorted(taken - full.arms))
+    # (a kernel without knob- or format-dependent branches, like proc_6bit_non_mx, shows no arms)
+    assert full.arms == taken, (sorted(full.arms - taken), sorted(taken - full.arms))
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
