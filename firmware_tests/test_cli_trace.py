@@ -61,7 +61,7 @@ def test_jsonl_output_and_export_import_byte_exact(capsys, tmp_path, traced):
 
 def test_show_filters(capsys, traced):
     d, _ = traced
-    rc, out, _ = run(capsys, "trace", "show", d / "a.q7t", "--op", "lav2nx8_xp", "--seq", "0:100", "--lanes", "0:4")
+    rc, out, _ = run(capsys, "trace", "show", d / "a.q7t", "--op", "lav2nx8_xp", "--seq", "0:50", "--lanes", "0:4")
     assert rc == 0
     recs = [line for line in out.splitlines() if line.startswith("#")]
     assert len(recs) == 1 and "B1" in recs[0] and "lav2nx8_xp" in recs[0]
@@ -76,23 +76,23 @@ def test_diff_identical_and_one_lane_changed(capsys, tmp_path, traced):
     d, full = traced
     rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", d / "a.q7t")
     assert rc == 0 and "identical" in out and f"{len(full)} records compared" in out
-    # change lane 7 of the dst of seq 33 (first narrow bundle: B20 subnx16) in an exported copy
+    # change lane 7 of the dst of seq 23 (B6 addnx16: the FP4 exponent re-bias) in an exported copy
     run(capsys, "trace", "export", d / "a.q7t", "-o", tmp_path / "e.jsonl")
     lines = (tmp_path / "e.jsonl").read_text().splitlines()
-    obj = json.loads(lines[1 + 33])
-    assert obj["seq"] == 33 and obj["op"] == "subnx16" and obj["bundle"] == 20
+    obj = json.loads(lines[1 + 23])
+    assert obj["seq"] == 23 and obj["op"] == "addnx16" and obj["bundle"] == 6
     old = obj["operands"][2]["lanes"][7]
     new = format(int(old, 16) ^ 1, "04x")
     obj["operands"][2]["lanes"][7] = new
-    lines[1 + 33] = json.dumps(obj)
+    lines[1 + 23] = json.dumps(obj)
     (tmp_path / "m.jsonl").write_text("\n".join(lines) + "\n")
     rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", tmp_path / "m.jsonl")
     assert rc == 1
-    assert "seq 33 subnx16" in out and "operand 2 (dst vec v26, view nx16)" in out
+    assert "seq 23 addnx16" in out and "operand 2 (dst vec v23, view nx16)" in out
     assert f"lane  7: A {old}  B {new}" in out
-    assert "1 differ (first seq 33, last seq 33)" in out
+    assert "1 differ (first seq 23, last seq 23)" in out
     rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", tmp_path / "m.jsonl", "--align", "op")
-    assert rc == 1 and "align op" in out and "seq 33 subnx16" in out
+    assert rc == 1 and "align op" in out and "seq 23 addnx16" in out
 
 
 def test_diff_window_extra_records(capsys, tmp_path, traced):

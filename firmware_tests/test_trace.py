@@ -17,25 +17,28 @@ from q7emu.trace import Recorder, Trace, TraceError, bytes_from_lanes, diff, lan
 
 
 # ---------------------------------------------------------------------- the listing, by hand
-def decode_e2m1(b):
-    """decode_codes for FMT_E2M1 at bundle b (b .. b+8, incl. split_f16 at b+6)."""
+def decode_e2m1_f16(b):
+    """decode_e2m1_f16 at bundle b (b .. b+5): FP4 code -> exact fp16 by exponent re-bias."""
     return [(b, "srlinx16"), (b, "and2nx8"), (b, "and2nx8"),
             (b + 1, "and2nx8"), (b + 1, "sllinx16"), (b + 1, "sllinx16"),
             (b + 2, "eqnx16"), (b + 2, "sllinx16"),
-            (b + 3, "addnx16"), (b + 4, "or2nx8"), (b + 5, "float16nx16t"),
-            (b + 6, "srlinx16"), (b + 6, "eqnx16"), (b + 6, "sllinx16"),
-            (b + 7, "subnx16"), (b + 7, "or2nx8"),
-            (b + 8, "movnx16t"), (b + 8, "movnx16t")]
+            (b + 3, "addnx16"), (b + 4, "or2nx8"), (b + 5, "float16nx16t")]
+
+
+def split_f16(b):
+    """split_f16 at bundle b (b .. b+3)."""
+    return [(b, "srlinx16"), (b, "eqnx16"), (b, "sllinx16"),
+            (b + 1, "subnx16"), (b + 1, "srlinx16"), (b + 2, "or2nx8"),
+            (b + 3, "movnx16t"), (b + 3, "movnx16t")]
 
 
 def narrow(b):
-    """narrow_fp8 at bundle b (b .. b+13)."""
+    """narrow_fp8 at bundle b (b .. b+12)."""
     return [(b, "subnx16"), (b, "subnx16"), (b + 1, "bmaxnx16"), (b + 1, "bmaxnx16"),
             (b + 2, "addnx16"), (b + 2, "sllinx16"), (b + 3, "bminnx16"),
-            (b + 4, "srlnx16"), (b + 4, "subnx16"), (b + 5, "srlnx16"), (b + 5, "sllnx16"),
-            (b + 6, "addnx16"), (b + 6, "and2nx8"), (b + 6, "subnx16"),
-            (b + 7, "and2nx8"), (b + 7, "and2nx8"), (b + 8, "bminunx16"), (b + 9, "or2nx8"),
-            (b + 10, "and2nx8"), (b + 11, "addnx16"), (b + 12, "bminnx16"), (b + 13, "or2nx8")]
+            (b + 4, "srlnx16"), (b + 4, "subnx16"), (b + 5, "and2nx8"), (b + 5, "sllnx16"),
+            (b + 6, "subnx16"), (b + 7, "addnx16"), (b + 8, "addnx16"), (b + 9, "srlnx16"),
+            (b + 10, "addnx16"), (b + 11, "bminnx16"), (b + 12, "or2nx8")]
 
 
 def rodata(n):
@@ -43,10 +46,11 @@ def rodata(n):
     return [(0, "lv2nx8_i")] * n + [(0, "eqnx16")]
 
 
-# E2M1 non-MX rodata: kZERO..kZEXP (slots 0..8) + kF0..kF2 (9..11) = 12 rows
+# E2M1 non-MX rodata: kZERO..kZEXP (slots 0..8) + kF0..kF2 (9..11) = 12 rows; the E5M2 byte is the
+# top byte of the exact fp16 (B9), then the sign (B10)
 LISTING_4BIT_NON_MX_ONE_PASS = (
     rodata(12) + [(1, "lav2nx8_xp")]
-    + 2 * ([(2, "sel2nx8i_s4")] + decode_e2m1(3) + narrow(20))
+    + 2 * ([(2, "sel2nx8i_s4")] + decode_e2m1_f16(3) + [(9, "srlinx16"), (10, "or2nx8")])
     + [(34, "sel2nx8i"), (35, "sav2nx8_xp")])
 
 # MX E2M1 (e8m0 scales): rodata slots 0..19 = 20 rows; one 20-byte block = 4 groups
@@ -55,8 +59,8 @@ LISTING_4BIT_MX_ONE_BLOCK = (
                   (1, "lav2nx8_xp"), (2, "sel2nx8"),
                   (3, "sel2nx8"), (4, "srlin_2x32"), (5, "or2nx8"), (6, "ultn_2xf32t"), (6, "and2nx8"),
                   (7, "movn_2x32t"), (8, "sel2nx8"), (9, "eq2nx8")]
-    + 2 * ([(10, "sel2nx8i_s4")] + decode_e2m1(11)
-           + [(20, "mulus4tn16xr16"), (20, "sel2nx8"), (21, "packvrnrnx48"), (21, "addnx16")] + narrow(22))
+    + 2 * ([(10, "sel2nx8i_s4")] + decode_e2m1_f16(11) + split_f16(17)
+           + [(21, "mulus4tn16xr16"), (21, "sel2nx8"), (22, "packvrnrnx48"), (22, "addnx16")] + narrow(23))
     + [(36, "sel2nx8i"), (37, "mov2nx8t"), (38, "sav2nx8_xp")])
 
 
@@ -137,8 +141,9 @@ def test_ops_filter_limits_recording(word_trace):
     t = rec.trace
     assert t.mnemonics() == ["sel2nx8i_s4", "sel2nx8i_s4", "sav2nx8_xp"]
     assert t.to_raw() == full.subset(full.select(["sel2nx8i_s4", "sav2nx8_xp"])).to_raw()
-    rec2, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), ops=["movnx16t"], window=(0, 40))
-    assert rec2.trace.records["seq"].tolist() == [31, 32]
+    # float16nx16t is B8 of each half: seq 13 (lav) + 1 (sel2nx8i_s4) + 11 -> 25, and 25 + 14 -> 39
+    rec2, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), ops=["float16nx16t"], window=(0, 40))
+    assert rec2.trace.records["seq"].tolist() == [25, 39]
 
 
 @pytest.mark.parametrize("bad", [dict(window=(5, 2)), dict(window=(-1, 3)), dict(window="x"),
@@ -242,19 +247,19 @@ def test_diff_names_record_operand_and_lane(word_trace):
     t = word_trace[0].trace
     buf = io.StringIO()
     t.to_jsonl(buf)
-    # seq 40: B24 srlnx16 vT2, vSIG, vT0 -> operand 2 is the dst (nx16), change lane 5
+    # seq 40: B9 srlinx16 vT0, vSIG, 8 (second half) -> operand 2 is the dst (nx16), change lane 5
     op40 = t[40]
-    assert (op40.op, op40.bundle) == ("srlnx16", 24)
+    assert (op40.op, op40.bundle) == ("srlinx16", 9)
     old = op40.operands[2].lanes_hex()[5]
     new = format(int(old, 16) ^ 0x10, "04x")
     b = Trace.from_jsonl(io.StringIO(_edit_lane(buf.getvalue(), 40, 2, 5, new)))
     r = diff(t, b)
     assert not r.same and r.compared == len(t) and r.differing == 1 and r.first_seq == r.last_seq == 40
     d = r.first
-    assert (d.seq, d.op, d.what, d.operand) == (40, "srlnx16", "operand", 2)
+    assert (d.seq, d.op, d.what, d.operand) == (40, "srlinx16", "operand", 2)
     assert [(x.lane, x.a, x.b) for x in d.lanes] == [(5, old, new)]
     text = r.format()
-    assert "seq 40 srlnx16" in text and "operand 2 (dst vec v28, view nx16)" in text
+    assert "seq 40 srlinx16" in text and "operand 2 (dst vec v26, view nx16)" in text
     assert f"lane  5: A {old}  B {new}" in text
     assert "1 differ (first seq 40, last seq 40)" in text
     assert diff(t, t).same
@@ -265,11 +270,11 @@ def test_diff_align_op_skips_an_extra_record(word_trace):
     lines = io.StringIO()
     t.to_jsonl(lines)
     rows = lines.getvalue().splitlines()
-    # B's tool logs one extra op after seq 20 and numbers its records densely; and lane 0 of seq 50 differs
+    # B's tool logs one extra op after seq 20 and numbers its records densely; and lane 0 of seq 30 differs
     extra = json.loads(rows[1 + 20])
     extra["op"] = "nop"
     extra["operands"] = []
-    edited = _edit_lane(lines.getvalue(), 50, 0, 0, "ffff").splitlines()
+    edited = _edit_lane(lines.getvalue(), 30, 0, 0, "ffff").splitlines()
     objs = [json.loads(x) for x in edited[1:]]
     objs.insert(21, extra)
     for i, o in enumerate(objs):
@@ -279,7 +284,7 @@ def test_diff_align_op_skips_an_extra_record(word_trace):
     assert by_seq.differing > 20            # everything after the insertion is shifted
     by_op = diff(t, b, align="op")
     assert (by_op.only_a, by_op.only_b, by_op.differing) == (0, 1, 1)
-    assert by_op.first.seq == 50 and by_op.first.operand == 0 and by_op.first.lanes[0].lane == 0
+    assert by_op.first.seq == 30 and by_op.first.operand == 0 and by_op.first.lanes[0].lane == 0
 
 
 def test_multiple_runs_and_subset():

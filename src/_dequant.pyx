@@ -226,7 +226,7 @@ cdef void proc_4bit_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t*
             else:
                 # B3..B7: NF4 codebook lookup (values need rounding)
                 decode_nf4(tr, rf, 3)
-                # B20..B33: round to E4M3 (RNE, saturating), sign
+                # B20..B32: round to E4M3 (RNE, saturating), sign
                 narrow_fp8(tr, rf, 20, cfg.m_bits, vOLO + h)
         # B34: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
         VVI(tr, rf, 34, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
@@ -312,14 +312,16 @@ cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* s
         for h in range(2):
             # B10: 4-bit UNPACK of 4 groups (16 code bytes -> 32 codes)
             VVI(tr, rf, 10, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vCB, vCB, cfg.s4_imm | h)
+            # B11..B20: codes -> soft-float triples
             decode_mx(tr, rf, 11, cfg.fmt)
-            # B20: SCALE-MULTIPLY (significand x pr1) ; scale byte of each lane's group
-            I_mulus4tn16xr16(tr, rf, 20, wvACC, vSIG, kZERO, prSCALE)
-            V4(tr, rf, 20, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vCB, kZERO, kIDX_SC0 + h)
-            # B21: accumulator extract (Q1.14 -> Q0.16) ; exponent += scale exponent
-            I_packvrnrnx48(tr, rf, 21, vSIG, wvACC, 14)
-            V3(tr, rf, 21, "addnx16", P.addnx16, VIEW_NX16, vEXP, vEXP, vT0)
-            narrow_fp8(tr, rf, 22, cfg.m_bits, vOLO + h)
+            # B21: SCALE-MULTIPLY (significand x pr1) ; scale byte of each lane's group
+            I_mulus4tn16xr16(tr, rf, 21, wvACC, vSIG, kZERO, prSCALE)
+            V4(tr, rf, 21, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vCB, kZERO, kIDX_SC0 + h)
+            # B22: accumulator extract (Q1.14 x 1.0 -> Q1.14) ; exponent += scale exponent
+            I_packvrnrnx48(tr, rf, 22, vSIG, wvACC, 14)
+            V3(tr, rf, 22, "addnx16", P.addnx16, VIEW_NX16, vEXP, vEXP, vT0)
+            # B23..B35: round to FP8 (RNE), saturate, sign
+            narrow_fp8(tr, rf, 23, cfg.m_bits, vOLO + h)
         # B36: pack to bytes
         VVI(tr, rf, 36, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
         if cfg.nan_gate:

@@ -168,7 +168,7 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             CMP(tr, rf, 35, "neqnx16", P.neqnx16, VIEW_NX16, VIEW_VB16, vbN16, vM, kZERO)
             # B36: accumulator extract (Q1.14 -> Q0.16)
             I_packvrnrnx48(tr, rf, 36, vSIG, wvACC, 14)
-            # B37..B49: round to FP8 (RNE), saturate, sign
+            # B37..B49: round to FP8 (RNE), saturate, sign (B50 unused)
             narrow_fp8(tr, rf, 37, cfg.m_bits, vT1)
             # B51: NaN with its sign
             V3(tr, rf, 51, "or2nx8", P.or2nx8, VIEW_NX16, vM, kNANC, vSGN)
