@@ -64,7 +64,7 @@ def test_show_filters(capsys, traced):
     rc, out, _ = run(capsys, "trace", "show", d / "a.q7t", "--op", "lav2nx8_xp", "--seq", "0:50", "--lanes", "0:4")
     assert rc == 0
     recs = [line for line in out.splitlines() if line.startswith("#")]
-    assert len(recs) == 1 and "B1" in recs[0] and "lav2nx8_xp" in recs[0]
+    assert len(recs) == 1 and "B4" in recs[0] and "lav2nx8_xp" in recs[0]
     dst = [line for line in out.splitlines() if "dst v20" in line][0]
     assert len(dst.split("]")[1].split()) == 4
     rc, out, _ = run(capsys, "trace", "show", d / "a.q7t", "--seq", "14")
@@ -76,11 +76,11 @@ def test_diff_identical_and_one_lane_changed(capsys, tmp_path, traced):
     d, full = traced
     rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", d / "a.q7t")
     assert rc == 0 and "identical" in out and f"{len(full)} records compared" in out
-    # change lane 7 of the dst of seq 23 (B6 addnx16: the FP4 exponent re-bias) in an exported copy
+    # change lane 7 of the dst of seq 23 (B9 addnx16: the FP4 exponent re-bias) in an exported copy
     run(capsys, "trace", "export", d / "a.q7t", "-o", tmp_path / "e.jsonl")
     lines = (tmp_path / "e.jsonl").read_text().splitlines()
     obj = json.loads(lines[1 + 23])
-    assert obj["seq"] == 23 and obj["op"] == "addnx16" and obj["bundle"] == 6
+    assert obj["seq"] == 23 and obj["op"] == "addnx16" and obj["bundle"] == 9
     old = obj["operands"][2]["lanes"][7]
     new = format(int(old, 16) ^ 1, "04x")
     obj["operands"][2]["lanes"][7] = new

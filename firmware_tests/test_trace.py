@@ -42,26 +42,26 @@ def narrow(b):
 
 
 def rodata(n):
-    """load_rodata: n constant loads and the all-true predicate, all in B0."""
-    return [(0, "lv2nx8_i")] * n + [(0, "eqnx16")]
+    """load_rodata: n constant loads in B0, the all-true predicate in B1."""
+    return [(0, "lv2nx8_i")] * n + [(1, "eqnx16")]
 
 
-# E2M1 non-MX rodata: kZERO..kZEXP (slots 0..8) + kF0..kF2 (9..11) = 12 rows; the E5M2 byte is the
-# top byte of the exact fp16 (B9), then the sign (B10)
+# E2M1 non-MX rodata: kZERO..kZEXP (slots 0..8) + kF0..kF2 (9..11) = 12 rows; the loop starts at B4;
+# the E5M2 byte is the top byte of the exact fp16 (B12), then the sign (B13)
 LISTING_4BIT_NON_MX_ONE_PASS = (
-    rodata(12) + [(1, "lav2nx8_xp")]
-    + 2 * ([(2, "sel2nx8i_s4")] + decode_e2m1_f16(3) + [(9, "srlinx16"), (10, "or2nx8")])
-    + [(34, "sel2nx8i"), (35, "sav2nx8_xp")])
+    rodata(12) + [(4, "lav2nx8_xp")]
+    + 2 * ([(5, "sel2nx8i_s4")] + decode_e2m1_f16(6) + [(12, "srlinx16"), (13, "or2nx8")])
+    + [(37, "sel2nx8i"), (38, "sav2nx8_xp")])
 
-# MX E2M1 (e8m0 scales): rodata slots 0..19 = 20 rows; one 20-byte block = 4 groups
+# MX E2M1 (e8m0 scales): rodata slots 0..19 = 20 rows, pr1 set up in B1..B3; one 20-byte block = 4 groups
 LISTING_4BIT_MX_ONE_BLOCK = (
-    rodata(20) + [(0, "srlin_2x32"), (0, "sllin_2x32"), (0, "extrprn_2x32"),
-                  (1, "lav2nx8_xp"), (2, "sel2nx8"),
-                  (3, "sel2nx8"), (4, "srlin_2x32"), (5, "or2nx8"), (6, "ultn_2xf32t"), (6, "and2nx8"),
-                  (7, "movn_2x32t"), (8, "sel2nx8"), (9, "eq2nx8")]
-    + 2 * ([(10, "sel2nx8i_s4")] + decode_e2m1_f16(11) + split_f16(17)
-           + [(21, "mulus4tn16xr16"), (21, "sel2nx8"), (22, "packvrnrnx48"), (22, "addnx16")] + narrow(23))
-    + [(36, "sel2nx8i"), (37, "mov2nx8t"), (38, "sav2nx8_xp")])
+    rodata(20) + [(1, "srlin_2x32"), (2, "sllin_2x32"), (3, "extrprn_2x32"),
+                  (4, "lav2nx8_xp"), (5, "sel2nx8"),
+                  (6, "sel2nx8"), (7, "srlin_2x32"), (8, "or2nx8"), (9, "ultn_2xf32t"), (9, "and2nx8"),
+                  (10, "movn_2x32t"), (11, "sel2nx8"), (12, "eq2nx8")]
+    + 2 * ([(13, "sel2nx8i_s4")] + decode_e2m1_f16(14) + split_f16(20)
+           + [(24, "mulus4tn16xr16"), (24, "sel2nx8"), (25, "packvrnrnx48"), (25, "addnx16")] + narrow(26))
+    + [(39, "sel2nx8i"), (40, "mov2nx8t"), (41, "sav2nx8_xp")])
 
 
 def seq_of(t: Trace):
@@ -93,8 +93,8 @@ def test_one_word_op_sequence_matches_listing(word_trace):
 
 def test_one_word_operands(word_trace):
     t = word_trace[0].trace
-    load = t[13]                                    # B1 lav2nx8_xp vIN, off 0, n = 4
-    assert (load.op, load.bundle) == ("lav2nx8_xp", 1)
+    load = t[13]                                    # B4 lav2nx8_xp vIN, off 0, n = 4
+    assert (load.op, load.bundle) == ("lav2nx8_xp", 4)
     assert [(o.role_name, o.kind_name, o.name) for o in load.operands] == \
         [("src", "scalar", "off"), ("src", "scalar", "len"), ("dst", "vec", "v20")]
     assert int.from_bytes(load.operands[1].data, "little") == 4
@@ -141,7 +141,7 @@ def test_ops_filter_limits_recording(word_trace):
     t = rec.trace
     assert t.mnemonics() == ["sel2nx8i_s4", "sel2nx8i_s4", "sav2nx8_xp"]
     assert t.to_raw() == full.subset(full.select(["sel2nx8i_s4", "sav2nx8_xp"])).to_raw()
-    # float16nx16t is B8 of each half: seq 13 (lav) + 1 (sel2nx8i_s4) + 11 -> 25, and 25 + 14 -> 39
+    # float16nx16t is B11 of each half: seq 13 (lav) + 1 (sel2nx8i_s4) + 11 -> 25, and 25 + 14 -> 39
     rec2, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), ops=["float16nx16t"], window=(0, 40))
     assert rec2.trace.records["seq"].tolist() == [25, 39]
 
@@ -159,7 +159,7 @@ def test_quantize_mx_and_machine_forward_the_recorder():
     q7emu.quantize_mx(x, trace=rec)
     t = rec.trace
     assert set(t.records["kernel"].tolist()) == {4} and t.runs[0]["kernel"] == "quantize_mx"
-    assert t.mnemonics()[:22] == ["lv2nx8_i"] * 22 and t.records["bundle"].max() == 54
+    assert t.mnemonics()[:22] == ["lv2nx8_i"] * 22 and t.records["bundle"].max() == 57
     from q7emu.cases import _prepared_machine, load_case
     case = load_case("examples/cases/mariana/mariana_7b_proc_6bit_non_mx_e2m3")
     rec = Recorder()
@@ -190,8 +190,8 @@ def test_jsonl_round_trip_is_byte_exact(word_trace, tmp_path):
     text = buf.getvalue()
     lines = text.splitlines()
     assert json.loads(lines[0])["format"] == "q7emu-trace-jsonl"
-    first = json.loads(lines[14])     # B1 lav2nx8_xp
-    assert first["op"] == "lav2nx8_xp" and first["bundle"] == 1 and first["kernel"] == "proc_4bit_non_mx"
+    first = json.loads(lines[14])     # B4 lav2nx8_xp
+    assert first["op"] == "lav2nx8_xp" and first["bundle"] == 4 and first["kernel"] == "proc_4bit_non_mx"
     dst = first["operands"][2]
     assert dst == {"role": "dst", "kind": "vec", "reg": 20, "view": "2nx8", "lanes": dst["lanes"]}
     assert dst["lanes"][:5] == ["21", "43", "65", "87", "00"] and len(dst["lanes"]) == 64
@@ -247,9 +247,9 @@ def test_diff_names_record_operand_and_lane(word_trace):
     t = word_trace[0].trace
     buf = io.StringIO()
     t.to_jsonl(buf)
-    # seq 40: B9 srlinx16 vT0, vSIG, 8 (second half) -> operand 2 is the dst (nx16), change lane 5
+    # seq 40: B12 srlinx16 vT0, vSIG, 8 (second half) -> operand 2 is the dst (nx16), change lane 5
     op40 = t[40]
-    assert (op40.op, op40.bundle) == ("srlinx16", 9)
+    assert (op40.op, op40.bundle) == ("srlinx16", 12)
     old = op40.operands[2].lanes_hex()[5]
     new = format(int(old, 16) ^ 0x10, "04x")
     b = Trace.from_jsonl(io.StringIO(_edit_lane(buf.getvalue(), 40, 2, 5, new)))
@@ -330,7 +330,7 @@ def test_bad_binary_files(tmp_path, word_trace):
 def test_show_filters(word_trace):
     t = word_trace[0].trace
     out = list(t.show(op="sel2nx8i_s4", lanes=(0, 4)))
-    assert len(out) == 2 and all("B2   sel2nx8i_s4" in s for s in out)
+    assert len(out) == 2 and all("B5   sel2nx8i_s4" in s for s in out)
     assert "dst v22   nx16    [ 0] 0001 0002 0003 0004" in out[0]
     assert "0005" not in out[0].split("dst")[1]
     assert [s.split()[0] for s in t.show(seq=(13, 16))] == ["#13", "#14", "#15"]

@@ -18,8 +18,8 @@ Cycle model (kept apart from the value model, like the Xtensa ISS cycle mode vs 
 2. **MAC latency.** SPEC §6.2: MAC inputs are read at stage 10 and the accumulator at stage 12, II = 1,
    latency L = 2. A bundle that reads (as a source operand) a wvec register written by a MAC op
    (mnemonic ``mul*``) issued ``d`` cycles earlier stalls ``max(0, L - d)`` cycles; with the kernels'
-   listings this is the pack in the bundle right after the multiply (B20 -> B21 in proc_4bit_mx_8,
-   B35 -> B36 in quantize_mx): 1 stall cycle each. A MAC reading its own accumulator (``mula``-style
+   listings this is the pack in the bundle right after the multiply (B24 -> B25 in proc_4bit_mx_8,
+   B38 -> B39 in quantize_mx): 1 stall cycle each. A MAC reading its own accumulator (``mula``-style
    chains) is forwarded at stage 12 and does not stall.
 3. Total = issues + stalls. Not modelled: FLIX slot limits within a bundle (SPEC §6.3: s0 LdSt, s1 Ld,
    s2 Mul, s3/s4 ALU -- the listing's bundles are taken as given, so the B0 prologue that loads the
@@ -31,7 +31,7 @@ Groups: the kernel's unit of work -- proc_4bit_mx_8: one MX group (8 codes + 1 s
 proc_4bit_non_mx: one source word (8 codes -> 8 FP8); proc_6bit_non_mx: 3 source words (16 codes ->
 16 FP8); quantize_mx: one MX block (8 partitions x 4 elements = 32 FP8 + 1 scale). Output elements are
 counted from the trace itself: the byte count of the kernel's data store (``sav2nx8_xp`` length operand at
-B35 / B38 / B35 / B54), one FP8 byte per element.
+the kernel's last store bundle), one FP8 byte per element.
 
 A profile needs the unfiltered trace (no window or op filter); a filtered trace is profiled as recorded
 and marked ``"complete": false``.
@@ -49,12 +49,13 @@ from .errors import Q7Error
 from .trace import KERNELS, Trace
 
 MAC_LATENCY = 2
-#: kernel id -> (bundle of the output data store, elements per group, what a group is)
-KERNEL_UNITS: dict[int, tuple[int, int, str]] = {
-    1: (35, 8, "source word (8 codes)"),
-    2: (38, 8, "MX group (8 codes + scale)"),
-    3: (35, 16, "3 source words (16 codes)"),
-    4: (54, 32, "MX block (8 partitions x 4)"),
+#: kernel id -> (elements per group, what a group is); the output data store is the kernel's last
+#: sav2nx8_xp bundle in the listing (quantize_mx's earlier one stores the scales)
+KERNEL_UNITS: dict[int, tuple[int, str]] = {
+    1: (8, "source word (8 codes)"),
+    2: (8, "MX group (8 codes + scale)"),
+    3: (16, "3 source words (16 codes)"),
+    4: (32, "MX block (8 partitions x 4)"),
 }
 FAMILIES: list[tuple[str, str]] = [
     ("load/store", r"^(lv|lav|sav|sv|l2a|la)"),
@@ -148,9 +149,12 @@ def _store_elements(trace: Trace, rows: np.ndarray, kernel: int) -> int:
     """FP8 elements stored by the kernel's data store (length operand of its sav2nx8_xp records)."""
     if kernel not in KERNEL_UNITS:
         return 0
-    bundle = KERNEL_UNITS[kernel][0]
     r = trace.records
-    sel = rows[(r["op"][rows] == b"sav2nx8_xp") & (r["bundle"][rows] == bundle)]
+    stores = rows[r["op"][rows] == b"sav2nx8_xp"]
+    if not stores.size:
+        return 0
+    bundle = int(r["bundle"][stores].max())        # the data store: the last store bundle of the listing
+    sel = stores[r["bundle"][stores] == bundle]
     total = 0
     for i in sel.tolist():
         for o in trace[i].operands:
@@ -198,12 +202,12 @@ def profile(trace: Trace, mac_latency: int = MAC_LATENCY, time_ops: bool = True,
         total = n_issue + n_stall
         parts = int(np.unique(r["partition"][rows]).size) if rows.size else 0
         elems = _store_elements(trace, rows, kern)
-        unit = KERNEL_UNITS.get(kern, (0, 0, "n/a"))
-        groups = elems / unit[1] if unit[1] else 0
+        unit = KERNEL_UNITS.get(kern, (0, "n/a"))
+        groups = elems / unit[0] if unit[0] else 0
         runs.append({"run": ri, "kernel": KERNELS.get(kern, info.get("kernel", kern)), "knobs": info.get("knobs", {}),
                      "ops": int(rows.size), "issues": n_issue, "mac_stall_cycles": n_stall, "cycles": total,
                      "partitions": parts, "cycles_per_partition": total / parts if parts else None,
-                     "output_elements": elems, "group": unit[2], "group_elements": unit[1], "groups": groups,
+                     "output_elements": elems, "group": unit[1], "group_elements": unit[0], "groups": groups,
                      "cycles_per_group": total / groups if groups else None,
                      "cycles_per_element": total / elems if elems else None,
                      "ops_per_element": rows.size / elems if elems else None})

@@ -206,32 +206,32 @@ cdef void proc_4bit_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t*
     load_rodata(tr, rf, cfg.rodata, cfg.nconst)
     while left > 0:
         n = 32 if left > 32 else <int>left
-        # B1: load 32 packed bytes (tail: n < 32, zero-filled)
-        I_lav2nx8_xp(tr, rf, 1, vIN, src, &soff, n)
+        # B4: load 32 packed bytes (tail: n < 32, zero-filled)
+        I_lav2nx8_xp(tr, rf, 4, vIN, src, &soff, n)
         for h in range(2):
-            # B2: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order / sign extension in the imm)
-            VVI(tr, rf, 2, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN, cfg.s4_imm | h)
+            # B5: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order / sign extension in the imm)
+            VVI(tr, rf, 5, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN, cfg.s4_imm | h)
             if cfg.fmt == FMT_E2M1:
-                # B3..B8: exponent re-bias to the exact fp16 value
-                decode_e2m1_f16(tr, rf, 3)
-                # B9: E5M2 is the top byte of an fp16 whose low mantissa bits are 0 (exact: no rounding)
-                VI(tr, rf, 9, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 8)
-                # B10: sign
-                V3(tr, rf, 10, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
+                # B6..B11: exponent re-bias to the exact fp16 value
+                decode_e2m1_f16(tr, rf, 6)
+                # B12: E5M2 is the top byte of an fp16 whose low mantissa bits are 0 (exact: no rounding)
+                VI(tr, rf, 12, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 8)
+                # B13: sign
+                V3(tr, rf, 13, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
             elif cfg.fmt == FMT_INT4:
-                # B3: INT -> FLOAT: sign-extended code -> fp16 (exact for -8..7)
-                I_float16nx16t(tr, rf, 3, vSIG, vCODE, 0, vbALL)
-                # B4: E5M2 = the top byte of that fp16, sign included (exact: no rounding)
-                VI(tr, rf, 4, "srlinx16", P.srlinx16, VIEW_NX16, vOLO + h, vSIG, 8)
+                # B6: INT -> FLOAT: sign-extended code -> fp16 (exact for -8..7)
+                I_float16nx16t(tr, rf, 6, vSIG, vCODE, 0, vbALL)
+                # B7: E5M2 = the top byte of that fp16, sign included (exact: no rounding)
+                VI(tr, rf, 7, "srlinx16", P.srlinx16, VIEW_NX16, vOLO + h, vSIG, 8)
             else:
-                # B3..B7: NF4 codebook lookup (values need rounding)
-                decode_nf4(tr, rf, 3)
-                # B20..B32: round to E4M3 (RNE, saturating), sign
-                narrow_fp8(tr, rf, 20, cfg.m_bits, vOLO + h)
-        # B34: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
-        VVI(tr, rf, 34, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
-        # B35: store 2n bytes
-        I_sav2nx8_xp(tr, rf, 35, vIN, dst, &doff, 2 * n)
+                # B6..B10: NF4 codebook lookup (values need rounding)
+                decode_nf4(tr, rf, 6)
+                # B23..B35: round to E4M3 (RNE, saturating), sign
+                narrow_fp8(tr, rf, 23, cfg.m_bits, vOLO + h)
+        # B37: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
+        VVI(tr, rf, 37, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
+        # B38: store 2n bytes
+        I_sav2nx8_xp(tr, rf, 38, vIN, dst, &doff, 2 * n)
         left -= n
 
 
@@ -244,31 +244,31 @@ cdef void proc_6bit_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t*
     load_rodata(tr, rf, cfg.rodata, cfg.nconst)
     while left > 0:
         n = 48 if left > 48 else <int>left
-        # B1: load 48 packed bytes (tail: 12 / 24 / 36)
-        I_lav2nx8_xp(tr, rf, 1, vIN, src, &soff, n)
+        # B4: load 48 packed bytes (tail: 12 / 24 / 36)
+        I_lav2nx8_xp(tr, rf, 4, vIN, src, &soff, n)
         for h in range(2):
-            # B2: 6-bit UNPACK: the two bytes holding code k into 16-bit lane k
-            V4(tr, rf, 2, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCODE, vIN, vIN, kIDX6_0 + h)
-            # B3: shift the code down (per-lane amount) ...
-            V3(tr, rf, 3, "srlnx16", P.srlnx16, VIEW_NX16, vCODE, vCODE, kSH6)
-            # B4: ... and keep 6 bits
-            V3(tr, rf, 4, "and2nx8", P.and2nx8, VIEW_NX16, vCODE, vCODE, k63)
-            # B5..B10: exponent re-bias to the exact fp16 value
-            decode_e2m3_f16(tr, rf, 5)
-            # B11: fp16 -> E4M3 re-bias: (exp16 << 3 | mant3) - (8 << 3); every FP6 value is an
+            # B5: 6-bit UNPACK: the two bytes holding code k into 16-bit lane k
+            V4(tr, rf, 5, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCODE, vIN, vIN, kIDX6_0 + h)
+            # B6: shift the code down (per-lane amount) ...
+            V3(tr, rf, 6, "srlnx16", P.srlnx16, VIEW_NX16, vCODE, vCODE, kSH6)
+            # B7: ... and keep 6 bits
+            V3(tr, rf, 7, "and2nx8", P.and2nx8, VIEW_NX16, vCODE, vCODE, k63)
+            # B8..B13: exponent re-bias to the exact fp16 value
+            decode_e2m3_f16(tr, rf, 8)
+            # B14: fp16 -> E4M3 re-bias: (exp16 << 3 | mant3) - (8 << 3); every FP6 value is an
             # E4M3 normal, so this is exact ; zero test
-            VI(tr, rf, 11, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 7)
-            CMP(tr, rf, 11, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbZ, vSIG, kZERO)
-            # B12:
-            V3(tr, rf, 12, "subnx16", P.subnx16, VIEW_NX16, vT0, vT0, k64)
-            # B13: zeros stay zero
-            MOVT(tr, rf, 13, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT0, kZERO, vbZ)
-            # B14: sign
-            V3(tr, rf, 14, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
-        # B34: pack to bytes
-        VVI(tr, rf, 34, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
-        # B35: store 64 / tail bytes (4 out per 3 in)
-        I_sav2nx8_xp(tr, rf, 35, vIN, dst, &doff, (n // 3) * 4)
+            VI(tr, rf, 14, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 7)
+            CMP(tr, rf, 14, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbZ, vSIG, kZERO)
+            # B15:
+            V3(tr, rf, 15, "subnx16", P.subnx16, VIEW_NX16, vT0, vT0, k64)
+            # B16: zeros stay zero
+            MOVT(tr, rf, 16, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT0, kZERO, vbZ)
+            # B17: sign
+            V3(tr, rf, 17, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
+        # B37: pack to bytes
+        VVI(tr, rf, 37, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
+        # B38: store 64 / tail bytes (4 out per 3 in)
+        I_sav2nx8_xp(tr, rf, 38, vIN, dst, &doff, (n // 3) * 4)
         left -= n
 
 
@@ -282,53 +282,53 @@ cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* s
     cdef uint32_t left = num_groups
     cdef int h, n
     load_rodata(tr, rf, cfg.rodata, cfg.nconst)
-    # B0: pr1 = the block-scale significand: E8M0 scales are 2^(s-127) x 1.0, and 1.0 = 0x4000 in
+    # B1..B3: pr1 = the block-scale significand: E8M0 scales are 2^(s-127) x 1.0, and 1.0 = 0x4000 in
     # Q1.14 as the single non-zero tap (pr = 0x0000_0000_0000_4000): 1 >> 16 << 14 in lane 0
-    VI(tr, rf, 0, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, kONE, 16)
-    VI(tr, rf, 0, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 14)
-    I_extrprn_2x32(tr, rf, 0, prSCALE, vT0, 0)
+    VI(tr, rf, 1, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, kONE, 16)
+    VI(tr, rf, 2, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 14)
+    I_extrprn_2x32(tr, rf, 3, prSCALE, vT0, 0)
     while left > 0:
         n = 2 if left >= 2 else 1          # 5-word blocks this pass (4 groups each)
-        # B1: group-of-8 packed load: 40 bytes = 8 groups (tail: 20 bytes = 4 groups)
-        I_lav2nx8_xp(tr, rf, 1, vIN, src, &soff, 20 * n)
-        # B2: split codes from scales (layout knob in the index vector)
-        V4(tr, rf, 2, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCB, vIN, kZERO, kIDX_CODES)
+        # B4: group-of-8 packed load: 40 bytes = 8 groups (tail: 20 bytes = 4 groups)
+        I_lav2nx8_xp(tr, rf, 4, vIN, src, &soff, 20 * n)
+        # B5: split codes from scales (layout knob in the index vector)
+        V4(tr, rf, 5, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCB, vIN, kZERO, kIDX_CODES)
         if cfg.nan_gate:
-            # B3: scale byte j -> byte 3 of 32-bit lane j
-            V4(tr, rf, 3, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vCB, kZERO, kIDX_S32)
-            # B4: E8M0 -> fp32 bits (s << 23), quiet bit set: 0xFF decodes to NaN
-            VI(tr, rf, 4, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vT0, 1)
-            # B5:
-            V3(tr, rf, 5, "or2nx8", P.or2nx8, VIEW_N_2X32, vT0, vT0, kQBIT)
-            # B6: NaN GATE: unordered compare of the scale with itself ; clear the mask register
-            I_ultn_2xf32t(tr, rf, 6, vbF, vT0, vT0, vbALL)
-            V3(tr, rf, 6, "and2nx8", P.and2nx8, VIEW_N_2X32, vT1, kZERO, kZERO)
-            # B7: NaN groups -> 0xFFFFFFFF lanes
-            MOVT(tr, rf, 7, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT1, kALL1, vbF)
-            # B8: group flag -> every output byte of the group
-            V4(tr, rf, 8, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT1, vT1, kZERO, kIDX_NM8)
-            # B9: byte predicate
-            CMP(tr, rf, 9, "eq2nx8", P.eq2nx8, VIEW_2NX8, VIEW_VB8, vbNAN, vT1, kALL1)
+            # B6: scale byte j -> byte 3 of 32-bit lane j
+            V4(tr, rf, 6, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vCB, kZERO, kIDX_S32)
+            # B7: E8M0 -> fp32 bits (s << 23), quiet bit set: 0xFF decodes to NaN
+            VI(tr, rf, 7, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vT0, 1)
+            # B8:
+            V3(tr, rf, 8, "or2nx8", P.or2nx8, VIEW_N_2X32, vT0, vT0, kQBIT)
+            # B9: NaN GATE: unordered compare of the scale with itself ; clear the mask register
+            I_ultn_2xf32t(tr, rf, 9, vbF, vT0, vT0, vbALL)
+            V3(tr, rf, 9, "and2nx8", P.and2nx8, VIEW_N_2X32, vT1, kZERO, kZERO)
+            # B10: NaN groups -> 0xFFFFFFFF lanes
+            MOVT(tr, rf, 10, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT1, kALL1, vbF)
+            # B11: group flag -> every output byte of the group
+            V4(tr, rf, 11, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT1, vT1, kZERO, kIDX_NM8)
+            # B12: byte predicate
+            CMP(tr, rf, 12, "eq2nx8", P.eq2nx8, VIEW_2NX8, VIEW_VB8, vbNAN, vT1, kALL1)
         for h in range(2):
-            # B10: 4-bit UNPACK of 4 groups (16 code bytes -> 32 codes)
-            VVI(tr, rf, 10, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vCB, vCB, cfg.s4_imm | h)
-            # B11..B20: codes -> soft-float triples
-            decode_mx(tr, rf, 11, cfg.fmt)
-            # B21: SCALE-MULTIPLY (significand x pr1) ; scale byte of each lane's group
-            I_mulus4tn16xr16(tr, rf, 21, wvACC, vSIG, kZERO, prSCALE)
-            V4(tr, rf, 21, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vCB, kZERO, kIDX_SC0 + h)
-            # B22: accumulator extract (Q1.14 x 1.0 -> Q1.14) ; exponent += scale exponent
-            I_packvrnrnx48(tr, rf, 22, vSIG, wvACC, 14)
-            V3(tr, rf, 22, "addnx16", P.addnx16, VIEW_NX16, vEXP, vEXP, vT0)
-            # B23..B35: round to FP8 (RNE), saturate, sign
-            narrow_fp8(tr, rf, 23, cfg.m_bits, vOLO + h)
-        # B36: pack to bytes
-        VVI(tr, rf, 36, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
+            # B13: 4-bit UNPACK of 4 groups (16 code bytes -> 32 codes)
+            VVI(tr, rf, 13, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vCB, vCB, cfg.s4_imm | h)
+            # B14..B23: codes -> soft-float triples
+            decode_mx(tr, rf, 14, cfg.fmt)
+            # B24: SCALE-MULTIPLY (significand x pr1) ; scale byte of each lane's group
+            I_mulus4tn16xr16(tr, rf, 24, wvACC, vSIG, kZERO, prSCALE)
+            V4(tr, rf, 24, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vCB, kZERO, kIDX_SC0 + h)
+            # B25: accumulator extract (Q1.14 x 1.0 -> Q1.14) ; exponent += scale exponent
+            I_packvrnrnx48(tr, rf, 25, vSIG, wvACC, 14)
+            V3(tr, rf, 25, "addnx16", P.addnx16, VIEW_NX16, vEXP, vEXP, vT0)
+            # B26..B38: round to FP8 (RNE), saturate, sign
+            narrow_fp8(tr, rf, 26, cfg.m_bits, vOLO + h)
+        # B39: pack to bytes
+        VVI(tr, rf, 39, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
         if cfg.nan_gate:
-            # B37: NaN groups -> the format's NaN byte
-            MOVT(tr, rf, 37, "mov2nx8t", P.mov2nx8t, VIEW_2NX8, VIEW_VB8, vIN, kNAN8, vbNAN)
-        # B38: store 8 FP8 per group
-        I_sav2nx8_xp(tr, rf, 38, vIN, dst, &doff, 32 * n)
+            # B40: NaN groups -> the format's NaN byte
+            MOVT(tr, rf, 40, "mov2nx8t", P.mov2nx8t, VIEW_2NX8, VIEW_VB8, vIN, kNAN8, vbNAN)
+        # B41: store 8 FP8 per group
+        I_sav2nx8_xp(tr, rf, 41, vIN, dst, &doff, 32 * n)
         left -= n
 
 

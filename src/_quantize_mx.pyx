@@ -71,114 +71,114 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
     cdef Py_ssize_t c, off, doff, soff = 0
     cdef int r, cols
     load_rodata(tr, rf, cfg.rodata, NCONST)
-    # B0: pr8 = reciprocal-scale significand 1.0 (0x4000 in Q1.14) as the single non-zero tap
-    VI(tr, rf, 0, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, kONE, 16)
-    VI(tr, rf, 0, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 14)
-    I_dextrprn_2x32(tr, rf, 0, prRCP, vT0, kZERO, 0, 16)
+    # B1..B3: pr8 = reciprocal-scale significand 1.0 (0x4000 in Q1.14) as the single non-zero tap
+    VI(tr, rf, 1, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, kONE, 16)
+    VI(tr, rf, 2, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 14)
+    I_dextrprn_2x32(tr, rf, 3, prRCP, vT0, kZERO, 0, 16)
     c = 0
     while c < ncols:
         cols = 16 if ncols - c > 16 else <int>(ncols - c)
         # ---------------- pass 1: shared-exponent extract over the 8 x 4 blocks
-        # B1: running max = 0
-        V3(tr, rf, 1, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+        # B4: running max = 0
+        V3(tr, rf, 4, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
         for r in range(8):
-            # B2: load 16 elements of row r (tail: fewer, zero-filled)
+            # B5: load 16 elements of row r (tail: fewer, zero-filled)
             off = r * src_stride + 2 * c
-            I_lav2nx8_xp(tr, rf, 2, vX, src, &off, 2 * cols)
-            # B3: upcast to fp32 inside the op
-            upcast(tr, rf, 3, cfg.bf16)
-            # B4: biased exponent: (bits >> 23) (per-lane shift by a broadcast 23, seed @0x79ec)
-            V3(tr, rf, 4, "srln_2x32", P.srln_2x32, VIEW_N_2X32, vT0, vX, k23)
-            # B5: & 0xFF
-            V3(tr, rf, 5, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vT0, kFF)
-            # B6: MAX over the block's 8 partitions
-            BV(tr, rf, 6, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
-        # B7: ... and over its 4 elements: neighbour lane
-        V4(tr, rf, 7, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
-        # B8:
-        BV(tr, rf, 8, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
-        # B9: lane two to the right
-        V4(tr, rf, 9, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R2)
-        # B10:
-        BV(tr, rf, 10, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
-        # B11: broadcast lane 4b over its block
-        V4(tr, rf, 11, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vM, vM, vM, kIDX_B4)
-        # B12: scale = max - max_exp
-        V3(tr, rf, 12, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vSC, vM, kMAXEXP)
+            I_lav2nx8_xp(tr, rf, 5, vX, src, &off, 2 * cols)
+            # B6: upcast to fp32 inside the op
+            upcast(tr, rf, 6, cfg.bf16)
+            # B7: biased exponent: (bits >> 23) (per-lane shift by a broadcast 23, seed @0x79ec)
+            V3(tr, rf, 7, "srln_2x32", P.srln_2x32, VIEW_N_2X32, vT0, vX, k23)
+            # B8: & 0xFF
+            V3(tr, rf, 8, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vT0, kFF)
+            # B9: MAX over the block's 8 partitions
+            BV(tr, rf, 9, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        # B10: ... and over its 4 elements: neighbour lane
+        V4(tr, rf, 10, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
+        # B11:
+        BV(tr, rf, 11, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        # B12: lane two to the right
+        V4(tr, rf, 12, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R2)
+        # B13:
+        BV(tr, rf, 13, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        # B14: broadcast lane 4b over its block
+        V4(tr, rf, 14, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vM, vM, vM, kIDX_B4)
+        # B15: scale = max - max_exp
+        V3(tr, rf, 15, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vSC, vM, kMAXEXP)
         if cfg.wrap:
-            # B13: narrowed to uint8 before the subtract: wraps below 0 (the simulator's order)
-            V3(tr, rf, 13, "and2nx8", P.and2nx8, VIEW_N_2X32, vSC, vSC, kFF)
+            # B16: narrowed to uint8 before the subtract: wraps below 0 (the simulator's order)
+            V3(tr, rf, 16, "and2nx8", P.and2nx8, VIEW_N_2X32, vSC, vSC, kFF)
         else:
-            # B13: clamp at 0
-            BV(tr, rf, 13, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vSC, vSC, kZERO)
-        # B14: scale bytes of the 4 blocks
-        V4(tr, rf, 14, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vSC, kZERO, kIDX_SCB)
-        # B15: store them (E8M0)
+            # B16: clamp at 0
+            BV(tr, rf, 16, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vSC, vSC, kZERO)
+        # B17: scale bytes of the 4 blocks
+        V4(tr, rf, 17, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vSC, kZERO, kIDX_SCB)
+        # B18: store them (E8M0)
         soff = c // 4
-        I_sav2nx8_xp(tr, rf, 15, vT0, scale_row, &soff, cols // 4)
+        I_sav2nx8_xp(tr, rf, 18, vT0, scale_row, &soff, cols // 4)
         # ---------------- pass 2: divide, clip, round, pack -- row by row
         for r in range(8):
-            # B20: reload the row
+            # B23: reload the row
             off = r * src_stride + 2 * c
-            I_lav2nx8_xp(tr, rf, 20, vX, src, &off, 2 * cols)
-            # B21: upcast
-            upcast(tr, rf, 21, cfg.bf16)
-            # B22: sign byte ; NaN GATE (unordered compare with itself) ; drop the sign
-            VI(tr, rf, 22, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vX, 24)
-            I_ultn_2xf32t(tr, rf, 22, vbN, vX, vX, vbALL)
-            VI(tr, rf, 22, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT1, vX, 1)
-            # B23: sign ; |x| bits ; exponent field
-            V3(tr, rf, 23, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vT0, k80)
-            VI(tr, rf, 23, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT1, vT1, 1)
-            VI(tr, rf, 23, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vX, 23)
-            # B24: exponent field ; subnormal significand normalised by int -> fp32
-            V3(tr, rf, 24, "and2nx8", P.and2nx8, VIEW_N_2X32, vT2, vT2, kFF)
-            I_floatn_2x32(tr, rf, 24, vT3, vT1, 0)
-            # B25: field 0 (zero / subnormal), field 0xFF (Inf / NaN)
-            CMP(tr, rf, 25, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbS, vT2, kZERO)
-            CMP(tr, rf, 25, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbI, vT2, kFF)
-            # B26: subnormals: take the normalised value
-            MOVT(tr, rf, 26, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT1, vT3, vbS)
-            # B27: exponent field ; top 14 mantissa bits (fp16 has 10, bf16 7: exact) ; zero test
-            VI(tr, rf, 27, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vT1, 23)
-            VI(tr, rf, 27, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT3, vT1, 9)
-            CMP(tr, rf, 27, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbZ, vT1, kZERO)
-            # B28: DIVIDE by 2^(scale-127): exponent e - 127 - (scale - 127) ; mantissa to bits 0..13
-            V3(tr, rf, 28, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vT2, vT2, vSC)
-            VI(tr, rf, 28, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT3, vT3, 18)
-            # B29: subnormal inputs are mant * 2^-149: 149 more ; the hidden bit (bit 14)
-            V3(tr, rf, 29, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vM, vT2, k149)
-            V3(tr, rf, 29, "or2nx8", P.or2nx8, VIEW_N_2X32, vT3, vT3, k4000)
-            # B30:
-            MOVT(tr, rf, 30, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, vM, vbS)
-            # B31: ±Inf: an exponent that saturates (the clip to ±max_val)
-            MOVT(tr, rf, 31, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kBIG, vbI)
-            # B32: ±0: the far-below exponent ; clear the NaN-mask register
-            MOVT(tr, rf, 32, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kZEXP, vbZ)
-            V3(tr, rf, 32, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
-            # B33: NaN lanes -> all ones
-            MOVT(tr, rf, 33, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbN)
-            # B34: low halves into 16-bit lanes: significand, exponent, sign, NaN mask
-            V4(tr, rf, 34, "selnx16", P.selnx16, VIEW_NX16, vSIG, vT3, vT3, kIDX_EVEN16)
-            V4(tr, rf, 34, "selnx16", P.selnx16, VIEW_NX16, vEXP, vT2, vT2, kIDX_EVEN16)
-            V4(tr, rf, 34, "selnx16", P.selnx16, VIEW_NX16, vSGN, vT0, vT0, kIDX_EVEN16)
-            V4(tr, rf, 34, "selnx16", P.selnx16, VIEW_NX16, vM, vM, vM, kIDX_EVEN16)
-            # B35: significand x reciprocal significand (pr8) ; NaN predicate in 16-bit lanes
-            I_mulus4tn16xr16(tr, rf, 35, wvACC, vSIG, kZERO, prRCP)
-            CMP(tr, rf, 35, "neqnx16", P.neqnx16, VIEW_NX16, VIEW_VB16, vbN16, vM, kZERO)
-            # B36: accumulator extract (Q1.14 -> Q0.16)
-            I_packvrnrnx48(tr, rf, 36, vSIG, wvACC, 14)
-            # B37..B49: round to FP8 (RNE), saturate, sign (B50 unused)
-            narrow_fp8(tr, rf, 37, cfg.m_bits, vT1)
-            # B51: NaN with its sign
-            V3(tr, rf, 51, "or2nx8", P.or2nx8, VIEW_NX16, vM, kNANC, vSGN)
-            # B52:
-            MOVT(tr, rf, 52, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT1, vM, vbN16)
-            # B53: PACK: the low byte of each 16-bit lane, 4 FP8 per u32 word
-            VVI(tr, rf, 53, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vX, vT1, vT1, 0)
-            # B54: store the row's FP8 bytes
+            I_lav2nx8_xp(tr, rf, 23, vX, src, &off, 2 * cols)
+            # B24: upcast
+            upcast(tr, rf, 24, cfg.bf16)
+            # B25: sign byte ; NaN GATE (unordered compare with itself) ; drop the sign
+            VI(tr, rf, 25, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vX, 24)
+            I_ultn_2xf32t(tr, rf, 25, vbN, vX, vX, vbALL)
+            VI(tr, rf, 25, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT1, vX, 1)
+            # B26: sign ; |x| bits ; exponent field
+            V3(tr, rf, 26, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vT0, k80)
+            VI(tr, rf, 26, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT1, vT1, 1)
+            VI(tr, rf, 26, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vX, 23)
+            # B27: exponent field ; subnormal significand normalised by int -> fp32
+            V3(tr, rf, 27, "and2nx8", P.and2nx8, VIEW_N_2X32, vT2, vT2, kFF)
+            I_floatn_2x32(tr, rf, 27, vT3, vT1, 0)
+            # B28: field 0 (zero / subnormal), field 0xFF (Inf / NaN)
+            CMP(tr, rf, 28, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbS, vT2, kZERO)
+            CMP(tr, rf, 28, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbI, vT2, kFF)
+            # B29: subnormals: take the normalised value
+            MOVT(tr, rf, 29, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT1, vT3, vbS)
+            # B30: exponent field ; top 14 mantissa bits (fp16 has 10, bf16 7: exact) ; zero test
+            VI(tr, rf, 30, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vT1, 23)
+            VI(tr, rf, 30, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT3, vT1, 9)
+            CMP(tr, rf, 30, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbZ, vT1, kZERO)
+            # B31: DIVIDE by 2^(scale-127): exponent e - 127 - (scale - 127) ; mantissa to bits 0..13
+            V3(tr, rf, 31, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vT2, vT2, vSC)
+            VI(tr, rf, 31, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT3, vT3, 18)
+            # B32: subnormal inputs are mant * 2^-149: 149 more ; the hidden bit (bit 14)
+            V3(tr, rf, 32, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vM, vT2, k149)
+            V3(tr, rf, 32, "or2nx8", P.or2nx8, VIEW_N_2X32, vT3, vT3, k4000)
+            # B33:
+            MOVT(tr, rf, 33, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, vM, vbS)
+            # B34: ±Inf: an exponent that saturates (the clip to ±max_val)
+            MOVT(tr, rf, 34, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kBIG, vbI)
+            # B35: ±0: the far-below exponent ; clear the NaN-mask register
+            MOVT(tr, rf, 35, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kZEXP, vbZ)
+            V3(tr, rf, 35, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+            # B36: NaN lanes -> all ones
+            MOVT(tr, rf, 36, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbN)
+            # B37: low halves into 16-bit lanes: significand, exponent, sign, NaN mask
+            V4(tr, rf, 37, "selnx16", P.selnx16, VIEW_NX16, vSIG, vT3, vT3, kIDX_EVEN16)
+            V4(tr, rf, 37, "selnx16", P.selnx16, VIEW_NX16, vEXP, vT2, vT2, kIDX_EVEN16)
+            V4(tr, rf, 37, "selnx16", P.selnx16, VIEW_NX16, vSGN, vT0, vT0, kIDX_EVEN16)
+            V4(tr, rf, 37, "selnx16", P.selnx16, VIEW_NX16, vM, vM, vM, kIDX_EVEN16)
+            # B38: significand x reciprocal significand (pr8) ; NaN predicate in 16-bit lanes
+            I_mulus4tn16xr16(tr, rf, 38, wvACC, vSIG, kZERO, prRCP)
+            CMP(tr, rf, 38, "neqnx16", P.neqnx16, VIEW_NX16, VIEW_VB16, vbN16, vM, kZERO)
+            # B39: accumulator extract (Q1.14 x 1.0 -> Q1.14)
+            I_packvrnrnx48(tr, rf, 39, vSIG, wvACC, 14)
+            # B40..B52: round to FP8 (RNE), saturate, sign (B53 unused)
+            narrow_fp8(tr, rf, 40, cfg.m_bits, vT1)
+            # B54: NaN with its sign
+            V3(tr, rf, 54, "or2nx8", P.or2nx8, VIEW_NX16, vM, kNANC, vSGN)
+            # B55:
+            MOVT(tr, rf, 55, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT1, vM, vbN16)
+            # B56: PACK: the low byte of each 16-bit lane, 4 FP8 per u32 word
+            VVI(tr, rf, 56, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vX, vT1, vT1, 0)
+            # B57: store the row's FP8 bytes
             doff = r * dst_stride + c
-            I_sav2nx8_xp(tr, rf, 54, vX, dst, &doff, cols)
+            I_sav2nx8_xp(tr, rf, 57, vX, dst, &doff, cols)
         c += cols
 
 

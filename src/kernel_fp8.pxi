@@ -29,8 +29,8 @@ cdef inline void load_rodata(TR tr, regfile_t* rf, const vec_t* rodata, int ncon
     cdef int c
     for c in range(nconst):
         I_lv2nx8_i(tr, rf, 0, c, <const uint8_t*>rodata, 64 * c)
-    # B0: vbALL = (0 == 0): the all-true predicate
-    CMP(tr, rf, 0, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbALL, kZERO, kZERO)
+    # B1: vbALL = (0 == 0): the all-true predicate
+    CMP(tr, rf, 1, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbALL, kZERO, kZERO)
 
 
 cdef inline void narrow_fp8(TR tr, regfile_t* rf, int b, int m_bits, int out) noexcept nogil:
