@@ -116,48 +116,41 @@ cdef inline void split_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
     MOVT(tr, rf, b + 3, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vSIG, kZERO, vbZ)
 
 
-cdef inline void decode_e2m1_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
-    """FP4 E2M1 codes in vCODE -> exact fp16 magnitude in vSIG, sign byte (0x80) in vSGN (b .. b+5)."""
-    # kF0 = 3, kF1 = 14 << 10, kF2 = 8
-    # b+0: e = (c >> 1) & 3 ; m = c & 1 ; sign bit
-    VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vCODE, 1)
-    V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vT1, vCODE, kONE)
+cdef inline void decode_minifloat_f16(TR tr, regfile_t* rf, int b, int e_shift, int m_mask, int m_shift,
+                                      int s_shift, int sub_imm) noexcept nogil:
+    """E2Mn codes in vCODE (FP4 E2M1: n = 1, FP6 E2M3: n = 3; exponent bias 1) -> the exact fp16
+    magnitude in vSIG and the sign byte (0x80) in vSGN, bundles b .. b+5. kF0 = 3 (exponent mask),
+    kF1 = 14 << 10 (the re-bias 15 - 1), kF2 = the code's sign bit; `m_mask` is the register holding the
+    mantissa mask, e_shift = n, m_shift = 10 - n, s_shift moves the sign bit to bit 7, sub_imm = n."""
+    # b+0: e = (c >> n) & 3 ; m = c & mask ; sign bit
+    VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vCODE, e_shift)
+    V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vT1, vCODE, m_mask)
     V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vCODE, kF2)
-    # b+1: e ; m << 9 (fp16 mantissa) ; sign to bit 7
+    # b+1: e ; m << (10 - n) (fp16 mantissa) ; sign to bit 7
     V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NX16, vT0, vT0, kF0)
-    VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vT2, vT1, 9)
-    VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vSGN, vSGN, 4)
+    VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vT2, vT1, m_shift)
+    VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vSGN, vSGN, s_shift)
     # b+2: subnormal code (e == 0) ; e << 10
     CMP(tr, rf, b + 2, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbSUB, vT0, kZERO)
     VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vT0, 10)
-    # b+3: exponent RE-BIAS 1.2.1 -> fp16 1.5.10: (e + 14) << 10 | m << 9
+    # b+3: exponent RE-BIAS 1.2.n -> fp16 1.5.10: (e + 14) << 10 | m << (10 - n)
     V3(tr, rf, b + 3, "addnx16", P.addnx16, VIEW_NX16, vSIG, vT0, kF1)
     # b+4:
     V3(tr, rf, b + 4, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, vT2)
-    # b+5: subnormal codes: m * 2^-1 by the int -> fp16 convert (0.5 or +0)
-    I_float16nx16t(tr, rf, b + 5, vSIG, vT1, 1, vbSUB)
+    # b+5: subnormal codes m * 2^-n by the int -> fp16 convert (normalises; m = 0 gives +0)
+    I_float16nx16t(tr, rf, b + 5, vSIG, vT1, sub_imm, vbSUB)
+
+
+cdef inline void decode_e2m1_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
+    """FP4 E2M1 codes in vCODE -> exact fp16 magnitude in vSIG, sign byte in vSGN (b .. b+5)."""
+    # kF0 = 3, kF1 = 14 << 10, kF2 = 8 (sign bit); mantissa mask 1 (kONE)
+    decode_minifloat_f16(tr, rf, b, 1, kONE, 9, 4, 1)
 
 
 cdef inline void decode_e2m3_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
     """FP6 E2M3 codes in vCODE -> exact fp16 magnitude in vSIG, sign byte in vSGN (b .. b+5)."""
-    # kF0 = 3, kF1 = 14 << 10, kF2 = 0x20, kF3 = 7
-    # b+0: e = (c >> 3) & 3 ; m = c & 7 ; sign bit
-    VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vCODE, 3)
-    V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vT1, vCODE, kF3)
-    V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vCODE, kF2)
-    # b+1:
-    V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NX16, vT0, vT0, kF0)
-    VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vT2, vT1, 7)
-    VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vSGN, vSGN, 2)
-    # b+2:
-    CMP(tr, rf, b + 2, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbSUB, vT0, kZERO)
-    VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vT0, 10)
-    # b+3: exponent RE-BIAS 1.2.3 -> fp16 1.5.10: (e + 14) << 10 | m << 7
-    V3(tr, rf, b + 3, "addnx16", P.addnx16, VIEW_NX16, vSIG, vT0, kF1)
-    # b+4:
-    V3(tr, rf, b + 4, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, vT2)
-    # b+5: subnormal codes m/8 by the int -> fp16 convert (normalises)
-    I_float16nx16t(tr, rf, b + 5, vSIG, vT1, 3, vbSUB)
+    # kF0 = 3, kF1 = 14 << 10, kF2 = 0x20 (sign bit), kF3 = 7 (mantissa mask)
+    decode_minifloat_f16(tr, rf, b, 3, kF3, 7, 2, 3)
 
 
 cdef inline void decode_nf4(TR tr, regfile_t* rf, int b) noexcept nogil:
@@ -477,16 +470,7 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
                 else:
                     proc_6bit_non_mx(&nt, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
         return None
-    memset(&tr, 0, sizeof(tr))
-    lo, hi = trace_window if trace_window is not None else (0, 0xFFFFFFFF)
-    tr.win_lo = lo
-    tr.win_hi = hi
-    keep = [op.encode() for op in (trace_ops or ())][:64]
-    for i, b in enumerate(keep):
-        ops_c[i] = b
-    tr.only_ops = ops_c
-    tr.n_only = len(keep)
-    tr.kernel = which
+    keep = init_tracer(&tr, which, trace_window, trace_ops, ops_c)
     try:
         with nogil:
             for p in range(parts):

@@ -284,16 +284,7 @@ def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale,
                 quantize_block(&nt, &rf, &cfg, sp + 8 * rb * sstride, sstride, ncols,
                                &data[8 * rb, 0], ncols, &scale[srow, 0])
         return None
-    memset(&tr, 0, sizeof(tr))
-    lo, hi = trace_window if trace_window is not None else (0, 0xFFFFFFFF)
-    tr.win_lo = lo
-    tr.win_hi = hi
-    keep = [op.encode() for op in (trace_ops or ())][:64]
-    for i, b in enumerate(keep):
-        ops_c[i] = b
-    tr.only_ops = ops_c
-    tr.n_only = len(keep)
-    tr.kernel = 4
+    keep = init_tracer(&tr, 4, trace_window, trace_ops, ops_c)
     try:
         with nogil:
             for rb in range(b_lo, b_hi):

@@ -34,3 +34,19 @@ cdef object take_trace(Tracer* tr):
     tr.len = 0
     tr.cap = 0
     return t
+
+
+cdef object init_tracer(Tracer* tr, int kernel, object trace_window, object trace_ops, const char** ops_c):
+    """Zero `tr` and set its window and op filter (at most 64 names, pointed to by ops_c). Returns the
+    list of encoded names, which the caller keeps alive for the whole run."""
+    memset(tr, 0, sizeof(Tracer))
+    lo, hi = trace_window if trace_window is not None else (0, 0xFFFFFFFF)
+    tr.win_lo = lo
+    tr.win_hi = hi
+    keep = [op.encode() for op in (trace_ops or ())][:64]
+    for i, b in enumerate(keep):
+        ops_c[i] = b
+    tr.only_ops = ops_c
+    tr.n_only = len(keep)
+    tr.kernel = kernel
+    return keep
