@@ -233,7 +233,6 @@ cdef void proc_6bit_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t*
     """3 source words (16 six-bit codes) -> 4 destination words; 48 source bytes per pass."""
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
     cdef int h, n
-    # num_groups = num_elem / 3 (the 4:3 reciprocal 0xAAAB), counted in 12-byte triples of words
     load_rodata(tr, rf, cfg.rodata, cfg.nconst)
     while left > 0:
         n = 48 if left > 48 else <int>left
