@@ -13,7 +13,7 @@ from typing import Callable
 
 _EXECUTOR: ThreadPoolExecutor | None = None
 #: below this many source bytes in total a single thread is faster than handing out work
-MIN_PARALLEL_BYTES = 1 << 16
+MIN_PARALLEL_BYTES = 1 << 19
 
 
 def check_cores(cores: object) -> None:
