@@ -757,12 +757,13 @@ class Recorder:
         self.raw_runs: list[tuple[bytes, dict[str, Any]]] = []
         self._trace: Trace | None = None
 
-    def add_run(self, raw: bytes | None, kernel: str, knobs: dict[str, Any] | None = None) -> None:
-        """Called by the kernel APIs after a traced run with the raw records (q7trace.pxd layout)."""
+    def add_run(self, raw: Any, kernel: str, knobs: dict[str, Any] | None = None) -> None:
+        """Called by the kernel APIs after a traced run with the raw records (q7trace.pxd layout; any
+        bytes-like object, e.g. the kernels' zero-copy TraceBuffer, kept without a copy)."""
         info = {"kernel": kernel, "kernel_id": KERNEL_IDS.get(kernel, 0), "knobs": dict(knobs or {}),
                 "window": list(self.window) if self.window is not None else None,
                 "ops": list(self.ops) if self.ops is not None else None}
-        self.raw_runs.append((raw if raw is not None else b"", info))  # bytes-like, kept without a copy
+        self.raw_runs.append((raw if raw is not None else b"", info))
         self._trace = None
 
     @property

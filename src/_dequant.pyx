@@ -432,8 +432,9 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
     """Run the firmware path for (fmt, group) over every partition (row) of `src` into `dst`.
 
     src uint8 [P, in_bytes], dst uint8 [P, out_bytes]; arguments must already be validated
-    (q7emu.dequant.dequantize does that). With trace=True, returns the raw trace records (bytes),
-    limited to sequence numbers in trace_window=(lo, hi) and mnemonics in trace_ops; else None.
+    (q7emu.dequant.dequantize does that). With trace=True, returns the raw trace records (a bytes-like,
+    zero-copy TraceBuffer) limited to sequence numbers in trace_window=(lo, hi) and mnemonics in
+    trace_ops; else None.
     """
     cdef KCfg cfg
     cdef regfile_t rf
