@@ -68,6 +68,7 @@ cdef enum:
     VIEW_PR = 11
     VIEW_SCALAR = 12
     HEADER_BYTES = 32
+    MAX_RECORD_BYTES = 2048     # header + at most 8 operands of <= 200 bytes: reserved once per record
 
 cdef struct Tracer:
     uint8_t* buf
@@ -131,7 +132,7 @@ cdef inline bint tr_begin(Tracer* t, const char* op, int bundle) noexcept nogil:
                 break
         if not want:
             return False
-    if not tr_reserve(t, HEADER_BYTES):
+    if not tr_reserve(t, MAX_RECORD_BYTES):
         return False
     h = t.buf + t.len
     memset(h, 0, HEADER_BYTES)
@@ -149,9 +150,9 @@ cdef inline bint tr_begin(Tracer* t, const char* op, int bundle) noexcept nogil:
 
 cdef inline void tr_operand(Tracer* t, int kind, int role, int reg, int view, const void* data,
                             uint32_t nbytes) noexcept nogil:
+    # room for the whole record was reserved by tr_begin (MAX_RECORD_BYTES)
     cdef uint8_t* p
-    if not t.open or not tr_reserve(t, 8 + nbytes):
-        t.open = 0
+    if not t.open:
         return
     p = t.buf + t.len
     p[0] = <uint8_t>kind

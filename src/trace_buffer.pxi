@@ -4,6 +4,13 @@
 from cpython.buffer cimport PyBuffer_FillInfo
 
 
+# One spare trace buffer per module: a finished TraceBuffer hands its pages back here, and the next
+# traced run starts in them, so repeated traced runs do not pay for the kernel zeroing fresh pages
+# (hundreds of MB for a large run). Only touched with the GIL held.
+cdef uint8_t* _spare_buf = NULL
+cdef size_t _spare_cap = 0
+
+
 cdef class TraceBuffer:
     """Raw trace records of one kernel run (q7trace.pxd layout), as a read-only bytes-like object."""
     cdef uint8_t* buf
@@ -11,7 +18,12 @@ cdef class TraceBuffer:
     cdef size_t cap
 
     def __dealloc__(self):
-        q7_buf_free(self.buf, self.cap)
+        global _spare_buf, _spare_cap
+        if self.buf != NULL and self.cap > _spare_cap:
+            q7_buf_free(_spare_buf, _spare_cap)
+            _spare_buf, _spare_cap = self.buf, self.cap
+        else:
+            q7_buf_free(self.buf, self.cap)
         self.buf = NULL
 
     def __len__(self):
@@ -39,7 +51,10 @@ cdef object take_trace(Tracer* tr):
 cdef object init_tracer(Tracer* tr, int kernel, object trace_window, object trace_ops, const char** ops_c):
     """Zero `tr` and set its window and op filter (at most 64 names, pointed to by ops_c). Returns the
     list of encoded names, which the caller keeps alive for the whole run."""
+    global _spare_buf, _spare_cap
     memset(tr, 0, sizeof(Tracer))
+    tr.buf, tr.cap = _spare_buf, _spare_cap      # reuse the spare pages (or start empty)
+    _spare_buf, _spare_cap = NULL, 0
     lo, hi = trace_window if trace_window is not None else (0, 0xFFFFFFFF)
     tr.win_lo = lo
     tr.win_hi = hi
