@@ -14,7 +14,10 @@ Sources are recorded before the op executes, destinations after.
 """
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t, int64_t
 from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy, memset, strncpy, strcmp
+from libc.string cimport memcpy, memset, strcmp
+
+cdef extern from "string.h":
+    size_t strnlen(const char* s, size_t maxlen) nogil
 from q7regs cimport vec_t, wvec_t, vbool_t, pr_t, wvec_to_raw
 
 cdef extern from *:
@@ -141,7 +144,7 @@ cdef inline bint tr_begin(Tracer* t, const char* op, int bundle) noexcept nogil:
     h[5] = <uint8_t>((bundle >> 8) & 0xFF)
     h[6] = <uint8_t>t.kernel
     memcpy(h + 12, &t.partition, 4)
-    strncpy(<char*>(h + 16), op, 15)
+    memcpy(h + 16, op, strnlen(op, 15))       # NUL padding comes from the memset above
     t.rec = t.len
     t.len += HEADER_BYTES
     t.open = 1
