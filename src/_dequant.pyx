@@ -6,17 +6,23 @@ primitives of q7ivp.pxd and nothing else. Each kernel runs one partition's byte 
 Q7 register file `rf`; every instruction is one primitive issued through kernel_ops.pxi, with a
 bundle index (the listing position) and a comment saying what the bundle does.
 
-Datapath shared by the paths (q7emu's reconstruction of the soft-float chain; SPEC §2.2-§2.4):
-  load -> unpack codes (sel2nx8i_s4 nibbles / sel2nx8 + per-lane shifts for 6-bit codes)
-  -> decode each code to a soft-float triple in 16-bit lanes: SIG (significand, leading one at
-     bit 15, 0 for zero), EXP (unbiased exponent of bit 15; -16384 for zero), SGN (0x00 / 0x80).
-     FP4 / FP6 go through an fp16 exponent re-bias (subnormal codes via float16nx16t), INT4
-     through the int -> fp16 convert, NF4 through a 16-entry register table (dselnx16).
-  -> MX only: SIG x scale significand (mulus4tn16xr16 with the scale in pr1; E8M0 scales have
-     significand 1.0 = 0x4000 in Q1.14) and EXP += scale exponent (s - 127); NaN scales are found
-     with an unordered fp32 compare (ultn_2xf32t) and gate the group's bytes to the NaN code.
-  -> narrow to FP8 (RNE with round/sticky bits, subnormal shift, saturation with bminnx16)
-  -> OR the sign, pack 16-bit lanes to bytes (sel2nx8i), store (sav2nx8_xp handles tails).
+Datapath (q7emu's reconstruction of the soft-float chain; SPEC §2.2-§2.4, seed 002 §5.5, §7.1):
+  load (lav2nx8_xp; tails are variable-length loads / stores, never a Python fallback)
+  -> unpack codes into 16-bit lanes (sel2nx8i_s4 nibbles; sel2nx8 + per-lane shifts for 6-bit codes)
+  -> group 0 (proc_4bit_non_mx, proc_6bit_non_mx), the seed's scale-free WIDEN: FP4 / FP6 codes are
+     exponent re-biased to their exact fp16 value (subnormal codes through the int -> fp16 convert
+     float16nx16t), INT4 goes int -> fp16; every such value is exact in the output format, so the
+     FP8 byte is a second re-bias of that fp16 (E5M2 = its top byte; E4M3 = (bits >> 7) - 64).
+     NF4 values are not exact: they take the rounding path below.
+  -> rounding path (NF4, and every code of the MX path): a soft-float triple per lane -- SIG (the
+     significand, leading one at bit 14; 0 for zero), EXP (its unbiased exponent; -16384 for zero),
+     SGN (0x00 / 0x80) -- from split_f16 or the NF4 codebook registers (dselnx16);
+     MX: SIG x the block scale's significand (mulus4tn16xr16 with pr1 = 1.0 in Q1.14, E8M0 having
+     no other significand) and EXP += s - 127; scale bytes 0xFF (e8m0) are found with an unordered
+     fp32 compare (ultn_2xf32t) and gate their group's bytes to the NaN code;
+     then narrow_fp8 (kernel_fp8.pxi): RNE at the output precision incl. subnormals, saturation
+     with bminnx16, sign.
+  -> pack the 16-bit lanes' low bytes (sel2nx8i), store (sav2nx8_xp).
 """
 import numpy as np
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
