@@ -314,13 +314,35 @@ def _case_combos(case_knobs: Sequence[str], space: dict[str, tuple[str, ...]]) -
 _SHARED: list[Any] = []
 
 
+#: case files already loaded in this process: path -> ((mtime_ns, size) of the .json and .npz, Case)
+_CASE_CACHE: dict[str, tuple[tuple, Case]] = {}
+
+
+def _load_cached(path: str) -> Case:
+    """load_case, reusing this process's earlier load while the case's files are unchanged."""
+    def stamp(p: Path) -> tuple:
+        try:
+            st = p.stat()
+            return (st.st_mtime_ns, st.st_size)
+        except OSError:
+            return ()
+    j = Path(path) if str(path).endswith(".json") else Path(str(path) + ".json")
+    key = (stamp(j), stamp(j.with_suffix(".npz")))
+    hit = _CASE_CACHE.get(str(path))
+    if hit is not None and hit[0] == key and key[0]:
+        return hit[1]
+    case = load_case(path)
+    _CASE_CACHE[str(path)] = (key, case)
+    return case
+
+
 def _work(batch: list[tuple[int, tuple[str, ...], list[tuple[str, ...]]]]) -> list[tuple[int, list[Run], str | None]]:
     """Run a batch: (case index, knob names, value tuples) -> (case index, runs, load error)."""
     out = []
     for idx, names, combos in batch:
         item = _SHARED[idx]
         try:
-            case = item if isinstance(item, Case) else load_case(item)
+            case = item if isinstance(item, Case) else _load_cached(item)
         except Q7Error as e:
             out.append((idx, [], f"{item}: {e}"))
             continue
@@ -377,7 +399,8 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
 
     knobs: None (every applicable knob, every value), or ``{"name": ["v1", "v2"]}`` / ``["name=v1,v2", ...]``:
     only those knobs vary (over those values; a bare name = all values), the others keep each case's value.
-    jobs: worker processes (fork start method where available; work is batched per case)."""
+    jobs: worker processes: the caller plus jobs - 1 persistent forked workers where fork exists (they are
+    kept for later calls in the same process, so only the first call pays for forking them)."""
     t0 = time.perf_counter()
     if jobs < 1:
         raise InvalidArgument("jobs", jobs, "must be >= 1")
@@ -427,7 +450,7 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
         except ValueError:  # pragma: no cover - platforms without fork
             ctx = None
         if ctx is not None:
-            _run_forked(ctx, tasks, jobs, take)
+            _run_persistent(ctx, items, tasks, jobs, take)
         else:  # pragma: no cover
             with ProcessPoolExecutor(max_workers=jobs) as ex:
                 futs = [ex.submit(_work_spawn, items, b) for b in _balance(tasks, jobs)]
@@ -445,67 +468,90 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     return result
 
 
-def _run_forked(ctx: Any, tasks: list, jobs: int, take: Any) -> None:
-    """Run ``tasks`` in the parent plus ``jobs - 1`` forked children that inherit the case list (nothing is
-    pickled on the way in). Work is handed out one case at a time, largest first, through a shared counter;
-    each child sends its results back through a pipe as it goes. A child that dies leaves its cases to the
-    parent, which runs whatever was not reported."""
-    import gc
-    order = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][2]))
-    counter = ctx.Value("i", 0, lock=True)
+# Persistent workers: forked once per process and kept (daemon) for later explore() calls, so only the
+# first call pays for forking and for the copy-on-write warm-up of a fresh child (and of the parent).
+_WORKERS: list[tuple[Any, Any]] = []
 
-    def next_task() -> int | None:
-        with counter.get_lock():
-            k = counter.value
-            counter.value = k + 1
-        return order[k] if k < len(order) else None
 
-    def child(conn) -> None:
-        try:
-            while (i := next_task()) is not None:
-                conn.send(_work([tasks[i]]))
-            conn.send(None)
-        finally:
-            conn.close()
-
-    gc.freeze()         # keep the children's garbage collector off the inherited heap (no copy-on-write storm)
-    procs, conns = [], []
+def _worker_loop(conn: Any) -> None:
+    """A worker: receive (task, item) pairs, send back _work's result; None ends it."""
     try:
-        for _ in range(jobs - 1):
-            r, w = ctx.Pipe(duplex=False)
-            p = ctx.Process(target=child, args=(w,), daemon=True)
-            p.start()
-            w.close()
-            procs.append(p)
-            conns.append(r)
+        while True:
+            msg = conn.recv()
+            if msg is None:
+                break
+            task, item = msg
+            _SHARED[:] = [None] * (task[0] + 1)
+            _SHARED[task[0]] = item
+            conn.send(_work([task]))
+    except (EOFError, OSError, KeyboardInterrupt):
+        pass
     finally:
-        gc.unfreeze()
-    done: set[int] = set()
+        conn.close()
 
-    def drain(block: bool) -> None:
-        for c in list(conns):
-            while block or c.poll():
-                try:
-                    msg = c.recv()
-                except (EOFError, OSError):
-                    msg = None
-                if msg is None:
-                    conns.remove(c)
-                    break
-                done.update(idx for idx, _, _ in msg)
-                take(msg)
 
-    while (i := next_task()) is not None:
-        res = _work([tasks[i]])
-        done.add(i)
-        take(res)
-        drain(False)
-    drain(True)
-    for p in procs:
-        p.join()
-    for i in range(len(tasks)):      # anything a dead child took but never reported
-        if i not in done:
-            take(_work([tasks[i]]))
+def _workers(ctx: Any, n: int) -> list[tuple[Any, Any]]:
+    """At least n live persistent workers (forked on first need)."""
+    import gc
+    _WORKERS[:] = [(p, c) for p, c in _WORKERS if p.is_alive()]
+    if len(_WORKERS) < n:
+        gc.freeze()      # the children share the parent's heap without a copy-on-write storm from the GC
+        try:
+            while len(_WORKERS) < n:
+                a, b = ctx.Pipe(duplex=True)
+                proc = ctx.Process(target=_worker_loop, args=(b,), daemon=True)
+                proc.start()
+                b.close()
+                _WORKERS.append((proc, a))
+        finally:
+            gc.unfreeze()
+    return _WORKERS[:n]
+
+
+def _run_persistent(ctx: Any, items: list[Any], tasks: list, jobs: int, take: Any) -> None:
+    """The parent plus jobs - 1 persistent workers take cases largest first (LPT: the last cases are the
+    smallest, so nobody waits long at the end). Each worker holds up to two cases, so it never idles
+    while the parent is busy with one of its own. Whatever a dead worker held is run by the parent."""
+    import multiprocessing.connection as mpc
+    queue = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][2]))
+    held: dict[Any, list[int]] = {}          # worker connection -> task indexes sent, in order
+
+    def send(conn: Any) -> None:
+        while queue and len(held[conn]) < 2:
+            i = queue.pop(0)
+            try:
+                conn.send((tasks[i], items[tasks[i][0]]))
+            except (OSError, EOFError):
+                queue.insert(0, i)
+                return
+            held[conn].append(i)
+
+    def collect(block: bool) -> None:
+        live = [c for c, h in held.items() if h]
+        for conn in (mpc.wait(live) if block else mpc.wait(live, timeout=0)) if live else []:
+            try:
+                res = conn.recv()
+            except (EOFError, OSError):
+                queue.extend(held[conn])     # the worker died: its cases run here
+                held[conn] = []
+                continue
+            held[conn].pop(0)
+            take(res)
+            send(conn)
+
+    for _, conn in _workers(ctx, jobs - 1):
+        held[conn] = []
+        send(conn)
+    while queue:
+        collect(False)
+        if queue:
+            take(_work([tasks[queue.pop(0)]]))
+    while any(held.values()):
+        collect(True)
+        for conn in held:
+            send(conn)
+        while queue:                          # cases returned by a dead worker
+            take(_work([tasks[queue.pop(0)]]))
 
 
 def _balance(tasks: list, jobs: int) -> list[list]:
