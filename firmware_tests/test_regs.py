@@ -1,5 +1,4 @@
 """q7emu.regs: the Python register views agree with the C register images (via q7emu.ivp)."""
-import numpy as np
 import pytest
 
 from q7emu import ivp

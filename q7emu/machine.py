@@ -122,7 +122,7 @@ def element_offsets(t: Tensor3D, offset: int) -> np.ndarray:
 
 def _import_backend(backend: str, module: str):
     import importlib
-    name = f"q7emu.golden" if backend == "golden" else f"q7emu.{module}"
+    name = "q7emu.golden" if backend == "golden" else f"q7emu.{module}"
     try:
         return importlib.import_module(name)
     except ImportError as e:

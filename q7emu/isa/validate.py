@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import InvalidArgument, ValidityError
 from .enums import POOLING_NUM_CHANNELS, DType, Generation, Opcode, dtype_name
-from .records import Addr4, Record, S3D3TensDequant, S3DMX1Quant, Tensor3D, decode_record
+from .records import Addr4, Record, S3D3TensDequant, S3DMX1Quant, decode_record
 
 DEFAULT_PARTITION_BYTES = 0x30000
 #: q7emu's own limit on u32 elements addressed per partition by one pattern, in units of partition words
