@@ -127,15 +127,9 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from .machine import NUM_PARTITIONS, Machine
+    from .machine import Machine, load_sbuf_image
 
-    with np.load(args.sbuf, allow_pickle=False) as z:
-        key = "sbuf" if "sbuf" in z.files else (z.files[0] if len(z.files) == 1 else None)
-        if key is None:
-            raise _UsageError(f"{args.sbuf}: needs an array named 'sbuf' (uint8 [128, partition_bytes])")
-        sbuf = z[key]
-    if sbuf.dtype != np.uint8 or sbuf.ndim != 2 or sbuf.shape[0] != NUM_PARTITIONS:
-        raise _UsageError(f"{args.sbuf}: sbuf must be uint8 [128, partition_bytes], got {sbuf.dtype} {sbuf.shape}")
+    sbuf = load_sbuf_image(args.sbuf)
     m = Machine(args.generation, sbuf.shape[1], _knobs(args.knob), backend=args.backend)
     m.sbuf[:] = sbuf
     res = m.execute(_read_record(args.record))

@@ -24,7 +24,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 
 EXIT_OK, EXIT_FAIL = 0, 1
 GENS = "SUNDA, CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK"
@@ -44,7 +43,7 @@ def run_target(target: str, recorder: Any, *, sbuf: str | None = None, generatio
     """Execute a CASE or RECORD with ``trace=recorder`` (None: untraced).
     Returns (ExecResult, label for the trace header, case verdict or None)."""
     from .cli import _knobs, _read_record
-    from .machine import DEFAULT_PARTITION_BYTES, NUM_PARTITIONS, Machine
+    from .machine import DEFAULT_PARTITION_BYTES, Machine, load_sbuf_image
 
     kn = _knobs(knobs)
     if _is_case(target):
@@ -62,13 +61,7 @@ def run_target(target: str, recorder: Any, *, sbuf: str | None = None, generatio
     record = _read_record(target)
     arr = None
     if sbuf is not None:
-        with np.load(sbuf, allow_pickle=False) as z:
-            key = "sbuf" if "sbuf" in z.files else (z.files[0] if len(z.files) == 1 else None)
-            if key is None:
-                raise usage_error(f"{sbuf}: needs an array named 'sbuf' (uint8 [128, partition_bytes])")
-            arr = z[key]
-        if arr.dtype != np.uint8 or arr.ndim != 2 or arr.shape[0] != NUM_PARTITIONS:
-            raise usage_error(f"{sbuf}: sbuf must be uint8 [128, partition_bytes], got {arr.dtype} {arr.shape}")
+        arr = load_sbuf_image(sbuf)
     pb = arr.shape[1] if arr is not None else (partition_bytes or DEFAULT_PARTITION_BYTES)
     m = Machine(generation or "MARIANA", pb, kn, backend="kernel")
     if arr is not None:

@@ -102,6 +102,18 @@ class ExecResult:
 Handler = Callable[["Machine", Record, Any], "tuple[str, list[Write]]"]
 
 
+def load_sbuf_image(path: Any) -> np.ndarray:
+    """An SBUF image from an .npz: the array named 'sbuf' (or its only array), uint8 [128, partition_bytes]."""
+    with np.load(path, allow_pickle=False) as z:
+        key = "sbuf" if "sbuf" in z.files else (z.files[0] if len(z.files) == 1 else None)
+        if key is None:
+            raise InvalidArgument(str(path), sorted(z.files), "needs an array named 'sbuf' (uint8 [128, partition_bytes])")
+        sbuf = z[key]
+    if sbuf.dtype != np.uint8 or sbuf.ndim != 2 or sbuf.shape[0] != NUM_PARTITIONS:
+        raise InvalidArgument(str(path), f"{sbuf.dtype} {sbuf.shape}", "sbuf must be uint8 [128, partition_bytes]")
+    return sbuf
+
+
 def normalize_machine_knobs(knobs: dict[str, Any] | None) -> dict[str, str]:
     """Check knob names and values (MODEL §1-§2); return the full dict with defaults filled in."""
     knobs = dict(knobs or {})
