@@ -99,7 +99,6 @@ cdef struct KCfg:
     vec_t rodata[20]
     int nconst
     int fmt
-    int mx            # group 8
     int nan_gate      # mx_scale == e8m0
     int m_bits        # output mantissa bits (2 E5M2, 3 E4M3)
     int s4_imm        # sel2nx8i_s4 immediate base: H<<3 | S<<4
@@ -429,9 +428,6 @@ def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
     return out
 
 
-KERNEL_IDS = {"proc_4bit_non_mx": 1, "proc_4bit_mx_8": 2, "proc_6bit_non_mx": 3}
-
-
 def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str nibble_order="low-first",
         str fp6_packing="lsb-first", str mx_layout="scale-first", str mx_scale="e8m0", nf4_values=None,
         trace=False, trace_window=None, trace_ops=None):
@@ -456,8 +452,7 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
     memcpy(cfg.rodata, &ro[0, 0], rodata.size)
     cfg.nconst = rodata.shape[0]
     cfg.fmt = fmt
-    cfg.mx = group == 8
-    cfg.nan_gate = cfg.mx and mx_scale == "e8m0"
+    cfg.nan_gate = group == 8 and mx_scale == "e8m0"
     cfg.m_bits = 2 if fmt in (FMT_E2M1, FMT_INT4) else 3
     cfg.s4_imm = (8 if nibble_order == "high-first" else 0) | (16 if fmt == FMT_INT4 else 0)
     which = 3 if fmt == FMT_E2M3 else (2 if group == 8 else 1)
