@@ -11,7 +11,7 @@ from functools import lru_cache
 import numpy as np
 
 from q7emu import golden
-from q7emu.formats import encode_e4m3, encode_e5m2
+from q7emu.golden.formats import encode_e4m3, encode_e5m2
 from q7emu.golden.dequant import code_values, split_mx_groups, unpack_fp6, unpack_nibbles
 
 PARTS = 128
@@ -67,7 +67,7 @@ def ml_dtypes_convert(fmt: int):
 
 
 class TraceSink:
-    """A minimal trace receiver for q7emu.dequant.dequantize(trace=...): keeps the raw records."""
+    """A minimal trace receiver for q7emu.kernels.dequant.dequantize(trace=...): keeps the raw records."""
 
     def __init__(self, window=None, ops=None):
         self.window = window
@@ -95,7 +95,7 @@ def op_histogram(raw: bytes) -> dict[str, int]:
 @lru_cache(maxsize=None)
 def kernel_op_counts(fmt: int, group: int, out_row: int = OUT_ROW) -> dict[str, int]:
     """Primitives executed per partition of out_row output bytes (from a full trace of one partition)."""
-    from q7emu.dequant import dequantize
+    from q7emu.kernels.dequant import dequantize
     src, _, _ = dequant_inputs(fmt, group)
     sink = TraceSink()
     dequantize(np.ascontiguousarray(src[:1, :in_row_bytes(fmt, group, out_row)]), fmt, group, trace=sink)

@@ -1,8 +1,8 @@
-"""Exactness check: the TensorDequantize kernels (q7emu.dequant) against the golden model.
+"""Exactness check: the TensorDequantize kernels (q7emu.kernels.dequant) against the golden model.
 
 For every fmt / group / knob combination, random streams rng.integers(0, 256, (7, 4*nw*L), uint8)
 (nw = 1 for 4-bit group 0, 3 for FP6, 5 for group 8; L = 37 plus a few extra lengths that
-exercise the pass tails) must give identical bytes from q7emu.dequant.dequantize and
+exercise the pass tails) must give identical bytes from q7emu.kernels.dequant.dequantize and
 q7emu.golden.dequantize, with tracing off and on.
 
     cd /work/perf && PYTHONPATH=/work/perf python bench/check_exact.py [--seeds N]
@@ -17,7 +17,7 @@ import sys
 import numpy as np
 
 from q7emu import golden
-from q7emu.dequant import dequantize
+from q7emu.kernels.dequant import dequantize
 
 
 class _Sink:

@@ -46,7 +46,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             ratios += [(k / row[p]) if (k and row.get(p)) else None for p in ("lut", "golden", "ml_dtypes", "memcpy")]
             w(f"{cid:12s}" + "".join(f"{_fmt(row.get(p), '13.1f', '          n/a')}" for p in paths)
               + "".join(f"{_fmt(r, '10.3f', '       n/a')}" for r in ratios))
-        w("  kernel = q7emu.dequant.dequantize (trace off, partitions split over the host cores; includes "
+        w("  kernel = q7emu.kernels.dequant.dequantize (trace off, partitions split over the host cores; includes "
           "argument checks and the output allocation); kernel_1core = the same with cores=1; lut = lut[codes] on pre-unpacked codes (1 byte each, no scale); ml_dtypes = "
           "codes.view(fp4/int4/fp6).astype(fp8) (no MX scale); memcpy = np.copyto of the output bytes.")
     if R["wrapper"] or R["numpy"] or R["trace_rec"]:
@@ -57,9 +57,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         for op in ops:
             w(f"{op:18s}{_fmt(R['wrapper'].get(op), '13.0f', '          n/a')}{_fmt(R['c_loop'].get(op), '9.2f', '      n/a')}{_fmt(R['numpy'].get(op), '11.2f', '        n/a')}"
               f"{_fmt(R['trace_rec'].get(op), '11.1f', '        n/a')}{_fmt(R['op_counts'].get(op), '12.2f', '         n/a')}")
-        w("  ivp wrapper = one q7emu.ivp.<op>(...) call from Python: argument checks, numpy <-> vec_t "
+        w("  ivp wrapper = one q7emu.primitives.ivp.<op>(...) call from Python: argument checks, numpy <-> vec_t "
           "conversion and the call overhead dominate; the C primitive is a few ns of it.")
-        w("  C loop = q7emu._ivp.time_op: the primitive via a function pointer in a nogil C loop (see the "
+        w("  C loop = q7emu.primitives._ivp.time_op: the primitive via a function pointer in a nogil C loop (see the "
           "caveats in test_bench_primitives.py); the kernel table below gives the in-kernel average.")
         w("  numpy/row = the same lane operation as a numpy one-liner on [N, 32] lanes (ns per 32-lane row).")
         w("  trace rec = extra ns per executed op when the trace records that op (kernel runs, trace_ops "

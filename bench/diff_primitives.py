@@ -35,7 +35,7 @@ DEFAULT_REF = "58093f0"          # the primitive library before the performance 
 NV, NW, NB, NP = 8, 2, 4, 2
 SIG = re.compile(r"^cdef inline void (\w+)\((.*?)\)\s*noexcept nogil:", re.S | re.M)
 
-# int-operand ranges (lo, hi inclusive): the ranges the q7emu.ivp wrappers accept, widened where
+# int-operand ranges (lo, hi inclusive): the ranges the q7emu.primitives.ivp wrappers accept, widened where
 # the primitive itself masks or clamps the value.
 INT_RANGES = {
     "sel2nx8i": (0, 127), "sel2nx8i_s4": (0, 31),

@@ -1,7 +1,7 @@
 """TensorDequantize throughput: the kernels against golden, a numpy LUT gather, ml_dtypes and memcpy.
 
 For every fmt x group, on 128 partitions x 32 KiB of output (4 MiB): M output elements/s of
-  kernel    q7emu.dequant.dequantize (trace off; partitions split over the host's cores, as the
+  kernel    q7emu.kernels.dequant.dequantize (trace off; partitions split over the host's cores, as the
             firmware splits channels over POOL cores)
   kernel_1core  the same on one core (cores=1): the like-for-like figure against one-thread numpy
   golden    q7emu.golden.dequantize
@@ -19,7 +19,7 @@ import pytest
 
 import _benchutil as B
 from q7emu import golden
-from q7emu.dequant import dequantize
+from q7emu.kernels.dequant import dequantize
 
 PATHS = ["memcpy", "lut", "ml_dtypes", "golden", "kernel_1core", "kernel"]
 ROUNDS = {"golden": 3}

@@ -1,9 +1,9 @@
 """IVP primitives: ns per 512-bit op, three ways, none of them a C micro-benchmark module.
 
-1. test_wrapper   one q7emu.ivp.<op>(...) call from Python, timed by pytest-benchmark. This is what a
+1. test_wrapper   one q7emu.primitives.ivp.<op>(...) call from Python, timed by pytest-benchmark. This is what a
                   Python user of the primitive library pays; the Python call, argument validation and
                   the numpy <-> vec_t conversions dominate (microseconds), the primitive itself is ns.
-1b. test_c_loop  q7emu._ivp.time_op(op): the primitive called through a function pointer in a nogil C
+1b. test_c_loop  q7emu.primitives._ivp.time_op(op): the primitive called through a function pointer in a nogil C
                   loop (main's helper in src/_ivp.pyx). Caveat: in that loop some primitives' lane loops
                   sit in blocks GCC predicts cold and are not vectorised there (sel2nx8i_s4, float16nx16t
                   merge, dselnx16's index split), and ultn_2xf32t / mul*4ta* carry a partial-store
@@ -25,8 +25,8 @@ import numpy as np
 import pytest
 
 import _benchutil as B
-import q7emu.ivp as ivp
-from q7emu.dequant import dequantize
+import q7emu.primitives.ivp as ivp
+from q7emu.kernels.dequant import dequantize
 
 OPS = ["addnx16", "srlnx16", "sel2nx8", "sel2nx8i_s4", "bminnx16", "mulus4tan16xr16", "packvrnrnx48",
        "float16nx16t", "ultn_2xf32t", "dselnx16"]
@@ -109,7 +109,7 @@ def _numpy_case(op):
 def test_wrapper(benchmark, op):
     fn = getattr(ivp, op)
     args = WRAPPER_ARGS[op]()
-    benchmark.group = "primitive: q7emu.ivp wrapper call (Python)"
+    benchmark.group = "primitive: q7emu.primitives.ivp wrapper call (Python)"
     benchmark(fn, *args)
     t = B.median_s(benchmark)
     if t is not None:
@@ -120,11 +120,11 @@ def test_wrapper(benchmark, op):
 
 @pytest.mark.parametrize("op", OPS)
 def test_c_loop(benchmark, op):
-    from q7emu import _ivp
+    from q7emu.primitives import _ivp
     time_op = getattr(_ivp, "time_op", None)
     if time_op is None:
-        pytest.skip("q7emu._ivp.time_op not available in this build")
-    benchmark.group = "primitive: C loop (q7emu._ivp.time_op)"
+        pytest.skip("q7emu.primitives._ivp.time_op not available in this build")
+    benchmark.group = "primitive: C loop (q7emu.primitives._ivp.time_op)"
     ns = benchmark.pedantic(time_op, args=(op, 200000), rounds=5, warmup_rounds=1)
     if ns is None:
         pytest.skip(f"time_op does not cover {op}")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from q7emu import golden
-from q7emu.quantize import quantize_mx
+from q7emu.kernels.quantize_mx import quantize_mx
 
 P, F = 128, 16384
 _RESULTS: dict[str, float] = {}

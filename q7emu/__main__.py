@@ -1,6 +1,6 @@
 """``python -m q7emu``: the command-line interface."""
 import sys
 
-from .cli import main
+from q7emu.cli.main import main
 
 sys.exit(main())

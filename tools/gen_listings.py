@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Derive the kernel listings from the kernel sources: writes q7emu/listings.json.
+"""Derive the kernel listings from the kernel sources: writes q7emu/analysis/listings.json.
 
 The kernels (src/_dequant.pyx, src/_quantize_mx.pyx, the shared src/kernel_fp8.pxi) issue every IVP op
 through the instruction layer of src/kernel_ops.pxi (``V3(tr, rf, <bundle>, "addnx16", P.addnx16, ...)``,
@@ -18,7 +18,7 @@ Nothing is typed by hand: q7emu/listing.py instantiates this tree for a kernel c
 firmware_tests/test_listing.py checks that (a) regenerating gives the committed file and (b) the
 instantiated listing is exactly the (bundle, mnemonic, operands) sequence the kernel executes (trace).
 
-Usage: python tools/gen_listings.py [--check]    (--check: exit 1 if q7emu/listings.json is stale)
+Usage: python tools/gen_listings.py [--check]    (--check: exit 1 if q7emu/analysis/listings.json is stale)
 """
 from __future__ import annotations
 
@@ -29,12 +29,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "q7emu" / "listings.json"
+OUT = ROOT / "q7emu" / "analysis" / "listings.json"
 
 #: module -> source files in include order (later enums override earlier ones, as in Cython)
 MODULES = {
-    "dequant": ["src/kernel_ops.pxi", "src/kernel_fp8.pxi", "src/_dequant.pyx"],
-    "quantize_mx": ["src/kernel_ops.pxi", "src/kernel_fp8.pxi", "src/_quantize_mx.pyx"],
+    "dequant": ["src/kernels/kernel_ops.pxi", "src/kernels/kernel_fp8.pxi", "src/kernels/_dequant.pyx"],
+    "quantize_mx": ["src/kernels/kernel_ops.pxi", "src/kernels/kernel_fp8.pxi", "src/kernels/_quantize_mx.pyx"],
 }
 #: listing name -> (module, kernel function)
 KERNELS = {

@@ -22,7 +22,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from q7emu.cases import build_case, save_case  # noqa: E402
+from q7emu.machine.cases import build_case, save_case  # noqa: E402
 from q7emu.isa.records import Addr4, S3D3TensDequant, Tensor3D, make_quantize_mx_record  # noqa: E402
 
 PARTITION_BYTES = 0x400

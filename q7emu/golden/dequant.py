@@ -1,7 +1,7 @@
 """Golden model of TensorDequantize (opcode 0x7b, POOL): MODEL.md §1 in plain numpy.
 
-Independent of the Cython kernels: it shares only the argument rules (:mod:`q7emu.knobs`) and
-the number formats (:mod:`q7emu.formats`).
+Independent of the Cython kernels: it shares only the argument rules (:mod:`q7emu.model.knobs`) and
+the number formats (:mod:`q7emu.golden.formats`).
 """
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import formats
-from ..knobs import dequant_out_bytes, normalize_dequant_args
+from q7emu.golden import formats
+from q7emu.model.knobs import dequant_out_bytes, normalize_dequant_args
 
 __all__ = ["dequantize", "unpack_nibbles", "unpack_fp6", "split_mx_groups", "code_values"]
 

@@ -5,8 +5,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import formats
-from ..knobs import normalize_quantize_mx_args
+from q7emu.golden import formats
+from q7emu.model.knobs import normalize_quantize_mx_args
 
 __all__ = ["quantize_mx", "MAX_EXP", "MAX_VAL", "block_scales", "scatter_rows", "pack_x4"]
 

@@ -23,8 +23,8 @@ import struct
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
-from ..errors import DispatchError, InvalidArgument
-from .enums import OPCODE_NAMES, Engine, Generation
+from q7emu.errors import DispatchError, InvalidArgument
+from q7emu.isa.enums import OPCODE_NAMES, Engine, Generation
 
 RECORD_BYTES = 8
 UNKNOWN_FUNC_VA = 0xFFFFFFFF

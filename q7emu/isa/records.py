@@ -18,8 +18,8 @@ import struct
 from dataclasses import dataclass, field
 from typing import ClassVar, Union
 
-from ..errors import InvalidArgument
-from .enums import INST_WORD_LEN, AddrMarker, Opcode
+from q7emu.errors import InvalidArgument
+from q7emu.isa.enums import INST_WORD_LEN, AddrMarker, Opcode
 
 RECORD_SIZE = 64
 PSUM_BIT = 1 << 25

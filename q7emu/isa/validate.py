@@ -27,9 +27,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidArgument, ValidityError
-from .enums import POOLING_NUM_CHANNELS, DType, Generation, Opcode, dtype_name
-from .records import Addr4, Record, S3D3TensDequant, S3DMX1Quant, decode_record
+from q7emu.errors import InvalidArgument, ValidityError
+from q7emu.isa.enums import POOLING_NUM_CHANNELS, DType, Generation, Opcode, dtype_name
+from q7emu.isa.records import Addr4, Record, S3D3TensDequant, S3DMX1Quant, decode_record
 
 DEFAULT_PARTITION_BYTES = 0x30000
 #: q7emu's own limit on u32 elements addressed per partition by one pattern, in units of partition words

@@ -1,0 +1,154 @@
+"""Kernel listings (q7emu.analysis.listing): derived from the sources, and equal to what the kernels execute."""
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from q7emu.analysis import listing
+from q7emu.analysis.listing import KERNELS, all_variant_configs, build
+
+ROOT = Path(__file__).resolve().parents[2]
+KIND = {1: "vec", 2: "wvec", 3: "vbool", 4: "pr", 5: "scalar"}
+
+
+def parse_trace(raw: bytes) -> list[tuple]:
+    """Raw trace records (src/q7trace.pxd) -> (partition, bundle, mnemonic, [(kind, role, reg, scalar)])."""
+    raw = bytes(memoryview(raw))
+    out, off = [], 0
+    while off < len(raw):
+        seq, bundle, kernel, nops, nbytes, part = struct.unpack_from("<IHBBII", raw, off)
+        op = raw[off + 16:off + 32].split(b"\0")[0].decode()
+        p = off + 32
+        ops = []
+        for _ in range(nops):
+            kind, role, reg, view, n = struct.unpack_from("<BBBBI", raw, p)
+            val = struct.unpack_from("<q", raw, p + 8)[0] if kind == 5 else None
+            ops.append((KIND[kind], "dst" if role else "src", reg, val))
+            p += 8 + n
+        assert p == off + nbytes
+        out.append((part, bundle, op, ops))
+        off += nbytes
+    return out
+
+
+def traced(kernel: str, cfg: dict, rng) -> tuple[list[tuple], int]:
+    """Trace one partition (row block) over 3 passes, the last a tail; returns (records, passes)."""
+    kn = cfg.get("knobs", {})
+    if kernel == "quantize_mx":
+        from q7emu.kernels import _quantize_mx
+        from q7emu.kernels.quantize_mx import MAX_EXP
+        src = rng.integers(0, 1 << 16, size=(8, 40), dtype=np.uint16)
+        data = np.zeros((8, 40), np.uint8)
+        scale = np.zeros((1, 10), np.uint8)
+        raw = _quantize_mx.run(src, data, scale, cfg["src_dtype"] == "bfloat16", cfg["dst_dtype"],
+                               MAX_EXP[(kn["emax"], cfg["dst_dtype"])], kn["underflow"] == "wrap", False, trace=True)
+        return parse_trace(raw), 3
+    from q7emu.kernels import _dequant
+    from q7emu.kernels.dequant import NF4_TABLES
+    nbytes = {"proc_4bit_non_mx": 72, "proc_4bit_mx_8": 100, "proc_6bit_non_mx": 108}[kernel]
+    out = {"proc_4bit_non_mx": 144, "proc_4bit_mx_8": 160, "proc_6bit_non_mx": 144}[kernel]
+    src = rng.integers(0, 256, size=(1, nbytes), dtype=np.uint8)
+    dst = np.zeros((1, out), np.uint8)
+    group = 8 if kernel == "proc_4bit_mx_8" else 0
+    raw = _dequant.run(src, dst, cfg["fmt"], group, kn["nibble_order"], kn["fp6_packing"], kn["mx_layout"],
+                       kn["mx_scale"], NF4_TABLES[kn["nf4_table"]], trace=True)
+    return parse_trace(raw), 3
+
+
+def _check(kernel: str, cfg: dict, rng) -> listing.Listing:
+    lst = build(kernel, cfg.get("fmt"), cfg.get("knobs"), src_dtype=cfg.get("src_dtype"),
+                dst_dtype=cfg.get("dst_dtype"), expand=True)
+    recs, passes = traced(kernel, cfg, rng)
+    want = lst.entry + lst.passes * passes
+    assert len(recs) == len(want), (kernel, cfg, len(recs), len(want))
+    for i, (rec, op) in enumerate(zip(recs, want)):
+        _part, bundle, mnem, operands = rec
+        where = f"{kernel} {cfg} op {i} ({op.source})"
+        assert (bundle, mnem) == (op.bundle, op.mnemonic), where
+        assert [(k, r, g) for k, r, g, _ in operands if k != "scalar"] == \
+               [(o.kind, o.role, o.reg) for o in op.operands if o.kind != "scalar"], where
+        scal = [v for k, _r, _g, v in operands if k == "scalar"]
+        lst_scal = [o.value for o in op.operands if o.kind == "scalar"]
+        assert len(scal) == len(lst_scal), where
+        for got, exp in zip(scal, lst_scal):
+            if exp is not None:
+                assert got == exp, where
+    return lst
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_listing_ops_are_the_executed_ops(kernel):
+    """Every configuration: the expanded listing (entry + pass x 3) is the traced (bundle, mnemonic, operand
+    registers, known immediates) sequence; every branch arm the listing shows is taken by some configuration."""
+    rng = np.random.default_rng(7)
+    taken = set()
+    cfgs = all_variant_configs(kernel)
+    assert cfgs
+    for cfg in cfgs:
+        taken |= _check(kernel, cfg, rng).taken
+    # the branch arms the all-variants listing shows are exactly the arms the traced configurations took
+    full = build(kernel)
+    # (a kernel without knob- or format-dependent branches, like proc_6bit_non_mx, shows no arms)
+    assert full.arms == taken, (sorted(full.arms - taken), sorted(taken - full.arms))
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_every_kernel_has_a_listing(kernel, capsys):
+    text = build(kernel).format()
+    assert kernel in text and "main loop" in text and "B1" in text
+    ops = build(kernel).ops("pass")
+    assert len(ops) >= 10
+    assert all(o.bundle is not None for o in ops)
+
+
+def test_listings_json_is_generated_from_the_sources():
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_listings.py"), "--check"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_firmware_provenance_in_listings():
+    mx = build("proc_4bit_mx_8", "e2m1", {"mx_scale": "e8m0"})
+    by = {o.mnemonic: o.provenance for o in mx.ops("entry") + mx.ops("pass")}
+    assert by["mulus4tn16xr16"].kind == "firmware~"
+    assert "mulus4tan16xr16 @0x010051a9" in by["mulus4tn16xr16"].label
+    assert by["ultn_2xf32t"].kind == "firmware" and "0x010052ee" in by["ultn_2xf32t"].label
+    assert by["sel2nx8i_s4"].kind == "firmware"
+    assert by["addnx16"].kind == "q7emu"
+    q = build("quantize_mx")
+    byq = {o.mnemonic: o.provenance for o in q.ops("entry") + q.ops("pass")}
+    assert byq["mulus4tn16xr16"].kind == "firmware" and "0x66a6" in byq["mulus4tn16xr16"].label
+    assert byq["srln_2x32"].kind == "firmware" and "0x79ec" in byq["srln_2x32"].label
+    nm = build("proc_4bit_non_mx", "int4")
+    bynm = {o.mnemonic: o.provenance for o in nm.ops("pass")}
+    assert bynm["sel2nx8i"].kind == "firmware"          # §2.4 non-MX list
+    assert bynm["sel2nx8i_s4"].kind == "q7emu"          # only the MX list has the _s4 form
+
+
+def test_variants_shown_and_resolved():
+    open_ = build("proc_4bit_mx_8", "nf4").format()
+    assert "[variant] if cfg.nan_gate" in open_ and 'mx_scale == "e8m0"' in open_
+    closed = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0-nonan"}).format()
+    assert "[variant]" not in closed and "ultn_2xf32t" not in closed
+    fmt_open = build("proc_4bit_non_mx").format()
+    assert "cfg.fmt == FMT_E2M1" in fmt_open and "dselnx16" in fmt_open   # every format's decode arm
+    only_e2m1 = build("proc_4bit_non_mx", "e2m1").format()
+    assert "dselnx16" not in only_e2m1 and "[variant]" not in only_e2m1
+
+
+def test_listing_cli(capsys):
+    from q7emu.cli.main import main
+    assert main(["listing", "proc_4bit_mx_8", "--fmt", "e2m1", "--knob", "mx_scale=e8m0"]) == 0
+    out = capsys.readouterr().out
+    assert "mulus4tn16xr16" in out and "0x010051a9" in out
+    assert main(["listing", "quantize_mx", "--json"]) == 0
+    import json
+    d = json.loads(capsys.readouterr().out)
+    assert d["kernel"] == "quantize_mx" and d["pass"]
+    assert main(["listing", "nope"]) == 2
+    assert main(["listing", "proc_6bit_non_mx", "--fmt", "e2m1"]) == 2

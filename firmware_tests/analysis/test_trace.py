@@ -1,0 +1,336 @@
+"""Lane-level traces (q7emu.analysis.trace): op sequence from the kernel listing, filters, file formats, diff.
+
+The expected op sequences below are written from the listings in src/_dequant.pyx and
+src/kernel_fp8.pxi (bundle index and mnemonic of every primitive call), not from a recorded trace.
+"""
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+import q7emu
+from q7emu.errors import InvalidArgument
+from q7emu.analysis.trace import Recorder, Trace, TraceError, bytes_from_lanes, diff, lanes_hex, VIEW_IDS
+
+
+# ---------------------------------------------------------------------- the listing, by hand
+def decode_e2m1_f16(b):
+    """decode_e2m1_f16 at bundle b (b .. b+5): FP4 code -> exact fp16 by exponent re-bias."""
+    return [(b, "srlinx16"), (b, "and2nx8"), (b, "and2nx8"),
+            (b + 1, "and2nx8"), (b + 1, "sllinx16"), (b + 1, "sllinx16"),
+            (b + 2, "eqnx16"), (b + 2, "sllinx16"),
+            (b + 3, "addnx16"), (b + 4, "or2nx8"), (b + 5, "float16nx16t")]
+
+
+def split_f16(b):
+    """split_f16 at bundle b (b .. b+3)."""
+    return [(b, "srlinx16"), (b, "eqnx16"), (b, "sllinx16"),
+            (b + 1, "subnx16"), (b + 1, "srlinx16"), (b + 2, "or2nx8"),
+            (b + 3, "movnx16t"), (b + 3, "movnx16t")]
+
+
+def narrow(b):
+    """narrow_fp8 at bundle b (b .. b+12)."""
+    return [(b, "subnx16"), (b, "subnx16"), (b + 1, "bmaxnx16"), (b + 1, "bmaxnx16"),
+            (b + 2, "addnx16"), (b + 2, "sllinx16"), (b + 3, "bminnx16"),
+            (b + 4, "srlnx16"), (b + 4, "subnx16"), (b + 5, "and2nx8"), (b + 5, "sllnx16"),
+            (b + 6, "subnx16"), (b + 7, "addnx16"), (b + 8, "addnx16"), (b + 9, "srlnx16"),
+            (b + 10, "addnx16"), (b + 11, "bminnx16"), (b + 12, "or2nx8")]
+
+
+def rodata(n):
+    """load_rodata: n constant loads in B0, the all-true predicate in B1."""
+    return [(0, "lv2nx8_i")] * n + [(1, "eqnx16")]
+
+
+# E2M1 non-MX rodata: kZERO..kZEXP (slots 0..8) + kF0..kF2 (9..11) = 12 rows; the loop starts at B4;
+# the E5M2 byte is the top byte of the exact fp16 (B12), then the sign (B13)
+LISTING_4BIT_NON_MX_ONE_PASS = (
+    rodata(12) + [(4, "lav2nx8_xp")]
+    + 2 * ([(5, "sel2nx8i_s4")] + decode_e2m1_f16(6) + [(12, "srlinx16"), (13, "or2nx8")])
+    + [(37, "sel2nx8i"), (38, "sav2nx8_xp")])
+
+# MX E2M1 (e8m0 scales): rodata slots 0..19 = 20 rows, pr1 set up in B1..B3; one 20-byte block = 4 groups
+LISTING_4BIT_MX_ONE_BLOCK = (
+    rodata(20) + [(1, "srlin_2x32"), (2, "sllin_2x32"), (3, "extrprn_2x32"),
+                  (4, "lav2nx8_xp"), (5, "sel2nx8"),
+                  (6, "sel2nx8"), (7, "srlin_2x32"), (8, "or2nx8"), (9, "ultn_2xf32t"), (9, "and2nx8"),
+                  (10, "movn_2x32t"), (11, "sel2nx8"), (12, "eq2nx8")]
+    + 2 * ([(13, "sel2nx8i_s4")] + decode_e2m1_f16(14) + split_f16(20)
+           + [(24, "mulus4tn16xr16"), (24, "sel2nx8"), (25, "packvrnrnx48"), (25, "addnx16")] + narrow(26))
+    + [(39, "sel2nx8i"), (40, "mov2nx8t"), (41, "sav2nx8_xp")])
+
+
+def seq_of(t: Trace):
+    return [(int(b), m) for b, m in zip(t.records["bundle"], t.mnemonics())]
+
+
+def _trace_dequant(src, fmt=1, group=0, **kw):
+    rec = Recorder(**kw)
+    out = q7emu.dequantize(src, fmt, group, trace=rec)
+    return rec, out
+
+
+@pytest.fixture(scope="module")
+def word_trace():
+    rec, out = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8))
+    return rec, out
+
+
+def test_one_word_op_sequence_matches_listing(word_trace):
+    rec, out = word_trace
+    t = rec.trace
+    assert seq_of(t) == LISTING_4BIT_NON_MX_ONE_PASS
+    assert t.records["seq"].tolist() == list(range(len(LISTING_4BIT_NON_MX_ONE_PASS)))
+    assert set(t.records["kernel"].tolist()) == {1} and set(t.records["partition"].tolist()) == {0}
+    assert t.runs[0]["kernel"] == "proc_4bit_non_mx"
+    # the untraced run gives the same bytes
+    assert np.array_equal(out, q7emu.dequantize(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), 1, 0))
+
+
+def test_one_word_operands(word_trace):
+    t = word_trace[0].trace
+    load = t[13]                                    # B4 lav2nx8_xp vIN, off 0, n = 4
+    assert (load.op, load.bundle) == ("lav2nx8_xp", 4)
+    assert [(o.role_name, o.kind_name, o.name) for o in load.operands] == \
+        [("src", "scalar", "off"), ("src", "scalar", "len"), ("dst", "vec", "v20")]
+    assert int.from_bytes(load.operands[1].data, "little") == 4
+    assert load.operands[2].data[:4] == bytes([0x21, 0x43, 0x65, 0x87])
+    assert load.operands[2].data[4:] == bytes(60)   # tail zero-filled
+    unpack = t[14]                                  # B2 sel2nx8i_s4 vCODE, vIN, vIN, imm
+    assert [o.name for o in unpack.operands] == ["v20", "v20", "imm", "v22"]
+    assert unpack.operands[3].view_name == "nx16"
+    # low-first nibbles: codes 1,2,3,4,5,6,7,8 in the first 16-bit lanes
+    assert unpack.operands[3].lanes()[:8] == [1, 2, 3, 4, 5, 6, 7, 8]
+    store = t[len(t) - 1]
+    assert store.op == "sav2nx8_xp" and int.from_bytes(store.operands[2].data, "little") == 8
+
+
+def test_mx_block_op_sequence_matches_listing():
+    src = np.array([[127, 0x21, 0x43, 0x65, 0x87] * 4], np.uint8)
+    rec, _ = _trace_dequant(src, 1, 8)
+    assert seq_of(rec.trace) == LISTING_4BIT_MX_ONE_BLOCK
+
+
+def test_partitions_and_passes_repeat_the_listing():
+    src = np.arange(2 * 36, dtype=np.uint8).reshape(2, 36)     # 2 partitions, 32 + 4 bytes: 2 passes
+    rec, _ = _trace_dequant(src)
+    t = rec.trace
+    body = LISTING_4BIT_NON_MX_ONE_PASS[13:]
+    per_part = rodata(12) + body + body
+    assert seq_of(t) == per_part * 2
+    assert t.records["partition"].tolist() == [0] * len(per_part) + [1] * len(per_part)
+    assert t.records["seq"].tolist() == list(range(2 * len(per_part)))   # seq counts across partitions
+
+
+def test_window_limits_recording(word_trace):
+    full = word_trace[0].trace
+    rec, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), window=(13, 20))
+    t = rec.trace
+    assert t.records["seq"].tolist() == list(range(13, 20))
+    assert t.to_raw() == full.subset(np.arange(13, 20)).to_raw()
+    assert t.runs[0]["window"] == [13, 20]
+
+
+def test_ops_filter_limits_recording(word_trace):
+    full = word_trace[0].trace
+    rec, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), ops=["sel2nx8i_s4", "sav2nx8_xp"])
+    t = rec.trace
+    assert t.mnemonics() == ["sel2nx8i_s4", "sel2nx8i_s4", "sav2nx8_xp"]
+    assert t.to_raw() == full.subset(full.select(["sel2nx8i_s4", "sav2nx8_xp"])).to_raw()
+    # float16nx16t is B11 of each half: seq 13 (lav) + 1 (sel2nx8i_s4) + 11 -> 25, and 25 + 14 -> 39
+    rec2, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), ops=["float16nx16t"], window=(0, 40))
+    assert rec2.trace.records["seq"].tolist() == [25, 39]
+
+
+@pytest.mark.parametrize("bad", [dict(window=(5, 2)), dict(window=(-1, 3)), dict(window="x"),
+                                 dict(ops=["nosuchop"]), dict(ops=["addnx16"] * 65)])
+def test_recorder_rejects_bad_filters(bad):
+    with pytest.raises(InvalidArgument):
+        Recorder(**bad)
+
+
+def test_quantize_mx_and_machine_forward_the_recorder():
+    x = (np.arange(32 * 8, dtype=np.float32).reshape(32, 8) / 7).astype(np.float16)
+    rec = Recorder()
+    q7emu.quantize_mx(x, trace=rec)
+    t = rec.trace
+    assert set(t.records["kernel"].tolist()) == {4} and t.runs[0]["kernel"] == "quantize_mx"
+    assert t.mnemonics()[:22] == ["lv2nx8_i"] * 22 and t.records["bundle"].max() == 57
+    from q7emu.machine.cases import _prepared_machine, load_case
+    case = load_case("examples/cases/mariana/mariana_7b_proc_6bit_non_mx_e2m3")
+    rec = Recorder()
+    _prepared_machine(case).execute(case.record, trace=rec)
+    assert len(rec.trace) > 0 and set(rec.trace.records["kernel"].tolist()) == {3}
+
+
+def test_raw_and_binary_file_round_trip(word_trace, tmp_path):
+    rec = word_trace[0]
+    t = rec.trace
+    assert t.to_raw() == rec.raw
+    path = t.save(tmp_path / "a.q7t")
+    blob = path.read_bytes()
+    assert blob[:8] == b"Q7TRACE\0"
+    head = json.loads(blob[16:16 + int.from_bytes(blob[12:16], "little")])
+    assert head["format"] == "q7emu-trace" and head["q7emu_version"] == q7emu.__version__
+    assert [a["name"] for a in head["arrays"]] == ["records", "operands", "data"]
+    back = Trace.load(path)
+    assert back.to_raw() == rec.raw and back.to_bytes() == blob
+    assert np.array_equal(back.records, t.records) and np.array_equal(back.operands, t.operands)
+
+
+def test_jsonl_round_trip_is_byte_exact(word_trace, tmp_path):
+    rec = word_trace[0]
+    t = rec.trace
+    buf = io.StringIO()
+    t.to_jsonl(buf)
+    text = buf.getvalue()
+    lines = text.splitlines()
+    assert json.loads(lines[0])["format"] == "q7emu-trace-jsonl"
+    first = json.loads(lines[14])     # B4 lav2nx8_xp
+    assert first["op"] == "lav2nx8_xp" and first["bundle"] == 4 and first["kernel"] == "proc_4bit_non_mx"
+    dst = first["operands"][2]
+    assert dst == {"role": "dst", "kind": "vec", "reg": 20, "view": "2nx8", "lanes": dst["lanes"]}
+    assert dst["lanes"][:5] == ["21", "43", "65", "87", "00"] and len(dst["lanes"]) == 64
+    back = Trace.from_jsonl(io.StringIO(text))
+    assert back.to_raw() == rec.raw
+    assert back.to_bytes() == t.to_bytes()
+    again = io.StringIO()
+    back.to_jsonl(again)
+    assert again.getvalue() == text
+    # also through files, and Trace.load detects JSON Lines
+    t.to_jsonl(tmp_path / "a.jsonl")
+    assert Trace.load(tmp_path / "a.jsonl").to_raw() == rec.raw
+
+
+def test_jsonl_round_trip_all_operand_kinds():
+    """wvec (w48), pr, vbool (vb16 / vb32 / vb8) and float views survive the JSON Lines trip."""
+    src = np.array([[0xFF, 0x21, 0x43, 0x65, 0x87] * 8], np.uint8)
+    rec, _ = _trace_dequant(src, 1, 8)
+    t = rec.trace
+    kinds = {(o.kind_name, o.view_name) for op in t for o in op.operands}
+    assert {("wvec", "w48"), ("pr", "pr"), ("vbool", "vb16"), ("vbool", "vb32"), ("vbool", "vb8")} <= kinds
+    buf = io.StringIO()
+    t.to_jsonl(buf)
+    assert Trace.from_jsonl(io.StringIO(buf.getvalue())).to_raw() == rec.raw
+
+
+@pytest.mark.parametrize("view,nbytes", [("2nx8", 64), ("nx16", 64), ("n_2xf32", 64), ("w24", 192),
+                                         ("w96", 192), ("vb8", 8), ("vb16", 8), ("vb32", 8), ("scalar", 8)])
+def test_lane_hex_inverse(view, nbytes):
+    data = np.random.default_rng(1).integers(0, 256, nbytes, dtype=np.uint8).tobytes()
+    v = VIEW_IDS[view]
+    assert bytes_from_lanes(lanes_hex(data, v), v, nbytes) == data
+
+
+def test_vbool_lanes_follow_the_view():
+    data = (0b1100).to_bytes(8, "little")          # 16-bit view: lane 1 true (bits 2, 3)
+    assert lanes_hex(data, VIEW_IDS["vb16"])[:3] == ["0", "3", "0"]
+    assert len(lanes_hex(data, VIEW_IDS["vb32"])) == 16 and len(lanes_hex(data, VIEW_IDS["vb8"])) == 64
+
+
+def _edit_lane(text: str, seq: int, operand: int, lane: int, value: str) -> str:
+    out = []
+    for line in text.splitlines():
+        obj = json.loads(line)
+        if obj.get("seq") == seq and "op" in obj:
+            obj["operands"][operand]["lanes"][lane] = value
+            line = json.dumps(obj, separators=(",", ":"))
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_diff_names_record_operand_and_lane(word_trace):
+    t = word_trace[0].trace
+    buf = io.StringIO()
+    t.to_jsonl(buf)
+    # seq 40: B12 srlinx16 vT0, vSIG, 8 (second half) -> operand 2 is the dst (nx16), change lane 5
+    op40 = t[40]
+    assert (op40.op, op40.bundle) == ("srlinx16", 12)
+    old = op40.operands[2].lanes_hex()[5]
+    new = format(int(old, 16) ^ 0x10, "04x")
+    b = Trace.from_jsonl(io.StringIO(_edit_lane(buf.getvalue(), 40, 2, 5, new)))
+    r = diff(t, b)
+    assert not r.same and r.compared == len(t) and r.differing == 1 and r.first_seq == r.last_seq == 40
+    d = r.first
+    assert (d.seq, d.op, d.what, d.operand) == (40, "srlinx16", "operand", 2)
+    assert [(x.lane, x.a, x.b) for x in d.lanes] == [(5, old, new)]
+    text = r.format()
+    assert "seq 40 srlinx16" in text and "operand 2 (dst vec v26, view nx16)" in text
+    assert f"lane  5: A {old}  B {new}" in text
+    assert "1 differ (first seq 40, last seq 40)" in text
+    assert diff(t, t).same
+
+
+def test_diff_align_op_skips_an_extra_record(word_trace):
+    t = word_trace[0].trace
+    lines = io.StringIO()
+    t.to_jsonl(lines)
+    rows = lines.getvalue().splitlines()
+    # B's tool logs one extra op after seq 20 and numbers its records densely; and lane 0 of seq 30 differs
+    extra = json.loads(rows[1 + 20])
+    extra["op"] = "nop"
+    extra["operands"] = []
+    edited = _edit_lane(lines.getvalue(), 30, 0, 0, "ffff").splitlines()
+    objs = [json.loads(x) for x in edited[1:]]
+    objs.insert(21, extra)
+    for i, o in enumerate(objs):
+        o["seq"] = i
+    b = Trace.from_jsonl(io.StringIO("\n".join([edited[0]] + [json.dumps(o) for o in objs])))
+    by_seq = diff(t, b, align="seq")
+    assert by_seq.differing > 20            # everything after the insertion is shifted
+    by_op = diff(t, b, align="op")
+    assert (by_op.only_a, by_op.only_b, by_op.differing) == (0, 1, 1)
+    assert by_op.first.seq == 30 and by_op.first.operand == 0 and by_op.first.lanes[0].lane == 0
+
+
+def test_multiple_runs_and_subset():
+    rec = Recorder()
+    q7emu.dequantize(np.zeros((1, 4), np.uint8), 1, 0, trace=rec)
+    q7emu.dequantize(np.zeros((1, 12), np.uint8), 4, 0, trace=rec)
+    t = rec.trace
+    assert [r["kernel"] for r in t.runs] == ["proc_4bit_non_mx", "proc_6bit_non_mx"]
+    assert t.records["run"][0] == 0 and t.records["run"][-1] == 1 and t.records["seq"][-1] < len(t)
+    assert t.to_raw(run=1) == bytes(rec.raw_runs[1][0])
+    buf = io.StringIO()
+    t.to_jsonl(buf)
+    assert Trace.from_jsonl(io.StringIO(buf.getvalue())).to_bytes() == t.to_bytes()
+
+
+def test_foreign_jsonl_minimal_lines():
+    text = "\n".join(json.dumps(x) for x in [
+        {"op": "addnx16", "operands": [{"kind": "vec", "view": "nx16", "lanes": ["1"] * 32}]},
+        {"op": "sav2nx8_xp", "operands": [{"kind": "scalar", "reg": 253, "lanes": ["40"]}]}])
+    t = Trace.from_jsonl(io.StringIO(text))
+    assert t.records["seq"].tolist() == [0, 1] and t[0].operands[0].lanes() == [1] * 32
+    assert t[1].operands[0].name == "len" and t[0].bundle == 0xFFFF
+
+
+@pytest.mark.parametrize("line", ['{"op": "x", "operands": [{"kind": "vec", "view": "nx16", "lanes": ["1"]}]}',
+                                  '{"op": "x", "operands": [{"kind": "vec", "view": "nope", "lanes": []}]}',
+                                  '{"op": "x", "operands": [{"kind": "vec", "lanes": ["zz"] }]}',
+                                  'not json', '[1, 2]'])
+def test_bad_jsonl_is_a_trace_error(line):
+    with pytest.raises(TraceError):
+        Trace.from_jsonl(io.StringIO(line + "\n"))
+
+
+def test_bad_binary_files(tmp_path, word_trace):
+    blob = word_trace[0].trace.to_bytes()
+    for bad in (b"nope" * 10, blob[:40], blob[:-10]):
+        p = tmp_path / "bad.q7t"
+        p.write_bytes(bad)
+        with pytest.raises(TraceError):
+            Trace.load(p)
+
+
+def test_show_filters(word_trace):
+    t = word_trace[0].trace
+    out = list(t.show(op="sel2nx8i_s4", lanes=(0, 4)))
+    assert len(out) == 2 and all("B5   sel2nx8i_s4" in s for s in out)
+    assert "dst v22   nx16    [ 0] 0001 0002 0003 0004" in out[0]
+    assert "0005" not in out[0].split("dst")[1]
+    assert [s.split()[0] for s in t.show(seq=(13, 16))] == ["#13", "#14", "#15"]

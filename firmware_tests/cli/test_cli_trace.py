@@ -1,0 +1,160 @@
+"""CLI: q7emu trace (record / show / diff / export / import) and q7emu profile."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from q7emu.cli.main import main
+from q7emu.analysis.trace import Trace
+
+ROOT = Path(__file__).resolve().parents[2]
+CASE = str(ROOT / "examples/cases/mariana/mariana_7b_proc_4bit_non_mx_e2m1")
+MX_CASE = str(ROOT / "examples/cases/mariana/mariana_7b_proc_4bit_mx_8_e2m1")
+
+
+def run(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tr")
+    assert main(["trace", CASE, "-o", str(d / "a.q7t")]) == 0
+    return d, Trace.load(d / "a.q7t")
+
+
+def test_trace_case_writes_file(capsys, tmp_path):
+    rc, out, _ = run(capsys, "trace", CASE, "-o", tmp_path / "t.q7t")
+    assert rc == 0 and "case PASS" in out and "proc_4bit_non_mx" in out
+    t = Trace.load(tmp_path / "t.q7t")
+    assert len(t) > 0 and t.case.endswith("mariana_7b_proc_4bit_non_mx_e2m1.json")
+    assert t.runs[0]["knobs"]["nibble_order"] in ("low-first", "high-first")
+
+
+def test_window_and_ops_limit_recording(capsys, tmp_path, traced):
+    _, full = traced
+    assert run(capsys, "trace", CASE, "-o", tmp_path / "w.q7t", "--window", "13:40")[0] == 0
+    w = Trace.load(tmp_path / "w.q7t")
+    assert w.records["seq"].tolist() == list(range(13, 40))
+    # options before the target work too; --ops is a comma list and repeatable
+    assert run(capsys, "trace", "--ops", "sel2nx8i_s4", CASE, "--ops", "sav2nx8_xp", "-o", tmp_path / "o.q7t")[0] == 0
+    o = Trace.load(tmp_path / "o.q7t")
+    assert set(o.mnemonics()) == {"sel2nx8i_s4", "sav2nx8_xp"}
+    assert len(o) == full.op_counts()["sel2nx8i_s4"] + full.op_counts()["sav2nx8_xp"]
+    assert o.to_raw() == full.subset(full.select(["sel2nx8i_s4", "sav2nx8_xp"])).to_raw()
+
+
+def test_jsonl_output_and_export_import_byte_exact(capsys, tmp_path, traced):
+    d, full = traced
+    assert run(capsys, "trace", CASE, "-o", tmp_path / "t.jsonl", "--jsonl")[0] == 0
+    assert run(capsys, "trace", "export", d / "a.q7t", "-o", tmp_path / "e.jsonl")[0] == 0
+    assert (tmp_path / "t.jsonl").read_bytes() == (tmp_path / "e.jsonl").read_bytes()
+    assert run(capsys, "trace", "import", tmp_path / "e.jsonl", "-o", tmp_path / "b.q7t")[0] == 0
+    assert (tmp_path / "b.q7t").read_bytes() == (d / "a.q7t").read_bytes()
+
+
+def test_show_filters(capsys, traced):
+    d, _ = traced
+    rc, out, _ = run(capsys, "trace", "show", d / "a.q7t", "--op", "lav2nx8_xp", "--seq", "0:50", "--lanes", "0:4")
+    assert rc == 0
+    recs = [line for line in out.splitlines() if line.startswith("#")]
+    assert len(recs) == 1 and "B4" in recs[0] and "lav2nx8_xp" in recs[0]
+    dst = [line for line in out.splitlines() if "dst v20" in line][0]
+    assert len(dst.split("]")[1].split()) == 4
+    rc, out, _ = run(capsys, "trace", "show", d / "a.q7t", "--seq", "14")
+    assert [line.split()[0] for line in out.splitlines() if line.startswith("#")] == ["#14"]
+    assert "(1 of" in out
+
+
+def test_diff_identical_and_one_lane_changed(capsys, tmp_path, traced):
+    d, full = traced
+    rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", d / "a.q7t")
+    assert rc == 0 and "identical" in out and f"{len(full)} records compared" in out
+    # change lane 7 of the dst of seq 23 (B9 addnx16: the FP4 exponent re-bias) in an exported copy
+    run(capsys, "trace", "export", d / "a.q7t", "-o", tmp_path / "e.jsonl")
+    lines = (tmp_path / "e.jsonl").read_text().splitlines()
+    obj = json.loads(lines[1 + 23])
+    assert obj["seq"] == 23 and obj["op"] == "addnx16" and obj["bundle"] == 9
+    old = obj["operands"][2]["lanes"][7]
+    new = format(int(old, 16) ^ 1, "04x")
+    obj["operands"][2]["lanes"][7] = new
+    lines[1 + 23] = json.dumps(obj)
+    (tmp_path / "m.jsonl").write_text("\n".join(lines) + "\n")
+    rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", tmp_path / "m.jsonl")
+    assert rc == 1
+    assert "seq 23 addnx16" in out and "operand 2 (dst vec v23, view nx16)" in out
+    assert f"lane  7: A {old}  B {new}" in out
+    assert "1 differ (first seq 23, last seq 23)" in out
+    rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", tmp_path / "m.jsonl", "--align", "op")
+    assert rc == 1 and "align op" in out and "seq 23 addnx16" in out
+
+
+def test_diff_window_extra_records(capsys, tmp_path, traced):
+    d, full = traced
+    run(capsys, "trace", CASE, "-o", tmp_path / "w.q7t", "--window", "0:50")
+    rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", tmp_path / "w.q7t")
+    assert rc == 1 and f"{len(full) - 50} only in A" in out and "50 records compared" in out
+
+
+def test_record_form_with_sbuf(capsys, tmp_path):
+    from q7emu.machine.cases import load_case
+    case = load_case(CASE)
+    sbuf = np.zeros((128, case.partition_bytes), np.uint8)
+    for reg, arr in case.inputs:
+        sbuf[reg.partition:reg.partition + reg.count, reg.offset:reg.offset + reg.length] = arr
+    np.savez(tmp_path / "s.npz", sbuf=sbuf)
+    rc, out, _ = run(capsys, "trace", case.record.hex(), "--sbuf", tmp_path / "s.npz", "-g", case.generation.name,
+                     "-o", tmp_path / "r.q7t")
+    assert rc == 0
+    r = Trace.load(tmp_path / "r.q7t")
+    assert r.case == "record:" + case.record.hex()
+    rc, out, _ = run(capsys, "trace", CASE, "-o", tmp_path / "c.q7t")
+    assert r.to_raw() == Trace.load(tmp_path / "c.q7t").to_raw()
+
+
+def test_profile_text_json_and_chrome(capsys, tmp_path, traced):
+    _, full = traced
+    rc, out, _ = run(capsys, "profile", MX_CASE, "--chrome-trace", tmp_path / "c.json")
+    assert rc == 0 and "MAC stall" in out and "cycles/group" in out and "per bundle" in out
+    assert "emulator wall time per op family" in out and "case PASS" in out
+    ct = json.loads((tmp_path / "c.json").read_text())
+    assert any(e["ph"] == "X" and e["name"] == "B21" for e in ct["traceEvents"])
+    rc, out, _ = run(capsys, "profile", CASE, "--json")
+    p = json.loads(out)
+    assert rc == 0 and p["mnemonics"] == full.op_counts() and p["records"] == len(full)
+    assert p["wall"]["execute_untraced_s"] > 0 and p["runs"][0]["cycles_per_element"] > 0
+
+
+def test_profile_plot(capsys, tmp_path, monkeypatch):
+    try:
+        import matplotlib  # noqa: F401
+        rc, out, _ = run(capsys, "profile", CASE, "--plot", tmp_path / "p.png")
+        assert rc == 0 and (tmp_path / "p.png").read_bytes()[:4] == b"\x89PNG"
+    except ImportError:
+        pass
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    rc, out, err = run(capsys, "profile", CASE, "--plot", tmp_path / "q.png")
+    assert rc == 2 and "matplotlib" in err and not (tmp_path / "q.png").exists() and out == ""
+
+
+@pytest.mark.parametrize("argv,msg", [
+    (["trace"], "subcommand"),
+    (["trace", CASE], "-o FILE is required"),
+    (["trace", CASE, "-o", "x.q7t", "--ops", "bogus"], "bogus"),
+    (["trace", CASE, "-o", "x.q7t", "--window", "9:3"], "--window"),
+    (["trace", "show"], "FILE"),
+    (["trace", "show", "/nonexistent.q7t"], "no such trace file"),
+    (["trace", "diff", "only_one"], "B"),
+    (["trace", "00" * 10, "-o", "x.q7t"], "64 bytes"),
+    (["profile"], "CASE|RECORD"),
+])
+def test_usage_errors(capsys, argv, msg, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run(capsys, *argv)
+    assert rc == 2 and msg in err and len(err.strip().splitlines()) == 1

@@ -1,0 +1,342 @@
+"""IVP integer MACs (SPEC §6.2 Integer MAC, B04/B05) and the moves into pr (XPR).
+
+Accumulators wrap modulo 2^(3L) (24 / 48 / 96 bits) and never saturate; wrapper outputs give each wide
+lane as a signed integer. pr fields follow the q7emu choice written beside the primitives: 16-bit field t
+= pr bits [16t, 16t+16), 8-bit field j = pr bits [8j, 8j+8). Expectations are hand-computed from those
+definitions; the hypothesis tests re-implement each MAC in numpy.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from q7emu.primitives import ivp
+
+PROP = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# full-range accumulator properties: no shrinking / explaining phase
+PROP_XFAIL = settings(max_examples=25, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
+                      suppress_health_check=[HealthCheck.too_slow])
+
+TWO47, TWO48, TWO95, TWO96 = 2 ** 47, 2 ** 48, 2 ** 95, 2 ** 96
+
+
+def eq(got, want):
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def V(dt, n, head, fill=0):
+    out = [fill] * n
+    out[: len(head)] = head
+    return np.array(out, dtype=np.int64).astype(dt)
+
+
+def W(n, head, fill=0):
+    out = [fill] * n
+    out[: len(head)] = head
+    return np.array(out, dtype=np.int64)
+
+
+def pr16(c0, c1=0, c2=0, c3=0):
+    return sum((c & 0xFFFF) << (16 * t) for t, c in enumerate((c0, c1, c2, c3)))
+
+
+def pr8(*c):
+    return sum((x & 0xFF) << (8 * j) for j, x in enumerate(c))
+
+
+# ===================================================================== 4-tap MACs (hand)
+def test_mulus4tn16xr16_taps_and_pool():
+    p = pr16(1, -1, 2, -2)
+    assert p == 0xFFFE_0002_FFFF_0001
+    va = V(np.uint16, 32, [0xFFFF, 1, 2, 3])
+    va[31] = 10
+    vb = V(np.uint16, 32, [20, 30, 40])
+    got = ivp.mulus4tn16xr16(va, vb, p)
+    # wv[i] = pool[i]*1 + pool[i+1]*(-1) + pool[i+2]*2 + pool[i+3]*(-2), pool = va || vb, va unsigned:
+    # i=0: 65535 - 1 + 4 - 6 = 65532 ; i=1: 1 - 2 + 6 - 0 = 5 ; i=2: 2 - 3 = -1 ; i=3: 3
+    # i=28: 10*(-2) = -20 ; i=29: 10*2 + 20*(-2) = -20 ; i=30: -10 + 40 - 60 = -30 ; i=31: 10 - 20 + 60 - 80 = -30
+    want = W(32, [65532, 5, -1, 3])
+    want[28:32] = [-20, -20, -30, -30]
+    eq(got, want)
+
+
+def test_mulus4_unsigned_first_operand_times_negative_tap():
+    va = V(np.uint16, 32, [0xFFFF, 0x8000, 1])
+    vb = V(np.uint16, 32, [])
+    # pr tap0 = 0xFFFF = -1 (signed), other taps 0:
+    # mulus (a unsigned): 65535 * -1 = -65535 ; 32768 * -1 = -32768 ; 1 * -1 = -1
+    eq(ivp.mulus4tn16xr16(va, vb, pr16(-1)), W(32, [-65535, -32768, -1]))
+    # mul4t (signed x signed): -1 * -1 = 1 ; -32768 * -1 = 32768 ; -1
+    eq(ivp.mul4tn16xr16(va.view(np.int16), vb.view(np.int16), pr16(-1)), W(32, [1, 32768, -1]))
+
+
+def test_mulus4tan16xr16_accumulates():
+    va = V(np.uint16, 32, [0xFFFF, 2])
+    acc = W(32, [100, 7], 3)
+    # tap1 = 3: wv[i] += pool[i+1]*3 ; lane0: 100 + 2*3 = 106 ; lane1: 7 + 0 = 7 ; others 3
+    eq(ivp.mulus4tan16xr16(acc, va, V(np.uint16, 32, []), pr16(0, 3)), W(32, [106, 7], 3))
+    # acc None means 0: lane0 = 0xFFFF * 5 = 327675 (tap0 = 5)
+    eq(ivp.mulus4tan16xr16(None, va, V(np.uint16, 32, []), pr16(5)), W(32, [327675, 10]))
+
+
+def test_mul4tan16xr16_accumulates():
+    va = V(np.int16, 32, [-32768, 32767])
+    # taps (2, -3): lane0 = acc 1000 + (-32768*2) + 32767*(-3) = 1000 - 65536 - 98301 = -162837
+    # lane1 = acc 0 + 32767*2 + 0 = 65534
+    eq(ivp.mul4tan16xr16(W(32, [1000]), va, V(np.int16, 32, []), pr16(2, -3)), W(32, [-162837, 65534]))
+
+
+def test_mulus4tan16xr16_wraps_at_2_48():
+    va = V(np.uint16, 32, [1, 0xFFFF, 0])
+    acc = W(32, [TWO47 - 1, TWO47 - 65530, -TWO47])
+    # tap0 = +1: lane0 2^47-1+1 = 2^47 -> -2^47 ; lane1 2^47-65530+65535 = 2^47+5 -> -2^47+5 ; lane2 stays -2^47
+    eq(ivp.mulus4tan16xr16(acc, va, V(np.uint16, 32, []), pr16(1)), W(32, [-TWO47, -TWO47 + 5, -TWO47]))
+    # tap0 = -1: lane0 -2^47 - 1 -> 2^47 - 1 (the other way round)
+    eq(ivp.mulus4tan16xr16(W(32, [-TWO47]), va, V(np.uint16, 32, []), pr16(-1)), W(32, [TWO47 - 1, -65535]))
+
+
+def test_mul4tan16xr16_wraps_at_2_48():
+    # (-32768) * (-32768) * 4 taps = 2^32 ; acc 2^47 - 2^32 + 2^32 = 2^47 -> -2^47
+    va = V(np.int16, 32, [-32768] * 32)
+    vb = V(np.int16, 32, [-32768] * 32)
+    got = ivp.mul4tan16xr16(W(32, [TWO47 - 2 ** 32]), va, vb, pr16(-32768, -32768, -32768, -32768))
+    assert got[0] == -TWO47 and got[1] == 2 ** 32
+
+
+def test_mulus4tn_overwrite_ignores_nothing_but_writes_all_lanes():
+    # every lane of an overwrite form is written: all-ones inputs and taps (1, 1, 1, 1) give 4 in every lane
+    ones = V(np.uint16, 32, [], 1)
+    eq(ivp.mulus4tn16xr16(ones, ones, pr16(1, 1, 1, 1)), W(32, [], 4))
+
+
+# ===================================================================== dual-quad 8-bit MAC (hand)
+def test_dmulqa2n8xr8_lanes():
+    p = pr8(1, 2, 3, 4, -1, -2, -3, -4)
+    assert p == 0xFCFDFEFF04030201
+    v0 = V(np.int8, 64, [10, -128])
+    v1 = V(np.int8, 64, [20, 127])
+    v2 = V(np.int8, 64, [30, -1])
+    v3 = V(np.int8, 64, [40, 0])
+    wa, wb = ivp.dmulqa2n8xr8(W(64, [], 5), None, v0, v1, v2, v3, p)
+    # wa[0] = 5 + 10*1 + 20*2 + 30*3 + 40*4 = 5 + 300 = 305 ; wb[0] = 0 - 300 = -300
+    # wa[1] = 5 + (-128) + 127*2 + (-1)*3 = 5 + 123 = 128 ; wb[1] = 128 - 254 + 3 = -123 ; other lanes: acc
+    eq(wa, W(64, [305, 128], 5))
+    eq(wb, W(64, [-300, -123], 0))
+
+
+def test_dmulqa2n8xr8_wraps_at_2_24():
+    v0 = V(np.int8, 64, [-128] * 64)
+    z = V(np.int8, 64, [])
+    # taps c0 = -128 (wa) and c4 = 127 (wb): wa += (-128)*(-128) = 16384 ; wb += (-128)*127 = -16256
+    p = pr8(-128, 0, 0, 0, 127)
+    acc_a = W(64, [2 ** 23 - 16384, 2 ** 23 - 1, -2 ** 23])
+    acc_b = W(64, [-2 ** 23 + 5, 0, 2 ** 23 - 1])
+    wa, wb = ivp.dmulqa2n8xr8(acc_a, acc_b, v0, z, z, z, p)
+    # wa: 2^23 -> -2^23 ; 2^23 - 1 + 16384 = 2^23 + 16383 -> -2^23 + 16383 ; -2^23 + 16384 ; rest 16384
+    eq(wa, W(64, [-2 ** 23, -2 ** 23 + 16383, -2 ** 23 + 16384], 16384))
+    # wb: -2^23 + 5 - 16256 -> + 2^24 -> 2^23 + 5 - 16256 = 8372357 ; -16256 ; 2^23 - 1 - 16256 = 8372351
+    eq(wb, W(64, [8372357, -16256, 8372351], -16256))
+
+
+# ===================================================================== paired MACs (hand)
+def test_muluupan16xr16_unsigned_zero_fill():
+    va = V(np.uint16, 32, [0xFFFF, 2])
+    vb = V(np.uint16, 32, [0xFFFF, 3])
+    # pr.u16[0] = 5, pr.u16[1] = 7: lane0 = 65535*5 + 65535*7 = 327675 + 458745 = 786420 (signed reading
+    # would give -12) ; lane1 = 2*5 + 3*7 = 31 ; acc lane0 = 4 -> 786424
+    eq(ivp.muluupan16xr16(W(32, [4]), va, vb, (7 << 16) | 5), W(32, [786424, 31]))
+    # both fields 0xFFFF: 65535^2 * 2 = 2 * 4294836225 = 8589672450 (positive, zero-filled)
+    eq(ivp.muluupan16xr16(None, va, vb, 0xFFFF_FFFF), W(32, [8589672450, 2 * 65535 + 3 * 65535]))
+    # pr bits above 32 are not read
+    eq(ivp.muluupan16xr16(None, va, vb, (0xDEAD << 48) | (7 << 16) | 5), W(32, [786420, 31]))
+
+
+def test_muluupan16xr16_wraps_at_2_48():
+    # acc 2^48 - 1 (given unsigned; the lane reads back as -1) + 1*1 = 2^48 -> 0
+    eq(ivp.muluupan16xr16(W(32, [TWO48 - 1]), V(np.uint16, 32, [1]), V(np.uint16, 32, []), 1), W(32, [0]))
+
+
+def test_mulsupn16xr16_signed_times_unsigned():
+    va = V(np.int16, 32, [-1, 1, 32767])
+    vb = V(np.int16, 32, [-32768, 1, 0])
+    p = (0x8000 << 16) | 0xFFFF                 # pr.u16[0] = 65535, pr.u16[1] = 32768 (unsigned)
+    # lane0 = -1*65535 + (-32768)*32768 = -65535 - 1073741824 = -1073807359
+    # lane1 = 65535 + 32768 = 98303 ; lane2 = 32767*65535 = 2147385345
+    eq(ivp.mulsupn16xr16(va, vb, p), W(32, [-1073807359, 98303, 2147385345]))
+
+
+def test_muluspa2n8xr16_paired_anchor():
+    va = V(np.uint8, 64, [0xFF, 10])
+    vb = V(np.uint8, 64, [0x80, 20])
+    # w = pr bits [0, 32): hi16 = 0xFFFF = -1 (weights signed), lo16 = 0x7FFF = 32767
+    # lane0 = 255*(-1) + 128*32767 = -255 + 4194176 = 4193921 ; lane1 = -10 + 20*32767 = 655330
+    p = 0xFFFF_7FFF
+    eq(ivp.muluspa2n8xr16(None, va, vb, p), W(64, [4193921, 655330]))
+    # pr bits above 32 are not read
+    eq(ivp.muluspa2n8xr16(None, va, vb, (0xDEADBEEF << 32) | p), W(64, [4193921, 655330]))
+    # ANCHORS §7 form acc += b*hi16(w) + c*lo16(w): hi = 2, lo = 3: lane1 = 10*2 + 20*3 = 80, plus acc 1
+    eq(ivp.muluspa2n8xr16(W(64, [0, 1]), va, vb, (2 << 16) | 3), W(64, [255 * 2 + 128 * 3, 81]))
+
+
+def test_muluspa2n8xr16_wraps_at_2_24():
+    # acc 2^23 - 1 + 1*1 -> -2^23 ; acc -2^23 + 255*(-1)... (hi = 1, lo = 0 here) lane1 -2^23 + 0
+    va = V(np.uint8, 64, [1, 0])
+    got = ivp.muluspa2n8xr16(W(64, [2 ** 23 - 1, -2 ** 23]), va, V(np.uint8, 64, []), 1 << 16)
+    eq(got, W(64, [-2 ** 23, -2 ** 23]))
+
+
+# ===================================================================== 32x32 -> 96 (hand)
+def test_muln_2x32_signed_products():
+    va = V(np.int32, 16, [-2 ** 31, 2 ** 31 - 1, -1, 65536, 46341])
+    vb = V(np.int32, 16, [-2 ** 31, -2 ** 31, 1, 65536, 46341])
+    # 2^62 ; (2^31-1)(-2^31) = -2^62 + 2^31 = -4611686016279904256 ; -1 ; 2^32 ; 46341^2 = 2147488281
+    got = ivp.muln_2x32(va, vb)
+    assert got == [2 ** 62, -4611686016279904256, -1, 2 ** 32, 2147488281] + [0] * 11
+
+
+def test_mulan_2x32_zero_acc():
+    va = V(np.int32, 16, [-7, 3])
+    vb = V(np.int32, 16, [6, -5])
+    assert ivp.mulan_2x32(None, va, vb) == [-42, -15] + [0] * 14
+
+
+def test_mulan_2x32_wraps_at_2_96_and_carries_across_64():
+    va = V(np.int32, 16, [1, -2 ** 31, 1, 1, -1])
+    vb = V(np.int32, 16, [1, -2 ** 31, 1, -1, 1])
+    acc = [TWO95 - 1, TWO95 - 2 ** 62, 2 ** 64 - 1, 2 ** 64, -TWO95] + [5] * 11
+    # 2^95 - 1 + 1 -> -2^95 ; 2^95 - 2^62 + 2^62 -> -2^95 ; 2^64 - 1 + 1 = 2^64 (carry into the high word) ;
+    # 2^64 - 1 (borrow) ; -2^95 - 1 -> 2^95 - 1 ; the rest 5 + 0
+    got = ivp.mulan_2x32(acc, va, vb)
+    assert got == [-TWO95, -TWO95, 2 ** 64, 2 ** 64 - 1, TWO95 - 1] + [5] * 11
+
+
+# ===================================================================== moves into pr (hand)
+def test_extrpr2nx8():
+    vs = V(np.uint8, 64, [0x11, 0xFF], 0)
+    vs[63] = 0x80
+    # pr = u8 lane k, upper bits 0: 0xFF stays 0xFF (no sign extension)
+    assert ivp.extrpr2nx8(vs, 1) == 0xFF
+    assert ivp.extrpr2nx8(vs, 63) == 0x80
+    assert ivp.extrpr2nx8(vs, 0) == 0x11
+
+
+def test_extrprn_2x32():
+    vs = V(np.uint32, 16, [0x12345678, 0xFFFFFFFF])
+    assert ivp.extrprn_2x32(vs, 1) == 0xFFFFFFFF
+    assert ivp.extrprn_2x32(vs, 0) == 0x12345678
+    assert ivp.extrprn_2x32(vs, 15) == 0
+
+
+def test_dextrprn_2x32_pairing():
+    vs = V(np.uint32, 16, [0xA0 + k for k in range(16)])
+    vr = V(np.uint32, 16, [0xB0000000 + k for k in range(16)])
+    # pr = pool[i] | pool[j] << 32 ; seed operands (5, 10): vs[5] | vs[10] << 32
+    assert ivp.dextrprn_2x32(vs, vr, 5, 10) == 0xA5 | (0xAA << 32)
+    # 16 -> vr[0] ; 31 -> vr[15]
+    assert ivp.dextrprn_2x32(vs, vr, 16, 31) == 0xB0000000 | (0xB000000F << 32)
+
+
+# ===================================================================== numpy-reference properties
+def _wrap(x, bits):
+    x = np.asarray(x, dtype=np.int64)
+    return ((x + (1 << (bits - 1))) & ((1 << bits) - 1)) - (1 << (bits - 1))
+
+
+def _taps16(p, signed):
+    t = np.array([(p >> (16 * j)) & 0xFFFF for j in range(4)], dtype=np.int64)
+    return np.where(t >= 0x8000, t - 0x10000, t) if signed else t
+
+
+def _four_tap(va, vb, p):
+    pool = np.concatenate([va, vb]).astype(np.int64)
+    c = _taps16(p, True)
+    return sum(pool[t: t + 32] * c[t] for t in range(4))
+
+
+ACC48_SMALL = arrays(np.int64, 32, elements=st.integers(0, 2 ** 16 - 1))
+ACC48_FULL = arrays(np.int64, 32, elements=st.integers(-TWO47, TWO47 - 1))
+U16 = arrays(np.uint16, 32)
+S16 = arrays(np.int16, 32)
+PR = st.integers(0, 2 ** 64 - 1)
+
+
+@PROP
+@given(va=U16, vb=U16, p=PR, acc=ACC48_SMALL)
+def test_prop_mulus4t(va, vb, p, acc):
+    prod = _four_tap(va, vb, p)
+    eq(ivp.mulus4tn16xr16(va, vb, p), _wrap(prod, 48))
+    eq(ivp.mulus4tan16xr16(acc, va, vb, p), _wrap(acc + prod, 48))
+
+
+@PROP
+@given(va=S16, vb=S16, p=PR, acc=ACC48_SMALL)
+def test_prop_mul4t(va, vb, p, acc):
+    prod = _four_tap(va, vb, p)
+    eq(ivp.mul4tn16xr16(va, vb, p), _wrap(prod, 48))
+    eq(ivp.mul4tan16xr16(acc, va, vb, p), _wrap(acc + prod, 48))
+
+
+@PROP_XFAIL
+@given(va=U16, vb=U16, p=PR, acc=ACC48_FULL)
+def test_prop_mulus4tan16xr16_full_range_acc(va, vb, p, acc):
+    eq(ivp.mulus4tan16xr16(acc, va, vb, p), _wrap(acc + _four_tap(va, vb, p), 48))
+
+
+@PROP
+@given(va=U16, vb=U16, sa=S16, sb=S16, p=PR, acc=ACC48_SMALL)
+def test_prop_paired_16(va, vb, sa, sb, p, acc):
+    c = _taps16(p, False)
+    eq(ivp.muluupan16xr16(acc, va, vb, p), _wrap(acc + va.astype(np.int64) * c[0] + vb.astype(np.int64) * c[1], 48))
+    eq(ivp.mulsupn16xr16(sa, sb, p), _wrap(sa.astype(np.int64) * c[0] + sb.astype(np.int64) * c[1], 48))
+
+
+ACC24 = arrays(np.int64, 64, elements=st.integers(-2 ** 23, 2 ** 23 - 1))
+S8 = arrays(np.int8, 64)
+
+
+@PROP
+@given(acc_a=ACC24, acc_b=ACC24, v0=S8, v1=S8, v2=S8, v3=S8, p=PR)
+def test_prop_dmulqa2n8xr8(acc_a, acc_b, v0, v1, v2, v3, p):
+    c = np.array([(p >> (8 * j)) & 0xFF for j in range(8)], dtype=np.int64)
+    c = np.where(c >= 0x80, c - 0x100, c)
+    vs = [v.astype(np.int64) for v in (v0, v1, v2, v3)]
+    wa, wb = ivp.dmulqa2n8xr8(acc_a, acc_b, v0, v1, v2, v3, p)
+    eq(wa, _wrap(acc_a + sum(vs[j] * c[j] for j in range(4)), 24))
+    eq(wb, _wrap(acc_b + sum(vs[j] * c[4 + j] for j in range(4)), 24))
+
+
+@PROP
+@given(acc=ACC24, va=arrays(np.uint8, 64), vb=arrays(np.uint8, 64), p=PR)
+def test_prop_muluspa2n8xr16(acc, va, vb, p):
+    c = _taps16(p, True)
+    eq(ivp.muluspa2n8xr16(acc, va, vb, p),
+       _wrap(acc + va.astype(np.int64) * c[1] + vb.astype(np.int64) * c[0], 24))
+
+
+@PROP
+@given(va=arrays(np.int32, 16), vb=arrays(np.int32, 16))
+def test_prop_muln_mulan_2x32(va, vb):
+    want = [int(a) * int(b) for a, b in zip(va, vb)]
+    assert ivp.muln_2x32(va, vb) == want
+    assert ivp.mulan_2x32(None, va, vb) == want
+
+
+@PROP_XFAIL
+@given(va=arrays(np.int32, 16), vb=arrays(np.int32, 16),
+       acc=st.lists(st.integers(-TWO95, TWO95 - 1), min_size=16, max_size=16))
+def test_prop_mulan_2x32_full_range_acc(va, vb, acc):
+    want = [((x + int(a) * int(b) + TWO95) % TWO96) - TWO95 for x, a, b in zip(acc, va, vb)]
+    assert ivp.mulan_2x32(acc, va, vb) == want
+
+
+@PROP
+@given(vs=arrays(np.uint8, 64), vw=arrays(np.uint32, 16), vr=arrays(np.uint32, 16), k8=st.integers(0, 63),
+       k32=st.integers(0, 15), i=st.integers(0, 31), j=st.integers(0, 31))
+def test_prop_pr_moves(vs, vw, vr, k8, k32, i, j):
+    assert ivp.extrpr2nx8(vs, k8) == int(vs[k8])
+    assert ivp.extrprn_2x32(vw, k32) == int(vw[k32])
+    pool = np.concatenate([vw, vr])
+    assert ivp.dextrprn_2x32(vw, vr, i, j) == int(pool[i]) | (int(pool[j]) << 32)

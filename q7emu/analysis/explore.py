@@ -1,0 +1,625 @@
+"""Model exploration: which knob values reproduce captured device output?
+
+``explore(cases)`` replays every case under every combination of the model knobs (MODEL.md) that apply to
+it, on the emulated kernels (never the golden models), and reports:
+
+* the knob combinations that reproduce every expected byte of every case;
+* when none does, the best combinations ranked by matching bytes, each with its first mismatch;
+* per knob, the values consistent with all cases (and, when nothing explains everything, the values no
+  single case rules out);
+* combinations that give identical bytes on every case are grouped: on this evidence they cannot be told
+  apart, and are reported as one candidate with all its members.
+
+Which knobs apply (a case is replayed only under the knobs its bytes can depend on):
+
+* 0x7b TensorDequantize: ``nibble_order`` for the 4-bit formats (fmt 1-3), ``fp6_packing`` for fmt 4,
+  ``mx_layout`` and ``mx_scale`` for group 8, ``nf4_table`` for fmt 3;
+* 0xE3 QuantizeMX: ``emax`` x ``underflow`` (the scale layout is fixed by the record).
+
+A global combination assigns a value to every knob that applies to some case; its score on a case is the
+score of its restriction to that case's knobs, so each case runs once per combination of *its* knobs.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import multiprocessing as mp
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from q7emu.machine.cases import Case, Mismatch, compare, load_case
+from q7emu.errors import CaseError, InvalidArgument, Q7Error
+from q7emu.machine.machine import MACHINE_KNOBS, Machine, normalize_machine_knobs
+
+#: order of knobs in reports
+KNOB_ORDER = tuple(MACHINE_KNOBS)
+#: progress bar when at least this many replays run (and stderr is a terminal, unless forced)
+PROGRESS_THRESHOLD = 64
+
+
+# ---------------------------------------------------------------------- which knobs apply
+def case_kernel(case: Case) -> tuple[str, int | None, int | None]:
+    """(kernel path, fmt, group) of a case's record; kernel '' when the record names no modelled kernel."""
+    op = case.record[0]
+    if op == 0xE3:
+        return "quantize_mx", None, None
+    if op == 0x7B:
+        fmt, group = _dequant_fields(case.record)
+        if fmt in (1, 2, 3, 4) and group in (0, 8):
+            from q7emu.model.knobs import path_name
+            return path_name(fmt, group), fmt, group
+        return "", fmt, group
+    return "", None, None
+
+
+def _dequant_fields(record: bytes) -> tuple[int | None, int | None]:
+    try:
+        from q7emu.isa.records import decode_record
+        r = decode_record(bytes(record))
+        return int(r.dequant_fmt), int(r.group_size)
+    except Exception:
+        return None, None
+
+
+def applicable_knobs(case: Case) -> tuple[str, ...]:
+    """The knobs whose value can change this case's bytes (MODEL.md §1-§2), in KNOB_ORDER."""
+    kernel, fmt, group = case_kernel(case)
+    if kernel == "quantize_mx":
+        names = {"emax", "underflow"}
+    elif kernel:
+        names = set()
+        if fmt in (1, 2, 3):
+            names.add("nibble_order")
+        if fmt == 4:
+            names.add("fp6_packing")
+        if group == 8:
+            names |= {"mx_layout", "mx_scale"}
+        if fmt == 3:
+            names.add("nf4_table")
+    else:
+        names = set()
+    return tuple(k for k in KNOB_ORDER if k in names)
+
+
+def parse_knob_space(items: Iterable[str] | dict[str, Sequence[str]] | None) -> dict[str, tuple[str, ...]] | None:
+    """``["mx_layout=scale-first,scale-last", "emax"]`` (a bare name = all its values) or a dict -> knob space."""
+    if items is None:
+        return None
+    pairs = items.items() if isinstance(items, dict) else []
+    out: dict[str, tuple[str, ...]] = {}
+    if not isinstance(items, dict):
+        parsed = []
+        for it in items:
+            name, _, vals = it.partition("=")
+            parsed.append((name.strip(), [v.strip() for v in vals.split(",") if v.strip()] if vals else None))
+        pairs = parsed
+    for name, vals in pairs:
+        if name not in MACHINE_KNOBS:
+            raise InvalidArgument("knob", name, f"unknown knob; known: {', '.join(MACHINE_KNOBS)}")
+        vals = tuple(MACHINE_KNOBS[name]) if not vals else tuple(vals)
+        for v in vals:
+            if v not in MACHINE_KNOBS[name]:
+                raise InvalidArgument(name, v, f"must be one of {', '.join(MACHINE_KNOBS[name])}")
+        out[name] = tuple(dict.fromkeys(out.get(name, ()) + vals))
+    return out
+
+
+# ---------------------------------------------------------------------- results
+@dataclass
+class Run:
+    """One case under one combination of its knobs."""
+
+    matched: int
+    total: int
+    ok: bool
+    digest: str
+    mismatch: Mismatch | None = None
+    error: str | None = None
+
+
+@dataclass
+class CaseInfo:
+    name: str
+    path: str
+    opcode: int
+    kernel: str
+    knobs: tuple[str, ...]            # the knobs explored for this case
+    nbytes: int
+
+
+@dataclass
+class Candidate:
+    """A set of combinations that give identical bytes on every case (one member when distinguishable)."""
+
+    members: list[dict[str, str]]
+    matched: int
+    total: int
+    cases_ok: int
+    first_mismatch: dict[str, Any] | None = None   # {"case", "path", "partition", "offset", "expected", "actual", "count"} or error
+
+    @property
+    def ok(self) -> bool:
+        return self.first_mismatch is None
+
+    def summary(self, knobs: Sequence[str]) -> str:
+        """Members as ``knob=v1|v2`` when they form a product, else listed."""
+        return summarize(self.members, knobs)
+
+    def to_json(self) -> dict:
+        return {"members": self.members, "matched_bytes": self.matched, "total_bytes": self.total,
+                "cases_reproduced": self.cases_ok, "first_mismatch": self.first_mismatch,
+                "indistinguishable": len(self.members) > 1}
+
+
+@dataclass
+class ExploreResult:
+    cases: list[CaseInfo]
+    space: dict[str, tuple[str, ...]]           # the knobs explored and their values
+    candidates: list[Candidate]                 # every combination, grouped by identical bytes, best first
+    runs: int
+    seconds: float
+    jobs: int
+    per_knob: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def consistent(self) -> list[dict[str, str]]:
+        """Every combination that reproduces every expected byte of every case."""
+        return [m for c in self.candidates if c.ok for m in c.members]
+
+    @property
+    def explained(self) -> bool:
+        return bool(self.consistent)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(c.nbytes for c in self.cases)
+
+    def best(self, n: int = 5) -> list[Candidate]:
+        return self.candidates[:n]
+
+    def to_json(self, best: int = 10) -> dict:
+        return {"cases": [vars(c) | {"knobs": list(c.knobs)} for c in self.cases],
+                "space": {k: list(v) for k, v in self.space.items()},
+                "combinations": int(np.prod([len(v) for v in self.space.values()])) if self.space else 1,
+                "runs": self.runs, "seconds": round(self.seconds, 3), "jobs": self.jobs,
+                "explained": self.explained, "consistent": self.consistent,
+                "consistent_groups": [c.to_json() for c in self.candidates if c.ok],
+                "best": [c.to_json() for c in self.candidates[:best]],
+                "per_knob": self.per_knob, "errors": self.errors}
+
+    def format(self, best: int = 5) -> str:
+        ks = list(self.space)
+        ncomb = int(np.prod([len(v) for v in self.space.values()])) if self.space else 1
+        lines = [f"{len(self.cases)} case(s), {self.total_bytes} expected bytes; knobs explored: "
+                 + (", ".join(f"{k} ({'|'.join(v)})" for k, v in self.space.items()) or "none")
+                 + f"; {ncomb} combination(s), {self.runs} kernel runs, {self.seconds:.2f} s"]
+        for e in self.errors:
+            lines.append(f"  error: {e}")
+        ok = [c for c in self.candidates if c.ok]
+        if ok:
+            lines.append(f"REPRODUCED by {sum(len(c.members) for c in ok)} combination(s):")
+            for c in ok:
+                tag = (f"  [{len(c.members)} combinations, identical bytes on these cases: indistinguishable]"
+                       if len(c.members) > 1 else "")
+                lines.append(f"  {c.summary(ks)}{tag}")
+        else:
+            lines.append("NOT REPRODUCED by any combination; best candidates (matching bytes):")
+            for i, c in enumerate(self.candidates[:best], 1):
+                tag = f"  [{len(c.members)} indistinguishable]" if len(c.members) > 1 else ""
+                lines.append(f"  {i}. {c.matched}/{c.total} bytes, {c.cases_ok}/{len(self.cases)} cases: "
+                             f"{c.summary(ks)}{tag}")
+                lines.append(f"     {describe_mismatch(c.first_mismatch)}")
+        lines.append("per knob:")
+        for k in ks:
+            pk = self.per_knob.get(k, {})
+            cons = pk.get("consistent", [])
+            if ok:
+                verdict = (f"= {cons[0]} (the only value explored)" if len(self.space[k]) == 1 and cons else
+                           "undetermined (every value fits)" if len(cons) == len(self.space[k])
+                           else ("= " + cons[0] if len(cons) == 1 else "one of " + ", ".join(cons)))
+                lines.append(f"  {k:<13} {verdict}")
+            else:
+                nro = pk.get("not_ruled_out", [])
+                lines.append(f"  {k:<13} no value explains every case; not ruled out by any single case: "
+                             + (", ".join(nro) or "none"))
+        return "\n".join(lines)
+
+
+def describe_mismatch(m: dict[str, Any] | None) -> str:
+    if m is None:
+        return "reproduces every byte"
+    if m.get("error"):
+        return f"{m['case']}: {m['error']}"
+    return (f"first mismatch: {m['case']} partition {m['partition']} byte 0x{m['offset']:x}: expected "
+            f"0x{m['expected']:02x}, got 0x{m['actual']:02x} ({m['count']} byte{'s' if m['count'] != 1 else ''} differ)")
+
+
+def summarize(members: list[dict[str, str]], knobs: Sequence[str]) -> str:
+    if not members:
+        return "-"
+    sets = {k: list(dict.fromkeys(m[k] for m in members)) for k in knobs}
+    if int(np.prod([len(v) for v in sets.values()])) == len(members):
+        return " ".join(f"{k}={'|'.join(v)}" for k, v in sets.items()) or "(no knobs)"
+    return "; ".join(" ".join(f"{k}={m[k]}" for k in knobs) for m in members)
+
+
+# ---------------------------------------------------------------------- running
+def _prepared(case: Case, sb: np.ndarray | None = None) -> np.ndarray:
+    """The case's initial SBUF. With fill 0 the untouched pages stay unmapped (np.zeros), so only the
+    input regions cost memory traffic; `sb` (a zeroed SBUF, e.g. a fresh Machine's) is filled in place."""
+    if sb is None:
+        sb = np.zeros((128, case.partition_bytes), dtype=np.uint8)
+    if case.fill:
+        sb[:] = case.fill
+    for reg, arr in case.inputs:
+        sb[reg.partition:reg.partition + reg.count, reg.offset:reg.offset + reg.length] = arr
+    return sb
+
+
+def run_combo(case: Case, knobs: dict[str, str], base: np.ndarray | None = None,
+              machine: Machine | None = None) -> Run:
+    """Replay ``case`` on the emulated kernels under ``knobs`` (over the case's own knobs).
+
+    With ``machine`` (whose SBUF holds ``base``), the machine is reused: its knobs are set for this run
+    and the regions the run wrote are restored from ``base`` afterwards (no fresh 24 MiB SBUF per run)."""
+    kn = dict(case.knobs)
+    kn.update(knobs)
+    total = case.expected_bytes
+    written: list = []
+    try:
+        if machine is None:
+            m = Machine(case.generation, case.partition_bytes, kn, backend="kernel")
+            m.sbuf[:] = _prepared(case) if base is None else base
+        else:
+            m = machine
+            m.knobs = normalize_machine_knobs(kn)
+        written = m.execute(case.record).regions
+    except Q7Error as e:
+        msg = f"{type(e).__name__}: {e}"
+        ok = case.expected_error is not None and case.expected_error in str(e)
+        return Run(total if ok else 0, total, ok, "E" + hashlib.blake2b(msg.encode(), digest_size=12).hexdigest(),
+                   None, None if ok else msg)
+    try:
+        if case.expected_error is not None:
+            return Run(0, total, False, "R", None, f"expected an error containing {case.expected_error!r}, but the record ran")
+        h = hashlib.blake2b(digest_size=12)
+        matched = 0
+        for reg, exp in case.expected:
+            act = m.sbuf[reg.partition:reg.partition + reg.count, reg.offset:reg.offset + reg.length]
+            matched += int(np.count_nonzero(act == exp))
+            h.update(np.ascontiguousarray(act).tobytes())
+        mm = compare(case.expected, m.sbuf) if matched != total else None
+        return Run(matched, total, mm is None, h.hexdigest(), mm)
+    finally:
+        if machine is not None and base is not None:
+            for r in written:       # undo this run's writes for the next combination
+                sl = (slice(r.partition, r.partition + r.count), slice(r.offset, r.offset + r.length))
+                m.sbuf[sl] = base[sl]
+
+
+def _case_combos(case_knobs: Sequence[str], space: dict[str, tuple[str, ...]]) -> list[tuple[str, ...]]:
+    ks = [k for k in case_knobs if k in space]
+    return list(itertools.product(*(space[k] for k in ks)))
+
+
+# worker state: with the fork start method the parent's case list is inherited, never pickled
+_SHARED: list[Any] = []
+
+
+#: case files already loaded in this process: path -> ((mtime_ns, size) of the .json and .npz, Case)
+_CASE_CACHE: dict[str, tuple[tuple, Case]] = {}
+
+
+def _load_cached(path: str) -> Case:
+    """load_case, reusing this process's earlier load while the case's files are unchanged."""
+    def stamp(p: Path) -> tuple:
+        try:
+            st = p.stat()
+            return (st.st_mtime_ns, st.st_size)
+        except OSError:
+            return ()
+    j = Path(path) if str(path).endswith(".json") else Path(str(path) + ".json")
+    key = (stamp(j), stamp(j.with_suffix(".npz")))
+    hit = _CASE_CACHE.get(str(path))
+    if hit is not None and hit[0] == key and key[0]:
+        return hit[1]
+    case = load_case(path)
+    _CASE_CACHE[str(path)] = (key, case)
+    return case
+
+
+def _work(batch: list[tuple[int, tuple[str, ...], list[tuple[str, ...]]]]) -> list[tuple[int, list[Run], str | None]]:
+    """Run a batch: (case index, knob names, value tuples) -> (case index, runs, load error)."""
+    out = []
+    for idx, names, combos in batch:
+        item = _SHARED[idx]
+        try:
+            case = item if isinstance(item, Case) else _load_cached(item)
+        except Q7Error as e:
+            out.append((idx, [], f"{item}: {e}"))
+            continue
+        base = _prepared(case)
+        try:
+            machine = Machine(case.generation, case.partition_bytes, case.knobs, backend="kernel")
+            _prepared(case, machine.sbuf)
+        except Q7Error:
+            machine = None       # run_combo reports the error per combination
+        out.append((idx, [run_combo(case, dict(zip(names, c)), base, machine) for c in combos], None))
+    return out
+
+
+def _work_spawn(shared: list[Any], batch):
+    _SHARED[:] = shared
+    return _work(batch)
+
+
+def _as_items(cases: Any) -> list[Any]:
+    from q7emu.machine.replay import find_cases
+    if isinstance(cases, (str, os.PathLike, Case)):
+        cases = [cases]
+    items: list[Any] = []
+    for c in cases:
+        if isinstance(c, Case):
+            items.append(c)
+        else:
+            items.extend(str(p) for p in find_cases([c]))
+    return items
+
+
+def _meta(item: Any) -> Case:
+    """A case with its record (inputs / expected not needed) for planning: cheap for paths (JSON only)."""
+    if isinstance(item, Case):
+        return item
+    import json
+    from q7emu.isa.enums import Generation
+    from q7emu.isa.records import parse_hex
+    try:
+        meta = json.loads(Path(item).read_text())
+        rec = parse_hex(meta["record_hex"])
+        gen = Generation.parse(meta["generation"])
+    except Exception:
+        return load_case(item)   # raises a proper CaseError
+    c = Case(str(meta.get("name") or Path(item).stem), gen, rec, [], [], dict(meta.get("knobs") or {}),
+             path=Path(item))
+    c.expected_error = meta.get("expected_error")
+    return c
+
+
+def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None = None,
+            stream: Any = None) -> ExploreResult:
+    """Explore the knob space on ``cases`` (Case objects, case files or directories).
+
+    knobs: None (every applicable knob, every value), or ``{"name": ["v1", "v2"]}`` / ``["name=v1,v2", ...]``:
+    only those knobs vary (over those values; a bare name = all values), the others keep each case's value.
+    jobs: worker processes: the caller plus jobs - 1 persistent forked workers where fork exists (they are
+    kept for later calls in the same process, so only the first call pays for forking them)."""
+    t0 = time.perf_counter()
+    if jobs < 1:
+        raise InvalidArgument("jobs", jobs, "must be >= 1")
+    items = _as_items(cases)
+    if not items:
+        raise CaseError("no cases found")
+    metas = [_meta(it) for it in items]
+    restrict = parse_knob_space(knobs)
+    infos: list[CaseInfo] = []
+    tasks = []
+    space: dict[str, tuple[str, ...]] = {}
+    for i, (it, c) in enumerate(zip(items, metas)):
+        app = applicable_knobs(c)
+        if restrict is not None:
+            app = tuple(k for k in app if k in restrict)
+        for k in app:
+            space.setdefault(k, restrict[k] if restrict is not None else MACHINE_KNOBS[k])
+        kernel = case_kernel(c)[0]
+        infos.append(CaseInfo(c.name, str(c.path or c.name), c.opcode, kernel, app, 0))
+        tasks.append((i, app, _case_combos(app, space)))
+    space = {k: space[k] for k in KNOB_ORDER if k in space}
+    nruns = sum(len(t[2]) for t in tasks)
+
+    out_stream = stream or sys.stderr
+    if progress is None:
+        progress = nruns >= PROGRESS_THRESHOLD and bool(getattr(out_stream, "isatty", lambda: False)())
+    from q7emu.machine.replay import ProgressBar
+    bar = ProgressBar(nruns, out_stream, enabled=progress)
+    results: dict[int, list[Run]] = {}
+    errors: list[str] = []
+
+    def take(res):
+        for idx, runs, err in res:
+            if err:
+                errors.append(err)
+            results[idx] = runs
+            for r in runs:
+                bar.update(r.ok)
+
+    _SHARED[:] = items
+    if jobs == 1 or len(tasks) <= 1:
+        for t in tasks:
+            take(_work([t]))
+    else:
+        try:
+            ctx = mp.get_context("fork")
+        except ValueError:  # pragma: no cover - platforms without fork
+            ctx = None
+        if ctx is not None:
+            _run_persistent(ctx, items, tasks, jobs, take)
+        else:  # pragma: no cover
+            with ProcessPoolExecutor(max_workers=jobs) as ex:
+                futs = [ex.submit(_work_spawn, items, b) for b in _balance(tasks, jobs)]
+                for f in as_completed(futs):
+                    take(f.result())
+    bar.close()
+    _SHARED[:] = []
+
+    for i, info in enumerate(infos):
+        runs = results.get(i, [])
+        info.nbytes = runs[0].total if runs else 0
+    result = _combine(infos, tasks, results, space, errors)
+    result.runs, result.jobs = nruns, jobs
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+# Persistent workers: forked once per process and kept (daemon) for later explore() calls, so only the
+# first call pays for forking and for the copy-on-write warm-up of a fresh child (and of the parent).
+_WORKERS: list[tuple[Any, Any]] = []
+
+
+def _worker_loop(conn: Any) -> None:
+    """A worker: receive (task, item) pairs, send back _work's result; None ends it."""
+    try:
+        while True:
+            msg = conn.recv()
+            if msg is None:
+                break
+            task, item = msg
+            _SHARED[:] = [None] * (task[0] + 1)
+            _SHARED[task[0]] = item
+            conn.send(_work([task]))
+    except (EOFError, OSError, KeyboardInterrupt):
+        pass
+    finally:
+        conn.close()
+
+
+def _workers(ctx: Any, n: int) -> list[tuple[Any, Any]]:
+    """At least n live persistent workers (forked on first need)."""
+    import gc
+    _WORKERS[:] = [(p, c) for p, c in _WORKERS if p.is_alive()]
+    if len(_WORKERS) < n:
+        gc.freeze()      # the children share the parent's heap without a copy-on-write storm from the GC
+        try:
+            while len(_WORKERS) < n:
+                a, b = ctx.Pipe(duplex=True)
+                proc = ctx.Process(target=_worker_loop, args=(b,), daemon=True)
+                proc.start()
+                b.close()
+                _WORKERS.append((proc, a))
+        finally:
+            gc.unfreeze()
+    return _WORKERS[:n]
+
+
+def _run_persistent(ctx: Any, items: list[Any], tasks: list, jobs: int, take: Any) -> None:
+    """The parent plus jobs - 1 persistent workers take cases largest first (LPT: the last cases are the
+    smallest, so nobody waits long at the end). Each worker holds up to two cases, so it never idles
+    while the parent is busy with one of its own. Whatever a dead worker held is run by the parent."""
+    import multiprocessing.connection as mpc
+    queue = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][2]))
+    held: dict[Any, list[int]] = {}          # worker connection -> task indexes sent, in order
+
+    def send(conn: Any) -> None:
+        while queue and len(held[conn]) < 2:
+            i = queue.pop(0)
+            try:
+                conn.send((tasks[i], items[tasks[i][0]]))
+            except (OSError, EOFError):
+                queue.insert(0, i)
+                return
+            held[conn].append(i)
+
+    def collect(block: bool) -> None:
+        live = [c for c, h in held.items() if h]
+        for conn in (mpc.wait(live) if block else mpc.wait(live, timeout=0)) if live else []:
+            try:
+                res = conn.recv()
+            except (EOFError, OSError):
+                queue.extend(held[conn])     # the worker died: its cases run here
+                held[conn] = []
+                continue
+            held[conn].pop(0)
+            take(res)
+            send(conn)
+
+    for _, conn in _workers(ctx, jobs - 1):
+        held[conn] = []
+        send(conn)
+    while queue:
+        collect(False)
+        if queue:
+            take(_work([tasks[queue.pop(0)]]))
+    while any(held.values()):
+        collect(True)
+        for conn in held:
+            send(conn)
+        while queue:                          # cases returned by a dead worker
+            take(_work([tasks[queue.pop(0)]]))
+
+
+def _balance(tasks: list, jobs: int) -> list[list]:
+    """Split per-case tasks into ~3 batches per worker of similar run counts (largest first)."""
+    nb = max(1, min(len(tasks), jobs * 3))
+    bins: list[list] = [[] for _ in range(nb)]
+    load = [0] * nb
+    for t in sorted(tasks, key=lambda t: -len(t[2])):
+        j = load.index(min(load))
+        bins[j].append(t)
+        load[j] += len(t[2])
+    return [b for b in bins if b]
+
+
+def _combine(infos: list[CaseInfo], tasks: list, results: dict[int, list[Run]], space: dict[str, tuple[str, ...]],
+             errors: list[str]) -> ExploreResult:
+    knobs = list(space)
+    total = sum(i.nbytes for i in infos)
+    # per case: value tuple (of its knobs) -> Run
+    per_case = []
+    for (idx, names, combos) in tasks:
+        runs = results.get(idx, [])
+        per_case.append((names, dict(zip(combos, runs))))
+    groups: dict[tuple, Candidate] = {}
+    order = []
+    for vals in itertools.product(*(space[k] for k in knobs)):
+        combo = dict(zip(knobs, vals))
+        sig, matched, cases_ok, first = [], 0, 0, None
+        for ci, (names, table) in enumerate(per_case):
+            r = table.get(tuple(combo[k] for k in names))
+            if r is None:      # the case could not be loaded
+                sig.append("X")
+                if first is None:
+                    first = {"case": infos[ci].name, "path": infos[ci].path, "error": "not run"}
+                continue
+            sig.append(r.digest)
+            matched += r.matched
+            if r.ok:
+                cases_ok += 1
+            elif first is None:
+                first = {"case": infos[ci].name, "path": infos[ci].path}
+                if r.mismatch is not None:
+                    first.update(partition=r.mismatch.partition, offset=r.mismatch.offset,
+                                 expected=r.mismatch.expected, actual=r.mismatch.actual, count=r.mismatch.count)
+                else:
+                    first["error"] = r.error
+        key = tuple(sig)
+        if key not in groups:
+            groups[key] = Candidate([], matched, total, cases_ok, first)
+            order.append(key)
+        groups[key].members.append(combo)
+    cands = sorted((groups[k] for k in order), key=lambda c: (-c.matched, -c.cases_ok))
+    ok = [m for c in cands if c.ok for m in c.members]
+    per_knob: dict[str, dict[str, list[str]]] = {}
+    for k in knobs:
+        cons = [v for v in space[k] if any(m[k] == v for m in ok)]
+        # not ruled out: every case k applies to is reproduced by some combination of its knobs with k = v
+        nro = []
+        for v in space[k]:
+            fine = True
+            for names, table in per_case:
+                if k not in names:
+                    continue
+                pos = names.index(k)
+                if not any(r.ok for vals, r in table.items() if vals[pos] == v):
+                    fine = False
+                    break
+            if fine:
+                nro.append(v)
+        per_knob[k] = {"consistent": cons, "not_ruled_out": nro}
+    return ExploreResult(infos, space, cands, 0, 0.0, 1, per_knob, errors)

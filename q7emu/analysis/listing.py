@@ -1,0 +1,566 @@
+"""Kernel listings: each kernel as its bundles, ops, operands and provenance.
+
+The listing is *derived from the kernel sources*: ``tools/gen_listings.py`` parses src/_dequant.pyx,
+src/_quantize_mx.pyx, src/kernel_fp8.pxi and src/kernel_ops.pxi into q7emu/listings.json (a statement
+tree of every op call, shared sequence call, branch and loop, with the ``# B<n>`` comments). This module
+instantiates that tree for one kernel configuration:
+
+* the branches whose condition the configuration decides are resolved (``if cfg.nan_gate`` under
+  ``mx_scale=e8m0``; the per-format arms of ``decode_codes`` under ``--fmt``); the others are kept as
+  marked variants;
+* shared sequences (``narrow_fp8``, ``decode_codes``, ...) are inlined with their base bundle ``b``;
+* register and immediate operands are evaluated from the kernel's enums and configuration.
+
+``Listing.sections(expand=True)`` gives the exact op sequence of the kernel's entry and of one pass of
+its main loop (inner loops unrolled), which firmware_tests/test_listing.py compares with a trace.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from q7emu.errors import InvalidArgument
+from q7emu.analysis.provenance import OpProvenance, classify
+
+LISTINGS_JSON = Path(__file__).with_name("listings.json")
+KERNELS = ("proc_4bit_non_mx", "proc_4bit_mx_8", "proc_6bit_non_mx", "quantize_mx")
+FMT_OF = {"e2m1": 1, "int4": 2, "nf4": 3, "e2m3": 4}
+KERNEL_FMTS = {"proc_4bit_non_mx": (1, 2, 3), "proc_4bit_mx_8": (1, 2, 3), "proc_6bit_non_mx": (4,)}
+#: knobs each kernel's code reads (the others only change constants or do not apply)
+KERNEL_KNOBS = {
+    "proc_4bit_non_mx": ("nibble_order", "nf4_table"),
+    "proc_4bit_mx_8": ("nibble_order", "mx_layout", "mx_scale", "nf4_table"),
+    "proc_6bit_non_mx": ("fp6_packing",),
+    "quantize_mx": ("emax", "underflow"),
+}
+_PREFIX = {"vec": "v", "wvec": "wv", "vbool": "vb", "pr": "pr"}
+
+
+@lru_cache(maxsize=1)
+def data() -> dict:
+    """The parsed kernel sources (q7emu/listings.json)."""
+    return json.loads(LISTINGS_JSON.read_text())
+
+
+class _Unknown(Exception):
+    pass
+
+
+@dataclass
+class Operand:
+    kind: str                  # vec | wvec | vbool | pr | scalar
+    role: str                  # src | dst
+    reg: int | None            # register index (None when it depends on an unbound loop variable)
+    value: int | None          # scalars: the immediate / count when known
+    text: str                  # the source expression
+    code: int | None = None    # scalars: the trace hook's register code (255 immediate, 254 offset, 253 count)
+
+    def render(self, names: bool = False) -> str:
+        if self.kind == "scalar":
+            return str(self.value) if self.value is not None else self.text
+        r = f"{_PREFIX[self.kind]}{self.reg}" if self.reg is not None else f"{_PREFIX[self.kind]}[{self.text.strip('()')}]"
+        if names and self.reg is not None and re.fullmatch(r"[A-Za-z_]\w*", self.text):
+            r += f"({self.text})"
+        return r
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "role": self.role, "reg": self.reg, "value": self.value, "text": self.text}
+
+
+@dataclass
+class Op:
+    bundle: int | None
+    mnemonic: str
+    operands: list[Operand]
+    provenance: OpProvenance
+    comment: str | None
+    source: str                # file:line of the call
+    memory: str | None = None  # loads / stores: the base pointer expression
+    rmw: tuple[int, ...] = ()  # indices of source operands that are also the destination
+
+    def render_operands(self, names: bool = False) -> str:
+        dst = [o for o in self.operands if o.role == "dst"]
+        src = [o for i, o in enumerate(self.operands) if o.role == "src" and i not in self.rmw]
+        parts = [o.render(names) for o in dst]
+        if self.memory is not None:
+            off = next((o for o in src if o.code == 254), None)
+            parts.append(f"[{self.memory} + {off.render() if off else '0'}]")
+            src = [o for o in src if o is not off]
+        parts += [o.render(names) for o in src]
+        return ", ".join(parts)
+
+    def key(self) -> tuple:
+        """(bundle, mnemonic, register operands, known immediates): what a trace must reproduce."""
+        regs = tuple((o.kind, o.role, o.reg) for o in self.operands if o.kind != "scalar")
+        imms = tuple(o.value for o in self.operands if o.kind == "scalar")
+        return (self.bundle, self.mnemonic, regs, imms)
+
+    def to_json(self) -> dict:
+        return {"bundle": self.bundle, "mnemonic": self.mnemonic, "text": f"{self.mnemonic} {self.render_operands()}",
+                "operands": [o.to_json() for o in self.operands], "provenance": self.provenance.to_json(),
+                "comment": self.comment, "source": self.source}
+
+
+@dataclass
+class Loop:
+    var: str | None
+    count: int | str           # int, or the source text (while loops: the condition)
+    body: list
+    kind: str                  # for | while
+    comment: str | None
+    source: str
+
+    def to_json(self) -> dict:
+        return {"loop": self.kind, "var": self.var, "count": self.count, "comment": self.comment,
+                "source": self.source, "body": [x.to_json() for x in self.body]}
+
+
+@dataclass
+class Branch:
+    """A branch the configuration does not decide: every arm, with its condition."""
+
+    arms: list[tuple[str | None, str, list]]   # (condition text, how the kernel sets it, body)
+    source: str
+
+    def to_json(self) -> dict:
+        return {"branch": [{"cond": c, "set_by": s, "body": [x.to_json() for x in b]} for c, s, b in self.arms],
+                "source": self.source}
+
+
+@dataclass
+class Call:
+    """An inlined shared sequence."""
+
+    func: str
+    base: str
+    body: list
+    comment: str | None
+
+    def to_json(self) -> dict:
+        return {"sequence": self.func, "base": self.base, "comment": self.comment,
+                "body": [x.to_json() for x in self.body]}
+
+
+@dataclass
+class Listing:
+    kernel: str
+    config: dict[str, Any]
+    entry: list
+    passes: list               # the main loop's body (one pass)
+    loop: str                  # the main loop's condition
+    taken: set[str] = field(default_factory=set)     # branch arms taken (file:line)
+    arms: set[str] = field(default_factory=set)      # every branch arm met while walking
+
+    # -------------------------------------------------------------- flat views
+    def ops(self, section: str = "pass") -> list[Op]:
+        """Ops of ``section`` ("entry" or "pass") in listing order, loops shown once, variants all included."""
+        out: list[Op] = []
+
+        def rec(items):
+            for it in items:
+                if isinstance(it, Op):
+                    out.append(it)
+                elif isinstance(it, (Loop, Call)):
+                    rec(it.body)
+                elif isinstance(it, Branch):
+                    for _, _, body in it.arms:
+                        rec(body)
+        rec(self.entry if section == "entry" else self.passes)
+        return out
+
+    def mnemonics(self) -> set[str]:
+        return {o.mnemonic for o in self.ops("entry") + self.ops("pass")}
+
+    def to_json(self) -> dict:
+        return {"kernel": self.kernel, "config": self.config, "entry": [x.to_json() for x in self.entry],
+                "main_loop": self.loop, "pass": [x.to_json() for x in self.passes]}
+
+    # -------------------------------------------------------------- text
+    def format(self, names: bool = False) -> str:
+        cfg = ", ".join(f"{k}={v}" for k, v in self.config.items() if v is not None) or "all variants"
+        lines = [f"{self.kernel}  ({cfg})",
+                 "provenance: firmware = SPEC places this mnemonic in this path; firmware~ = same op in the other "
+                 "accumulate form; q7emu = q7emu's reconstruction"]
+        counts = _prov_counts(self.ops("entry") + self.ops("pass"))
+        lines.append("ops: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+        lines.append("")
+        lines.append("entry:")
+        _fmt_items(self.entry, lines, 1, names)
+        lines.append(f"main loop: while {self.loop}  -- one pass:")
+        _fmt_items(self.passes, lines, 1, names)
+        return "\n".join(lines)
+
+
+def _prov_counts(ops: list[Op]) -> dict[str, int]:
+    c = {"firmware": 0, "firmware~": 0, "q7emu": 0}
+    for o in ops:
+        c[o.provenance.kind] += 1
+    return c
+
+
+def _fmt_items(items: list, lines: list[str], depth: int, names: bool, last: list | None = None) -> None:
+    ind = "  " * depth
+    last = last if last is not None else [None]
+    for it in items:
+        if isinstance(it, Op):
+            if (it.bundle, it.comment) != last[0]:
+                head = f"B{it.bundle}" if it.bundle is not None else "B?"
+                com = re.sub(r"^(B\d+(\.\.B\d+)?|b\s*\+\s*\d+):\s*", "", it.comment or "")
+                lines.append(f"{ind}{head:<4} ; {com}".rstrip(" ;"))
+                last[0] = (it.bundle, it.comment)
+            text = f"{it.mnemonic} {it.render_operands(names)}"
+            lines.append(f"{ind}     {text:<46} {it.provenance.label}")
+        elif isinstance(it, Loop):
+            head = f"for {it.var} in range({it.count}):" if it.kind == "for" else f"while {it.count}:"
+            lines.append(f"{ind}{head}" + (f"   # {it.comment}" if it.comment else ""))
+            last[0] = None
+            _fmt_items(it.body, lines, depth + 1, names, last)
+            last[0] = None
+        elif isinstance(it, Call):
+            lines.append(f"{ind}-- {it.func} (b = {it.base})" + (f"   # {it.comment}" if it.comment else ""))
+            _fmt_items(it.body, lines, depth + 1, names, last)
+        elif isinstance(it, Branch):
+            for k, (cond, how, body) in enumerate(it.arms):
+                kw = "if" if k == 0 else ("elif" if cond is not None else "else")
+                lines.append(f"{ind}[variant] {kw} {cond or ''}".rstrip() + (f"   (set by run(): {how})" if how else ""))
+                last[0] = None
+                _fmt_items(body, lines, depth + 1, names, last)
+            last[0] = None
+
+
+# ---------------------------------------------------------------------- configuration
+def _norm_fmt(fmt: Any) -> int | None:
+    if fmt is None:
+        return None
+    if isinstance(fmt, str) and fmt.lower() in FMT_OF:
+        return FMT_OF[fmt.lower()]
+    try:
+        return int(fmt)
+    except (TypeError, ValueError):
+        raise InvalidArgument("fmt", fmt, "must be 1..4 or one of e2m1, int4, nf4, e2m3") from None
+
+
+def _run_env(kernel: str, fmt: int | None, knobs: dict[str, str], src_dtype: str | None,
+             dst_dtype: str | None) -> dict[str, Any]:
+    """The arguments the kernel module's run() would receive (only those the options decide)."""
+    env: dict[str, Any] = {}
+    if kernel == "quantize_mx":
+        from q7emu.kernels.quantize_mx import MAX_EXP
+        from q7emu.kernels import _quantize_mx as mod
+        if src_dtype is not None:
+            env["bf16"] = src_dtype in ("bfloat16", "bf16")
+        if dst_dtype is not None:
+            env["dst_dtype"] = dst_dtype
+            if "emax" in knobs:
+                env["max_exp"] = MAX_EXP[(knobs["emax"], dst_dtype)]
+        if "underflow" in knobs:
+            env["wrap"] = knobs["underflow"] == "wrap"
+        env["build_rodata"] = mod.build_rodata
+        return env
+    from q7emu.kernels.dequant import NF4_TABLES
+    from q7emu.kernels import _dequant as mod
+    env["group"] = 8 if kernel == "proc_4bit_mx_8" else 0
+    if fmt is not None:
+        env["fmt"] = fmt
+    for k in ("nibble_order", "fp6_packing", "mx_layout", "mx_scale"):
+        if k in knobs:
+            env[k] = knobs[k]
+    if "nf4_table" in knobs:
+        env["nf4_values"] = NF4_TABLES[knobs["nf4_table"]]
+    env["build_rodata"] = mod.build_rodata
+    return env
+
+
+class _Walker:
+    def __init__(self, kernel: str, module: dict, cfg: SimpleNamespace, expand: bool, run_assign: dict[str, str],
+                 possible: list[SimpleNamespace]):
+        self.possible = possible
+        self.kernel = kernel
+        self.mod = module
+        self.wrappers = data()["wrappers"]
+        self.cfg = cfg
+        self.expand = expand
+        self.run_assign = run_assign
+        self.taken: set[str] = set()
+        self.arms: set[str] = set()
+
+    # scope: name -> (value or _UNK, source text)
+    def ev(self, text: str, scope: dict[str, tuple[Any, str]], cfg: SimpleNamespace | None = None) -> Any:
+        names: dict[str, Any] = dict(self.mod["enums"])
+        names["cfg"] = self.cfg if cfg is None else cfg
+        for k, (v, _t) in scope.items():
+            if v is not _UNK:
+                names[k] = v
+        try:
+            return eval(text.replace("&", ""), {"__builtins__": {"range": range}}, names)
+        except Exception:
+            raise _Unknown(text) from None
+
+    def subst(self, text: str, scope: dict[str, tuple[Any, str]]) -> str:
+        """``text`` with parameters replaced by the caller's argument text (Cython casts dropped)."""
+        def rep(m):
+            v = scope.get(m.group(0))
+            if v is None:
+                return m.group(0)
+            return v[1] if re.fullmatch(r"[\w.\[\]]+", v[1]) else f"({v[1]})"
+        text = re.sub(r"<[^<>]*>", "", text)
+        return re.sub(r"(?<![\w.])[A-Za-z_]\w*", rep, text)
+
+    def func(self, name: str, scope: dict[str, tuple[Any, str]]) -> list:
+        f = self.mod["functions"][name]
+        return self.body(f["body"], scope, f["file"])
+
+    def body(self, nodes: list[dict], scope: dict, file: str) -> list:
+        out: list = []
+        for n in nodes:
+            k = n["kind"]
+            src = f"{file}:{n['line']}"
+            if k == "op":
+                out.append(self.op(n, scope, src))
+            elif k == "call":
+                f = self.mod["functions"][n["func"]]
+                sub: dict[str, tuple[Any, str]] = {}
+                for p, a in zip(f["params"], n["args"]):
+                    if p in ("tr", "rf"):
+                        continue
+                    text = self.subst(a, scope)
+                    try:
+                        sub[p] = (self.ev(a, scope), text)
+                    except _Unknown:
+                        sub[p] = (_UNK, text)
+                inner = self.func(n["func"], sub)
+                if self.expand:
+                    out.extend(inner)
+                else:
+                    base = sub.get("b", (None, "-"))
+                    out.append(Call(n["func"], str(base[0]) if base[0] not in (None, _UNK) else base[1], inner,
+                                    n.get("comment")))
+            elif k == "if":
+                chosen = self.choose(n["arms"], scope)
+                if chosen is None:
+                    if self.expand:
+                        raise InvalidArgument("configuration", n["arms"][0]["cond"],
+                                              "a trace-exact listing needs every branch decided (give --fmt / --knob)")
+                    # arms some configuration consistent with the options can take
+                    reach = set()
+                    for pc in self.possible:
+                        a = self.choose(n["arms"], self._closed(scope, pc), pc)
+                        if a is not None:
+                            reach.add(a["line"])
+                    variants = []
+                    implicit = [{"cond": None, "body": [], "line": f"{n['arms'][0]['line']}:else"}] \
+                        if n["arms"][-1]["cond"] is not None else []
+                    for a in n["arms"] + implicit:
+                        if a["line"] not in reach:
+                            continue
+                        self.arms.add(f"{file}:{a['line']}")
+                        cond = self.subst(a["cond"], scope) if a["cond"] else None
+                        variants.append((cond, self._how(cond), self.body(a["body"], scope, file)))
+                    if len(variants) == 1:
+                        out.extend(variants[0][2])
+                    else:
+                        out.append(Branch(variants, src))
+                else:
+                    self.arms.add(f"{file}:{chosen['line']}")
+                    self.taken.add(f"{file}:{chosen['line']}")
+                    out.extend(self.body(chosen["body"], scope, file))
+            elif k == "for":
+                try:
+                    count = int(self.ev(n["count"], scope))
+                except _Unknown:
+                    count = None
+                if self.expand:
+                    if count is None:
+                        raise InvalidArgument("configuration", n["count"], "loop count not known")
+                    for i in range(count):
+                        s2 = dict(scope)
+                        s2[n["var"]] = (i, str(i))
+                        out.extend(self.body(n["body"], s2, file))
+                else:
+                    s2 = dict(scope)
+                    s2[n["var"]] = (_UNK, n["var"])
+                    out.append(Loop(n["var"], count if count is not None else self.subst(n["count"], scope),
+                                    self.body(n["body"], s2, file), "for", n.get("comment"), src))
+            elif k == "while":
+                out.append(Loop(None, n["cond"], self.body(n["body"], scope, file), "while", n.get("comment"), src))
+        return out
+
+    def choose(self, arms: list[dict], scope: dict, cfg: SimpleNamespace | None = None) -> dict | None:
+        """The arm the configuration takes, or None when a condition cannot be decided."""
+        for a in arms:
+            if a["cond"] is None:
+                return a
+            try:
+                if self.ev(a["cond"], scope, cfg):
+                    return a
+            except _Unknown:
+                return None
+        return {"cond": None, "body": [], "line": f"{arms[0]['line']}:else"}   # no arm taken (implicit else)
+
+    def _closed(self, scope: dict, cfg: SimpleNamespace) -> dict:
+        """``scope`` with unknown parameters re-evaluated from their source text under ``cfg``."""
+        out = {}
+        for k, (v, t) in scope.items():
+            try:
+                v = self.ev(t, {}, cfg)
+            except _Unknown:
+                pass
+            out[k] = (v, t)
+        return out
+
+    def _how(self, cond: str | None) -> str:
+        if not cond:
+            return ""
+        fields = re.findall(r"cfg\.(\w+)", cond)
+        return "; ".join(f"cfg.{f} = {self.run_assign[f]}" for f in fields if f in self.run_assign)
+
+    def op(self, n: dict, scope: dict, src: str) -> Op:
+        w = self.wrappers[n["wrapper"]]
+        args = dict(zip(w["params"], n["args"]))
+        mnem = w["mnemonic"] or json.loads(args[w["mnemonic_param"]])
+        try:
+            bundle = int(self.ev(args[w["bundle_param"]], scope))
+        except _Unknown:
+            bundle = None
+        ops: list[Operand] = []
+        dst_params = {o["param"] for o in w["operands"] if o["role"] == "dst"}
+        rmw = []
+        for i, o in enumerate(w["operands"]):
+            a = args[o["param"]]
+            text = self.subst(a, scope).replace("&", "")
+            try:
+                val = int(self.ev(a, scope))
+            except (_Unknown, TypeError, ValueError):
+                val = None
+            if val is None:   # show the configuration fields that are known
+                text = re.sub(r"cfg\.(\w+)", lambda m: str(int(getattr(self.cfg, m.group(1))))
+                              if isinstance(getattr(self.cfg, m.group(1), None), (int, bool)) else m.group(0), text)
+            if o["kind"] == "scalar":
+                ops.append(Operand("scalar", "src", None, val, text, o["code"]))
+            else:
+                ops.append(Operand(o["kind"], o["role"], val, None, text))
+                if o["role"] == "src" and o["param"] in dst_params:
+                    rmw.append(i)
+        memory = self.subst(args[w["memory"][0]], scope) if w["memory"] else None
+        return Op(bundle, mnem, ops, classify(self.kernel, mnem), n.get("comment"), src, memory, tuple(rmw))
+
+
+class _UnkType:
+    def __repr__(self) -> str:
+        return "?"
+
+
+_UNK = _UnkType()
+
+
+def _resolve_cfg(kernel: str, f: int | None, knobs: dict[str, str], src_dtype: str | None,
+                 dst_dtype: str | None) -> tuple[SimpleNamespace, dict[str, str]]:
+    """Evaluate run()'s ``rodata = ...`` / ``cfg.X = ...`` assignments for the options given (fields the
+    options do not decide stay unset)."""
+    d = data()
+    mod = d["modules"][d["kernels"][kernel]["module"]]
+    names = dict(mod["enums"])
+    names.update(_run_env(kernel, f, knobs, src_dtype, dst_dtype))
+    cfg = SimpleNamespace()
+    names["cfg"] = cfg
+    assign = {}
+    for lhs, rhs in mod["run"]["assign"]:
+        if lhs.startswith("cfg."):
+            assign[lhs[4:]] = rhs
+        try:
+            val = eval(rhs, {"__builtins__": {}}, names)
+        except Exception:
+            continue
+        if lhs.startswith("cfg."):
+            setattr(cfg, lhs[4:], val)
+        else:
+            names[lhs] = val
+    return cfg, assign
+
+
+def build(kernel: str, fmt: Any = None, knobs: dict[str, str] | None = None, *, src_dtype: str | None = None,
+          dst_dtype: str | None = None, expand: bool = False) -> Listing:
+    """The listing of ``kernel`` for the configuration the options decide.
+
+    fmt: 1..4 / e2m1 / int4 / nf4 / e2m3 (dequant kernels); knobs: model knobs (MODEL.md) -- only the ones
+    given are applied, every branch they leave open is shown as a variant; src_dtype ("float16" /
+    "bfloat16") and dst_dtype ("float8_e4m3fn" / "float8_e5m2") for quantize_mx.
+    ``expand=True`` unrolls loops and inlines everything (needs every branch decided): the exact op
+    sequence executed, as used by the trace test."""
+    if kernel not in KERNELS:
+        raise InvalidArgument("kernel", kernel, f"must be one of {', '.join(KERNELS)}")
+    knobs = dict(knobs or {})
+    from q7emu.machine.machine import MACHINE_KNOBS
+    for k, v in knobs.items():
+        if k not in MACHINE_KNOBS or v not in MACHINE_KNOBS[k]:
+            raise InvalidArgument("knob", f"{k}={v}", f"unknown knob or value; known: {', '.join(MACHINE_KNOBS)}")
+    f = _norm_fmt(fmt)
+    if kernel == "quantize_mx":
+        if f is not None:
+            raise InvalidArgument("fmt", fmt, "quantize_mx has no fmt (use --src-dtype / --dst-dtype)")
+    elif f is not None and f not in KERNEL_FMTS[kernel]:
+        raise InvalidArgument("fmt", fmt, f"{kernel} runs fmt {', '.join(map(str, KERNEL_FMTS[kernel]))}")
+    if kernel == "proc_6bit_non_mx" and f is None:
+        f = 4
+    d = data()
+    kinfo = d["kernels"][kernel]
+    mod = d["modules"][kinfo["module"]]
+    cfg, assign = _resolve_cfg(kernel, f, knobs, src_dtype, dst_dtype)
+    possible = []
+    for pc in all_variant_configs(kernel):
+        pk = pc.get("knobs", {})
+        if any(pk.get(k, v) != v for k, v in knobs.items()) or (f is not None and pc.get("fmt", f) != f) \
+                or (src_dtype is not None and pc.get("src_dtype", src_dtype) != src_dtype) \
+                or (dst_dtype is not None and pc.get("dst_dtype", dst_dtype) != dst_dtype):
+            continue
+        possible.append(_resolve_cfg(kernel, pc.get("fmt"), pk, pc.get("src_dtype"), pc.get("dst_dtype"))[0])
+    walker = _Walker(kernel, mod, cfg, expand, assign, possible)
+    fn = mod["functions"][kinfo["function"]]
+    items = walker.func(kinfo["function"], {})
+    # entry = everything before the main (top-level while) loop; pass = its body
+    idx = next((i for i, it in enumerate(items) if isinstance(it, Loop) and it.kind == "while"), None)
+    if idx is None:  # pragma: no cover - every kernel has a main loop
+        raise InvalidArgument("kernel", kernel, "no main loop found in the source")
+    main = items[idx]
+    config: dict[str, Any] = {"fmt": f} if kernel != "quantize_mx" else {"src_dtype": src_dtype, "dst_dtype": dst_dtype}
+    config.update({k: knobs[k] for k in KERNEL_KNOBS[kernel] if k in knobs})
+    lst = Listing(kernel, config, items[:idx], main.body, main.count, walker.taken, walker.arms)
+    lst.source = f"{fn['file']}:{fn['line']}"  # type: ignore[attr-defined]
+    return lst
+
+
+def kernel_mnemonics(kernel: str) -> set[str]:
+    """Every mnemonic the kernel's source can issue (all variants)."""
+    return build(kernel).mnemonics()
+
+
+def all_variant_configs(kernel: str) -> list[dict[str, Any]]:
+    """Configurations (build() keyword arguments) that together decide every branch of ``kernel`` both ways."""
+    from q7emu.machine.machine import MACHINE_KNOBS
+    if kernel == "quantize_mx":
+        out = []
+        for s in ("float16", "bfloat16"):
+            for dd in ("float8_e4m3fn", "float8_e5m2"):
+                for e in MACHINE_KNOBS["emax"]:
+                    for u in MACHINE_KNOBS["underflow"]:
+                        out.append({"src_dtype": s, "dst_dtype": dd, "knobs": {"emax": e, "underflow": u}})
+        return out
+    import itertools
+    names = [k for k in ("nibble_order", "fp6_packing", "mx_layout", "mx_scale", "nf4_table")]
+    out = []
+    for f in KERNEL_FMTS[kernel]:
+        for vals in itertools.product(*(MACHINE_KNOBS[k] for k in names)):
+            kn = dict(zip(names, vals))
+            if kernel != "proc_4bit_mx_8" and (kn["mx_layout"] != "scale-first" or kn["mx_scale"] != "e8m0"):
+                continue
+            if kernel != "proc_6bit_non_mx" and kn["fp6_packing"] != "lsb-first":
+                continue
+            if kernel == "proc_6bit_non_mx" and kn["nibble_order"] != "low-first":
+                continue
+            out.append({"fmt": f, "knobs": kn})
+    return out

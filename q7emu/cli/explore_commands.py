@@ -1,0 +1,81 @@
+"""CLI command group loaded by q7emu.cli.main: ``q7emu explore`` and ``q7emu listing``."""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+EXIT_OK, EXIT_FAIL = 0, 1
+
+
+def cmd_explore(args: argparse.Namespace, usage_error: type) -> int:
+    from q7emu.analysis.explore import explore
+
+    if args.jobs < 1:
+        raise usage_error(f"--jobs must be >= 1, got {args.jobs}")
+    progress = False if args.no_progress else (True if args.progress else None)
+    res = explore(args.paths, knobs=args.knobs, jobs=args.jobs, progress=progress)
+    if args.json:
+        print(json.dumps(res.to_json(best=args.best), indent=1))
+    else:
+        print(res.format(best=args.best))
+    return EXIT_OK if res.explained else EXIT_FAIL
+
+
+def cmd_listing(args: argparse.Namespace, usage_error: type) -> int:
+    from q7emu.analysis.listing import build
+
+    knobs: dict[str, str] = {}
+    for it in args.knob or []:
+        if "=" not in it:
+            raise usage_error(f"--knob {it!r}: expected NAME=VALUE")
+        k, v = it.split("=", 1)
+        knobs[k.strip()] = v.strip()
+    dst = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}.get(args.dst_dtype or "", args.dst_dtype)
+    src = {"fp16": "float16", "bf16": "bfloat16"}.get(args.src_dtype or "", args.src_dtype)
+    if args.kernel != "quantize_mx" and (src or dst):
+        raise usage_error("--src-dtype / --dst-dtype apply to quantize_mx only")
+    lst = build(args.kernel, args.fmt, knobs, src_dtype=src, dst_dtype=dst)
+    if args.json:
+        print(json.dumps(lst.to_json(), indent=1))
+    else:
+        print(lst.format(names=args.names))
+    return EXIT_OK
+
+
+def register(sub: Any, parser_class: type, usage_error: type) -> None:
+    s = sub.add_parser(
+        "explore", help="find the knob values that reproduce captured device output (cases)",
+        description="Replay every case under every combination of the model knobs that apply to it (emulated "
+                    "kernels) and report the combinations that reproduce every expected byte, or the best "
+                    "ones with their first mismatch; per knob, the values consistent with all cases. "
+                    "Exit status 0 when some combination reproduces everything, 1 when none does.")
+    s.add_argument("paths", nargs="+", metavar="CASE|DIR", help="case .json (or stem) or a directory of cases")
+    s.add_argument("--knobs", nargs="+", metavar="NAME[=V1,V2]",
+                   help="vary only these knobs (over these values; a bare name = all values); others keep "
+                        "each case's value")
+    s.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    s.add_argument("--json", action="store_true", help="the full result as JSON")
+    s.add_argument("--best", type=int, default=5, help="candidates shown when nothing reproduces (default 5)")
+    s.add_argument("--progress", action="store_true", help="always show the progress bar on stderr")
+    s.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    s.set_defaults(func=lambda a: cmd_explore(a, usage_error))
+
+    s = sub.add_parser(
+        "listing", help="print a kernel as bundles of ops with operands and provenance",
+        description="Each bundle of the kernel with its ops, operands and provenance: firmware (SPEC §2.4 / "
+                    "§3.6 place the mnemonic in this path, with the bundle address where SPEC gives one), "
+                    "firmware~ (the same op in the other MAC accumulate form) or q7emu (q7emu's "
+                    "reconstruction). Derived from the kernel sources. Branches the options leave open are "
+                    "shown as [variant] blocks.")
+    s.add_argument("kernel", metavar="KERNEL",
+                   help="proc_4bit_non_mx, proc_4bit_mx_8, proc_6bit_non_mx or quantize_mx")
+    s.add_argument("--fmt", help="dequant format: 1..4 or e2m1, int4, nf4, e2m3 (the decode bundles differ)")
+    s.add_argument("--knob", action="append", metavar="NAME=VALUE",
+                   help="model knob that decides a variant (e.g. mx_scale=e8m0, underflow=clamp); repeatable")
+    s.add_argument("--src-dtype", choices=("fp16", "bf16", "float16", "bfloat16"), help="quantize_mx input")
+    s.add_argument("--dst-dtype", choices=("e4m3", "e5m2", "float8_e4m3fn", "float8_e5m2"),
+                   help="quantize_mx output")
+    s.add_argument("--names", action="store_true", help="show register names beside indices (v23(vSIG))")
+    s.add_argument("--json", action="store_true", help="the listing as JSON")
+    s.set_defaults(func=lambda a: cmd_listing(a, usage_error))

@@ -1,0 +1,48 @@
+"""Running a kernel over partitions on several host threads, as the firmware splits channels.
+
+TensorDequantize divides its active channels across the POOL cores (SPEC §1.5 "channel split",
+get_cpu_id()); each Q7 core runs the same kernel on its own register file. q7emu mirrors that:
+the partitions are cut into contiguous blocks and each block runs on a host thread with its own
+register file (the kernels release the GIL). Results do not depend on the number of threads.
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
+_EXECUTOR: ThreadPoolExecutor | None = None
+#: below this many source bytes in total a single thread is faster than handing out work
+MIN_PARALLEL_BYTES = 1 << 19
+
+
+def check_cores(cores: object) -> None:
+    """`cores` must be None or a positive int."""
+    from q7emu.errors import InvalidArgument
+    if cores is not None and (isinstance(cores, bool) or not isinstance(cores, int) or cores < 1):
+        raise InvalidArgument("cores", cores, "must be a positive integer or None")
+
+
+def host_threads(cores: int | None, units: int, total_bytes: int) -> int:
+    """Threads to use for `units` independent row blocks: `cores` if given (>= 1), else up to the
+    host's CPU count (and at most 8, the POOL's core count)."""
+    if cores is None:
+        if total_bytes < MIN_PARALLEL_BYTES:
+            return 1
+        cores = min(os.cpu_count() or 1, 8)
+    return max(1, min(int(cores), units))
+
+
+def run_blocks(fn: Callable[[int, int], object], units: int, threads: int) -> None:
+    """Call fn(lo, hi) over `threads` contiguous slices of range(units), concurrently."""
+    global _EXECUTOR
+    if threads <= 1:
+        fn(0, units)
+        return
+    if _EXECUTOR is None or _EXECUTOR._max_workers < threads:  # noqa: SLF001 - grow once
+        _EXECUTOR = ThreadPoolExecutor(max_workers=max(threads, os.cpu_count() or 1),
+                                       thread_name_prefix="q7core")
+    bounds = [units * i // threads for i in range(threads + 1)]
+    futures = [_EXECUTOR.submit(fn, bounds[i], bounds[i + 1]) for i in range(threads) if bounds[i] < bounds[i + 1]]
+    for f in futures:
+        f.result()

@@ -1,0 +1,307 @@
+"""Replay cases: a record, an SBUF image and the bytes the firmware is expected to write.
+
+Case format ``q7emu-case`` version 1 — a pair of files with the same stem:
+
+``NAME.json`` (UTF-8 JSON object)::
+
+    {
+      "format": "q7emu-case",          # required, exactly this string
+      "version": 1,                     # required
+      "name": "cayman_e2m1_g0",         # optional; default: the file stem
+      "generation": "CAYMAN",           # SUNDA | CAYMAN | MARIANA | MARIANA_PLUS | MAVERICK
+      "knobs": {"nibble_order": "low-first", ...},   # model knobs (MODEL §1-§2); missing = default
+      "record_hex": "7b10...",          # the 64-byte instruction record, 128 hex digits
+      "partition_bytes": 4096,          # SBUF bytes per partition (128 partitions)
+      "fill": 0,                        # optional: byte value of SBUF outside the input regions (default 0)
+      "inputs":   [{"array": "in0",  "partition": 0, "count": 8, "offset": 0,   "length": 64}, ...],
+      "expected": [{"array": "exp0", "partition": 0, "count": 8, "offset": 512, "length": 128}, ...],
+      "expected_error": null,           # optional: a substring of the error the record must raise instead
+      "note": "free text: where the bytes come from"
+    }
+
+``NAME.npz``: one uint8 array [count, length] per region, keyed by the region's ``array`` name.
+
+Replay: SBUF = ``fill`` everywhere, the input regions loaded in order, the record executed, then every expected
+region compared byte for byte (bytes outside the expected regions are not compared). A device dump becomes a case
+by listing the regions that were loaded and the regions read back.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from q7emu.errors import CaseError, Q7Error
+from q7emu.isa.enums import Generation
+from q7emu.isa.records import RECORD_SIZE, parse_hex
+from q7emu.machine.machine import DEFAULT_PARTITION_BYTES, Machine, Region, normalize_machine_knobs
+
+CASE_FORMAT = "q7emu-case"
+CASE_VERSION = 1
+
+RegionData = tuple[Region, np.ndarray]
+
+
+@dataclass
+class Case:
+    """An in-memory replay case (see the module docstring for the on-disk format)."""
+
+    name: str
+    generation: Generation
+    record: bytes
+    inputs: list[RegionData]
+    expected: list[RegionData]
+    knobs: dict[str, str] = field(default_factory=dict)
+    partition_bytes: int = DEFAULT_PARTITION_BYTES
+    fill: int = 0
+    expected_error: str | None = None
+    note: str = ""
+    path: Path | None = None
+
+    @property
+    def opcode(self) -> int:
+        return self.record[0]
+
+    @property
+    def expected_bytes(self) -> int:
+        return int(sum(a.size for _, a in self.expected))
+
+
+@dataclass
+class Mismatch:
+    """First differing byte: SBUF partition, byte offset inside the partition, expected and actual values."""
+
+    region: int
+    partition: int
+    offset: int
+    expected: int
+    actual: int
+    count: int = 1   # number of differing bytes over all expected regions
+
+    def describe(self) -> str:
+        return (f"first mismatch: partition {self.partition}, byte 0x{self.offset:x}: expected 0x{self.expected:02x}, "
+                f"actual 0x{self.actual:02x} ({self.count} byte{'s' if self.count != 1 else ''} differ, "
+                f"expected region {self.region})")
+
+
+@dataclass
+class CaseResult:
+    """Outcome of one replay."""
+
+    name: str
+    path: str
+    opcode: int
+    ok: bool
+    nbytes: int
+    seconds: float
+    mismatch: Mismatch | None = None
+    error: str | None = None
+
+    @property
+    def status(self) -> str:
+        return "PASS" if self.ok else "FAIL"
+
+
+# ---------------------------------------------------------------------- building
+def _region_array(r: Any, what: str) -> RegionData:
+    if isinstance(r, tuple) and len(r) == 2 and isinstance(r[0], Region):
+        reg, arr = r
+    elif isinstance(r, tuple) and len(r) == 3:
+        p, off, arr = r
+        arr = np.asarray(arr)
+        if arr.ndim == 1:
+            arr = arr[None, :]
+        reg = Region(int(p), arr.shape[0] if arr.ndim == 2 else -1, int(off), arr.shape[-1])
+    else:
+        raise CaseError(f"{what}: a region is (partition, offset, uint8 array[count, length]) or (Region, array)")
+    arr = np.asarray(arr)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.dtype != np.uint8 or arr.ndim != 2 or arr.shape != (reg.count, reg.length):
+        raise CaseError(f"{what}: region {reg.as_tuple()} needs a uint8 array of shape ({reg.count}, {reg.length}), "
+                        f"got {arr.dtype} {arr.shape}")
+    return reg, np.ascontiguousarray(arr)
+
+
+def build_case(record: bytes, generation: Generation | str, inputs: Iterable[Any],
+               expected: Iterable[Any] | None = None, *, knobs: dict[str, Any] | None = None,
+               partition_bytes: int = DEFAULT_PARTITION_BYTES, fill: int = 0, note: str = "",
+               name: str = "case", backend: str = "golden") -> Case:
+    """Build a case. ``inputs`` / ``expected``: (partition, offset, uint8 [count, length]) or (Region, array).
+
+    When ``expected`` is None the record is executed on a Machine with ``backend`` (default: the golden
+    models) and every region it writes becomes an expected region (the whole bounding box of each write,
+    so bytes inside it that must stay unchanged are checked too). An execution error becomes
+    ``expected_error`` only if ``expected`` is given as ``[]``; otherwise it propagates."""
+    record = bytes(record)
+    if len(record) != RECORD_SIZE:
+        raise CaseError(f"record must be {RECORD_SIZE} bytes, got {len(record)}")
+    gen = Generation.parse(generation)
+    kn = {k: v for k, v in normalize_machine_knobs(knobs).items() if knobs and k in knobs}
+    ins = [_region_array(r, "inputs") for r in inputs]
+    case = Case(name, gen, record, ins, [], kn, int(partition_bytes), int(fill), None, note)
+    if expected is not None:
+        case.expected = [_region_array(r, "expected") for r in expected]
+        return case
+    m = _prepared_machine(case, backend=backend)
+    res = m.execute(record)
+    case.expected = [(reg, m.read(*reg.as_tuple())) for reg in res.regions]
+    return case
+
+
+def _prepared_machine(case: Case, knobs: dict[str, Any] | None = None, backend: str = "kernel") -> Machine:
+    kn = dict(case.knobs)
+    kn.update(knobs or {})
+    m = Machine(case.generation, case.partition_bytes, kn, backend=backend)
+    if case.fill:
+        m.sbuf[:] = case.fill
+    for reg, arr in case.inputs:
+        m.load(reg.partition, reg.offset, arr)
+    return m
+
+
+# ---------------------------------------------------------------------- files
+def case_paths(path: str | os.PathLike) -> tuple[Path, Path]:
+    """(json path, npz path) of a case given either file or the common stem."""
+    p = Path(path)
+    if p.suffix in (".json", ".npz"):
+        p = p.with_suffix("")
+    return p.with_suffix(".json"), p.with_suffix(".npz")
+
+
+def save_case(case: Case, path: str | os.PathLike) -> Path:
+    """Write ``case`` as ``path.json`` + ``path.npz``; return the JSON path."""
+    jpath, npath = case_paths(path)
+    arrays: dict[str, np.ndarray] = {}
+
+    def regions(items: list[RegionData], prefix: str) -> list[dict[str, Any]]:
+        out = []
+        for i, (reg, arr) in enumerate(items):
+            key = f"{prefix}{i}"
+            arrays[key] = arr
+            out.append({"array": key, "partition": reg.partition, "count": reg.count, "offset": reg.offset,
+                        "length": reg.length})
+        return out
+
+    meta = {"format": CASE_FORMAT, "version": CASE_VERSION, "name": case.name, "generation": case.generation.name,
+            "knobs": dict(case.knobs), "record_hex": case.record.hex(), "partition_bytes": case.partition_bytes,
+            "fill": case.fill, "inputs": regions(case.inputs, "in"), "expected": regions(case.expected, "exp"),
+            "expected_error": case.expected_error, "note": case.note}
+    jpath.parent.mkdir(parents=True, exist_ok=True)
+    with open(npath, "wb") as fh:
+        np.savez_compressed(fh, **arrays)
+    jpath.write_text(json.dumps(meta, indent=1) + "\n")
+    case.path = jpath
+    return jpath
+
+
+def _need(meta: dict, key: str, kind: type | tuple, where: str) -> Any:
+    if key not in meta:
+        raise CaseError(f"{where}: missing key {key!r}")
+    v = meta[key]
+    if not isinstance(v, kind) or isinstance(v, bool) and kind is not bool:
+        raise CaseError(f"{where}: {key!r} has the wrong type ({type(v).__name__})")
+    return v
+
+
+def load_case(path: str | os.PathLike) -> Case:
+    """Read a case (``NAME.json`` / ``NAME.npz`` / the stem). Raises CaseError when malformed."""
+    jpath, npath = case_paths(path)
+    where = str(jpath)
+    try:
+        meta = json.loads(jpath.read_text())
+    except FileNotFoundError:
+        raise CaseError(f"{where}: no such case file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CaseError(f"{where}: not a readable JSON case ({e})") from None
+    if not isinstance(meta, dict) or meta.get("format") != CASE_FORMAT:
+        raise CaseError(f"{where}: not a {CASE_FORMAT} file")
+    if meta.get("version") != CASE_VERSION:
+        raise CaseError(f"{where}: unsupported case version {meta.get('version')!r} (this q7emu reads {CASE_VERSION})")
+    try:
+        gen = Generation.parse(_need(meta, "generation", str, where))
+        record = parse_hex(_need(meta, "record_hex", str, where))
+        if len(record) != RECORD_SIZE:
+            raise CaseError(f"{where}: record_hex holds {len(record)} bytes, not {RECORD_SIZE}")
+        knobs = _need(meta, "knobs", dict, where) if "knobs" in meta else {}
+        normalize_machine_knobs(knobs)
+        pb = _need(meta, "partition_bytes", int, where) if "partition_bytes" in meta else DEFAULT_PARTITION_BYTES
+        fill = meta.get("fill", 0) or 0
+        if not isinstance(fill, int) or not 0 <= fill <= 255:
+            raise CaseError(f"{where}: fill must be a byte value")
+    except Q7Error as e:
+        if isinstance(e, CaseError):
+            raise
+        raise CaseError(f"{where}: {e}") from None
+    try:
+        with np.load(npath, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+    except FileNotFoundError:
+        arrays = {}
+        if meta.get("inputs") or meta.get("expected"):
+            raise CaseError(f"{npath}: array file missing") from None
+    except (OSError, ValueError) as e:
+        raise CaseError(f"{npath}: not a readable .npz ({e})") from None
+
+    def regions(key: str) -> list[RegionData]:
+        items = _need(meta, key, list, where) if key in meta else []
+        out = []
+        for i, r in enumerate(items):
+            w = f"{where}: {key}[{i}]"
+            if not isinstance(r, dict):
+                raise CaseError(f"{w}: must be an object")
+            vals = [_need(r, k, int, w) for k in ("partition", "count", "offset", "length")]
+            name = _need(r, "array", str, w)
+            if name not in arrays:
+                raise CaseError(f"{w}: array {name!r} not in {npath.name}")
+            out.append(_region_array((Region(*vals), arrays[name]), w))
+        return out
+
+    err = meta.get("expected_error")
+    if err is not None and not isinstance(err, str):
+        raise CaseError(f"{where}: expected_error must be a string or null")
+    note = meta.get("note", "")
+    return Case(str(meta.get("name") or jpath.stem), gen, record, regions("inputs"), regions("expected"),
+                dict(knobs), pb, fill, err, str(note), jpath)
+
+
+# ---------------------------------------------------------------------- running
+def compare(expected: Sequence[RegionData], sbuf: np.ndarray) -> Mismatch | None:
+    """First differing byte over the expected regions, in region order then partition then byte."""
+    first: Mismatch | None = None
+    total = 0
+    for i, (reg, exp) in enumerate(expected):
+        act = sbuf[reg.partition:reg.partition + reg.count, reg.offset:reg.offset + reg.length]
+        diff = np.argwhere(act != exp)
+        total += len(diff)
+        if len(diff) and first is None:
+            r, c = (int(x) for x in diff[0])
+            first = Mismatch(i, reg.partition + r, reg.offset + c, int(exp[r, c]), int(act[r, c]))
+    if first is not None:
+        first.count = total
+    return first
+
+
+def run_case(case: Case, knobs: dict[str, Any] | None = None, backend: str = "kernel") -> CaseResult:
+    """Replay one case. ``knobs`` override the case's knobs. Never raises for a failing record: the error
+    becomes the result (PASS only if the case has a matching ``expected_error``)."""
+    t0 = time.perf_counter()
+    path = str(case.path) if case.path else case.name
+    try:
+        m = _prepared_machine(case, knobs, backend)
+        m.execute(case.record)
+    except Q7Error as e:
+        msg = f"{type(e).__name__}: {e}"
+        ok = case.expected_error is not None and case.expected_error in str(e)
+        return CaseResult(case.name, path, case.opcode, ok, case.expected_bytes, time.perf_counter() - t0,
+                          error=None if ok else msg)
+    if case.expected_error is not None:
+        return CaseResult(case.name, path, case.opcode, False, case.expected_bytes, time.perf_counter() - t0,
+                          error=f"expected an error containing {case.expected_error!r}, but the record ran")
+    mm = compare(case.expected, m.sbuf)
+    return CaseResult(case.name, path, case.opcode, mm is None, case.expected_bytes, time.perf_counter() - t0, mm)

@@ -1,0 +1,386 @@
+"""The SBUF machine: 128 partitions of SBUF, POOL and DVE engines, kernel_info dispatch and execution.
+
+``Machine.execute(record)`` runs one 64-byte instruction record the way the firmware does:
+
+1. decode the 64 bytes (:func:`q7emu.isa.records.decode_record`);
+2. route the opcode to its engine (0xE3 -> DVE, everything else -> POOL) and look it up in that engine's
+   kernel_info table of the chosen generation; a miss raises DispatchError in the firmware's words
+   (``UNKNOWN OPCODE=0x7b``). The lookup comes before validation because on the device the dispatcher's table
+   scan runs before any kernel code; this is why 0x7B on SUNDA reports ``UNKNOWN OPCODE=0x7b``;
+3. validate the record clause by clause (:func:`q7emu.isa.validate.validate`) and q7emu's own preconditions
+   (:func:`q7emu.isa.validate.require_executable`: immediate addresses only, element limits, 0xE3 shapes);
+4. call the handler bound to the record's funcVA (or, where the funcVA is unknown, to its key), which gathers
+   the source over the active partitions, runs the kernel and plans the destination writes;
+5. check every planned write is inside SBUF, then write. Nothing is written when any step fails.
+
+Memory reading (MODEL §4): an immediate ADDR4 is a flat address, bit 25 = PSUM (an error for these ops);
+partition = addr // partition_bytes, byte offset = addr % partition_bytes. A TENSOR3D addresses u32 elements
+(4 little-endian bytes) at ``offset + 4 * (i0*step0 + i1*step1 + i2*step2)``, dim 0 innermost, steps signed,
+step 0 broadcasts; element k of the stream is ``i0 + n0*(i1 + n1*i2)``. The same offsets apply in each of
+``num_active_channels`` consecutive partitions from the start partition. When a destination pattern addresses
+one byte more than once, the last element written (in stream order) wins.
+
+QuantizeMX (0xE3) reading (q7emu's choice; SPEC does not pin it):
+
+* src: the TENSOR3D's u32 elements per partition are the fp16/bf16 source (in_dtype), two per word, element 2i
+  in the low half (little-endian): F = 2 * count(src) free elements, P = num_active_channels partitions.
+* dst data: MXTENSOR1D ``start_addr`` (a quadrant-base partition), ``num_elem`` = F/4 u32 words per partition,
+  ``step_elem`` their signed stride in u32 elements (0 broadcasts); word j holds FP8 elements 4j..4j+3
+  (element 4j+k in byte k).
+* dst scales: one E8M0 byte per 8-partition x 4-element block, bytes contiguous from ``scale_addr``'s byte
+  offset (block column j at +j). Block row i (partitions 8i..8i+7 of the active range) lands on partition
+  ``scale_base + 32*(i // 4) + scale_pidx + (i % 4)``: each quadrant's 4 scale rows at scale_pidx..scale_pidx+3
+  of that quadrant. Data is written first, scales second (a scale byte wins an overlap). Other bytes untouched.
+* the header's saturate bit is shown but has no effect: MODEL §2 always saturates.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from q7emu.errors import DispatchError, InvalidArgument, Q7Error
+from q7emu.isa.enums import DType, Engine, Generation, Opcode
+from q7emu.isa.kernel_info import (TENSOR_DEQUANT_FUNC_VA, KernelInfoRecord, KernelInfoTable, dve_table,
+                              engine_of, pool_table)
+from q7emu.isa.records import RawRecord, Record, S3D3TensDequant, S3DMX1Quant, Tensor3D, decode_record
+from q7emu.isa.validate import footprint, require_executable, validate
+from q7emu.model.knobs import DEQUANT_KNOBS, QUANTIZE_MX_KNOBS, check_knob, path_name
+
+NUM_PARTITIONS = 128
+DEFAULT_PARTITION_BYTES = 0x30000
+#: knobs a Machine accepts (scale_layout is fixed by the record: the machine always places scales itself)
+MACHINE_KNOBS: dict[str, tuple[str, ...]] = {**DEQUANT_KNOBS,
+                                             **{k: v for k, v in QUANTIZE_MX_KNOBS.items() if k != "scale_layout"}}
+
+
+@dataclass(frozen=True)
+class Region:
+    """A rectangle of SBUF: ``count`` partitions from ``partition``, ``length`` bytes from byte ``offset``."""
+
+    partition: int
+    count: int
+    offset: int
+    length: int
+
+    def as_tuple(self) -> tuple[int, int, int, int]:
+        return (self.partition, self.count, self.offset, self.length)
+
+
+@dataclass
+class Write:
+    """A planned write: ``data`` uint8 [len(partitions), len(offsets)] to SBUF[partitions][:, offsets]."""
+
+    partitions: np.ndarray
+    offsets: np.ndarray
+    data: np.ndarray
+
+    def region(self) -> Region | None:
+        if self.partitions.size == 0 or self.offsets.size == 0:
+            return None
+        p0, p1 = int(self.partitions.min()), int(self.partitions.max())
+        o0, o1 = int(self.offsets.min()), int(self.offsets.max())
+        return Region(p0, p1 - p0 + 1, o0, o1 - o0 + 1)
+
+
+@dataclass
+class ExecResult:
+    """What one ``Machine.execute`` did. ``regions`` are the bounding boxes of the bytes written."""
+
+    opcode: int
+    engine: str
+    table: str
+    func_va: int
+    path: str
+    regions: list[Region] = field(default_factory=list)
+    bytes_written: int = 0
+    seconds: float = 0.0
+
+
+Handler = Callable[["Machine", Record, Any], "tuple[str, list[Write]]"]
+
+
+def load_sbuf_image(path: Any) -> np.ndarray:
+    """An SBUF image from an .npz: the array named 'sbuf' (or its only array), uint8 [128, partition_bytes]."""
+    with np.load(path, allow_pickle=False) as z:
+        key = "sbuf" if "sbuf" in z.files else (z.files[0] if len(z.files) == 1 else None)
+        if key is None:
+            raise InvalidArgument(str(path), sorted(z.files), "needs an array named 'sbuf' (uint8 [128, partition_bytes])")
+        sbuf = z[key]
+    if sbuf.dtype != np.uint8 or sbuf.ndim != 2 or sbuf.shape[0] != NUM_PARTITIONS:
+        raise InvalidArgument(str(path), f"{sbuf.dtype} {sbuf.shape}", "sbuf must be uint8 [128, partition_bytes]")
+    return sbuf
+
+
+def normalize_machine_knobs(knobs: dict[str, Any] | None) -> dict[str, str]:
+    """Check knob names and values (MODEL §1-§2); return the full dict with defaults filled in."""
+    knobs = dict(knobs or {})
+    for name in knobs:
+        if name not in MACHINE_KNOBS:
+            raise InvalidArgument("knob", name, f"unknown machine knob; known: {', '.join(MACHINE_KNOBS)}")
+    return {name: check_knob(name, knobs.get(name, vals[0]), MACHINE_KNOBS) for name, vals in MACHINE_KNOBS.items()}
+
+
+def element_offsets(t: Tensor3D, offset: int) -> np.ndarray:
+    """Byte offset (int64 [count]) of each u32 element of a TENSOR3D, stream order (dim 0 innermost)."""
+    n0, n1, n2 = t.num_elem
+    s0, s1, s2 = t.step_elem
+    o = (np.arange(n2, dtype=np.int64)[:, None, None] * s2 + np.arange(n1, dtype=np.int64)[None, :, None] * s1
+         + np.arange(n0, dtype=np.int64)[None, None, :] * s0)
+    return offset + 4 * o.reshape(-1)
+
+
+def _import_backend(backend: str, module: str):
+    import importlib
+    name = "q7emu.golden" if backend == "golden" else f"q7emu.kernels.{module}"
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        raise Q7Error(f"{name} is not available ({e}); build the extensions or use backend='golden'") from None
+
+
+class EngineModel:
+    """One engine (POOL or DVE): its kernel_info table and the handlers q7emu binds to funcVAs."""
+
+    def __init__(self, kind: Engine, table: KernelInfoTable, bindings: dict[int, Handler],
+                 key_bindings: dict[int, Handler]) -> None:
+        self.kind = kind
+        self.table = table
+        self.bindings = bindings          # funcVA -> handler
+        self.key_bindings = key_bindings  # key word -> handler, for records whose funcVA is unknown
+
+    def dispatch(self, opcode: int, spec: int) -> tuple[KernelInfoRecord, Handler]:
+        rec = self.table.lookup(opcode, spec)
+        handler = (self.bindings.get(rec.func_va) if rec.func_va_known else None) or self.key_bindings.get(rec.key)
+        if handler is None:
+            va = f"0x{rec.func_va:08x}" if rec.func_va_known else "an unknown funcVA"
+            raise DispatchError(f"opcode 0x{opcode:02x} spec {rec.spec} ({rec.name or 'unnamed'}) is registered at "
+                                f"{va} in the {self.table.generation.name} {self.kind.value} table, "
+                                "but q7emu binds no handler to it")
+        return rec, handler
+
+
+class Machine:
+    """SBUF (uint8 [128, partition_bytes]) plus the POOL and DVE engines of one generation.
+
+    ``knobs``: model knobs of MODEL §1-§2 (``nibble_order``, ``fp6_packing``, ``mx_layout``, ``mx_scale``,
+    ``nf4_table``, ``emax``, ``underflow``). ``backend``: "kernel" (the IVP kernels, default) or "golden"
+    (the golden models; used to build expected bytes of cases).
+    """
+
+    def __init__(self, generation: Generation | str, partition_bytes: int = DEFAULT_PARTITION_BYTES,
+                 knobs: dict[str, Any] | None = None, backend: str = "kernel") -> None:
+        self.generation = Generation.parse(generation)
+        if isinstance(partition_bytes, bool) or not isinstance(partition_bytes, (int, np.integer)) \
+                or not 4 <= int(partition_bytes) <= (1 << 25) // NUM_PARTITIONS or int(partition_bytes) % 4:
+            raise InvalidArgument("partition_bytes", partition_bytes,
+                                  "must be a multiple of 4 in 4..0x40000 (128 partitions below the PSUM bit 25)")
+        self.partition_bytes = int(partition_bytes)
+        self.knobs = normalize_machine_knobs(knobs)
+        if backend not in ("kernel", "golden"):
+            raise InvalidArgument("backend", backend, "must be 'kernel' or 'golden'")
+        self.backend = backend
+        self.sbuf = np.zeros((NUM_PARTITIONS, self.partition_bytes), dtype=np.uint8)
+        gen = self.generation
+        pool_bind: dict[int, Handler] = {}
+        if gen in TENSOR_DEQUANT_FUNC_VA:
+            pool_bind[TENSOR_DEQUANT_FUNC_VA[gen]] = _handle_tensor_dequantize
+        self.pool = EngineModel(Engine.POOL, pool_table(gen), pool_bind, {})
+        self.dve = EngineModel(Engine.DVE, dve_table(gen), {}, {Opcode.QUANTIZE_MX << 24: _handle_quantize_mx})
+
+    # ------------------------------------------------------------------ SBUF access
+    def load(self, partition: int, offset: int, data: np.ndarray) -> None:
+        """Copy uint8 ``data`` [count, length] (or [length] for one partition) into SBUF."""
+        arr = np.asarray(data)
+        if arr.dtype != np.uint8:
+            raise InvalidArgument("data.dtype", str(arr.dtype), "must be uint8")
+        if arr.ndim == 1:
+            arr = arr[None, :]
+        if arr.ndim != 2:
+            raise InvalidArgument("data.ndim", arr.ndim, "must be 1 or 2")
+        self._check_region(Region(partition, arr.shape[0], offset, arr.shape[1]))
+        self.sbuf[partition:partition + arr.shape[0], offset:offset + arr.shape[1]] = arr
+
+    def read(self, partition: int, count: int, offset: int, length: int) -> np.ndarray:
+        """A copy of SBUF[partition:partition+count, offset:offset+length] (uint8)."""
+        self._check_region(Region(partition, count, offset, length))
+        return self.sbuf[partition:partition + count, offset:offset + length].copy()
+
+    def _check_region(self, r: Region) -> None:
+        if not (0 <= r.partition and r.count >= 0 and r.partition + r.count <= NUM_PARTITIONS
+                and 0 <= r.offset and r.length >= 0 and r.offset + r.length <= self.partition_bytes):
+            raise InvalidArgument("region", r.as_tuple(),
+                                  f"must lie inside SBUF (128 partitions x 0x{self.partition_bytes:x} bytes)")
+
+    def _sbuf_location(self, name: str, addr) -> tuple[int, int]:
+        if not addr.is_immediate:
+            raise InvalidArgument(name, f"0x{addr.raw:08x}", "register-form ADDR4 is not modelled by q7emu")
+        if addr.is_psum:
+            raise InvalidArgument(name, f"0x{addr.raw:08x}", "PSUM (bit 25) is not allowed for this operand")
+        p, off = addr.locate(self.partition_bytes)
+        if p >= NUM_PARTITIONS:
+            raise InvalidArgument(name, f"0x{addr.raw:08x}", "address beyond SBUF")
+        return p, off
+
+    def gather(self, t: Tensor3D, num_partitions: int) -> np.ndarray:
+        """u32 elements (uint32 [num_partitions, count]) addressed by ``t`` in consecutive partitions."""
+        p0, off = self._sbuf_location("start_addr", t.start_addr)
+        offs = element_offsets(t, off)
+        fp = footprint(off, t.step_elem, t.num_elem)
+        if p0 + num_partitions > NUM_PARTITIONS or (fp is not None and (fp[0] < 0 or fp[1] > self.partition_bytes)):
+            raise InvalidArgument("pattern", (p0, num_partitions, fp), "gather leaves SBUF")
+        idx = offs[:, None] + np.arange(4)
+        raw = self.sbuf[p0:p0 + num_partitions][:, idx.reshape(-1)]
+        return np.ascontiguousarray(raw).view("<u4").reshape(num_partitions, offs.size).astype(np.uint32)
+
+    def plan_scatter(self, partitions: np.ndarray, elem_offsets: np.ndarray, values: np.ndarray,
+                     elem_bytes: int) -> Write:
+        """Plan writing ``values`` (uint8 [P, k*elem_bytes]) to elements at ``elem_offsets`` (last write wins)."""
+        boffs = (elem_offsets[:, None] + np.arange(elem_bytes)).reshape(-1)
+        if boffs.size != values.shape[1]:
+            raise Q7Error(f"internal: {values.shape[1]} result bytes for {boffs.size} destination bytes")
+        rev = boffs[::-1]
+        uniq, first = np.unique(rev, return_index=True)
+        keep = boffs.size - 1 - first
+        return Write(np.asarray(partitions, dtype=np.int64), uniq.astype(np.int64), values[:, keep])
+
+    def _commit(self, writes: Sequence[Write]) -> tuple[list[Region], int]:
+        for w in writes:
+            if w.partitions.size and (w.partitions.min() < 0 or w.partitions.max() >= NUM_PARTITIONS):
+                raise InvalidArgument("destination partitions", (int(w.partitions.min()), int(w.partitions.max())),
+                                      "leave the 128 SBUF partitions")
+            if w.offsets.size and (w.offsets.min() < 0 or w.offsets.max() >= self.partition_bytes):
+                raise InvalidArgument("destination bytes", (int(w.offsets.min()), int(w.offsets.max())),
+                                      f"leave the partition (0..0x{self.partition_bytes:x})")
+            if w.data.shape != (w.partitions.size, w.offsets.size) or w.data.dtype != np.uint8:
+                raise Q7Error(f"internal: write of shape {w.data.shape} for {w.partitions.size}x{w.offsets.size}")
+        regions, total = [], 0
+        for w in writes:
+            self.sbuf[np.ix_(w.partitions, w.offsets)] = w.data
+            r = w.region()
+            if r is not None:
+                regions.append(r)
+                total += w.data.size
+        return regions, total
+
+    # ------------------------------------------------------------------ execution
+    def engine_for(self, opcode: int) -> EngineModel:
+        return self.dve if engine_of(opcode) is Engine.DVE else self.pool
+
+    def execute(self, record: "bytes | bytearray | Record", trace: Any = None) -> ExecResult:
+        """Decode, dispatch, validate and run one 64-byte record; return what was written.
+
+        Raises DispatchError (kernel_info miss, firmware words), ValidityError (a firmware clause),
+        InvalidArgument (q7emu's own limits) or Q7Error; SBUF is untouched whenever anything is raised."""
+        t0 = time.perf_counter()
+        rec = decode_record(bytes(record)) if isinstance(record, (bytes, bytearray, memoryview)) else record
+        if not isinstance(rec, (S3D3TensDequant, S3DMX1Quant, RawRecord)):
+            raise InvalidArgument("record", type(rec).__name__, "must be 64 bytes or a decoded record")
+        opcode = rec.header.opcode
+        spec = rec.body[0] if isinstance(rec, RawRecord) and opcode == 0xF0 else 0
+        engine = self.engine_for(opcode)
+        kinfo, handler = engine.dispatch(opcode, spec)
+        validate(rec, self.generation, self.partition_bytes)
+        require_executable(rec, self.partition_bytes)
+        path, writes = handler(self, rec, trace)
+        regions, total = self._commit(writes)
+        return ExecResult(opcode, engine.kind.value, engine.table.name, kinfo.func_va, path, regions, total,
+                          time.perf_counter() - t0)
+
+
+# ---------------------------------------------------------------------- handlers
+def _handle_tensor_dequantize(m: Machine, r: S3D3TensDequant, trace: Any) -> tuple[str, list[Write]]:
+    """POOL 0x7B: gather src u32 words per active partition, dequantize, scatter by the dst pattern."""
+    path = path_name(r.dequant_fmt, r.group_size)
+    nac = r.num_active_channels
+    if r.src.count == 0:
+        return path, []
+    words = m.gather(r.src, nac)
+    mod = _import_backend(m.backend, "dequant")
+    kn = {k: m.knobs[k] for k in DEQUANT_KNOBS}
+    src = np.ascontiguousarray(words.astype("<u4")).view(np.uint8)
+    kwargs = dict(kn)
+    if trace is not None and m.backend == "kernel":
+        kwargs["trace"] = trace
+    out = np.asarray(mod.dequantize(src, r.dequant_fmt, r.group_size, **kwargs))
+    if out.dtype != np.uint8 or out.shape != (nac, r.dst.count * 4):
+        raise Q7Error(f"internal: dequantize returned {out.dtype} {out.shape}, expected uint8 "
+                      f"({nac}, {r.dst.count * 4})")
+    dp, doff = m._sbuf_location("dst.start_addr", r.dst.start_addr)
+    parts = np.arange(dp, dp + nac)
+    return path, [m.plan_scatter(parts, element_offsets(r.dst, doff), out, 4)]
+
+
+def _handle_quantize_mx(m: Machine, r: S3DMX1Quant, trace: Any) -> tuple[str, list[Write]]:
+    """DVE 0xE3: gather fp16/bf16 pairs, quantize over P x F, scatter data words and quadrant scales."""
+    import ml_dtypes
+
+    nac = r.num_active_channels
+    if r.src.count == 0:                # F = 0: nothing to quantize, nothing written
+        return "quantize_mx", []
+    words = m.gather(r.src, nac)
+    halves = np.ascontiguousarray(words.astype("<u4")).view("<u2")
+    src = halves.view(np.float16 if r.in_dtype == DType.FP16 else ml_dtypes.bfloat16)
+    dst_dtype = "float8_e4m3fn" if r.out_dtype == DType.FP8_EXP4 else "float8_e5m2"
+    mod = _import_backend(m.backend, "quantize_mx")
+    kwargs: dict[str, Any] = dict(scale_layout="compact", emax=m.knobs["emax"], underflow=m.knobs["underflow"])
+    if trace is not None and m.backend == "kernel":
+        kwargs["trace"] = trace
+    data, scale = mod.quantize_mx(src, dst_dtype, **kwargs)
+    data, scale = np.asarray(data), np.asarray(scale)
+    f4 = src.shape[1] // 4
+    if data.shape != (nac, f4) or scale.shape != (nac // 8, f4):
+        raise Q7Error(f"internal: quantize_mx returned data {data.shape}, scale {scale.shape}")
+    d = r.dst
+    dp, doff = m._sbuf_location("dst.start_addr", d.start_addr)
+    sp, soff = m._sbuf_location("dst.scale_addr", d.scale_addr)
+    dbytes = np.ascontiguousarray(data.astype("<u4")).view(np.uint8)
+    offs = doff + 4 * np.arange(d.num_elem, dtype=np.int64) * d.step_elem
+    writes = [m.plan_scatter(np.arange(dp, dp + nac), offs, dbytes, 4)]
+    scale = np.ascontiguousarray(scale.astype(np.uint8))
+    for q in range(nac // 32):          # one write per quadrant: rows 4q..4q+3 -> scale_pidx..+3 of quadrant q
+        parts = sp + 32 * q + d.scale_pidx + np.arange(4, dtype=np.int64)
+        writes.append(Write(parts, soff + np.arange(f4, dtype=np.int64), scale[4 * q:4 * q + 4]))
+    return "quantize_mx", writes
+
+
+def dst_mask(record: Record, partition_bytes: int = DEFAULT_PARTITION_BYTES) -> np.ndarray | None:
+    """bool [128, partition_bytes]: the bytes a valid immediate-address record may write (for checks/tests);
+    None when the destination cannot be located (register form, PSUM, beyond SBUF)."""
+    mask = np.zeros((NUM_PARTITIONS, partition_bytes), dtype=bool)
+
+    def loc(a):
+        if not a.is_immediate or a.is_psum:
+            return None
+        p, off = a.locate(partition_bytes)
+        return None if p >= NUM_PARTITIONS else (p, off)
+
+    def mark(parts, offs):
+        parts = np.asarray(parts)
+        offs = np.asarray(offs)
+        parts = parts[(parts >= 0) & (parts < NUM_PARTITIONS)]
+        offs = offs[(offs >= 0) & (offs < partition_bytes)]
+        mask[np.ix_(parts, offs)] = True
+
+    if isinstance(record, S3D3TensDequant):
+        lc = loc(record.dst.start_addr)
+        if lc is None:
+            return None
+        if record.dst.count > 1 << 24:
+            return None
+        offs = (element_offsets(record.dst, lc[1])[:, None] + np.arange(4)).reshape(-1)
+        mark(np.arange(lc[0], lc[0] + record.num_active_channels), offs)
+        return mask
+    if isinstance(record, S3DMX1Quant):
+        d = record.dst
+        a, s = loc(d.start_addr), loc(d.scale_addr)
+        if a is None or s is None:
+            return None
+        offs = (a[1] + 4 * np.arange(d.num_elem, dtype=np.int64) * d.step_elem)[:, None] + np.arange(4)
+        mark(np.arange(a[0], a[0] + record.num_active_channels), offs.reshape(-1))
+        rows = np.arange(record.num_active_channels // 8)
+        mark(s[0] + 32 * (rows // 4) + d.scale_pidx + rows % 4, s[1] + np.arange(d.num_elem))
+        return mask
+    return mask

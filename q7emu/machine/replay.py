@@ -1,0 +1,116 @@
+"""Replay many cases: find them, run them (optionally in worker processes), show progress, format rows."""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, Iterable, TextIO
+
+from q7emu.machine.cases import CASE_FORMAT, CaseResult, load_case, run_case
+from q7emu.errors import CaseError, Q7Error
+
+#: show a progress bar when at least this many cases are replayed
+PROGRESS_THRESHOLD = 16
+
+
+def find_cases(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """Case JSON files named by ``paths``: a case file / stem, or a directory searched recursively
+    (only JSON files whose text declares the ``q7emu-case`` format). Sorted per directory."""
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            for j in sorted(p.rglob("*.json")):
+                try:
+                    head = j.read_text(errors="replace")[:400]
+                except OSError:
+                    continue
+                if CASE_FORMAT in head:
+                    out.append(j)
+        else:
+            j = p if p.suffix == ".json" else p.with_suffix(".json")
+            if not j.exists():
+                raise CaseError(f"{p}: no such case or directory")
+            out.append(j)
+    return out
+
+
+class ProgressBar:
+    """A tiny text progress bar on a stream (stderr), redrawn in place with ``\\r``."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, width: int = 30, enabled: bool = True) -> None:
+        self.total, self.done, self.failed = total, 0, 0
+        self.stream = stream or sys.stderr
+        self.width, self.enabled = width, enabled
+        self.t0 = time.perf_counter()
+
+    def update(self, ok: bool) -> None:
+        self.done += 1
+        self.failed += 0 if ok else 1
+        if self.enabled:
+            frac = self.done / max(self.total, 1)
+            fill = int(frac * self.width)
+            self.stream.write(f"\r[{'#' * fill}{'.' * (self.width - fill)}] {self.done}/{self.total} "
+                              f"{self.failed} failed {time.perf_counter() - self.t0:6.1f}s")
+            self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _run_path(path: str, knobs: dict[str, Any] | None, backend: str) -> CaseResult:
+    t0 = time.perf_counter()
+    try:
+        case = load_case(path)
+    except Q7Error as e:
+        return CaseResult(Path(path).stem, path, -1, False, 0, time.perf_counter() - t0, error=f"{type(e).__name__}: {e}")
+    return run_case(case, knobs=knobs, backend=backend)
+
+
+def replay(paths: Iterable[str | os.PathLike], jobs: int = 1, knobs: dict[str, Any] | None = None,
+           backend: str = "kernel", progress: bool | None = None, stream: TextIO | None = None) -> list[CaseResult]:
+    """Replay every case under ``paths``; results in the order the cases were found.
+
+    ``jobs`` > 1 runs cases in a ProcessPoolExecutor. ``progress`` None = a bar on stderr when there are at
+    least :data:`PROGRESS_THRESHOLD` cases and stderr is a terminal; True / False force it on / off."""
+    files = [str(p) for p in find_cases(paths)]
+    if jobs < 1:
+        raise CaseError(f"--jobs must be >= 1, got {jobs}")
+    if progress is None:
+        out = stream or sys.stderr
+        progress = len(files) >= PROGRESS_THRESHOLD and bool(getattr(out, "isatty", lambda: False)())
+    bar = ProgressBar(len(files), stream, enabled=progress)
+    results: list[CaseResult | None] = [None] * len(files)
+    if jobs == 1 or len(files) <= 1:
+        for i, f in enumerate(files):
+            results[i] = _run_path(f, knobs, backend)
+            bar.update(results[i].ok)
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as ex:
+            futs = {ex.submit(_run_path, f, knobs, backend): i for i, f in enumerate(files)}
+            from concurrent.futures import as_completed
+            for fut in as_completed(futs):
+                i = futs[fut]
+                try:
+                    results[i] = fut.result()
+                except Exception as e:  # a worker died: report, do not crash
+                    results[i] = CaseResult(Path(files[i]).stem, files[i], -1, False, 0, 0.0,
+                                            error=f"worker failed: {type(e).__name__}: {e}")
+                bar.update(results[i].ok)
+    bar.close()
+    return [r for r in results if r is not None]
+
+
+def format_row(r: CaseResult) -> str:
+    """``OPCODE  PATH  BYTES  PASS|FAIL  TIME`` plus, for a failure, an indented detail line."""
+    op = f"0x{r.opcode:02x}" if r.opcode >= 0 else "  ? "
+    row = f"{op}  {r.path}  {r.nbytes:7d} B  {r.status}  {r.seconds * 1000:8.1f} ms"
+    if r.mismatch is not None:
+        row += "\n      " + r.mismatch.describe()
+    elif r.error:
+        row += "\n      " + r.error
+    return row
