@@ -6,6 +6,7 @@ Each .pyx becomes the extension of the same name in the matching q7emu sub-packa
 """
 import os
 import sys
+from pathlib import Path
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -21,16 +22,13 @@ DIRECTIVES = {
     "cdivision": True,
     "initializedcheck": False,
 }
-INCLUDE = ["src/primitives", "src/trace", "src/kernels"]
+INCLUDE = sorted(d.as_posix() for d in Path("src").iterdir() if d.is_dir())  # every layer folder of src/
 
-#: extension module -> its Cython source
-MODULES = {
-    "q7emu.primitives._ivp": "src/primitives/_ivp.pyx",
-    "q7emu.kernels._dequant": "src/kernels/_dequant.pyx",
-    "q7emu.kernels._quantize_mx": "src/kernels/_quantize_mx.pyx",
-}
+#: extension module -> its Cython source: src/<layer>/_<name>.pyx builds q7emu.<layer>._<name>
+MODULES = {f"q7emu.{pyx.parent.name}.{pyx.stem}": pyx.as_posix() for pyx in sorted(Path("src").glob("*/_*.pyx"))}
 extensions = [Extension(name, [source], include_dirs=INCLUDE, extra_compile_args=COMPILE_ARGS)
               for name, source in MODULES.items()]
 
-setup(ext_modules=cythonize(extensions, include_path=INCLUDE, compiler_directives=DIRECTIVES,
-                            nthreads=os.cpu_count() or 1))
+JOBS = os.cpu_count() or 1
+setup(ext_modules=cythonize(extensions, include_path=INCLUDE, compiler_directives=DIRECTIVES, nthreads=JOBS),
+      options={"build_ext": {"parallel": JOBS}})
