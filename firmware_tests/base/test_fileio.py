@@ -1,0 +1,64 @@
+"""q7emu.fileio.atomic_write: the old file survives any failure; the new one appears whole or not at all."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from q7emu.errors import InvalidArgument
+from q7emu.fileio import atomic_write, atomic_write_bytes, atomic_write_text
+
+
+def _leftovers(folder):
+    return [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_replaces_the_file_whole(tmp_path):
+    out = tmp_path / "out.bin"
+    atomic_write_bytes(out, b"old")
+    atomic_write_bytes(out, b"new contents")
+    assert out.read_bytes() == b"new contents"
+    atomic_write_text(out, "text ü")
+    assert out.read_text(encoding="utf-8") == "text ü"
+    assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("exc", [RuntimeError, KeyboardInterrupt])
+def test_an_error_while_writing_keeps_the_old_file(tmp_path, exc):
+    out = tmp_path / "out.bin"
+    atomic_write_bytes(out, b"old")
+    with pytest.raises(exc):
+        with atomic_write(out) as f:
+            f.write(b"partial")
+            raise exc()
+    assert out.read_bytes() == b"old"
+    assert _leftovers(tmp_path) == []
+
+
+def test_folder_and_missing_parent_are_errors(tmp_path):
+    with pytest.raises(InvalidArgument, match="is a folder"):
+        atomic_write_bytes(tmp_path, b"x")
+    with pytest.raises(InvalidArgument, match="does not exist"):
+        atomic_write_bytes(tmp_path / "no" / "such" / "file", b"x")
+    with pytest.raises(InvalidArgument, match="mode"):
+        with atomic_write(tmp_path / "x", "ab"):
+            pass
+
+
+def test_a_killed_writer_leaves_the_old_file(tmp_path):
+    """SIGKILL in the middle of a large write: the destination still holds the old bytes."""
+    out = tmp_path / "out.bin"
+    atomic_write_bytes(out, b"old")
+    code = ("import sys, time; from q7emu.fileio import atomic_write\n"
+            "with atomic_write(sys.argv[1]) as f:\n"
+            "    f.write(b'x' * (1 << 20)); sys.stdout.write('go\\n'); sys.stdout.flush(); time.sleep(30)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE)
+    assert proc.stdout.readline() == b"go\n"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    time.sleep(0.05)
+    assert out.read_bytes() == b"old"
