@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from q7emu.cli.main import main
 from q7emu.analysis.trace import Trace
+from q7emu.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = str(ROOT / "examples/cases/mariana/mariana_7b_proc_4bit_non_mx_e2m1")

@@ -1,18 +1,19 @@
-"""CLI command group loaded by q7emu.cli.main: ``q7emu explore`` and ``q7emu listing``."""
+"""CLI commands ``q7emu explore`` (the knob values that reproduce captured cases) and ``q7emu listing``
+(a kernel as bundles of ops with provenance)."""
 from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
 
-EXIT_OK, EXIT_FAIL = 0, 1
+from q7emu.cli.common import EXIT_FAIL, EXIT_OK, Subparsers, UsageError, parse_knobs
 
 
-def cmd_explore(args: argparse.Namespace, usage_error: type) -> int:
+def cmd_explore(args: argparse.Namespace) -> int:
+    """``q7emu explore``: replay cases under knob combinations; exit 0 when one reproduces every case."""
     from q7emu.analysis.explore import explore
 
     if args.jobs < 1:
-        raise usage_error(f"--jobs must be >= 1, got {args.jobs}")
+        raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
     progress = False if args.no_progress else (True if args.progress else None)
     res = explore(args.paths, knobs=args.knobs, jobs=args.jobs, progress=progress)
     if args.json:
@@ -22,19 +23,15 @@ def cmd_explore(args: argparse.Namespace, usage_error: type) -> int:
     return EXIT_OK if res.explained else EXIT_FAIL
 
 
-def cmd_listing(args: argparse.Namespace, usage_error: type) -> int:
+def cmd_listing(args: argparse.Namespace) -> int:
+    """``q7emu listing``: print (or dump as JSON) a kernel's bundles with operands and provenance."""
     from q7emu.analysis.listing import build
 
-    knobs: dict[str, str] = {}
-    for it in args.knob or []:
-        if "=" not in it:
-            raise usage_error(f"--knob {it!r}: expected NAME=VALUE")
-        k, v = it.split("=", 1)
-        knobs[k.strip()] = v.strip()
+    knobs = parse_knobs(args.knob, check=False)     # the listing checks them against the kernel's own knobs
     dst = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}.get(args.dst_dtype or "", args.dst_dtype)
     src = {"fp16": "float16", "bf16": "bfloat16"}.get(args.src_dtype or "", args.src_dtype)
     if args.kernel != "quantize_mx" and (src or dst):
-        raise usage_error("--src-dtype / --dst-dtype apply to quantize_mx only")
+        raise UsageError("--src-dtype / --dst-dtype apply to quantize_mx only")
     lst = build(args.kernel, args.fmt, knobs, src_dtype=src, dst_dtype=dst)
     if args.json:
         print(json.dumps(lst.to_json(), indent=1))
@@ -43,7 +40,8 @@ def cmd_listing(args: argparse.Namespace, usage_error: type) -> int:
     return EXIT_OK
 
 
-def register(sub: Any, parser_class: type, usage_error: type) -> None:
+def register(sub: Subparsers) -> None:
+    """Add ``explore`` and ``listing`` to the ``q7emu`` subparsers."""
     s = sub.add_parser(
         "explore", help="find the knob values that reproduce captured device output (cases)",
         description="Replay every case under every combination of the model knobs that apply to it (emulated "
@@ -59,7 +57,7 @@ def register(sub: Any, parser_class: type, usage_error: type) -> None:
     s.add_argument("--best", type=int, default=5, help="candidates shown when nothing reproduces (default 5)")
     s.add_argument("--progress", action="store_true", help="always show the progress bar on stderr")
     s.add_argument("--no-progress", action="store_true", help="never show the progress bar")
-    s.set_defaults(func=lambda a: cmd_explore(a, usage_error))
+    s.set_defaults(func=cmd_explore)
 
     s = sub.add_parser(
         "listing", help="print a kernel as bundles of ops with operands and provenance",
@@ -78,4 +76,4 @@ def register(sub: Any, parser_class: type, usage_error: type) -> None:
                    help="quantize_mx output")
     s.add_argument("--names", action="store_true", help="show register names beside indices (v23(vSIG))")
     s.add_argument("--json", action="store_true", help="the listing as JSON")
-    s.set_defaults(func=lambda a: cmd_listing(a, usage_error))
+    s.set_defaults(func=cmd_listing)

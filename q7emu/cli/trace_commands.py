@@ -1,4 +1,4 @@
-"""CLI command groups ``q7emu trace ...`` and ``q7emu profile ...`` (loaded by q7emu.cli.main).
+"""CLI commands ``q7emu trace ...`` and ``q7emu profile ...`` (registered by q7emu.cli.main).
 
 ::
 
@@ -24,10 +24,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from q7emu.cli.common import EXIT_FAIL, EXIT_OK, GENERATIONS, Parser, Subparsers, UsageError, parse_knobs, read_record
 
-EXIT_OK, EXIT_FAIL = 0, 1
-GENS = "SUNDA, CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK"
-_SUBCOMMANDS = ("show", "diff", "export", "import")
+#: ``--partition-bytes`` of a RECORD. A lambda, not common.parse_int: argparse names it in the error text
+#: (``invalid <lambda> value``), and the CLI's error texts are kept as they are.
+_partition_bytes = lambda s: int(s, 0)  # noqa: E731
 
 
 def _is_case(target: str) -> bool:
@@ -38,27 +39,27 @@ def _is_case(target: str) -> bool:
 
 
 def run_target(target: str, recorder: Any, *, sbuf: str | None = None, generation: str | None = None,
-               knobs: list[str] | None = None, partition_bytes: int | None = None, usage_error: type = ValueError
-               ) -> tuple[Any, str, str | None]:
+               knobs: list[str] | None = None, partition_bytes: int | None = None) -> tuple[Any, str, str | None]:
     """Execute a CASE or RECORD with ``trace=recorder`` (None: untraced).
-    Returns (ExecResult, label for the trace header, case verdict or None)."""
-    from q7emu.cli.main import _knobs, _read_record
+
+    Returns (ExecResult, label for the trace header, case verdict or None). Raises UsageError for options
+    that do not apply to a CASE and for a case that expects an error."""
     from q7emu.machine.machine import DEFAULT_PARTITION_BYTES, Machine, load_sbuf_image
 
-    kn = _knobs(knobs)
+    kn = parse_knobs(knobs)
     if _is_case(target):
         from q7emu.machine.cases import _prepared_machine, compare, load_case
         if sbuf is not None or generation is not None or partition_bytes is not None:
-            raise usage_error("--sbuf, -g and --partition-bytes apply to a RECORD; a CASE carries its own")
+            raise UsageError("--sbuf, -g and --partition-bytes apply to a RECORD; a CASE carries its own")
         case = load_case(target)
         if case.expected_error is not None:
-            raise usage_error(f"{target}: the case expects an error ({case.expected_error!r}); nothing to trace")
+            raise UsageError(f"{target}: the case expects an error ({case.expected_error!r}); nothing to trace")
         m = _prepared_machine(case, kn, "kernel")
         res = m.execute(case.record, trace=recorder)
         mm = compare(case.expected, m.sbuf)
         verdict = "PASS" if mm is None else f"FAIL ({mm.describe()})"
         return res, str(case.path or target), verdict
-    record = _read_record(target)
+    record = read_record(target)
     arr = None
     if sbuf is not None:
         arr = load_sbuf_image(sbuf)
@@ -70,13 +71,13 @@ def run_target(target: str, recorder: Any, *, sbuf: str | None = None, generatio
     return res, f"record:{record.hex()}", None
 
 
-def _range(text: str | None, what: str, usage_error: type) -> tuple[int | None, int | None] | None:
-    from q7emu.errors import InvalidArgument
+def _range(text: str | None, what: str) -> tuple[int | None, int | None] | None:
     from q7emu.analysis.trace import parse_range
+    from q7emu.errors import InvalidArgument
     try:
         return parse_range(text, what)
     except InvalidArgument as e:
-        raise usage_error(str(e)) from None
+        raise UsageError(str(e)) from None
 
 
 def _names(items: list[str] | None) -> list[str] | None:
@@ -98,26 +99,28 @@ def _record_options(p: argparse.ArgumentParser, suppress: bool = False) -> None:
     p.add_argument("--jsonl", action="store_true", default=d if suppress else False,
                    help=h("write JSON Lines instead of the binary trace file"))
     p.add_argument("--sbuf", metavar="IN.npz", default=d, help=h("SBUF image for a RECORD (default: zeros)"))
-    p.add_argument("-g", "--generation", default=d, help=h(f"generation for a RECORD: {GENS} (default MARIANA)"))
+    p.add_argument("-g", "--generation", default=d, help=h(f"generation for a RECORD: {GENERATIONS} (default MARIANA)"))
     p.add_argument("--knob", action="append", metavar="NAME=VALUE", default=d,
                    help=h("model knob (MODEL.md §1-§2), repeatable; overrides a case's knobs"))
-    p.add_argument("--partition-bytes", type=lambda s: int(s, 0), default=d,
+    p.add_argument("--partition-bytes", type=_partition_bytes, default=d,
                    help=h("SBUF bytes per partition for a RECORD without --sbuf (default 0x30000)"))
 
 
-def cmd_trace(args: argparse.Namespace, parser_class: type, usage_error: type) -> int:
+def cmd_trace(args: argparse.Namespace) -> int:
+    """``q7emu trace``: record a trace of a CASE|RECORD, or run the ``show`` / ``diff`` / ``export`` /
+    ``import`` subcommand named by the first word of ``args.argv``."""
     argv = list(args.argv or [])
     if not argv:
-        raise usage_error("trace: give CASE|RECORD -o FILE, or a subcommand (show, diff, export, import); "
-                          "see q7emu trace --help")
+        raise UsageError("trace: give CASE|RECORD -o FILE, or a subcommand (show, diff, export, import); "
+                         "see q7emu trace --help")
     mode = argv[0]
     if mode == "show":
-        return _trace_show(argv[1:], parser_class, usage_error)
+        return _trace_show(argv[1:])
     if mode == "diff":
-        return _trace_diff(argv[1:], parser_class, usage_error)
+        return _trace_diff(argv[1:])
     if mode in ("export", "import"):
-        return _trace_convert(mode, argv[1:], parser_class, usage_error)
-    p = parser_class(prog="q7emu trace", add_help=False)
+        return _trace_convert(mode, argv[1:])
+    p = Parser(prog="q7emu trace", add_help=False)
     p.add_argument("target", metavar="CASE|RECORD")
     _record_options(p)
     inner = p.parse_args(argv)
@@ -127,20 +130,20 @@ def cmd_trace(args: argparse.Namespace, parser_class: type, usage_error: type) -
             setattr(inner, k, outer)
         elif isinstance(v, list) and isinstance(outer, list):
             setattr(inner, k, outer + v)
-    return _trace_record(inner, usage_error)
+    return _trace_record(inner)
 
 
-def _trace_record(a: argparse.Namespace, usage_error: type) -> int:
+def _trace_record(a: argparse.Namespace) -> int:
     from q7emu.analysis.trace import Recorder
 
     if not a.output:
-        raise usage_error("trace: -o FILE is required")
-    win = _range(a.window, "--window", usage_error)
+        raise UsageError("trace: -o FILE is required")
+    win = _range(a.window, "--window")
     if win is not None:
         win = (win[0] or 0, 0xFFFFFFFF if win[1] is None else win[1])
     rec = Recorder(window=win, ops=_names(a.ops))
     res, label, verdict = run_target(a.target, rec, sbuf=a.sbuf, generation=a.generation, knobs=a.knob,
-                                     partition_bytes=a.partition_bytes, usage_error=usage_error)
+                                     partition_bytes=a.partition_bytes)
     rec.case = label
     t = rec.trace
     t.case = label
@@ -158,18 +161,18 @@ def _trace_record(a: argparse.Namespace, usage_error: type) -> int:
     return EXIT_OK
 
 
-def _trace_show(argv: list[str], parser_class: type, usage_error: type) -> int:
+def _trace_show(argv: list[str]) -> int:
     from q7emu.analysis.trace import Trace
 
-    p = parser_class(prog="q7emu trace show", description="print trace records in each op's lane view")
+    p = Parser(prog="q7emu trace show", description="print trace records in each op's lane view")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--op", action="append", metavar="NAME[,NAME]", help="only these mnemonics (repeatable)")
     p.add_argument("--seq", metavar="A:B", help="only sequence numbers A <= seq < B")
     p.add_argument("--lanes", metavar="A:B", help="only lanes A <= lane < B of each vector operand")
     a = p.parse_args(argv)
     t = Trace.load(a.file)
-    seq = _range(a.seq, "--seq", usage_error)
-    lanes = _range(a.lanes, "--lanes", usage_error)
+    seq = _range(a.seq, "--seq")
+    lanes = _range(a.lanes, "--lanes")
     n = 0
     for text in t.show(op=_names(a.op), seq=seq, lanes=lanes):
         print(text)
@@ -178,10 +181,10 @@ def _trace_show(argv: list[str], parser_class: type, usage_error: type) -> int:
     return EXIT_OK
 
 
-def _trace_diff(argv: list[str], parser_class: type, usage_error: type) -> int:
+def _trace_diff(argv: list[str]) -> int:
     from q7emu.analysis.trace import Trace, diff
 
-    p = parser_class(prog="q7emu trace diff", description="compare two traces; exit 1 when they differ")
+    p = Parser(prog="q7emu trace diff", description="compare two traces; exit 1 when they differ")
     p.add_argument("a", metavar="A")
     p.add_argument("b", metavar="B")
     p.add_argument("--align", choices=("seq", "op"), default="seq",
@@ -193,10 +196,10 @@ def _trace_diff(argv: list[str], parser_class: type, usage_error: type) -> int:
     return EXIT_OK if r.same else EXIT_FAIL
 
 
-def _trace_convert(mode: str, argv: list[str], parser_class: type, usage_error: type) -> int:
+def _trace_convert(mode: str, argv: list[str]) -> int:
     from q7emu.analysis.trace import Trace
 
-    p = parser_class(prog=f"q7emu trace {mode}",
+    p = Parser(prog=f"q7emu trace {mode}",
                      description="binary trace -> JSON Lines" if mode == "export" else "JSON Lines -> binary trace")
     p.add_argument("file", metavar="FILE")
     p.add_argument("-o", "--output", required=True, metavar="OUT")
@@ -212,14 +215,14 @@ def _trace_convert(mode: str, argv: list[str], parser_class: type, usage_error: 
 
 
 # ---------------------------------------------------------------------- profile
-def cmd_profile(a: argparse.Namespace, usage_error: type) -> int:
+def cmd_profile(a: argparse.Namespace) -> int:
+    """``q7emu profile``: run a CASE|RECORD untraced and traced, print (or write) its profile."""
     from q7emu.analysis.profile import format_profile, plot, profile, require_matplotlib, write_chrome_trace
     from q7emu.analysis.trace import Recorder
 
     if a.plot:
         require_matplotlib()            # fail before running anything
-    kw = dict(sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes,
-              usage_error=usage_error)
+    kw: dict[str, Any] = dict(sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes)
     t0 = time.perf_counter()
     run_target(a.target, None, **kw)
     t_off = time.perf_counter() - t0
@@ -250,7 +253,8 @@ def cmd_profile(a: argparse.Namespace, usage_error: type) -> int:
 
 
 # ---------------------------------------------------------------------- registration
-def register(sub: Any, parser_class: type, usage_error: type) -> None:
+def register(sub: Subparsers) -> None:
+    """Add ``trace`` (with its show / diff / export / import words) and ``profile`` to the ``q7emu`` subparsers."""
     t = sub.add_parser("trace", help="record, show, diff and convert lane-level kernel traces",
                        description=__doc__.split("::", 1)[1].split("CASE is", 1)[0].strip("\n") + "\n\n"
                        "CASE is" + __doc__.split("CASE is", 1)[1],
@@ -258,20 +262,20 @@ def register(sub: Any, parser_class: type, usage_error: type) -> None:
                        usage="q7emu trace {CASE|RECORD -o FILE [options] | show | diff | export | import} ...")
     _record_options(t, suppress=True)
     t.add_argument("argv", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-    t.set_defaults(func=lambda a: cmd_trace(a, parser_class, usage_error))
+    t.set_defaults(func=cmd_trace)
 
     p = sub.add_parser("profile", help="per-op / per-bundle counts, modelled cycles and emulator time of a run",
                        description="Profile one CASE|RECORD: per-mnemonic counts, per-bundle issue counts, "
-                                   "estimated cycles (II = 1 per bundle + MAC latency 2; see q7emu.analysis.profile) per "
-                                   "group and per output element, and emulator time per op family.")
+                                   "estimated cycles (II = 1 per bundle + MAC latency 2; see q7emu.analysis.profile) "
+                                   "per group and per output element, and emulator time per op family.")
     p.add_argument("target", metavar="CASE|RECORD")
     p.add_argument("--json", action="store_true", help="print the profile as JSON")
     p.add_argument("--chrome-trace", metavar="FILE", help="write Chrome trace-event JSON (one slice per bundle)")
     p.add_argument("--plot", metavar="FILE.png", help="op-mix bar chart (needs matplotlib)")
     p.add_argument("--top", type=int, default=None, help="show only the N most frequent mnemonics")
     p.add_argument("--sbuf", metavar="IN.npz", help="SBUF image for a RECORD (default: zeros)")
-    p.add_argument("-g", "--generation", default=None, help=f"generation for a RECORD: {GENS} (default MARIANA)")
+    p.add_argument("-g", "--generation", default=None, help=f"generation for a RECORD: {GENERATIONS} (default MARIANA)")
     p.add_argument("--knob", action="append", metavar="NAME=VALUE", help="model knob, repeatable")
-    p.add_argument("--partition-bytes", type=lambda s: int(s, 0), default=None,
+    p.add_argument("--partition-bytes", type=_partition_bytes, default=None,
                    help="SBUF bytes per partition for a RECORD without --sbuf")
-    p.set_defaults(func=lambda a: cmd_profile(a, usage_error))
+    p.set_defaults(func=cmd_profile)

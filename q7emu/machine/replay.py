@@ -4,12 +4,13 @@ from __future__ import annotations
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Iterable, TextIO
+from typing import Any, TextIO
 
-from q7emu.machine.cases import CASE_FORMAT, CaseResult, load_case, run_case
 from q7emu.errors import CaseError, Q7Error
+from q7emu.machine.cases import CASE_FORMAT, CaseResult, load_case, run_case
 
 #: show a progress bar when at least this many cases are replayed
 PROGRESS_THRESHOLD = 16
@@ -47,6 +48,7 @@ class ProgressBar:
         self.t0 = time.perf_counter()
 
     def update(self, ok: bool) -> None:
+        """Count one finished case (``ok``: it passed) and redraw the bar."""
         self.done += 1
         self.failed += 0 if ok else 1
         if self.enabled:
@@ -57,6 +59,7 @@ class ProgressBar:
             self.stream.flush()
 
     def close(self) -> None:
+        """End the bar's line."""
         if self.enabled:
             self.stream.write("\n")
             self.stream.flush()
@@ -67,7 +70,8 @@ def _run_path(path: str, knobs: dict[str, Any] | None, backend: str) -> CaseResu
     try:
         case = load_case(path)
     except Q7Error as e:
-        return CaseResult(Path(path).stem, path, -1, False, 0, time.perf_counter() - t0, error=f"{type(e).__name__}: {e}")
+        return CaseResult(Path(path).stem, path, -1, False, 0, time.perf_counter() - t0,
+                          error=f"{type(e).__name__}: {e}")
     return run_case(case, knobs=knobs, backend=backend)
 
 
@@ -92,7 +96,6 @@ def replay(paths: Iterable[str | os.PathLike], jobs: int = 1, knobs: dict[str, A
     else:
         with ProcessPoolExecutor(max_workers=jobs) as ex:
             futs = {ex.submit(_run_path, f, knobs, backend): i for i, f in enumerate(files)}
-            from concurrent.futures import as_completed
             for fut in as_completed(futs):
                 i = futs[fut]
                 try:
