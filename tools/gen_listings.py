@@ -14,7 +14,7 @@ through the instruction layer of src/kernel_ops.pxi (``V3(tr, rf, <bundle>, "add
   ``# B<n>: ...`` comment in force at each op;
 * ``run()``'s ``cfg.X = ...`` assignments -> how the kernel configuration follows from the knobs.
 
-Nothing is typed by hand: q7emu/listing.py instantiates this tree for a kernel configuration, and
+Nothing is typed by hand: q7emu/analysis/listing.py instantiates this tree for a kernel configuration, and
 firmware_tests/test_listing.py checks that (a) regenerating gives the committed file and (b) the
 instantiated listing is exactly the (bundle, mnemonic, operands) sequence the kernel executes (trace).
 
@@ -27,6 +27,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "q7emu" / "analysis" / "listings.json"
@@ -38,44 +39,50 @@ MODULES = {
 }
 #: listing name -> (module, kernel function)
 KERNELS = {
-    "proc_4bit_non_mx": ("dequant", "proc_4bit_non_mx"),
+    "proc_4bit_non_mx": ("dequant", "proc_non_mx"),
     "proc_4bit_mx_8": ("dequant", "proc_4bit_mx_8"),
-    "proc_6bit_non_mx": ("dequant", "proc_6bit_non_mx"),
+    "proc_6bit_non_mx": ("dequant", "proc_non_mx"),
     "quantize_mx": ("quantize_mx", "quantize_block"),
 }
 TRACE_KINDS = {"tr_vec": "vec", "tr_wvec": "wvec", "tr_vbool": "vbool", "tr_pr": "pr", "tr_scalar": "scalar"}
 
 
 # ---------------------------------------------------------------------- lexical helpers
-def _strip_comment(line: str) -> str:
-    out, q = [], None
-    for ch in line:
-        if q:
-            out.append(ch)
-            if ch == q:
-                q = None
-        elif ch in "\"'":
-            q = ch
-            out.append(ch)
-        elif ch == "#":
-            break
-        else:
-            out.append(ch)
-    return "".join(out).rstrip()
-
-
-def _depth(text: str) -> int:
+def _scan(text: str) -> Iterator[tuple[str, int, bool]]:
+    """(character, bracket depth after it, inside a string literal) for every character of ``text``;
+    quotes are tracked (a bracket, comma or ``#`` inside a string counts for nothing)."""
     d, q = 0, None
     for ch in text:
         if q:
             if ch == q:
                 q = None
+            yield ch, d, True
         elif ch in "\"'":
             q = ch
-        elif ch in "([{":
-            d += 1
-        elif ch in ")]}":
-            d -= 1
+            yield ch, d, True
+        else:
+            if ch in "([{":
+                d += 1
+            elif ch in ")]}":
+                d -= 1
+            yield ch, d, False
+
+
+def _strip_comment(line: str) -> str:
+    """``line`` without its ``#`` comment (a ``#`` inside a string literal is kept)."""
+    out = []
+    for ch, _d, quoted in _scan(line):
+        if ch == "#" and not quoted:
+            break
+        out.append(ch)
+    return "".join(out).rstrip()
+
+
+def _depth(text: str) -> int:
+    """Open brackets left at the end of ``text`` (> 0: the logical line continues)."""
+    d = 0
+    for _ch, d, _q in _scan(text):
+        pass
     return d
 
 
@@ -111,20 +118,10 @@ def logical_lines(path: Path) -> list[dict]:
 
 
 def split_args(text: str) -> list[str]:
-    args, cur, d, q = [], [], 0, None
-    for ch in text:
-        if q:
-            cur.append(ch)
-            if ch == q:
-                q = None
-            continue
-        if ch in "\"'":
-            q = ch
-        elif ch in "([{":
-            d += 1
-        elif ch in ")]}":
-            d -= 1
-        if ch == "," and d == 0:
+    """The comma-separated arguments of a call's argument text, split at bracket depth 0, stripped."""
+    args, cur = [], []
+    for ch, d, quoted in _scan(text):
+        if ch == "," and d == 0 and not quoted:
             args.append("".join(cur).strip())
             cur = []
         else:
@@ -292,7 +289,7 @@ def build() -> dict:
     modules = {}
     wrappers_all: dict[str, dict] = {}
     for mod, files in MODULES.items():
-        acc = {"enum_src": [], "functions": {}, "run": None}
+        acc: dict = {"enum_src": [], "functions": {}, "run": None}
         for rel in files:
             p = ROOT / rel
             sources[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
