@@ -14,6 +14,7 @@ through the instruction layer of src/kernel_ops.pxi (``V3(tr, rf, <bundle>, "add
   ``# B<n>: ...`` comment in force at each op;
 * ``run()``'s ``cfg.X = ...`` assignments -> how the kernel configuration follows from the knobs.
 
+The kernels, their modules and source files come from the kernel registry (q7emu/registry.py).
 Nothing is typed by hand: q7emu/analysis/listing.py instantiates this tree for a kernel configuration, and
 firmware_tests/test_listing.py checks that (a) regenerating gives the committed file and (b) the
 instantiated listing is exactly the (bundle, mnemonic, operands) sequence the kernel executes (trace).
@@ -31,19 +32,14 @@ from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "q7emu" / "analysis" / "listings.json"
+sys.path.insert(0, str(ROOT))
+
+from q7emu import registry  # noqa: E402  (imports without the compiled extensions)
 
 #: module -> source files in include order (later enums override earlier ones, as in Cython)
-MODULES = {
-    "dequant": ["src/kernels/kernel_ops.pxi", "src/kernels/kernel_fp8.pxi", "src/kernels/_dequant.pyx"],
-    "quantize_mx": ["src/kernels/kernel_ops.pxi", "src/kernels/kernel_fp8.pxi", "src/kernels/_quantize_mx.pyx"],
-}
+MODULES: dict[str, tuple[str, ...]] = registry.modules()
 #: listing name -> (module, kernel function)
-KERNELS = {
-    "proc_4bit_non_mx": ("dequant", "proc_non_mx"),
-    "proc_4bit_mx_8": ("dequant", "proc_4bit_mx_8"),
-    "proc_6bit_non_mx": ("dequant", "proc_non_mx"),
-    "quantize_mx": ("quantize_mx", "quantize_block"),
-}
+KERNELS: dict[str, tuple[str, str]] = {e.name: (e.module, e.function) for e in registry.KERNELS}
 TRACE_KINDS = {"tr_vec": "vec", "tr_wvec": "wvec", "tr_vbool": "vbool", "tr_pr": "pr", "tr_scalar": "scalar"}
 
 
