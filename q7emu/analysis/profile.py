@@ -45,18 +45,20 @@ from typing import Any
 
 import numpy as np
 
+from q7emu import registry
+from q7emu.analysis.trace import Trace
 from q7emu.errors import Q7Error
-from q7emu.analysis.trace import KERNELS, Trace
 
 MAC_LATENCY = 2
-#: kernel id -> (elements per group, what a group is); the output data store is the kernel's last
-#: sav2nx8_xp bundle in the listing (quantize_mx's earlier one stores the scales)
-KERNEL_UNITS: dict[int, tuple[int, str]] = {
-    1: (8, "source word (8 codes)"),
-    2: (8, "MX group (8 codes + scale)"),
-    3: (16, "3 source words (16 codes)"),
-    4: (32, "MX block (8 partitions x 4)"),
-}
+#: kernel id -> (elements per group, what a group is), from the registry's ``unit``; the output data store
+#: is the kernel's last sav2nx8_xp bundle in the listing (quantize_mx's earlier one stores the scales)
+KERNEL_UNITS: dict[int, tuple[int, str]] = {int(e.kernel_id): e.unit for e in registry.KERNELS}
+
+
+def kernel_name(kernel_id: int) -> str | int:
+    """The registry name of a trace's kernel id, or the id itself when no kernel has it (0 = not given)."""
+    entry = registry.find(kernel_id)
+    return entry.name if entry is not None else kernel_id
 FAMILIES: list[tuple[str, str]] = [
     ("load/store", r"^(lv|lav|sav|sv|l2a|la)"),
     ("MAC", r"^(mul|dmul)"),
@@ -185,7 +187,7 @@ def profile(trace: Trace, mac_latency: int = MAC_LATENCY, time_ops: bool = True,
         for k, n in zip(uk.tolist(), nops.tolist()):
             rows = np.nonzero(keys == k)[0]
             mn = sorted({m.decode() for m in r["op"][rows]})
-            bundles.append({"kernel": KERNELS.get(k >> 16, k >> 16), "bundle": k & 0xFFFF,
+            bundles.append({"kernel": kernel_name(k >> 16), "bundle": k & 0xFFFF,
                             "issues": int(issues_of.get(k, 0)), "ops": int(n), "stall_cycles": int(stall_of.get(k, 0)),
                             "mnemonics": mn})
     # per run: cycles, groups, elements
@@ -204,7 +206,9 @@ def profile(trace: Trace, mac_latency: int = MAC_LATENCY, time_ops: bool = True,
         elems = _store_elements(trace, rows, kern)
         unit = KERNEL_UNITS.get(kern, (0, "n/a"))
         groups = elems / unit[0] if unit[0] else 0
-        runs.append({"run": ri, "kernel": KERNELS.get(kern, info.get("kernel", kern)), "knobs": info.get("knobs", {}),
+        name = kernel_name(kern)
+        runs.append({"run": ri, "kernel": name if isinstance(name, str) else info.get("kernel", kern),
+                     "knobs": info.get("knobs", {}),
                      "ops": int(rows.size), "issues": n_issue, "mac_stall_cycles": n_stall, "cycles": total,
                      "partitions": parts, "cycles_per_partition": total / parts if parts else None,
                      "output_elements": elems, "group": unit[1], "group_elements": unit[0], "groups": groups,
@@ -294,7 +298,7 @@ def chrome_trace(trace: Trace, mac_latency: int = MAC_LATENCY) -> dict[str, Any]
         for k in range(len(bounds) - 1):
             a, b = bounds[k], bounds[k + 1]
             run, part = int(r["run"][a]), int(r["partition"][a])
-            kern = KERNELS.get(int(r["kernel"][a]), str(int(r["kernel"][a])))
+            kern = str(kernel_name(int(r["kernel"][a])))
             if (run, part) not in seen:
                 seen.add((run, part))
                 ev.append({"ph": "M", "name": "thread_name", "pid": run, "tid": part,

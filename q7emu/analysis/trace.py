@@ -11,9 +11,9 @@ parsed :class:`Trace`. Parsing is deferred until first use, so a recorded run co
 recording plus one bytes copy.
 
 A record holds: run index (one per kernel call), sequence number (counts every executed primitive of the
-run, across partitions), partition, kernel id (1 proc_4bit_non_mx, 2 proc_4bit_mx_8, 3 proc_6bit_non_mx,
-4 quantize_mx), bundle index in the kernel listing (``B<n>`` in src/_dequant.pyx / src/_quantize_mx.pyx),
-mnemonic and its operands. An operand has kind (vec, wvec, vbool, pr, scalar), role (src = value before
+run, across partitions), partition, kernel id (:class:`q7emu.model.kernels.KernelId`: 1 proc_4bit_non_mx,
+2 proc_4bit_mx_8, 3 proc_6bit_non_mx, 4 quantize_mx), bundle index in the kernel listing (``B<n>`` in
+src/kernels/_dequant.pyx / src/kernels/_quantize_mx.pyx), mnemonic and its operands. An operand has kind (vec, wvec, vbool, pr, scalar), role (src = value before
 the op, dst = after), register index (255 immediate, 254 memory offset, 253 length for scalars), lane view
 and its bytes (vec 64, wvec 192 = the raw architectural image, vbool 8, pr 8, scalar 8 = int64).
 
@@ -79,6 +79,7 @@ import numpy as np
 
 from q7emu._version import __version__
 from q7emu.errors import InvalidArgument, Q7Error
+from q7emu.model.kernels import KernelId
 
 # ---------------------------------------------------------------------- raw record layout (q7trace.pxd)
 HEADER_BYTES = 32
@@ -94,8 +95,9 @@ VIEWS: list[tuple[str, int]] = [("2nx8", 8), ("nx16", 16), ("n_2x32", 32), ("nxf
 VIEW_IDS = {name: i for i, (name, _) in enumerate(VIEWS)}
 KIND_BYTES = {1: 64, 2: 192, 3: 8, 4: 8, 5: 8}
 DEFAULT_VIEW = {1: "2nx8", 2: "w48", 3: "vb8", 4: "pr", 5: "scalar"}
-KERNELS = {1: "proc_4bit_non_mx", 2: "proc_4bit_mx_8", 3: "proc_6bit_non_mx", 4: "quantize_mx"}
-KERNEL_IDS = {v: k for k, v in KERNELS.items()}
+#: kernel id of the record format -> kernel name, and back (q7emu.model.kernels.KernelId; 0 = not given)
+KERNELS: dict[int, str] = {int(k): k.kernel for k in KernelId}
+KERNEL_IDS: dict[str, int] = {v: k for k, v in KERNELS.items()}
 SCALAR_REGS = {255: "imm", 254: "off", 253: "len"}
 REG_PREFIX = {1: "v", 2: "wv", 3: "vb", 4: "pr"}
 UNKNOWN_BUNDLE = 0xFFFF
