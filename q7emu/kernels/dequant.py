@@ -14,7 +14,7 @@ import numpy as np
 
 from q7emu.errors import InvalidArgument
 from q7emu.kernels.cores import check_cores, host_threads, run_blocks
-from q7emu.kernels.extension import load_extension
+from q7emu.kernels.extension import cached_extension
 from q7emu.model.kernels import DEQUANT_PATHS, DequantFmt, dequant_kernel
 from q7emu.model.knobs import dequant_out_bytes, normalize_dequant_args, normalize_fmt
 from q7emu.model.tables import NF4_TABLES
@@ -23,16 +23,8 @@ __all__ = ["dequantize", "dequantize_path", "run_params", "EXTENSION"]
 
 #: the compiled module whose ``run()`` executes the three paths
 EXTENSION = "q7emu.kernels._dequant"
-#: that module once loaded (None until the first kernel call; tests may replace it)
+#: that module once loaded (None until the first kernel call: cached_extension; tests may replace it)
 _dequant: Any = None
-
-
-def _kernel() -> Any:
-    """The compiled extension, imported on first use (Q7Error when it is not built)."""
-    global _dequant
-    if _dequant is None:
-        _dequant = load_extension(EXTENSION)
-    return _dequant
 
 
 def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Mapping[str, str] | None = None,
@@ -85,7 +77,7 @@ def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0
              "mx_scale": mx_scale, "nf4_table": nf4_table}
     src_bytes, fmt_i, group, path, knobs = normalize_dequant_args(src, fmt, group_size, knobs)
     check_cores(cores)
-    ext = _kernel()
+    ext = cached_extension(globals(), "_dequant", EXTENSION)
     out = np.zeros((src_bytes.shape[0], dequant_out_bytes(src_bytes.shape[1], path)), dtype=np.uint8)
     params = run_params(fmt_i, group, knobs)
     params["kernel_id"] = int(dequant_kernel(fmt_i, group))

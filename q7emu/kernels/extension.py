@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any, MutableMapping
 
 from q7emu.errors import Q7Error
 
@@ -21,3 +22,12 @@ def load_extension(name: str) -> ModuleType:
     except ImportError as e:
         raise Q7Error(f"{name} is not available ({e}); build the extensions (pip install -e .) "
                       "or use the golden models (q7emu.golden, Machine(backend='golden'))") from None
+
+
+def cached_extension(namespace: MutableMapping[str, Any], attr: str, name: str) -> ModuleType:
+    """``namespace[attr]`` (a kernel module's globals), loading the compiled module ``name`` into it on the
+    first call. A test may put a stand-in there (``monkeypatch.setattr(module, attr, ...)``)."""
+    mod = namespace.get(attr)
+    if mod is None:
+        mod = namespace[attr] = load_extension(name)
+    return mod

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from q7emu.kernels.cores import check_cores, host_threads, run_blocks
-from q7emu.kernels.extension import load_extension
+from q7emu.kernels.extension import cached_extension
 from q7emu.model.kernels import KernelId
 from q7emu.model.knobs import normalize_quantize_mx_args
 #: max_exp per (emax knob, dst dtype): model data (q7emu.model.tables), re-exported here
@@ -21,16 +21,8 @@ __all__ = ["quantize_mx", "run_params", "EXTENSION", "MAX_EXP"]
 
 #: the compiled module whose ``run()`` executes the quantize body
 EXTENSION = "q7emu.kernels._quantize_mx"
-#: that module once loaded (None until the first kernel call; tests may replace it)
+#: that module once loaded (None until the first kernel call: cached_extension; tests may replace it)
 _quantize_mx: Any = None
-
-
-def _kernel() -> Any:
-    """The compiled extension, imported on first use (Q7Error when it is not built)."""
-    global _quantize_mx
-    if _quantize_mx is None:
-        _quantize_mx = load_extension(EXTENSION)
-    return _quantize_mx
 
 
 def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Mapping[str, str] | None = None,
@@ -81,7 +73,7 @@ def quantize_mx(src: np.ndarray, dst_dtype: str = "float8_e4m3fn", *, scale_layo
     bits, kind, dst_dtype, knobs = normalize_quantize_mx_args(
         src, dst_dtype, {"scale_layout": scale_layout, "emax": emax, "underflow": underflow})
     check_cores(cores)
-    ext = _kernel()
+    ext = cached_extension(globals(), "_quantize_mx", EXTENSION)
     p, f = bits.shape
     params = run_params(knobs=knobs, src_dtype=kind, dst_dtype=dst_dtype)
     params["kernel_id"] = int(KernelId.QUANTIZE_MX)
