@@ -163,6 +163,7 @@ def _blocks(lines: list[dict], start: int, indent: int) -> tuple[list[dict], int
 
 # ---------------------------------------------------------------------- parse a module
 def parse_file(path: Path, rel: str, acc: dict) -> None:
+    """Add one source file's ``cdef enum`` values, ``TR tr`` functions and run() assignments to ``acc``."""
     lines = logical_lines(path)
     i = 0
     while i < len(lines):
@@ -193,6 +194,7 @@ def parse_file(path: Path, rel: str, acc: dict) -> None:
 
 
 def eval_enums(enum_src: list) -> dict[str, int]:
+    """The enum values, evaluated in source order (later ones may use earlier ones)."""
     env: dict[str, int] = {}
     for name, expr, _rel, _line in enum_src:
         env[name] = int(eval(expr, {"__builtins__": {}}, dict(env)))
@@ -200,6 +202,8 @@ def eval_enums(enum_src: list) -> dict[str, int]:
 
 
 def parse_wrapper(fn: dict) -> dict:
+    """An instruction wrapper's mnemonic (literal or parameter), bundle parameter, memory parameter
+    and operands in trace-hook order."""
     text = "\n".join(b["code"] for b in fn["body"])
     m = re.search(r"tr_begin\(tr,\s*([^,]+),\s*(\w+)\)", text)
     op = m.group(1).strip()
@@ -281,6 +285,7 @@ def parse_body(lines: list[dict], wrappers: set[str], seqs: set[str]) -> list[di
 
 
 def build() -> dict:
+    """The listings data of every registry kernel (the content of q7emu/analysis/listings.json)."""
     sources = {}
     modules = {}
     wrappers_all: dict[str, dict] = {}
@@ -309,10 +314,12 @@ def build() -> dict:
 
 
 def render(data: dict) -> str:
+    """The listings data as the committed JSON text."""
     return json.dumps(data, indent=1, sort_keys=False) + "\n"
 
 
 def main(argv: list[str]) -> int:
+    """Write q7emu/analysis/listings.json (``--check``: exit 1 if it is stale); returns the exit status."""
     text = render(build())
     if "--check" in argv:
         if not OUT.exists() or OUT.read_text() != text:

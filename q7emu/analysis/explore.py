@@ -124,6 +124,9 @@ class Run:
 
 @dataclass
 class CaseInfo:
+    """What explore reports about one case: name, path, opcode, kernel name, the knobs explored and
+    the expected bytes."""
+
     name: str
     path: str
     opcode: int
@@ -144,6 +147,7 @@ class Candidate:
 
     @property
     def ok(self) -> bool:
+        """True when the combinations reproduce every expected byte of every case."""
         return self.first_mismatch is None
 
     def summary(self, knobs: Sequence[str]) -> str:
@@ -151,6 +155,7 @@ class Candidate:
         return summarize(self.members, knobs)
 
     def to_json(self) -> dict:
+        """JSON form: members, matched / total bytes, cases reproduced, first mismatch, indistinguishable."""
         return {"members": self.members, "matched_bytes": self.matched, "total_bytes": self.total,
                 "cases_reproduced": self.cases_ok, "first_mismatch": self.first_mismatch,
                 "indistinguishable": len(self.members) > 1}
@@ -158,6 +163,9 @@ class Candidate:
 
 @dataclass
 class ExploreResult:
+    """The result of :func:`explore`: the cases, the knob space, every candidate (best first), per-knob
+    verdicts, run count and time."""
+
     cases: list[CaseInfo]
     space: dict[str, tuple[str, ...]]           # the knobs explored and their values
     candidates: list[Candidate]                 # every combination, grouped by identical bytes, best first
@@ -174,16 +182,20 @@ class ExploreResult:
 
     @property
     def explained(self) -> bool:
+        """True when some combination reproduces every case."""
         return bool(self.consistent)
 
     @property
     def total_bytes(self) -> int:
+        """Expected bytes over all cases."""
         return sum(c.nbytes for c in self.cases)
 
     def best(self, n: int = 5) -> list[Candidate]:
+        """The ``n`` best candidates (most matching bytes first)."""
         return self.candidates[:n]
 
     def to_json(self, best: int = 10) -> dict:
+        """The result as a JSON-serialisable dict (``best`` candidates listed in full)."""
         return {"cases": [vars(c) | {"knobs": list(c.knobs)} for c in self.cases],
                 "space": {k: list(v) for k, v in self.space.items()},
                 "combinations": int(np.prod([len(v) for v in self.space.values()])) if self.space else 1,
@@ -194,6 +206,7 @@ class ExploreResult:
                 "per_knob": self.per_knob, "errors": self.errors}
 
     def format(self, best: int = 5) -> str:
+        """Human-readable report (``best`` candidates shown when nothing reproduces)."""
         ks = list(self.space)
         ncomb = int(np.prod([len(v) for v in self.space.values()])) if self.space else 1
         lines = [f"{len(self.cases)} case(s), {self.total_bytes} expected bytes; knobs explored: "
@@ -232,6 +245,7 @@ class ExploreResult:
 
 
 def describe_mismatch(m: dict[str, Any] | None) -> str:
+    """One line for a candidate's first mismatch (a Candidate.first_mismatch dict; None = reproduces)."""
     if m is None:
         return "reproduces every byte"
     if m.get("error"):
@@ -241,6 +255,7 @@ def describe_mismatch(m: dict[str, Any] | None) -> str:
 
 
 def summarize(members: list[dict[str, str]], knobs: Sequence[str]) -> str:
+    """Combinations as ``knob=v1|v2 ...`` when they form a full product over ``knobs``, else each listed."""
     if not members:
         return "-"
     sets = {k: list(dict.fromkeys(m[k] for m in members)) for k in knobs}

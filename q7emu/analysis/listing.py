@@ -51,6 +51,9 @@ class _Unknown(Exception):
 
 @dataclass
 class Operand:
+    """One operand of a listing op: kind (vec, wvec, vbool, pr, scalar), role, register index (or None
+    when it depends on an unbound loop variable) or scalar value, and its source text."""
+
     kind: str                  # vec | wvec | vbool | pr | scalar
     role: str                  # src | dst
     reg: int | None            # register index (None when it depends on an unbound loop variable)
@@ -59,6 +62,7 @@ class Operand:
     code: int | None = None    # scalars: the trace hook's register code (255 immediate, 254 offset, 253 count)
 
     def render(self, names: bool = False) -> str:
+        """Assembly text: ``v23`` / ``v[kIDX6_0 + h]`` / an immediate; ``names`` adds the register's name."""
         if self.kind == "scalar":
             return str(self.value) if self.value is not None else self.text
         r = f"{_PREFIX[self.kind]}{self.reg}" if self.reg is not None else f"{_PREFIX[self.kind]}[{self.text.strip('()')}]"
@@ -67,11 +71,15 @@ class Operand:
         return r
 
     def to_json(self) -> dict:
+        """JSON form: kind, role, reg, value, text."""
         return {"kind": self.kind, "role": self.role, "reg": self.reg, "value": self.value, "text": self.text}
 
 
 @dataclass
 class Op:
+    """One IVP op of a listing: its bundle index ``B<n>``, mnemonic, operands, provenance, comment and
+    source line."""
+
     bundle: int | None
     mnemonic: str
     operands: list[Operand]
@@ -82,6 +90,7 @@ class Op:
     rmw: tuple[int, ...] = ()  # indices of source operands that are also the destination
 
     def render_operands(self, names: bool = False) -> str:
+        """The operands as assembly text: destinations, then ``[base + offset]`` for memory ops, then sources."""
         dst = [o for o in self.operands if o.role == "dst"]
         src = [o for i, o in enumerate(self.operands) if o.role == "src" and i not in self.rmw]
         parts = [o.render(names) for o in dst]
@@ -99,6 +108,7 @@ class Op:
         return (self.bundle, self.mnemonic, regs, imms)
 
     def to_json(self) -> dict:
+        """JSON form: bundle, mnemonic, text, operands, provenance, comment, source."""
         return {"bundle": self.bundle, "mnemonic": self.mnemonic, "text": f"{self.mnemonic} {self.render_operands()}",
                 "operands": [o.to_json() for o in self.operands], "provenance": self.provenance.to_json(),
                 "comment": self.comment, "source": self.source}
@@ -106,6 +116,8 @@ class Op:
 
 @dataclass
 class Loop:
+    """A ``for`` or ``while`` loop of the kernel source with its body (loop count or condition text)."""
+
     var: str | None
     count: int | str           # int, or the source text (while loops: the condition)
     body: list
@@ -114,6 +126,7 @@ class Loop:
     source: str
 
     def to_json(self) -> dict:
+        """JSON form: loop kind, variable, count, comment, source, body."""
         return {"loop": self.kind, "var": self.var, "count": self.count, "comment": self.comment,
                 "source": self.source, "body": [x.to_json() for x in self.body]}
 
@@ -126,6 +139,7 @@ class Branch:
     source: str
 
     def to_json(self) -> dict:
+        """JSON form: every arm's condition, how run() sets it, and body."""
         return {"branch": [{"cond": c, "set_by": s, "body": [x.to_json() for x in b]} for c, s, b in self.arms],
                 "source": self.source}
 
@@ -140,12 +154,16 @@ class Call:
     comment: str | None
 
     def to_json(self) -> dict:
+        """JSON form: sequence name, base bundle, comment, body."""
         return {"sequence": self.func, "base": self.base, "comment": self.comment,
                 "body": [x.to_json() for x in self.body]}
 
 
 @dataclass
 class Listing:
+    """One kernel's listing for a configuration: the entry (before the main loop) and one pass of the main
+    loop, with the branch arms met and taken."""
+
     kernel: str
     config: dict[str, Any]
     entry: list
@@ -172,14 +190,18 @@ class Listing:
         return out
 
     def mnemonics(self) -> set[str]:
+        """Every mnemonic of the entry and the pass (all variants)."""
         return {o.mnemonic for o in self.ops("entry") + self.ops("pass")}
 
     def to_json(self) -> dict:
+        """JSON form: kernel, config, entry, main loop condition, pass."""
         return {"kernel": self.kernel, "config": self.config, "entry": [x.to_json() for x in self.entry],
                 "main_loop": self.loop, "pass": [x.to_json() for x in self.passes]}
 
     # -------------------------------------------------------------- text
     def format(self, names: bool = False) -> str:
+        """The listing as text: a header with provenance counts, then every bundle of the entry and of
+        one pass (``names`` shows register names beside indices)."""
         cfg = ", ".join(f"{k}={v}" for k, v in self.config.items() if v is not None) or "all variants"
         lines = [f"{self.kernel}  ({cfg})",
                  "provenance: firmware = SPEC places this mnemonic in this path; firmware~ = same op in the other "

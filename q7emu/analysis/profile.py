@@ -77,6 +77,7 @@ _TIME_CACHE: dict[str, float | None] = {}
 
 
 def family(mnemonic: str) -> str:
+    """The op family of a mnemonic (the first pattern of :data:`FAMILIES` it matches, else "other")."""
     for name, pat in FAMILIES:
         if re.search(pat, mnemonic):
             return name
@@ -320,6 +321,7 @@ def chrome_trace(trace: Trace, mac_latency: int = MAC_LATENCY) -> dict[str, Any]
 
 
 def write_chrome_trace(trace: Trace, path: str | Path, mac_latency: int = MAC_LATENCY) -> Path:
+    """Write :func:`chrome_trace` as compact JSON to ``path``; returns the path."""
     p = Path(path)
     p.write_text(json.dumps(chrome_trace(trace, mac_latency), separators=(",", ":")))
     return p

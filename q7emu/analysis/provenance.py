@@ -26,6 +26,8 @@ KERNELS: tuple[str, ...] = tuple(PATH_FACTS) + tuple(k for k in registry.names()
 # ---------------------------------------------------------------------- knobs: which bytes rest on what
 @dataclass(frozen=True)
 class KnobFact:
+    """One model knob: where it applies, which output bytes it decides, the SPEC open question."""
+
     knob: str
     applies: str          # where it applies (opcode / path / format)
     decides: str          # which output bytes it decides
@@ -50,6 +52,8 @@ KNOB_FACTS: tuple[KnobFact, ...] = (
 
 @dataclass(frozen=True)
 class OutputBasis:
+    """What one kind of output byte rests on: ``firmware``, ``knob: NAME`` or ``q7emu``, with the reference."""
+
     what: str
     basis: str            # "firmware" or "knob: NAME" or "q7emu"
     ref: str

@@ -65,10 +65,12 @@ class Case:
 
     @property
     def opcode(self) -> int:
+        """The record's opcode (byte 0)."""
         return self.record[0]
 
     @property
     def expected_bytes(self) -> int:
+        """Bytes compared on replay: the total size of the expected regions."""
         return int(sum(a.size for _, a in self.expected))
 
 
@@ -84,6 +86,7 @@ class Mismatch:
     count: int = 1   # number of differing bytes over all expected regions
 
     def describe(self) -> str:
+        """One line: where the first differing byte is, both values, and how many bytes differ."""
         return (f"first mismatch: partition {self.partition}, byte 0x{self.offset:x}: expected 0x{self.expected:02x}, "
                 f"actual 0x{self.actual:02x} ({self.count} byte{'s' if self.count != 1 else ''} differ, "
                 f"expected region {self.region})")
@@ -104,6 +107,7 @@ class CaseResult:
 
     @property
     def status(self) -> str:
+        """"PASS" or "FAIL"."""
         return "PASS" if self.ok else "FAIL"
 
 

@@ -9,8 +9,10 @@
    scan runs before any kernel code; this is why 0x7B on SUNDA reports ``UNKNOWN OPCODE=0x7b``;
 3. validate the record clause by clause (:func:`q7emu.isa.validate.validate`) and q7emu's own preconditions
    (:func:`q7emu.isa.validate.require_executable`: immediate addresses only, element limits, 0xE3 shapes);
-4. call the handler bound to the record's funcVA (or, where the funcVA is unknown, to its key), which gathers
-   the source over the active partitions, runs the kernel and plans the destination writes;
+4. call the record handler (:data:`RECORD_HANDLERS`, bound for every opcode that has a kernel in
+   :mod:`q7emu.registry`) at the record's funcVA (or, where the funcVA is unknown, its key); it gathers the
+   source over the active partitions, runs the registry kernel the record selects (its handler, or its golden
+   model with ``backend="golden"``) and plans the destination writes;
 5. check every planned write is inside SBUF, then write. Nothing is written when any step fails.
 
 Memory reading (MODEL §4): an immediate ADDR4 is a flat address, bit 25 = PSUM (an error for these ops);
@@ -69,6 +71,7 @@ class Region:
     length: int
 
     def as_tuple(self) -> tuple[int, int, int, int]:
+        """(partition, count, offset, length)."""
         return (self.partition, self.count, self.offset, self.length)
 
 
@@ -81,6 +84,7 @@ class Write:
     data: np.ndarray
 
     def region(self) -> Region | None:
+        """The bounding box of the bytes written, or None for an empty write."""
         if self.partitions.size == 0 or self.offsets.size == 0:
             return None
         p0, p1 = int(self.partitions.min()), int(self.partitions.max())
@@ -152,6 +156,8 @@ class EngineModel:
         self.key_bindings = key_bindings  # key word -> handler, for records whose funcVA is unknown
 
     def dispatch(self, opcode: int, spec: int) -> tuple[KernelInfoRecord, Handler]:
+        """(kernel_info record, handler) for an opcode (and 0xF0 spec): DispatchError on a table miss
+        (firmware words) or when q7emu binds no handler to the record."""
         rec = self.table.lookup(opcode, spec)
         handler = (self.bindings.get(rec.func_va) if rec.func_va_known else None) or self.key_bindings.get(rec.key)
         if handler is None:
@@ -276,6 +282,7 @@ class Machine:
 
     # ------------------------------------------------------------------ execution
     def engine_for(self, opcode: int) -> EngineModel:
+        """The engine whose table dispatches ``opcode`` (0xE3 -> DVE, every other opcode -> POOL)."""
         return self.dve if engine_of(opcode) is Engine.DVE else self.pool
 
     def execute(self, record: "bytes | bytearray | Record", trace: Any = None) -> ExecResult:
