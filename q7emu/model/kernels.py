@@ -14,9 +14,6 @@ This is data only: the kernels themselves are in :mod:`q7emu.kernels`, their reg
 from __future__ import annotations
 
 import enum
-import operator
-
-from q7emu.errors import InvalidArgument
 
 __all__ = ["KernelId", "DequantFmt", "FMT_NAMES", "GROUP_SIZES", "DEQUANT_PATHS", "PATH_RATIO",
            "dequant_kernel", "path_name"]
@@ -34,22 +31,6 @@ class KernelId(enum.IntEnum):
     def kernel(self) -> str:
         """The kernel's name: ``proc_4bit_non_mx``, ``proc_4bit_mx_8``, ``proc_6bit_non_mx``, ``quantize_mx``."""
         return self.name.lower()
-
-    @classmethod
-    def parse(cls, value: "str | int | KernelId") -> "KernelId":
-        """A member from itself, its id (1..4) or its kernel name; InvalidArgument otherwise."""
-        if isinstance(value, cls):
-            return value
-        if isinstance(value, str):
-            member = cls.__members__.get(value.upper())
-            if member is not None:
-                return member
-        elif not isinstance(value, bool):
-            try:
-                return cls(operator.index(value))
-            except (TypeError, ValueError):
-                pass
-        raise InvalidArgument("kernel", value, f"must be one of {', '.join(k.kernel for k in cls)} (or id 1..{len(cls)})")
 
 
 class DequantFmt(enum.IntEnum):
