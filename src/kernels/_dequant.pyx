@@ -210,8 +210,8 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
         # B4: load one pass of packed bytes, 32 (4-bit) or 48 (FP6); a tail is shorter (4-bit: zero-filled;
         # FP6: 12 / 24 / 36)
         I_lav2nx8_xp(tr, rf, 4, vIN, src, &soff, n)
-        for h in range(2):
-            if cfg.fmt == FMT_E2M3:
+        if cfg.fmt == FMT_E2M3:
+            for h in range(2):
                 # B5: 6-bit UNPACK: the two bytes holding code k into 16-bit lane k
                 V4(tr, rf, 5, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCODE, vIN, vIN, kIDX6_0 + h)
                 # B6: shift the code down (per-lane amount) ...
@@ -230,7 +230,9 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
                 MOVT(tr, rf, 16, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT0, kZERO, vbZ)
                 # B17: sign
                 V3(tr, rf, 17, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
-            else:
+            nout = (n // 3) * 4
+        else:
+            for h in range(2):
                 # B5: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order / sign extension in the imm)
                 VVI(tr, rf, 5, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN, cfg.s4_imm | h)
                 if cfg.fmt == FMT_E2M1:
@@ -250,10 +252,10 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
                     decode_nf4(tr, rf, 6)
                     # B23..B35: round to E4M3 (RNE, saturating), sign
                     narrow_fp8(tr, rf, 23, cfg.m_bits, vOLO + h)
+            nout = 2 * n
         # B37: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
         VVI(tr, rf, 37, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
         # B38: store the pass's FP8 bytes: 2 per source byte (4-bit), 4 per 3 (FP6)
-        nout = (n // 3) * 4 if cfg.fmt == FMT_E2M3 else 2 * n
         I_sav2nx8_xp(tr, rf, 38, vIN, dst, &doff, nout)
         left -= n
 
