@@ -252,7 +252,7 @@ def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale,
 
     data uint8 [P, F] receives the FP8 bytes (4 per u32 word); scale uint8 receives the E8M0 bytes:
     [P, F/4] rows 32q..32q+3 (scatter) or [P/8, F/4] (compact). Arguments must already be validated
-    (q7emu.quantize.quantize_mx). blocks=(lo, hi) limits the run to 8-partition row blocks lo..hi-1
+    (q7emu.kernels.quantize_mx.quantize_mx). blocks=(lo, hi) limits the run to 8-partition row blocks lo..hi-1
     (threads running disjoint block ranges write disjoint rows). With trace=True returns the raw
     trace records (a bytes-like TraceBuffer), each with kernel_id as its kernel byte (the caller's
     q7emu.model.KernelId; 0 = not given).
