@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Write README.md's "What is known and what is modelled" section from q7emu.analysis.provenance and the listings.
+"""Write README.md's "What is known and what is modelled" section from q7emu.analysis.provenance and the listings
+(one row per kernel of provenance.KERNELS, i.e. every registry kernel).
 
 The section sits between ``<!-- known:begin -->`` and ``<!-- known:end -->``; only that text is replaced
 (if the markers are missing, the section is inserted before "## Tracing", else appended).
@@ -17,6 +18,7 @@ BEGIN, END = "<!-- known:begin -->", "<!-- known:end -->"
 
 
 def section() -> str:
+    """The generated section's Markdown (ends with a newline)."""
     from q7emu.analysis.listing import build
     from q7emu.machine.machine import MACHINE_KNOBS
     from q7emu.analysis.provenance import KERNELS, KNOB_FACTS, OUTPUT_BASIS, PATH_FACTS, PRIMITIVE_CLASSES, primitive_rows
@@ -45,7 +47,7 @@ def section() -> str:
         for o in ops:
             c[o.provenance.kind] += 1
         used = {f.mnemonic for o in ops for f in o.provenance.facts}
-        missing = [f"`{f.mnemonic}`" for f in PATH_FACTS[kern] if f.mnemonic not in used]
+        missing = [f"`{f.mnemonic}`" for f in PATH_FACTS.get(kern, ()) if f.mnemonic not in used]
         out.append(f"| `{kern}` | {len(ops)} | {c['firmware']} | {c['firmware~']} | {c['q7emu']} | "
                    f"{', '.join(dict.fromkeys(missing)) or '-'} |")
     rows = primitive_rows()
@@ -57,6 +59,7 @@ def section() -> str:
 
 
 def render(readme: str) -> str:
+    """``readme`` with the section between the markers replaced (or inserted)."""
     block = f"{BEGIN}\n{section()}{END}"
     if BEGIN in readme and END in readme:
         a = readme.index(BEGIN)
@@ -69,6 +72,7 @@ def render(readme: str) -> str:
 
 
 def main(argv: list[str]) -> int:
+    """Write (or with --check, verify) README.md's section; returns the exit status."""
     text = README.read_text()
     new = render(text)
     if "--check" in argv:

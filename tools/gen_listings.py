@@ -14,7 +14,8 @@ through the instruction layer of src/kernel_ops.pxi (``V3(tr, rf, <bundle>, "add
   ``# B<n>: ...`` comment in force at each op;
 * ``run()``'s ``cfg.X = ...`` assignments -> how the kernel configuration follows from the knobs.
 
-Nothing is typed by hand: q7emu/listing.py instantiates this tree for a kernel configuration, and
+The kernels, their modules and source files come from the kernel registry (q7emu/registry.py).
+Nothing is typed by hand: q7emu/analysis/listing.py instantiates this tree for a kernel configuration, and
 firmware_tests/test_listing.py checks that (a) regenerating gives the committed file and (b) the
 instantiated listing is exactly the (bundle, mnemonic, operands) sequence the kernel executes (trace).
 
@@ -27,55 +28,57 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "q7emu" / "analysis" / "listings.json"
+sys.path.insert(0, str(ROOT))
+
+from q7emu import registry  # noqa: E402  (imports without the compiled extensions)
 
 #: module -> source files in include order (later enums override earlier ones, as in Cython)
-MODULES = {
-    "dequant": ["src/kernels/kernel_ops.pxi", "src/kernels/kernel_fp8.pxi", "src/kernels/_dequant.pyx"],
-    "quantize_mx": ["src/kernels/kernel_ops.pxi", "src/kernels/kernel_fp8.pxi", "src/kernels/_quantize_mx.pyx"],
-}
+MODULES: dict[str, tuple[str, ...]] = registry.modules()
 #: listing name -> (module, kernel function)
-KERNELS = {
-    "proc_4bit_non_mx": ("dequant", "proc_4bit_non_mx"),
-    "proc_4bit_mx_8": ("dequant", "proc_4bit_mx_8"),
-    "proc_6bit_non_mx": ("dequant", "proc_6bit_non_mx"),
-    "quantize_mx": ("quantize_mx", "quantize_block"),
-}
+KERNELS: dict[str, tuple[str, str]] = {e.name: (e.module, e.function) for e in registry.KERNELS}
 TRACE_KINDS = {"tr_vec": "vec", "tr_wvec": "wvec", "tr_vbool": "vbool", "tr_pr": "pr", "tr_scalar": "scalar"}
 
 
 # ---------------------------------------------------------------------- lexical helpers
-def _strip_comment(line: str) -> str:
-    out, q = [], None
-    for ch in line:
-        if q:
-            out.append(ch)
-            if ch == q:
-                q = None
-        elif ch in "\"'":
-            q = ch
-            out.append(ch)
-        elif ch == "#":
-            break
-        else:
-            out.append(ch)
-    return "".join(out).rstrip()
-
-
-def _depth(text: str) -> int:
+def _scan(text: str) -> Iterator[tuple[str, int, bool]]:
+    """(character, bracket depth after it, inside a string literal) for every character of ``text``;
+    quotes are tracked (a bracket, comma or ``#`` inside a string counts for nothing)."""
     d, q = 0, None
     for ch in text:
         if q:
             if ch == q:
                 q = None
+            yield ch, d, True
         elif ch in "\"'":
             q = ch
-        elif ch in "([{":
-            d += 1
-        elif ch in ")]}":
-            d -= 1
+            yield ch, d, True
+        else:
+            if ch in "([{":
+                d += 1
+            elif ch in ")]}":
+                d -= 1
+            yield ch, d, False
+
+
+def _strip_comment(line: str) -> str:
+    """``line`` without its ``#`` comment (a ``#`` inside a string literal is kept)."""
+    out = []
+    for ch, _d, quoted in _scan(line):
+        if ch == "#" and not quoted:
+            break
+        out.append(ch)
+    return "".join(out).rstrip()
+
+
+def _depth(text: str) -> int:
+    """Open brackets left at the end of ``text`` (> 0: the logical line continues)."""
+    d = 0
+    for _ch, d, _q in _scan(text):
+        pass
     return d
 
 
@@ -111,20 +114,10 @@ def logical_lines(path: Path) -> list[dict]:
 
 
 def split_args(text: str) -> list[str]:
-    args, cur, d, q = [], [], 0, None
-    for ch in text:
-        if q:
-            cur.append(ch)
-            if ch == q:
-                q = None
-            continue
-        if ch in "\"'":
-            q = ch
-        elif ch in "([{":
-            d += 1
-        elif ch in ")]}":
-            d -= 1
-        if ch == "," and d == 0:
+    """The comma-separated arguments of a call's argument text, split at bracket depth 0, stripped."""
+    args, cur = [], []
+    for ch, d, quoted in _scan(text):
+        if ch == "," and d == 0 and not quoted:
             args.append("".join(cur).strip())
             cur = []
         else:
@@ -170,6 +163,7 @@ def _blocks(lines: list[dict], start: int, indent: int) -> tuple[list[dict], int
 
 # ---------------------------------------------------------------------- parse a module
 def parse_file(path: Path, rel: str, acc: dict) -> None:
+    """Add one source file's ``cdef enum`` values, ``TR tr`` functions and run() assignments to ``acc``."""
     lines = logical_lines(path)
     i = 0
     while i < len(lines):
@@ -200,6 +194,7 @@ def parse_file(path: Path, rel: str, acc: dict) -> None:
 
 
 def eval_enums(enum_src: list) -> dict[str, int]:
+    """The enum values, evaluated in source order (later ones may use earlier ones)."""
     env: dict[str, int] = {}
     for name, expr, _rel, _line in enum_src:
         env[name] = int(eval(expr, {"__builtins__": {}}, dict(env)))
@@ -207,6 +202,8 @@ def eval_enums(enum_src: list) -> dict[str, int]:
 
 
 def parse_wrapper(fn: dict) -> dict:
+    """An instruction wrapper's mnemonic (literal or parameter), bundle parameter, memory parameter
+    and operands in trace-hook order."""
     text = "\n".join(b["code"] for b in fn["body"])
     m = re.search(r"tr_begin\(tr,\s*([^,]+),\s*(\w+)\)", text)
     op = m.group(1).strip()
@@ -288,11 +285,12 @@ def parse_body(lines: list[dict], wrappers: set[str], seqs: set[str]) -> list[di
 
 
 def build() -> dict:
+    """The listings data of every registry kernel (the content of q7emu/analysis/listings.json)."""
     sources = {}
     modules = {}
     wrappers_all: dict[str, dict] = {}
     for mod, files in MODULES.items():
-        acc = {"enum_src": [], "functions": {}, "run": None}
+        acc: dict = {"enum_src": [], "functions": {}, "run": None}
         for rel in files:
             p = ROOT / rel
             sources[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
@@ -316,10 +314,12 @@ def build() -> dict:
 
 
 def render(data: dict) -> str:
+    """The listings data as the committed JSON text."""
     return json.dumps(data, indent=1, sort_keys=False) + "\n"
 
 
 def main(argv: list[str]) -> int:
+    """Write q7emu/analysis/listings.json (``--check``: exit 1 if it is stale); returns the exit status."""
     text = render(build())
     if "--check" in argv:
         if not OUT.exists() or OUT.read_text() != text:

@@ -22,23 +22,27 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from q7emu.machine.cases import build_case, save_case  # noqa: E402
+from q7emu import registry  # noqa: E402
 from q7emu.isa.records import Addr4, S3D3TensDequant, Tensor3D, make_quantize_mx_record  # noqa: E402
+from q7emu.machine.cases import Case, build_case, save_case  # noqa: E402
+from q7emu.model.kernels import FMT_NAMES, PATH_RATIO, path_name  # noqa: E402
 
 PARTITION_BYTES = 0x400
 DEQUANT_GENS = ("CAYMAN", "MARIANA", "MARIANA_PLUS", "MAVERICK")
 QUANT_GENS = ("MARIANA", "MARIANA_PLUS", "MAVERICK")
-FMTS = {1: "e2m1", 2: "int4", 3: "nf4", 4: "e2m3"}
+FMTS = {code: name for name, code in FMT_NAMES.items()}
+#: the (fmt, group) pairs of every TensorDequantize kernel, in registry (KernelId) order
+DEQUANT_PAIRS = [pair for e in registry.for_opcode(0x7B) for pair in e.paths]
 
 
-def dequant_case(gen: str, fmt: int, group: int, seed: int):
+def dequant_case(gen: str, fmt: int, group: int, seed: int) -> Case:
     """A 0x7B case with a 2-D strided source (two runs of words, gap between) and a contiguous destination."""
     rng = np.random.default_rng(seed)
     nac, p0 = 12, 3
-    unit = 5 if group == 8 else (3 if fmt == 4 else 1)
-    run = 2 * unit                      # source words per run; two runs 16 words apart
+    path = path_name(fmt, group)
+    a, b = PATH_RATIO[path]             # source words : destination words of the path
+    run = 2 * a                         # source words per run; two runs 16 words apart
     src_words = 2 * run
-    a, b = (5, 8) if group == 8 else ((3, 4) if fmt == 4 else (1, 2))
     dst_words = src_words * b // a
     src = Tensor3D(Addr4.sbuf(p0, 0x40, PARTITION_BYTES), (1, 16, 0), (run, 2, 1))
     dst = Tensor3D(Addr4.sbuf(p0, 0x100, PARTITION_BYTES), (1, 0, 0), (dst_words, 1, 1))
@@ -49,7 +53,6 @@ def dequant_case(gen: str, fmt: int, group: int, seed: int):
         for k in range(0, flat.shape[1] - 4, 5):
             flat[:, k] = rng.integers(120, 135, nac)   # scale-first layout: byte 0 of each 5-byte group
         flat[0, 0] = 0xFF                              # one NaN scale
-    path = "proc_4bit_mx_8" if group == 8 else ("proc_6bit_non_mx" if fmt == 4 else "proc_4bit_non_mx")
     name = f"{gen.lower()}_7b_{path}_{FMTS[fmt]}"
     note = (f"TensorDequantize {path} fmt {fmt} ({FMTS[fmt]}) group {group} on {gen}: {nac} partitions from "
             f"{p0}, src 2 runs of {run} words (step 16 words), dst {dst_words} words; expected bytes from "
@@ -58,7 +61,8 @@ def dequant_case(gen: str, fmt: int, group: int, seed: int):
                       note=note, name=name, backend="golden")
 
 
-def quant_case(gen: str, out_dtype: str, seed: int):
+def quant_case(gen: str, out_dtype: str, seed: int) -> Case:
+    """A 0xE3 case: a [64, 16] fp16 (e4m3 output) or bf16 (e5m2) tile with NaN, Inf and a zero block."""
     rng = np.random.default_rng(seed)
     nac, free = 64, 16
     in_dtype, np_dtype = (0x07, np.float16) if out_dtype == "e4m3" else (0x06, ml_dtypes.bfloat16)
@@ -80,13 +84,14 @@ def quant_case(gen: str, out_dtype: str, seed: int):
 
 
 def main(argv: list[str]) -> int:
+    """Write every example case below argv[1] (default examples/cases); returns the exit status."""
     out = Path(argv[1]) if len(argv) > 1 else ROOT / "examples" / "cases"
     if out.exists():
         shutil.rmtree(out)
     seed = 1000
     n = 0
     for gen in DEQUANT_GENS:
-        for fmt, group in [(1, 0), (2, 0), (3, 0), (1, 8), (2, 8), (3, 8), (4, 0)]:
+        for fmt, group in DEQUANT_PAIRS:
             seed += 1
             case = dequant_case(gen, fmt, group, seed)
             save_case(case, out / gen.lower() / case.name)

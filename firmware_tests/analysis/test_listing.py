@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from q7emu import registry
 from q7emu.analysis import listing
 from q7emu.analysis.listing import KERNELS, all_variant_configs, build
 
@@ -17,7 +18,8 @@ KIND = {1: "vec", 2: "wvec", 3: "vbool", 4: "pr", 5: "scalar"}
 
 
 def parse_trace(raw: bytes) -> list[tuple]:
-    """Raw trace records (src/q7trace.pxd) -> (partition, bundle, mnemonic, [(kind, role, reg, scalar)])."""
+    """Raw trace records (src/trace/q7trace.pxd) -> (partition, bundle, mnemonic, [(kind, role, reg, scalar)],
+    kernel id)."""
     raw = bytes(memoryview(raw))
     out, off = [], 0
     while off < len(raw):
@@ -31,33 +33,34 @@ def parse_trace(raw: bytes) -> list[tuple]:
             ops.append((KIND[kind], "dst" if role else "src", reg, val))
             p += 8 + n
         assert p == off + nbytes
-        out.append((part, bundle, op, ops))
+        out.append((part, bundle, op, ops, kernel))
         off += nbytes
     return out
 
 
 def traced(kernel: str, cfg: dict, rng) -> tuple[list[tuple], int]:
-    """Trace one partition (row block) over 3 passes, the last a tail; returns (records, passes)."""
-    kn = cfg.get("knobs", {})
+    """Trace one partition (row block) over 3 passes, the last a tail; returns (records, passes).
+
+    The extension's run() gets the arguments the kernel's module derives from the options (the registry
+    entry's run_params) and the kernel id."""
+    entry = registry.get(kernel)
+    params = entry.run_params(fmt=cfg.get("fmt"), group_size=entry.group_size, knobs=cfg.get("knobs", {}),
+                              src_dtype=cfg.get("src_dtype"), dst_dtype=cfg.get("dst_dtype"))
+    ext = entry.load()
     if kernel == "quantize_mx":
-        from q7emu.kernels import _quantize_mx
-        from q7emu.kernels.quantize_mx import MAX_EXP
         src = rng.integers(0, 1 << 16, size=(8, 40), dtype=np.uint16)
         data = np.zeros((8, 40), np.uint8)
         scale = np.zeros((1, 10), np.uint8)
-        raw = _quantize_mx.run(src, data, scale, cfg["src_dtype"] == "bfloat16", cfg["dst_dtype"],
-                               MAX_EXP[(kn["emax"], cfg["dst_dtype"])], kn["underflow"] == "wrap", False, trace=True)
-        return parse_trace(raw), 3
-    from q7emu.kernels import _dequant
-    from q7emu.kernels.dequant import NF4_TABLES
-    nbytes = {"proc_4bit_non_mx": 72, "proc_4bit_mx_8": 100, "proc_6bit_non_mx": 108}[kernel]
-    out = {"proc_4bit_non_mx": 144, "proc_4bit_mx_8": 160, "proc_6bit_non_mx": 144}[kernel]
-    src = rng.integers(0, 256, size=(1, nbytes), dtype=np.uint8)
-    dst = np.zeros((1, out), np.uint8)
-    group = 8 if kernel == "proc_4bit_mx_8" else 0
-    raw = _dequant.run(src, dst, cfg["fmt"], group, kn["nibble_order"], kn["fp6_packing"], kn["mx_layout"],
-                       kn["mx_scale"], NF4_TABLES[kn["nf4_table"]], trace=True)
-    return parse_trace(raw), 3
+        raw = ext.run(src, data, scale, scatter=False, trace=True, kernel_id=int(entry.kernel_id), **params)
+    else:
+        nbytes = {"proc_4bit_non_mx": 72, "proc_4bit_mx_8": 100, "proc_6bit_non_mx": 108}[kernel]
+        out = {"proc_4bit_non_mx": 144, "proc_4bit_mx_8": 160, "proc_6bit_non_mx": 144}[kernel]
+        src = rng.integers(0, 256, size=(1, nbytes), dtype=np.uint8)
+        dst = np.zeros((1, out), np.uint8)
+        raw = ext.run(src, dst, trace=True, kernel_id=int(entry.kernel_id), **params)
+    recs = parse_trace(raw)
+    assert {k for *_, k in recs} == {int(entry.kernel_id)}
+    return [r[:4] for r in recs], 3
 
 
 def _check(kernel: str, cfg: dict, rng) -> listing.Listing:
@@ -93,7 +96,7 @@ def test_listing_ops_are_the_executed_ops(kernel):
         taken |= _check(kernel, cfg, rng).taken
     # the branch arms the all-variants listing shows are exactly the arms the traced configurations took
     full = build(kernel)
-    # (a kernel without knob- or format-dependent branches, like proc_6bit_non_mx, shows no arms)
+    # (proc_6bit_non_mx shows only the FP6 arm of the non-MX body it shares with proc_4bit_non_mx)
     assert full.arms == taken, (sorted(full.arms - taken), sorted(taken - full.arms))
 
 

@@ -20,11 +20,12 @@ import pytest
 from hypothesis import given, strategies as st
 
 import q7emu
-import q7emu.kernels.dequant as dq
 from q7emu.kernels.dequant import dequantize, dequantize_path
 from q7emu.errors import InvalidArgument
 from q7emu import golden
+from q7emu import registry
 from conftest import kernel_settings
+from kernel_checks import assert_rejected_before_compute, stub_kernel
 
 NIBBLE = ("low-first", "high-first")
 FP6_PACKING = ("lsb-first", "msb-first")
@@ -350,16 +351,6 @@ def test_known_full_tables_scale_one():
 
 
 # ---------------------------------------------------------------- 4. invalid arguments
-class _KernelMustNotRun:
-    """Stands in for the compiled module: any call means something was computed."""
-
-    calls = 0
-
-    def run(self, *a, **k):
-        type(self).calls += 1
-        raise AssertionError("the kernel was entered for an invalid argument")
-
-
 GOOD = np.zeros((2, 20), np.uint8)     # 5 words: valid for every path
 
 INVALID = [
@@ -400,21 +391,14 @@ INVALID = [
 def test_invalid_arguments_raise_before_compute(name, args, monkeypatch, recorder):
     args = dict(args)
     src, fmt = args.pop("src"), args.pop("fmt")
-    monkeypatch.setattr(dq, "_dequant", _KernelMustNotRun())
-    before = _KernelMustNotRun.calls
-    with pytest.raises(InvalidArgument):
-        dequantize(src, fmt, trace=recorder, **args)
-    assert _KernelMustNotRun.calls == before and recorder.runs == []
-    # the golden model rejects the same arguments
-    with pytest.raises(InvalidArgument):
-        golden.dequantize(src, fmt, **args)
-    # and so does the public top-level name
-    with pytest.raises(InvalidArgument):
-        q7emu.dequantize(src, fmt, **args)
+    # every path's entry is q7emu.kernels.dequant.dequantize and golden.dequantize
+    assert registry.get("proc_4bit_non_mx").handler is dequantize
+    assert registry.get("proc_4bit_non_mx").golden is golden.dequantize
+    assert_rejected_before_compute(monkeypatch, recorder, "proc_4bit_non_mx", q7emu.dequantize, src, fmt, **args)
 
 
 def test_invalid_path_selection(monkeypatch):
-    monkeypatch.setattr(dq, "_dequant", _KernelMustNotRun())
+    stub_kernel(monkeypatch, "proc_4bit_non_mx")
     for path, fmt in [("proc_4bit_mx_8", 4), ("proc_6bit_non_mx", 1), ("proc_4bit_non_mx", 4),
                       ("proc_8bit", 1)]:
         with pytest.raises(InvalidArgument):

@@ -22,11 +22,11 @@ import pytest
 from hypothesis import given, strategies as st
 
 import q7emu
-import q7emu.kernels.quantize_mx as qm
 from q7emu import golden
-from q7emu.errors import InvalidArgument
 from q7emu.kernels.quantize_mx import quantize_mx
+from q7emu import registry
 from conftest import kernel_settings
+from kernel_checks import assert_rejected_before_compute
 
 BF16 = ml_dtypes.bfloat16
 KINDS = {"float16": np.float16, "bfloat16": BF16}
@@ -376,14 +376,6 @@ def test_known_scatter_placement(p):
 
 
 # ---------------------------------------------------------------- 9. invalid arguments
-class _KernelMustNotRun:
-    calls = 0
-
-    def run(self, *a, **k):
-        type(self).calls += 1
-        raise AssertionError("the kernel was entered for an invalid argument")
-
-
 F16 = np.zeros((32, 8), np.float16)
 INVALID = [
     ("P 8", dict(src=np.zeros((8, 8), np.float16))),
@@ -420,15 +412,9 @@ INVALID = [
 def test_invalid_arguments_raise_before_compute(name, args, monkeypatch, recorder):
     args = dict(args)
     src, dst = args.pop("src"), args.pop("dst", "float8_e4m3fn")
-    monkeypatch.setattr(qm, "_quantize_mx", _KernelMustNotRun())
-    before = _KernelMustNotRun.calls
-    with pytest.raises(InvalidArgument):
-        quantize_mx(src, dst, trace=recorder, **args)
-    assert _KernelMustNotRun.calls == before and recorder.runs == []
-    with pytest.raises(InvalidArgument):
-        golden.quantize_mx(src, dst, **args)
-    with pytest.raises(InvalidArgument):
-        q7emu.quantize_mx(src, dst, **args)
+    assert registry.get("quantize_mx").handler is quantize_mx
+    assert registry.get("quantize_mx").golden is golden.quantize_mx
+    assert_rejected_before_compute(monkeypatch, recorder, "quantize_mx", q7emu.quantize_mx, src, dst, **args)
 
 
 # ---------------------------------------------------------------- tracing does not change results

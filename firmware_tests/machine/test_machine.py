@@ -16,7 +16,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from q7emu.errors import DispatchError, InvalidArgument, Q7Error, ValidityError
 from q7emu.isa.records import (Addr4, Header, S3D3TensDequant, S3DMX1Quant, Tensor3D, make_dequant_record,
                                make_quantize_mx_record)
-from q7emu.machine.machine import Machine, Write, dst_mask, element_offsets
+from q7emu import registry
+from q7emu.isa.enums import Engine, Generation
+from q7emu.machine.machine import RECORD_HANDLERS, Machine, Write, dst_mask, element_offsets, kernel_function
 
 PB = 0x400
 
@@ -79,6 +81,34 @@ def test_dispatch_misses_use_firmware_words():
         Machine("MAVERICK", PB).execute(bytes([0x99]) + bytes(63))
     with pytest.raises(DispatchError, match="binds no handler"):
         Machine("CAYMAN", PB).execute(bytes([0x46]) + bytes(63))
+
+
+@pytest.mark.parametrize("gen", [g.name for g in Generation])
+def test_handlers_are_bound_for_the_registry_kernels_the_tables_register(gen):
+    """Every registry kernel whose opcode the generation's table registers dispatches to its record handler
+    (by funcVA when the table knows it, else by key); an opcode no kernel runs is bound to nothing."""
+    m = Machine(gen, PB)
+    for entry in registry.KERNELS:
+        engine = m.engine_for(entry.opcode)
+        assert engine.kind is Engine(entry.engine)
+        rec = engine.table.find(entry.opcode)
+        if rec is None:
+            with pytest.raises(DispatchError, match=f"UNKNOWN OPCODE=0x{entry.opcode:x}"):
+                engine.dispatch(entry.opcode, 0)
+            continue
+        kinfo, handler = engine.dispatch(entry.opcode, 0)
+        assert handler is RECORD_HANDLERS[entry.opcode] and kinfo == rec
+        assert (rec.func_va in engine.bindings) == rec.func_va_known
+    opcodes = {e.opcode for e in registry.KERNELS}
+    assert set(RECORD_HANDLERS) == opcodes
+    bound = {h for e in (m.pool, m.dve) for h in [*e.bindings.values(), *e.key_bindings.values()]}
+    assert bound <= {RECORD_HANDLERS[o] for o in opcodes}
+
+
+@pytest.mark.parametrize("backend", ["golden", "kernel"])
+def test_backend_runs_the_registry_handler_or_golden_model(backend):
+    for entry in registry.KERNELS:
+        assert kernel_function(entry, backend) is (entry.golden if backend == "golden" else entry.handler)
 
 
 def test_nothing_written_on_any_failure():

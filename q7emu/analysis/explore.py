@@ -10,7 +10,8 @@ it, on the emulated kernels (never the golden models), and reports:
 * combinations that give identical bytes on every case are grouped: on this evidence they cannot be told
   apart, and are reported as one candidate with all its members.
 
-Which knobs apply (a case is replayed only under the knobs its bytes can depend on):
+Which knobs apply (a case is replayed only under the knobs its bytes can depend on; the registry entry of
+the record's kernel says which, :meth:`q7emu.registry.KernelEntry.knobs_for`):
 
 * 0x7b TensorDequantize: ``nibble_order`` for the 4-bit formats (fmt 1-3), ``fp6_packing`` for fmt 4,
   ``mx_layout`` and ``mx_scale`` for group 8, ``nf4_table`` for fmt 3;
@@ -21,9 +22,12 @@ score of its restriction to that case's knobs, so each case runs once per combin
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import itertools
+import json
 import multiprocessing as mp
+import multiprocessing.connection as mpc
 import os
 import sys
 import time
@@ -34,9 +38,14 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from q7emu.machine.cases import Case, Mismatch, compare, load_case
+from q7emu import registry
 from q7emu.errors import CaseError, InvalidArgument, Q7Error
+from q7emu.isa.enums import Generation
+from q7emu.isa.records import decode_record, parse_hex
+from q7emu.machine.cases import Case, Mismatch, compare, error_outcome, load_case, ran_outcome
 from q7emu.machine.machine import MACHINE_KNOBS, Machine, normalize_machine_knobs
+from q7emu.machine.replay import ProgressBar, find_cases
+from q7emu.model.kernels import GROUP_SIZES, DequantFmt, path_name
 
 #: order of knobs in reports
 KNOB_ORDER = tuple(MACHINE_KNOBS)
@@ -46,22 +55,23 @@ PROGRESS_THRESHOLD = 64
 
 # ---------------------------------------------------------------------- which knobs apply
 def case_kernel(case: Case) -> tuple[str, int | None, int | None]:
-    """(kernel path, fmt, group) of a case's record; kernel '' when the record names no modelled kernel."""
-    op = case.record[0]
-    if op == 0xE3:
-        return "quantize_mx", None, None
-    if op == 0x7B:
-        fmt, group = _dequant_fields(case.record)
-        if fmt in (1, 2, 3, 4) and group in (0, 8):
-            from q7emu.model.knobs import path_name
-            return path_name(fmt, group), fmt, group
-        return "", fmt, group
-    return "", None, None
+    """(kernel name, fmt, group) of a case's record (q7emu.registry); kernel '' when the record names no
+    modelled kernel. fmt / group are the record's dequant fields for an opcode whose kernels have
+    (fmt, group) paths, else None."""
+    entries = registry.for_opcode(case.record[0])
+    if not entries:
+        return "", None, None
+    if not any(e.paths for e in entries):
+        return entries[0].name, None, None
+    fmt, group = _dequant_fields(case.record)
+    if fmt in set(DequantFmt) and group in GROUP_SIZES:
+        return path_name(fmt, group), fmt, group
+    return "", fmt, group
 
 
 def _dequant_fields(record: bytes) -> tuple[int | None, int | None]:
+    """(dequant_fmt, group_size) of a TensorDequantize record; (None, None) when it does not decode."""
     try:
-        from q7emu.isa.records import decode_record
         r = decode_record(bytes(record))
         return int(r.dequant_fmt), int(r.group_size)
     except Exception:
@@ -69,22 +79,10 @@ def _dequant_fields(record: bytes) -> tuple[int | None, int | None]:
 
 
 def applicable_knobs(case: Case) -> tuple[str, ...]:
-    """The knobs whose value can change this case's bytes (MODEL.md §1-§2), in KNOB_ORDER."""
+    """The knobs whose value can change this case's bytes (MODEL.md §1-§2; the registry entry's
+    ``knobs_for(fmt, group)``), in KNOB_ORDER."""
     kernel, fmt, group = case_kernel(case)
-    if kernel == "quantize_mx":
-        names = {"emax", "underflow"}
-    elif kernel:
-        names = set()
-        if fmt in (1, 2, 3):
-            names.add("nibble_order")
-        if fmt == 4:
-            names.add("fp6_packing")
-        if group == 8:
-            names |= {"mx_layout", "mx_scale"}
-        if fmt == 3:
-            names.add("nf4_table")
-    else:
-        names = set()
+    names = set(registry.get(kernel).knobs_for(fmt, group)) if kernel else set()
     return tuple(k for k in KNOB_ORDER if k in names)
 
 
@@ -126,6 +124,9 @@ class Run:
 
 @dataclass
 class CaseInfo:
+    """What explore reports about one case: name, path, opcode, kernel name, the knobs explored and
+    the expected bytes."""
+
     name: str
     path: str
     opcode: int
@@ -146,6 +147,7 @@ class Candidate:
 
     @property
     def ok(self) -> bool:
+        """True when the combinations reproduce every expected byte of every case."""
         return self.first_mismatch is None
 
     def summary(self, knobs: Sequence[str]) -> str:
@@ -153,6 +155,7 @@ class Candidate:
         return summarize(self.members, knobs)
 
     def to_json(self) -> dict:
+        """JSON form: members, matched / total bytes, cases reproduced, first mismatch, indistinguishable."""
         return {"members": self.members, "matched_bytes": self.matched, "total_bytes": self.total,
                 "cases_reproduced": self.cases_ok, "first_mismatch": self.first_mismatch,
                 "indistinguishable": len(self.members) > 1}
@@ -160,6 +163,9 @@ class Candidate:
 
 @dataclass
 class ExploreResult:
+    """The result of :func:`explore`: the cases, the knob space, every candidate (best first), per-knob
+    verdicts, run count and time."""
+
     cases: list[CaseInfo]
     space: dict[str, tuple[str, ...]]           # the knobs explored and their values
     candidates: list[Candidate]                 # every combination, grouped by identical bytes, best first
@@ -176,16 +182,20 @@ class ExploreResult:
 
     @property
     def explained(self) -> bool:
+        """True when some combination reproduces every case."""
         return bool(self.consistent)
 
     @property
     def total_bytes(self) -> int:
+        """Expected bytes over all cases."""
         return sum(c.nbytes for c in self.cases)
 
     def best(self, n: int = 5) -> list[Candidate]:
+        """The ``n`` best candidates (most matching bytes first)."""
         return self.candidates[:n]
 
     def to_json(self, best: int = 10) -> dict:
+        """The result as a JSON-serialisable dict (``best`` candidates listed in full)."""
         return {"cases": [vars(c) | {"knobs": list(c.knobs)} for c in self.cases],
                 "space": {k: list(v) for k, v in self.space.items()},
                 "combinations": int(np.prod([len(v) for v in self.space.values()])) if self.space else 1,
@@ -196,6 +206,7 @@ class ExploreResult:
                 "per_knob": self.per_knob, "errors": self.errors}
 
     def format(self, best: int = 5) -> str:
+        """Human-readable report (``best`` candidates shown when nothing reproduces)."""
         ks = list(self.space)
         ncomb = int(np.prod([len(v) for v in self.space.values()])) if self.space else 1
         lines = [f"{len(self.cases)} case(s), {self.total_bytes} expected bytes; knobs explored: "
@@ -234,6 +245,7 @@ class ExploreResult:
 
 
 def describe_mismatch(m: dict[str, Any] | None) -> str:
+    """One line for a candidate's first mismatch (a Candidate.first_mismatch dict; None = reproduces)."""
     if m is None:
         return "reproduces every byte"
     if m.get("error"):
@@ -243,6 +255,7 @@ def describe_mismatch(m: dict[str, Any] | None) -> str:
 
 
 def summarize(members: list[dict[str, str]], knobs: Sequence[str]) -> str:
+    """Combinations as ``knob=v1|v2 ...`` when they form a full product over ``knobs``, else each listed."""
     if not members:
         return "-"
     sets = {k: list(dict.fromkeys(m[k] for m in members)) for k in knobs}
@@ -283,13 +296,14 @@ def run_combo(case: Case, knobs: dict[str, str], base: np.ndarray | None = None,
             m.knobs = normalize_machine_knobs(kn)
         written = m.execute(case.record).regions
     except Q7Error as e:
+        ok, err = error_outcome(case, e)
         msg = f"{type(e).__name__}: {e}"
-        ok = case.expected_error is not None and case.expected_error in str(e)
         return Run(total if ok else 0, total, ok, "E" + hashlib.blake2b(msg.encode(), digest_size=12).hexdigest(),
-                   None, None if ok else msg)
+                   None, err)
     try:
-        if case.expected_error is not None:
-            return Run(0, total, False, "R", None, f"expected an error containing {case.expected_error!r}, but the record ran")
+        err = ran_outcome(case)
+        if err is not None:
+            return Run(0, total, False, "R", None, err)
         h = hashlib.blake2b(digest_size=12)
         matched = 0
         for reg, exp in case.expected:
@@ -362,7 +376,7 @@ def _work_spawn(shared: list[Any], batch):
 
 
 def _as_items(cases: Any) -> list[Any]:
-    from q7emu.machine.replay import find_cases
+    """Cases and case paths (strings) from a Case, a path, a directory, or a list of them."""
     if isinstance(cases, (str, os.PathLike, Case)):
         cases = [cases]
     items: list[Any] = []
@@ -378,9 +392,6 @@ def _meta(item: Any) -> Case:
     """A case with its record (inputs / expected not needed) for planning: cheap for paths (JSON only)."""
     if isinstance(item, Case):
         return item
-    import json
-    from q7emu.isa.enums import Generation
-    from q7emu.isa.records import parse_hex
     try:
         meta = json.loads(Path(item).read_text())
         rec = parse_hex(meta["record_hex"])
@@ -427,7 +438,6 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     out_stream = stream or sys.stderr
     if progress is None:
         progress = nruns >= PROGRESS_THRESHOLD and bool(getattr(out_stream, "isatty", lambda: False)())
-    from q7emu.machine.replay import ProgressBar
     bar = ProgressBar(nruns, out_stream, enabled=progress)
     results: dict[int, list[Run]] = {}
     errors: list[str] = []
@@ -492,7 +502,6 @@ def _worker_loop(conn: Any) -> None:
 
 def _workers(ctx: Any, n: int) -> list[tuple[Any, Any]]:
     """At least n live persistent workers (forked on first need)."""
-    import gc
     _WORKERS[:] = [(p, c) for p, c in _WORKERS if p.is_alive()]
     if len(_WORKERS) < n:
         gc.freeze()      # the children share the parent's heap without a copy-on-write storm from the GC
@@ -512,7 +521,6 @@ def _run_persistent(ctx: Any, items: list[Any], tasks: list, jobs: int, take: An
     """The parent plus jobs - 1 persistent workers take cases largest first (LPT: the last cases are the
     smallest, so nobody waits long at the end). Each worker holds up to two cases, so it never idles
     while the parent is busy with one of its own. Whatever a dead worker held is run by the parent."""
-    import multiprocessing.connection as mpc
     queue = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][2]))
     held: dict[Any, list[int]] = {}          # worker connection -> task indexes sent, in order
 

@@ -1,9 +1,11 @@
 """Kernel listings: each kernel as its bundles, ops, operands and provenance.
 
-The listing is *derived from the kernel sources*: ``tools/gen_listings.py`` parses src/_dequant.pyx,
-src/_quantize_mx.pyx, src/kernel_fp8.pxi and src/kernel_ops.pxi into q7emu/listings.json (a statement
-tree of every op call, shared sequence call, branch and loop, with the ``# B<n>`` comments). This module
-instantiates that tree for one kernel configuration:
+The listing is *derived from the kernel sources*: ``tools/gen_listings.py`` parses each registry kernel's
+sources (src/kernels/_dequant.pyx, _quantize_mx.pyx, kernel_fp8.pxi, kernel_ops.pxi) into
+q7emu/analysis/listings.json (a statement tree of every op call, shared sequence call, branch and loop,
+with the ``# B<n>`` comments). This module instantiates that tree for one kernel configuration; which
+formats, knobs and dtypes a kernel has, and how its options become ``run()`` arguments, come from the
+kernel registry (:mod:`q7emu.registry`):
 
 * the branches whose condition the configuration decides are resolved (``if cfg.nan_gate`` under
   ``mx_scale=e8m0``; the per-format arms of ``decode_codes`` under ``--fmt``); the others are kept as
@@ -12,10 +14,11 @@ instantiates that tree for one kernel configuration:
 * register and immediate operands are evaluated from the kernel's enums and configuration.
 
 ``Listing.sections(expand=True)`` gives the exact op sequence of the kernel's entry and of one pass of
-its main loop (inner loops unrolled), which firmware_tests/test_listing.py compares with a trace.
+its main loop (inner loops unrolled), which firmware_tests/analysis/test_listing.py compares with a trace.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -24,20 +27,15 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from q7emu import registry
+from q7emu.analysis.path_facts import OpProvenance, classify
 from q7emu.errors import InvalidArgument
-from q7emu.analysis.provenance import OpProvenance, classify
+from q7emu.machine.machine import MACHINE_KNOBS
+from q7emu.model.kernels import FMT_NAMES
 
 LISTINGS_JSON = Path(__file__).with_name("listings.json")
-KERNELS = ("proc_4bit_non_mx", "proc_4bit_mx_8", "proc_6bit_non_mx", "quantize_mx")
-FMT_OF = {"e2m1": 1, "int4": 2, "nf4": 3, "e2m3": 4}
-KERNEL_FMTS = {"proc_4bit_non_mx": (1, 2, 3), "proc_4bit_mx_8": (1, 2, 3), "proc_6bit_non_mx": (4,)}
-#: knobs each kernel's code reads (the others only change constants or do not apply)
-KERNEL_KNOBS = {
-    "proc_4bit_non_mx": ("nibble_order", "nf4_table"),
-    "proc_4bit_mx_8": ("nibble_order", "mx_layout", "mx_scale", "nf4_table"),
-    "proc_6bit_non_mx": ("fp6_packing",),
-    "quantize_mx": ("emax", "underflow"),
-}
+#: every kernel with a listing (the registry's, in KernelId order)
+KERNELS: tuple[str, ...] = registry.names()
 _PREFIX = {"vec": "v", "wvec": "wv", "vbool": "vb", "pr": "pr"}
 
 
@@ -53,6 +51,9 @@ class _Unknown(Exception):
 
 @dataclass
 class Operand:
+    """One operand of a listing op: kind (vec, wvec, vbool, pr, scalar), role, register index (or None
+    when it depends on an unbound loop variable) or scalar value, and its source text."""
+
     kind: str                  # vec | wvec | vbool | pr | scalar
     role: str                  # src | dst
     reg: int | None            # register index (None when it depends on an unbound loop variable)
@@ -61,6 +62,7 @@ class Operand:
     code: int | None = None    # scalars: the trace hook's register code (255 immediate, 254 offset, 253 count)
 
     def render(self, names: bool = False) -> str:
+        """Assembly text: ``v23`` / ``v[kIDX6_0 + h]`` / an immediate; ``names`` adds the register's name."""
         if self.kind == "scalar":
             return str(self.value) if self.value is not None else self.text
         r = f"{_PREFIX[self.kind]}{self.reg}" if self.reg is not None else f"{_PREFIX[self.kind]}[{self.text.strip('()')}]"
@@ -69,11 +71,15 @@ class Operand:
         return r
 
     def to_json(self) -> dict:
+        """JSON form: kind, role, reg, value, text."""
         return {"kind": self.kind, "role": self.role, "reg": self.reg, "value": self.value, "text": self.text}
 
 
 @dataclass
 class Op:
+    """One IVP op of a listing: its bundle index ``B<n>``, mnemonic, operands, provenance, comment and
+    source line."""
+
     bundle: int | None
     mnemonic: str
     operands: list[Operand]
@@ -84,6 +90,7 @@ class Op:
     rmw: tuple[int, ...] = ()  # indices of source operands that are also the destination
 
     def render_operands(self, names: bool = False) -> str:
+        """The operands as assembly text: destinations, then ``[base + offset]`` for memory ops, then sources."""
         dst = [o for o in self.operands if o.role == "dst"]
         src = [o for i, o in enumerate(self.operands) if o.role == "src" and i not in self.rmw]
         parts = [o.render(names) for o in dst]
@@ -101,6 +108,7 @@ class Op:
         return (self.bundle, self.mnemonic, regs, imms)
 
     def to_json(self) -> dict:
+        """JSON form: bundle, mnemonic, text, operands, provenance, comment, source."""
         return {"bundle": self.bundle, "mnemonic": self.mnemonic, "text": f"{self.mnemonic} {self.render_operands()}",
                 "operands": [o.to_json() for o in self.operands], "provenance": self.provenance.to_json(),
                 "comment": self.comment, "source": self.source}
@@ -108,6 +116,8 @@ class Op:
 
 @dataclass
 class Loop:
+    """A ``for`` or ``while`` loop of the kernel source with its body (loop count or condition text)."""
+
     var: str | None
     count: int | str           # int, or the source text (while loops: the condition)
     body: list
@@ -116,6 +126,7 @@ class Loop:
     source: str
 
     def to_json(self) -> dict:
+        """JSON form: loop kind, variable, count, comment, source, body."""
         return {"loop": self.kind, "var": self.var, "count": self.count, "comment": self.comment,
                 "source": self.source, "body": [x.to_json() for x in self.body]}
 
@@ -128,6 +139,7 @@ class Branch:
     source: str
 
     def to_json(self) -> dict:
+        """JSON form: every arm's condition, how run() sets it, and body."""
         return {"branch": [{"cond": c, "set_by": s, "body": [x.to_json() for x in b]} for c, s, b in self.arms],
                 "source": self.source}
 
@@ -142,12 +154,16 @@ class Call:
     comment: str | None
 
     def to_json(self) -> dict:
+        """JSON form: sequence name, base bundle, comment, body."""
         return {"sequence": self.func, "base": self.base, "comment": self.comment,
                 "body": [x.to_json() for x in self.body]}
 
 
 @dataclass
 class Listing:
+    """One kernel's listing for a configuration: the entry (before the main loop) and one pass of the main
+    loop, with the branch arms met and taken."""
+
     kernel: str
     config: dict[str, Any]
     entry: list
@@ -174,14 +190,18 @@ class Listing:
         return out
 
     def mnemonics(self) -> set[str]:
+        """Every mnemonic of the entry and the pass (all variants)."""
         return {o.mnemonic for o in self.ops("entry") + self.ops("pass")}
 
     def to_json(self) -> dict:
+        """JSON form: kernel, config, entry, main loop condition, pass."""
         return {"kernel": self.kernel, "config": self.config, "entry": [x.to_json() for x in self.entry],
                 "main_loop": self.loop, "pass": [x.to_json() for x in self.passes]}
 
     # -------------------------------------------------------------- text
     def format(self, names: bool = False) -> str:
+        """The listing as text: a header with provenance counts, then every bundle of the entry and of
+        one pass (``names`` shows register names beside indices)."""
         cfg = ", ".join(f"{k}={v}" for k, v in self.config.items() if v is not None) or "all variants"
         lines = [f"{self.kernel}  ({cfg})",
                  "provenance: firmware = SPEC places this mnemonic in this path; firmware~ = same op in the other "
@@ -235,10 +255,11 @@ def _fmt_items(items: list, lines: list[str], depth: int, names: bool, last: lis
 
 # ---------------------------------------------------------------------- configuration
 def _norm_fmt(fmt: Any) -> int | None:
+    """A dequant_fmt given as 1..4 or a name (e2m1, int4, nf4, e2m3); None stays None."""
     if fmt is None:
         return None
-    if isinstance(fmt, str) and fmt.lower() in FMT_OF:
-        return FMT_OF[fmt.lower()]
+    if isinstance(fmt, str) and fmt.lower() in FMT_NAMES:
+        return FMT_NAMES[fmt.lower()]
     try:
         return int(fmt)
     except (TypeError, ValueError):
@@ -247,32 +268,12 @@ def _norm_fmt(fmt: Any) -> int | None:
 
 def _run_env(kernel: str, fmt: int | None, knobs: dict[str, str], src_dtype: str | None,
              dst_dtype: str | None) -> dict[str, Any]:
-    """The arguments the kernel module's run() would receive (only those the options decide)."""
-    env: dict[str, Any] = {}
-    if kernel == "quantize_mx":
-        from q7emu.kernels.quantize_mx import MAX_EXP
-        from q7emu.kernels import _quantize_mx as mod
-        if src_dtype is not None:
-            env["bf16"] = src_dtype in ("bfloat16", "bf16")
-        if dst_dtype is not None:
-            env["dst_dtype"] = dst_dtype
-            if "emax" in knobs:
-                env["max_exp"] = MAX_EXP[(knobs["emax"], dst_dtype)]
-        if "underflow" in knobs:
-            env["wrap"] = knobs["underflow"] == "wrap"
-        env["build_rodata"] = mod.build_rodata
-        return env
-    from q7emu.kernels.dequant import NF4_TABLES
-    from q7emu.kernels import _dequant as mod
-    env["group"] = 8 if kernel == "proc_4bit_mx_8" else 0
-    if fmt is not None:
-        env["fmt"] = fmt
-    for k in ("nibble_order", "fp6_packing", "mx_layout", "mx_scale"):
-        if k in knobs:
-            env[k] = knobs[k]
-    if "nf4_table" in knobs:
-        env["nf4_values"] = NF4_TABLES[knobs["nf4_table"]]
-    env["build_rodata"] = mod.build_rodata
+    """The arguments the kernel module's run() would receive (only those the options decide), plus the
+    extension's ``build_rodata`` (needs the compiled extension)."""
+    entry = registry.get(kernel)
+    env = entry.run_params(fmt=fmt, group_size=entry.group_size, knobs=knobs, src_dtype=src_dtype,
+                           dst_dtype=dst_dtype)
+    env["build_rodata"] = entry.load().build_rodata
     return env
 
 
@@ -492,21 +493,21 @@ def build(kernel: str, fmt: Any = None, knobs: dict[str, str] | None = None, *, 
     "bfloat16") and dst_dtype ("float8_e4m3fn" / "float8_e5m2") for quantize_mx.
     ``expand=True`` unrolls loops and inlines everything (needs every branch decided): the exact op
     sequence executed, as used by the trace test."""
-    if kernel not in KERNELS:
+    entry = registry.find(kernel) if isinstance(kernel, str) else None
+    if entry is None:
         raise InvalidArgument("kernel", kernel, f"must be one of {', '.join(KERNELS)}")
     knobs = dict(knobs or {})
-    from q7emu.machine.machine import MACHINE_KNOBS
     for k, v in knobs.items():
         if k not in MACHINE_KNOBS or v not in MACHINE_KNOBS[k]:
             raise InvalidArgument("knob", f"{k}={v}", f"unknown knob or value; known: {', '.join(MACHINE_KNOBS)}")
     f = _norm_fmt(fmt)
-    if kernel == "quantize_mx":
+    if not entry.fmts:
         if f is not None:
-            raise InvalidArgument("fmt", fmt, "quantize_mx has no fmt (use --src-dtype / --dst-dtype)")
-    elif f is not None and f not in KERNEL_FMTS[kernel]:
-        raise InvalidArgument("fmt", fmt, f"{kernel} runs fmt {', '.join(map(str, KERNEL_FMTS[kernel]))}")
-    if kernel == "proc_6bit_non_mx" and f is None:
-        f = 4
+            raise InvalidArgument("fmt", fmt, f"{kernel} has no fmt (use --src-dtype / --dst-dtype)")
+    elif f is not None and f not in entry.fmts:
+        raise InvalidArgument("fmt", fmt, f"{kernel} runs fmt {', '.join(map(str, entry.fmts))}")
+    if f is None and len(entry.fmts) == 1:
+        f = entry.fmts[0]
     d = data()
     kinfo = d["kernels"][kernel]
     mod = d["modules"][kinfo["module"]]
@@ -527,8 +528,8 @@ def build(kernel: str, fmt: Any = None, knobs: dict[str, str] | None = None, *, 
     if idx is None:  # pragma: no cover - every kernel has a main loop
         raise InvalidArgument("kernel", kernel, "no main loop found in the source")
     main = items[idx]
-    config: dict[str, Any] = {"fmt": f} if kernel != "quantize_mx" else {"src_dtype": src_dtype, "dst_dtype": dst_dtype}
-    config.update({k: knobs[k] for k in KERNEL_KNOBS[kernel] if k in knobs})
+    config: dict[str, Any] = {"fmt": f} if entry.fmts else {"src_dtype": src_dtype, "dst_dtype": dst_dtype}
+    config.update({k: knobs[k] for k in entry.knobs if k in knobs})
     lst = Listing(kernel, config, items[:idx], main.body, main.count, walker.taken, walker.arms)
     lst.source = f"{fn['file']}:{fn['line']}"  # type: ignore[attr-defined]
     return lst
@@ -540,27 +541,25 @@ def kernel_mnemonics(kernel: str) -> set[str]:
 
 
 def all_variant_configs(kernel: str) -> list[dict[str, Any]]:
-    """Configurations (build() keyword arguments) that together decide every branch of ``kernel`` both ways."""
-    from q7emu.machine.machine import MACHINE_KNOBS
-    if kernel == "quantize_mx":
-        out = []
-        for s in ("float16", "bfloat16"):
-            for dd in ("float8_e4m3fn", "float8_e5m2"):
-                for e in MACHINE_KNOBS["emax"]:
-                    for u in MACHINE_KNOBS["underflow"]:
-                        out.append({"src_dtype": s, "dst_dtype": dd, "knobs": {"emax": e, "underflow": u}})
-        return out
-    import itertools
-    names = [k for k in ("nibble_order", "fp6_packing", "mx_layout", "mx_scale", "nf4_table")]
+    """Configurations (build() keyword arguments) that together decide every branch of ``kernel`` both ways.
+
+    Every fmt (or every src x dst dtype) of the kernel times every value of each knob the kernel reads
+    (registry ``knobs``); the other knobs of its op stay at their default. A kernel with fmts gets all of
+    its op's knobs in each configuration, one without gets only its own."""
+    entry = registry.get(kernel)
+    op_knobs = [k for k in MACHINE_KNOBS if any(k in e.knobs for e in registry.for_opcode(entry.opcode))]
+    names = op_knobs if entry.fmts else [k for k in op_knobs if k in entry.knobs]
+    values = [MACHINE_KNOBS[k] if k in entry.knobs else MACHINE_KNOBS[k][:1] for k in names]
+    if entry.fmts:
+        axes = [[{"fmt": f} for f in entry.fmts]]
+    else:
+        axes = [[{"src_dtype": s} for s in entry.src_dtypes], [{"dst_dtype": d} for d in entry.dst_dtypes]]
     out = []
-    for f in KERNEL_FMTS[kernel]:
-        for vals in itertools.product(*(MACHINE_KNOBS[k] for k in names)):
-            kn = dict(zip(names, vals))
-            if kernel != "proc_4bit_mx_8" and (kn["mx_layout"] != "scale-first" or kn["mx_scale"] != "e8m0"):
-                continue
-            if kernel != "proc_6bit_non_mx" and kn["fp6_packing"] != "lsb-first":
-                continue
-            if kernel == "proc_6bit_non_mx" and kn["nibble_order"] != "low-first":
-                continue
-            out.append({"fmt": f, "knobs": kn})
+    for parts in itertools.product(*axes):
+        for vals in itertools.product(*values):
+            cfg: dict[str, Any] = {}
+            for p in parts:
+                cfg.update(p)
+            cfg["knobs"] = dict(zip(names, vals))
+            out.append(cfg)
     return out

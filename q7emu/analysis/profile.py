@@ -17,8 +17,8 @@ Cycle model (kept apart from the value model, like the Xtensa ISS cycle mode vs 
    bundle index changes (or the run, kernel or partition changes). Each issue costs 1 cycle.
 2. **MAC latency.** SPEC §6.2: MAC inputs are read at stage 10 and the accumulator at stage 12, II = 1,
    latency L = 2. A bundle that reads (as a source operand) a wvec register written by a MAC op
-   (mnemonic ``mul*``) issued ``d`` cycles earlier stalls ``max(0, L - d)`` cycles; with the kernels'
-   listings this is the pack in the bundle right after the multiply (B24 -> B25 in proc_4bit_mx_8,
+   (mnemonic ``mul*`` or ``dmul*``) issued ``d`` cycles earlier stalls ``max(0, L - d)`` cycles (a later
+   non-MAC write of the register ends this); with the kernels' listings this is the pack in the bundle right after the multiply (B24 -> B25 in proc_4bit_mx_8,
    B38 -> B39 in quantize_mx): 1 stall cycle each. A MAC reading its own accumulator (``mula``-style
    chains) is forwarded at stage 12 and does not stall.
 3. Total = issues + stalls. Not modelled: FLIX slot limits within a bundle (SPEC §6.3: s0 LdSt, s1 Ld,
@@ -45,18 +45,20 @@ from typing import Any
 
 import numpy as np
 
+from q7emu import registry
+from q7emu.analysis.trace import Trace
 from q7emu.errors import Q7Error
-from q7emu.analysis.trace import KERNELS, Trace
 
 MAC_LATENCY = 2
-#: kernel id -> (elements per group, what a group is); the output data store is the kernel's last
-#: sav2nx8_xp bundle in the listing (quantize_mx's earlier one stores the scales)
-KERNEL_UNITS: dict[int, tuple[int, str]] = {
-    1: (8, "source word (8 codes)"),
-    2: (8, "MX group (8 codes + scale)"),
-    3: (16, "3 source words (16 codes)"),
-    4: (32, "MX block (8 partitions x 4)"),
-}
+#: kernel id -> (elements per group, what a group is), from the registry's ``unit``; the output data store
+#: is the kernel's last sav2nx8_xp bundle in the listing (quantize_mx's earlier one stores the scales)
+KERNEL_UNITS: dict[int, tuple[int, str]] = {int(e.kernel_id): e.unit for e in registry.KERNELS}
+
+
+def kernel_name(kernel_id: int) -> str | int:
+    """The registry name of a trace's kernel id, or the id itself when no kernel has it (0 = not given)."""
+    entry = registry.find(kernel_id)
+    return entry.name if entry is not None else kernel_id
 FAMILIES: list[tuple[str, str]] = [
     ("load/store", r"^(lv|lav|sav|sv|l2a|la)"),
     ("MAC", r"^(mul|dmul)"),
@@ -75,6 +77,7 @@ _TIME_CACHE: dict[str, float | None] = {}
 
 
 def family(mnemonic: str) -> str:
+    """The op family of a mnemonic (the first pattern of :data:`FAMILIES` it matches, else "other")."""
     for name, pat in FAMILIES:
         if re.search(pat, mnemonic):
             return name
@@ -185,7 +188,7 @@ def profile(trace: Trace, mac_latency: int = MAC_LATENCY, time_ops: bool = True,
         for k, n in zip(uk.tolist(), nops.tolist()):
             rows = np.nonzero(keys == k)[0]
             mn = sorted({m.decode() for m in r["op"][rows]})
-            bundles.append({"kernel": KERNELS.get(k >> 16, k >> 16), "bundle": k & 0xFFFF,
+            bundles.append({"kernel": kernel_name(k >> 16), "bundle": k & 0xFFFF,
                             "issues": int(issues_of.get(k, 0)), "ops": int(n), "stall_cycles": int(stall_of.get(k, 0)),
                             "mnemonics": mn})
     # per run: cycles, groups, elements
@@ -204,7 +207,9 @@ def profile(trace: Trace, mac_latency: int = MAC_LATENCY, time_ops: bool = True,
         elems = _store_elements(trace, rows, kern)
         unit = KERNEL_UNITS.get(kern, (0, "n/a"))
         groups = elems / unit[0] if unit[0] else 0
-        runs.append({"run": ri, "kernel": KERNELS.get(kern, info.get("kernel", kern)), "knobs": info.get("knobs", {}),
+        name = kernel_name(kern)
+        runs.append({"run": ri, "kernel": name if isinstance(name, str) else info.get("kernel", kern),
+                     "knobs": info.get("knobs", {}),
                      "ops": int(rows.size), "issues": n_issue, "mac_stall_cycles": n_stall, "cycles": total,
                      "partitions": parts, "cycles_per_partition": total / parts if parts else None,
                      "output_elements": elems, "group": unit[1], "group_elements": unit[0], "groups": groups,
@@ -294,7 +299,7 @@ def chrome_trace(trace: Trace, mac_latency: int = MAC_LATENCY) -> dict[str, Any]
         for k in range(len(bounds) - 1):
             a, b = bounds[k], bounds[k + 1]
             run, part = int(r["run"][a]), int(r["partition"][a])
-            kern = KERNELS.get(int(r["kernel"][a]), str(int(r["kernel"][a])))
+            kern = str(kernel_name(int(r["kernel"][a])))
             if (run, part) not in seen:
                 seen.add((run, part))
                 ev.append({"ph": "M", "name": "thread_name", "pid": run, "tid": part,
@@ -316,6 +321,7 @@ def chrome_trace(trace: Trace, mac_latency: int = MAC_LATENCY) -> dict[str, Any]
 
 
 def write_chrome_trace(trace: Trace, path: str | Path, mac_latency: int = MAC_LATENCY) -> Path:
+    """Write :func:`chrome_trace` as compact JSON to ``path``; returns the path."""
     p = Path(path)
     p.write_text(json.dumps(chrome_trace(trace, mac_latency), separators=(",", ":")))
     return p

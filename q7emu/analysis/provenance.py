@@ -1,20 +1,9 @@
-"""What rests on firmware facts and what is q7emu's reconstruction: the one table both the listings,
+"""What rests on firmware facts and what is q7emu's reconstruction: the tables the listings,
 ``q7emu ops`` and the README section read.
 
-* :data:`PATH_FACTS`: the IVP mnemonics SPEC places in each firmware path -- SPEC §2.4 for the three
-  TensorDequantize (0x7b) paths, §3.6 for the QuantizeMX (0xE3) body -- with the bundle address SPEC
-  gives, if any. These are transcribed from SPEC once, here; ``firmware_tests/test_provenance.py``
-  checks every mnemonic and address against SPEC.md's text when SPEC.md is available.
-* :func:`classify`: the provenance of one op of a q7emu kernel listing:
-
-  - ``firmware``: SPEC names this exact mnemonic in this path;
-  - ``firmware~`` (a *form* match): SPEC names the same multiply in the other accumulate form, e.g.
-    SPEC's ``ivp_mulus4tan16xr16`` @0x010051a9 (``a``: accumulate into the wvec) where q7emu issues
-    ``mulus4tn16xr16`` (overwrite). The accumulate letter is the only difference q7emu treats as the
-    same op: mul/mula, 4t/4ta, q/qa, p/pa. Slot suffixes (``_s4``), predicated ``t`` forms, signedness
-    letters and lane widths are different ops and never match;
-  - ``q7emu``: SPEC does not place the op in this path; it is part of q7emu's reconstruction.
-
+* :data:`PATH_FACTS`, :func:`classify`, :class:`OpProvenance` (re-exported from
+  :mod:`q7emu.analysis.path_facts`): the IVP mnemonics SPEC places in each firmware path (SPEC §2.4,
+  §3.6) and the provenance of one op of a kernel listing (``firmware`` / ``firmware~`` / ``q7emu``).
 * :func:`primitive_class` / :func:`format_ops_table`: every IVP primitive's semantics provenance as one
   of SPEC HIGH, SPEC MED, ANCHORS HIGH, q7emu choice (from :func:`q7emu.primitives.ivp.catalog`), plus the kernels that issue it.
 * :data:`KNOB_FACTS` / :data:`OUTPUT_BASIS`: which output bytes rest on firmware facts and which on a
@@ -22,127 +11,23 @@
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-# ---------------------------------------------------------------------- firmware facts per path
-NON_MX_BLOCK = "inline non-MX paths in decode (0x4df0..0x511c)"
+from q7emu import registry
+from q7emu.analysis.listing import kernel_mnemonics
+from q7emu.analysis.path_facts import (NON_MX_BLOCK, PATH_FACTS, FirmwareFact, OpProvenance,  # noqa: F401
+                                       accumulate_base, classify)
 
-
-@dataclass(frozen=True)
-class FirmwareFact:
-    """One mnemonic SPEC places in a firmware path."""
-
-    mnemonic: str                    # without the ivp_ prefix
-    section: str                     # "§2.4" / "§3.6"
-    addresses: tuple[str, ...] = ()  # bundle addresses SPEC gives for a clean bundle holding it
-    count: int = 1                   # how many times SPEC lists it in the path (x2, x3)
-    where: str = ""                  # the SPEC list it comes from
-
-    def cite(self) -> str:
-        at = (" @" + ", @".join(self.addresses)) if self.addresses else ""
-        return f"ivp_{self.mnemonic}{at} (SPEC {self.section})"
-
-
-def _facts(section: str, where: str, rows: list[tuple[str, tuple[str, ...], int]]) -> tuple[FirmwareFact, ...]:
-    return tuple(FirmwareFact(m, section, a, n, where) for m, a, n in rows)
-
-
-#: SPEC §2.4 "Inline non-MX paths in decode": shared by proc_4bit_non_mx and proc_6bit_non_mx
-_NON_MX = _facts("§2.4", NON_MX_BLOCK, [
-    ("labvdcmprs2nx8_xp", ("0x01004dfc",), 1),
-    ("sel2nx8i", ("0x01004fc8",), 2),
-    ("dselnx16t", ("0x01004dfc",), 1),
-    ("dseln_2x32t", (), 1),
-    ("muluupan16xr16", ("0x01004fc8",), 2),
-    ("mulsupn16xr16", (), 1),
-    ("babssub2nx8", ("0x01004fc8",), 2),
-    ("babssubunx16", (), 1),
-    ("movpint16", (), 1),
-    ("negnxf16t", (), 1),
-    ("oltnxf16t", ("0x01004dfc",), 1),
-])
-#: SPEC §2.4 "MX path proc_4bit_mx_8"
-_MX = _facts("§2.4", "MX path proc_4bit_mx_8", [
-    ("sel2nx8i_s4", ("0x010051a9", "0x010052ee"), 2),
-    ("l2a4nx8_ip", (), 1),
-    ("dselnx16", ("0x010053c0",), 1),
-    ("mulus4tan16xr16", ("0x010051a9",), 1),
-    ("mul4tan16xr16", (), 1),
-    ("dmulqa2n8xr8", ("0x010053c0",), 1),
-    ("muln_2x32", ("0x010052ee",), 1),
-    ("cvtg48n_2x32l", ("0x010051e1",), 1),
-    ("bminnx16", ("0x010051e1",), 3),
-    ("bminn_2x32", ("0x010051e1",), 3),
-    ("bmin2nx8", ("0x010051a9",), 1),
-    ("bmaxn_2x32", (), 1),
-    ("bmaxun_2x32", (), 1),
-    ("ultn_2xf32t", ("0x010052ee",), 1),
-])
-#: SPEC §3.6 "0xE3 device body" (MARIANA DVE PERF IRAM)
-_QMX = _facts("§3.6", "0xE3 device body", [
-    ("srln_2x32", ("0x79ec",), 1),
-    ("bmaxn_2x32", (), 1),                 # step 1 "then the max-reduce": no address of its own
-    ("dextrprn_2x32", ("0x22b5", "0x6c4b"), 2),
-    ("mulus4tn16xr16", ("0x66a6",), 1),
-    ("trunc16nxf16", ("0x66a6",), 1),
-    ("baddnormnx16", ("0x66a6",), 1),
-    ("muluspa2n8xr16", ("0x6c4b",), 1),
-    ("bsubnormnx16", ("0x6c4b",), 1),
-    ("cvtg48n_2x32h", ("0x216d",), 1),
-    ("ueqn_2xf32t", ("0x216d",), 1),
-    ("sel2nx8i_s4", ("0x216d",), 1),
-])
-
-PATH_FACTS: dict[str, tuple[FirmwareFact, ...]] = {
-    "proc_4bit_non_mx": _NON_MX,
-    "proc_6bit_non_mx": _NON_MX,
-    "proc_4bit_mx_8": _MX,
-    "quantize_mx": _QMX,
-}
-KERNELS = tuple(PATH_FACTS)
-
-_ACC = re.compile(r"^(d?mul(?:us|su|uu|u|s)?(?:4t|q|p)?)a(.+)$")
-
-
-def accumulate_base(mnemonic: str) -> str:
-    """The mnemonic with the MAC accumulate letter removed (mulus4tan16xr16 -> mulus4tn16xr16); others unchanged."""
-    m = _ACC.match(mnemonic)
-    return m.group(1) + m.group(2) if m else mnemonic
-
-
-@dataclass(frozen=True)
-class OpProvenance:
-    kind: str                                   # "firmware" | "firmware~" | "q7emu"
-    facts: tuple[FirmwareFact, ...] = ()
-
-    @property
-    def label(self) -> str:
-        if self.kind == "q7emu":
-            return "q7emu"
-        return f"{self.kind} " + "; ".join(f.cite() for f in self.facts)
-
-    def to_json(self) -> dict:
-        return {"kind": self.kind, "facts": [{"mnemonic": "ivp_" + f.mnemonic, "section": f.section,
-                                              "addresses": list(f.addresses), "where": f.where} for f in self.facts]}
-
-
-def classify(kernel: str, mnemonic: str) -> OpProvenance:
-    """Provenance of ``mnemonic`` (no ivp_ prefix) issued by q7emu's ``kernel``."""
-    facts = PATH_FACTS[kernel]
-    exact = tuple(f for f in facts if f.mnemonic == mnemonic)
-    if exact:
-        return OpProvenance("firmware", exact)
-    base = accumulate_base(mnemonic)
-    form = tuple(f for f in facts if accumulate_base(f.mnemonic) == base)
-    if form:
-        return OpProvenance("firmware~", form)
-    return OpProvenance("q7emu")
+#: the kernels of the tables: those with SPEC facts first, in SPEC's order of the paths (§2.4 non-MX block,
+#: the MX path, §3.6), then any other kernel in registry order
+KERNELS: tuple[str, ...] = tuple(PATH_FACTS) + tuple(k for k in registry.names() if k not in PATH_FACTS)
 
 
 # ---------------------------------------------------------------------- knobs: which bytes rest on what
 @dataclass(frozen=True)
 class KnobFact:
+    """One model knob: where it applies, which output bytes it decides, the SPEC open question."""
+
     knob: str
     applies: str          # where it applies (opcode / path / format)
     decides: str          # which output bytes it decides
@@ -167,6 +52,8 @@ KNOB_FACTS: tuple[KnobFact, ...] = (
 
 @dataclass(frozen=True)
 class OutputBasis:
+    """What one kind of output byte rests on: ``firmware``, ``knob: NAME`` or ``q7emu``, with the reference."""
+
     what: str
     basis: str            # "firmware" or "knob: NAME" or "q7emu"
     ref: str
@@ -222,7 +109,6 @@ def primitive_rows() -> list[PrimitiveRow]:
     from q7emu.primitives import ivp
     used: dict[str, list[str]] = {}
     try:
-        from q7emu.analysis.listing import kernel_mnemonics
         for k in KERNELS:
             for m in kernel_mnemonics(k):
                 used.setdefault(m, []).append(k)
@@ -236,7 +122,7 @@ def primitive_rows() -> list[PrimitiveRow]:
     return rows
 
 
-_KABBR = {"proc_4bit_non_mx": "4nm", "proc_4bit_mx_8": "mx8", "proc_6bit_non_mx": "6nm", "quantize_mx": "qmx"}
+_KABBR = {e.name: e.abbr for e in registry.KERNELS}
 
 
 def format_ops_table() -> str:

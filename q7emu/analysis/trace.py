@@ -11,9 +11,9 @@ parsed :class:`Trace`. Parsing is deferred until first use, so a recorded run co
 recording plus one bytes copy.
 
 A record holds: run index (one per kernel call), sequence number (counts every executed primitive of the
-run, across partitions), partition, kernel id (1 proc_4bit_non_mx, 2 proc_4bit_mx_8, 3 proc_6bit_non_mx,
-4 quantize_mx), bundle index in the kernel listing (``B<n>`` in src/_dequant.pyx / src/_quantize_mx.pyx),
-mnemonic and its operands. An operand has kind (vec, wvec, vbool, pr, scalar), role (src = value before
+run, across partitions), partition, kernel id (:class:`q7emu.model.kernels.KernelId`: 1 proc_4bit_non_mx,
+2 proc_4bit_mx_8, 3 proc_6bit_non_mx, 4 quantize_mx), bundle index in the kernel listing (``B<n>`` in
+src/kernels/_dequant.pyx / src/kernels/_quantize_mx.pyx), mnemonic and its operands. An operand has kind (vec, wvec, vbool, pr, scalar), role (src = value before
 the op, dst = after), register index (255 immediate, 254 memory offset, 253 length for scalars), lane view
 and its bytes (vec 64, wvec 192 = the raw architectural image, vbool 8, pr 8, scalar 8 = int64).
 
@@ -79,6 +79,7 @@ import numpy as np
 
 from q7emu._version import __version__
 from q7emu.errors import InvalidArgument, Q7Error
+from q7emu.model.kernels import KernelId
 
 # ---------------------------------------------------------------------- raw record layout (q7trace.pxd)
 HEADER_BYTES = 32
@@ -94,8 +95,9 @@ VIEWS: list[tuple[str, int]] = [("2nx8", 8), ("nx16", 16), ("n_2x32", 32), ("nxf
 VIEW_IDS = {name: i for i, (name, _) in enumerate(VIEWS)}
 KIND_BYTES = {1: 64, 2: 192, 3: 8, 4: 8, 5: 8}
 DEFAULT_VIEW = {1: "2nx8", 2: "w48", 3: "vb8", 4: "pr", 5: "scalar"}
-KERNELS = {1: "proc_4bit_non_mx", 2: "proc_4bit_mx_8", 3: "proc_6bit_non_mx", 4: "quantize_mx"}
-KERNEL_IDS = {v: k for k, v in KERNELS.items()}
+#: kernel id of the record format -> kernel name, and back (q7emu.model.kernels.KernelId; 0 = not given)
+KERNELS: dict[int, str] = {int(k): k.kernel for k in KernelId}
+KERNEL_IDS: dict[str, int] = {v: k for k, v in KERNELS.items()}
 SCALAR_REGS = {255: "imm", 254: "off", 253: "len"}
 REG_PREFIX = {1: "v", 2: "wv", 3: "vb", 4: "pr"}
 UNKNOWN_BUNDLE = 0xFFFF
@@ -305,27 +307,34 @@ class Operand:
 
     @property
     def kind_name(self) -> str:
+        """vec / wvec / vbool / pr / scalar."""
         return KINDS.get(self.kind, str(self.kind))
 
     @property
     def role_name(self) -> str:
+        """src (value before the op) or dst (after)."""
         return ROLES.get(self.role, str(self.role))
 
     @property
     def view_name(self) -> str:
+        """The lane view (2nx8, nx16, ..., scalar)."""
         return VIEWS[self.view][0] if 0 <= self.view < len(VIEWS) else str(self.view)
 
     @property
     def name(self) -> str:
+        """The register's name (v23, wv1, vb0, pr1, imm / off / len)."""
         return operand_name(self.kind, self.reg)
 
     def lanes(self) -> list[int]:
+        """The lane values (lane 0 first) in the operand's view, as ints."""
         return lanes_int(self.data, self.view)
 
     def lanes_hex(self) -> list[str]:
+        """The lane values as fixed-width hex strings (lane 0 first)."""
         return lanes_hex(self.data, self.view)
 
     def describe(self) -> str:
+        """One line: index, role, kind, register and view."""
         return f"operand {self.index} ({self.role_name} {self.kind_name} {self.name}, view {self.view_name})"
 
 
@@ -344,9 +353,11 @@ class Op:
 
     @property
     def kernel_name(self) -> str:
+        """The kernel's name from its KernelId (``kernel<n>`` for an id no kernel has)."""
         return KERNELS.get(self.kernel, f"kernel{self.kernel}")
 
     def describe(self) -> str:
+        """One line: seq, run, partition, kernel, bundle and mnemonic."""
         b = "B?" if self.bundle == UNKNOWN_BUNDLE else f"B{self.bundle}"
         return f"seq {self.seq} (run {self.run}, partition {self.partition}, {self.kernel_name} {b} {self.op})"
 
@@ -405,6 +416,7 @@ class Trace:
                   r["op"].decode("ascii", "replace"), ops)
 
     def mnemonics(self) -> list[str]:
+        """The mnemonic of every record, in order."""
         return [m.decode("ascii", "replace") for m in self.records["op"]]
 
     def op_counts(self) -> dict[str, int]:
@@ -496,10 +508,12 @@ class Trace:
 
     # ------------------------------------------------------------------ binary file
     def header(self) -> dict[str, Any]:
+        """The file header fields (format, version, q7emu_version, case, runs)."""
         return {"format": FILE_FORMAT, "version": FILE_VERSION, "q7emu_version": self.q7emu_version,
                 "case": self.case, "runs": self.runs}
 
     def to_bytes(self) -> bytes:
+        """The ``.q7t`` file bytes (deterministic: the same trace always gives the same bytes)."""
         arrays = [("records", self.records, RECORD_DTYPE), ("operands", self.operands, OPERAND_DTYPE),
                   ("data", self.data, np.dtype(np.uint8))]
         meta = self.header()
@@ -525,12 +539,14 @@ class Trace:
         return bytes(out)
 
     def save(self, path: str | os.PathLike) -> Path:
+        """Write :meth:`to_bytes` to ``path``; returns the path."""
         p = Path(path)
         p.write_bytes(self.to_bytes())
         return p
 
     @classmethod
     def from_bytes(cls, blob: bytes, where: str = "trace") -> "Trace":
+        """Parse ``.q7t`` file bytes; TraceError naming ``where`` when malformed."""
         if blob[:8] != MAGIC or len(blob) < 16:
             raise TraceError(f"{where}: not a q7emu trace file (bad magic)")
         version, hlen = struct.unpack_from("<II", blob, 8)
@@ -597,6 +613,7 @@ class Trace:
 
     # ------------------------------------------------------------------ JSON Lines
     def op_json(self, i: int) -> dict[str, Any]:
+        """Record ``i`` as its JSON Lines object (lanes as hex strings)."""
         op = self[i]
         return {"run": op.run, "seq": op.seq, "partition": op.partition,
                 "kernel": KERNELS.get(op.kernel, op.kernel),
@@ -605,6 +622,7 @@ class Trace:
                               "lanes": o.lanes_hex()} for o in op.operands]}
 
     def iter_jsonl(self) -> Iterator[str]:
+        """The JSON Lines text: the header line, then one line per record (no newlines)."""
         head = {"format": JSONL_FORMAT, "version": JSONL_VERSION, "q7emu_version": self.q7emu_version,
                 "case": self.case, "runs": self.runs}
         yield json.dumps(head, separators=(",", ":"))
@@ -612,6 +630,7 @@ class Trace:
             yield json.dumps(self.op_json(i), separators=(",", ":"))
 
     def to_jsonl(self, dest: str | os.PathLike | IO[str]) -> None:
+        """Write the JSON Lines form to a path or a text stream."""
         if isinstance(dest, (str, os.PathLike)):
             with open(dest, "w", encoding="utf-8", newline="\n") as fh:
                 self.to_jsonl(fh)
@@ -621,6 +640,7 @@ class Trace:
 
     @classmethod
     def from_jsonl(cls, src: str | os.PathLike | IO[str], where: str | None = None) -> "Trace":
+        """Read a JSON Lines trace (a path or a text stream); TraceError naming ``where`` and the line."""
         if isinstance(src, (str, os.PathLike)):
             with open(src, encoding="utf-8") as fh:
                 return cls.from_jsonl(fh, where=str(src))
@@ -727,6 +747,7 @@ class Trace:
 
     def show(self, op: Iterable[str] | str | None = None, seq: tuple[int | None, int | None] | None = None,
              lanes: tuple[int | None, int | None] | None = None) -> Iterator[str]:
+        """The formatted records selected by mnemonic / seq range, lanes limited to ``lanes``."""
         for i in self.select(op, seq):
             yield self.format_op(int(i), lanes)
 
@@ -773,6 +794,7 @@ class Recorder:
 
     @property
     def trace(self) -> Trace:
+        """The parsed :class:`Trace` of every run so far (parsed on first access)."""
         if self._trace is None:
             self._trace = Trace.from_runs(self.raw_runs, self.case)
         return self._trace
@@ -782,6 +804,7 @@ class Recorder:
 
 
 def check_window(window: Any) -> tuple[int, int] | None:
+    """A trace window as (lo, hi) sequence numbers, or None; InvalidArgument when malformed."""
     if window is None:
         return None
     try:
@@ -794,6 +817,8 @@ def check_window(window: Any) -> tuple[int, int] | None:
 
 
 def check_ops(ops: Any) -> list[str] | None:
+    """A trace op filter as a list of mnemonics (at most 64), or None; InvalidArgument for an
+    unknown mnemonic."""
     if ops is None:
         return None
     names = [ops] if isinstance(ops, str) else list(ops)
@@ -831,6 +856,8 @@ def parse_range(text: str | None, what: str = "range") -> tuple[int | None, int 
 # ---------------------------------------------------------------------- diff
 @dataclass
 class LaneDiff:
+    """One differing lane of an operand: lane index and both values (hex)."""
+
     lane: int
     a: str
     b: str
@@ -853,6 +880,7 @@ class Divergence:
     detail: str = ""
 
     def describe(self) -> str:
+        """One line naming the first divergence and what differs."""
         where = f"seq {self.seq}" + (f" (B seq {self.seq_b})" if self.seq_b is not None and self.seq_b != self.seq else "")
         if self.what in ("only in A", "only in B"):
             return f"first divergence: {self.what}: {where} {self.op}"
@@ -869,6 +897,9 @@ class Divergence:
 
 @dataclass
 class DiffResult:
+    """The result of :func:`diff`: how many record pairs were compared and differ, the first
+    divergence, and the records only one side has."""
+
     align: str
     compared: int
     differing: int
@@ -881,9 +912,11 @@ class DiffResult:
 
     @property
     def same(self) -> bool:
+        """True when nothing differs and neither side has extra records."""
         return self.differing == 0 and self.only_a == 0 and self.only_b == 0
 
     def summary(self) -> str:
+        """One line: records compared, differing, only in A / B."""
         s = f"{self.compared} records compared (align {self.align}), {self.differing} differ"
         if self.differing:
             s += f" (first seq {self.first_seq}, last seq {self.last_seq})"
@@ -892,6 +925,7 @@ class DiffResult:
         return s
 
     def format(self, max_lanes: int = 16) -> str:
+        """The summary plus the first divergence with at most ``max_lanes`` differing lanes."""
         lines = []
         if self.first is not None:
             lines.append(self.first.describe())

@@ -1,7 +1,7 @@
 """Golden model of TensorDequantize (opcode 0x7b, POOL): MODEL.md §1 in plain numpy.
 
-Independent of the Cython kernels: it shares only the argument rules (:mod:`q7emu.model.knobs`) and
-the number formats (:mod:`q7emu.golden.formats`).
+Independent of the Cython kernels: it shares only the argument rules (:mod:`q7emu.model.knobs`) and the
+model constants (the NF4 codebook of :mod:`q7emu.model.tables`, through :mod:`q7emu.golden.formats`).
 """
 from __future__ import annotations
 

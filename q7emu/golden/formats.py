@@ -46,6 +46,8 @@ from typing import Any
 import numpy as np
 
 from q7emu.errors import InvalidArgument
+#: model data, defined once in q7emu.model.tables (re-exported here: formats.NF4_QLORA, formats.E4M3_MAX, ...)
+from q7emu.model.tables import E4M3_MAX, E5M2_MAX, NF4_QLORA
 
 __all__ = [
     "NF4_QLORA",
@@ -58,19 +60,8 @@ __all__ = [
     "decode_fp32_bits", "encode_fp32_bits",
 ]
 
-#: MODEL.md ``nf4_table = qlora`` (bitsandbytes NF4 codebook), index 0..15, as float32.
-NF4_QLORA: np.ndarray = np.array([
-    -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
-    -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
-    0.07958029955625534, 0.16093020141124725, 0.24611230194568634, 0.33791524171829224,
-    0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1.0,
-], dtype=np.float32)
-NF4_QLORA.setflags(write=False)
-
 FP4_MAX = 6.0
 FP6_MAX = 7.5
-E4M3_MAX = 448.0
-E5M2_MAX = 57344.0
 E4M3_NAN = 0x7F   #: canonical quiet NaN written for E4M3 (positive)
 E5M2_NAN = 0x7E   #: canonical quiet NaN written for E5M2 (positive)
 E8M0_NAN = 0xFF

@@ -1,4 +1,8 @@
-"""Golden model of QuantizeMX (opcode 0xE3, DVE): MODEL.md §2 / SPEC §3.4 in plain numpy."""
+"""Golden model of QuantizeMX (opcode 0xE3, DVE): MODEL.md §2 / SPEC §3.4 in plain numpy.
+
+Independent of the Cython kernels: it shares only the argument rules (:mod:`q7emu.model.knobs`) and the
+model constants (:mod:`q7emu.model.tables`: MAX_EXP, MAX_VAL, re-exported here).
+"""
 from __future__ import annotations
 
 from typing import Any
@@ -7,16 +11,11 @@ import numpy as np
 
 from q7emu.golden import formats
 from q7emu.model.knobs import normalize_quantize_mx_args
+#: max_exp per (emax knob, dst dtype) and the clip limit per dst dtype: model data (q7emu.model.tables)
+from q7emu.model.tables import MAX_EXP, MAX_VAL
 
 __all__ = ["quantize_mx", "MAX_EXP", "MAX_VAL", "block_scales", "scatter_rows", "pack_x4"]
 
-#: max_exp per (emax knob, dst dtype)
-MAX_EXP = {
-    ("ocp", "float8_e4m3fn"): 8, ("ocp", "float8_e5m2"): 15,
-    ("alt", "float8_e4m3fn"): 7, ("alt", "float8_e5m2"): 14,
-}
-#: clip limit per dst dtype (the same in every mode)
-MAX_VAL = {"float8_e4m3fn": formats.E4M3_MAX, "float8_e5m2": formats.E5M2_MAX}
 
 
 def upcast_bits(bits: np.ndarray, kind: str) -> np.ndarray:

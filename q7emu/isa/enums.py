@@ -1,14 +1,14 @@
 """Enumerations of the instruction set: opcodes, DTYPE codes, DEQUANT_FMT, address markers, generations.
 
 Sources: SPEC §1.2 (ADDR4 markers), §4.2 (opcodes seen in kernel_info tables), §5 (DTYPE), §2.1
-(DEQUANT_FMT, re-exported from :mod:`q7emu.model.knobs`) and the generation names of SPEC §0.
+(DEQUANT_FMT, re-exported from :mod:`q7emu.model.kernels`) and the generation names of SPEC §0.
 """
 from __future__ import annotations
 
 import enum
 
 from q7emu.errors import InvalidArgument
-from q7emu.model.knobs import DequantFmt
+from q7emu.model.kernels import DequantFmt
 
 DEQUANT_FMT = DequantFmt
 

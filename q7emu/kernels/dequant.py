@@ -2,21 +2,51 @@
 
 ``dequantize`` validates every argument (q7emu.model.knobs) before any kernel code runs, then executes
 the firmware path the (fmt, group_size) pair selects -- proc_4bit_non_mx, proc_4bit_mx_8 or
-proc_6bit_non_mx -- built from the IVP primitives (src/_dequant.pyx).
+proc_6bit_non_mx -- built from the IVP primitives (src/kernels/_dequant.pyx). The compiled extension is
+imported on the first call (:func:`q7emu.kernels.extension.load_extension`), so this module imports
+without a build.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
-from q7emu.kernels import _dequant
-from q7emu.golden.formats import NF4_QLORA
-from q7emu.model.knobs import DequantFmt, dequant_out_bytes, normalize_dequant_args, normalize_fmt, path_name
 from q7emu.errors import InvalidArgument
 from q7emu.kernels.cores import check_cores, host_threads, run_blocks
+from q7emu.kernels.extension import cached_extension
+from q7emu.model.kernels import DEQUANT_PATHS, DequantFmt, dequant_kernel
+from q7emu.model.knobs import dequant_out_bytes, normalize_dequant_args, normalize_fmt
+from q7emu.model.tables import NF4_TABLES
 
-NF4_TABLES = {"qlora": NF4_QLORA}
+__all__ = ["dequantize", "dequantize_path", "run_params", "EXTENSION"]
+
+#: the compiled module whose ``run()`` executes the three paths
+EXTENSION = "q7emu.kernels._dequant"
+#: that module once loaded (None until the first kernel call: cached_extension; tests may replace it)
+_dequant: Any = None
+
+
+def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Mapping[str, str] | None = None,
+               src_dtype: str | None = None, dst_dtype: str | None = None) -> dict[str, Any]:
+    """The arguments of ``_dequant.run()`` these options decide, by run()'s parameter names.
+
+    fmt: DEQUANT_FMT code 1..4; group_size: 0 or 8; knobs: model knobs (MODEL.md §1) -- only those given
+    appear (``nf4_table`` becomes ``nf4_values``, its float32 [16] codebook). src_dtype / dst_dtype do not
+    apply to TensorDequantize (every kernel module's ``run_params`` takes the same options). Used by
+    :func:`dequantize` (every option known) and by the listings (q7emu.analysis.listing, some unknown)."""
+    knobs = knobs or {}
+    params: dict[str, Any] = {}
+    if fmt is not None:
+        params["fmt"] = int(fmt)
+    if group_size is not None:
+        params["group"] = int(group_size)
+    for k in ("nibble_order", "fp6_packing", "mx_layout", "mx_scale"):
+        if k in knobs:
+            params[k] = knobs[k]
+    if "nf4_table" in knobs:
+        params["nf4_values"] = NF4_TABLES[knobs["nf4_table"]]
+    return params
 
 
 def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0, *,
@@ -40,32 +70,38 @@ def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0
     Returns:
         uint8 [P, out_bytes] FP8 codes (E5M2 for fmt 1, 2; E4M3 for fmt 3, 4), out_bytes =
         in_bytes x 2 (4-bit), x 8/5 (MX), x 4/3 (FP6).
+
+    Raises InvalidArgument (before any kernel code runs) or Q7Error when the extension is not built.
     """
     knobs = {"nibble_order": nibble_order, "fp6_packing": fp6_packing, "mx_layout": mx_layout,
              "mx_scale": mx_scale, "nf4_table": nf4_table}
     src_bytes, fmt_i, group, path, knobs = normalize_dequant_args(src, fmt, group_size, knobs)
     check_cores(cores)
+    ext = cached_extension(globals(), "_dequant", EXTENSION)
     out = np.zeros((src_bytes.shape[0], dequant_out_bytes(src_bytes.shape[1], path)), dtype=np.uint8)
-    args = (fmt_i, group, knobs["nibble_order"], knobs["fp6_packing"], knobs["mx_layout"], knobs["mx_scale"],
-            NF4_TABLES[knobs["nf4_table"]])
+    params = run_params(fmt_i, group, knobs)
+    params["kernel_id"] = int(dequant_kernel(fmt_i, group))
     if trace is not None:
-        raw = _dequant.run(src_bytes, out, *args, trace=True, trace_window=getattr(trace, "window", None),
-                           trace_ops=getattr(trace, "ops", None))
+        raw = ext.run(src_bytes, out, trace=True, trace_window=getattr(trace, "window", None),
+                      trace_ops=getattr(trace, "ops", None), **params)
         trace.add_run(raw, kernel=path, knobs=knobs)
         return out
     parts = src_bytes.shape[0]
-    run_blocks(lambda lo, hi: _dequant.run(src_bytes[lo:hi], out[lo:hi], *args), parts,
+    run_blocks(lambda lo, hi: ext.run(src_bytes[lo:hi], out[lo:hi], **params), parts,
                host_threads(cores, parts, src_bytes.size))
     return out
 
 
 def dequantize_path(path: str, src: np.ndarray, fmt: int | str | DequantFmt, **knobs: Any) -> np.ndarray:
     """Run one named firmware path directly ("proc_4bit_non_mx", "proc_4bit_mx_8",
-    "proc_6bit_non_mx"); the (fmt, group) pair must select that path."""
-    if path not in ("proc_4bit_non_mx", "proc_4bit_mx_8", "proc_6bit_non_mx"):
-        raise InvalidArgument("path", path, "must be proc_4bit_non_mx, proc_4bit_mx_8 or proc_6bit_non_mx")
-    group = 8 if path == "proc_4bit_mx_8" else 0
+    "proc_6bit_non_mx"); the (fmt, group) pair must select that path. ``knobs`` as for
+    :func:`dequantize` (and ``trace``, ``cores``); returns its uint8 [P, out_bytes]."""
+    names = [k.kernel for k in sorted(set(DEQUANT_PATHS.values()))]
+    if path not in names:
+        raise InvalidArgument("path", path, f"must be {', '.join(names[:-1])} or {names[-1]}")
     f = normalize_fmt(fmt)
-    if path_name(f, group) != path:
+    group = next((g for (ff, g), k in DEQUANT_PATHS.items() if k.kernel == path and ff == f), None)
+    if group is None:
         raise InvalidArgument("fmt", f, f"fmt {f} does not run on {path}")
     return dequantize(src, f, group, **knobs)
+

@@ -1,21 +1,51 @@
 """QuantizeMX (DVE opcode 0xE3): the public API over the emulated quantize body.
 
 ``quantize_mx`` validates every argument (q7emu.model.knobs) before any kernel code runs, then runs the
-DVE quantize body built from the IVP primitives (src/_quantize_mx.pyx) over each 8-partition block.
+DVE quantize body built from the IVP primitives (src/kernels/_quantize_mx.pyx) over each 8-partition
+block. The compiled extension is imported on the first call, so this module imports without a build.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
-from q7emu.kernels import _quantize_mx
 from q7emu.kernels.cores import check_cores, host_threads, run_blocks
+from q7emu.kernels.extension import cached_extension
+from q7emu.model.kernels import KernelId
 from q7emu.model.knobs import normalize_quantize_mx_args
+#: max_exp per (emax knob, dst dtype): model data (q7emu.model.tables), re-exported here
+from q7emu.model.tables import MAX_EXP
 
-#: max_exp per (emax knob, dst dtype) -- MODEL.md §2
-MAX_EXP = {("ocp", "float8_e4m3fn"): 8, ("ocp", "float8_e5m2"): 15,
-           ("alt", "float8_e4m3fn"): 7, ("alt", "float8_e5m2"): 14}
+__all__ = ["quantize_mx", "run_params", "EXTENSION", "MAX_EXP"]
+
+#: the compiled module whose ``run()`` executes the quantize body
+EXTENSION = "q7emu.kernels._quantize_mx"
+#: that module once loaded (None until the first kernel call: cached_extension; tests may replace it)
+_quantize_mx: Any = None
+
+
+def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Mapping[str, str] | None = None,
+               src_dtype: str | None = None, dst_dtype: str | None = None) -> dict[str, Any]:
+    """The arguments of ``_quantize_mx.run()`` these options decide, by run()'s parameter names.
+
+    src_dtype: "float16" / "bfloat16" (or "bf16") -> ``bf16``; dst_dtype: "float8_e4m3fn" / "float8_e5m2";
+    knobs (MODEL.md §2): ``emax`` with dst_dtype -> ``max_exp`` (MAX_EXP), ``underflow`` -> ``wrap``, a
+    resolved ``scale_layout`` -> ``scatter``. Only what the options decide appears. fmt / group_size do
+    not apply to QuantizeMX (every kernel module's ``run_params`` takes the same options)."""
+    knobs = knobs or {}
+    params: dict[str, Any] = {}
+    if src_dtype is not None:
+        params["bf16"] = src_dtype in ("bfloat16", "bf16")
+    if dst_dtype is not None:
+        params["dst_dtype"] = dst_dtype
+        if "emax" in knobs:
+            params["max_exp"] = MAX_EXP[(knobs["emax"], dst_dtype)]
+    if "underflow" in knobs:
+        params["wrap"] = knobs["underflow"] == "wrap"
+    if knobs.get("scale_layout") in ("scatter", "compact"):
+        params["scatter"] = knobs["scale_layout"] == "scatter"
+    return params
 
 
 def quantize_mx(src: np.ndarray, dst_dtype: str = "float8_e4m3fn", *, scale_layout: str = "auto",
@@ -37,21 +67,24 @@ def quantize_mx(src: np.ndarray, dst_dtype: str = "float8_e4m3fn", *, scale_layo
         (data, scale): data uint32 [P, F/4], FP8 element 4j+k in byte k of word j; scale uint8
         E8M0 bytes, [P, F/4] with quadrant q's block rows at partitions 32q..32q+3 and the other
         rows 0 (scatter), or [P/8, F/4] (compact).
+
+    Raises InvalidArgument (before any kernel code runs) or Q7Error when the extension is not built.
     """
     bits, kind, dst_dtype, knobs = normalize_quantize_mx_args(
         src, dst_dtype, {"scale_layout": scale_layout, "emax": emax, "underflow": underflow})
     check_cores(cores)
+    ext = cached_extension(globals(), "_quantize_mx", EXTENSION)
     p, f = bits.shape
-    scatter = knobs["scale_layout"] == "scatter"
+    params = run_params(knobs=knobs, src_dtype=kind, dst_dtype=dst_dtype)
+    params["kernel_id"] = int(KernelId.QUANTIZE_MX)
     data = np.zeros((p, f), dtype=np.uint8)
-    scale = np.zeros((p if scatter else p // 8, f // 4), dtype=np.uint8)
-    args = (kind == "bfloat16", dst_dtype, MAX_EXP[(knobs["emax"], dst_dtype)], knobs["underflow"] == "wrap", scatter)
+    scale = np.zeros((p if params["scatter"] else p // 8, f // 4), dtype=np.uint8)
     if trace is not None:
-        raw = _quantize_mx.run(bits, data, scale, *args, trace=True, trace_window=getattr(trace, "window", None),
-                               trace_ops=getattr(trace, "ops", None))
-        trace.add_run(raw, kernel="quantize_mx", knobs=dict(knobs, dst_dtype=dst_dtype))
+        raw = ext.run(bits, data, scale, trace=True, trace_window=getattr(trace, "window", None),
+                      trace_ops=getattr(trace, "ops", None), **params)
+        trace.add_run(raw, kernel=KernelId.QUANTIZE_MX.kernel, knobs=dict(knobs, dst_dtype=dst_dtype))
     else:
         # row block b (8 partitions) owns data rows 8b..8b+7 and one scale row (32q + b%4, or b)
-        run_blocks(lambda lo, hi: _quantize_mx.run(bits, data, scale, *args, blocks=(lo, hi)),
+        run_blocks(lambda lo, hi: ext.run(bits, data, scale, blocks=(lo, hi), **params),
                    p // 8, host_threads(cores, p // 8, bits.nbytes))
     return data.view("<u4").reshape(p, f // 4), scale

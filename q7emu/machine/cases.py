@@ -65,10 +65,12 @@ class Case:
 
     @property
     def opcode(self) -> int:
+        """The record's opcode (byte 0)."""
         return self.record[0]
 
     @property
     def expected_bytes(self) -> int:
+        """Bytes compared on replay: the total size of the expected regions."""
         return int(sum(a.size for _, a in self.expected))
 
 
@@ -84,6 +86,7 @@ class Mismatch:
     count: int = 1   # number of differing bytes over all expected regions
 
     def describe(self) -> str:
+        """One line: where the first differing byte is, both values, and how many bytes differ."""
         return (f"first mismatch: partition {self.partition}, byte 0x{self.offset:x}: expected 0x{self.expected:02x}, "
                 f"actual 0x{self.actual:02x} ({self.count} byte{'s' if self.count != 1 else ''} differ, "
                 f"expected region {self.region})")
@@ -104,6 +107,7 @@ class CaseResult:
 
     @property
     def status(self) -> str:
+        """"PASS" or "FAIL"."""
         return "PASS" if self.ok else "FAIL"
 
 
@@ -287,6 +291,20 @@ def compare(expected: Sequence[RegionData], sbuf: np.ndarray) -> Mismatch | None
     return first
 
 
+def error_outcome(case: Case, error: Q7Error) -> tuple[bool, str | None]:
+    """(ok, error text) of a replay whose record raised ``error``: ok when the case expects an error whose
+    text contains its ``expected_error``; the error text (``Type: message``) is None when ok."""
+    ok = case.expected_error is not None and case.expected_error in str(error)
+    return ok, None if ok else f"{type(error).__name__}: {error}"
+
+
+def ran_outcome(case: Case) -> str | None:
+    """The failure of a replay whose record ran without error: None, or the error the case expected."""
+    if case.expected_error is None:
+        return None
+    return f"expected an error containing {case.expected_error!r}, but the record ran"
+
+
 def run_case(case: Case, knobs: dict[str, Any] | None = None, backend: str = "kernel") -> CaseResult:
     """Replay one case. ``knobs`` override the case's knobs. Never raises for a failing record: the error
     becomes the result (PASS only if the case has a matching ``expected_error``)."""
@@ -296,12 +314,12 @@ def run_case(case: Case, knobs: dict[str, Any] | None = None, backend: str = "ke
         m = _prepared_machine(case, knobs, backend)
         m.execute(case.record)
     except Q7Error as e:
-        msg = f"{type(e).__name__}: {e}"
-        ok = case.expected_error is not None and case.expected_error in str(e)
+        ok, err = error_outcome(case, e)
         return CaseResult(case.name, path, case.opcode, ok, case.expected_bytes, time.perf_counter() - t0,
-                          error=None if ok else msg)
-    if case.expected_error is not None:
+                          error=err)
+    err = ran_outcome(case)
+    if err is not None:
         return CaseResult(case.name, path, case.opcode, False, case.expected_bytes, time.perf_counter() - t0,
-                          error=f"expected an error containing {case.expected_error!r}, but the record ran")
+                          error=err)
     mm = compare(case.expected, m.sbuf)
     return CaseResult(case.name, path, case.opcode, mm is None, case.expected_bytes, time.perf_counter() - t0, mm)

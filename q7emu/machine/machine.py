@@ -9,8 +9,10 @@
    scan runs before any kernel code; this is why 0x7B on SUNDA reports ``UNKNOWN OPCODE=0x7b``;
 3. validate the record clause by clause (:func:`q7emu.isa.validate.validate`) and q7emu's own preconditions
    (:func:`q7emu.isa.validate.require_executable`: immediate addresses only, element limits, 0xE3 shapes);
-4. call the handler bound to the record's funcVA (or, where the funcVA is unknown, to its key), which gathers
-   the source over the active partitions, runs the kernel and plans the destination writes;
+4. call the record handler (:data:`RECORD_HANDLERS`, bound for every opcode that has a kernel in
+   :mod:`q7emu.registry`) at the record's funcVA (or, where the funcVA is unknown, its key); it gathers the
+   source over the active partitions, runs the registry kernel the record selects (its handler, or its golden
+   model with ``backend="golden"``) and plans the destination writes;
 5. check every planned write is inside SBUF, then write. Nothing is written when any step fails.
 
 Memory reading (MODEL §4): an immediate ADDR4 is a flat address, bit 25 = PSUM (an error for these ops);
@@ -41,13 +43,16 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+import ml_dtypes
+
+from q7emu import registry
 from q7emu.errors import DispatchError, InvalidArgument, Q7Error
 from q7emu.isa.enums import DType, Engine, Generation, Opcode
-from q7emu.isa.kernel_info import (TENSOR_DEQUANT_FUNC_VA, KernelInfoRecord, KernelInfoTable, dve_table,
-                              engine_of, pool_table)
+from q7emu.isa.kernel_info import KernelInfoRecord, KernelInfoTable, dve_table, engine_of, pool_table
 from q7emu.isa.records import RawRecord, Record, S3D3TensDequant, S3DMX1Quant, Tensor3D, decode_record
 from q7emu.isa.validate import footprint, require_executable, validate
-from q7emu.model.knobs import DEQUANT_KNOBS, QUANTIZE_MX_KNOBS, check_knob, path_name
+from q7emu.model.knobs import DEQUANT_KNOBS, QUANTIZE_MX_KNOBS, check_knob
+from q7emu.registry import KernelEntry
 
 NUM_PARTITIONS = 128
 DEFAULT_PARTITION_BYTES = 0x30000
@@ -66,6 +71,7 @@ class Region:
     length: int
 
     def as_tuple(self) -> tuple[int, int, int, int]:
+        """(partition, count, offset, length)."""
         return (self.partition, self.count, self.offset, self.length)
 
 
@@ -78,6 +84,7 @@ class Write:
     data: np.ndarray
 
     def region(self) -> Region | None:
+        """The bounding box of the bytes written, or None for an empty write."""
         if self.partitions.size == 0 or self.offsets.size == 0:
             return None
         p0, p1 = int(self.partitions.min()), int(self.partitions.max())
@@ -132,13 +139,10 @@ def element_offsets(t: Tensor3D, offset: int) -> np.ndarray:
     return offset + 4 * o.reshape(-1)
 
 
-def _import_backend(backend: str, module: str):
-    import importlib
-    name = "q7emu.golden" if backend == "golden" else f"q7emu.kernels.{module}"
-    try:
-        return importlib.import_module(name)
-    except ImportError as e:
-        raise Q7Error(f"{name} is not available ({e}); build the extensions or use backend='golden'") from None
+def kernel_function(entry: KernelEntry, backend: str) -> Callable[..., Any]:
+    """What runs a kernel on a backend: its Python entry (``"kernel"``; it loads the compiled extension on
+    its first call, Q7Error when not built) or its golden model (``"golden"``)."""
+    return entry.golden if backend == "golden" else entry.handler
 
 
 class EngineModel:
@@ -152,6 +156,8 @@ class EngineModel:
         self.key_bindings = key_bindings  # key word -> handler, for records whose funcVA is unknown
 
     def dispatch(self, opcode: int, spec: int) -> tuple[KernelInfoRecord, Handler]:
+        """(kernel_info record, handler) for an opcode (and 0xF0 spec): DispatchError on a table miss
+        (firmware words) or when q7emu binds no handler to the record."""
         rec = self.table.lookup(opcode, spec)
         handler = (self.bindings.get(rec.func_va) if rec.func_va_known else None) or self.key_bindings.get(rec.key)
         if handler is None:
@@ -184,11 +190,20 @@ class Machine:
         self.backend = backend
         self.sbuf = np.zeros((NUM_PARTITIONS, self.partition_bytes), dtype=np.uint8)
         gen = self.generation
-        pool_bind: dict[int, Handler] = {}
-        if gen in TENSOR_DEQUANT_FUNC_VA:
-            pool_bind[TENSOR_DEQUANT_FUNC_VA[gen]] = _handle_tensor_dequantize
-        self.pool = EngineModel(Engine.POOL, pool_table(gen), pool_bind, {})
-        self.dve = EngineModel(Engine.DVE, dve_table(gen), {}, {Opcode.QUANTIZE_MX << 24: _handle_quantize_mx})
+        tables = {Engine.POOL: pool_table(gen), Engine.DVE: dve_table(gen)}
+        bind: dict[Engine, tuple[dict[int, Handler], dict[int, Handler]]] = {e: ({}, {}) for e in tables}
+        for entry in registry.KERNELS:     # every opcode with a kernel: its handler at the table's record
+            engine = Engine(entry.engine)
+            rec = tables[engine].find(entry.opcode)
+            if rec is None:
+                continue
+            by_va, by_key = bind[engine]
+            if rec.func_va_known:
+                by_va[rec.func_va] = RECORD_HANDLERS[entry.opcode]
+            else:
+                by_key[rec.key] = RECORD_HANDLERS[entry.opcode]
+        self.pool = EngineModel(Engine.POOL, tables[Engine.POOL], *bind[Engine.POOL])
+        self.dve = EngineModel(Engine.DVE, tables[Engine.DVE], *bind[Engine.DVE])
 
     # ------------------------------------------------------------------ SBUF access
     def load(self, partition: int, offset: int, data: np.ndarray) -> None:
@@ -267,6 +282,7 @@ class Machine:
 
     # ------------------------------------------------------------------ execution
     def engine_for(self, opcode: int) -> EngineModel:
+        """The engine whose table dispatches ``opcode`` (0xE3 -> DVE, every other opcode -> POOL)."""
         return self.dve if engine_of(opcode) is Engine.DVE else self.pool
 
     def execute(self, record: "bytes | bytearray | Record", trace: Any = None) -> ExecResult:
@@ -291,44 +307,53 @@ class Machine:
 
 
 # ---------------------------------------------------------------------- handlers
+def _record_kernel(r: Record) -> KernelEntry:
+    """The registry kernel a validated record runs."""
+    fmt = getattr(r, "dequant_fmt", None)
+    group = getattr(r, "group_size", None)
+    entry = registry.select(r.header.opcode, None if fmt is None else int(fmt), None if group is None else int(group))
+    if entry is None:
+        raise Q7Error(f"internal: no registry kernel runs opcode 0x{r.header.opcode:02x} with {fmt=}, {group=}")
+    return entry
+
+
 def _handle_tensor_dequantize(m: Machine, r: S3D3TensDequant, trace: Any) -> tuple[str, list[Write]]:
     """POOL 0x7B: gather src u32 words per active partition, dequantize, scatter by the dst pattern."""
-    path = path_name(r.dequant_fmt, r.group_size)
+    entry = _record_kernel(r)
     nac = r.num_active_channels
     if r.src.count == 0:
-        return path, []
+        return entry.name, []
     words = m.gather(r.src, nac)
-    mod = _import_backend(m.backend, "dequant")
+    run = kernel_function(entry, m.backend)
     kn = {k: m.knobs[k] for k in DEQUANT_KNOBS}
     src = np.ascontiguousarray(words.astype("<u4")).view(np.uint8)
-    kwargs = dict(kn)
+    kwargs: dict[str, Any] = dict(kn)
     if trace is not None and m.backend == "kernel":
         kwargs["trace"] = trace
-    out = np.asarray(mod.dequantize(src, r.dequant_fmt, r.group_size, **kwargs))
+    out = np.asarray(run(src, r.dequant_fmt, r.group_size, **kwargs))
     if out.dtype != np.uint8 or out.shape != (nac, r.dst.count * 4):
         raise Q7Error(f"internal: dequantize returned {out.dtype} {out.shape}, expected uint8 "
                       f"({nac}, {r.dst.count * 4})")
     dp, doff = m._sbuf_location("dst.start_addr", r.dst.start_addr)
     parts = np.arange(dp, dp + nac)
-    return path, [m.plan_scatter(parts, element_offsets(r.dst, doff), out, 4)]
+    return entry.name, [m.plan_scatter(parts, element_offsets(r.dst, doff), out, 4)]
 
 
 def _handle_quantize_mx(m: Machine, r: S3DMX1Quant, trace: Any) -> tuple[str, list[Write]]:
     """DVE 0xE3: gather fp16/bf16 pairs, quantize over P x F, scatter data words and quadrant scales."""
-    import ml_dtypes
-
+    entry = _record_kernel(r)
     nac = r.num_active_channels
     if r.src.count == 0:                # F = 0: nothing to quantize, nothing written
-        return "quantize_mx", []
+        return entry.name, []
     words = m.gather(r.src, nac)
     halves = np.ascontiguousarray(words.astype("<u4")).view("<u2")
     src = halves.view(np.float16 if r.in_dtype == DType.FP16 else ml_dtypes.bfloat16)
     dst_dtype = "float8_e4m3fn" if r.out_dtype == DType.FP8_EXP4 else "float8_e5m2"
-    mod = _import_backend(m.backend, "quantize_mx")
+    run = kernel_function(entry, m.backend)
     kwargs: dict[str, Any] = dict(scale_layout="compact", emax=m.knobs["emax"], underflow=m.knobs["underflow"])
     if trace is not None and m.backend == "kernel":
         kwargs["trace"] = trace
-    data, scale = mod.quantize_mx(src, dst_dtype, **kwargs)
+    data, scale = run(src, dst_dtype, **kwargs)
     data, scale = np.asarray(data), np.asarray(scale)
     f4 = src.shape[1] // 4
     if data.shape != (nac, f4) or scale.shape != (nac // 8, f4):
@@ -343,7 +368,15 @@ def _handle_quantize_mx(m: Machine, r: S3DMX1Quant, trace: Any) -> tuple[str, li
     for q in range(nac // 32):          # one write per quadrant: rows 4q..4q+3 -> scale_pidx..+3 of quadrant q
         parts = sp + 32 * q + d.scale_pidx + np.arange(4, dtype=np.int64)
         writes.append(Write(parts, soff + np.arange(f4, dtype=np.int64), scale[4 * q:4 * q + 4]))
-    return "quantize_mx", writes
+    return entry.name, writes
+
+
+#: opcode -> the handler of its record type (gather the source, run the kernel, plan the writes); the
+#: machine binds it wherever the generation's kernel_info table registers an opcode that has a kernel
+RECORD_HANDLERS: dict[int, Handler] = {
+    Opcode.TENSOR_DEQUANTIZE: _handle_tensor_dequantize,
+    Opcode.QUANTIZE_MX: _handle_quantize_mx,
+}
 
 
 def dst_mask(record: Record, partition_bytes: int = DEFAULT_PARTITION_BYTES) -> np.ndarray | None:

@@ -2,15 +2,21 @@
 
 This module only *checks and normalises arguments*; it computes no values. Knob names and
 values are the public names of MODEL.md §1 and §2 (the first value of each tuple is the default).
+The kernel ids, DEQUANT_FMT codes and path data live in :mod:`q7emu.model.kernels` (re-exported here
+under their old names), the constants in :mod:`q7emu.model.tables`.
 """
 from __future__ import annotations
 
-import enum
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from q7emu.errors import InvalidArgument
+from q7emu.model.kernels import FMT_NAMES, GROUP_SIZES, PATH_RATIO, DequantFmt, path_name
+
+__all__ = ["DEQUANT_KNOBS", "QUANTIZE_MX_KNOBS", "QUANTIZE_MX_SRC_DTYPES", "QUANTIZE_MX_DST_DTYPES", "VALID_P", "DequantFmt", "FMT_NAMES",
+           "PATH_RATIO", "path_name", "check_knob", "check_knobs", "dequant_knobs", "normalize_fmt",
+           "normalize_dequant_args", "dequant_out_bytes", "normalize_quantize_mx_args"]
 
 # ---------------------------------------------------------------- TensorDequantize (0x7b) knobs
 DEQUANT_KNOBS: dict[str, tuple[str, ...]] = {
@@ -28,42 +34,41 @@ QUANTIZE_MX_KNOBS: dict[str, tuple[str, ...]] = {
     "scale_layout": ("auto", "scatter", "compact"),
 }
 
+#: QuantizeMX source and destination dtypes (numpy / ml_dtypes names) [SPEC §3.1]
+QUANTIZE_MX_SRC_DTYPES = ("float16", "bfloat16")
 QUANTIZE_MX_DST_DTYPES = ("float8_e4m3fn", "float8_e5m2")
+#: QuantizeMX partition counts [SPEC §3.1]
+VALID_P = (32, 64, 96, 128)
 
 
-class DequantFmt(enum.IntEnum):
-    """NEURON_ISA_TPB_DEQUANT_FMT (SPEC §2.1)."""
-
-    E2M1_TO_E5M2 = 1
-    INT4_TO_E5M2 = 2
-    NF4_TO_E4M3 = 3
-    E2M3_TO_E4M3 = 4
-
-
-FMT_NAMES = {"e2m1": 1, "int4": 2, "nf4": 3, "e2m3": 4}
-
-#: (fmt, group_size) -> firmware path name (SPEC §1.5)
-def path_name(fmt: int, group_size: int) -> str:
-    """Name of the firmware compute path for a valid (fmt, group_size) pair."""
-    if group_size == 8:
-        return "proc_4bit_mx_8"
-    return "proc_6bit_non_mx" if fmt == 4 else "proc_4bit_non_mx"
-
-
-#: source words : destination words per path (SPEC §1.3 clause 11, in u32 words)
-PATH_RATIO = {
-    "proc_4bit_non_mx": (1, 2),
-    "proc_6bit_non_mx": (3, 4),
-    "proc_4bit_mx_8": (5, 8),
-}
-
-
-def check_knob(name: str, value: Any, table: dict[str, tuple[str, ...]]) -> str:
+def check_knob(name: str, value: Any, table: Mapping[str, tuple[str, ...]]) -> str:
     """Return ``value`` if it is a legal value of knob ``name``; raise InvalidArgument otherwise."""
     allowed = table[name]
     if not isinstance(value, str) or value not in allowed:
         raise InvalidArgument(name, value, f"must be one of {', '.join(allowed)}")
     return value
+
+
+def check_knobs(knobs: Mapping[str, Any], table: Mapping[str, tuple[str, ...]]) -> dict[str, str]:
+    """Every knob of ``table`` with its value from ``knobs`` (default: the first value), each checked; then
+    any name in ``knobs`` that ``table`` does not know is rejected. Raises InvalidArgument."""
+    checked = {name: check_knob(name, knobs.get(name, vals[0]), table) for name, vals in table.items()}
+    unknown = set(knobs) - set(table)
+    if unknown:
+        raise InvalidArgument("knob", sorted(unknown)[0], f"unknown knob; known: {', '.join(table)}")
+    return checked
+
+
+def dequant_knobs(fmt: int, group_size: int) -> tuple[str, ...]:
+    """The TensorDequantize knobs whose value can change the output bytes of a (fmt, group_size) record,
+    in DEQUANT_KNOBS order (MODEL.md §1): ``nibble_order`` for the 4-bit formats (fmt 1-3), ``fp6_packing``
+    for fmt 4, ``mx_layout`` and ``mx_scale`` for group 8, ``nf4_table`` for fmt 3."""
+    applies = {"nibble_order": fmt in (DequantFmt.E2M1_TO_E5M2, DequantFmt.INT4_TO_E5M2, DequantFmt.NF4_TO_E4M3),
+               "fp6_packing": fmt == DequantFmt.E2M3_TO_E4M3,
+               "mx_layout": group_size == 8,
+               "mx_scale": group_size == 8,
+               "nf4_table": fmt == DequantFmt.NF4_TO_E4M3}
+    return tuple(k for k in DEQUANT_KNOBS if applies[k])
 
 
 def normalize_fmt(fmt: Any) -> int:
@@ -79,7 +84,7 @@ def normalize_fmt(fmt: Any) -> int:
     return int(fmt)
 
 
-def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: dict[str, Any]
+def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: Mapping[str, Any]
                            ) -> tuple[np.ndarray, int, int, str, dict[str, str]]:
     """Check every TensorDequantize rule before anything is computed.
 
@@ -88,17 +93,13 @@ def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: dict[str,
     """
     fmt_i = normalize_fmt(fmt)
     if isinstance(group_size, (bool, np.bool_)) or not isinstance(group_size, (int, np.integer)) \
-            or int(group_size) not in (0, 8):
+            or int(group_size) not in GROUP_SIZES:
         raise InvalidArgument("group_size", group_size, "must be 0 or 8 [SPEC §1.3.5]")
     group = int(group_size)
     if group == 8 and fmt_i == 4:
         raise InvalidArgument("group_size", group,
                               "group 8 is allowed only with fmt 1..3; FP6 (fmt 4) is never MX [SPEC §1.3.6]")
-    checked = {name: check_knob(name, knobs.get(name, vals[0]), DEQUANT_KNOBS)
-               for name, vals in DEQUANT_KNOBS.items()}
-    unknown = set(knobs) - set(DEQUANT_KNOBS)
-    if unknown:
-        raise InvalidArgument("knob", sorted(unknown)[0], f"unknown knob; known: {', '.join(DEQUANT_KNOBS)}")
+    checked = check_knobs(knobs, DEQUANT_KNOBS)
     if not isinstance(src, np.ndarray):
         raise InvalidArgument("src", type(src).__name__, "must be a numpy array of uint8 or uint32")
     if src.dtype not in (np.uint8, np.uint32):
@@ -121,15 +122,13 @@ def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: dict[str,
 
 
 def dequant_out_bytes(in_bytes: int, path: str) -> int:
-    """Output bytes per partition for ``in_bytes`` source bytes on ``path``."""
+    """Output bytes per partition for ``in_bytes`` source bytes (a multiple of the path's source words x 4)
+    on ``path`` (a kernel name of :data:`PATH_RATIO`)."""
     a, b = PATH_RATIO[path]
     return in_bytes // a * b
 
 
-VALID_P = (32, 64, 96, 128)
-
-
-def normalize_quantize_mx_args(src: Any, dst_dtype: Any, knobs: dict[str, Any]
+def normalize_quantize_mx_args(src: Any, dst_dtype: Any, knobs: Mapping[str, Any]
                                ) -> tuple[np.ndarray, str, str, dict[str, str]]:
     """Check every QuantizeMX rule before anything is computed.
 
@@ -143,11 +142,7 @@ def normalize_quantize_mx_args(src: Any, dst_dtype: Any, knobs: dict[str, Any]
         rule = ("FP4 output does not exist for QuantizeMX [SPEC §3.1]" if isinstance(dst_dtype, str)
                 and "e2m1" in dst_dtype else f"must be one of {', '.join(QUANTIZE_MX_DST_DTYPES)}")
         raise InvalidArgument("dst_dtype", dst_dtype, rule)
-    checked = {name: check_knob(name, knobs.get(name, vals[0]), QUANTIZE_MX_KNOBS)
-               for name, vals in QUANTIZE_MX_KNOBS.items()}
-    unknown = set(knobs) - set(QUANTIZE_MX_KNOBS)
-    if unknown:
-        raise InvalidArgument("knob", sorted(unknown)[0], f"unknown knob; known: {', '.join(QUANTIZE_MX_KNOBS)}")
+    checked = check_knobs(knobs, QUANTIZE_MX_KNOBS)
     if not isinstance(src, np.ndarray):
         raise InvalidArgument("src", type(src).__name__, "must be a numpy array of float16 or bfloat16")
     if src.dtype == np.float16:

@@ -195,77 +195,68 @@ cdef inline void decode_mx(TR tr, regfile_t* rf, int b, int fmt) noexcept nogil:
         decode_nf4(tr, rf, b)
 
 
-# ============================================================================ the three paths
-cdef void proc_4bit_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t nbytes,
-                           uint8_t* dst) noexcept nogil:
-    """1 source word (8 nibble codes) -> 2 destination words (8 FP8); 32 source bytes per pass."""
+# ============================================================================ the paths
+cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t nbytes,
+                      uint8_t* dst) noexcept nogil:
+    """The group-0 paths, the firmware's inline non-MX block of decode (SPEC §2.4): proc_4bit_non_mx
+    (1 source word = 8 nibble codes -> 2 destination words; 32 source bytes per pass) and, for fmt 4,
+    proc_6bit_non_mx (3 source words = 16 six-bit codes -> 4 destination words; 48 bytes per pass)."""
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
-    cdef int h, n
+    cdef int h, n, nout
+    cdef int chunk = 48 if cfg.fmt == FMT_E2M3 else 32
     load_rodata(tr, rf, cfg.rodata, cfg.nconst)
     while left > 0:
-        n = 32 if left > 32 else <int>left
-        # B4: load 32 packed bytes (tail: n < 32, zero-filled)
+        n = chunk if left > chunk else <int>left
+        # B4: load one pass of packed bytes, 32 (4-bit) or 48 (FP6); a tail is shorter (4-bit: zero-filled;
+        # FP6: 12 / 24 / 36)
         I_lav2nx8_xp(tr, rf, 4, vIN, src, &soff, n)
-        for h in range(2):
-            # B5: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order / sign extension in the imm)
-            VVI(tr, rf, 5, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN, cfg.s4_imm | h)
-            if cfg.fmt == FMT_E2M1:
-                # B6..B11: exponent re-bias to the exact fp16 value
-                decode_e2m1_f16(tr, rf, 6)
-                # B12: E5M2 is the top byte of an fp16 whose low mantissa bits are 0 (exact: no rounding)
-                VI(tr, rf, 12, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 8)
-                # B13: sign
-                V3(tr, rf, 13, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
-            elif cfg.fmt == FMT_INT4:
-                # B6: INT -> FLOAT: sign-extended code -> fp16 (exact for -8..7)
-                I_float16nx16t(tr, rf, 6, vSIG, vCODE, 0, vbALL)
-                # B7: E5M2 = the top byte of that fp16, sign included (exact: no rounding)
-                VI(tr, rf, 7, "srlinx16", P.srlinx16, VIEW_NX16, vOLO + h, vSIG, 8)
-            else:
-                # B6..B10: NF4 codebook lookup (values need rounding)
-                decode_nf4(tr, rf, 6)
-                # B23..B35: round to E4M3 (RNE, saturating), sign
-                narrow_fp8(tr, rf, 23, cfg.m_bits, vOLO + h)
+        if cfg.fmt == FMT_E2M3:
+            for h in range(2):
+                # B5: 6-bit UNPACK: the two bytes holding code k into 16-bit lane k
+                V4(tr, rf, 5, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCODE, vIN, vIN, kIDX6_0 + h)
+                # B6: shift the code down (per-lane amount) ...
+                V3(tr, rf, 6, "srlnx16", P.srlnx16, VIEW_NX16, vCODE, vCODE, kSH6)
+                # B7: ... and keep 6 bits
+                V3(tr, rf, 7, "and2nx8", P.and2nx8, VIEW_NX16, vCODE, vCODE, k63)
+                # B8..B13: exponent re-bias to the exact fp16 value
+                decode_e2m3_f16(tr, rf, 8)
+                # B14: fp16 -> E4M3 re-bias: (exp16 << 3 | mant3) - (8 << 3); every FP6 value is an
+                # E4M3 normal, so this is exact ; zero test
+                VI(tr, rf, 14, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 7)
+                CMP(tr, rf, 14, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbZ, vSIG, kZERO)
+                # B15:
+                V3(tr, rf, 15, "subnx16", P.subnx16, VIEW_NX16, vT0, vT0, k64)
+                # B16: zeros stay zero
+                MOVT(tr, rf, 16, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT0, kZERO, vbZ)
+                # B17: sign
+                V3(tr, rf, 17, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
+            nout = (n // 3) * 4
+        else:
+            for h in range(2):
+                # B5: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order / sign extension in the imm)
+                VVI(tr, rf, 5, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN, cfg.s4_imm | h)
+                if cfg.fmt == FMT_E2M1:
+                    # B6..B11: exponent re-bias to the exact fp16 value
+                    decode_e2m1_f16(tr, rf, 6)
+                    # B12: E5M2 is the top byte of an fp16 whose low mantissa bits are 0 (exact: no rounding)
+                    VI(tr, rf, 12, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 8)
+                    # B13: sign
+                    V3(tr, rf, 13, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
+                elif cfg.fmt == FMT_INT4:
+                    # B6: INT -> FLOAT: sign-extended code -> fp16 (exact for -8..7)
+                    I_float16nx16t(tr, rf, 6, vSIG, vCODE, 0, vbALL)
+                    # B7: E5M2 = the top byte of that fp16, sign included (exact: no rounding)
+                    VI(tr, rf, 7, "srlinx16", P.srlinx16, VIEW_NX16, vOLO + h, vSIG, 8)
+                else:
+                    # B6..B10: NF4 codebook lookup (values need rounding)
+                    decode_nf4(tr, rf, 6)
+                    # B23..B35: round to E4M3 (RNE, saturating), sign
+                    narrow_fp8(tr, rf, 23, cfg.m_bits, vOLO + h)
+            nout = 2 * n
         # B37: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
         VVI(tr, rf, 37, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
-        # B38: store 2n bytes
-        I_sav2nx8_xp(tr, rf, 38, vIN, dst, &doff, 2 * n)
-        left -= n
-
-
-cdef void proc_6bit_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t nbytes,
-                           uint8_t* dst) noexcept nogil:
-    """3 source words (16 six-bit codes) -> 4 destination words; 48 source bytes per pass."""
-    cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
-    cdef int h, n
-    load_rodata(tr, rf, cfg.rodata, cfg.nconst)
-    while left > 0:
-        n = 48 if left > 48 else <int>left
-        # B4: load 48 packed bytes (tail: 12 / 24 / 36)
-        I_lav2nx8_xp(tr, rf, 4, vIN, src, &soff, n)
-        for h in range(2):
-            # B5: 6-bit UNPACK: the two bytes holding code k into 16-bit lane k
-            V4(tr, rf, 5, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCODE, vIN, vIN, kIDX6_0 + h)
-            # B6: shift the code down (per-lane amount) ...
-            V3(tr, rf, 6, "srlnx16", P.srlnx16, VIEW_NX16, vCODE, vCODE, kSH6)
-            # B7: ... and keep 6 bits
-            V3(tr, rf, 7, "and2nx8", P.and2nx8, VIEW_NX16, vCODE, vCODE, k63)
-            # B8..B13: exponent re-bias to the exact fp16 value
-            decode_e2m3_f16(tr, rf, 8)
-            # B14: fp16 -> E4M3 re-bias: (exp16 << 3 | mant3) - (8 << 3); every FP6 value is an
-            # E4M3 normal, so this is exact ; zero test
-            VI(tr, rf, 14, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 7)
-            CMP(tr, rf, 14, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbZ, vSIG, kZERO)
-            # B15:
-            V3(tr, rf, 15, "subnx16", P.subnx16, VIEW_NX16, vT0, vT0, k64)
-            # B16: zeros stay zero
-            MOVT(tr, rf, 16, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT0, kZERO, vbZ)
-            # B17: sign
-            V3(tr, rf, 17, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
-        # B37: pack to bytes
-        VVI(tr, rf, 37, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
-        # B38: store 64 / tail bytes (4 out per 3 in)
-        I_sav2nx8_xp(tr, rf, 38, vIN, dst, &doff, (n // 3) * 4)
+        # B38: store the pass's FP8 bytes: 2 per source byte (4-bit), 4 per 3 (FP6)
+        I_sav2nx8_xp(tr, rf, 38, vIN, dst, &doff, nout)
         left -= n
 
 
@@ -430,20 +421,22 @@ def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
 
 def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str nibble_order="low-first",
         str fp6_packing="lsb-first", str mx_layout="scale-first", str mx_scale="e8m0", nf4_values=None,
-        trace=False, trace_window=None, trace_ops=None):
+        trace=False, trace_window=None, trace_ops=None, int kernel_id=0):
     """Run the firmware path for (fmt, group) over every partition (row) of `src` into `dst`.
 
     src uint8 [P, in_bytes], dst uint8 [P, out_bytes]; arguments must already be validated
-    (q7emu.dequant.dequantize does that). With trace=True, returns the raw trace records (a bytes-like,
-    zero-copy TraceBuffer) limited to sequence numbers in trace_window=(lo, hi) and mnemonics in
-    trace_ops; else None.
+    (q7emu.kernels.dequant.dequantize does that). With trace=True, returns the raw trace records (a
+    bytes-like, zero-copy TraceBuffer) limited to sequence numbers in trace_window=(lo, hi) and mnemonics
+    in trace_ops, each with kernel_id as its kernel byte (the caller's q7emu.model.KernelId; 0 = not
+    given); else None.
     """
     cdef KCfg cfg
     cdef regfile_t rf
     cdef NoTrace nt
     cdef Tracer tr
     cdef Py_ssize_t p, parts = src.shape[0], nbytes = src.shape[1]
-    cdef int which
+    cdef bint six = fmt == FMT_E2M3
+    cdef bint mx = group == 8 and not six
     cdef const char* ops_c[64]
     rodata = build_rodata(fmt, group, nibble_order, fp6_packing, mx_layout, mx_scale, nf4_values)
     memset(&cfg, 0, sizeof(cfg))
@@ -455,33 +448,28 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
     cfg.nan_gate = group == 8 and mx_scale == "e8m0"
     cfg.m_bits = 2 if fmt in (FMT_E2M1, FMT_INT4) else 3
     cfg.s4_imm = (8 if nibble_order == "high-first" else 0) | (16 if fmt == FMT_INT4 else 0)
-    which = 3 if fmt == FMT_E2M3 else (2 if group == 8 else 1)
     if dst.shape[0] != parts or parts == 0:
         raise ValueError("src and dst must have the same (non-zero) number of partitions")
-    expected = nbytes // 12 * 16 if which == 3 else (nbytes // 20 * 32 if which == 2 else nbytes * 2)
-    if dst.shape[1] != expected or (which == 3 and nbytes % 12) or (which == 2 and nbytes % 20) or nbytes % 4:
+    expected = nbytes // 12 * 16 if six else (nbytes // 20 * 32 if mx else nbytes * 2)
+    if dst.shape[1] != expected or (six and nbytes % 12) or (mx and nbytes % 20) or nbytes % 4:
         raise ValueError("src / dst stream lengths do not match the path's ratio")
     if not trace:
         with nogil:
             for p in range(parts):
-                if which == 1:
-                    proc_4bit_non_mx(&nt, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
-                elif which == 2:
+                if mx:
                     proc_4bit_mx_8(&nt, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
                 else:
-                    proc_6bit_non_mx(&nt, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
+                    proc_non_mx(&nt, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
         return None
-    keep = init_tracer(&tr, which, trace_window, trace_ops, ops_c)
+    keep = init_tracer(&tr, kernel_id, trace_window, trace_ops, ops_c)
     try:
         with nogil:
             for p in range(parts):
                 tr.partition = <uint32_t>p
-                if which == 1:
-                    proc_4bit_non_mx(&tr, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
-                elif which == 2:
+                if mx:
                     proc_4bit_mx_8(&tr, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
                 else:
-                    proc_6bit_non_mx(&tr, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
+                    proc_non_mx(&tr, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
         if tr.failed:
             raise MemoryError("trace buffer allocation failed")
         return take_trace(&tr)

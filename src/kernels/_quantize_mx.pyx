@@ -246,14 +246,16 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
 
 
 def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale, bint bf16, str dst_dtype,
-        int max_exp, bint wrap, bint scatter, trace=False, trace_window=None, trace_ops=None, blocks=None):
+        int max_exp, bint wrap, bint scatter, trace=False, trace_window=None, trace_ops=None, blocks=None,
+        int kernel_id=0):
     """QuantizeMX over every 8-partition row block of `src` (uint16 bit patterns [P, F]).
 
     data uint8 [P, F] receives the FP8 bytes (4 per u32 word); scale uint8 receives the E8M0 bytes:
     [P, F/4] rows 32q..32q+3 (scatter) or [P/8, F/4] (compact). Arguments must already be validated
-    (q7emu.quantize.quantize_mx). blocks=(lo, hi) limits the run to 8-partition row blocks lo..hi-1
+    (q7emu.kernels.quantize_mx.quantize_mx). blocks=(lo, hi) limits the run to 8-partition row blocks lo..hi-1
     (threads running disjoint block ranges write disjoint rows). With trace=True returns the raw
-    trace records (a bytes-like TraceBuffer).
+    trace records (a bytes-like TraceBuffer), each with kernel_id as its kernel byte (the caller's
+    q7emu.model.KernelId; 0 = not given).
     """
     cdef QCfg cfg
     cdef regfile_t rf
@@ -284,7 +286,7 @@ def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale,
                 quantize_block(&nt, &rf, &cfg, sp + 8 * rb * sstride, sstride, ncols,
                                &data[8 * rb, 0], ncols, &scale[srow, 0])
         return None
-    keep = init_tracer(&tr, 4, trace_window, trace_ops, ops_c)
+    keep = init_tracer(&tr, kernel_id, trace_window, trace_ops, ops_c)
     try:
         with nogil:
             for rb in range(b_lo, b_hi):

@@ -1,0 +1,45 @@
+"""Checks shared by the kernel test files (imported as a plain module: pytest puts this folder on sys.path)."""
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable
+
+import pytest
+
+from q7emu import registry
+from q7emu.errors import InvalidArgument
+
+
+class KernelMustNotRun:
+    """Stands in for a compiled kernel module: any call means something was computed."""
+
+    calls = 0
+
+    def run(self, *a: Any, **k: Any) -> None:
+        type(self).calls += 1
+        raise AssertionError("the kernel was entered for an invalid argument")
+
+
+def stub_kernel(monkeypatch: pytest.MonkeyPatch, kernel: str) -> None:
+    """Replace the compiled module of a registry kernel's Python entry by a KernelMustNotRun."""
+    entry = registry.get(kernel)
+    module = importlib.import_module(entry.handler.__module__)
+    monkeypatch.setattr(module, entry.extension.rsplit(".", 1)[-1], KernelMustNotRun())
+
+
+def assert_rejected_before_compute(monkeypatch: pytest.MonkeyPatch, recorder: Any, kernel: str,
+                                   public: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+    """The kernel's entry raises InvalidArgument for these arguments without entering the kernel or
+    recording a run; its golden model and the public top-level name reject them too."""
+    entry = registry.get(kernel)
+    stub_kernel(monkeypatch, kernel)
+    before = KernelMustNotRun.calls
+    with pytest.raises(InvalidArgument):
+        entry.handler(*args, trace=recorder, **kwargs)
+    assert KernelMustNotRun.calls == before and recorder.runs == []
+    # the golden model rejects the same arguments
+    with pytest.raises(InvalidArgument):
+        entry.golden(*args, **kwargs)
+    # and so does the public top-level name
+    with pytest.raises(InvalidArgument):
+        public(*args, **kwargs)
