@@ -11,7 +11,11 @@ Layers, top to bottom (a module may import its own layer and every layer below i
     q7emu.kernels | q7emu.golden     siblings that never import each other
     q7emu.primitives
     q7emu.model
-    q7emu.errors, q7emu._version
+    q7emu.fileio
+    q7emu.errors | q7emu._version
+
+The layers are read from the import-linter ``layers`` contract in pyproject.toml, so the two checks cannot
+drift apart.
 
 ``q7emu/__init__.py`` (and ``__main__``) is the public facade above every layer: no layered module imports
 a name from it (``import q7emu`` / ``from q7emu import dequantize``); ``from q7emu import golden`` names the
@@ -25,29 +29,36 @@ from __future__ import annotations
 
 import ast
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "q7emu"
 
-#: (layer rank, sibling group); higher rank = higher layer
-LAYERS: dict[str, tuple[int, str]] = {
-    "q7emu.cli": (8, "cli"),
-    "q7emu.analysis": (7, "analysis"),
-    "q7emu.machine": (6, "machine"),
-    "q7emu.isa": (5, "isa"),
-    "q7emu.registry": (4, "registry"),
-    "q7emu.kernels": (3, "kernels"),
-    "q7emu.golden": (3, "golden"),
-    "q7emu.primitives": (2, "primitives"),
-    "q7emu.model": (1, "model"),
-    "q7emu.errors": (0, "base"),
-    "q7emu._version": (0, "base"),
-}
-#: siblings of one rank that must not import each other
-INDEPENDENT = {3}
-#: compiled extensions (no .py file): extension module -> its package
-EXTENSIONS = {"q7emu.primitives._ivp", "q7emu.kernels._dequant", "q7emu.kernels._quantize_mx"}
+def _contract_layers() -> tuple[dict[str, tuple[int, str]], set[int]]:
+    """The layers of the import-linter ``layers`` contract in pyproject.toml (the one place they are written):
+    ``{module prefix: (rank, name)}`` (higher rank = higher layer) and the ranks whose ``a | b`` siblings
+    must not import each other."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    contract = next(c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers")
+    layers: dict[str, tuple[int, str]] = {}
+    independent: set[int] = set()
+    entries = contract["layers"]
+    for i, entry in enumerate(entries):
+        rank = len(entries) - 1 - i
+        names = [name.strip().strip("()") for name in entry.split("|")]
+        if len(names) > 1:
+            independent.add(rank)
+        for name in names:
+            if name != "__main__":  # the facade, checked separately
+                layers[f"q7emu.{name}"] = (rank, name)
+    return layers, independent
+
+
+#: (layer rank, sibling name) per layer; ranks whose siblings must not import each other
+LAYERS, INDEPENDENT = _contract_layers()
+#: compiled extensions (no .py file): src/<layer>/_<name>.pyx builds q7emu.<layer>._<name> (setup.py)
+EXTENSIONS = {f"q7emu.{pyx.parent.name}.{pyx.stem}" for pyx in (ROOT / "src").glob("*/_*.pyx")}
 FACADE = {"q7emu", "q7emu.__main__"}
 
 

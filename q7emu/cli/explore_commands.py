@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from q7emu import registry
 from q7emu.cli.common import EXIT_FAIL, EXIT_OK, Subparsers, UsageError, parse_knobs
 
 
@@ -30,8 +31,10 @@ def cmd_listing(args: argparse.Namespace) -> int:
     knobs = parse_knobs(args.knob, check=False)     # the listing checks them against the kernel's own knobs
     dst = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}.get(args.dst_dtype or "", args.dst_dtype)
     src = {"fp16": "float16", "bf16": "bfloat16"}.get(args.src_dtype or "", args.src_dtype)
-    if args.kernel != "quantize_mx" and (src or dst):
-        raise UsageError("--src-dtype / --dst-dtype apply to quantize_mx only")
+    entry = registry.find(args.kernel)
+    if entry is not None and not entry.dst_dtypes and (src or dst):
+        takes_dtypes = ", ".join(e.name for e in registry.KERNELS if e.dst_dtypes)
+        raise UsageError(f"--src-dtype / --dst-dtype apply to {takes_dtypes} only")
     lst = build(args.kernel, args.fmt, knobs, src_dtype=src, dst_dtype=dst)
     if args.json:
         print(json.dumps(lst.to_json(), indent=1))
@@ -67,7 +70,7 @@ def register(sub: Subparsers) -> None:
                     "reconstruction). Derived from the kernel sources. Branches the options leave open are "
                     "shown as [variant] blocks.")
     s.add_argument("kernel", metavar="KERNEL",
-                   help="proc_4bit_non_mx, proc_4bit_mx_8, proc_6bit_non_mx or quantize_mx")
+                   help=", ".join(registry.names()[:-1]) + " or " + registry.names()[-1])
     s.add_argument("--fmt", help="dequant format: 1..4 or e2m1, int4, nf4, e2m3 (the decode bundles differ)")
     s.add_argument("--knob", action="append", metavar="NAME=VALUE",
                    help="model knob that decides a variant (e.g. mx_scale=e8m0, underflow=clamp); repeatable")
