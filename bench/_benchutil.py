@@ -6,13 +6,12 @@ extra_info, and the summary table that bench/conftest.py prints when the session
 from __future__ import annotations
 
 import struct
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
-from q7emu import golden
-from q7emu.golden.formats import encode_e4m3, encode_e5m2
 from q7emu.golden.dequant import code_values, split_mx_groups, unpack_fp6, unpack_nibbles
+from q7emu.golden.formats import encode_e4m3, encode_e5m2
 
 PARTS = 128
 OUT_ROW = 32768                      # output bytes per partition: 128 x 32 KiB = 4 MiB per run
@@ -36,7 +35,7 @@ def in_row_bytes(fmt: int, group: int, out_row: int = OUT_ROW) -> int:
     return out_row // 2
 
 
-@lru_cache(maxsize=None)
+@cache
 def dequant_inputs(fmt: int, group: int, parts: int = PARTS, out_row: int = OUT_ROW):
     """(src uint8 [P, in], codes uint8 [P, out] one code per byte, lut uint8 [16 | 64])."""
     rng = np.random.default_rng(100 * fmt + group)
@@ -92,7 +91,7 @@ def op_histogram(raw: bytes) -> dict[str, int]:
     return counts
 
 
-@lru_cache(maxsize=None)
+@cache
 def kernel_op_counts(fmt: int, group: int, out_row: int = OUT_ROW) -> dict[str, int]:
     """Primitives executed per partition of out_row output bytes (from a full trace of one partition)."""
     from q7emu.kernels.dequant import dequantize

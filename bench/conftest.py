@@ -47,7 +47,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             w(f"{cid:12s}" + "".join(f"{_fmt(row.get(p), '13.1f', '          n/a')}" for p in paths)
               + "".join(f"{_fmt(r, '10.3f', '       n/a')}" for r in ratios))
         w("  kernel = q7emu.kernels.dequant.dequantize (trace off, partitions split over the host cores; includes "
-          "argument checks and the output allocation); kernel_1core = the same with cores=1; lut = lut[codes] on pre-unpacked codes (1 byte each, no scale); ml_dtypes = "
+          "argument checks and the output allocation); kernel_1core = the same with cores=1; lut = lut[codes] on "
+          "pre-unpacked codes (1 byte each, no scale); ml_dtypes = "
           "codes.view(fp4/int4/fp6).astype(fp8) (no MX scale); memcpy = np.copyto of the output bytes.")
     if R["wrapper"] or R["numpy"] or R["trace_rec"]:
         w("")
@@ -55,8 +56,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         w(f"{'op':18s}{'ivp wrapper':>13s}{'C loop':>9s}{'numpy/row':>11s}{'trace rec':>11s}{'uses/64 el':>12s}")
         ops = list(dict.fromkeys(list(R["wrapper"]) + list(R["numpy"])))
         for op in ops:
-            w(f"{op:18s}{_fmt(R['wrapper'].get(op), '13.0f', '          n/a')}{_fmt(R['c_loop'].get(op), '9.2f', '      n/a')}{_fmt(R['numpy'].get(op), '11.2f', '        n/a')}"
-              f"{_fmt(R['trace_rec'].get(op), '11.1f', '        n/a')}{_fmt(R['op_counts'].get(op), '12.2f', '         n/a')}")
+            w(f"{op:18s}{_fmt(R['wrapper'].get(op), '13.0f', '          n/a')}"
+              f"{_fmt(R['c_loop'].get(op), '9.2f', '      n/a')}{_fmt(R['numpy'].get(op), '11.2f', '        n/a')}"
+              f"{_fmt(R['trace_rec'].get(op), '11.1f', '        n/a')}"
+              f"{_fmt(R['op_counts'].get(op), '12.2f', '         n/a')}")
         w("  ivp wrapper = one q7emu.primitives.ivp.<op>(...) call from Python: argument checks, numpy <-> vec_t "
           "conversion and the call overhead dominate; the C primitive is a few ns of it.")
         w("  C loop = q7emu.primitives._ivp.time_op: the primitive via a function pointer in a nogil C loop (see the "
@@ -73,6 +76,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             row = R["kernel_ops"].get(cid)
             if row:
                 w(f"{cid:12s}{row['ops_per_el']:8.3f}{_fmt(row.get('off'), '11.2f', '        n/a')}"
-                  f"{_fmt(row.get('on_empty'), '11.2f', '        n/a')}{_fmt(row.get('on_all'), '10.2f', '       n/a')}")
+                  f"{_fmt(row.get('on_empty'), '11.2f', '        n/a')}"
+                  f"{_fmt(row.get('on_all'), '10.2f', '       n/a')}")
         w("  trace off = the NoTrace specialisation; on, empty = TracerP with an empty window (every op "
           "checks the window, nothing recorded); on, all = every op recorded (smaller input: 128 x 2 KiB).")

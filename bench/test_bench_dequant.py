@@ -14,10 +14,10 @@ ratios against the others. No time is asserted.
 """
 from __future__ import annotations
 
+import _benchutil as B
 import numpy as np
 import pytest
 
-import _benchutil as B
 from q7emu import golden
 from q7emu.kernels.dequant import dequantize
 

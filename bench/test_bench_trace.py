@@ -25,10 +25,10 @@ import time
 import numpy as np
 import pytest
 
+from q7emu.analysis.trace import Recorder
 from q7emu.kernels import _dequant
 from q7emu.kernels.dequant import dequantize
 from q7emu.model.knobs import dequant_out_bytes, path_name
-from q7emu.analysis.trace import Recorder
 
 SHAPES = {"small_8x256": (8, 256, 1, 0), "mx_8x640": (8, 640, 1, 8), "large_128x1024": (128, 1024, 1, 0)}
 VARIANTS = ["compiled_out", "api_off", "kernel_on", "api_on", "api_on_parsed"]

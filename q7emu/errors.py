@@ -27,7 +27,7 @@ class InvalidArgument(Q7Error, ValueError):
 class ValidityError(Q7Error):
     """An instruction record fails one clause of the firmware's validity predicate.
 
-    ``clause`` is the clause id (e.g. ``"1.3.4"`` for SPEC §1.3 clause 4).
+    ``clause`` is the clause id (e.g. ``"1.3.4"`` for docs/firmware.md §1.3 clause 4).
     """
 
     def __init__(self, field: str, value: object, rule: str, clause: str = "") -> None:
@@ -35,7 +35,7 @@ class ValidityError(Q7Error):
         self.value = value
         self.rule = rule
         self.clause = clause
-        where = f" [SPEC §{clause}]" if clause else ""
+        where = f" [docs/firmware.md §{clause}]" if clause else ""
         super().__init__(f"{field}={value!r}: {rule}{where}")
 
 

@@ -13,7 +13,7 @@ An entry (:class:`KernelEntry`) holds
   it (this layer sits below q7emu.isa, so they are plain values; firmware_tests check them against isa);
 * ``paths``: the (dequant_fmt, group_size) pairs that select it (from :data:`q7emu.model.kernels.DEQUANT_PATHS`;
   ``()`` for an op without a format), or ``src_dtypes`` / ``dst_dtypes`` for one that has dtypes instead;
-* ``knobs``: the model knobs (MODEL.md §1-§2) its bytes can depend on; ``knob_rule`` narrows them per record;
+* ``knobs``: the model knobs (docs/model.md §1-§2) its bytes can depend on; ``knob_rule`` narrows them per record;
 * ``sources``, ``extension``, ``function``: its kernel source files in include order, the compiled module
   whose ``run()`` executes it, and the kernel body (a cdef function of the sources) its listing starts at;
 * ``handler`` / ``golden``: the kernel's Python entry and its golden model, called the same way (the
@@ -26,9 +26,10 @@ checklist of CONTRIBUTING.md).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 from q7emu.errors import InvalidArgument
 from q7emu.golden.dequant import dequantize as golden_dequantize
@@ -37,7 +38,7 @@ from q7emu.kernels import dequant as _dequant
 from q7emu.kernels import quantize_mx as _quantize_mx
 from q7emu.kernels.extension import load_extension
 from q7emu.model.kernels import DEQUANT_PATHS, KernelId
-from q7emu.model.knobs import (DEQUANT_KNOBS, QUANTIZE_MX_DST_DTYPES, QUANTIZE_MX_SRC_DTYPES, dequant_knobs)
+from q7emu.model.knobs import DEQUANT_KNOBS, QUANTIZE_MX_DST_DTYPES, QUANTIZE_MX_SRC_DTYPES, dequant_knobs
 
 __all__ = ["KernelEntry", "KERNELS", "names", "get", "find", "for_opcode", "select", "modules"]
 
@@ -133,7 +134,7 @@ def names() -> tuple[str, ...]:
     return tuple(_BY_NAME)
 
 
-def find(kernel: "str | int | KernelId") -> KernelEntry | None:
+def find(kernel: str | int | KernelId) -> KernelEntry | None:
     """The entry of a kernel name or id, or None."""
     if isinstance(kernel, str):
         return _BY_NAME.get(kernel)
@@ -143,7 +144,7 @@ def find(kernel: "str | int | KernelId") -> KernelEntry | None:
         return None
 
 
-def get(kernel: "str | int | KernelId") -> KernelEntry:
+def get(kernel: str | int | KernelId) -> KernelEntry:
     """The entry of a kernel name or id; InvalidArgument naming the known kernels otherwise."""
     entry = find(kernel)
     if entry is None:

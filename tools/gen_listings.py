@@ -27,8 +27,8 @@ import hashlib
 import json
 import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "q7emu" / "analysis" / "listings.json"

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from q7emu.machine.cases import build_case, load_case, save_case
 from q7emu.analysis.explore import applicable_knobs, explore, parse_knob_space
+from q7emu.machine.cases import build_case, load_case, save_case
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "examples" / "cases"

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import q7emu
+from q7emu.analysis.trace import VIEW_IDS, Recorder, Trace, TraceError, bytes_from_lanes, diff, lanes_hex
 from q7emu.errors import InvalidArgument
-from q7emu.analysis.trace import Recorder, Trace, TraceError, bytes_from_lanes, diff, lanes_hex, VIEW_IDS
 
 
 # ---------------------------------------------------------------------- the listing, by hand

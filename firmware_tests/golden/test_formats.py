@@ -5,8 +5,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from q7emu.golden import formats as F
 from q7emu.errors import InvalidArgument
+from q7emu.golden import formats as F
 
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered in cast:RuntimeWarning")
 
@@ -199,7 +199,7 @@ def test_known_answers_cross_format():
 
 
 def test_nf4_table_to_e4m3():
-    # MODEL.md §1: the qlora table with scale 1 rounds to these E4M3 bytes, e.g.
+    # docs/model.md §1: the qlora table with scale 1 rounds to these E4M3 bytes, e.g.
     # -0.39491749: exp -2 (bias -> 5), step 2^-5: 0.39491749 / 0.03125 = 12.64 -> 13 -> 1.625*2^-2, mant 101
     #   -> 1 0101 101 = 0xAD;  0.07958030: exp -4 (-> 3), step 2^-7: 10.19 -> 10 -> 1.25*2^-4 -> 0 0011 010 = 0x1A
     want = [0xB8, 0xB3, 0xB0, 0xAD, 0xA9, 0xA4, 0x9C, 0x00, 0x1A, 0x22, 0x28, 0x2B, 0x2E, 0x31, 0x34, 0x38]

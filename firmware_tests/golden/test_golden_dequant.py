@@ -22,14 +22,14 @@ FP4_E5M2 = [0x00, 0x38, 0x3C, 0x3E, 0x40, 0x42, 0x44, 0x46,
 # -5 (0xC5), -4 (0xC4), -3 (0xC2), -2 (0xC0), -1 (0xBC)
 INT4_E5M2 = [0x00, 0x3C, 0x40, 0x42, 0x44, 0x45, 0x46, 0x47,
              0xC8, 0xC7, 0xC6, 0xC5, 0xC4, 0xC2, 0xC0, 0xBC]
-# NF4 qlora -> E4M3 (MODEL.md §1; e.g. -0.6961928 = 11.14 steps of 2^-4 -> 11 -> 1.375*2^-1 -> 0xB3)
+# NF4 qlora -> E4M3 (docs/model.md §1; e.g. -0.6961928 = 11.14 steps of 2^-4 -> 11 -> 1.375*2^-1 -> 0xB3)
 NF4_E4M3 = [0xB8, 0xB3, 0xB0, 0xAD, 0xA9, 0xA4, 0x9C, 0x00,
             0x1A, 0x22, 0x28, 0x2B, 0x2E, 0x31, 0x34, 0x38]
 
 
 def fp6_e4m3(code: int) -> int:
-    """Hand rule (SPEC §2.2): normal E2M3 (e > 0) -> E4M3 exp e - 1 + 7 = e + 6, mantissa copied;
-    subnormal m/8 -> exact E4M3 (exp, mant) from the SPEC table; sign copied."""
+    """Hand rule (docs/firmware.md §2.2): normal E2M3 (e > 0) -> E4M3 exp e - 1 + 7 = e + 6, mantissa copied;
+    subnormal m/8 -> exact E4M3 (exp, mant) from the docs/firmware.md table; sign copied."""
     s, e, m = code >> 5, (code >> 3) & 3, code & 7
     if e:
         mag = ((e + 6) << 3) | m

@@ -120,7 +120,7 @@ def test_nan_inf_blocks_e4m3():
         assert scale[0, 0] == 247
         assert codes_of(data, 0, 0) == [0x7F, 0xFF, 0x7E, 0xFE]
         assert codes_of(data, 1, 0) == [0x00, 0x80, 0x00, 0x00]
-    # alt: 255 - 7 = 248 (ANCHORS §1.4 (c))
+    # alt: 255 - 7 = 248 (docs/anchors.md §1.4 (c))
     assert quantize_mx(x, emax="alt")[1][0, 0] == 248
 
 

@@ -2,12 +2,26 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from q7emu.errors import InvalidArgument
 from q7emu.isa.enums import DTYPE, AddrMarker, DequantFmt, DType, Generation, is_cptc
-from q7emu.isa.records import (Addr4, Events, Header, MemPattern3D, MxMemPattern1D, MxTensor1D, MxTensorV2,
-                               RawRecord, S3D3TensDequant, S3DMX1Quant, Tensor3D, decode_record, parse_hex)
+from q7emu.isa.records import (
+    Addr4,
+    Events,
+    Header,
+    MemPattern3D,
+    MxMemPattern1D,
+    MxTensor1D,
+    MxTensorV2,
+    RawRecord,
+    S3D3TensDequant,
+    S3DMX1Quant,
+    Tensor3D,
+    decode_record,
+    parse_hex,
+)
 
 u8 = st.integers(0, 0xFF)
 u16 = st.integers(0, 0xFFFF)

@@ -5,8 +5,16 @@ import pytest
 
 from q7emu.errors import DispatchError, InvalidArgument
 from q7emu.isa.enums import Engine, Generation
-from q7emu.isa.kernel_info import (DRAM_HEADER_MAGIC, UNKNOWN_FUNC_VA, KernelInfoRecord, KernelInfoTable,
-                                   builtin_tables, dve_table, engine_of, pool_table)
+from q7emu.isa.kernel_info import (
+    DRAM_HEADER_MAGIC,
+    UNKNOWN_FUNC_VA,
+    KernelInfoRecord,
+    KernelInfoTable,
+    builtin_tables,
+    dve_table,
+    engine_of,
+    pool_table,
+)
 
 
 def test_documented_cayman_record():

@@ -3,8 +3,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from q7emu.kernels.dequant import dequantize
 from q7emu.errors import InvalidArgument
+from q7emu.kernels.dequant import dequantize
 from q7emu.kernels.quantize_mx import quantize_mx
 
 

@@ -9,7 +9,7 @@
 5. tracing does not change results.
 
 The stream builders below (nibble packing, FP6 packing, MX group layouts) are written here from
-MODEL.md §1 and share no code with either the kernels or the golden model.
+docs/model.md §1 and share no code with either the kernels or the golden model.
 """
 from __future__ import annotations
 
@@ -17,15 +17,15 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import kernel_settings
+from hypothesis import given
+from hypothesis import strategies as st
+from kernel_checks import assert_rejected_before_compute, stub_kernel
 
 import q7emu
-from q7emu.kernels.dequant import dequantize, dequantize_path
+from q7emu import golden, registry
 from q7emu.errors import InvalidArgument
-from q7emu import golden
-from q7emu import registry
-from conftest import kernel_settings
-from kernel_checks import assert_rejected_before_compute, stub_kernel
+from q7emu.kernels.dequant import dequantize, dequantize_path
 
 NIBBLE = ("low-first", "high-first")
 FP6_PACKING = ("lsb-first", "msb-first")
@@ -69,7 +69,7 @@ def assert_same(src, fmt, group, **knobs):
     return got
 
 
-# ---------------------------------------------------------------- stream builders (MODEL.md §1)
+# ---------------------------------------------------------------- stream builders (docs/model.md §1)
 def pack_nibbles(codes: np.ndarray, nibble_order: str) -> np.ndarray:
     """uint8 codes [..., 2n] (element order) -> bytes [..., n]: element 2i is the low nibble of
     byte i under ``low-first``, the high nibble under ``high-first``."""

@@ -19,14 +19,14 @@ import itertools
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from conftest import kernel_settings
+from hypothesis import given
+from hypothesis import strategies as st
+from kernel_checks import assert_rejected_before_compute
 
 import q7emu
-from q7emu import golden
+from q7emu import golden, registry
 from q7emu.kernels.quantize_mx import quantize_mx
-from q7emu import registry
-from conftest import kernel_settings
-from kernel_checks import assert_rejected_before_compute
 
 BF16 = ml_dtypes.bfloat16
 KINDS = {"float16": np.float16, "bfloat16": BF16}
@@ -43,7 +43,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered in cas
 
 
 def scatter_partitions(p: int) -> list[int]:
-    """Scatter rows of a P-partition tile, written out from MODEL §2: quadrant q's 4 block-scale
+    """Scatter rows of a P-partition tile, written out from docs/model.md §2: quadrant q's 4 block-scale
     rows live at partitions 32q..32q+3."""
     return [32 * q + r for q in range(p // 32) for r in range(4)]
 

@@ -6,7 +6,7 @@ is checked instead:
 
 * every shipped case replays on the **kernels** (different code from the golden models);
 * every case file's expected bytes are **recomputed** here from the record's decoded fields: the source
-  gathered and the destination scattered by this file's own reading of the addressing (MODEL §4 and the
+  gathered and the destination scattered by this file's own reading of the addressing (docs/model.md §4 and the
   QuantizeMX reading of q7emu.machine.machine's docstring), the golden model called directly -- not
   through Machine or run_case -- so a stale or hand-damaged case file is caught;
 * a damaged expected byte is reported at its partition / byte / region, with the count of bad bytes;
@@ -66,7 +66,7 @@ def initial_sbuf(meta, arrays):
 
 
 def locate(addr, pb):
-    """(partition, byte offset) of an immediate SBUF ADDR4 (MODEL §4 flat reading)."""
+    """(partition, byte offset) of an immediate SBUF ADDR4 (docs/model.md §4 flat reading)."""
     assert addr.is_immediate and not addr.is_psum
     return addr.raw // pb, addr.raw % pb
 

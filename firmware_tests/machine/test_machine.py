@@ -11,13 +11,18 @@ from dataclasses import replace
 import ml_dtypes
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from q7emu.errors import DispatchError, InvalidArgument, Q7Error, ValidityError
-from q7emu.isa.records import (Addr4, Header, S3D3TensDequant, S3DMX1Quant, Tensor3D, make_dequant_record,
-                               make_quantize_mx_record)
 from q7emu import registry
+from q7emu.errors import DispatchError, InvalidArgument, Q7Error
 from q7emu.isa.enums import Engine, Generation
+from q7emu.isa.records import (
+    Addr4,
+    Tensor3D,
+    make_dequant_record,
+    make_quantize_mx_record,
+)
 from q7emu.machine.machine import RECORD_HANDLERS, Machine, Write, dst_mask, element_offsets, kernel_function
 
 PB = 0x400

@@ -1,6 +1,6 @@
 """Model exploration: which knob values reproduce captured device output?
 
-``explore(cases)`` replays every case under every combination of the model knobs (MODEL.md) that apply to
+``explore(cases)`` replays every case under every combination of the model knobs (docs/model.md) that apply to
 it, on the emulated kernels (never the golden models), and reports:
 
 * the knob combinations that reproduce every expected byte of every case;
@@ -31,10 +31,11 @@ import multiprocessing.connection as mpc
 import os
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,7 @@ def _dequant_fields(record: bytes) -> tuple[int | None, int | None]:
 
 
 def applicable_knobs(case: Case) -> tuple[str, ...]:
-    """The knobs whose value can change this case's bytes (MODEL.md §1-§2; the registry entry's
+    """The knobs whose value can change this case's bytes (docs/model.md §1-§2; the registry entry's
     ``knobs_for(fmt, group)``), in KNOB_ORDER."""
     kernel, fmt, group = case_kernel(case)
     names = set(registry.get(kernel).knobs_for(fmt, group)) if kernel else set()
@@ -251,7 +252,8 @@ def describe_mismatch(m: dict[str, Any] | None) -> str:
     if m.get("error"):
         return f"{m['case']}: {m['error']}"
     return (f"first mismatch: {m['case']} partition {m['partition']} byte 0x{m['offset']:x}: expected "
-            f"0x{m['expected']:02x}, got 0x{m['actual']:02x} ({m['count']} byte{'s' if m['count'] != 1 else ''} differ)")
+            f"0x{m['expected']:02x}, got 0x{m['actual']:02x} ({m['count']} byte{'s' if m['count'] != 1 else ''} "
+            f"differ)")
 
 
 def summarize(members: list[dict[str, str]], knobs: Sequence[str]) -> str:

@@ -204,7 +204,8 @@ class Listing:
         one pass (``names`` shows register names beside indices)."""
         cfg = ", ".join(f"{k}={v}" for k, v in self.config.items() if v is not None) or "all variants"
         lines = [f"{self.kernel}  ({cfg})",
-                 "provenance: firmware = SPEC places this mnemonic in this path; firmware~ = same op in the other "
+                 "provenance: firmware = docs/firmware.md places this mnemonic in this path; firmware~ = same op in "
+                 "the other "
                  "accumulate form; q7emu = q7emu's reconstruction"]
         counts = _prov_counts(self.ops("entry") + self.ops("pass"))
         lines.append("ops: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
@@ -488,7 +489,7 @@ def build(kernel: str, fmt: Any = None, knobs: dict[str, str] | None = None, *, 
           dst_dtype: str | None = None, expand: bool = False) -> Listing:
     """The listing of ``kernel`` for the configuration the options decide.
 
-    fmt: 1..4 / e2m1 / int4 / nf4 / e2m3 (dequant kernels); knobs: model knobs (MODEL.md) -- only the ones
+    fmt: 1..4 / e2m1 / int4 / nf4 / e2m3 (dequant kernels); knobs: model knobs (docs/model.md) -- only the ones
     given are applied, every branch they leave open is shown as a variant; src_dtype ("float16" /
     "bfloat16") and dst_dtype ("float8_e4m3fn" / "float8_e5m2") for quantize_mx.
     ``expand=True`` unrolls loops and inlines everything (needs every branch decided): the exact op

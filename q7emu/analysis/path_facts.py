@@ -1,19 +1,20 @@
-"""What SPEC places in each firmware path, and the provenance of one op of a kernel listing.
+"""What docs/firmware.md places in each firmware path, and the provenance of one op of a kernel listing.
 
-* :data:`PATH_FACTS`: the IVP mnemonics SPEC places in each firmware path -- SPEC §2.4 for the three
-  TensorDequantize (0x7b) paths, §3.6 for the QuantizeMX (0xE3) body -- with the bundle address SPEC
-  gives, if any. These are transcribed from SPEC once, here; ``firmware_tests/analysis/test_provenance.py``
-  checks every mnemonic and address against SPEC.md's text when SPEC.md is available. Keyed by kernel
-  name (:class:`q7emu.model.kernels.KernelId`); a kernel SPEC says nothing about has no entry.
+* :data:`PATH_FACTS`: the IVP mnemonics docs/firmware.md places in each firmware path -- docs/firmware.md §2.4 for the
+  three
+  TensorDequantize (0x7b) paths, §3.6 for the QuantizeMX (0xE3) body -- with the bundle address docs/firmware.md
+  gives, if any. These are transcribed from docs/firmware.md once, here; ``firmware_tests/analysis/test_provenance.py``
+  checks every mnemonic and address against docs/firmware.md's text when docs/firmware.md is available. Keyed by kernel
+  name (:class:`q7emu.model.kernels.KernelId`); a kernel docs/firmware.md says nothing about has no entry.
 * :func:`classify`: the provenance of one op of a q7emu kernel listing:
 
-  - ``firmware``: SPEC names this exact mnemonic in this path;
-  - ``firmware~`` (a *form* match): SPEC names the same multiply in the other accumulate form, e.g.
-    SPEC's ``ivp_mulus4tan16xr16`` @0x010051a9 (``a``: accumulate into the wvec) where q7emu issues
+  - ``firmware``: docs/firmware.md names this exact mnemonic in this path;
+  - ``firmware~`` (a *form* match): docs/firmware.md names the same multiply in the other accumulate form, e.g.
+    docs/firmware.md's ``ivp_mulus4tan16xr16`` @0x010051a9 (``a``: accumulate into the wvec) where q7emu issues
     ``mulus4tn16xr16`` (overwrite). The accumulate letter is the only difference q7emu treats as the
     same op: mul/mula, 4t/4ta, q/qa, p/pa. Slot suffixes (``_s4``), predicated ``t`` forms, signedness
     letters and lane widths are different ops and never match;
-  - ``q7emu``: SPEC does not place the op in this path; it is part of q7emu's reconstruction.
+  - ``q7emu``: docs/firmware.md does not place the op in this path; it is part of q7emu's reconstruction.
 
 The listings (:mod:`q7emu.analysis.listing`) classify every op with this module; the report tables of
 :mod:`q7emu.analysis.provenance` (``q7emu ops``, the README section) read the listings and re-export these
@@ -34,26 +35,26 @@ NON_MX_BLOCK = "inline non-MX paths in decode (0x4df0..0x511c)"
 
 @dataclass(frozen=True)
 class FirmwareFact:
-    """One mnemonic SPEC places in a firmware path."""
+    """One mnemonic docs/firmware.md places in a firmware path."""
 
     mnemonic: str                    # without the ivp_ prefix
     section: str                     # "§2.4" / "§3.6"
-    addresses: tuple[str, ...] = ()  # bundle addresses SPEC gives for a clean bundle holding it
-    count: int = 1                   # how many times SPEC lists it in the path (x2, x3)
-    where: str = ""                  # the SPEC list it comes from
+    addresses: tuple[str, ...] = ()  # bundle addresses docs/firmware.md gives for a clean bundle holding it
+    count: int = 1                   # how many times docs/firmware.md lists it in the path (x2, x3)
+    where: str = ""                  # the docs/firmware.md list it comes from
 
     def cite(self) -> str:
-        """``ivp_<mnemonic> @<addresses> (SPEC <section>)``."""
+        """``ivp_<mnemonic> @<addresses> (docs/firmware.md <section>)``."""
         at = (" @" + ", @".join(self.addresses)) if self.addresses else ""
-        return f"ivp_{self.mnemonic}{at} (SPEC {self.section})"
+        return f"ivp_{self.mnemonic}{at} (docs/firmware.md {self.section})"
 
 
 def _facts(section: str, where: str, rows: list[tuple[str, tuple[str, ...], int]]) -> tuple[FirmwareFact, ...]:
-    """FirmwareFacts of one SPEC list from (mnemonic, addresses, count) rows."""
+    """FirmwareFacts of one docs/firmware.md list from (mnemonic, addresses, count) rows."""
     return tuple(FirmwareFact(m, section, a, n, where) for m, a, n in rows)
 
 
-#: SPEC §2.4 "Inline non-MX paths in decode": shared by proc_4bit_non_mx and proc_6bit_non_mx
+#: docs/firmware.md §2.4 "Inline non-MX paths in decode": shared by proc_4bit_non_mx and proc_6bit_non_mx
 _NON_MX = _facts("§2.4", NON_MX_BLOCK, [
     ("labvdcmprs2nx8_xp", ("0x01004dfc",), 1),
     ("sel2nx8i", ("0x01004fc8",), 2),
@@ -67,7 +68,7 @@ _NON_MX = _facts("§2.4", NON_MX_BLOCK, [
     ("negnxf16t", (), 1),
     ("oltnxf16t", ("0x01004dfc",), 1),
 ])
-#: SPEC §2.4 "MX path proc_4bit_mx_8"
+#: docs/firmware.md §2.4 "MX path proc_4bit_mx_8"
 _MX = _facts("§2.4", "MX path proc_4bit_mx_8", [
     ("sel2nx8i_s4", ("0x010051a9", "0x010052ee"), 2),
     ("l2a4nx8_ip", (), 1),
@@ -84,7 +85,7 @@ _MX = _facts("§2.4", "MX path proc_4bit_mx_8", [
     ("bmaxun_2x32", (), 1),
     ("ultn_2xf32t", ("0x010052ee",), 1),
 ])
-#: SPEC §3.6 "0xE3 device body" (MARIANA DVE PERF IRAM)
+#: docs/firmware.md §3.6 "0xE3 device body" (MARIANA DVE PERF IRAM)
 _QMX = _facts("§3.6", "0xE3 device body", [
     ("srln_2x32", ("0x79ec",), 1),
     ("bmaxn_2x32", (), 1),                 # step 1 "then the max-reduce": no address of its own
@@ -99,7 +100,7 @@ _QMX = _facts("§3.6", "0xE3 device body", [
     ("sel2nx8i_s4", ("0x216d",), 1),
 ])
 
-#: kernel name -> the mnemonics SPEC places in its path (in SPEC's order of the paths)
+#: kernel name -> the mnemonics docs/firmware.md places in its path (in docs/firmware.md's order of the paths)
 PATH_FACTS: dict[str, tuple[FirmwareFact, ...]] = {
     KernelId.PROC_4BIT_NON_MX.kernel: _NON_MX,
     KernelId.PROC_6BIT_NON_MX.kernel: _NON_MX,
@@ -118,14 +119,14 @@ def accumulate_base(mnemonic: str) -> str:
 
 @dataclass(frozen=True)
 class OpProvenance:
-    """The provenance of one listing op: its kind and the SPEC facts it rests on."""
+    """The provenance of one listing op: its kind and the docs/firmware.md facts it rests on."""
 
     kind: str                                   # "firmware" | "firmware~" | "q7emu"
     facts: tuple[FirmwareFact, ...] = ()
 
     @property
     def label(self) -> str:
-        """``q7emu``, or the kind followed by the SPEC citations."""
+        """``q7emu``, or the kind followed by the docs/firmware.md citations."""
         if self.kind == "q7emu":
             return "q7emu"
         return f"{self.kind} " + "; ".join(f.cite() for f in self.facts)
@@ -138,7 +139,7 @@ class OpProvenance:
 
 def classify(kernel: str, mnemonic: str) -> OpProvenance:
     """Provenance of ``mnemonic`` (no ivp_ prefix) issued by q7emu's ``kernel`` (a kernel name); every op of
-    a kernel without SPEC facts is ``q7emu``."""
+    a kernel without docs/firmware.md facts is ``q7emu``."""
     facts = PATH_FACTS.get(kernel, ())
     exact = tuple(f for f in facts if f.mnemonic == mnemonic)
     if exact:

@@ -15,17 +15,17 @@ Cycle model (kept apart from the value model, like the Xtensa ISS cycle mode vs 
 
 1. **Issue.** Bundles issue in order at II = 1: walking the op stream, a new bundle issues each time the
    bundle index changes (or the run, kernel or partition changes). Each issue costs 1 cycle.
-2. **MAC latency.** SPEC §6.2: MAC inputs are read at stage 10 and the accumulator at stage 12, II = 1,
+2. **MAC latency.** docs/firmware.md §6.2: MAC inputs are read at stage 10 and the accumulator at stage 12, II = 1,
    latency L = 2. A bundle that reads (as a source operand) a wvec register written by a MAC op
    (mnemonic ``mul*`` or ``dmul*``) issued ``d`` cycles earlier stalls ``max(0, L - d)`` cycles (a later
    non-MAC write of the register ends this); with the kernels' listings this is the pack in the bundle right after the multiply (B24 -> B25 in proc_4bit_mx_8,
    B38 -> B39 in quantize_mx): 1 stall cycle each. A MAC reading its own accumulator (``mula``-style
    chains) is forwarded at stage 12 and does not stall.
-3. Total = issues + stalls. Not modelled: FLIX slot limits within a bundle (SPEC §6.3: s0 LdSt, s1 Ld,
+3. Total = issues + stalls. Not modelled: FLIX slot limits within a bundle (docs/firmware.md §6.3: s0 LdSt, s1 Ld,
    s2 Mul, s3/s4 ALU -- the listing's bundles are taken as given, so the B0 prologue that loads the
    rodata counts as one issue), load/store latency and bank conflicts, loop overhead / zero-overhead
    loop setup, branch and call cost, instruction fetch and the per-partition dispatch. Expect it to
-   under-estimate device cycles; the ISS itself is quoted at 10-20 % error (ANCHORS §6).
+   under-estimate device cycles; the ISS itself is quoted at 10-20 % error (docs/anchors.md §6).
 
 Groups: the kernel's unit of work -- proc_4bit_mx_8: one MX group (8 codes + 1 scale byte -> 8 FP8);
 proc_4bit_non_mx: one source word (8 codes -> 8 FP8); proc_6bit_non_mx: 3 source words (16 codes ->
@@ -237,7 +237,7 @@ def profile(trace: Trace, mac_latency: int = MAC_LATENCY, time_ops: bool = True,
     return {
         "format": "q7emu-profile", "version": 1, "case": trace.case, "complete": complete,
         "records": len(trace), "mnemonics": counts, "bundles": bundles, "runs": runs,
-        "cycles": {"model": f"II=1 per bundle-index change + MAC latency {mac_latency} (SPEC §6.2)",
+        "cycles": {"model": f"II=1 per bundle-index change + MAC latency {mac_latency} (docs/firmware.md §6.2)",
                    "mac_latency": mac_latency, "issues": int(len(cycles)), "mac_stall_cycles": int(stalls.sum()),
                    "total": int(total_cycles)},
         "families": families, "wall": dict(wall or {}),

@@ -71,9 +71,10 @@ import io
 import json
 import os
 import struct
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, Sequence
+from typing import IO, Any
 
 import numpy as np
 
@@ -377,7 +378,7 @@ class Trace:
 
     # ------------------------------------------------------------------ building
     @classmethod
-    def from_runs(cls, runs: Sequence[tuple[bytes, dict[str, Any]]], case: str = "") -> "Trace":
+    def from_runs(cls, runs: Sequence[tuple[bytes, dict[str, Any]]], case: str = "") -> Trace:
         """Build from (raw bytes, run info) pairs, run info as in the file header's ``runs``."""
         recs, opss, datas, infos = [], [], [], []
         nrec = nops = ndata = 0
@@ -489,7 +490,7 @@ class Trace:
             _move_segments(t.data, o["offset"].astype(np.int64), out, opos + OPERAND_HEADER_BYTES, nb)
         return out.tobytes()
 
-    def subset(self, rows: np.ndarray) -> "Trace":
+    def subset(self, rows: np.ndarray) -> Trace:
         """A new trace holding only records ``rows`` (operands and data compacted)."""
         rows = np.asarray(rows, np.int64)
         rec = self.records[rows].copy()
@@ -545,7 +546,7 @@ class Trace:
         return p
 
     @classmethod
-    def from_bytes(cls, blob: bytes, where: str = "trace") -> "Trace":
+    def from_bytes(cls, blob: bytes, where: str = "trace") -> Trace:
         """Parse ``.q7t`` file bytes; TraceError naming ``where`` when malformed."""
         if blob[:8] != MAGIC or len(blob) < 16:
             raise TraceError(f"{where}: not a q7emu trace file (bad magic)")
@@ -581,7 +582,7 @@ class Trace:
         return t
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "Trace":
+    def load(cls, path: str | os.PathLike) -> Trace:
         """Read a binary trace file, or a JSON Lines export (detected by its first byte)."""
         p = Path(path)
         try:
@@ -639,7 +640,7 @@ class Trace:
             dest.write(line + "\n")
 
     @classmethod
-    def from_jsonl(cls, src: str | os.PathLike | IO[str], where: str | None = None) -> "Trace":
+    def from_jsonl(cls, src: str | os.PathLike | IO[str], where: str | None = None) -> Trace:
         """Read a JSON Lines trace (a path or a text stream); TraceError naming ``where`` and the line."""
         if isinstance(src, (str, os.PathLike)):
             with open(src, encoding="utf-8") as fh:

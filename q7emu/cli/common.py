@@ -23,7 +23,7 @@ EXIT_INTERRUPT = 130
 #: the generation names the commands accept, for help texts
 GENERATIONS = "SUNDA, CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK"
 #: help text of a ``--knob`` option that takes a machine knob
-KNOB_HELP = "model knob NAME=VALUE (MODEL.md §1-§2), repeatable"
+KNOB_HELP = "model knob NAME=VALUE (docs/model.md §1-§2), repeatable"
 
 #: what ``ArgumentParser.add_subparsers`` returns; every command module's ``register`` adds its commands to it
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -48,7 +48,7 @@ class Parser(argparse.ArgumentParser):
 def parse_knobs(items: Sequence[str] | None, *, check: bool = True) -> dict[str, str]:
     """``NAME=VALUE`` items (a repeatable ``--knob``) as a dict, names and values stripped.
 
-    ``check``: also validate names and values as machine knobs (MODEL §1-§2; raises InvalidArgument).
+    ``check``: also validate names and values as machine knobs (docs/model.md §1-§2; raises InvalidArgument).
     The dict holds only the knobs given (no defaults filled in)."""
     out: dict[str, str] = {}
     for it in items or []:

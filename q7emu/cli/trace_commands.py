@@ -101,7 +101,7 @@ def _record_options(p: argparse.ArgumentParser, suppress: bool = False) -> None:
     p.add_argument("--sbuf", metavar="IN.npz", default=d, help=h("SBUF image for a RECORD (default: zeros)"))
     p.add_argument("-g", "--generation", default=d, help=h(f"generation for a RECORD: {GENERATIONS} (default MARIANA)"))
     p.add_argument("--knob", action="append", metavar="NAME=VALUE", default=d,
-                   help=h("model knob (MODEL.md §1-§2), repeatable; overrides a case's knobs"))
+                   help=h("model knob (docs/model.md §1-§2), repeatable; overrides a case's knobs"))
     p.add_argument("--partition-bytes", type=_partition_bytes, default=d,
                    help=h("SBUF bytes per partition for a RECORD without --sbuf (default 0x30000)"))
 

@@ -1,4 +1,4 @@
-"""Golden model of TensorDequantize (opcode 0x7b, POOL): MODEL.md §1 in plain numpy.
+"""Golden model of TensorDequantize (opcode 0x7b, POOL): docs/model.md §1 in plain numpy.
 
 Independent of the Cython kernels: it shares only the argument rules (:mod:`q7emu.model.knobs`) and the
 model constants (the NF4 codebook of :mod:`q7emu.model.tables`, through :mod:`q7emu.golden.formats`).
@@ -79,7 +79,7 @@ def dequantize(src: Any, fmt: Any, group_size: Any = 0, *, nibble_order: str = "
         The bytes of each partition in address order.
     fmt : 1..4 (E2M1->E5M2, INT4->E5M2, NF4->E4M3, E2M3->E4M3), a DequantFmt or a name.
     group_size : 0 (no scale) or 8 (in-band E8M0 scale per 8 codes; fmt 1..3 only).
-    knobs : MODEL.md §1.
+    knobs : docs/model.md §1.
 
     Returns
     -------

@@ -7,7 +7,7 @@ name       bits   definition
 =========  =====  ===========================================================================
 fp4        4      OCP FP4 E2M1: s1 e2 m1, bias 1, no Inf/NaN, max 6.0, subnormal 0.5
 int4       4      two's complement nibble, -8..7
-nf4        4      index 0..15 into :data:`NF4_QLORA` (MODEL.md ``nf4_table = qlora``), float32
+nf4        4      index 0..15 into :data:`NF4_QLORA` (docs/model.md ``nf4_table = qlora``), float32
 fp6        6      OCP FP6 E2M3: s1 e2 m3, bias 1, no Inf/NaN, max 7.5, min subnormal 0.125
 e4m3       8      FP8 E4M3 "fn": bias 7, no Inf, 0x7F / 0xFF NaN, max 448, min subnormal 2^-9
 e5m2       8      FP8 E5M2: bias 15, IEEE Inf (0x7C / 0xFC) and NaN, max 57344, min subnormal 2^-16
@@ -21,7 +21,7 @@ Conventions
   higher bits set is an :class:`~q7emu.errors.InvalidArgument`).
 * ``decode_<fmt>(codes) -> float32`` array of the same shape, exact (every value of these formats
   is a float32). ``decode_e8m0`` returns **float64** because 2^128 is not a float32 (0xFF is NaN,
-  but the ``e8m0-nonan`` knob of MODEL.md reads 0xFF as 2^128: see :func:`e8m0_scale`).
+  but the ``e8m0-nonan`` knob of docs/model.md reads 0xFF as 2^128: see :func:`e8m0_scale`).
 * ``encode_<fmt>(values, *, saturate=True) -> uint8`` codes. The input is converted to float64
   (exact for every float16 / bfloat16 / float32 / float64 input) and **rounded once**, round to
   nearest, ties to even, by q7emu's own table-and-midpoint rounding (:func:`_round_to_table`):
@@ -29,7 +29,7 @@ Conventions
   float64 midpoint of its two neighbours (the midpoint of two values with <= 4 significant bits
   is exact in float64), ties go to the even code. No ml_dtypes cast is used by the ≤ 8-bit
   encoders, so the tests that compare them with ml_dtypes are independent checks.
-* Overflow: with ``saturate=True`` (the MODEL.md rule) any finite or infinite value beyond the
+* Overflow: with ``saturate=True`` (the docs/model.md rule) any finite or infinite value beyond the
   largest finite value becomes ±max (E4M3 0x7E / 0xFE, E5M2 0x7B / 0xFB). With
   ``saturate=False`` the formats with a special code follow IEEE rounding: E4M3 values above the
   overflow midpoint 464 and ±Inf become NaN 0x7F (like ml_dtypes); E5M2 values >= 61440 become
@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from q7emu.errors import InvalidArgument
+
 #: model data, defined once in q7emu.model.tables (re-exported here: formats.NF4_QLORA, formats.E4M3_MAX, ...)
 from q7emu.model.tables import E4M3_MAX, E5M2_MAX, NF4_QLORA
 
@@ -244,7 +245,7 @@ def encode_e5m2(values: Any, *, saturate: bool = True) -> np.ndarray:
 def decode_int4(codes: Any) -> np.ndarray:
     """INT4 two's complement nibbles (0..15) -> float32 values -8..7 (code 8 = -8, 15 = -1)."""
     c = _check_codes(codes, 4, "int4")
-    return (((c ^ 8) - 8)).astype(np.float32)
+    return ((c ^ 8) - 8).astype(np.float32)
 
 
 def encode_int4(values: Any, *, saturate: bool = True) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Public MX reference functions (plain numpy + ml_dtypes): swizzle, dequantize_mx, nc_matmul_mx.
 
 These are references for checking, not models of a firmware path: ``nc_matmul_mx`` follows
-MODEL.md §3 with a stated tolerance (the hardware's fp32 summation order is undocumented).
+docs/model.md §3 with a stated tolerance (the hardware's fp32 summation order is undocumented).
 """
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from q7emu.golden import formats
 from q7emu.errors import InvalidArgument
+from q7emu.golden import formats
 from q7emu.model.knobs import VALID_P
 
 __all__ = ["swizzle", "dequantize_mx", "nc_matmul_mx", "gather_scales", "MX_IN_DTYPES"]
@@ -143,7 +143,7 @@ def dequantize_mx(data: Any, scale: Any, dst_dtype: str = "float8_e4m3fn",
 
 def nc_matmul_mx(stationary: Any, moving: Any, stationary_scale: Any, moving_scale: Any, *,
                  in_dtype: str | tuple[str, str] = "float8_e4m3fn", dst_dtype: str = "float32") -> np.ndarray:
-    """Reference MX matmul (MODEL.md §3): result [M, N] = sum over (partition, x4 lane).
+    """Reference MX matmul (docs/model.md §3): result [M, N] = sum over (partition, x4 lane).
 
     Parameters
     ----------

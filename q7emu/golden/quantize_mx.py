@@ -1,4 +1,4 @@
-"""Golden model of QuantizeMX (opcode 0xE3, DVE): MODEL.md §2 / SPEC §3.4 in plain numpy.
+"""Golden model of QuantizeMX (opcode 0xE3, DVE): docs/model.md §2 / docs/firmware.md §3.4 in plain numpy.
 
 Independent of the Cython kernels: it shares only the argument rules (:mod:`q7emu.model.knobs`) and the
 model constants (:mod:`q7emu.model.tables`: MAX_EXP, MAX_VAL, re-exported here).
@@ -11,6 +11,7 @@ import numpy as np
 
 from q7emu.golden import formats
 from q7emu.model.knobs import normalize_quantize_mx_args
+
 #: max_exp per (emax knob, dst dtype) and the clip limit per dst dtype: model data (q7emu.model.tables)
 from q7emu.model.tables import MAX_EXP, MAX_VAL
 

@@ -1,7 +1,7 @@
 """Enumerations of the instruction set: opcodes, DTYPE codes, DEQUANT_FMT, address markers, generations.
 
-Sources: SPEC §1.2 (ADDR4 markers), §4.2 (opcodes seen in kernel_info tables), §5 (DTYPE), §2.1
-(DEQUANT_FMT, re-exported from :mod:`q7emu.model.kernels`) and the generation names of SPEC §0.
+Sources: docs/firmware.md §1.2 (ADDR4 markers), §4.2 (opcodes seen in kernel_info tables), §5 (DTYPE), §2.1
+(DEQUANT_FMT, re-exported from :mod:`q7emu.model.kernels`) and the generation names of docs/firmware.md §0.
 """
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ DEQUANT_FMT = DequantFmt
 __all__ = ["Opcode", "OPCODE_NAMES", "DType", "DTYPE", "DEQUANT_FMT", "DequantFmt", "AddrMarker",
            "Generation", "Engine", "is_cptc", "INST_WORD_LEN", "POOLING_NUM_CHANNELS"]
 
-#: header.inst_word_len of a 64-byte record (16 dwords) [SPEC §1.2]
+#: header.inst_word_len of a 64-byte record (16 dwords) [docs/firmware.md §1.2]
 INST_WORD_LEN = 0x10
-#: POOLING_NUM_CHANNELS: the number of SBUF partitions [SPEC §1.3 clause 3]
+#: POOLING_NUM_CHANNELS: the number of SBUF partitions [docs/firmware.md §1.3 clause 3]
 POOLING_NUM_CHANNELS = 128
 
 
@@ -41,7 +41,7 @@ class Opcode(enum.IntEnum):
     CONV_LUT_LOAD = 0xE4
 
 
-#: opcode -> short kernel name for display (SPEC §4.2 KIT naming; confidence of the names varies)
+#: opcode -> short kernel name for display (docs/firmware.md §4.2 KIT naming; confidence of the names varies)
 OPCODE_NAMES: dict[int, str] = {
     0x7E: "pool_iota", 0x7C: "pool_cross_lane_reduce_arith", 0x7D: "pool_cross_lane_reduce_bitvec",
     0x45: "decode_pool", 0x51: "tensor_tensor_bitvec", 0x41: "pool_tensor_tensor_arith_op",
@@ -52,7 +52,7 @@ OPCODE_NAMES: dict[int, str] = {
 
 
 class DType(enum.IntEnum):
-    """NEURON_ISA_TPB_DTYPE, every code of SPEC §5 (1-byte packed enum; codes never change meaning)."""
+    """NEURON_ISA_TPB_DTYPE, every code of docs/firmware.md §5 (1-byte packed enum; codes never change meaning)."""
 
     INVALID = 0x00
     UINT64 = 0x01
@@ -90,7 +90,7 @@ DTYPE = DType
 
 
 def is_cptc(code: int) -> bool:
-    """``is_cptc(c)``: ``(c & 0xF8) == 0x18 and (c & 7) != 0`` [SPEC §5]."""
+    """``is_cptc(c)``: ``(c & 0xF8) == 0x18 and (c & 7) != 0`` [docs/firmware.md §5]."""
     return (code & 0xF8) == 0x18 and (code & 7) != 0
 
 
@@ -103,7 +103,7 @@ def dtype_name(code: int) -> str:
 
 
 class AddrMarker(enum.IntEnum):
-    """Marker byte (the top byte) of an ADDR4 [SPEC §1.2]."""
+    """Marker byte (the top byte) of an ADDR4 [docs/firmware.md §1.2]."""
 
     IMMEDIATE = 0x00
     ADDR_REG = 0x80
@@ -121,7 +121,7 @@ class Engine(enum.Enum):
 
 
 class Generation(enum.Enum):
-    """NeuronCore generations (SPEC §0): value = (nc_version, coretype)."""
+    """NeuronCore generations (docs/firmware.md §0): value = (nc_version, coretype)."""
 
     SUNDA = (2, 6)
     CAYMAN = (3, 13)
@@ -140,7 +140,7 @@ class Generation(enum.Enum):
         return self.value[1]
 
     @classmethod
-    def parse(cls, name: "str | Generation") -> "Generation":
+    def parse(cls, name: str | Generation) -> Generation:
         """Accept a member, or a case-insensitive name (``mariana-plus``, ``mariana+`` also work)."""
         if isinstance(name, Generation):
             return name

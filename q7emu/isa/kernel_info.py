@@ -1,4 +1,4 @@
-"""kernel_info_table dispatch tables (SPEC §4).
+"""kernel_info_table dispatch tables (docs/firmware.md §4).
 
 A table is a flat array of 8-byte records ``{u8 0, u8 0, u8 spec, u8 opcode, u32_le funcVA}``. The first word,
 read as a little-endian u32, is the key ``(opcode << 24) | (spec << 16)``; lookup is a linear scan in table
@@ -8,20 +8,21 @@ A table is bounded by its section size: the word after the 17 CAYMAN records is 
 
 Unknown funcVAs (every SUNDA record; the MARIANA / MARIANA_PLUS / MAVERICK records other than 0x7B; the DVE
 0xE3 route) are stored as :data:`UNKNOWN_FUNC_VA` = 0xFFFFFFFF, so every table round-trips through bytes.
-Choices q7emu makes where SPEC is silent:
+Choices q7emu makes where docs/firmware.md is silent:
 
-* MARIANA, MARIANA_PLUS and MAVERICK keep CAYMAN EXTISA_0's key order (SPEC says "same keys"; MARIANA's funcVAs
+* MARIANA, MARIANA_PLUS and MAVERICK keep CAYMAN EXTISA_0's key order (docs/firmware.md says "same keys"; MARIANA's
+  funcVAs
   "shift upward monotonically", and the MAVERICK 0x7B record sits at index 16 = (0x70b8 - 0x7038) / 8, as on
   CAYMAN).
-* Only EXTISA_0 is given for MARIANA+ (SPEC lists EXTISA_1..3 records for CAYMAN only).
+* Only EXTISA_0 is given for MARIANA+ (docs/firmware.md lists EXTISA_1..3 records for CAYMAN only).
 * The DVE route for 0xE3 is modelled as a one-record DVE table (MARIANA and later; MAVERICK keeps it because the
-  handler is still armed in the DVE PROF CAM [SPEC §3.6]); SUNDA and CAYMAN have an empty DVE table.
+  handler is still armed in the DVE PROF CAM [docs/firmware.md §3.6]); SUNDA and CAYMAN have an empty DVE table.
 """
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 from q7emu.errors import DispatchError, InvalidArgument
 from q7emu.isa.enums import OPCODE_NAMES, Engine, Generation
@@ -41,7 +42,7 @@ class KernelInfoRecord:
     func_va: int
 
     @classmethod
-    def make(cls, opcode: int, spec: int, func_va: int = UNKNOWN_FUNC_VA) -> "KernelInfoRecord":
+    def make(cls, opcode: int, spec: int, func_va: int = UNKNOWN_FUNC_VA) -> KernelInfoRecord:
         if not (0 <= opcode <= 0xFF and 0 <= spec <= 0xFF and 0 <= func_va <= 0xFFFFFFFF):
             raise InvalidArgument("kernel_info record", (opcode, spec, func_va), "opcode/spec u8, funcVA u32")
         return cls((opcode << 24) | (spec << 16), func_va)
@@ -66,7 +67,7 @@ class KernelInfoRecord:
         return struct.pack("<II", self.key, self.func_va)
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> "KernelInfoRecord":
+    def from_bytes(cls, data: bytes) -> KernelInfoRecord:
         if len(data) != RECORD_BYTES:
             raise InvalidArgument("kernel_info record length", len(data), "must be 8 bytes")
         return cls(*struct.unpack("<II", bytes(data)))
@@ -83,7 +84,7 @@ class KernelInfoTable:
         self.generation = generation
 
     @classmethod
-    def from_bytes(cls, blob: bytes, size: int | None = None, **kw) -> "KernelInfoTable":
+    def from_bytes(cls, blob: bytes, size: int | None = None, **kw) -> KernelInfoTable:
         """Parse ``size`` bytes (default: all of ``blob``) as records; ``size`` must be a multiple of 8."""
         blob = bytes(blob)
         size = len(blob) if size is None else size
@@ -139,7 +140,7 @@ def _t(rows: list[tuple[int, int, int]]) -> list[KernelInfoRecord]:
 
 U = UNKNOWN_FUNC_VA
 
-#: CAYMAN EXTISA_0, 17 records in table order [SPEC §4.2]
+#: CAYMAN EXTISA_0, 17 records in table order [docs/firmware.md §4.2]
 CAYMAN_EXTISA_0 = [
     (0x7E, 0, 0x01000080), (0x7C, 0, 0x010003F8), (0x7D, 0, 0x01000410), (0x45, 0, 0x01000B90),
     (0x51, 0, 0x0100105C), (0x41, 0, 0x01000F1C), (0xF0, 0, 0x01003370), (0xF0, 1, 0x01003380),
@@ -154,14 +155,14 @@ CAYMAN_EXTISA_3 = [
     (0xBE, 0, 0x01000DAC), (0xF2, 0, 0x010013F4), (0x7B, 0, 0x01001964), (0xE4, 0, 0x01002258),
     (0xF0, 7, 0x01003B64),
 ]
-#: funcVA of the TensorDequantize trampoline per generation [SPEC §1.4, §4.2]
+#: funcVA of the TensorDequantize trampoline per generation [docs/firmware.md §1.4, §4.2]
 TENSOR_DEQUANT_FUNC_VA = {
     Generation.CAYMAN: 0x01004DC4,
     Generation.MARIANA: 0x01004E04,
     Generation.MARIANA_PLUS: 0x01004E04,
     Generation.MAVERICK: 0x000050EC,
 }
-#: SUNDA's flat POOL table: 18 opcodes, all spec 0, funcVAs unknown [SPEC §4.2]
+#: SUNDA's flat POOL table: 18 opcodes, all spec 0, funcVAs unknown [docs/firmware.md §4.2]
 SUNDA_OPCODES = [0xE7, 0x74, 0x67, 0x68, 0x46, 0x47, 0xB8, 0xBB, 0x7E, 0x41, 0x7C, 0x7D, 0x49, 0x7A, 0x79,
                  0x43, 0x44, 0x92]
 
@@ -199,5 +200,5 @@ def dve_table(generation: Generation | str) -> KernelInfoTable:
 
 
 def engine_of(opcode: int) -> Engine:
-    """0xE3 is DVE-only [SPEC §3.6]; every other opcode is looked up in the POOL table."""
+    """0xE3 is DVE-only [docs/firmware.md §3.6]; every other opcode is looked up in the POOL table."""
     return Engine.DVE if opcode == 0xE3 else Engine.POOL

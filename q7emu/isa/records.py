@@ -1,11 +1,11 @@
-"""64-byte TPB instruction records and their sub-structs (SPEC §1.1, §1.2, §3.1, §3.3).
+"""64-byte TPB instruction records and their sub-structs (docs/firmware.md §1.1, §1.2, §3.1, §3.3).
 
 Every struct is a frozen dataclass with ``encode() -> bytes`` (exactly ``SIZE`` little-endian bytes) and
 ``decode(data) -> instance``. Decoding never rejects a value: it is a pure byte view, so
 ``X.decode(b).encode() == b`` for every ``b`` of the right length. Encoding checks field ranges and raises
 :class:`~q7emu.errors.InvalidArgument` for a value that does not fit its field.
 
-Reading of ADDR4 (q7emu's choice where SPEC is silent, MODEL §4): the top byte is the marker. A record uses the
+Reading of ADDR4 (q7emu's choice where docs/firmware.md is silent, docs/model.md §4): the top byte is the marker. A record uses the
 *immediate* form when none of the marker bits 0x80 (address register), 0x40 (shape register) or 0x20 (indirect)
 is set; the whole u32 is then PARTITION_OFFSET (bit 25 = PSUM). The remaining top-byte bits (0x01, 0x02,
 0x04, 0x08, 0x10) are address bits of the immediate form: a flat SBUF address at the default partition size
@@ -58,7 +58,7 @@ def _raw(name: str, value: bytes, size: int) -> bytes:
 @dataclass(frozen=True)
 class Header:
     """HEADER (4 B): opcode, inst_word_len (0x10 = 16 dwords; QuantizeMX ORs a saturate bit into bit 0),
-    debug_cmd, debug_hint [SPEC §1.2]."""
+    debug_cmd, debug_hint [docs/firmware.md §1.2]."""
 
     opcode: int
     inst_word_len: int = INST_WORD_LEN
@@ -71,7 +71,7 @@ class Header:
                       _u("header.debug_cmd", self.debug_cmd, 8), _u("header.debug_hint", self.debug_hint, 8)])
 
     @classmethod
-    def decode(cls, data: bytes) -> "Header":
+    def decode(cls, data: bytes) -> Header:
         d = _check_bytes(data, cls.SIZE, "HEADER")
         return cls(d[0], d[1], d[2], d[3])
 
@@ -79,7 +79,7 @@ class Header:
 @dataclass(frozen=True)
 class Events:
     """EVENTS (8 B): wait_mode, wait_idx, update_mode, update_idx (u8 each), semaphore_value (u32).
-    Decoded and shown; q7emu models no semaphores (MODEL §4)."""
+    Decoded and shown; q7emu models no semaphores (docs/model.md §4)."""
 
     wait_mode: int = 0
     wait_idx: int = 0
@@ -94,7 +94,7 @@ class Events:
                            _u("events.semaphore_value", self.semaphore_value, 32))
 
     @classmethod
-    def decode(cls, data: bytes) -> "Events":
+    def decode(cls, data: bytes) -> Events:
         return cls(*struct.unpack("<4BI", _check_bytes(data, cls.SIZE, "EVENTS")))
 
 
@@ -104,7 +104,7 @@ class Addr4:
     """ADDR4 (4 B union): ``raw`` is the little-endian u32.
 
     Immediate form (marker bits 0x80/0x40/0x20 clear): PARTITION_OFFSET; bit 25 set = PSUM, otherwise a flat
-    SBUF address ``partition * partition_bytes + byte_offset`` (MODEL §4).
+    SBUF address ``partition * partition_bytes + byte_offset`` (docs/model.md §4).
     Register form ADDR_REG4 ``{regnum, reserved[2], marker}``: byte 0 = regnum, bytes 1..2 reserved, byte 3 the
     marker (0x80 address register, 0x40 shape register, 0xC0 both, 0x20 / 0xA0 indirect).
     """
@@ -113,7 +113,7 @@ class Addr4:
     SIZE: ClassVar[int] = 4
 
     @classmethod
-    def immediate(cls, addr: int) -> "Addr4":
+    def immediate(cls, addr: int) -> Addr4:
         """Immediate PARTITION_OFFSET form (a flat address; add :data:`PSUM_BIT` for PSUM)."""
         _u("addr", addr, 32)
         if (addr >> 24) & REGISTER_MARKER_BITS:
@@ -121,12 +121,12 @@ class Addr4:
         return cls(addr)
 
     @classmethod
-    def sbuf(cls, partition: int, offset: int, partition_bytes: int = 0x30000) -> "Addr4":
-        """Immediate SBUF address of byte ``offset`` in ``partition`` (MODEL §4 flat reading)."""
+    def sbuf(cls, partition: int, offset: int, partition_bytes: int = 0x30000) -> Addr4:
+        """Immediate SBUF address of byte ``offset`` in ``partition`` (docs/model.md §4 flat reading)."""
         return cls.immediate(partition * partition_bytes + offset)
 
     @classmethod
-    def register(cls, regnum: int, marker: int = AddrMarker.ADDR_REG, reserved: int = 0) -> "Addr4":
+    def register(cls, regnum: int, marker: int = AddrMarker.ADDR_REG, reserved: int = 0) -> Addr4:
         """Register form ADDR_REG4: ``regnum`` (u8), ``reserved`` (u16), ``marker`` (u8)."""
         return cls(_u("regnum", regnum, 8) | _u("reserved", reserved, 16) << 8 | _u("marker", int(marker), 8) << 24)
 
@@ -142,7 +142,7 @@ class Addr4:
 
     @property
     def shape_from_register(self) -> bool:
-        """Marker is SHAPE_REG or ADDR_SHAPE_REG (the static element-count check is skipped) [SPEC §1.2]."""
+        """Marker is SHAPE_REG or ADDR_SHAPE_REG (the static element-count check is skipped) [docs/firmware.md §1.2]."""
         return self.marker in (AddrMarker.SHAPE_REG, AddrMarker.ADDR_SHAPE_REG)
 
     @property
@@ -173,7 +173,7 @@ class Addr4:
         return struct.pack("<I", _u("ADDR4", self.raw, 32))
 
     @classmethod
-    def decode(cls, data: bytes) -> "Addr4":
+    def decode(cls, data: bytes) -> Addr4:
         return cls(struct.unpack("<I", _check_bytes(data, cls.SIZE, "ADDR4"))[0])
 
     def describe(self, partition_bytes: int = 0x30000) -> str:
@@ -189,7 +189,7 @@ class Addr4:
 @dataclass(frozen=True)
 class Tensor3D:
     """TENSOR3D (16 B): start_addr ADDR4; step_elem[3] int16 (signed element strides, 0 = broadcast);
-    num_elem[3] uint16 (per-dimension counts; dim 0 innermost) [SPEC §1.2]."""
+    num_elem[3] uint16 (per-dimension counts; dim 0 innermost) [docs/firmware.md §1.2]."""
 
     start_addr: Addr4 = field(default_factory=Addr4)
     step_elem: tuple[int, int, int] = (1, 0, 0)
@@ -209,7 +209,7 @@ class Tensor3D:
                 + struct.pack("<3H", *(_u(f"num_elem[{i}]", v, 16) for i, v in enumerate(self.num_elem))))
 
     @classmethod
-    def decode(cls, data: bytes) -> "Tensor3D":
+    def decode(cls, data: bytes) -> Tensor3D:
         d = _check_bytes(data, cls.SIZE, "TENSOR3D")
         v = struct.unpack("<I3h3H", d)
         return cls(Addr4(v[0]), tuple(v[1:4]), tuple(v[4:7]))
@@ -217,7 +217,7 @@ class Tensor3D:
 
 @dataclass(frozen=True)
 class MxTensorV2:
-    """MXTENSOR_V2 (16 B, MAVERICK) [SPEC §3.3]: data_addr, scale_addr (ADDR4), num_elem[2] (u8),
+    """MXTENSOR_V2 (16 B, MAVERICK) [docs/firmware.md §3.3]: data_addr, scale_addr (ADDR4), num_elem[2] (u8),
     step_elem_data_1 (i16, bytes multiple of 4), step_elem_scale_1 (i16), p_f_dim (u8: F high nibble,
     P low nibble, log2), scale_dtype (DTYPE; 0 = no scales). A view only: q7emu executes no op that uses it."""
 
@@ -238,7 +238,7 @@ class MxTensorV2:
                               _u("p_f_dim", self.p_f_dim, 8), _u("scale_dtype", self.scale_dtype, 8)))
 
     @classmethod
-    def decode(cls, data: bytes) -> "MxTensorV2":
+    def decode(cls, data: bytes) -> MxTensorV2:
         v = struct.unpack("<II2Bhh2B", _check_bytes(data, cls.SIZE, "MXTENSOR_V2"))
         return cls(Addr4(v[0]), Addr4(v[1]), (v[2], v[3]), v[4], v[5], v[6], v[7])
 
@@ -248,7 +248,7 @@ class MemPattern3D:
     """MEM_PATTERN3D union view (16 B, NC-v4/v5) ``{TENSOR3D t | INDIRECT16B i | MXTENSOR_V2 mx}``.
 
     ``raw`` holds the 16 bytes; ``t``, ``i`` and ``mx`` view them. ``is_mx_v5`` is the v5 selector
-    ``addr_reg_v2.marker_a4 == 0x01`` [SPEC §1.2]. The INDIRECT16B layout is not in SPEC (raw bytes only).
+    ``addr_reg_v2.marker_a4 == 0x01`` [docs/firmware.md §1.2]. The INDIRECT16B layout is not in docs/firmware.md (raw bytes only).
     """
 
     raw: bytes = bytes(16)
@@ -271,20 +271,20 @@ class MemPattern3D:
         return self.raw[3] == 0x01
 
     @classmethod
-    def from_tensor3d(cls, t: Tensor3D) -> "MemPattern3D":
+    def from_tensor3d(cls, t: Tensor3D) -> MemPattern3D:
         return cls(t.encode())
 
     def encode(self) -> bytes:
         return _raw("MEM_PATTERN3D", self.raw, self.SIZE)
 
     @classmethod
-    def decode(cls, data: bytes) -> "MemPattern3D":
+    def decode(cls, data: bytes) -> MemPattern3D:
         return cls(_check_bytes(data, cls.SIZE, "MEM_PATTERN3D"))
 
 
 @dataclass(frozen=True)
 class MxTensor1D:
-    """MXTENSOR1D (16 B, v4) [SPEC §3.3]: start_addr (packed data), scale_addr (E8M0 scales), num_elem (u16),
+    """MXTENSOR1D (16 B, v4) [docs/firmware.md §3.3]: start_addr (packed data), scale_addr (E8M0 scales), num_elem (u16),
     step_elem (i8), scale_pidx (u8: scale partition index inside the quadrant), reserved[4].
 
     q7emu's reading (machine.py): ``num_elem`` counts u32 data words per partition, ``step_elem`` is their
@@ -305,7 +305,7 @@ class MxTensor1D:
                 + _raw("MXTENSOR1D.reserved", self.reserved, 4))
 
     @classmethod
-    def decode(cls, data: bytes) -> "MxTensor1D":
+    def decode(cls, data: bytes) -> MxTensor1D:
         d = _check_bytes(data, cls.SIZE, "MXTENSOR1D")
         v = struct.unpack("<IIHbB", d[:12])
         return cls(Addr4(v[0]), Addr4(v[1]), v[2], v[3], v[4], d[12:16])
@@ -313,7 +313,7 @@ class MxTensor1D:
 
 @dataclass(frozen=True)
 class MxMemPattern1D:
-    """MXMEM_PATTERN1D union view (16 B) ``{MXTENSOR1D t | MXIndirect16B i}`` [SPEC §3.3]; ``raw`` bytes."""
+    """MXMEM_PATTERN1D union view (16 B) ``{MXTENSOR1D t | MXIndirect16B i}`` [docs/firmware.md §3.3]; ``raw`` bytes."""
 
     raw: bytes = bytes(16)
     SIZE: ClassVar[int] = 16
@@ -327,21 +327,21 @@ class MxMemPattern1D:
         return self.raw
 
     @classmethod
-    def from_mxtensor1d(cls, t: MxTensor1D) -> "MxMemPattern1D":
+    def from_mxtensor1d(cls, t: MxTensor1D) -> MxMemPattern1D:
         return cls(t.encode())
 
     def encode(self) -> bytes:
         return _raw("MXMEM_PATTERN1D", self.raw, self.SIZE)
 
     @classmethod
-    def decode(cls, data: bytes) -> "MxMemPattern1D":
+    def decode(cls, data: bytes) -> MxMemPattern1D:
         return cls(_check_bytes(data, cls.SIZE, "MXMEM_PATTERN1D"))
 
 
 # ----------------------------------------------------------------------------- the two records
 @dataclass(frozen=True)
 class S3D3TensDequant:
-    """NEURON_ISA_TPB_S3D3_TENS_DEQUANT_STRUCT (opcode 0x7B TensorDequantize, 64 B) [SPEC §1.1].
+    """NEURON_ISA_TPB_S3D3_TENS_DEQUANT_STRUCT (opcode 0x7B TensorDequantize, 64 B) [docs/firmware.md §1.1].
 
     ``src`` / ``dst`` are the TENSOR3D view of the src/dst_mem_pattern (the same 16 bytes are the
     MEM_PATTERN3D union on NC-v4/v5; use :meth:`src_pattern` / :meth:`dst_pattern` for the union view)."""
@@ -378,7 +378,7 @@ class S3D3TensDequant:
         return out
 
     @classmethod
-    def decode(cls, data: bytes) -> "S3D3TensDequant":
+    def decode(cls, data: bytes) -> S3D3TensDequant:
         d = _check_bytes(data, RECORD_SIZE, "record")
         return cls(Header.decode(d[0:4]), Events.decode(d[4:12]), Tensor3D.decode(d[12:28]), d[28:32],
                    d[32], d[33], d[34], d[35], d[36], d[37:44], Tensor3D.decode(d[44:60]), d[60:64])
@@ -392,7 +392,7 @@ class S3D3TensDequant:
 
 @dataclass(frozen=True)
 class S3DMX1Quant:
-    """NEURON_ISA_TPB_S3DMX1_QUANT_STRUCT (opcode 0xE3 QuantizeMX, 64 B) [SPEC §3.1].
+    """NEURON_ISA_TPB_S3DMX1_QUANT_STRUCT (opcode 0xE3 QuantizeMX, 64 B) [docs/firmware.md §3.1].
 
     ``src`` is the TENSOR3D view of the MEM_PATTERN3D at offset 16; ``dst`` the MXTENSOR1D view of the
     MXMEM_PATTERN1D at offset 48."""
@@ -412,7 +412,7 @@ class S3DMX1Quant:
 
     @property
     def saturate(self) -> bool:
-        """Saturate bit (bit 0 of header byte 1) [SPEC §1.2, n/a]; q7emu always saturates (MODEL §2)."""
+        """Saturate bit (bit 0 of header byte 1) [docs/firmware.md §1.2, n/a]; q7emu always saturates (docs/model.md §2)."""
         return bool(self.header.inst_word_len & 1)
 
     def src_pattern(self) -> MemPattern3D:
@@ -431,7 +431,7 @@ class S3DMX1Quant:
         return out
 
     @classmethod
-    def decode(cls, data: bytes) -> "S3DMX1Quant":
+    def decode(cls, data: bytes) -> S3DMX1Quant:
         d = _check_bytes(data, RECORD_SIZE, "record")
         return cls(Header.decode(d[0:4]), Events.decode(d[4:12]), d[12:16], Tensor3D.decode(d[16:32]), d[32:33],
                    d[33], d[34], d[35], d[36:48], MxTensor1D.decode(d[48:64]))
@@ -457,7 +457,7 @@ class RawRecord:
         return self.header.encode() + self.events.encode() + _raw("body", self.body, 52)
 
     @classmethod
-    def decode(cls, data: bytes) -> "RawRecord":
+    def decode(cls, data: bytes) -> RawRecord:
         d = _check_bytes(data, RECORD_SIZE, "record")
         return cls(Header.decode(d[0:4]), Events.decode(d[4:12]), d[12:64])
 

@@ -1,14 +1,14 @@
 """Validity predicates of the two executed records, clause by clause.
 
-* 0x7B TensorDequantize: ``is_valid_tensor_dequantize`` of SPEC §1.3 (clause ids ``1.3.1`` .. ``1.3.11``).
-* 0xE3 QuantizeMX: SPEC §3.2 (ids ``3.2.1``, ``3.2.2``, ``3.2.3``, ``3.2.4-dtype``, ``3.2.4-reserved``,
+* 0x7B TensorDequantize: ``is_valid_tensor_dequantize`` of docs/firmware.md §1.3 (clause ids ``1.3.1`` .. ``1.3.11``).
+* 0xE3 QuantizeMX: docs/firmware.md §3.2 (ids ``3.2.1``, ``3.2.2``, ``3.2.3``, ``3.2.4-dtype``, ``3.2.4-reserved``,
   ``3.2.5``) plus the num_active_channels rule of the §3.1 table (id ``3.1``).
 
 :func:`check` returns one :class:`Verdict` per clause ("pass", "fail" or "skip"); :func:`validate` raises a
 :class:`~q7emu.errors.ValidityError` for the first failing clause, naming field, value, rule and clause id.
 :func:`model_checks` lists q7emu's own preconditions of execution (ids ``q7.*``; not firmware clauses).
 
-Readings q7emu chooses where SPEC is silent (documented here and in the verdict rules):
+Readings q7emu chooses where docs/firmware.md is silent (documented here and in the verdict rules):
 
 * "header and events are valid" (1.3.1) is checked as ``header.opcode``; inst_word_len, debug and event fields
   are shown but not checked (the 0x10 value is n/a-tagged and QuantizeMX ORs a saturate bit into it).
@@ -246,7 +246,7 @@ def _check_quant(r: S3DMX1Quant, gen: Generation, pb: int) -> list[Verdict]:
     return c.out
 
 
-def check(record: "Record | bytes", generation: "Generation | str",
+def check(record: Record | bytes, generation: Generation | str,
           partition_bytes: int = DEFAULT_PARTITION_BYTES) -> list[Verdict]:
     """Per-clause verdicts of the firmware predicate for ``record`` on ``generation``.
 
@@ -260,7 +260,7 @@ def check(record: "Record | bytes", generation: "Generation | str",
     return [Verdict("-", f"no validity predicate modelled for opcode 0x{rec.header.opcode:02x}", "skip")]
 
 
-def validate(record: "Record | bytes", generation: "Generation | str",
+def validate(record: Record | bytes, generation: Generation | str,
              partition_bytes: int = DEFAULT_PARTITION_BYTES) -> None:
     """Raise ValidityError for the first failing clause (field, value, rule, clause id); return None if valid."""
     for v in check(record, generation, partition_bytes):

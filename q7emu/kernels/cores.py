@@ -1,6 +1,6 @@
 """Running a kernel over partitions on several host threads, as the firmware splits channels.
 
-TensorDequantize divides its active channels across the POOL cores (SPEC §1.5 "channel split",
+TensorDequantize divides its active channels across the POOL cores (docs/firmware.md §1.5 "channel split",
 get_cpu_id()); each Q7 core runs the same kernel on its own register file. q7emu mirrors that:
 the partitions are cut into contiguous blocks and each block runs on a host thread with its own
 register file (the kernels release the GIL). Results do not depend on the number of threads.
@@ -8,8 +8,8 @@ register file (the kernels release the GIL). Results do not depend on the number
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 _EXECUTOR: ThreadPoolExecutor | None = None
 #: below this many source bytes in total a single thread is faster than handing out work

@@ -8,7 +8,8 @@ without a build.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +32,7 @@ def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Map
                src_dtype: str | None = None, dst_dtype: str | None = None) -> dict[str, Any]:
     """The arguments of ``_dequant.run()`` these options decide, by run()'s parameter names.
 
-    fmt: DEQUANT_FMT code 1..4; group_size: 0 or 8; knobs: model knobs (MODEL.md §1) -- only those given
+    fmt: DEQUANT_FMT code 1..4; group_size: 0 or 8; knobs: model knobs (docs/model.md §1) -- only those given
     appear (``nf4_table`` becomes ``nf4_values``, its float32 [16] codebook). src_dtype / dst_dtype do not
     apply to TensorDequantize (every kernel module's ``run_params`` takes the same options). Used by
     :func:`dequantize` (every option known) and by the listings (q7emu.analysis.listing, some unknown)."""
@@ -60,7 +61,7 @@ def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0
             partitions; each row is one partition's source stream.
         fmt: dequant_fmt 1..4, a DequantFmt member, or "e2m1" / "int4" / "nf4" / "e2m3".
         group_size: 0, or 8 for the in-band-scaled MX path (fmt 1..3 only).
-        nibble_order, fp6_packing, mx_layout, mx_scale, nf4_table: model knobs (MODEL.md §1).
+        nibble_order, fp6_packing, mx_layout, mx_scale, nf4_table: model knobs (docs/model.md §1).
         trace: None, or a q7emu trace recorder (``q7emu.analysis.trace.Recorder``) that receives the
             lane-level record of every primitive executed.
         cores: how many Q7 cores (host threads) share the partitions, as the firmware splits

@@ -7,8 +7,9 @@ listings, the machine with the golden backend) imports without a build.
 from __future__ import annotations
 
 import importlib
+from collections.abc import MutableMapping
 from types import ModuleType
-from typing import Any, MutableMapping
+from typing import Any
 
 from q7emu.errors import Q7Error
 

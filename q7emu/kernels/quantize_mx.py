@@ -6,7 +6,8 @@ block. The compiled extension is imported on the first call, so this module impo
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -14,6 +15,7 @@ from q7emu.kernels.cores import check_cores, host_threads, run_blocks
 from q7emu.kernels.extension import cached_extension
 from q7emu.model.kernels import KernelId
 from q7emu.model.knobs import normalize_quantize_mx_args
+
 #: max_exp per (emax knob, dst dtype): model data (q7emu.model.tables), re-exported here
 from q7emu.model.tables import MAX_EXP
 
@@ -30,7 +32,7 @@ def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Map
     """The arguments of ``_quantize_mx.run()`` these options decide, by run()'s parameter names.
 
     src_dtype: "float16" / "bfloat16" (or "bf16") -> ``bf16``; dst_dtype: "float8_e4m3fn" / "float8_e5m2";
-    knobs (MODEL.md §2): ``emax`` with dst_dtype -> ``max_exp`` (MAX_EXP), ``underflow`` -> ``wrap``, a
+    knobs (docs/model.md §2): ``emax`` with dst_dtype -> ``max_exp`` (MAX_EXP), ``underflow`` -> ``wrap``, a
     resolved ``scale_layout`` -> ``scatter``. Only what the options decide appears. fmt / group_size do
     not apply to QuantizeMX (every kernel module's ``run_params`` takes the same options)."""
     knobs = knobs or {}

@@ -9,7 +9,7 @@ Case format ``q7emu-case`` version 1 — a pair of files with the same stem:
       "version": 1,                     # required
       "name": "cayman_e2m1_g0",         # optional; default: the file stem
       "generation": "CAYMAN",           # SUNDA | CAYMAN | MARIANA | MARIANA_PLUS | MAVERICK
-      "knobs": {"nibble_order": "low-first", ...},   # model knobs (MODEL §1-§2); missing = default
+      "knobs": {"nibble_order": "low-first", ...},   # model knobs (docs/model.md §1-§2); missing = default
       "record_hex": "7b10...",          # the 64-byte instruction record, 128 hex digits
       "partition_bytes": 4096,          # SBUF bytes per partition (128 partitions)
       "fill": 0,                        # optional: byte value of SBUF outside the input regions (default 0)
@@ -30,9 +30,10 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -15,14 +15,14 @@
    model with ``backend="golden"``) and plans the destination writes;
 5. check every planned write is inside SBUF, then write. Nothing is written when any step fails.
 
-Memory reading (MODEL §4): an immediate ADDR4 is a flat address, bit 25 = PSUM (an error for these ops);
+Memory reading (docs/model.md §4): an immediate ADDR4 is a flat address, bit 25 = PSUM (an error for these ops);
 partition = addr // partition_bytes, byte offset = addr % partition_bytes. A TENSOR3D addresses u32 elements
 (4 little-endian bytes) at ``offset + 4 * (i0*step0 + i1*step1 + i2*step2)``, dim 0 innermost, steps signed,
 step 0 broadcasts; element k of the stream is ``i0 + n0*(i1 + n1*i2)``. The same offsets apply in each of
 ``num_active_channels`` consecutive partitions from the start partition. When a destination pattern addresses
 one byte more than once, the last element written (in stream order) wins.
 
-QuantizeMX (0xE3) reading (q7emu's choice; SPEC does not pin it):
+QuantizeMX (0xE3) reading (q7emu's choice; docs/firmware.md does not pin it):
 
 * src: the TENSOR3D's u32 elements per partition are the fp16/bf16 source (in_dtype), two per word, element 2i
   in the low half (little-endian): F = 2 * count(src) free elements, P = num_active_channels partitions.
@@ -33,17 +33,17 @@ QuantizeMX (0xE3) reading (q7emu's choice; SPEC does not pin it):
   offset (block column j at +j). Block row i (partitions 8i..8i+7 of the active range) lands on partition
   ``scale_base + 32*(i // 4) + scale_pidx + (i % 4)``: each quadrant's 4 scale rows at scale_pidx..scale_pidx+3
   of that quadrant. Data is written first, scales second (a scale byte wins an overlap). Other bytes untouched.
-* the header's saturate bit is shown but has no effect: MODEL §2 always saturates.
+* the header's saturate bit is shown but has no effect: docs/model.md §2 always saturates.
 """
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
-
-import numpy as np
+from typing import Any
 
 import ml_dtypes
+import numpy as np
 
 from q7emu import registry
 from q7emu.errors import DispatchError, InvalidArgument, Q7Error
@@ -122,7 +122,7 @@ def load_sbuf_image(path: Any) -> np.ndarray:
 
 
 def normalize_machine_knobs(knobs: dict[str, Any] | None) -> dict[str, str]:
-    """Check knob names and values (MODEL §1-§2); return the full dict with defaults filled in."""
+    """Check knob names and values (docs/model.md §1-§2); return the full dict with defaults filled in."""
     knobs = dict(knobs or {})
     for name in knobs:
         if name not in MACHINE_KNOBS:
@@ -171,7 +171,7 @@ class EngineModel:
 class Machine:
     """SBUF (uint8 [128, partition_bytes]) plus the POOL and DVE engines of one generation.
 
-    ``knobs``: model knobs of MODEL §1-§2 (``nibble_order``, ``fp6_packing``, ``mx_layout``, ``mx_scale``,
+    ``knobs``: model knobs of docs/model.md §1-§2 (``nibble_order``, ``fp6_packing``, ``mx_layout``, ``mx_scale``,
     ``nf4_table``, ``emax``, ``underflow``). ``backend``: "kernel" (the IVP kernels, default) or "golden"
     (the golden models; used to build expected bytes of cases).
     """
@@ -285,7 +285,7 @@ class Machine:
         """The engine whose table dispatches ``opcode`` (0xE3 -> DVE, every other opcode -> POOL)."""
         return self.dve if engine_of(opcode) is Engine.DVE else self.pool
 
-    def execute(self, record: "bytes | bytearray | Record", trace: Any = None) -> ExecResult:
+    def execute(self, record: bytes | bytearray | Record, trace: Any = None) -> ExecResult:
         """Decode, dispatch, validate and run one 64-byte record; return what was written.
 
         Raises DispatchError (kernel_info miss, firmware words), ValidityError (a firmware clause),

@@ -1,13 +1,14 @@
-"""Model knobs (MODEL.md) and the argument rules shared by the public API and the golden models.
+"""Model knobs (docs/model.md) and the argument rules shared by the public API and the golden models.
 
 This module only *checks and normalises arguments*; it computes no values. Knob names and
-values are the public names of MODEL.md §1 and §2 (the first value of each tuple is the default).
+values are the public names of docs/model.md §1 and §2 (the first value of each tuple is the default).
 The kernel ids, DEQUANT_FMT codes and path data live in :mod:`q7emu.model.kernels` (re-exported here
 under their old names), the constants in :mod:`q7emu.model.tables`.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -34,10 +35,10 @@ QUANTIZE_MX_KNOBS: dict[str, tuple[str, ...]] = {
     "scale_layout": ("auto", "scatter", "compact"),
 }
 
-#: QuantizeMX source and destination dtypes (numpy / ml_dtypes names) [SPEC §3.1]
+#: QuantizeMX source and destination dtypes (numpy / ml_dtypes names) [docs/firmware.md §3.1]
 QUANTIZE_MX_SRC_DTYPES = ("float16", "bfloat16")
 QUANTIZE_MX_DST_DTYPES = ("float8_e4m3fn", "float8_e5m2")
-#: QuantizeMX partition counts [SPEC §3.1]
+#: QuantizeMX partition counts [docs/firmware.md §3.1]
 VALID_P = (32, 64, 96, 128)
 
 
@@ -61,7 +62,7 @@ def check_knobs(knobs: Mapping[str, Any], table: Mapping[str, tuple[str, ...]]) 
 
 def dequant_knobs(fmt: int, group_size: int) -> tuple[str, ...]:
     """The TensorDequantize knobs whose value can change the output bytes of a (fmt, group_size) record,
-    in DEQUANT_KNOBS order (MODEL.md §1): ``nibble_order`` for the 4-bit formats (fmt 1-3), ``fp6_packing``
+    in DEQUANT_KNOBS order (docs/model.md §1): ``nibble_order`` for the 4-bit formats (fmt 1-3), ``fp6_packing``
     for fmt 4, ``mx_layout`` and ``mx_scale`` for group 8, ``nf4_table`` for fmt 3."""
     applies = {"nibble_order": fmt in (DequantFmt.E2M1_TO_E5M2, DequantFmt.INT4_TO_E5M2, DequantFmt.NF4_TO_E4M3),
                "fp6_packing": fmt == DequantFmt.E2M3_TO_E4M3,
@@ -80,7 +81,7 @@ def normalize_fmt(fmt: Any) -> int:
     if isinstance(fmt, (bool, np.bool_)) or not isinstance(fmt, (int, np.integer)):
         raise InvalidArgument("fmt", fmt, "dequant_fmt must be 1..4 or one of e2m1, int4, nf4, e2m3")
     if int(fmt) not in (1, 2, 3, 4):
-        raise InvalidArgument("fmt", int(fmt), "dequant_fmt must be in {1,2,3,4} (0 is INVALID) [SPEC §1.3.4]")
+        raise InvalidArgument("fmt", int(fmt), "dequant_fmt must be in {1,2,3,4} (0 is INVALID) [docs/firmware.md §1.3.4]")
     return int(fmt)
 
 
@@ -94,11 +95,12 @@ def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: Mapping[s
     fmt_i = normalize_fmt(fmt)
     if isinstance(group_size, (bool, np.bool_)) or not isinstance(group_size, (int, np.integer)) \
             or int(group_size) not in GROUP_SIZES:
-        raise InvalidArgument("group_size", group_size, "must be 0 or 8 [SPEC §1.3.5]")
+        raise InvalidArgument("group_size", group_size, "must be 0 or 8 [docs/firmware.md §1.3.5]")
     group = int(group_size)
     if group == 8 and fmt_i == 4:
         raise InvalidArgument("group_size", group,
-                              "group 8 is allowed only with fmt 1..3; FP6 (fmt 4) is never MX [SPEC §1.3.6]")
+                              "group 8 is allowed only with fmt 1..3; FP6 (fmt 4) is never MX [docs/firmware.md "
+                              "§1.3.6]")
     checked = check_knobs(knobs, DEQUANT_KNOBS)
     if not isinstance(src, np.ndarray):
         raise InvalidArgument("src", type(src).__name__, "must be a numpy array of uint8 or uint32")
@@ -108,7 +110,7 @@ def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: Mapping[s
         raise InvalidArgument("src.ndim", src.ndim, "must be 2 ([partitions, stream])")
     parts = src.shape[0]
     if not 1 <= parts <= 128:
-        raise InvalidArgument("src.shape[0]", parts, "partitions (num_active_channels) must be 1..128 [SPEC §1.3.3]")
+        raise InvalidArgument("src.shape[0]", parts, "partitions (num_active_channels) must be 1..128 [docs/firmware.md §1.3.3]")
     src_bytes = np.ascontiguousarray(src.astype(src.dtype.newbyteorder("<"), copy=False)).view(np.uint8)
     if src_bytes.shape[1] % 4:
         raise InvalidArgument("src.shape[1]", src_bytes.shape[1], "uint8 stream length must be a whole number of u32 words")
@@ -117,7 +119,7 @@ def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: Mapping[s
     a, _ = PATH_RATIO[path]
     if words == 0 or words % a:
         raise InvalidArgument("src words", words,
-                              f"{path} needs a positive multiple of {a} source words [SPEC §1.3.11]")
+                              f"{path} needs a positive multiple of {a} source words [docs/firmware.md §1.3.11]")
     return np.ascontiguousarray(src_bytes), fmt_i, group, path, checked
 
 
@@ -139,7 +141,7 @@ def normalize_quantize_mx_args(src: Any, dst_dtype: Any, knobs: Mapping[str, Any
     import ml_dtypes
 
     if dst_dtype not in QUANTIZE_MX_DST_DTYPES:
-        rule = ("FP4 output does not exist for QuantizeMX [SPEC §3.1]" if isinstance(dst_dtype, str)
+        rule = ("FP4 output does not exist for QuantizeMX [docs/firmware.md §3.1]" if isinstance(dst_dtype, str)
                 and "e2m1" in dst_dtype else f"must be one of {', '.join(QUANTIZE_MX_DST_DTYPES)}")
         raise InvalidArgument("dst_dtype", dst_dtype, rule)
     checked = check_knobs(knobs, QUANTIZE_MX_KNOBS)
@@ -150,14 +152,14 @@ def normalize_quantize_mx_args(src: Any, dst_dtype: Any, knobs: Mapping[str, Any
     elif src.dtype == ml_dtypes.bfloat16:
         kind = "bfloat16"
     else:
-        raise InvalidArgument("src.dtype", str(src.dtype), "must be float16 or bfloat16 [SPEC §3.1 in_dtype]")
+        raise InvalidArgument("src.dtype", str(src.dtype), "must be float16 or bfloat16 [docs/firmware.md §3.1 in_dtype]")
     if src.ndim != 2:
         raise InvalidArgument("src.ndim", src.ndim, "must be 2 ([P, F])")
     p, f = src.shape
     if p not in VALID_P:
-        raise InvalidArgument("src.shape[0]", p, "partitions must be 32, 64, 96 or 128 [SPEC §3.1]")
+        raise InvalidArgument("src.shape[0]", p, "partitions must be 32, 64, 96 or 128 [docs/firmware.md §3.1]")
     if f == 0 or f % 4:
-        raise InvalidArgument("src.shape[1]", f, "free size must be a positive multiple of 4 [SPEC §3.4]")
+        raise InvalidArgument("src.shape[1]", f, "free size must be a positive multiple of 4 [docs/firmware.md §3.4]")
     if checked["scale_layout"] == "auto":
         checked["scale_layout"] = "scatter" if p > 32 else "compact"
     bits = np.ascontiguousarray(src).view(np.uint16)

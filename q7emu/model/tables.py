@@ -1,4 +1,4 @@
-"""Model constants shared by the kernels, the golden models and the analysis tools (MODEL.md).
+"""Model constants shared by the kernels, the golden models and the analysis tools (docs/model.md).
 
 Only numbers live here; the code that uses them is in :mod:`q7emu.kernels` (the emulated firmware) and
 :mod:`q7emu.golden` (the independent numpy models), which share nothing else.
@@ -9,7 +9,8 @@ import numpy as np
 
 __all__ = ["NF4_QLORA", "NF4_TABLES", "E4M3_MAX", "E5M2_MAX", "MAX_EXP", "MAX_VAL"]
 
-#: MODEL.md ``nf4_table = qlora`` (bitsandbytes NF4 codebook), index 0..15, as float32 [SPEC §2.2 (MED)].
+#: docs/model.md ``nf4_table = qlora`` (bitsandbytes NF4 codebook), index 0..15, as float32 [docs/firmware.md §2.2
+# (MED)].
 NF4_QLORA: np.ndarray = np.array([
     -1.0, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453,
     -0.28444138169288635, -0.18477343022823334, -0.09105003625154495, 0.0,
@@ -25,10 +26,10 @@ NF4_TABLES: dict[str, np.ndarray] = {"qlora": NF4_QLORA}
 E4M3_MAX = 448.0
 E5M2_MAX = 57344.0
 
-#: QuantizeMX max_exp per (``emax`` knob, dst dtype) -- MODEL.md §2 [SPEC §3.4, §8.1.11]
+#: QuantizeMX max_exp per (``emax`` knob, dst dtype) -- docs/model.md §2 [docs/firmware.md §3.4, §8.1.11]
 MAX_EXP: dict[tuple[str, str], int] = {
     ("ocp", "float8_e4m3fn"): 8, ("ocp", "float8_e5m2"): 15,
     ("alt", "float8_e4m3fn"): 7, ("alt", "float8_e5m2"): 14,
 }
-#: QuantizeMX clip limit per dst dtype (the same under every knob) -- MODEL.md §2
+#: QuantizeMX clip limit per dst dtype (the same under every knob) -- docs/model.md §2
 MAX_VAL: dict[str, float] = {"float8_e4m3fn": E4M3_MAX, "float8_e5m2": E5M2_MAX}
