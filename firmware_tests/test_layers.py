@@ -216,6 +216,7 @@ if __name__ == "__main__":
     _, all_rows = graph()
     for mod, line, target, facade in sorted(all_rows):
         s, d = layer_of(mod), layer_of(target)
-        print(f"{mod}:{line} -> {target}  [{s[1] if s else 'facade'} -> {d[1] if d else 'facade'}]{' ' + facade if facade else ''}")
+        layers = f"[{s[1] if s else 'facade'} -> {d[1] if d else 'facade'}]"
+        print(f"{mod}:{line} -> {target}  {layers}{' ' + facade if facade else ''}")
     print("\nviolations:", *violations() or ["none"], sep="\n  ")
     print("cycles:", *[" <-> ".join(c) for c in cycles()] or ["none"], sep="\n  ")

@@ -43,10 +43,12 @@ def section() -> str:
     out += ["", "| knob | values (default first) | applies to | decides | open question |", "|---|---|---|---|---|"]
     for k in KNOB_FACTS:
         out.append(f"| `{k.knob}` | {', '.join(MACHINE_KNOBS[k.knob])} | {k.applies} | {k.decides} | {k.spec} |")
-    out += ["", "Kernel listings (`q7emu listing KERNEL`), all variants: how many ops are mnemonics docs/firmware.md places "
+    out += ["", "Kernel listings (`q7emu listing KERNEL`), all variants: how many ops are mnemonics "
+            "docs/firmware.md places "
             "in that path (*firmware*; *firmware~* = the other MAC accumulate form) and how many are q7emu's; "
             "and the mnemonics of the path the firmware facts name that q7emu does not issue.", "",
-            "| kernel | ops | firmware | firmware~ | q7emu | ops of the path (docs/firmware.md) not issued |", "|---|--:|--:|--:|--:|---|"]
+            "| kernel | ops | firmware | firmware~ | q7emu | ops of the path (docs/firmware.md) not issued |",
+            "|---|--:|--:|--:|--:|---|"]
     for kern in KERNELS:
         lst = build(kern)
         ops = lst.ops("entry") + lst.ops("pass")

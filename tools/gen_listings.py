@@ -77,7 +77,7 @@ def _strip_comment(line: str) -> str:
 def _depth(text: str) -> int:
     """Open brackets left at the end of ``text`` (> 0: the logical line continues)."""
     d = 0
-    for _ch, d, _q in _scan(text):
+    for _ch, d, _q in _scan(text):  # noqa: B007 - the depth after the last character is the result
         pass
     return d
 
@@ -236,7 +236,7 @@ def parse_body(lines: list[dict], wrappers: set[str], seqs: set[str]) -> list[di
     comment, fresh = None, False
     if not lines:
         return out
-    base = min(l["indent"] for l in lines if l["code"])
+    base = min(line["indent"] for line in lines if line["code"])
     i = 0
     while i < len(lines):
         ln = lines[i]

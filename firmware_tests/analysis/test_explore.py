@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from q7emu.analysis.explore import applicable_knobs, explore, parse_knob_space
+from q7emu.errors import InvalidArgument
 from q7emu.machine.cases import build_case, load_case, save_case
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,7 +115,7 @@ def test_knob_restriction():
     r2 = explore([case], knobs={"mx_layout": ["scale-last", "word-block"]})
     assert r2.consistent == [{"mx_layout": "scale-last"}]
     assert parse_knob_space(["emax"]) == {"emax": ("ocp", "alt")}
-    with pytest.raises(Exception):
+    with pytest.raises(InvalidArgument):
         parse_knob_space(["emax=nope"])
 
 

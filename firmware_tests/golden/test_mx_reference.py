@@ -1,4 +1,5 @@
-"""q7emu.golden.mx_reference reference functions: swizzle, dequantize_mx (inverse of golden quantize_mx), nc_matmul_mx."""
+"""q7emu.golden.mx_reference reference functions: swizzle, dequantize_mx (inverse of golden quantize_mx),
+nc_matmul_mx."""
 from __future__ import annotations
 
 import ml_dtypes

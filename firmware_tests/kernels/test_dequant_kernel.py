@@ -209,7 +209,8 @@ def test_hypothesis_streams(case):
 def test_non_contiguous_sources(rng):
     # strided and Fortran-ordered views dequantize like their contiguous copies
     big = rng.integers(0, 256, (64, 120), dtype=np.uint8)
-    for (fmt, group), view in itertools.product(sorted(PATHS), (big[::3, :60], big[:, ::2], np.asfortranarray(big[:7, :60]))):
+    views = (big[::3, :60], big[:, ::2], np.asfortranarray(big[:7, :60]))
+    for (fmt, group), view in itertools.product(sorted(PATHS), views):
         want = golden.dequantize(np.ascontiguousarray(view), fmt, group)
         assert np.array_equal(assert_same(view, fmt, group), want)
     words = big.view("<u4")[:, ::2]                                   # strided uint32 [64, 15]

@@ -144,7 +144,8 @@ class Candidate:
     matched: int
     total: int
     cases_ok: int
-    first_mismatch: dict[str, Any] | None = None   # {"case", "path", "partition", "offset", "expected", "actual", "count"} or error
+    # {"case", "path", "partition", "offset", "expected", "actual", "count"} or error
+    first_mismatch: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -372,7 +373,7 @@ def _work(batch: list[tuple[int, tuple[str, ...], list[tuple[str, ...]]]]) -> li
     return out
 
 
-def _work_spawn(shared: list[Any], batch):
+def _work_spawn(shared: list[Any], batch: Any) -> Any:
     _SHARED[:] = shared
     return _work(batch)
 
@@ -425,7 +426,7 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     infos: list[CaseInfo] = []
     tasks = []
     space: dict[str, tuple[str, ...]] = {}
-    for i, (it, c) in enumerate(zip(items, metas)):
+    for i, (_item, c) in enumerate(zip(items, metas)):
         app = applicable_knobs(c)
         if restrict is not None:
             app = tuple(k for k in app if k in restrict)
@@ -444,7 +445,7 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     results: dict[int, list[Run]] = {}
     errors: list[str] = []
 
-    def take(res):
+    def take(res: Iterable[tuple[int, list[Run], str | None]]) -> None:
         for idx, runs, err in res:
             if err:
                 errors.append(err)

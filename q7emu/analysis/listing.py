@@ -65,7 +65,8 @@ class Operand:
         """Assembly text: ``v23`` / ``v[kIDX6_0 + h]`` / an immediate; ``names`` adds the register's name."""
         if self.kind == "scalar":
             return str(self.value) if self.value is not None else self.text
-        r = f"{_PREFIX[self.kind]}{self.reg}" if self.reg is not None else f"{_PREFIX[self.kind]}[{self.text.strip('()')}]"
+        prefix = _PREFIX[self.kind]
+        r = f"{prefix}{self.reg}" if self.reg is not None else f"{prefix}[{self.text.strip('()')}]"
         if names and self.reg is not None and re.fullmatch(r"[A-Za-z_]\w*", self.text):
             r += f"({self.text})"
         return r
@@ -177,7 +178,7 @@ class Listing:
         """Ops of ``section`` ("entry" or "pass") in listing order, loops shown once, variants all included."""
         out: list[Op] = []
 
-        def rec(items):
+        def rec(items: list[Any]) -> None:
             for it in items:
                 if isinstance(it, Op):
                     out.append(it)
@@ -248,7 +249,8 @@ def _fmt_items(items: list, lines: list[str], depth: int, names: bool, last: lis
         elif isinstance(it, Branch):
             for k, (cond, how, body) in enumerate(it.arms):
                 kw = "if" if k == 0 else ("elif" if cond is not None else "else")
-                lines.append(f"{ind}[variant] {kw} {cond or ''}".rstrip() + (f"   (set by run(): {how})" if how else ""))
+                setter = f"   (set by run(): {how})" if how else ""
+                lines.append(f"{ind}[variant] {kw} {cond or ''}".rstrip() + setter)
                 last[0] = None
                 _fmt_items(body, lines, depth + 1, names, last)
             last[0] = None
@@ -280,7 +282,7 @@ def _run_env(kernel: str, fmt: int | None, knobs: dict[str, str], src_dtype: str
 
 class _Walker:
     def __init__(self, kernel: str, module: dict, cfg: SimpleNamespace, expand: bool, run_assign: dict[str, str],
-                 possible: list[SimpleNamespace]):
+                 possible: list[SimpleNamespace]) -> None:
         self.possible = possible
         self.kernel = kernel
         self.mod = module
@@ -305,7 +307,7 @@ class _Walker:
 
     def subst(self, text: str, scope: dict[str, tuple[Any, str]]) -> str:
         """``text`` with parameters replaced by the caller's argument text (Cython casts dropped)."""
-        def rep(m):
+        def rep(m: re.Match[str]) -> str:
             v = scope.get(m.group(0))
             if v is None:
                 return m.group(0)

@@ -18,7 +18,8 @@ Cycle model (kept apart from the value model, like the Xtensa ISS cycle mode vs 
 2. **MAC latency.** docs/firmware.md §6.2: MAC inputs are read at stage 10 and the accumulator at stage 12, II = 1,
    latency L = 2. A bundle that reads (as a source operand) a wvec register written by a MAC op
    (mnemonic ``mul*`` or ``dmul*``) issued ``d`` cycles earlier stalls ``max(0, L - d)`` cycles (a later
-   non-MAC write of the register ends this); with the kernels' listings this is the pack in the bundle right after the multiply (B24 -> B25 in proc_4bit_mx_8,
+   non-MAC write of the register ends this); with the kernels' listings this is the pack in the bundle right
+   after the multiply (B24 -> B25 in proc_4bit_mx_8,
    B38 -> B39 in quantize_mx): 1 stall cycle each. A MAC reading its own accumulator (``mula``-style
    chains) is forwarded at stage 12 and does not stall.
 3. Total = issues + stalls. Not modelled: FLIX slot limits within a bundle (docs/firmware.md §6.3: s0 LdSt, s1 Ld,

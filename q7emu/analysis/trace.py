@@ -13,7 +13,8 @@ recording plus one bytes copy.
 A record holds: run index (one per kernel call), sequence number (counts every executed primitive of the
 run, across partitions), partition, kernel id (:class:`q7emu.model.kernels.KernelId`: 1 proc_4bit_non_mx,
 2 proc_4bit_mx_8, 3 proc_6bit_non_mx, 4 quantize_mx), bundle index in the kernel listing (``B<n>`` in
-src/kernels/_dequant.pyx / src/kernels/_quantize_mx.pyx), mnemonic and its operands. An operand has kind (vec, wvec, vbool, pr, scalar), role (src = value before
+src/kernels/_dequant.pyx / src/kernels/_quantize_mx.pyx), mnemonic and its operands. An operand has kind (vec,
+wvec, vbool, pr, scalar), role (src = value before
 the op, dst = after), register index (255 immediate, 254 memory offset, 253 length for scalars), lane view
 and its bytes (vec 64, wvec 192 = the raw architectural image, vbool 8, pr 8, scalar 8 = int64).
 
@@ -532,7 +533,7 @@ class Trace:
         meta["arrays"] = entries
         head = json.dumps(meta, separators=(",", ":")).encode()
         out = bytearray(MAGIC + struct.pack("<II", FILE_VERSION, len(head)) + head)
-        for (n, a, dt), e in zip(arrays, entries):
+        for (_name, a, dt), e in zip(arrays, entries):
             out += b"\0" * (e["offset"] - len(out))
             if len(out) != e["offset"]:
                 raise TraceError("internal: trace file layout")
@@ -882,7 +883,8 @@ class Divergence:
 
     def describe(self) -> str:
         """One line naming the first divergence and what differs."""
-        where = f"seq {self.seq}" + (f" (B seq {self.seq_b})" if self.seq_b is not None and self.seq_b != self.seq else "")
+        other = f" (B seq {self.seq_b})" if self.seq_b is not None and self.seq_b != self.seq else ""
+        where = f"seq {self.seq}" + other
         if self.what in ("only in A", "only in B"):
             return f"first divergence: {self.what}: {where} {self.op}"
         s = f"first divergence: {where} {self.op}"

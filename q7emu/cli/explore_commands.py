@@ -64,7 +64,8 @@ def register(sub: Subparsers) -> None:
 
     s = sub.add_parser(
         "listing", help="print a kernel as bundles of ops with operands and provenance",
-        description="Each bundle of the kernel with its ops, operands and provenance: firmware (docs/firmware.md §2.4 / "
+        description="Each bundle of the kernel with its ops, operands and provenance: firmware "
+                    "(docs/firmware.md §2.4 / "
                     "§3.6 place the mnemonic in this path, with the bundle address where docs/firmware.md gives one), "
                     "firmware~ (the same op in the other MAC accumulate form) or q7emu (q7emu's "
                     "reconstruction). Derived from the kernel sources. Branches the options leave open are "

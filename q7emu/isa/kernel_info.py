@@ -23,6 +23,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from q7emu.errors import DispatchError, InvalidArgument
 from q7emu.isa.enums import OPCODE_NAMES, Engine, Generation
@@ -84,7 +85,7 @@ class KernelInfoTable:
         self.generation = generation
 
     @classmethod
-    def from_bytes(cls, blob: bytes, size: int | None = None, **kw) -> KernelInfoTable:
+    def from_bytes(cls, blob: bytes, size: int | None = None, **kw: Any) -> KernelInfoTable:
         """Parse ``size`` bytes (default: all of ``blob``) as records; ``size`` must be a multiple of 8."""
         blob = bytes(blob)
         size = len(blob) if size is None else size
@@ -130,7 +131,8 @@ class KernelInfoTable:
                  f"{len(self)} records, {len(self) * RECORD_BYTES} bytes".strip()]
         for i, r in enumerate(self.records):
             va = f"0x{r.func_va:08x}" if r.func_va_known else "unknown   "
-            lines.append(f"  {i:3d}  {r.to_bytes().hex(' ')}  opcode 0x{r.opcode:02x} spec {r.spec:<3d} funcVA {va}  {r.name}")
+            lines.append(f"  {i:3d}  {r.to_bytes().hex(' ')}  opcode 0x{r.opcode:02x} spec {r.spec:<3d} "
+                         f"funcVA {va}  {r.name}")
         return "\n".join(lines)
 
 

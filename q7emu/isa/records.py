@@ -5,7 +5,8 @@ Every struct is a frozen dataclass with ``encode() -> bytes`` (exactly ``SIZE`` 
 ``X.decode(b).encode() == b`` for every ``b`` of the right length. Encoding checks field ranges and raises
 :class:`~q7emu.errors.InvalidArgument` for a value that does not fit its field.
 
-Reading of ADDR4 (q7emu's choice where docs/firmware.md is silent, docs/model.md §4): the top byte is the marker. A record uses the
+Reading of ADDR4 (q7emu's choice where docs/firmware.md is silent, docs/model.md §4): the top byte is the marker.
+A record uses the
 *immediate* form when none of the marker bits 0x80 (address register), 0x40 (shape register) or 0x20 (indirect)
 is set; the whole u32 is then PARTITION_OFFSET (bit 25 = PSUM). The remaining top-byte bits (0x01, 0x02,
 0x04, 0x08, 0x10) are address bits of the immediate form: a flat SBUF address at the default partition size
@@ -16,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import struct
 from dataclasses import dataclass, field
-from typing import ClassVar, Union
+from typing import ClassVar
 
 from q7emu.errors import InvalidArgument
 from q7emu.isa.enums import INST_WORD_LEN, AddrMarker, Opcode
@@ -117,7 +118,8 @@ class Addr4:
         """Immediate PARTITION_OFFSET form (a flat address; add :data:`PSUM_BIT` for PSUM)."""
         _u("addr", addr, 32)
         if (addr >> 24) & REGISTER_MARKER_BITS:
-            raise InvalidArgument("addr", addr, "an immediate address must leave marker bits 0xE0 of the top byte clear")
+            raise InvalidArgument("addr", addr,
+                                  "an immediate address must leave marker bits 0xE0 of the top byte clear")
         return cls(addr)
 
     @classmethod
@@ -248,7 +250,8 @@ class MemPattern3D:
     """MEM_PATTERN3D union view (16 B, NC-v4/v5) ``{TENSOR3D t | INDIRECT16B i | MXTENSOR_V2 mx}``.
 
     ``raw`` holds the 16 bytes; ``t``, ``i`` and ``mx`` view them. ``is_mx_v5`` is the v5 selector
-    ``addr_reg_v2.marker_a4 == 0x01`` [docs/firmware.md §1.2]. The INDIRECT16B layout is not in docs/firmware.md (raw bytes only).
+    ``addr_reg_v2.marker_a4 == 0x01`` [docs/firmware.md §1.2]. The INDIRECT16B layout is not in docs/firmware.md
+    (raw bytes only).
     """
 
     raw: bytes = bytes(16)
@@ -284,7 +287,8 @@ class MemPattern3D:
 
 @dataclass(frozen=True)
 class MxTensor1D:
-    """MXTENSOR1D (16 B, v4) [docs/firmware.md §3.3]: start_addr (packed data), scale_addr (E8M0 scales), num_elem (u16),
+    """MXTENSOR1D (16 B, v4) [docs/firmware.md §3.3]: start_addr (packed data), scale_addr (E8M0 scales),
+    num_elem (u16),
     step_elem (i8), scale_pidx (u8: scale partition index inside the quadrant), reserved[4].
 
     q7emu's reading (machine.py): ``num_elem`` counts u32 data words per partition, ``step_elem`` is their
@@ -412,7 +416,8 @@ class S3DMX1Quant:
 
     @property
     def saturate(self) -> bool:
-        """Saturate bit (bit 0 of header byte 1) [docs/firmware.md §1.2, n/a]; q7emu always saturates (docs/model.md §2)."""
+        """Saturate bit (bit 0 of header byte 1) [docs/firmware.md §1.2, n/a]; q7emu always saturates
+        (docs/model.md §2)."""
         return bool(self.header.inst_word_len & 1)
 
     def src_pattern(self) -> MemPattern3D:
@@ -462,7 +467,7 @@ class RawRecord:
         return cls(Header.decode(d[0:4]), Events.decode(d[4:12]), d[12:64])
 
 
-Record = Union[S3D3TensDequant, S3DMX1Quant, RawRecord]
+Record = S3D3TensDequant | S3DMX1Quant | RawRecord
 
 
 def decode_record(data: bytes) -> Record:

@@ -118,7 +118,7 @@ def _pattern_problem(name: str, a: Addr4, steps: tuple[int, ...], nums: tuple[in
     return None
 
 
-def _first(*probs):
+def _first(*probs: str | None) -> tuple[str | None, bool]:
     regs = False
     for p in probs:
         if p == "register":

@@ -49,7 +49,7 @@ from q7emu import registry
 from q7emu.errors import DispatchError, InvalidArgument, Q7Error
 from q7emu.isa.enums import DType, Engine, Generation, Opcode
 from q7emu.isa.kernel_info import KernelInfoRecord, KernelInfoTable, dve_table, engine_of, pool_table
-from q7emu.isa.records import RawRecord, Record, S3D3TensDequant, S3DMX1Quant, Tensor3D, decode_record
+from q7emu.isa.records import Addr4, RawRecord, Record, S3D3TensDequant, S3DMX1Quant, Tensor3D, decode_record
 from q7emu.isa.validate import footprint, require_executable, validate
 from q7emu.model.knobs import DEQUANT_KNOBS, QUANTIZE_MX_KNOBS, check_knob
 from q7emu.registry import KernelEntry
@@ -114,7 +114,8 @@ def load_sbuf_image(path: Any) -> np.ndarray:
     with np.load(path, allow_pickle=False) as z:
         key = "sbuf" if "sbuf" in z.files else (z.files[0] if len(z.files) == 1 else None)
         if key is None:
-            raise InvalidArgument(str(path), sorted(z.files), "needs an array named 'sbuf' (uint8 [128, partition_bytes])")
+            raise InvalidArgument(str(path), sorted(z.files),
+                                  "needs an array named 'sbuf' (uint8 [128, partition_bytes])")
         sbuf = z[key]
     if sbuf.dtype != np.uint8 or sbuf.ndim != 2 or sbuf.shape[0] != NUM_PARTITIONS:
         raise InvalidArgument(str(path), f"{sbuf.dtype} {sbuf.shape}", "sbuf must be uint8 [128, partition_bytes]")
@@ -229,7 +230,7 @@ class Machine:
             raise InvalidArgument("region", r.as_tuple(),
                                   f"must lie inside SBUF (128 partitions x 0x{self.partition_bytes:x} bytes)")
 
-    def _sbuf_location(self, name: str, addr) -> tuple[int, int]:
+    def _sbuf_location(self, name: str, addr: Addr4) -> tuple[int, int]:
         if not addr.is_immediate:
             raise InvalidArgument(name, f"0x{addr.raw:08x}", "register-form ADDR4 is not modelled by q7emu")
         if addr.is_psum:
@@ -384,13 +385,13 @@ def dst_mask(record: Record, partition_bytes: int = DEFAULT_PARTITION_BYTES) -> 
     None when the destination cannot be located (register form, PSUM, beyond SBUF)."""
     mask = np.zeros((NUM_PARTITIONS, partition_bytes), dtype=bool)
 
-    def loc(a):
+    def loc(a: Addr4) -> tuple[int, int] | None:
         if not a.is_immediate or a.is_psum:
             return None
         p, off = a.locate(partition_bytes)
         return None if p >= NUM_PARTITIONS else (p, off)
 
-    def mark(parts, offs):
+    def mark(parts: Any, offs: Any) -> None:
         parts = np.asarray(parts)
         offs = np.asarray(offs)
         parts = parts[(parts >= 0) & (parts < NUM_PARTITIONS)]

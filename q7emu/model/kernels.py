@@ -6,7 +6,8 @@
   (``proc_4bit_non_mx``, listings, profiles, the registry).
 * :class:`DequantFmt`: NEURON_ISA_TPB_DEQUANT_FMT (docs/firmware.md §2.1).
 * :func:`dequant_kernel` / :data:`DEQUANT_PATHS`: the firmware path a (dequant_fmt, group_size) pair
-  selects (docs/firmware.md §1.5), and :data:`PATH_RATIO` its source : destination words (docs/firmware.md §1.3 clause 11).
+  selects (docs/firmware.md §1.5), and :data:`PATH_RATIO` its source : destination words
+  (docs/firmware.md §1.3, clause 11).
 
 This is data only: the kernels themselves are in :mod:`q7emu.kernels`, their registry in
 :mod:`q7emu.registry`.

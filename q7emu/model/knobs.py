@@ -15,7 +15,8 @@ import numpy as np
 from q7emu.errors import InvalidArgument
 from q7emu.model.kernels import FMT_NAMES, GROUP_SIZES, PATH_RATIO, DequantFmt, path_name
 
-__all__ = ["DEQUANT_KNOBS", "QUANTIZE_MX_KNOBS", "QUANTIZE_MX_SRC_DTYPES", "QUANTIZE_MX_DST_DTYPES", "VALID_P", "DequantFmt", "FMT_NAMES",
+__all__ = ["DEQUANT_KNOBS", "QUANTIZE_MX_KNOBS", "QUANTIZE_MX_SRC_DTYPES", "QUANTIZE_MX_DST_DTYPES", "VALID_P",
+           "DequantFmt", "FMT_NAMES",
            "PATH_RATIO", "path_name", "check_knob", "check_knobs", "dequant_knobs", "normalize_fmt",
            "normalize_dequant_args", "dequant_out_bytes", "normalize_quantize_mx_args"]
 
@@ -81,7 +82,8 @@ def normalize_fmt(fmt: Any) -> int:
     if isinstance(fmt, (bool, np.bool_)) or not isinstance(fmt, (int, np.integer)):
         raise InvalidArgument("fmt", fmt, "dequant_fmt must be 1..4 or one of e2m1, int4, nf4, e2m3")
     if int(fmt) not in (1, 2, 3, 4):
-        raise InvalidArgument("fmt", int(fmt), "dequant_fmt must be in {1,2,3,4} (0 is INVALID) [docs/firmware.md §1.3.4]")
+        raise InvalidArgument("fmt", int(fmt),
+                              "dequant_fmt must be in {1,2,3,4} (0 is INVALID) [docs/firmware.md §1.3.4]")
     return int(fmt)
 
 
@@ -110,10 +112,12 @@ def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: Mapping[s
         raise InvalidArgument("src.ndim", src.ndim, "must be 2 ([partitions, stream])")
     parts = src.shape[0]
     if not 1 <= parts <= 128:
-        raise InvalidArgument("src.shape[0]", parts, "partitions (num_active_channels) must be 1..128 [docs/firmware.md §1.3.3]")
+        raise InvalidArgument("src.shape[0]", parts,
+                              "partitions (num_active_channels) must be 1..128 [docs/firmware.md §1.3.3]")
     src_bytes = np.ascontiguousarray(src.astype(src.dtype.newbyteorder("<"), copy=False)).view(np.uint8)
     if src_bytes.shape[1] % 4:
-        raise InvalidArgument("src.shape[1]", src_bytes.shape[1], "uint8 stream length must be a whole number of u32 words")
+        raise InvalidArgument("src.shape[1]", src_bytes.shape[1],
+                              "uint8 stream length must be a whole number of u32 words")
     words = src_bytes.shape[1] // 4
     path = path_name(fmt_i, group)
     a, _ = PATH_RATIO[path]
@@ -152,7 +156,8 @@ def normalize_quantize_mx_args(src: Any, dst_dtype: Any, knobs: Mapping[str, Any
     elif src.dtype == ml_dtypes.bfloat16:
         kind = "bfloat16"
     else:
-        raise InvalidArgument("src.dtype", str(src.dtype), "must be float16 or bfloat16 [docs/firmware.md §3.1 in_dtype]")
+        raise InvalidArgument("src.dtype", str(src.dtype),
+                              "must be float16 or bfloat16 [docs/firmware.md §3.1 in_dtype]")
     if src.ndim != 2:
         raise InvalidArgument("src.ndim", src.ndim, "must be 2 ([P, F])")
     p, f = src.shape
