@@ -1,12 +1,12 @@
 # cython: language_level=3
 """POOL opcode 0x7b TensorDequantize: proc_4bit_non_mx, proc_4bit_mx_8 and proc_6bit_non_mx.
 
-The three firmware compute paths (SPEC §1.5, §2; seed 002 §5, §7), rebuilt from the IVP
+The three firmware compute paths (docs/firmware.md §1.5, §2; seed 002 §5, §7), rebuilt from the IVP
 primitives of q7ivp.pxd and nothing else. Each kernel runs one partition's byte stream on one
 Q7 register file `rf`; every instruction is one primitive issued through kernel_ops.pxi, with a
 bundle index (the listing position) and a comment saying what the bundle does.
 
-Datapath (q7emu's reconstruction of the soft-float chain; SPEC §2.2-§2.4, seed 002 §5.5, §7.1):
+Datapath (q7emu's reconstruction of the soft-float chain; docs/firmware.md §2.2-§2.4, seed 002 §5.5, §7.1):
   load (lav2nx8_xp; tails are variable-length loads / stores, never a Python fallback)
   -> unpack codes into 16-bit lanes (sel2nx8i_s4 nibbles; sel2nx8 + per-lane shifts for 6-bit codes)
   -> group 0 (proc_4bit_non_mx, proc_6bit_non_mx), the seed's scale-free WIDEN: FP4 / FP6 codes are
@@ -198,7 +198,7 @@ cdef inline void decode_mx(TR tr, regfile_t* rf, int b, int fmt) noexcept nogil:
 # ============================================================================ the paths
 cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t nbytes,
                       uint8_t* dst) noexcept nogil:
-    """The group-0 paths, the firmware's inline non-MX block of decode (SPEC §2.4): proc_4bit_non_mx
+    """The group-0 paths, the firmware's inline non-MX block of decode (docs/firmware.md §2.4): proc_4bit_non_mx
     (1 source word = 8 nibble codes -> 2 destination words; 32 source bytes per pass) and, for fmt 4,
     proc_6bit_non_mx (3 source words = 16 six-bit codes -> 4 destination words; 48 bytes per pass)."""
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
@@ -461,7 +461,7 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
                 else:
                     proc_non_mx(&nt, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
         return None
-    keep = init_tracer(&tr, kernel_id, trace_window, trace_ops, ops_c)
+    _op_names = init_tracer(&tr, kernel_id, trace_window, trace_ops, ops_c)  # keeps the C strings ops_c points to alive
     try:
         with nogil:
             for p in range(parts):

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""DVE opcode 0xE3 QuantizeMX: the quantize body on the IVP primitives (SPEC §3.4, §3.6; seed 000 §4).
+"""DVE opcode 0xE3 QuantizeMX: the quantize body on the IVP primitives (docs/firmware.md §3.4, §3.6; seed 000 §4).
 
 One call quantizes one 8-partition row block of the [P, F] fp16 / bf16 tile. Two passes per chunk
 of 16 free elements (4 MX blocks of 8 partitions x 4 elements):
@@ -286,7 +286,7 @@ def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale,
                 quantize_block(&nt, &rf, &cfg, sp + 8 * rb * sstride, sstride, ncols,
                                &data[8 * rb, 0], ncols, &scale[srow, 0])
         return None
-    keep = init_tracer(&tr, kernel_id, trace_window, trace_ops, ops_c)
+    _op_names = init_tracer(&tr, kernel_id, trace_window, trace_ops, ops_c)  # keeps the C strings ops_c points to alive
     try:
         with nogil:
             for rb in range(b_lo, b_hi):
