@@ -131,7 +131,8 @@ def dequant_out_dtype(fmt: int) -> str:
 
 
 def fp8_view(codes: np.ndarray, fmt: Any) -> np.ndarray:
-    """FP8 codes as an ml_dtypes array view (no copy), so they print as values.
+    """FP8 codes as an ml_dtypes array view, so they print as values (no copy for uint8 codes, nor for
+    C-contiguous little-endian uint32 words).
 
     Args:
         codes: uint8 FP8 codes of any shape (``q7emu.dequantize``'s output), or uint32 words of four FP8 codes
