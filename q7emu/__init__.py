@@ -1,16 +1,32 @@
 """q7emu: a bit-exact host emulator of the Vision-Q7 IVP vector firmware behind Trainium's MX kernels.
 
-Public API (see each function's docstring for shapes and units):
-  dequantize, dequantize_path   TensorDequantize (POOL 0x7b) on the emulated firmware paths
-  quantize_mx                   QuantizeMX (DVE 0xE3) on the emulated quantize body
+Public API (see each function's docstring for shapes, dtypes and units):
+  dequantize, dequantize_path   TensorDequantize (POOL 0x7b) on the emulated firmware paths -> uint8 FP8 codes
+  quantize_mx                   QuantizeMX (DVE 0xE3) on the emulated quantize body -> (uint32 data, uint8 scales)
   dequantize_mx, swizzle, nc_matmul_mx   MX reference functions (plain numpy)
+  explore                       which model knob values reproduce captured cases
+  fp8_view                      FP8 codes as an ml_dtypes view, so they show as values
   q7emu.ivp                     every IVP primitive, callable on numpy lanes
   q7emu.golden                  independent numpy + ml_dtypes models of the kernels
   q7emu.trace, q7emu.profile    lane-level traces and inner-loop profiles
+  q7emu.model ... q7emu.cli     every layer sub-package (and q7emu.registry, q7emu.errors, q7emu.fileio)
 
-The package is layered (docs/ARCHITECTURE.md): model -> primitives -> kernels | golden -> isa ->
-machine -> analysis -> cli. Names that need the compiled extensions load on first use, so the
-pure-Python layers (golden models, records, case files) import without a build.
+Outputs are raw codes (bytes), exactly what the firmware writes. To see values, view them as ml_dtypes::
+
+    codes = q7emu.dequantize(src, "e2m1")        # uint8 [P, out_bytes], FP8 E5M2 codes
+    codes.view(ml_dtypes.float8_e5m2)            # the same bytes as float8_e5m2 values (no copy)
+    q7emu.fp8_view(codes, "e2m1")                # the same, the FP8 format picked from the source format
+    data, scale = q7emu.quantize_mx(x, "e4m3")   # data uint32 [P, F/4]: four FP8 codes per word
+    q7emu.fp8_view(data, "e4m3")                 # float8_e4m3fn [P, F]
+
+Format names are accepted in every spelling the project uses ("e4m3", "float8_e4m3fn", np.dtype, ml_dtypes types,
+"FP8_EXP4"; see q7emu.model.dtypes).
+
+The package is layered: model -> primitives -> kernels | golden -> registry -> isa -> machine -> analysis ->
+cli (the import contract in pyproject.toml). Names that need the compiled extensions load on first use, so the
+pure-Python layers (golden models, records, case files) import without a build; from a source tree whose
+extensions are not built, the first compiled name raises an ImportError in one line that says what to do
+(:func:`source_tree_problem`).
 """
 from __future__ import annotations
 
@@ -30,25 +46,45 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "swizzle": ("q7emu.golden.mx_reference", "swizzle"),
     "nc_matmul_mx": ("q7emu.golden.mx_reference", "nc_matmul_mx"),
     "explore": ("q7emu.analysis.explore", "explore"),
+    "fp8_view": ("q7emu.model.dtypes", "fp8_view"),
+    "source_tree_problem": ("q7emu.cli.common", "source_tree_problem"),
     "golden": ("q7emu.golden", None),
     "ivp": ("q7emu.primitives.ivp", None),
     "trace": ("q7emu.analysis.trace", None),
     "profile": ("q7emu.analysis.profile", None),
     "listing": ("q7emu.analysis.listing", None),
-    "isa": ("q7emu.isa", None),
     "formats": ("q7emu.golden.formats", None),
+    # every layer sub-package and bottom-layer module (pyproject.toml [tool.setuptools] packages)
+    "model": ("q7emu.model", None),
+    "primitives": ("q7emu.primitives", None),
+    "kernels": ("q7emu.kernels", None),
+    "registry": ("q7emu.registry", None),
+    "isa": ("q7emu.isa", None),
+    "machine": ("q7emu.machine", None),
+    "analysis": ("q7emu.analysis", None),
+    "cli": ("q7emu.cli", None),
+    "errors": ("q7emu.errors", None),
+    "fileio": ("q7emu.fileio", None),
 }
 
 __all__ = ["__version__", "CaseError", "DispatchError", "InvalidArgument", "Q7Error", "ValidityError",
            "DequantFmt", *_LAZY]
-
 
 def __getattr__(name: str) -> Any:
     try:
         module, attr = _LAZY[name]
     except KeyError:
         raise AttributeError(f"module 'q7emu' has no attribute {name!r}") from None
-    mod = importlib.import_module(module)
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as e:
+        from q7emu.cli.common import source_tree_problem
+
+        problem = source_tree_problem()
+        if problem is not None:
+            raise ImportError(problem, name=module) from None
+        raise ImportError(f"q7emu.{name}: {module} cannot be imported ({e}); reinstall q7emu (pip install .)",
+                          name=module) from e
     return mod if attr is None else getattr(mod, attr)
 
 

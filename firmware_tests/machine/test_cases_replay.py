@@ -312,4 +312,4 @@ def test_build_case_rejects_bad_regions():
         build_case(rec, "CAYMAN", [(0, 0, np.zeros((2, 3), np.float32))], partition_bytes=PB)
     with pytest.raises(CaseError):
         build_case(rec[:10], "CAYMAN", [], partition_bytes=PB)
-    assert build_case(rec, "CAYMAN", [(Region(0, 1, 0, 16), np.zeros((1, 16), np.uint8))], partition_bytes=PB)
+    assert build_case(rec, "CAYMAN", [(Region(0, 4, 0, 16), np.zeros((4, 16), np.uint8))], partition_bytes=PB)

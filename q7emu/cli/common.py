@@ -1,15 +1,18 @@
-"""What every CLI command module shares: the parser class, the usage-error type, exit codes and the
-argument helpers (``--knob`` lists, records given as hex or a file, integers in any base, one-line errors).
+"""What every CLI command module shares: the parser class, the usage-error type, exit codes, the ``--json``
+document envelope and the argument helpers (``--knob`` lists, records given as hex or a file, integers in any
+base, partition sizes, one-line errors).
 
 A command module imports from here and from the layers below the CLI, never from another command module.
 """
 from __future__ import annotations
 
 import argparse
+import importlib.machinery
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO, TypeAlias
+from typing import Any, TextIO, TypeAlias
 
 #: exit status: success / a passing verdict
 EXIT_OK = 0
@@ -17,6 +20,8 @@ EXIT_OK = 0
 EXIT_FAIL = 1
 #: exit status: bad input (usage, unreadable or malformed files, invalid arguments)
 EXIT_USAGE = 2
+#: exit status: an internal error, q7emu's own bug (the only status that may come with a traceback: --debug)
+EXIT_INTERNAL = 3
 #: exit status: interrupted (SIGINT), as a shell reports it
 EXIT_INTERRUPT = 130
 
@@ -24,6 +29,15 @@ EXIT_INTERRUPT = 130
 GENERATIONS = "SUNDA, CAYMAN, MARIANA, MARIANA_PLUS, MAVERICK"
 #: help text of a ``--knob`` option that takes a machine knob
 KNOB_HELP = "model knob NAME=VALUE (docs/model.md §1-§2), repeatable"
+#: the exit statuses, as every ``--help`` ends (docs/cli.md)
+EXIT_HELP = ("exit status: 0 pass; 1 mismatch or divergence (a case fails, a record is INVALID, traces differ, no "
+             "knob combination fits); 2 bad input or usage (one line on stderr); 3 internal error, a q7emu bug "
+             "(q7emu --debug ... prints its traceback); 130 interrupted. --json: one JSON document on stdout "
+             "(docs/cli.md), also for errors (format q7emu-error).")
+#: the largest partition size (SBUF bytes per partition): 128 partitions below the PSUM bit 25 (docs/model.md §4)
+PARTITION_BYTES_MAX = (1 << 25) // 128
+#: version of every ``q7emu-<command>`` JSON document the CLI prints (docs/cli.md)
+JSON_VERSION = 1
 
 #: what ``ArgumentParser.add_subparsers`` returns; every command module's ``register`` adds its commands to it
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -38,7 +52,12 @@ class ParserError(UsageError):
 
 
 class Parser(argparse.ArgumentParser):
-    """ArgumentParser whose errors are one line and raise :class:`ParserError` instead of exiting."""
+    """ArgumentParser whose errors are one line and raise :class:`ParserError` instead of exiting; its help ends
+    with the exit statuses (:data:`EXIT_HELP`) unless an epilog is given."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("epilog", EXIT_HELP)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         """Raise ``PROG: error: MESSAGE`` as a :class:`ParserError`."""
@@ -88,6 +107,49 @@ def parse_int(text: str) -> int:
         return int(text, 0)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def parse_partition_bytes(text: str) -> int:
+    """``--partition-bytes``: SBUF bytes per partition, a multiple of 4 in 4..0x40000; an argparse ``type``."""
+    value = parse_int(text)
+    if not 4 <= value <= PARTITION_BYTES_MAX or value % 4:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: SBUF bytes per partition must be a multiple of 4 in 4..0x{PARTITION_BYTES_MAX:x} "
+            "(128 partitions below the PSUM bit 25, docs/model.md §4)")
+    return value
+
+
+def json_document(command: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """``{"format": "q7emu-COMMAND", "version": 1, "q7emu_version": ..., **payload}`` (docs/cli.md). A payload
+    that names its own format (a profile, a trace header) is returned as it is."""
+    from q7emu._version import __version__
+
+    if str(payload.get("format", "")).startswith("q7emu-"):
+        return payload
+    return {"format": f"q7emu-{command}", "version": JSON_VERSION, "q7emu_version": __version__, **payload}
+
+
+def print_json(command: str, payload: dict[str, Any]) -> None:
+    """Print :func:`json_document` on stdout (indent 1)."""
+    print(json.dumps(json_document(command, payload), indent=1))
+
+
+def source_tree_problem() -> str | None:
+    """One line saying what to do when q7emu is imported from a source tree (a ``q7emu/`` folder beside
+    ``setup.py`` and ``src/``) whose compiled extensions are not built; None otherwise (an installed package, or a
+    built tree). The extensions are setup.py's: ``src/<layer>/_<name>.pyx`` builds ``q7emu.<layer>._<name>``."""
+    pkg = Path(__file__).resolve().parents[1]
+    root = pkg.parent
+    if not ((root / "setup.py").is_file() and (root / "src").is_dir()):
+        return None
+    missing = [f"q7emu.{pyx.parent.name}.{pyx.stem}" for pyx in sorted((root / "src").glob("*/_*.pyx"))
+               if not any((pkg / pyx.parent.name / f"{pyx.stem}{suffix}").is_file()
+                          for suffix in importlib.machinery.EXTENSION_SUFFIXES)]
+    if not missing:
+        return None
+    return (f"q7emu is imported from the source tree {pkg}, whose compiled extensions are not built "
+            f"({', '.join(missing)}): run `pip install -e .` in {root}, or run from outside the source tree "
+            "to use the installed q7emu")
 
 
 def error_line(exc: BaseException) -> str:

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from q7emu import registry
-from q7emu.cli.common import EXIT_FAIL, EXIT_OK, Subparsers, UsageError, parse_knobs
+from q7emu.cli.common import EXIT_FAIL, EXIT_OK, Subparsers, UsageError, json_document, parse_knobs
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
@@ -18,7 +18,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
     progress = False if args.no_progress else (True if args.progress else None)
     res = explore(args.paths, knobs=args.knobs, jobs=args.jobs, progress=progress)
     if args.json:
-        print(json.dumps(res.to_json(best=args.best), indent=1))
+        print(json.dumps(json_document("explore", res.to_json(best=args.best)), indent=1))
     else:
         print(res.format(best=args.best))
     return EXIT_OK if res.explained else EXIT_FAIL
@@ -27,17 +27,18 @@ def cmd_explore(args: argparse.Namespace) -> int:
 def cmd_listing(args: argparse.Namespace) -> int:
     """``q7emu listing``: print (or dump as JSON) a kernel's bundles with operands and provenance."""
     from q7emu.analysis.listing import build
+    from q7emu.model.dtypes import fp8_dtype, src_dtype
 
     knobs = parse_knobs(args.knob, check=False)     # the listing checks them against the kernel's own knobs
-    dst = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2"}.get(args.dst_dtype or "", args.dst_dtype)
-    src = {"fp16": "float16", "bf16": "bfloat16"}.get(args.src_dtype or "", args.src_dtype)
+    dst = fp8_dtype(args.dst_dtype, "--dst-dtype") if args.dst_dtype else None
+    src = src_dtype(args.src_dtype, "--src-dtype") if args.src_dtype else None
     entry = registry.find(args.kernel)
     if entry is not None and not entry.dst_dtypes and (src or dst):
         takes_dtypes = ", ".join(e.name for e in registry.KERNELS if e.dst_dtypes)
         raise UsageError(f"--src-dtype / --dst-dtype apply to {takes_dtypes} only")
     lst = build(args.kernel, args.fmt, knobs, src_dtype=src, dst_dtype=dst)
     if args.json:
-        print(json.dumps(lst.to_json(), indent=1))
+        print(json.dumps(json_document("listing", lst.to_json()), indent=1))
     else:
         print(lst.format(names=args.names))
     return EXIT_OK
@@ -56,7 +57,7 @@ def register(sub: Subparsers) -> None:
                    help="vary only these knobs (over these values; a bare name = all values); others keep "
                         "each case's value")
     s.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
-    s.add_argument("--json", action="store_true", help="the full result as JSON")
+    s.add_argument("--json", action="store_true", help="the full result as JSON (q7emu-explore, docs/cli.md)")
     s.add_argument("--best", type=int, default=5, help="candidates shown when nothing reproduces (default 5)")
     s.add_argument("--progress", action="store_true", help="always show the progress bar on stderr")
     s.add_argument("--no-progress", action="store_true", help="never show the progress bar")
@@ -75,9 +76,9 @@ def register(sub: Subparsers) -> None:
     s.add_argument("--fmt", help="dequant format: 1..4 or e2m1, int4, nf4, e2m3 (the decode bundles differ)")
     s.add_argument("--knob", action="append", metavar="NAME=VALUE",
                    help="model knob that decides a variant (e.g. mx_scale=e8m0, underflow=clamp); repeatable")
-    s.add_argument("--src-dtype", choices=("fp16", "bf16", "float16", "bfloat16"), help="quantize_mx input")
-    s.add_argument("--dst-dtype", choices=("e4m3", "e5m2", "float8_e4m3fn", "float8_e5m2"),
-                   help="quantize_mx output")
+    s.add_argument("--src-dtype", metavar="DTYPE", help="quantize_mx input: fp16 / float16 or bf16 / bfloat16")
+    s.add_argument("--dst-dtype", metavar="DTYPE",
+                   help="quantize_mx output: e4m3 / float8_e4m3fn / FP8_EXP4 or e5m2 / float8_e5m2 / FP8_EXP5")
     s.add_argument("--names", action="store_true", help="show register names beside indices (v23(vSIG))")
-    s.add_argument("--json", action="store_true", help="the listing as JSON")
+    s.add_argument("--json", action="store_true", help="the listing as JSON (q7emu-listing, docs/cli.md)")
     s.set_defaults(func=cmd_listing)

@@ -1,34 +1,46 @@
-"""Command-line interface: ``q7emu {ops,decode,table,run,replay,case new,trace,profile,explore,listing}``.
+"""Command-line interface: ``q7emu {ops,decode,table,run,replay,case new,record new,trace,profile,explore,listing}``.
 
 The commands live in the modules of :data:`COMMAND_MODULES`; each has ``register(subparsers)``, which adds
 its subcommands with ``set_defaults(func=...)``. ``func(args)`` returns the exit status.
 
-Exit status: 0 ok, 1 a failing verdict (INVALID record, failing case, differing traces, no knob fits),
-2 bad input (a one-line ``q7emu: error: ...`` on stderr, never a traceback), 130 interrupted.
+Exit status (docs/cli.md): 0 pass, 1 a mismatch or divergence (a failing case, an INVALID record, differing
+traces, no knob fits), 2 bad input or usage (a one-line ``q7emu: error: ...`` on stderr, never a traceback),
+3 an internal error, q7emu's own bug (one line; ``q7emu --debug ...`` adds the traceback), 130 interrupted.
+With ``--json`` an error is also a ``q7emu-error`` document on stdout, so stdout is always one JSON document.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
+import traceback
+import zipfile
 from collections.abc import Sequence
 
 from q7emu._version import __version__
-from q7emu.cli import explore_commands, inspect_commands, run_commands, trace_commands
+from q7emu.cli import explore_commands, inspect_commands, record_commands, run_commands, trace_commands
 from q7emu.cli.common import (
+    EXIT_INTERNAL,
     EXIT_INTERRUPT,
     EXIT_OK,
     EXIT_USAGE,
+    JSON_VERSION,
     Parser,
     ParserError,
     UsageError,
     error_line,
     print_error,
+    source_tree_problem,
 )
 from q7emu.errors import Q7Error
 
 #: the command modules, in the order their commands appear in ``q7emu --help``
-COMMAND_MODULES = (inspect_commands, run_commands, trace_commands, explore_commands)
+COMMAND_MODULES = (inspect_commands, run_commands, record_commands, trace_commands, explore_commands)
+
+#: exceptions that mean bad input: q7emu's own (Q7Error), usage, and what reading a user's file raises
+#: (OSError, EOFError, a damaged .npz, ValueError from numpy / json on malformed contents)
+BAD_INPUT = (Q7Error, OSError, EOFError, zipfile.BadZipFile, ValueError)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,28 +48,56 @@ def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="q7emu", description="Bit-exact emulator of the Vision-Q7 IVP firmware kernels "
                                          "(TensorDequantize 0x7b, QuantizeMX 0xe3).")
     p.add_argument("--version", action="version", version=f"q7emu {__version__}")
+    p.add_argument("--debug", action="store_true",
+                   help="on an internal error (exit 3), print its traceback on stderr")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for module in COMMAND_MODULES:
         module.register(sub)
     return p
 
 
+def _is_internal(exc: BaseException) -> bool:
+    """A Q7Error q7emu raises on its own inconsistency (``internal: ...``) is a bug, not bad input."""
+    return isinstance(exc, Q7Error) and str(exc).startswith("internal")
+
+
+def _json_error(wanted: bool, code: int, message: str) -> None:
+    if wanted:
+        print(json.dumps({"format": "q7emu-error", "version": JSON_VERSION, "q7emu_version": __version__,
+                          "exit_code": code, "error": message}, indent=1))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status (0 ok, 1 failing verdict / case, 2 bad input, 130 interrupted)."""
+    """Entry point; returns the exit status (0 pass, 1 mismatch or divergence, 2 bad input, 3 internal error,
+    130 interrupted)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    want_json = "--json" in argv
+    debug = False
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, extras = parser.parse_known_args(argv)
+        if extras and getattr(args, "trailing_fields", None) is not None:
+            args.trailing_fields.extend(extras)      # record new: FIELD=VALUE items after an option
+        elif extras:
+            parser.error(f"unrecognized arguments: {' '.join(extras)}")
+        debug = bool(getattr(args, "debug", False))
+        want_json = bool(getattr(args, "json", want_json))
         if not getattr(args, "func", None):
             parser.print_help()
             return EXIT_USAGE
+        problem = source_tree_problem()
+        if problem:
+            raise UsageError(problem)
         return int(args.func(args))
     except SystemExit as e:  # --help / --version
         return int(e.code or 0) if isinstance(e.code, int) or e.code is None else EXIT_USAGE
     except ParserError as e:
         print(str(e), file=sys.stderr)
+        _json_error(want_json, EXIT_USAGE, str(e))
         return EXIT_USAGE
     except UsageError as e:
         print_error(str(e))
+        _json_error(want_json, EXIT_USAGE, str(e))
         return EXIT_USAGE
     except BrokenPipeError:
         try:
@@ -65,12 +105,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:
             pass
         return EXIT_OK
-    except (Q7Error, OSError, ValueError, KeyError, EOFError) as e:
-        print_error(error_line(e))
-        return EXIT_USAGE
     except KeyboardInterrupt:
         print("q7emu: interrupted", file=sys.stderr)
         return EXIT_INTERRUPT
+    except BAD_INPUT as e:
+        if not _is_internal(e):
+            print_error(error_line(e))
+            _json_error(want_json, EXIT_USAGE, error_line(e))
+            return EXIT_USAGE
+        return _internal(e, debug, want_json)
+    except Exception as e:  # noqa: BLE001 - anything else is q7emu's own bug: one line (or the traceback), exit 3
+        return _internal(e, debug, want_json)
+
+
+def _internal(exc: BaseException, debug: bool, want_json: bool) -> int:
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    line = f"internal error ({type(exc).__name__}: {error_line(exc)}); this is a q7emu bug" \
+           + ("" if debug else ", rerun as q7emu --debug ... for the traceback")
+    print_error(line)
+    _json_error(want_json, EXIT_INTERNAL, line)
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,14 +1,17 @@
 """CLI commands that execute records on the SBUF machine: ``q7emu run`` (one record on an SBUF image),
-``q7emu replay`` (cases; exit 1 if any fails) and ``q7emu case new`` (build a case)."""
+``q7emu replay`` (cases; exit 1 if any fails, 2 if a case file is broken) and ``q7emu case new`` (build a case).
+Each has ``--json`` (schemas: docs/cli.md)."""
 from __future__ import annotations
 
 import argparse
+import json
+import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from q7emu.cli.common import (
-    EXIT_FAIL,
     EXIT_OK,
     GENERATIONS,
     KNOB_HELP,
@@ -17,89 +20,237 @@ from q7emu.cli.common import (
     UsageError,
     parse_int,
     parse_knobs,
+    parse_partition_bytes,
+    print_json,
     read_record,
 )
 
 _BACKEND_HELP = "kernels (default) or golden models"
 
 
+def _region_json(r: Any) -> dict[str, int]:
+    return {"partition": r.partition, "count": r.count, "offset": r.offset, "length": r.length}
+
+
+def _output_path(text: str, suffix: str, option: str) -> Path:
+    """The file an output option names (``suffix`` appended when missing, as numpy does), checked before any work:
+    not a folder, its folder exists."""
+    out = Path(text)
+    if out.is_dir():
+        raise UsageError(f"{option} {text}: is a folder; name a file")
+    if out.suffix != suffix:
+        out = out.with_name(out.name + suffix)
+    folder = out.parent if str(out.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"{option} {text}: its folder {str(folder)!r} does not exist")
+    if out.is_dir():
+        raise UsageError(f"{option} {text}: {out} is a folder; name a file")
+    return out
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """``q7emu run``: execute one record on the SBUF image ``--sbuf``, write the SBUF after it to ``-o``."""
+    from q7emu.fileio import atomic_write
+    from q7emu.machine.checks import check_record_knobs
     from q7emu.machine.machine import Machine, load_sbuf_image
 
+    out = _output_path(args.output, ".npz", "-o")
+    record = read_record(args.record)
+    knobs = parse_knobs(args.knob)
+    check_record_knobs(knobs, record)
     sbuf = load_sbuf_image(args.sbuf)
-    m = Machine(args.generation, sbuf.shape[1], parse_knobs(args.knob), backend=args.backend)
+    m = Machine(args.generation, sbuf.shape[1], knobs, backend=args.backend)
     m.sbuf[:] = sbuf
-    res = m.execute(read_record(args.record))
-    np.savez_compressed(args.output, sbuf=m.sbuf)
+    res = m.execute(record)
+    with atomic_write(out, "wb") as fh:
+        np.savez_compressed(fh, sbuf=m.sbuf)
+    func_va = f"0x{res.func_va:08x}" if res.func_va != 0xFFFFFFFF else "unknown"
+    if args.json:
+        print_json("run", {
+            "record_hex": record.hex(), "opcode": res.opcode, "kernel": res.path, "generation": m.generation.name,
+            "engine": res.engine, "table": res.table, "func_va": res.func_va if res.func_va != 0xFFFFFFFF else None,
+            "backend": args.backend, "knobs": knobs, "partition_bytes": m.partition_bytes,
+            "regions_written": [_region_json(r) for r in res.regions], "bytes_written": res.bytes_written,
+            "seconds": round(res.seconds, 6), "output": str(out)})
+        return EXIT_OK
     regs = ", ".join(f"partitions {r.partition}..{r.partition + r.count - 1} "
                      f"bytes 0x{r.offset:x}..0x{r.offset + r.length - 1:x}" for r in res.regions) or "nothing"
-    func_va = f"0x{res.func_va:08x}" if res.func_va != 0xFFFFFFFF else "unknown"
     print(f"0x{res.opcode:02x} {res.path} on {m.generation.name} {res.engine} (funcVA "
           f"{func_va}): wrote {res.bytes_written} bytes "
-          f"[{regs}] in {res.seconds * 1000:.1f} ms -> {args.output}")
+          f"[{regs}] in {res.seconds * 1000:.1f} ms -> {out}")
     return EXIT_OK
 
 
+def _case_kernels(files: list[str]) -> dict[str, str]:
+    """path -> the registry kernel its record runs, read from each case's JSON alone (a file that cannot be
+    read is left out: replay reports it)."""
+    from q7emu.errors import Q7Error
+    from q7emu.isa.records import RECORD_SIZE, parse_hex
+    from q7emu.machine.checks import record_kernel
+
+    out = {}
+    for f in files:
+        try:
+            with open(f, encoding="utf-8") as fh:
+                meta = json.loads(fh.read(1 << 20))
+            record = parse_hex(meta["record_hex"])
+            entry = record_kernel(record) if len(record) == RECORD_SIZE else None
+        except (OSError, ValueError, KeyError, TypeError, Q7Error):
+            continue
+        if entry is not None:
+            out[f] = entry.name
+    return out
+
+
+def _check_replay_knobs(knobs: dict[str, str], files: list[str]) -> None:
+    """A ``--knob`` override that no replayed case's kernel has is an error naming the kernels it belongs to
+    (cases of other kernels ignore it: their kernel does not read it)."""
+    from q7emu.machine.checks import knob_owners
+
+    kernels = set(_case_kernels(files).values())
+    for name in knobs:
+        owners = knob_owners(name)
+        if kernels and not kernels & set(owners):
+            raise UsageError(f"--knob {name}: belongs to {' and '.join(owners)}, but none of the {len(files)} "
+                             f"case(s) replayed runs it (they run {', '.join(sorted(kernels))})")
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
-    """``q7emu replay``: replay every case named, one row each and a summary; exit 1 if any fails."""
-    from q7emu.machine.replay import format_row, replay
+    """``q7emu replay``: replay every case named, one row each and a summary; exit 0 all pass, 1 a case fails,
+    2 a case file is broken (bad input), 3 a replay worker died."""
+    from q7emu.machine import report
+    from q7emu.machine.replay import find_cases, replay
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
-    results = replay(args.paths, jobs=args.jobs, knobs=parse_knobs(args.knob), backend=args.backend,
-                     progress=False if args.no_progress else None)
-    if not results:
+    if args.max_diffs < 0:
+        raise UsageError(f"--max-diffs must be >= 0, got {args.max_diffs}")
+    if args.durations is not None and args.durations < 0:
+        raise UsageError(f"--durations must be >= 0, got {args.durations}")
+    junit = _output_path(args.junit, ".xml", "--junit") if args.junit else None
+    knobs = parse_knobs(args.knob)
+    files = [str(p) for p in find_cases(args.paths)]
+    if not files:
         raise UsageError("no cases found")
+    selected = report.select_cases(files, args.k or [])
+    if not selected:
+        raise UsageError(f"-k {' -k '.join(args.k)}: none of the {len(files)} case(s) found matches")
+    if knobs:
+        _check_replay_knobs(knobs, selected)
+    t0 = time.perf_counter()
+    results = replay(selected, jobs=args.jobs, knobs=knobs, backend=args.backend,
+                     progress=False if args.no_progress else None)
+    seconds = time.perf_counter() - t0
+    cases = report.failing_cases(results) if args.max_diffs > 0 else {}
+    code = report.exit_status(results)
+    if junit is not None:
+        report.write_junit(junit, results, cases, max_diffs=args.max_diffs, backend=args.backend, seconds=seconds)
+    if args.json:
+        doc = report.replay_json(results, cases, max_diffs=args.max_diffs, backend=args.backend, knobs=knobs,
+                                 jobs=args.jobs, select=args.k or [], seconds=seconds)
+        if junit is not None:
+            doc["junit"] = str(junit)
+        print(report.dumps(doc))
+        return code
     for r in results:
-        print(format_row(r))
-    failed = sum(not r.ok for r in results)
-    print(f"{len(results)} cases: {len(results) - failed} passed, {failed} failed")
-    return EXIT_OK if failed == 0 else EXIT_FAIL
+        print(report.format_case(r, cases.get(r.path), args.max_diffs))
+    kinds = [report.kind(r) for r in results]
+    errors = kinds.count("broken") + kinds.count("internal")
+    compared = sum(d.bytes_compared for r in results for d in r.regions)
+    differing = sum(d.differing for r in results for d in r.regions)
+    print(f"{len(results)} cases: {kinds.count('pass')} passed, {kinds.count('fail')} failed"
+          + (f", {errors} could not be replayed" if errors else "")
+          + (f" ({len(files) - len(selected)} deselected by -k)" if len(selected) != len(files) else "")
+          + f"; {compared} bytes compared, {differing} differ; {seconds:.2f} s")
+    if args.durations is not None:
+        print(report.format_durations(results, args.durations))
+    if junit is not None:
+        print(f"JUnit report -> {junit}")
+    return code
 
 
-def region_arg(spec: str) -> tuple[int, int, np.ndarray]:
+def region_arg(spec: str, option: str = "--input") -> tuple[int, int, np.ndarray]:
     """A region given as ``PARTITION:OFFSET=FILE.npy`` or ``PARTITION:OFFSET=FILE.npz:KEY``:
-    (partition, byte offset, uint8 [partitions, bytes]); a 1-D array is one partition, another dtype is
-    viewed as bytes."""
+    (partition, byte offset, uint8 [partitions, bytes]); a 1-D array is one partition. An array of another dtype
+    is an error (its bytes are not silently taken)."""
     try:
         where, src = spec.split("=", 1)
         p_text, o_text = where.split(":", 1)
         p, off = int(p_text, 0), int(o_text, 0)
     except ValueError:
-        raise UsageError(f"region {spec!r}: expected PARTITION:OFFSET=FILE.npy or PARTITION:OFFSET=FILE.npz:KEY"
+        raise UsageError(f"{option} {spec!r}: expected PARTITION:OFFSET=FILE.npy or PARTITION:OFFSET=FILE.npz:KEY"
                          ) from None
+    if p < 0 or off < 0:
+        raise UsageError(f"{option} {spec!r}: partition and offset must be >= 0")
     if ".npz:" in src:
         f, key = src.rsplit(":", 1)
         with np.load(f, allow_pickle=False) as z:
             if key not in z.files:
-                raise UsageError(f"{f}: no array {key!r}")
+                raise UsageError(f"{option} {spec!r}: {f} has no array {key!r} (it has {', '.join(z.files) or 'none'})")
             arr = z[key]
     else:
         arr = np.load(src, allow_pickle=False)
+        if not isinstance(arr, np.ndarray):
+            arr.close()
+            raise UsageError(f"{option} {spec!r}: {src} is an .npz; name its array as FILE.npz:KEY")
     arr = np.asarray(arr)
     if arr.dtype != np.uint8:
-        arr = np.ascontiguousarray(arr).view(np.uint8) if arr.ndim == 2 else arr
+        raise UsageError(f"{option} {spec!r}: the array is {arr.dtype}; case regions are uint8 bytes "
+                         "[partitions, bytes] (if its bytes are what you mean, save arr.view(np.uint8))")
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2:
-        raise UsageError(f"region {spec!r}: array must be 2-D [partitions, bytes]")
+        raise UsageError(f"{option} {spec!r}: array must be 2-D [partitions, bytes], got {arr.ndim}-D")
     return p, off, np.ascontiguousarray(arr)
 
 
 def cmd_case_new(args: argparse.Namespace) -> int:
-    """``q7emu case new``: build a case from a record and arrays (expected bytes given, or computed)."""
-    from q7emu.machine.cases import build_case, save_case
+    """``q7emu case new``: build a case from a record and arrays (expected bytes given, or computed).
 
-    inputs = [region_arg(s) for s in args.input or []]
-    expected = [region_arg(s) for s in args.expected] if args.expected else None
-    case = build_case(read_record(args.record), args.generation, inputs, expected, knobs=parse_knobs(args.knob),
+    Refuses (exit 2) a knob of another kernel, an input region the record does not read completely, and source
+    bytes no input provides, unless ``--allow-unread``; the partition size is ``--partition-bytes`` or inferred
+    from the record and the inputs, and printed."""
+    from q7emu.machine.cases import build_case, save_case
+    from q7emu.machine.checks import bytes_read_outside, input_coverage, record_kernel, source_reads
+
+    if not 0 <= args.fill <= 255:
+        raise UsageError(f"--fill {args.fill}: must be a byte value 0..255")
+    inputs = [region_arg(s, "--input") for s in args.input or []]
+    expected = [region_arg(s, "--expected") for s in args.expected] if args.expected else None
+    record = read_record(args.record)
+    case = build_case(record, args.generation, inputs, expected, knobs=parse_knobs(args.knob),
                       partition_bytes=args.partition_bytes, fill=args.fill, note=args.note or "",
-                      name=Path(args.out).with_suffix("").name, backend=args.backend)
+                      name=Path(args.out).with_suffix("").name, backend=args.backend, allow_unread=args.allow_unread)
     path = save_case(case, args.out)
-    src = "given" if expected is not None else f"computed by the {args.backend} models"
+    pb_source = "given" if args.partition_bytes is not None else (
+        "inferred from the record and the input regions" if inputs else "default: no input region to infer it from")
+    src = "given" if expected is not None else args.backend
+    reads = source_reads(case.record, case.generation, case.partition_bytes)
+    regions = [reg for reg, _ in case.inputs]
+    outside = bytes_read_outside(reads, regions)
+    entry = record_kernel(case.record)
+    if args.json:
+        print_json("case-new", {
+            "case": str(path), "arrays": str(path.with_suffix(".npz")), "name": case.name,
+            "generation": case.generation.name, "opcode": case.opcode, "kernel": entry.name if entry else None,
+            "knobs": dict(case.knobs), "partition_bytes": case.partition_bytes,
+            "partition_bytes_source": "given" if args.partition_bytes is not None else (
+                "inferred" if inputs else "default"),
+            "fill": case.fill, "allow_unread": args.allow_unread,
+            "inputs": [{**_region_json(c.region), "bytes": c.size, "bytes_read": c.read}
+                       for c in input_coverage(reads, regions)],
+            "source_bytes_read": reads.nbytes if reads is not None else None,
+            "source_bytes_outside_inputs": outside if reads is not None else None,
+            "expected": [{**_region_json(reg), "bytes": int(arr.size)} for reg, arr in case.expected],
+            "expected_bytes": case.expected_bytes, "expected_source": src})
+        return EXIT_OK
+    how = "given" if expected is not None else f"computed by the {src} models"
     print(f"wrote {path} (+ .npz): {len(case.inputs)} input region(s), {len(case.expected)} expected region(s), "
-          f"{case.expected_bytes} expected bytes ({src})")
+          f"{case.expected_bytes} expected bytes ({how}); partition_bytes=0x{case.partition_bytes:x} ({pb_source})")
+    if reads is not None and not inputs:
+        print(f"note: no input region: the record reads {reads.nbytes} source bytes of the fill 0x{case.fill:02x}")
+    elif reads is not None and outside:
+        print(f"note: the record reads {outside} source bytes no input region provides (fill 0x{case.fill:02x})")
     return EXIT_OK
 
 
@@ -113,37 +264,64 @@ def register(sub: Subparsers) -> None:
     s = sub.add_parser("run", help="execute one record on an SBUF image")
     s.add_argument("record", metavar="RECORD", help="128 hex digits or a file")
     s.add_argument("--sbuf", required=True, metavar="IN.npz", help="array 'sbuf' uint8 [128, partition_bytes]")
-    s.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="where to write the SBUF after the run")
+    s.add_argument("-o", "--output", required=True, metavar="OUT.npz",
+                   help="file to write the SBUF after the run to (.npz appended when missing)")
     s.add_argument("-g", "--generation", default="MARIANA", help=f"one of {GENERATIONS} (default MARIANA)")
-    s.add_argument("--knob", action="append", metavar="NAME=VALUE", help=KNOB_HELP)
+    s.add_argument("--knob", action="append", metavar="NAME=VALUE",
+                   help=KNOB_HELP + "; only knobs of the kernel the record runs")
     s.add_argument("--backend", choices=("kernel", "golden"), default="kernel", help=_BACKEND_HELP)
+    s.add_argument("--json", action="store_true", help="what ran and what it wrote, as JSON (q7emu-run)")
     s.set_defaults(func=cmd_run)
 
-    s = sub.add_parser("replay", help="replay cases; exit 1 if any fails")
+    s = sub.add_parser(
+        "replay", help="replay cases; exit 1 if any fails, 2 if a case file is broken",
+        description="Replay cases and compare every expected byte. Per case: bytes compared and differing, per "
+                    "expected region and partition; with --max-diffs N the first N differing bytes with their "
+                    "output element and MX group and a hexdump of expected vs actual around each.")
     s.add_argument("paths", nargs="+", metavar="CASE|DIR", help="case .json (or stem) or a directory of cases")
+    s.add_argument("-k", action="append", metavar="PATTERN",
+                   help="only cases whose path contains PATTERN (case-insensitive), or whose name or path matches "
+                        "it as a shell wildcard (*, ?, [..]); repeatable (any)")
     s.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
-    s.add_argument("--knob", action="append", metavar="NAME=VALUE", help="override a case knob; " + KNOB_HELP)
+    s.add_argument("--knob", action="append", metavar="NAME=VALUE",
+                   help="override a case knob (cases whose kernel has no such knob are unaffected); " + KNOB_HELP)
     s.add_argument("--backend", choices=("kernel", "golden"), default="kernel", help=_BACKEND_HELP)
+    s.add_argument("--max-diffs", type=int, default=1, metavar="N",
+                   help="differing bytes listed per failing case, with element / MX group and hexdump (default 1; "
+                        "0 = only the summary)")
+    s.add_argument("--junit", metavar="FILE.xml", help="also write a JUnit XML report (one testcase per case)")
+    s.add_argument("--durations", type=int, metavar="N", default=None,
+                   help="print the N slowest cases (0 = every case)")
+    s.add_argument("--json", action="store_true", help="the whole report as JSON (q7emu-replay, docs/cli.md)")
     s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     s.set_defaults(func=cmd_replay)
 
     s = sub.add_parser("case", help="build replay cases")
     csub = s.add_subparsers(dest="case_command", metavar="SUBCOMMAND", parser_class=Parser)
-    c = csub.add_parser("new", help="build a case from a record and arrays",
-                        description="Arrays: PARTITION:OFFSET=FILE.npy or PARTITION:OFFSET=FILE.npz:KEY, each a "
-                                    "uint8 [partitions, bytes] region. Without --expected, the expected regions "
-                                    "are computed by running the record on the golden models.")
+    c = csub.add_parser(
+        "new", help="build a case from a record and arrays",
+        description="Arrays: PARTITION:OFFSET=FILE.npy or PARTITION:OFFSET=FILE.npz:KEY, each a uint8 [partitions, "
+                    "bytes] region (another dtype is an error). Without --expected, the expected regions are "
+                    "computed by running the record on the golden models. Refused (exit 2): a knob of another "
+                    "kernel; an input region the record never reads or reads only partly, or source bytes no input "
+                    "provides (unless --allow-unread). The partition size is --partition-bytes or inferred from "
+                    "the record's flat source address and the inputs (docs/model.md §4), and printed.")
     c.add_argument("out", metavar="OUT", help="case path (writes OUT.json and OUT.npz)")
     c.add_argument("--record", required=True, metavar="HEX|FILE")
     c.add_argument("-g", "--generation", required=True, help=GENERATIONS)
     c.add_argument("--input", action="append", metavar="P:OFF=ARRAY", help="an input region (repeatable)")
     c.add_argument("--expected", action="append", metavar="P:OFF=ARRAY", help="an expected region (repeatable)")
     c.add_argument("--knob", action="append", metavar="NAME=VALUE", help=KNOB_HELP)
-    c.add_argument("--partition-bytes", type=parse_int, default=0x30000,
-                   help="SBUF bytes per partition (default 0x30000)")
+    c.add_argument("--partition-bytes", type=parse_partition_bytes, default=None,
+                   help="SBUF bytes per partition, a multiple of 4 in 4..0x40000 (default: inferred from the "
+                        "record and the inputs; 0x30000 without inputs)")
+    c.add_argument("--allow-unread", action="store_true",
+                   help="keep input bytes the record does not read (e.g. decoys between strided runs) and source "
+                        "bytes no input provides (they read --fill)")
     c.add_argument("--fill", type=parse_int, default=0, help="SBUF byte value outside the inputs (default 0)")
     c.add_argument("--note", help="free-text provenance note")
     c.add_argument("--backend", choices=("golden", "kernel"), default="golden",
                    help="models that compute expected bytes when --expected is absent (default golden)")
+    c.add_argument("--json", action="store_true", help="what was written, as JSON (q7emu-case-new)")
     c.set_defaults(func=cmd_case_new)
     s.set_defaults(func=cmd_case)

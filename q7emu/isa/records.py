@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from q7emu.errors import InvalidArgument
-from q7emu.isa.enums import INST_WORD_LEN, AddrMarker, Opcode
+from q7emu.isa.enums import INST_WORD_LEN, OPCODE_NAMES, AddrMarker, DequantFmt, DType, Opcode
+from q7emu.model.dtypes import canonical_format
+from q7emu.model.knobs import normalize_fmt
 
 RECORD_SIZE = 64
 PSUM_BIT = 1 << 25
@@ -498,27 +500,269 @@ def parse_hex(text: str) -> bytes:
         raise InvalidArgument("hex", text[:40], "is not hexadecimal bytes") from None
 
 
-def fields(record: Record) -> list[tuple[str, str]]:
-    """Flat (name, value text) list of every field of a decoded record, for display."""
-    out: list[tuple[str, str]] = []
+@dataclass(frozen=True)
+class FieldInfo:
+    """One leaf field of a decoded record, as ``q7emu decode`` shows it.
+
+    ``name`` is its dotted path (``src.start_addr``, ``dst.num_elem``); ``value`` the plain value (int, list of
+    ints, or the hex text of a bytes field); ``text`` the display text; ``enum`` the name of the value in its
+    enumeration (``UINT32``, ``E2M1_TO_E5M2``, ``TensorDequantize``) or None."""
+
+    name: str
+    value: int | list[int] | str
+    text: str
+    enum: str | None = None
+
+
+def _enum_name(name: str, value: int) -> str | None:
+    """The enumeration name of an int field's value (None for a field without one, or an unassigned code)."""
+    leaf = name.rsplit(".", 1)[-1]
+    if name == "header.opcode":
+        return OPCODE_NAMES.get(value)
+    if leaf in ("in_dtype", "out_dtype", "scale_dtype"):
+        try:
+            return DType(value).name
+        except ValueError:
+            return None
+    if leaf == "dequant_fmt":
+        try:
+            return DequantFmt(value).name
+        except ValueError:
+            return "INVALID" if value == 0 else None
+    if leaf == "marker":
+        try:
+            return AddrMarker(value).name
+        except ValueError:
+            return None
+    return None
+
+
+def describe_fields(record: Record, partition_bytes: int = 0x30000) -> list[FieldInfo]:
+    """Every leaf field of a decoded record in struct order, with value, display text and enum name.
+
+    ``partition_bytes``: SBUF bytes per partition, used to show an immediate address as partition and byte
+    (docs/model.md §4); a positive multiple of 4."""
+    if isinstance(partition_bytes, bool) or not isinstance(partition_bytes, int) or partition_bytes <= 0:
+        raise InvalidArgument("partition_bytes", partition_bytes, "must be a positive integer")
+    out: list[FieldInfo] = []
 
     def walk(prefix: str, obj: object) -> None:
         if isinstance(obj, Addr4):
-            out.append((prefix, obj.describe()))
+            out.append(FieldInfo(prefix, obj.raw, obj.describe(partition_bytes)))
         elif dataclasses.is_dataclass(obj):
             for f in dataclasses.fields(obj):
                 walk(f"{prefix}.{f.name}" if prefix else f.name, getattr(obj, f.name))
         elif isinstance(obj, (bytes, bytearray)):
-            out.append((prefix, obj.hex(" ") or "-"))
+            out.append(FieldInfo(prefix, bytes(obj).hex(), bytes(obj).hex(" ") or "-"))
         elif isinstance(obj, tuple):
-            out.append((prefix, "[" + ", ".join(str(v) for v in obj) + "]"))
+            out.append(FieldInfo(prefix, [int(v) for v in obj], "[" + ", ".join(str(v) for v in obj) + "]"))
         elif isinstance(obj, int):
-            out.append((prefix, f"{obj} (0x{obj:x})" if obj > 9 else str(obj)))
-        else:
-            out.append((prefix, str(obj)))
+            name = _enum_name(prefix, obj)
+            if name:
+                text = f"{obj} (0x{obj:x}, {name})" if obj > 9 else f"{obj} ({name})"
+            else:
+                text = f"{obj} (0x{obj:x})" if obj > 9 else str(obj)
+            out.append(FieldInfo(prefix, int(obj), text, name))
+        else:  # pragma: no cover - every leaf of the record structs is one of the above
+            out.append(FieldInfo(prefix, str(obj), str(obj)))
 
     walk("", record)
     return out
+
+
+def fields(record: Record, partition_bytes: int = 0x30000) -> list[tuple[str, str]]:
+    """Flat (name, value text) list of every field of a decoded record, for display (enum names beside
+    numbers; immediate addresses as partition and byte at ``partition_bytes``)."""
+    return [(f.name, f.text) for f in describe_fields(record, partition_bytes)]
+
+
+# ----------------------------------------------------------------------------- a record from named fields
+#: record kinds :func:`record_from_fields` builds, by every name it accepts
+RECORD_KINDS: dict[str, type] = {"0x7b": S3D3TensDequant, "7b": S3D3TensDequant, "dequant": S3D3TensDequant,
+                                 "tensor_dequantize": S3D3TensDequant, "tensordequantize": S3D3TensDequant,
+                                 "0xe3": S3DMX1Quant, "e3": S3DMX1Quant, "quantize_mx": S3DMX1Quant,
+                                 "quantizemx": S3DMX1Quant}
+
+#: DTYPE code of each canonical format name of q7emu.model.dtypes (docs/firmware.md §5)
+_FORMAT_DTYPES: dict[str, DType] = {"float16": DType.FP16, "bfloat16": DType.BFLOAT16,
+                                    "float8_e4m3fn": DType.FP8_EXP4, "float8_e5m2": DType.FP8_EXP5,
+                                    "float4_e2m1fn": DType.FP4_EXP2, "int4": DType.INT4,
+                                    "float8_e8m0fnu": DType.SFP8_E8}
+
+
+def record_kind(kind: str | int) -> type:
+    """The record struct of a kind: ``0x7b`` / ``dequant`` -> S3D3TensDequant, ``0xe3`` / ``quantize_mx`` ->
+    S3DMX1Quant (an opcode int works too)."""
+    if isinstance(kind, int) and not isinstance(kind, bool):
+        key = f"0x{kind:02x}"
+    elif isinstance(kind, str):
+        key = kind.strip().lower().replace("-", "_")
+    else:
+        key = ""
+    if key not in RECORD_KINDS:
+        raise InvalidArgument("kind", kind,
+                              "must be 0x7b (dequant, TensorDequantize) or 0xe3 (quantize_mx, QuantizeMX)")
+    return RECORD_KINDS[key]
+
+
+def field_names(kind: str | int | type) -> list[str]:
+    """The dotted leaf field names of a record kind, in struct order (what ``q7emu decode`` prints)."""
+    cls = kind if isinstance(kind, type) else record_kind(kind)
+    return [f.name for f in describe_fields(cls())]
+
+
+def _int(name: str, value: object) -> int:
+    if isinstance(value, bool):
+        raise InvalidArgument(name, value, "must be an integer")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value.strip(), 0)
+        except ValueError:
+            pass
+    raise InvalidArgument(name, value, "must be an integer (decimal, or 0x / 0o / 0b prefixed)")
+
+
+def _enum_value(name: str, value: object) -> int:
+    """An int field's value: an integer, or a name of the field's enumeration."""
+    if not isinstance(value, str) or _looks_int(value):
+        return _int(name, value)
+    leaf = name.rsplit(".", 1)[-1]
+    key = value.strip().upper().replace("-", "_")
+    if name == "header.opcode":
+        by_name = {n.upper(): op for op, n in OPCODE_NAMES.items()} | {m.name: int(m) for m in Opcode}
+        if key in by_name:
+            return by_name[key]
+        raise InvalidArgument(name, value, "an integer or an opcode name: " + ", ".join(sorted(by_name)))
+    if leaf in ("in_dtype", "out_dtype", "scale_dtype"):
+        if key in DType.__members__:
+            return int(DType[key])
+        try:
+            return int(_FORMAT_DTYPES[canonical_format(value, name)])
+        except (InvalidArgument, KeyError):
+            raise InvalidArgument(name, value, "an integer, a DTYPE name (UINT32, FP16, BFLOAT16, FP8_EXP4, ...) "
+                                  "or a format name (fp16, bf16, e4m3, e5m2) [docs/firmware.md §5]") from None
+    if leaf == "dequant_fmt":
+        if key == "INVALID":
+            return 0
+        return normalize_fmt(value)
+    raise InvalidArgument(name, value, "must be an integer (decimal, or 0x / 0o / 0b prefixed)")
+
+
+def _looks_int(text: str) -> bool:
+    try:
+        int(text.strip(), 0)
+    except ValueError:
+        return False
+    return True
+
+
+def _addr(name: str, value: object, partition_bytes: int | None) -> Addr4:
+    if isinstance(value, Addr4):
+        return value
+    if isinstance(value, str) and ":" in value:
+        p_text, o_text = value.split(":", 1)
+        part, off = _int(f"{name} partition", p_text), _int(f"{name} byte offset", o_text)
+        if partition_bytes is None:
+            raise InvalidArgument(name, value, "a PARTITION:OFFSET address needs the partition size "
+                                  "(--partition-bytes): the flat address is partition * partition_bytes + offset "
+                                  "[docs/model.md §4]")
+        if not 0 <= off < partition_bytes:
+            raise InvalidArgument(f"{name} byte offset", off, f"must be in 0..0x{partition_bytes - 1:x} "
+                                  f"(partition_bytes=0x{partition_bytes:x})")
+        if part < 0:
+            raise InvalidArgument(f"{name} partition", part, "must be >= 0")
+        return Addr4.immediate(part * partition_bytes + off)
+    raw = _int(name, value)
+    return Addr4(_u(name, raw, 32))
+
+
+def _tuple(name: str, value: object, n: int) -> tuple[int, ...]:
+    items = value.split(",") if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple)) or len(items) != n:
+        raise InvalidArgument(name, value, f"needs {n} comma-separated integers")
+    return tuple(_int(f"{name}[{i}]", v) for i, v in enumerate(items))
+
+
+def _bytes(name: str, value: object, n: int) -> bytes:
+    if isinstance(value, (bytes, bytearray)):
+        data = bytes(value)
+    elif isinstance(value, str):
+        data = parse_hex(value)
+    else:
+        raise InvalidArgument(name, value, f"needs {n} bytes as hex")
+    if len(data) != n:
+        raise InvalidArgument(name, value, f"needs exactly {n} bytes (hex), got {len(data)}")
+    return data
+
+
+def _assign(obj: object, path: list[str], full: str, value: object, partition_bytes: int | None) -> object:
+    """``obj`` with the leaf ``path`` (dotted parts; the last may carry ``[i]``) set to ``value``."""
+    head, index = path[0], None
+    if len(path) == 1 and head.endswith("]") and "[" in head:
+        head, idx_text = head[:-1].split("[", 1)
+        index = _int(f"{full} index", idx_text)
+    names = {f.name for f in dataclasses.fields(obj)}
+    if head not in names:
+        raise KeyError(full)
+    cur = getattr(obj, head)
+    if len(path) > 1:
+        if not dataclasses.is_dataclass(cur) or isinstance(cur, Addr4):
+            raise KeyError(full)
+        return dataclasses.replace(obj, **{head: _assign(cur, path[1:], full, value, partition_bytes)})
+    if index is not None:
+        if not isinstance(cur, tuple) or not 0 <= index < len(cur):
+            raise InvalidArgument(full, value, f"{head} is not a list with an item {index}")
+        new: object = tuple(_int(full, value) if i == index else v for i, v in enumerate(cur))
+    elif isinstance(cur, Addr4):
+        new = _addr(full, value, partition_bytes)
+    elif isinstance(cur, tuple):
+        new = _tuple(full, value, len(cur))
+    elif isinstance(cur, (bytes, bytearray)):
+        new = _bytes(full, value, len(cur))
+    elif dataclasses.is_dataclass(cur):
+        raise KeyError(full)
+    else:
+        new = _enum_value(full, value)
+    return dataclasses.replace(obj, **{head: new})
+
+
+def record_from_fields(kind: str | int, values: dict[str, object] | list[tuple[str, object]], *,
+                       partition_bytes: int | None = None) -> Record:
+    """A 64-byte record built from named fields: the defaults of the ``kind`` struct, then each assignment.
+
+    Args:
+        kind: ``0x7b`` / ``dequant`` (S3D3TensDequant) or ``0xe3`` / ``quantize_mx`` (S3DMX1Quant).
+        values: field name -> value, or (name, value) pairs applied in order. Names are the dotted names
+            ``q7emu decode`` prints (``src.start_addr``, ``dst.num_elem``, ``num_active_channels``); a list item
+            can be set alone (``src.num_elem[0]``). Values: integers in any base; lists as ``"4,1,1"``; bytes
+            fields as hex; addresses as a flat integer or ``"PARTITION:OFFSET"`` (needs ``partition_bytes``);
+            enum fields also by name (``dequant_fmt=e2m1``, ``in_dtype=UINT32`` or ``fp16``,
+            ``out_dtype=e4m3``, ``header.opcode=QuantizeMX``).
+        partition_bytes: SBUF bytes per partition for ``PARTITION:OFFSET`` addresses (docs/model.md §4).
+
+    Returns the decoded record (``.encode()`` gives its 64 bytes). Raises InvalidArgument naming the field for an
+    unknown name or a value that does not fit; the record is not checked against the firmware predicate
+    (``q7emu.isa.validate.check`` / ``q7emu decode`` do that)."""
+    cls = record_kind(kind)
+    if partition_bytes is not None and (isinstance(partition_bytes, bool) or not isinstance(partition_bytes, int)
+                                        or partition_bytes <= 0 or partition_bytes % 4):
+        raise InvalidArgument("partition_bytes", partition_bytes, "must be a positive multiple of 4")
+    rec: object = cls()
+    items = list(values.items()) if isinstance(values, dict) else list(values)
+    for name, value in items:
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidArgument("field", name, "must be a field name")
+        name = name.strip()
+        try:
+            rec = _assign(rec, name.split("."), name, value, partition_bytes)
+        except KeyError:
+            raise InvalidArgument("field", name, f"unknown field of {cls.__name__}; known: "
+                                  + ", ".join(field_names(cls))) from None
+    record = rec  # type: ignore[assignment]
+    record.encode()       # every field range checked (InvalidArgument names the field)
+    return record  # type: ignore[return-value]
 
 
 # ----------------------------------------------------------------------------- convenience builders

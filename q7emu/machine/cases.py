@@ -38,8 +38,17 @@ from typing import Any
 import numpy as np
 
 from q7emu.errors import CaseError, Q7Error
+from q7emu.fileio import atomic_write, atomic_write_text
 from q7emu.isa.enums import Generation
 from q7emu.isa.records import RECORD_SIZE, parse_hex
+from q7emu.machine.checks import (
+    bytes_read_outside,
+    check_record_knobs,
+    infer_partition_bytes,
+    input_coverage,
+    source_reads,
+)
+from q7emu.machine.diffs import RegionDiff, compare_regions
 from q7emu.machine.machine import DEFAULT_PARTITION_BYTES, Machine, Region, normalize_machine_knobs
 
 CASE_FORMAT = "q7emu-case"
@@ -89,7 +98,7 @@ class Mismatch:
     def describe(self) -> str:
         """One line: where the first differing byte is, both values, and how many bytes differ."""
         return (f"first mismatch: partition {self.partition}, byte 0x{self.offset:x}: expected 0x{self.expected:02x}, "
-                f"actual 0x{self.actual:02x} ({self.count} byte{'s' if self.count != 1 else ''} differ, "
+                f"actual 0x{self.actual:02x} ({self.count} byte{'s differ' if self.count != 1 else ' differs'}, "
                 f"expected region {self.region})")
 
 
@@ -105,6 +114,9 @@ class CaseResult:
     seconds: float
     mismatch: Mismatch | None = None
     error: str | None = None
+    #: every expected region compared (bytes compared / differing per region and partition); empty when the
+    #: record raised or the case file could not be read
+    regions: list[RegionDiff] = field(default_factory=list)
 
     @property
     def status(self) -> str:
@@ -135,9 +147,18 @@ def _region_array(r: Any, what: str) -> RegionData:
 
 def build_case(record: bytes, generation: Generation | str, inputs: Iterable[Any],
                expected: Iterable[Any] | None = None, *, knobs: dict[str, Any] | None = None,
-               partition_bytes: int = DEFAULT_PARTITION_BYTES, fill: int = 0, note: str = "",
-               name: str = "case", backend: str = "golden") -> Case:
+               partition_bytes: int | None = None, fill: int = 0, note: str = "",
+               name: str = "case", backend: str = "golden", allow_unread: bool = False) -> Case:
     """Build a case. ``inputs`` / ``expected``: (partition, offset, uint8 [count, length]) or (Region, array).
+
+    Checks before anything runs (q7emu.machine.checks), each an error naming the knob or region:
+
+    * every knob belongs to the kernel the record runs (a QuantizeMX knob on a 0x7B record is an error);
+    * ``partition_bytes`` None (the default): the partition size at which the record's source reads the input
+      regions, inferred from the record's flat source address (docs/model.md §4); an error when none does;
+    * every input region is read completely by the record's source, and the source reads no byte that no
+      input region provides, unless ``allow_unread`` (kept unread bytes are e.g. decoys between strided runs).
+      Not checked when the record cannot be located statically (it then fails on execution or replay).
 
     When ``expected`` is None the record is executed on a Machine with ``backend`` (default: the golden
     models) and every region it writes becomes an expected region (the whole bounding box of each write,
@@ -147,9 +168,41 @@ def build_case(record: bytes, generation: Generation | str, inputs: Iterable[Any
     if len(record) != RECORD_SIZE:
         raise CaseError(f"record must be {RECORD_SIZE} bytes, got {len(record)}")
     gen = Generation.parse(generation)
+    if isinstance(fill, bool) or not isinstance(fill, (int, np.integer)) or not 0 <= int(fill) <= 255:
+        raise CaseError(f"fill must be a byte value 0..255, got {fill!r}")
     kn = {k: v for k, v in normalize_machine_knobs(knobs).items() if knobs and k in knobs}
+    check_record_knobs(kn, record)
     ins = [_region_array(r, "inputs") for r in inputs]
-    case = Case(name, gen, record, ins, [], kn, int(partition_bytes), int(fill), None, note)
+    regions = [reg for reg, _ in ins]
+    if partition_bytes is None:
+        pb = infer_partition_bytes(record, gen, regions)
+        if pb is None:       # no size reads every input completely: one that reads each partly names the region
+            pb = infer_partition_bytes(record, gen, regions, allow_unread=True)
+        if pb is None:
+            raise CaseError("partition_bytes: cannot be inferred: at no single partition size does the record's "
+                            "source read every input region; give the partition size (--partition-bytes) "
+                            "[docs/model.md §4]")
+    else:
+        pb = partition_bytes
+    case = Case(name, gen, record, ins, [], kn, int(pb), int(fill), None, note)
+    reads = source_reads(record, gen, case.partition_bytes)
+    if reads is not None and not allow_unread:
+        src = (f"at partition_bytes=0x{case.partition_bytes:x} its source reads {reads.offsets.size} bytes in "
+               f"0x{int(reads.offsets[0]):x}..0x{int(reads.offsets[-1]):x} of partitions {reads.partition}.."
+               f"{reads.partition + reads.count - 1}")
+        for c in input_coverage(reads, regions):
+            if c.read == 0:
+                raise CaseError(f"{c.describe()}: the record never reads it ({src}); check the partition size, "
+                                "or allow unread input (--allow-unread)")
+            if not c.complete:
+                raise CaseError(f"{c.describe()}: the record reads only {c.read} of its {c.size} bytes ({src}); "
+                                "give only the bytes it reads, or allow unread input such as decoys between "
+                                "strided runs (--allow-unread)")
+        outside = bytes_read_outside(reads, regions) if regions else 0
+        if outside:
+            raise CaseError(f"the record reads {outside} source bytes that no input region provides ({src}; they "
+                            f"would read the fill 0x{case.fill:02x}); widen the inputs, or allow it "
+                            "(--allow-unread)")
     if expected is not None:
         case.expected = [_region_array(r, "expected") for r in expected]
         return case
@@ -180,7 +233,7 @@ def case_paths(path: str | os.PathLike) -> tuple[Path, Path]:
 
 
 def save_case(case: Case, path: str | os.PathLike) -> Path:
-    """Write ``case`` as ``path.json`` + ``path.npz``; return the JSON path."""
+    """Write ``case`` as ``path.json`` + ``path.npz`` (each atomically, q7emu.fileio); return the JSON path."""
     jpath, npath = case_paths(path)
     arrays: dict[str, np.ndarray] = {}
 
@@ -198,9 +251,9 @@ def save_case(case: Case, path: str | os.PathLike) -> Path:
             "fill": case.fill, "inputs": regions(case.inputs, "in"), "expected": regions(case.expected, "exp"),
             "expected_error": case.expected_error, "note": case.note}
     jpath.parent.mkdir(parents=True, exist_ok=True)
-    with open(npath, "wb") as fh:
+    with atomic_write(npath, "wb") as fh:        # the arrays first: a case is complete once its JSON exists
         np.savez_compressed(fh, **arrays)
-    jpath.write_text(json.dumps(meta, indent=1) + "\n")
+    atomic_write_text(jpath, json.dumps(meta, indent=1) + "\n")
     case.path = jpath
     return jpath
 
@@ -278,18 +331,17 @@ def load_case(path: str | os.PathLike) -> Case:
 # ---------------------------------------------------------------------- running
 def compare(expected: Sequence[RegionData], sbuf: np.ndarray) -> Mismatch | None:
     """First differing byte over the expected regions, in region order then partition then byte."""
-    first: Mismatch | None = None
-    total = 0
-    for i, (reg, exp) in enumerate(expected):
-        act = sbuf[reg.partition:reg.partition + reg.count, reg.offset:reg.offset + reg.length]
-        diff = np.argwhere(act != exp)
-        total += len(diff)
-        if len(diff) and first is None:
-            r, c = (int(x) for x in diff[0])
-            first = Mismatch(i, reg.partition + r, reg.offset + c, int(exp[r, c]), int(act[r, c]))
-    if first is not None:
-        first.count = total
-    return first
+    return first_mismatch(expected, compare_regions(expected, sbuf))
+
+
+def first_mismatch(expected: Sequence[RegionData], diffs: Sequence[RegionDiff]) -> Mismatch | None:
+    """The :class:`Mismatch` of a comparison (:func:`q7emu.machine.diffs.compare_regions`), or None."""
+    total = sum(d.differing for d in diffs)
+    for (reg, exp), d in zip(expected, diffs):
+        if d.differing and d.actual is not None:
+            r, c = (int(x) for x in np.argwhere(d.actual != exp)[0])
+            return Mismatch(d.index, reg.partition + r, reg.offset + c, int(exp[r, c]), int(d.actual[r, c]), total)
+    return None
 
 
 def error_outcome(case: Case, error: Q7Error) -> tuple[bool, str | None]:
@@ -322,5 +374,7 @@ def run_case(case: Case, knobs: dict[str, Any] | None = None, backend: str = "ke
     if err is not None:
         return CaseResult(case.name, path, case.opcode, False, case.expected_bytes, time.perf_counter() - t0,
                           error=err)
-    mm = compare(case.expected, m.sbuf)
-    return CaseResult(case.name, path, case.opcode, mm is None, case.expected_bytes, time.perf_counter() - t0, mm)
+    diffs = compare_regions(case.expected, m.sbuf)
+    mm = first_mismatch(case.expected, diffs)
+    return CaseResult(case.name, path, case.opcode, mm is None, case.expected_bytes, time.perf_counter() - t0, mm,
+                      regions=diffs)

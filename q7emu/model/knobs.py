@@ -7,12 +7,14 @@ under their old names), the constants in :mod:`q7emu.model.tables`.
 """
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from q7emu.errors import InvalidArgument
+from q7emu.model.dtypes import dequant_fmt_code, fp8_dtype
 from q7emu.model.kernels import FMT_NAMES, GROUP_SIZES, PATH_RATIO, DequantFmt, path_name
 
 __all__ = ["DEQUANT_KNOBS", "QUANTIZE_MX_KNOBS", "QUANTIZE_MX_SRC_DTYPES", "QUANTIZE_MX_DST_DTYPES", "VALID_P",
@@ -74,17 +76,22 @@ def dequant_knobs(fmt: int, group_size: int) -> tuple[str, ...]:
 
 
 def normalize_fmt(fmt: Any) -> int:
-    """Accept 1..4, a DequantFmt member or 'e2m1' / 'int4' / 'nf4' / 'e2m3'; return the int code."""
-    if isinstance(fmt, str):
-        if fmt.lower() in FMT_NAMES:
-            return FMT_NAMES[fmt.lower()]
-        raise InvalidArgument("fmt", fmt, "dequant_fmt must be 1..4 or one of e2m1, int4, nf4, e2m3")
+    """The DEQUANT_FMT code 1..4 of ``fmt``: an int 1..4, a DequantFmt member, or a source format in any spelling of
+    :mod:`q7emu.model.dtypes` (``"e2m1"``, ``"float4_e2m1fn"``, ``"int4"``, ``ml_dtypes.int4``, ``"nf4"``, ``"e2m3"``,
+    ``"fp6"``, ``"E2M1_TO_E5M2"``, ...). Raises InvalidArgument."""
+    if isinstance(fmt, enum.Enum) and not isinstance(fmt, DequantFmt) or _is_format_spelling(fmt):
+        return dequant_fmt_code(fmt, "fmt")
     if isinstance(fmt, (bool, np.bool_)) or not isinstance(fmt, (int, np.integer)):
         raise InvalidArgument("fmt", fmt, "dequant_fmt must be 1..4 or one of e2m1, int4, nf4, e2m3")
     if int(fmt) not in (1, 2, 3, 4):
         raise InvalidArgument("fmt", int(fmt),
                               "dequant_fmt must be in {1,2,3,4} (0 is INVALID) [docs/firmware.md §1.3.4]")
     return int(fmt)
+
+
+def _is_format_spelling(fmt: Any) -> bool:
+    """True for a format name or a dtype-like object (numpy dtype, numpy / ml_dtypes scalar type)."""
+    return isinstance(fmt, (str, np.dtype)) or (isinstance(fmt, type) and issubclass(fmt, np.generic))
 
 
 def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: Mapping[str, Any]
@@ -138,16 +145,15 @@ def normalize_quantize_mx_args(src: Any, dst_dtype: Any, knobs: Mapping[str, Any
                                ) -> tuple[np.ndarray, str, str, dict[str, str]]:
     """Check every QuantizeMX rule before anything is computed.
 
-    Returns ``(src_bits, src_kind, dst_dtype, knobs)``: ``src_bits`` is a C-contiguous uint16
-    array [P, F] of the raw fp16/bf16 bit patterns, ``src_kind`` is "float16" or "bfloat16",
-    and ``knobs['scale_layout']`` is resolved from ``auto`` to ``scatter`` / ``compact``.
+    ``dst_dtype`` is an FP8 format in any spelling of :mod:`q7emu.model.dtypes` (``"e4m3"``,
+    ``"float8_e4m3fn"``, ``np.dtype``, ``ml_dtypes.float8_e5m2``, ...). Returns ``(src_bits, src_kind, dst_dtype,
+    knobs)``: ``src_bits`` is a C-contiguous uint16 array [P, F] of the raw fp16/bf16 bit patterns, ``src_kind``
+    is "float16" or "bfloat16", ``dst_dtype`` is "float8_e4m3fn" or "float8_e5m2", and ``knobs['scale_layout']``
+    is resolved from ``auto`` to ``scatter`` / ``compact``.
     """
     import ml_dtypes
 
-    if dst_dtype not in QUANTIZE_MX_DST_DTYPES:
-        rule = ("FP4 output does not exist for QuantizeMX [docs/firmware.md §3.1]" if isinstance(dst_dtype, str)
-                and "e2m1" in dst_dtype else f"must be one of {', '.join(QUANTIZE_MX_DST_DTYPES)}")
-        raise InvalidArgument("dst_dtype", dst_dtype, rule)
+    dst_dtype = fp8_dtype(dst_dtype, "dst_dtype")
     checked = check_knobs(knobs, QUANTIZE_MX_KNOBS)
     if not isinstance(src, np.ndarray):
         raise InvalidArgument("src", type(src).__name__, "must be a numpy array of float16 or bfloat16")
