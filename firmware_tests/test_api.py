@@ -186,8 +186,6 @@ def test_docstring_names_the_returned_dtype(name):
         assert re.search(rf"\b{arr.dtype.name}\b", fn.__doc__), f"{name} returns {arr.dtype}; its docstring says not"
 
 
-@pytest.mark.xfail(strict=True, reason="q7emu/golden/mx_reference.py (not this branch's file): swizzle's docstring "
-                                       "does not say its result keeps the input's dtype")
 def test_swizzle_docstring_says_the_result_keeps_the_input_dtype():
     assert q7emu.swizzle(np.zeros((4, 2), np.uint16)).dtype == np.uint16
     assert re.search(r"(same dtype|dtype of (x|the input)|input'?s dtype)", q7emu.swizzle.__doc__)

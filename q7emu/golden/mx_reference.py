@@ -39,7 +39,8 @@ def swizzle(x: Any) -> np.ndarray:
     ``reshaped = x.reshape(M//4, 4, N)`` (torch ``transpose(1, 2)`` swaps the last two axes,
     numpy ``transpose(0, 2, 1)``). It "turns contiguous [32, 1] blocks into [8, 4] blocks":
     rows 32b..32b+31 of column n land in rows 8b..8b+7, columns 4n..4n+3, i.e. exactly one MX
-    8-partition x 4-element block. Works for any dtype; M must be a multiple of 4.
+    8-partition x 4-element block. Works for any dtype: the result keeps the input's dtype. M must be a
+    multiple of 4.
     """
     if not isinstance(x, np.ndarray):
         x = np.asarray(x)
