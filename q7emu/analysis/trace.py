@@ -1697,6 +1697,7 @@ class RunSink:
         self.partition_base = owner.partition_base
         self.skeleton = owner.skeleton
         self.tick_ops = owner.tick_ops
+        self.seq_start = owner.seq_start
         self.records = 0
         self.done = False
 
@@ -1730,13 +1731,14 @@ class Recorder:
     them to a ``.q7t`` file; call :meth:`close` (or use the recorder as a context manager) to finish it.
     ``partition_base`` is added to the kernel's partition index (an SBUF instruction's first partition).
     ``skeleton=True`` stores no register bytes (what :mod:`q7emu.analysis.profile` needs). ``on_block(run,
-    raw)`` / ``on_tick(run, executed)`` are called while the kernel runs (progress, text logs)."""
+    raw)`` / ``on_tick(run, executed)`` are called while the kernel runs (progress, text logs). ``seq_start`` is
+    the sequence number of each run's first primitive (default 0)."""
 
     def __init__(self, window: tuple[int, int] | None = None, ops: Iterable[str] | None = None,
                  case: str = "", *, partitions: Any = None, bundles: Any = None, path: str | os.PathLike | None = None,
                  partition_base: int = 0, skeleton: bool = False,
                  on_block: Callable[[int, bytes], None] | None = None,
-                 on_tick: Callable[[int, int], None] | None = None, tick_ops: int = 0) -> None:
+                 on_tick: Callable[[int, int], None] | None = None, tick_ops: int = 0, seq_start: int = 0) -> None:
         self.window = check_window(window)
         self.ops = check_ops(ops)
         self.partitions = check_partitions(partitions)
@@ -1744,6 +1746,7 @@ class Recorder:
         self.case = case
         self.partition_base = check_partition_base(partition_base)
         self.skeleton = bool(skeleton)
+        self.seq_start = check_window((seq_start, seq_start))[0]
         self.on_block = on_block
         self.on_tick = on_tick
         self.tick_ops = tick_ops if tick_ops else (1 << 16 if on_tick else 0)

@@ -136,8 +136,9 @@ cdef object init_tracer(Tracer* tr, int kernel, object trace, object trace_windo
     """Zero `tr` and set it up: ``trace=True`` records the legacy full-operand stream with the window
     ``trace_window`` and op filter ``trace_ops``; any other object is a sink (q7emu.analysis.trace) whose
     attributes give the filters (``window``, ``ops``, ``partitions``, ``bundles``), ``partition_base``,
-    ``skeleton`` and ``tick_ops``, and which receives the compact blocks. At most 64 op names (pointed to by
-    ops_c). Returns the objects the C side points into; the caller keeps them alive for the whole run."""
+    ``seq_start`` (the first op's sequence number), ``skeleton`` and ``tick_ops``, and which receives the
+    compact blocks. At most 64 op names (pointed to by ops_c). Returns the objects the C side points into;
+    the caller keeps them alive for the whole run."""
     global _spare_buf, _spare_cap, _spare_blk
     memset(tr, 0, sizeof(Tracer))
     tr.kernel = kernel
@@ -153,6 +154,7 @@ cdef object init_tracer(Tracer* tr, int kernel, object trace, object trace_windo
         tr.mode = MODE_BLOCKS | (MODE_SKELETON if getattr(trace, "skeleton", False) else 0)
         window, ops = getattr(trace, "window", None), getattr(trace, "ops", None)
         tr.part_base = <uint32_t>_u64(getattr(trace, "partition_base", 0) or 0, "partition_base")
+        tr.seq = _u64(getattr(trace, "seq_start", 0) or 0, "seq_start")
         parts = getattr(trace, "partitions", None)
         if parts is not None:
             parts = [(int(lo), int(hi)) for lo, hi in parts]
