@@ -178,43 +178,42 @@ class ProfileAccumulator:
             self.iids.append(iid)
         starts = np.nonzero(change)[0]
         kb = kern << 16 | bundle
+        if b.op_id is not None and b.names is not None:
+            op_id, names = b.op_id.astype(np.int64), [n.encode() for n in b.names]
+        else:
+            u, op_id = np.unique(r["op"], return_inverse=True)
+            op_id, names = op_id.reshape(-1).astype(np.int64), list(u)
+        for i, c in enumerate(np.bincount(op_id, minlength=len(names)).tolist()):
+            if c:
+                self.mnemonics[names[i].decode("ascii", "replace")] += c
         for k, c in zip(*np.unique(kb, return_counts=True)):
             self.kb_ops[int(k)] += int(c)
         for k, c in zip(*np.unique(kb[starts], return_counts=True)):
             self.kb_issues[int(k)] += int(c)
+        for x in np.unique(kb << 8 | op_id).tolist():
+            self.kb_mn[x >> 8].add(names[x & 0xFF].decode("ascii", "replace"))
         ops = r["op"]
-        for m, c in zip(*np.unique(ops, return_counts=True)):
-            self.mnemonics[m.decode("ascii", "replace")] += int(c)
-        pair = np.unique(np.stack((kb, np.searchsorted(np.unique(ops), ops)), 1), axis=0)
-        names = np.unique(ops)
-        for k, m in pair.tolist():
-            self.kb_mn[k].add(names[m].decode("ascii", "replace"))
-        for rr, c in zip(*np.unique(run, return_counts=True)):
-            self.run_ops[int(rr)] += int(c)
-        for rr, c in zip(*np.unique(run[starts], return_counts=True)):
-            self.run_issues[int(rr)] += int(c)
-        for rr, kk in zip(run[starts].tolist(), kern[starts].tolist()):
-            self.run_kernel.setdefault(rr, kk)
-        rp = np.unique(np.stack((run, part), 1), axis=0)
-        for rr, pp in rp.tolist():
+        # segments of one (run, partition): ops, issues per bundle, and the partition's issue span
+        cut = np.nonzero((run[1:] != run[:-1]) | (part[1:] != part[:-1]))[0] + 1 if n > 1 else np.zeros(0, np.int64)
+        bounds = [0, *cut.tolist(), n]
+        for a, z in zip(bounds[:-1], bounds[1:]):
+            rr, pp = int(run[a]), int(part[a])
+            self.run_ops[rr] += z - a
             self.run_parts[rr].add(pp)
-        # per (run, partition, kernel, bundle): ops and issues; per (run, partition): issue span
-        rpkb = np.stack((run, part, kb), 1)
-        u, inv, cnt = np.unique(rpkb, axis=0, return_inverse=True, return_counts=True)
-        inv = inv.reshape(-1)
-        isc = np.bincount(inv[starts], minlength=len(u))
-        first_i = np.full(len(u), np.iinfo(np.int64).max)
-        last_i = np.full(len(u), -1)
-        np.minimum.at(first_i, inv, iid)
-        np.maximum.at(last_i, inv, iid)
-        for (rr, pp, k), c, ic, fi, li in zip(u.tolist(), cnt.tolist(), isc.tolist(), first_i.tolist(),
-                                              last_i.tolist()):
-            d = self.part.setdefault((rr, pp), {"first": fi, "last": li, "kernel": k >> 16, "bundles": {}})
-            d["first"] = min(d["first"], fi)
-            d["last"] = max(d["last"], li)
-            e = d["bundles"].setdefault(k, [0, 0, 0])
-            e[0] += ic
-            e[1] += c
+            seg_starts = starts[(starts >= a) & (starts < z)] - a
+            self.run_issues[rr] += int(seg_starts.size)
+            if seg_starts.size:
+                self.run_kernel.setdefault(rr, int(kern[a + seg_starts[0]]))
+            d = self.part.setdefault((rr, pp), {"first": int(iid[a]), "last": int(iid[z - 1]), "kernel": int(kern[a]),
+                                                "bundles": {}})
+            d["last"] = int(iid[z - 1])
+            u, inv, cnt = np.unique(kb[a:z], return_inverse=True, return_counts=True)
+            isc = np.bincount(inv.reshape(-1)[seg_starts], minlength=len(u))
+            bd = d["bundles"]
+            for k, c, ic in zip(u.tolist(), cnt.tolist(), isc.tolist()):
+                e = bd.setdefault(k, [0, 0, 0])
+                e[0] += ic
+                e[1] += c
         # data stores: the length scalar (reg 253) of sav2nx8_xp
         if o.size:
             orec = o["record"].astype(np.int64)

@@ -415,6 +415,8 @@ class Block:
     operands: np.ndarray
     data: np.ndarray
     complete: bool = True
+    op_id: np.ndarray | None = None        # per record: index into ``names`` (decoded blocks)
+    names: Sequence[str] | None = None
 
 
 def decode_block(raw: bytes | memoryview, names: Sequence[str], run: int = 0, where: str = "block",
@@ -530,7 +532,7 @@ def decode_block(raw: bytes | memoryview, names: Sequence[str], run: int = 0, wh
         ops["offset"] = np.cumsum(nb_out) - nb_out
         out = np.zeros(int(nb_out.sum()), np.uint8)
         _move_segments(data, eoff[keep], out, ops["offset"][keep].astype(np.int64), nb[keep])
-        return Block(rec, ops, out, complete=False)
+        return Block(rec, ops, out, complete=False, op_id=op_id, names=names)
     # reconstruct implicit operands: the last explicit operand of the same register before it, else the snapshot
     src = np.where(explicit == 1, eoff, -1)
     imp = np.nonzero(explicit == 0)[0]
@@ -552,7 +554,7 @@ def decode_block(raw: bytes | memoryview, names: Sequence[str], run: int = 0, wh
     ops["offset"] = np.cumsum(nb) - nb
     out = np.zeros(int(nb.sum()), np.uint8)
     _move_segments(pool, src, out, ops["offset"].astype(np.int64), nb)
-    return Block(rec, ops, out)
+    return Block(rec, ops, out, op_id=op_id, names=names)
 
 
 def block_stats(raw: bytes | memoryview) -> dict[str, int]:
