@@ -286,8 +286,8 @@ cdef extern from *:
     static void q7_tr_set_hooks(q7_tracer* t, q7_hook flush, q7_hook tick) { t->flush = flush; t->tick = tick; }
 
     #define q7_tr_vec_v(t, role, reg, view, v) q7_tr_vec((t), (role), (reg), (view), (const uint8_t*)(v))
-    #define q7_tr_vbool(t, role, reg, view, b) \\
-        q7_tr_small((t), Q7_K_VBOOL, (role), (reg), (view), (uint64_t)(b), (unsigned)(reg) < 16 ? Q7_SNAP_VB + 8 * (reg) : -1)
+    #define q7_tr_vbool(t, role, reg, view, b) q7_tr_small((t), Q7_K_VBOOL, (role), (reg), (view), \\
+        (uint64_t)(b), (unsigned)(reg) < 16 ? Q7_SNAP_VB + 8 * (reg) : -1)
     #define q7_tr_pr(t, role, reg, p) \\
         q7_tr_small((t), Q7_K_PR, (role), (reg), 11, (uint64_t)(p), (unsigned)(reg) < 16 ? Q7_SNAP_PR + 8 * (reg) : -1)
     #define q7_tr_scalar(t, reg, x) q7_tr_small((t), Q7_K_SCALAR, 0, (reg), 12, (uint64_t)(int64_t)(x), -1)
