@@ -346,7 +346,8 @@ class ProfileAccumulator:
         return {
             "format": PROFILE_FORMAT, "version": PROFILE_VERSION, "case": case, "complete": complete,
             "records": self.records, "mnemonics": counts, "bundles": bundles, "runs": out_runs,
-            "cycles": {"model": f"II=1 per bundle-index change + MAC latency {self.mac_latency} (docs/firmware.md §6.2)",
+            "cycles": {"model": f"II=1 per bundle-index change + MAC latency {self.mac_latency} "
+                                "(docs/firmware.md §6.2)",
                        "mac_latency": self.mac_latency, "issues": self.n_issue,
                        "mac_stall_cycles": int(sum(self.stall_cycles)), "total": int(total_cycles)},
             "families": families, "wall": dict(wall or {}),

@@ -364,7 +364,8 @@ def _trace_record(a: argparse.Namespace) -> int:
                              f"{_mb(limit)}; narrow it (--window, --partitions, --ops, --bundles) or raise --max-size")
     tmp = None
     if jsonl:
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".q7t.tmp", dir=out.parent if str(out.parent) else ".")
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".q7t.tmp",
+                                   dir=out.parent if str(out.parent) else ".")
         os.close(fd)
         path = Path(tmp)
     else:
@@ -408,7 +409,8 @@ def _trace_record(a: argparse.Namespace) -> int:
         print(f"{res.path}: traced {rec.records} of {executed} ops of {kern} in {len(rec.runs)} run(s)"
               + (f"; case {verdict}" if verdict else "")
               + f" -> {out} ({'JSON Lines' if jsonl else 'q7emu-trace'}, {_mb(size)}"
-              + (f", {size / rec.records:.1f} B/op)" if rec.records else ")"), file=sys.stderr if a.log == "-" else None)
+              + (f", {size / rec.records:.1f} B/op)" if rec.records else ")"),
+              file=sys.stderr if a.log == "-" else None)
     return EXIT_FAIL if verdict and verdict != "PASS" else EXIT_OK
 
 
