@@ -148,8 +148,6 @@ cdef object init_tracer(Tracer* tr, int kernel, object trace, object trace_windo
     if trace is True:
         tr.mode = MODE_LEGACY
         window, ops = trace_window, trace_ops
-        tr.buf, tr.cap = _spare_buf, _spare_cap      # reuse the spare pages (or start empty)
-        _spare_buf, _spare_cap = NULL, 0
     else:
         tr.mode = MODE_BLOCKS | (MODE_SKELETON if getattr(trace, "skeleton", False) else 0)
         window, ops = getattr(trace, "window", None), getattr(trace, "ops", None)
@@ -179,17 +177,6 @@ cdef object init_tracer(Tracer* tr, int kernel, object trace, object trace_windo
             if tick & (tick - 1) or tick < 1024:
                 raise ValueError("trace tick_ops must be a power of two >= 1024")
             tr.tick_mask = tick - 1
-        if _spare_blk != NULL:
-            tr.blk, _spare_blk = _spare_blk, NULL
-        else:
-            tr.blk = <uint8_t*>malloc(BLK_BYTES)
-            if tr.blk == NULL:
-                raise MemoryError("trace block buffer")
-        memset(tr.blk, 0, BLK_HEADER)
-        tr.recs = <uint32_t*>(tr.blk + OFF_RECS)
-        tr.opds = <uint32_t*>(tr.blk + OFF_OPDS)
-        tr.evs = tr.blk + OFF_EVS
-        tr.data = tr.blk + OFF_DATA
         if tick:
             tr_set_hooks(tr, blk_flush, blk_tick)
         else:
@@ -208,6 +195,22 @@ cdef object init_tracer(Tracer* tr, int kernel, object trace, object trace_windo
     keep.append(names)
     tr.only_ops = ops_c
     tr.n_only = len(names)
+    # buffers last: every check above raises before anything is taken (issue 15: no leak on a bad window)
+    if tr.mode == MODE_LEGACY:
+        tr.buf, tr.cap = _spare_buf, _spare_cap      # reuse the spare pages (or start empty)
+        _spare_buf, _spare_cap = NULL, 0
+    else:
+        if _spare_blk != NULL:
+            tr.blk, _spare_blk = _spare_blk, NULL
+        else:
+            tr.blk = <uint8_t*>malloc(BLK_BYTES)
+            if tr.blk == NULL:
+                raise MemoryError("trace block buffer")
+        memset(tr.blk, 0, BLK_HEADER)
+        tr.recs = <uint32_t*>(tr.blk + OFF_RECS)
+        tr.opds = <uint32_t*>(tr.blk + OFF_OPDS)
+        tr.evs = tr.blk + OFF_EVS
+        tr.data = tr.blk + OFF_DATA
     return keep
 
 
