@@ -267,18 +267,55 @@ def test_filtered_trace_is_marked(non_mx):
     assert profile(non_mx, time_ops=False)["complete"] is True
 
 
-def test_chrome_trace_one_slice_per_bundle(mx):
-    ct = chrome_trace(mx)
+def test_chrome_trace_aggregates_bundles_per_partition(run):
+    """One 'partition' slice per partition over its modelled cycles and, inside it, one slice per bundle index
+    whose duration is that bundle's issues + MAC stalls there (the cycle schedule recomputed per issue)."""
+    _kernel, t, _out, _opts = run
+    ct = chrome_trace(t)
     json.dumps(ct)
-    _iid, cycles, stalls = cycle_schedule(mx)
-    slices = [e for e in ct["traceEvents"] if e["ph"] == "X" and e["name"].startswith("B")]
-    stall_slices = [e for e in ct["traceEvents"] if e["ph"] == "X" and e["name"] == "MAC stall"]
-    assert len(slices) == len(cycles) and len(stall_slices) == int((stalls > 0).sum())
-    assert [e["ts"] for e in slices] == cycles.tolist()           # at the modelled cycle of each issue
-    assert sum(e["dur"] for e in stall_slices) == int(stalls.sum())
-    assert slices[-1]["ts"] == profile(mx, time_ops=False)["cycles"]["total"] - 1
-    assert slices[0]["args"]["ops"][0] == mx[0].op
-    assert sum(len(e["args"]["ops"]) for e in slices) == len(mx)
+    iid, cycles, stalls = cycle_schedule(t)
+    ev = [e for e in ct["traceEvents"] if e["ph"] == "X"]
+    parts = [e for e in ev if e["cat"] == "partition"]
+    slices = [e for e in ev if e["name"].startswith("B")]
+    r = t.records
+    assert sorted(e["tid"] for e in parts) == sorted(set(r["partition"].tolist()))
+    assert sum(e["args"]["ops"] for e in slices) == len(t)
+    assert sum(e["args"]["issues"] for e in slices) == len(cycles)
+    assert sum(e["args"]["stall_cycles"] for e in slices) == int(stalls.sum())
+    for pe in parts:
+        rows = np.nonzero(r["partition"] == pe["tid"])[0]
+        first, last = int(iid[rows].min()), int(iid[rows].max())
+        assert pe["ts"] == cycles[first] - stalls[first] and pe["ts"] + pe["dur"] == cycles[last] + 1
+        mine = sorted((e for e in slices if e["tid"] == pe["tid"]), key=lambda e: e["ts"])
+        assert [int(e["name"][1:]) for e in mine] == sorted(set(r["bundle"][rows].tolist()))   # listing order
+        assert mine[0]["ts"] == pe["ts"] and sum(e["dur"] for e in mine) == pe["dur"]
+        for e in mine:
+            b_rows = rows[r["bundle"][rows] == int(e["name"][1:])]
+            issues = np.unique(iid[b_rows])
+            assert (e["args"]["ops"], e["args"]["issues"]) == (b_rows.size, issues.size)
+            assert e["dur"] == issues.size + int(stalls[issues].sum())
+
+
+def test_counters_from_the_kernel_equal_the_trace_profile(run):
+    """The profile of the kernel's skeleton stream (no register bytes, folded block by block) equals the
+    profile of the full in-memory trace of the same run."""
+    from q7emu.analysis.profile import ProfileAccumulator
+    kernel, t, _out, _opts = run
+    call = next(v[1] for v in RUNS.values() if v[0] == kernel)     # one run per kernel in RUNS
+    acc = ProfileAccumulator()
+    rec = Recorder(skeleton=True)
+    call(np.random.default_rng(11), rec)
+    for b in rec.blocks():
+        assert not b.complete
+        acc.add(b)
+    want = profile(t, time_ops=False)
+    got = acc.result(rec.runs, t.case, time_ops=False)
+    for k in ("records", "mnemonics", "bundles", "cycles"):
+        assert got[k] == want[k], k
+    assert [{k: v for k, v in x.items() if k != "executed"} for x in got["runs"]] == \
+        [{k: v for k, v in x.items() if k != "executed"} for x in want["runs"]]
+    assert got["runs"][0]["executed"] == len(t)
+    assert chrome_trace(acc) == chrome_trace(t)
 
 
 def test_plot_needs_matplotlib(mx, tmp_path, monkeypatch):

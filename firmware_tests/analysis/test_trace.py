@@ -64,6 +64,20 @@ LISTING_4BIT_MX_ONE_BLOCK = (
     + [(39, "sel2nx8i"), (40, "mov2nx8t"), (41, "sav2nx8_xp")])
 
 
+def full_recording(src, fmt=1, group=0, window=None, ops=None, **knobs):
+    """The kernel's uncompressed, full-operand recording of the same run (every operand's bytes as executed,
+    ``_dequant.run(..., trace=True)``), parsed without any reconstruction."""
+    from q7emu.kernels import _dequant
+    from q7emu.kernels.dequant import run_params
+    from q7emu.model.kernels import dequant_kernel
+    knobs.setdefault("nf4_table", "qlora")
+    p = run_params(fmt, group, knobs)
+    p["kernel_id"] = int(dequant_kernel(fmt, group))
+    dst = np.zeros_like(q7emu.dequantize(src, fmt, group))
+    raw = _dequant.run(np.ascontiguousarray(src), dst, trace=True, trace_window=window, trace_ops=ops, **p)
+    return Trace.from_runs([(raw, {})]), bytes(memoryview(raw))
+
+
 def seq_of(t: Trace):
     return [(int(b), m) for b, m in zip(t.records["bundle"], t.mnemonics())]
 
@@ -170,15 +184,18 @@ def test_quantize_mx_and_machine_forward_the_recorder():
 def test_raw_and_binary_file_round_trip(word_trace, tmp_path):
     rec = word_trace[0]
     t = rec.trace
-    assert t.to_raw() == rec.raw
+    _, raw = full_recording(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8))
+    assert t.to_raw() == raw                       # the compact recording decodes to the full one
     path = t.save(tmp_path / "a.q7t")
     blob = path.read_bytes()
-    assert blob[:8] == b"Q7TRACE\0"
+    assert blob[:8] == b"Q7TRACE\0" and int.from_bytes(blob[8:12], "little") == 2
     head = json.loads(blob[16:16 + int.from_bytes(blob[12:16], "little")])
     assert head["format"] == "q7emu-trace" and head["q7emu_version"] == q7emu.__version__
-    assert [a["name"] for a in head["arrays"]] == ["records", "operands", "data"]
+    assert blob[-32:-24] == b"Q7TEND\0\0" and int.from_bytes(blob[-8:], "little") == len(t)
+    foot = json.loads(blob[int.from_bytes(blob[-24:-16], "little"):-32])
+    assert foot["records"] == len(t) and len(foot["blocks"]) == 1 and foot["runs"][0]["kernel"] == "proc_4bit_non_mx"
     back = Trace.load(path)
-    assert back.to_raw() == rec.raw and back.to_bytes() == blob
+    assert back.to_raw() == raw and back.to_bytes() == blob
     assert np.array_equal(back.records, t.records) and np.array_equal(back.operands, t.operands)
 
 
@@ -195,15 +212,16 @@ def test_jsonl_round_trip_is_byte_exact(word_trace, tmp_path):
     dst = first["operands"][2]
     assert dst == {"role": "dst", "kind": "vec", "reg": 20, "view": "2nx8", "lanes": dst["lanes"]}
     assert dst["lanes"][:5] == ["21", "43", "65", "87", "00"] and len(dst["lanes"]) == 64
+    _, raw = full_recording(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8))
     back = Trace.from_jsonl(io.StringIO(text))
-    assert back.to_raw() == rec.raw
+    assert back.to_raw() == raw
     assert back.to_bytes() == t.to_bytes()
     again = io.StringIO()
     back.to_jsonl(again)
     assert again.getvalue() == text
     # also through files, and Trace.load detects JSON Lines
     t.to_jsonl(tmp_path / "a.jsonl")
-    assert Trace.load(tmp_path / "a.jsonl").to_raw() == rec.raw
+    assert Trace.load(tmp_path / "a.jsonl").to_raw() == raw
 
 
 def test_jsonl_round_trip_all_operand_kinds():
@@ -215,7 +233,7 @@ def test_jsonl_round_trip_all_operand_kinds():
     assert {("wvec", "w48"), ("pr", "pr"), ("vbool", "vb16"), ("vbool", "vb32"), ("vbool", "vb8")} <= kinds
     buf = io.StringIO()
     t.to_jsonl(buf)
-    assert Trace.from_jsonl(io.StringIO(buf.getvalue())).to_raw() == rec.raw
+    assert Trace.from_jsonl(io.StringIO(buf.getvalue())).to_raw() == full_recording(src, 1, 8)[1]
 
 
 @pytest.mark.parametrize("view,nbytes", [("2nx8", 64), ("nx16", 64), ("n_2xf32", 64), ("w24", 192),
@@ -294,7 +312,7 @@ def test_multiple_runs_and_subset():
     t = rec.trace
     assert [r["kernel"] for r in t.runs] == ["proc_4bit_non_mx", "proc_6bit_non_mx"]
     assert t.records["run"][0] == 0 and t.records["run"][-1] == 1 and t.records["seq"][-1] < len(t)
-    assert t.to_raw(run=1) == bytes(rec.raw_runs[1][0])
+    assert t.to_raw(run=1) == full_recording(np.zeros((1, 12), np.uint8), 4, 0)[1]
     buf = io.StringIO()
     t.to_jsonl(buf)
     assert Trace.from_jsonl(io.StringIO(buf.getvalue())).to_bytes() == t.to_bytes()

@@ -2,33 +2,48 @@
 
 ::
 
-    q7emu trace CASE|RECORD -o FILE [--window START:END] [--ops NAME,...] [--jsonl]
+    q7emu trace CASE|RECORD -o FILE [--window START:END] [--partitions LIST] [--ops NAME,...]
+                [--bundles LIST] [--jsonl] [--log FILE|-] [--max-size SIZE] [--no-progress] [--json]
                 [--sbuf IN.npz] [-g GEN] [--knob NAME=VALUE] [--partition-bytes N]
-    q7emu trace show FILE [--op NAME[,NAME]] [--seq A:B] [--lanes A:B]
-    q7emu trace diff A B [--align seq|op]          exit 1 when the traces differ
-    q7emu trace export FILE -o OUT.jsonl
-    q7emu trace import IN.jsonl -o OUT.q7t
-    q7emu profile CASE|RECORD [--json] [--chrome-trace FILE] [--plot FILE.png] [--top N]
+    q7emu trace show FILE [--op NAME[,NAME]] [--seq A:B] [--partitions LIST] [--lanes A:B] [--json]
+    q7emu trace diff A B [--align seq|op] [--json]     exit 1 when the traces differ
+    q7emu trace export FILE -o OUT.jsonl [--json]
+    q7emu trace import IN.jsonl -o OUT.q7t [--json]
+    q7emu profile CASE|RECORD [--json] [--chrome-trace FILE] [--plot FILE.png] [--top N] [--window ...]
+                  [--partitions ...] [--ops ...] [--bundles ...] [--repeat N] [--no-progress]
 
 CASE is a replay case (``NAME.json`` / ``NAME.npz`` / the stem; its SBUF image, generation and knobs are
 used). RECORD is a 64-byte instruction record (128 hex digits, or a file of 64 raw bytes / hex text) run on
 the SBUF image of ``--sbuf`` (array ``sbuf``, uint8 [128, partition_bytes]) or on a zero SBUF.
-Ranges are half-open ``START:END`` (either side may be omitted; ``N`` alone means ``N:N+1``).
-Trace files: see q7emu.analysis.trace (binary ``q7emu-trace`` v1, or JSON Lines; ``show`` / ``diff`` read both).
+Ranges are half-open ``START:END`` (either side may be omitted; ``N`` alone means ``N:N+1``); a LIST is
+comma-separated ``N`` / ``START:END`` items. Partitions are absolute SBUF partitions (the record's destination
+partitions, as ``replay`` reports them). Before recording, ``trace`` estimates the file's size and refuses past
+``--max-size`` (default 2G). ``trace`` and ``profile`` exit 1 when the CASE they run fails.
+Trace files: docs/traces.md (binary ``q7emu-trace`` v2, v1 still read, or JSON Lines; every reader reads all).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from q7emu.cli.common import EXIT_FAIL, EXIT_OK, GENERATIONS, Parser, Subparsers, UsageError, parse_knobs, read_record
 
 #: ``--partition-bytes`` of a RECORD. A lambda, not common.parse_int: argparse names it in the error text
 #: (``invalid <lambda> value``), and the CLI's error texts are kept as they are.
 _partition_bytes = lambda s: int(s, 0)  # noqa: E731
+
+DEFAULT_MAX_SIZE = 2 << 30
+SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
+              "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40}
+TICK_OPS = 1 << 16
 
 
 def _is_case(target: str) -> bool:
@@ -38,37 +53,88 @@ def _is_case(target: str) -> bool:
     return len(target) < 512 and p.with_suffix(".json").is_file() and not p.is_file()
 
 
-def run_target(target: str, recorder: Any, *, sbuf: str | None = None, generation: str | None = None,
-               knobs: list[str] | None = None, partition_bytes: int | None = None) -> tuple[Any, str, str | None]:
-    """Execute a CASE or RECORD with ``trace=recorder`` (None: untraced).
+@dataclass
+class Target:
+    """A CASE or RECORD loaded once: :meth:`machine` gives a fresh machine each time (so a run can be
+    repeated on the same input), ``label`` names it in trace headers, ``partition_base`` is the record's
+    first destination partition."""
 
-    Returns (ExecResult, label for the trace header, case verdict or None). Raises UsageError for options
-    that do not apply to a CASE and for a case that expects an error."""
-    from q7emu.machine.machine import DEFAULT_PARTITION_BYTES, Machine, load_sbuf_image
+    label: str
+    record: bytes
+    partition_base: int
+    case: Any = None
+    knobs: dict[str, str] | None = None
+    sbuf: Any = None
+    generation: str = "MARIANA"
+    partition_bytes: int = 0
+
+    def machine(self) -> Any:
+        """A fresh Machine holding the target's SBUF image."""
+        from q7emu.machine.machine import Machine
+        if self.case is not None:
+            from q7emu.machine.cases import _prepared_machine
+            return _prepared_machine(self.case, self.knobs, "kernel")
+        m = Machine(self.generation, self.partition_bytes, self.knobs, backend="kernel")
+        if self.sbuf is not None:
+            m.sbuf[:] = self.sbuf
+        return m
+
+    def verdict(self, m: Any) -> str | None:
+        """PASS / FAIL (first mismatch) of a CASE after it ran on ``m``; None for a RECORD."""
+        if self.case is None:
+            return None
+        from q7emu.machine.cases import compare
+        mm = compare(self.case.expected, m.sbuf)
+        return "PASS" if mm is None else f"FAIL ({mm.describe()})"
+
+
+def load_target(target: str, *, sbuf: str | None = None, generation: str | None = None,
+                knobs: list[str] | None = None, partition_bytes: int | None = None) -> Target:
+    """Load a CASE or RECORD (UsageError for options that do not apply to a CASE and for a case that
+    expects an error)."""
+    from q7emu.isa.records import decode_record
+    from q7emu.machine.machine import DEFAULT_PARTITION_BYTES, load_sbuf_image
 
     kn = parse_knobs(knobs)
     if _is_case(target):
-        from q7emu.machine.cases import _prepared_machine, compare, load_case
+        from q7emu.machine.cases import load_case
         if sbuf is not None or generation is not None or partition_bytes is not None:
             raise UsageError("--sbuf, -g and --partition-bytes apply to a RECORD; a CASE carries its own")
         case = load_case(target)
         if case.expected_error is not None:
             raise UsageError(f"{target}: the case expects an error ({case.expected_error!r}); nothing to trace")
-        m = _prepared_machine(case, kn, "kernel")
-        res = m.execute(case.record, trace=recorder)
-        mm = compare(case.expected, m.sbuf)
-        verdict = "PASS" if mm is None else f"FAIL ({mm.describe()})"
-        return res, str(case.path or target), verdict
+        base = _dst_partition(decode_record(case.record), case.partition_bytes)
+        return Target(str(case.path or target), case.record, base, case=case, knobs=kn)
     record = read_record(target)
-    arr = None
-    if sbuf is not None:
-        arr = load_sbuf_image(sbuf)
+    arr = load_sbuf_image(sbuf) if sbuf is not None else None
     pb = arr.shape[1] if arr is not None else (partition_bytes or DEFAULT_PARTITION_BYTES)
-    m = Machine(generation or "MARIANA", pb, kn, backend="kernel")
-    if arr is not None:
-        m.sbuf[:] = arr
-    res = m.execute(record, trace=recorder)
-    return res, f"record:{record.hex()}", None
+    return Target(f"record:{record.hex()}", record, _dst_partition(decode_record(record), pb), knobs=kn,
+                  sbuf=arr, generation=generation or "MARIANA", partition_bytes=pb)
+
+
+def _dst_partition(rec: Any, partition_bytes: int) -> int:
+    """The record's first destination partition (0 when it has no immediate SBUF destination)."""
+    dst = getattr(rec, "dst", None)
+    addr = getattr(dst, "start_addr", None)
+    if addr is None or not getattr(addr, "is_immediate", False) or getattr(addr, "is_psum", False):
+        return 0
+    try:
+        return int(addr.locate(partition_bytes)[0])
+    except (ValueError, ZeroDivisionError):
+        return 0
+
+
+def run_target(target: str, recorder: Any, *, sbuf: str | None = None, generation: str | None = None,
+               knobs: list[str] | None = None, partition_bytes: int | None = None) -> tuple[Any, str, str | None]:
+    """Execute a CASE or RECORD once with ``trace=recorder`` (None: untraced).
+
+    Returns (ExecResult, label for the trace header, case verdict or None)."""
+    t = load_target(target, sbuf=sbuf, generation=generation, knobs=knobs, partition_bytes=partition_bytes)
+    if recorder is not None and hasattr(recorder, "partition_base"):
+        recorder.partition_base = t.partition_base
+    m = t.machine()
+    res = m.execute(t.record, trace=recorder)
+    return res, t.label, t.verdict(m)
 
 
 def _range(text: str | None, what: str) -> tuple[int | None, int | None] | None:
@@ -80,6 +146,15 @@ def _range(text: str | None, what: str) -> tuple[int | None, int | None] | None:
         raise UsageError(str(e)) from None
 
 
+def _list(text: str | None, what: str) -> list[tuple[int, int]] | None:
+    from q7emu.analysis.trace import parse_list
+    from q7emu.errors import InvalidArgument
+    try:
+        return parse_list(text, what)
+    except InvalidArgument as e:
+        raise UsageError(str(e)) from None
+
+
 def _names(items: list[str] | None) -> list[str] | None:
     if not items:
         return None
@@ -87,17 +162,106 @@ def _names(items: list[str] | None) -> list[str] | None:
     return out or None
 
 
+def parse_size(text: str) -> int:
+    """``512M``, ``2G``, ``1500000``: a byte count (argparse ``type``)."""
+    t = text.strip().upper().replace(" ", "")
+    num = t.rstrip("KMGTIB")
+    unit = t[len(num):]
+    try:
+        v = float(num)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 512M, 2G)") from None
+    if unit not in SIZE_UNITS or not 0 <= v < 1 << 62:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 512M, 2G)")
+    return int(v * SIZE_UNITS[unit])
+
+
+def _mb(n: float) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.1f} kB"
+
+
+def _filters(a: argparse.Namespace) -> dict[str, Any]:
+    """Recorder filters from the common options."""
+    win = _range(a.window, "--window")
+    if win is not None:
+        win = (win[0] or 0, (1 << 64) - 1 if win[1] is None else win[1])
+    bundles = _list(a.bundles, "--bundles")
+    return {"window": win, "ops": _names(a.ops), "partitions": _list(a.partitions, "--partitions"),
+            "bundles": None if bundles is None else [b for lo, hi in bundles for b in range(lo, min(hi, lo + 65536))]}
+
+
+def _recorder(f: dict[str, Any], **kw: Any) -> Any:
+    from q7emu.analysis.trace import Recorder
+    from q7emu.errors import InvalidArgument
+    try:
+        return Recorder(**f, **kw)
+    except InvalidArgument as e:
+        raise UsageError(str(e)) from None
+
+
+class Progress:
+    """A tqdm bar over executed ops on stderr (quiet when stderr is not a TTY or when disabled)."""
+
+    def __init__(self, total: int | None, desc: str, enabled: bool) -> None:
+        self.bar = None
+        if enabled and sys.stderr.isatty():
+            from tqdm import tqdm
+            self.bar = tqdm(total=total, desc=desc, unit="op", unit_scale=True, file=sys.stderr, leave=False,
+                            dynamic_ncols=True, mininterval=0.25)
+        self.done = 0
+
+    def tick(self, _run: int, executed: int) -> None:
+        """``executed`` ops of the current run so far."""
+        if self.bar is not None and executed > self.done:
+            self.bar.update(executed - self.done)
+            self.done = executed
+
+    def next_run(self) -> None:
+        """A new run starts counting from 0."""
+        self.done = 0
+
+    def close(self) -> None:
+        """Remove the bar."""
+        if self.bar is not None:
+            self.bar.close()
+
+
 # ---------------------------------------------------------------------- trace
 def _record_options(p: argparse.ArgumentParser, suppress: bool = False) -> None:
     h = (lambda s: argparse.SUPPRESS) if suppress else (lambda s: s)
     d = argparse.SUPPRESS if suppress else None
-    p.add_argument("-o", "--output", metavar="FILE", default=d, help=h("trace file to write"))
-    p.add_argument("--window", metavar="START:END", default=d,
-                   help=h("record only sequence numbers START <= seq < END (every op still counts)"))
-    p.add_argument("--ops", action="append", metavar="NAME,...", default=d,
-                   help=h("record only these mnemonics (comma list, repeatable; at most 64)"))
+    p.add_argument("-o", "--output", metavar="FILE", default=d, help=h("trace file to write (.q7t, or .jsonl)"))
+    _filter_options(p, suppress)
     p.add_argument("--jsonl", action="store_true", default=d if suppress else False,
                    help=h("write JSON Lines instead of the binary trace file"))
+    p.add_argument("--log", metavar="FILE|-", default=d,
+                   help=h("also stream a text log, one op per line (seq, partition, bundle, mnemonic, operands "
+                          "with lanes in hex), to FILE or stdout (-)"))
+    p.add_argument("--max-size", type=parse_size, metavar="SIZE", default=d,
+                   help=h("refuse when the estimated output is larger (default 2G; e.g. 512M)"))
+    _run_options(p, suppress)
+
+
+def _filter_options(p: argparse.ArgumentParser, suppress: bool = False) -> None:
+    h = (lambda s: argparse.SUPPRESS) if suppress else (lambda s: s)
+    d = argparse.SUPPRESS if suppress else None
+    p.add_argument("--window", metavar="START:END", default=d,
+                   help=h("record only sequence numbers START <= seq < END (every op still counts; 64-bit)"))
+    p.add_argument("--partitions", metavar="LIST", default=d,
+                   help=h("record only these absolute SBUF partitions (e.g. 0:4,17)"))
+    p.add_argument("--ops", action="append", metavar="NAME,...", default=d,
+                   help=h("record only these mnemonics (comma list, repeatable; at most 64)"))
+    p.add_argument("--bundles", metavar="LIST", default=d,
+                   help=h("record only these bundle indices of the kernel listing (e.g. 24:26,39)"))
+
+
+def _run_options(p: argparse.ArgumentParser, suppress: bool = False) -> None:
+    h = (lambda s: argparse.SUPPRESS) if suppress else (lambda s: s)
+    d = argparse.SUPPRESS if suppress else None
+    p.add_argument("--no-progress", action="store_true", default=d if suppress else False,
+                   help=h("no progress bar (it is shown only when stderr is a terminal)"))
+    p.add_argument("--json", action="store_true", default=d if suppress else False,
+                   help=h("print the result as one JSON object"))
     p.add_argument("--sbuf", metavar="IN.npz", default=d, help=h("SBUF image for a RECORD (default: zeros)"))
     p.add_argument("-g", "--generation", default=d, help=h(f"generation for a RECORD: {GENERATIONS} (default MARIANA)"))
     p.add_argument("--knob", action="append", metavar="NAME=VALUE", default=d,
@@ -133,56 +297,180 @@ def cmd_trace(args: argparse.Namespace) -> int:
     return _trace_record(inner)
 
 
-def _trace_record(a: argparse.Namespace) -> int:
-    from q7emu.analysis.trace import Recorder
+def _estimate(t: Any, f: dict[str, Any], jsonl: bool) -> dict[str, Any]:
+    """A dry recording (blocks measured and dropped): records, executed ops, raw bytes, and the output size
+    estimated from the first blocks' compression (binary) or rendered lines (JSON Lines)."""
+    import zlib
 
-    if not a.output:
-        raise UsageError("trace: -o FILE is required")
-    win = _range(a.window, "--window")
-    if win is not None:
-        win = (win[0] or 0, 0xFFFFFFFF if win[1] is None else win[1])
-    rec = Recorder(window=win, ops=_names(a.ops))
-    res, label, verdict = run_target(a.target, rec, sbuf=a.sbuf, generation=a.generation, knobs=a.knob,
-                                     partition_bytes=a.partition_bytes)
-    rec.case = label
-    t = rec.trace
-    t.case = label
-    out = Path(a.output)
-    jsonl = a.jsonl or out.suffix == ".jsonl"
+    from q7emu.analysis.trace import CODEC_LEVEL, Trace, decode_block
+
+    sample: dict[str, Any] = {"raw": 0, "comp": 0, "recs": 0, "text": 0, "text_recs": 0}
+    rec = _recorder(f, partition_base=t.partition_base)
+
+    def on_block(run: int, raw: bytes) -> None:
+        if sample["raw"] < 4 << 20:
+            sample["raw"] += len(raw)
+            sample["comp"] += len(zlib.compress(raw, CODEC_LEVEL))
+        if jsonl and sample["text_recs"] < 2000:
+            b = decode_block(raw, rec.op_names[run], run)
+            tr = Trace(b.records, b.operands, b.data)
+            n = min(len(tr), 2000)
+            sample["text"] += sum(len(json.dumps(tr.op_json(i), separators=(",", ":"))) + 1 for i in range(n))
+            sample["text_recs"] += n
+        rec.run_blocks[run].clear()
+
+    rec.on_block = on_block
+    m = t.machine()
+    m.execute(t.record, trace=rec)
+    raw_total = rec.raw_bytes
+    est = raw_total * (sample["comp"] / sample["raw"]) if sample["raw"] else 0
     if jsonl:
-        t.to_jsonl(out)
+        est = rec.records * (sample["text"] / sample["text_recs"]) if sample["text_recs"] else 0
+    return {"records": rec.records, "executed": sum(r.get("executed") or 0 for r in rec.runs),
+            "raw_bytes": raw_total, "estimated_bytes": int(est) + 4096}
+
+
+@contextlib.contextmanager
+def _log_stream(dest: str | None) -> Any:
+    if dest is None:
+        yield None
+    elif dest == "-":
+        yield sys.stdout
     else:
-        t.save(out)
-    seqs = t.records["seq"]
-    span = f"seq {int(seqs.min())}..{int(seqs.max())}" if len(t) else "no records"
-    kern = ", ".join(sorted({r["kernel"] for r in t.runs})) or res.path
-    print(f"{res.path}: traced {len(t)} ops ({span}) of {kern} in {len(t.runs)} run(s)"
-          + (f"; case {verdict}" if verdict else "") + f" -> {out} ({'JSON Lines' if jsonl else 'q7emu-trace'})")
-    return EXIT_OK
+        from q7emu.fileio import atomic_write
+        with atomic_write(dest, "w", newline="\n") as fh:
+            yield fh
+
+
+def _trace_record(a: argparse.Namespace) -> int:
+    from q7emu.analysis.trace import LogWriter, decode_block, export_jsonl
+
+    if not a.output and not a.log:
+        raise UsageError("trace: -o FILE is required (or --log FILE|- for a text log)")
+    f = _filters(a)
+    t = load_target(a.target, sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes)
+    out = Path(a.output) if a.output else None
+    jsonl = bool(out is not None and (a.jsonl or out.suffix == ".jsonl"))
+    quiet = a.json
+    limit = DEFAULT_MAX_SIZE if a.max_size is None else a.max_size
+    est = _estimate(t, f, jsonl) if out is not None else None
+    if est is not None:
+        if not quiet:
+            print(f"q7emu trace: {est['records']} of {est['executed']} executed ops pass the filters; estimated "
+                  f"{_mb(est['estimated_bytes'])} ({'JSON Lines' if jsonl else 'q7emu-trace v2'}) -> {out}",
+                  file=sys.stderr)
+        if est["estimated_bytes"] > limit:
+            raise UsageError(f"trace: estimated output {_mb(est['estimated_bytes'])} exceeds --max-size "
+                             f"{_mb(limit)}; narrow it (--window, --partitions, --ops, --bundles) or raise --max-size")
+    tmp = None
+    if jsonl:
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".q7t.tmp",
+                                   dir=out.parent if str(out.parent) else ".")
+        os.close(fd)
+        path = Path(tmp)
+    else:
+        path = out
+    bar = Progress(est["executed"] if est else None, "trace", not a.no_progress)
+    try:
+        with _log_stream(a.log) as log_fh:
+            log = LogWriter(log_fh) if log_fh is not None else None
+            rec = _recorder(f, path=path, partition_base=t.partition_base, case=t.label, on_tick=bar.tick,
+                            tick_ops=TICK_OPS)
+            if log is not None:
+                rec.on_block = lambda run, raw: log.write_block(decode_block(raw, rec.op_names[run], run))
+            try:
+                m = t.machine()
+                res = m.execute(t.record, trace=rec)
+                rec.case = t.label
+                rec.close()
+            except BaseException:
+                rec.abort()
+                raise
+        bar.close()
+        if jsonl:
+            export_jsonl(path, out)
+    finally:
+        bar.close()
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    verdict = t.verdict(m)
+    size = out.stat().st_size if out is not None else None
+    executed = sum(r.get("executed") or 0 for r in rec.runs)
+    kern = ", ".join(sorted({r["kernel"] for r in rec.runs})) or res.path
+    if a.json:
+        print(json.dumps({"format": "q7emu-trace-run", "version": 1, "path": res.path, "case": t.label,
+                          "verdict": verdict, "output": str(out) if out else None,
+                          "output_format": None if out is None else ("jsonl" if jsonl else "q7emu-trace-v2"),
+                          "records": rec.records, "executed": executed, "runs": len(rec.runs),
+                          "file_bytes": size, "bytes_per_op": size / rec.records if size and rec.records else None,
+                          "estimated_bytes": est["estimated_bytes"] if est else None, "log": a.log}))
+    elif out is not None:
+        print(f"{res.path}: traced {rec.records} of {executed} ops of {kern} in {len(rec.runs)} run(s)"
+              + (f"; case {verdict}" if verdict else "")
+              + f" -> {out} ({'JSON Lines' if jsonl else 'q7emu-trace'}, {_mb(size)}"
+              + (f", {size / rec.records:.1f} B/op)" if rec.records else ")"),
+              file=sys.stderr if a.log == "-" else None)
+    return EXIT_FAIL if verdict and verdict != "PASS" else EXIT_OK
+
+
+def _json_stream_records(ops: Any, lanes: Any, head: dict[str, Any], out: IO[str]) -> int:
+    from q7emu.analysis.trace import op_json
+
+    out.write(json.dumps(head, separators=(",", ":"))[:-1] + ',"records":[')
+    n = 0
+    for op in ops:
+        o = op_json(op)
+        if lanes is not None:
+            lo, hi = lanes
+            for od in o["operands"]:
+                if od["kind"] != "scalar":
+                    od["lanes"] = od["lanes"][lo or 0:hi]
+        out.write(("," if n else "") + json.dumps(o, separators=(",", ":")))
+        n += 1
+    out.write(f'],"shown":{n}}}\n')
+    return n
 
 
 def _trace_show(argv: list[str]) -> int:
-    from q7emu.analysis.trace import Trace
+    from q7emu.analysis.trace import TraceFile, format_op
 
     p = Parser(prog="q7emu trace show", description="print trace records in each op's lane view")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--op", action="append", metavar="NAME[,NAME]", help="only these mnemonics (repeatable)")
-    p.add_argument("--seq", metavar="A:B", help="only sequence numbers A <= seq < B")
+    p.add_argument("--seq", metavar="A:B", help="only sequence numbers A <= seq < B (seeks through the block index)")
+    p.add_argument("--partitions", metavar="LIST", help="only these absolute partitions (e.g. 0:4,17)")
     p.add_argument("--lanes", metavar="A:B", help="only lanes A <= lane < B of each vector operand")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object (format q7emu-trace-show v1: header fields, records, shown)")
     a = p.parse_args(argv)
-    t = Trace.load(a.file)
     seq = _range(a.seq, "--seq")
     lanes = _range(a.lanes, "--lanes")
-    n = 0
-    for text in t.show(op=_names(a.op), seq=seq, lanes=lanes):
-        print(text)
-        n += 1
-    print(f"({n} of {len(t)} records shown)")
+    parts = _list(a.partitions, "--partitions")
+    names = set(_names(a.op) or [])
+    with TraceFile(a.file) as tf:
+        def selected() -> Any:
+            for op in tf.ops(seq=seq):
+                if names and op.op not in names:
+                    continue
+                if parts and not any(lo <= op.partition < hi for lo, hi in parts):
+                    continue
+                yield op
+        if a.json:
+            head = {"format": "q7emu-trace-show", "version": 1, "file": str(a.file), "case": tf.case,
+                    "q7emu_version": tf.q7emu_version, "total": tf.records, "runs": tf.runs}
+            _json_stream_records(selected(), lanes, head, sys.stdout)
+            return EXIT_OK
+        n = 0
+        for op in selected():
+            print(format_op(op, lanes))
+            n += 1
+        print(f"({n} of {tf.records} records shown)")
     return EXIT_OK
 
 
 def _trace_diff(argv: list[str]) -> int:
-    from q7emu.analysis.trace import Trace, diff
+    from q7emu.analysis.trace import TraceFile, diff
 
     p = Parser(prog="q7emu trace diff", description="compare two traces; exit 1 when they differ")
     p.add_argument("a", metavar="A")
@@ -190,53 +478,102 @@ def _trace_diff(argv: list[str]) -> int:
     p.add_argument("--align", choices=("seq", "op"), default="seq",
                    help="pair records by sequence number (default) or along the mnemonic sequence")
     p.add_argument("--max-lanes", type=int, default=16, help="differing lanes to print (default 16)")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object (q7emu-trace-diff v1)")
     a = p.parse_args(argv)
-    r = diff(Trace.load(a.a), Trace.load(a.b), align=a.align)
-    print(r.format(max_lanes=a.max_lanes))
+    with TraceFile(a.a) as fa, TraceFile(a.b) as fb:
+        r = diff(fa, fb, align=a.align)
+    if a.json:
+        print(json.dumps(dict(r.as_json(), a=str(a.a), b=str(a.b))))
+    else:
+        print(r.format(max_lanes=a.max_lanes))
     return EXIT_OK if r.same else EXIT_FAIL
 
 
 def _trace_convert(mode: str, argv: list[str]) -> int:
-    from q7emu.analysis.trace import Trace
+    from q7emu.analysis.trace import export_jsonl, import_jsonl
 
     p = Parser(prog=f"q7emu trace {mode}",
-                     description="binary trace -> JSON Lines" if mode == "export" else "JSON Lines -> binary trace")
+               description="binary trace -> JSON Lines" if mode == "export" else "JSON Lines -> binary trace")
     p.add_argument("file", metavar="FILE")
     p.add_argument("-o", "--output", required=True, metavar="OUT")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     a = p.parse_args(argv)
-    if mode == "export":
-        t = Trace.load(a.file)
-        t.to_jsonl(a.output)
+    n = export_jsonl(a.file, a.output) if mode == "export" else import_jsonl(a.file, a.output)
+    if a.json:
+        print(json.dumps({"format": f"q7emu-trace-{mode}", "version": 1, "input": str(a.file), "output": str(a.output),
+                          "records": n, "output_bytes": Path(a.output).stat().st_size}))
     else:
-        t = Trace.from_jsonl(a.file)
-        t.save(a.output)
-    print(f"{a.file} -> {a.output}: {len(t)} records")
+        print(f"{a.file} -> {a.output}: {n} records")
     return EXIT_OK
 
 
 # ---------------------------------------------------------------------- profile
+def _time_untraced(t: Target, repeat: int) -> dict[str, Any]:
+    """Warm, repeated untraced runs (each on a fresh machine; only ``execute`` is timed): min and median."""
+    times = []
+    m = t.machine()
+    m.execute(t.record)                         # warm-up: extension import, page faults, caches
+    deadline = time.perf_counter() + 10.0
+    for _ in range(max(1, repeat)):
+        m = t.machine()
+        t0 = time.perf_counter()
+        m.execute(t.record)
+        times.append(time.perf_counter() - t0)
+        if time.perf_counter() > deadline:
+            break
+    times.sort()
+    return {"execute_untraced_s": times[0], "execute_untraced_median_s": times[len(times) // 2],
+            "execute_untraced_runs": len(times)}
+
+
+def _count_executed(t: Target) -> int:
+    """Executed primitives of the target (a run that records nothing: the progress bar's total)."""
+    rec = _recorder({"window": (0, 0)}, partition_base=t.partition_base)
+    t.machine().execute(t.record, trace=rec)
+    return sum(r.get("executed") or 0 for r in rec.runs)
+
+
 def cmd_profile(a: argparse.Namespace) -> int:
-    """``q7emu profile``: run a CASE|RECORD untraced and traced, print (or write) its profile."""
-    from q7emu.analysis.profile import format_profile, plot, profile, require_matplotlib, write_chrome_trace
-    from q7emu.analysis.trace import Recorder
+    """``q7emu profile``: time a CASE|RECORD untraced (warm, repeated), then run it once recording a skeleton
+    trace folded into the profile's counters as it runs; print (or write) the profile."""
+    from q7emu.analysis.profile import (
+        ProfileAccumulator,
+        format_profile,
+        plot,
+        require_matplotlib,
+        write_chrome_trace,
+    )
+    from q7emu.analysis.trace import decode_block
 
     if a.plot:
         require_matplotlib()            # fail before running anything
-    kw: dict[str, Any] = dict(sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes)
-    t0 = time.perf_counter()
-    run_target(a.target, None, **kw)
-    t_off = time.perf_counter() - t0
-    rec = Recorder()
-    t0 = time.perf_counter()
-    res, label, verdict = run_target(a.target, rec, **kw)
-    t_on = time.perf_counter() - t0
-    trace = rec.trace
-    trace.case = label
-    p = profile(trace, wall={"execute_untraced_s": t_off, "execute_traced_s": t_on})
+    f = _filters(a)
+    t = load_target(a.target, sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes)
+    wall = _time_untraced(t, a.repeat)
+    acc = ProfileAccumulator()
+    bar = Progress(_count_executed(t) if not a.no_progress and sys.stderr.isatty() else None, "profile",
+                   not a.no_progress)
+    rec = _recorder(f, partition_base=t.partition_base, case=t.label, skeleton=True, on_tick=bar.tick,
+                    tick_ops=TICK_OPS)
+
+    def on_block(run: int, raw: bytes) -> None:
+        acc.add(decode_block(raw, rec.op_names[run], run, values=False))
+        rec.run_blocks[run].clear()             # folded into the counters: nothing is kept
+
+    rec.on_block = on_block
+    m = t.machine()
+    try:
+        t0 = time.perf_counter()
+        m.execute(t.record, trace=rec)
+        wall["execute_traced_s"] = time.perf_counter() - t0
+    finally:
+        bar.close()
+    verdict = t.verdict(m)
+    p = acc.result(rec.runs, t.label, wall=wall)
     if verdict:
         p["case_verdict"] = verdict
     if a.chrome_trace:
-        write_chrome_trace(trace, a.chrome_trace)
+        write_chrome_trace(acc, a.chrome_trace)
     if a.plot:
         plot(p, a.plot)
     if a.json:
@@ -246,10 +583,11 @@ def cmd_profile(a: argparse.Namespace) -> int:
         if verdict:
             print(f"case {verdict}")
         if a.chrome_trace:
-            print(f"chrome trace -> {a.chrome_trace} (open in https://ui.perfetto.dev; 1 us = 1 cycle)")
+            print(f"chrome trace -> {a.chrome_trace} (open in https://ui.perfetto.dev; 1 us = 1 cycle; "
+                  "repeated bundle instances aggregated per partition)")
         if a.plot:
             print(f"op-mix plot -> {a.plot}")
-    return EXIT_OK
+    return EXIT_FAIL if verdict and verdict != "PASS" else EXIT_OK
 
 
 # ---------------------------------------------------------------------- registration
@@ -267,15 +605,15 @@ def register(sub: Subparsers) -> None:
     p = sub.add_parser("profile", help="per-op / per-bundle counts, modelled cycles and emulator time of a run",
                        description="Profile one CASE|RECORD: per-mnemonic counts, per-bundle issue counts, "
                                    "estimated cycles (II = 1 per bundle + MAC latency 2; see q7emu.analysis.profile) "
-                                   "per group and per output element, and emulator time per op family.")
+                                   "per group and per output element, and emulator time per op family. The counts "
+                                   "come from counters kept while the kernel runs (no trace is stored); the "
+                                   "untraced time is the fastest of warm, repeated runs. Exit 1 when a CASE fails.")
     p.add_argument("target", metavar="CASE|RECORD")
-    p.add_argument("--json", action="store_true", help="print the profile as JSON")
-    p.add_argument("--chrome-trace", metavar="FILE", help="write Chrome trace-event JSON (one slice per bundle)")
+    p.add_argument("--chrome-trace", metavar="FILE",
+                   help="write Chrome trace-event JSON (opens in ui.perfetto.dev; per partition one slice per bundle)")
     p.add_argument("--plot", metavar="FILE.png", help="op-mix bar chart (needs matplotlib)")
     p.add_argument("--top", type=int, default=None, help="show only the N most frequent mnemonics")
-    p.add_argument("--sbuf", metavar="IN.npz", help="SBUF image for a RECORD (default: zeros)")
-    p.add_argument("-g", "--generation", default=None, help=f"generation for a RECORD: {GENERATIONS} (default MARIANA)")
-    p.add_argument("--knob", action="append", metavar="NAME=VALUE", help="model knob, repeatable")
-    p.add_argument("--partition-bytes", type=_partition_bytes, default=None,
-                   help="SBUF bytes per partition for a RECORD without --sbuf")
+    p.add_argument("--repeat", type=int, default=5, help="untraced timing runs (default 5; the fastest is reported)")
+    _filter_options(p)
+    _run_options(p)
     p.set_defaults(func=cmd_profile)

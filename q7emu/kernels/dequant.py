@@ -20,12 +20,32 @@ from q7emu.model.kernels import DEQUANT_PATHS, DequantFmt, dequant_kernel
 from q7emu.model.knobs import dequant_out_bytes, normalize_dequant_args, normalize_fmt
 from q7emu.model.tables import NF4_TABLES
 
-__all__ = ["dequantize", "dequantize_path", "run_params", "EXTENSION"]
+__all__ = ["dequantize", "dequantize_path", "run_params", "run_traced", "EXTENSION"]
 
 #: the compiled module whose ``run()`` executes the three paths
 EXTENSION = "q7emu.kernels._dequant"
 #: that module once loaded (None until the first kernel call: cached_extension; tests may replace it)
 _dequant: Any = None
+
+
+def run_traced(trace: Any, run: Any, kernel: str, knobs: dict[str, Any]) -> None:
+    """Run a kernel with ``trace`` (how a recorder is handed to the compiled ``run()``).
+
+    A recorder with ``begin_run(kernel, knobs)`` (q7emu.analysis.trace.Recorder) gets a sink the kernel streams
+    compact blocks into; its ``abort()`` is called when the run raises (Ctrl-C, a full disk). Any other object
+    is a minimal recorder: its ``window`` / ``ops`` filter the full-operand record stream, which it receives
+    through ``add_run(raw, kernel=..., knobs=...)``. ``run(trace_arg, **kw)`` calls the extension."""
+    begin = getattr(trace, "begin_run", None)
+    if begin is None:
+        raw = run(True, trace_window=getattr(trace, "window", None), trace_ops=getattr(trace, "ops", None))
+        trace.add_run(raw, kernel=kernel, knobs=knobs)
+        return
+    sink = begin(kernel=kernel, knobs=knobs)
+    try:
+        run(sink)
+    except BaseException:
+        sink.abort()
+        raise
 
 
 def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Mapping[str, str] | None = None,
@@ -63,7 +83,7 @@ def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0
         group_size: 0, or 8 for the in-band-scaled MX path (fmt 1..3 only).
         nibble_order, fp6_packing, mx_layout, mx_scale, nf4_table: model knobs (docs/model.md §1).
         trace: None, or a q7emu trace recorder (``q7emu.analysis.trace.Recorder``) that receives the
-            lane-level record of every primitive executed.
+            lane-level record of every primitive executed (filters applied inside the kernel's recorder).
         cores: how many Q7 cores (host threads) share the partitions, as the firmware splits
             channels across POOL cores; None = up to the host's CPU count for large inputs.
             Tracing always runs on one core. The bytes never depend on it.
@@ -83,9 +103,7 @@ def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0
     params = run_params(fmt_i, group, knobs)
     params["kernel_id"] = int(dequant_kernel(fmt_i, group))
     if trace is not None:
-        raw = ext.run(src_bytes, out, trace=True, trace_window=getattr(trace, "window", None),
-                      trace_ops=getattr(trace, "ops", None), **params)
-        trace.add_run(raw, kernel=path, knobs=knobs)
+        run_traced(trace, lambda t, **kw: ext.run(src_bytes, out, trace=t, **kw, **params), path, knobs)
         return out
     parts = src_bytes.shape[0]
     run_blocks(lambda lo, hi: ext.run(src_bytes[lo:hi], out[lo:hi], **params), parts,

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from q7emu.kernels.cores import check_cores, host_threads, run_blocks
+from q7emu.kernels.dequant import run_traced
 from q7emu.kernels.extension import cached_extension
 from q7emu.model.kernels import KernelId
 from q7emu.model.knobs import normalize_quantize_mx_args
@@ -82,9 +83,8 @@ def quantize_mx(src: np.ndarray, dst_dtype: str = "float8_e4m3fn", *, scale_layo
     data = np.zeros((p, f), dtype=np.uint8)
     scale = np.zeros((p if params["scatter"] else p // 8, f // 4), dtype=np.uint8)
     if trace is not None:
-        raw = ext.run(bits, data, scale, trace=True, trace_window=getattr(trace, "window", None),
-                      trace_ops=getattr(trace, "ops", None), **params)
-        trace.add_run(raw, kernel=KernelId.QUANTIZE_MX.kernel, knobs=dict(knobs, dst_dtype=dst_dtype))
+        run_traced(trace, lambda t, **kw: ext.run(bits, data, scale, trace=t, **kw, **params),
+                   KernelId.QUANTIZE_MX.kernel, dict(knobs, dst_dtype=dst_dtype))
     else:
         # row block b (8 partitions) owns data rows 8b..8b+7 and one scale row (32q + b%4, or b)
         run_blocks(lambda lo, hi: ext.run(bits, data, scale, blocks=(lo, hi), **params),

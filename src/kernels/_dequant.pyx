@@ -425,10 +425,11 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
     """Run the firmware path for (fmt, group) over every partition (row) of `src` into `dst`.
 
     src uint8 [P, in_bytes], dst uint8 [P, out_bytes]; arguments must already be validated
-    (q7emu.kernels.dequant.dequantize does that). With trace=True, returns the raw trace records (a
-    bytes-like, zero-copy TraceBuffer) limited to sequence numbers in trace_window=(lo, hi) and mnemonics
-    in trace_ops, each with kernel_id as its kernel byte (the caller's q7emu.model.KernelId; 0 = not
-    given); else None.
+    (q7emu.kernels.dequant.dequantize does that). With trace=True, returns the raw full-operand trace
+    records (a bytes-like, zero-copy TraceBuffer) limited to sequence numbers in trace_window=(lo, hi) and
+    mnemonics in trace_ops, each with kernel_id as its kernel byte (the caller's q7emu.model.KernelId; 0 =
+    not given); trace=<sink> streams compact blocks to the sink (trace_buffer.pxi init_tracer) and returns
+    None; else None.
     """
     cdef KCfg cfg
     cdef regfile_t rf
@@ -461,17 +462,17 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
                 else:
                     proc_non_mx(&nt, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
         return None
-    _op_names = init_tracer(&tr, kernel_id, trace_window, trace_ops, ops_c)  # keeps the C strings ops_c points to alive
+    _keep = init_tracer(&tr, kernel_id, trace, trace_window, trace_ops, ops_c)  # what the Tracer points into
     try:
         with nogil:
             for p in range(parts):
-                tr.partition = <uint32_t>p
+                tr_set_partition(&tr, p)
+                if tr.failed:
+                    break
                 if mx:
                     proc_4bit_mx_8(&tr, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
                 else:
                     proc_non_mx(&tr, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
-        if tr.failed:
-            raise MemoryError("trace buffer allocation failed")
-        return take_trace(&tr)
+        return finish_tracer(&tr, trace)
     finally:
-        q7_buf_free(tr.buf, tr.cap)
+        release_tracer(&tr)

@@ -254,8 +254,9 @@ def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale,
     [P, F/4] rows 32q..32q+3 (scatter) or [P/8, F/4] (compact). Arguments must already be validated
     (q7emu.kernels.quantize_mx.quantize_mx). blocks=(lo, hi) limits the run to 8-partition row blocks lo..hi-1
     (threads running disjoint block ranges write disjoint rows). With trace=True returns the raw
-    trace records (a bytes-like TraceBuffer), each with kernel_id as its kernel byte (the caller's
-    q7emu.model.KernelId; 0 = not given).
+    full-operand trace records (a bytes-like TraceBuffer), each with kernel_id as its kernel byte (the
+    caller's q7emu.model.KernelId; 0 = not given); trace=<sink> streams compact blocks to the sink
+    (trace_buffer.pxi init_tracer) and returns None.
     """
     cdef QCfg cfg
     cdef regfile_t rf
@@ -286,16 +287,16 @@ def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale,
                 quantize_block(&nt, &rf, &cfg, sp + 8 * rb * sstride, sstride, ncols,
                                &data[8 * rb, 0], ncols, &scale[srow, 0])
         return None
-    _op_names = init_tracer(&tr, kernel_id, trace_window, trace_ops, ops_c)  # keeps the C strings ops_c points to alive
+    _keep = init_tracer(&tr, kernel_id, trace, trace_window, trace_ops, ops_c)  # what the Tracer points into
     try:
         with nogil:
             for rb in range(b_lo, b_hi):
-                tr.partition = <uint32_t>(8 * rb)
+                tr_set_partition(&tr, 8 * rb)
+                if tr.failed:
+                    break
                 srow = 32 * (rb // 4) + rb % 4 if scatter else rb
                 quantize_block(&tr, &rf, &cfg, sp + 8 * rb * sstride, sstride, ncols,
                                &data[8 * rb, 0], ncols, &scale[srow, 0])
-        if tr.failed:
-            raise MemoryError("trace buffer allocation failed")
-        return take_trace(&tr)
+        return finish_tracer(&tr, trace)
     finally:
-        q7_buf_free(tr.buf, tr.cap)
+        release_tracer(&tr)
