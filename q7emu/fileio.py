@@ -41,6 +41,10 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
         open_kwargs.setdefault("encoding", "utf-8")
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=folder)
     try:
+        # mkstemp creates the file 0600; give it the mode a plain open() would (0666 less the umask)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, mode, **open_kwargs) as f:
             yield f
             f.flush()

@@ -39,6 +39,16 @@ def test_an_error_while_writing_keeps_the_old_file(tmp_path, exc):
     assert _leftovers(tmp_path) == []
 
 
+def test_the_new_file_has_the_mode_open_would_give(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        out = tmp_path / "out.bin"
+        atomic_write_bytes(out, b"x")
+        assert out.stat().st_mode & 0o777 == 0o644
+    finally:
+        os.umask(umask)
+
+
 def test_folder_and_missing_parent_are_errors(tmp_path):
     with pytest.raises(InvalidArgument, match="is a folder"):
         atomic_write_bytes(tmp_path, b"x")
