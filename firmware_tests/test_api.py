@@ -205,8 +205,6 @@ def test_ivp_docstring_names_the_returned_dtype(op, want):
 
 
 # ---------------------------------------------------------------------- traces
-@pytest.mark.xfail(strict=True, reason="q7emu/analysis/trace.py is the trace engineer's: format_op takes an index, "
-                                       "an Op raises IndexError")
 def test_trace_format_op_of_an_op_does_not_crash():
     rec = q7emu.trace.Recorder()
     q7emu.dequantize(np.zeros((1, 4), np.uint8), "e2m1", trace=rec)

@@ -401,7 +401,6 @@ def test_error_line():
 # ---------------------------------------------------------------------- trace / profile (q7emu/cli/trace_commands.py)
 # These commands belong to the trace engineer's branch; the markers go when that branch (exit status of a
 # failing case, --json of trace show / diff) is merged (strict: an unexpected pass fails the suite).
-_TRACE_BRANCH = "q7emu/cli/trace_commands.py is changed on the trace branch"
 
 
 @pytest.fixture
@@ -413,19 +412,16 @@ def failing_case(tmp_path):
     return tmp_path / "bad.json"
 
 
-@pytest.mark.xfail(strict=True, reason=_TRACE_BRANCH)
 def test_profile_of_a_failing_case_exits_1(capsys, failing_case):
     code, _, _ = run(capsys, "profile", str(failing_case))
     assert code == 1
 
 
-@pytest.mark.xfail(strict=True, reason=_TRACE_BRANCH)
 def test_trace_of_a_failing_case_exits_1(capsys, failing_case, tmp_path):
     code, _, _ = run(capsys, "trace", str(failing_case), "-o", str(tmp_path / "t.q7t"))
     assert code == 1
 
 
-@pytest.mark.xfail(strict=True, reason=_TRACE_BRANCH)
 @pytest.mark.parametrize("words", [["show", "{t}"], ["diff", "{t}", "{t}"]])
 def test_trace_show_and_diff_have_json(capsys, tmp_path, words):
     case = EXAMPLES / "mariana" / "mariana_7b_proc_4bit_non_mx_e2m1.json"

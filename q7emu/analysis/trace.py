@@ -1007,10 +1007,11 @@ class Trace:
                 raise TraceError(f"{where}: an operand's bytes do not fill whole lanes of its view")
 
     # ------------------------------------------------------------------ show and JSON Lines
-    def format_op(self, i: int, lanes: tuple[int | None, int | None] | None = None, per_row: int | None = None
-                  ) -> str:
-        """One record in its operands' lane views (hex lanes; ``lanes`` = [lo, hi) lane filter)."""
-        return format_op(self[i], lanes, per_row)
+    def format_op(self, op: int | Op, lanes: tuple[int | None, int | None] | None = None,
+                  per_row: int | None = None) -> str:
+        """One record (its index in this trace, or an :class:`Op` taken from it) in its operands' lane views
+        (hex lanes; ``lanes`` = [lo, hi) lane filter)."""
+        return format_op(op if isinstance(op, Op) else self[op], lanes, per_row)
 
     def show(self, op: Iterable[str] | str | None = None, seq: tuple[int | None, int | None] | None = None,
              lanes: tuple[int | None, int | None] | None = None) -> Iterator[str]:
