@@ -269,3 +269,17 @@ def test_fuzz_decode_validate_execute_never_crash_or_stray(data, gen):
         mask = dst_mask(rec, PB)
         assert mask is not None
         assert not (changed & ~mask).any()
+
+
+def test_a_trace_through_the_machine_names_absolute_sbuf_partitions():
+    """Machine.execute(trace=Recorder()) records SBUF partitions (the record's destination starts at 5),
+    the numbering replay reports, not the kernel's 0-based index."""
+    from q7emu.analysis.trace import Recorder
+
+    rec = make_dequant_record(1, 0, 3, 4, src_partition=5, dst_partition=5, partition_bytes=PB)
+    m = Machine("CAYMAN", partition_bytes=PB)
+    m.sbuf[5:8, :16] = np.arange(48, dtype=np.uint8).reshape(3, 16)
+    recorder = Recorder()
+    m.execute(rec, trace=recorder)
+    parts = sorted({op.partition for op in recorder.trace})
+    assert parts == [5, 6, 7]

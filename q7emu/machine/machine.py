@@ -318,6 +318,14 @@ def _record_kernel(r: Record) -> KernelEntry:
     return entry
 
 
+def _at_partition(trace: Any, first_partition: int) -> Any:
+    """The recorder, told that the kernel's partition 0 is SBUF partition ``first_partition`` (the record's
+    first destination partition), so a trace names absolute SBUF partitions as replay does."""
+    if hasattr(trace, "partition_base"):
+        trace.partition_base = first_partition
+    return trace
+
+
 def _handle_tensor_dequantize(m: Machine, r: S3D3TensDequant, trace: Any) -> tuple[str, list[Write]]:
     """POOL 0x7B: gather src u32 words per active partition, dequantize, scatter by the dst pattern."""
     entry = _record_kernel(r)
@@ -329,13 +337,13 @@ def _handle_tensor_dequantize(m: Machine, r: S3D3TensDequant, trace: Any) -> tup
     kn = {k: m.knobs[k] for k in DEQUANT_KNOBS}
     src = np.ascontiguousarray(words.astype("<u4")).view(np.uint8)
     kwargs: dict[str, Any] = dict(kn)
+    dp, doff = m._sbuf_location("dst.start_addr", r.dst.start_addr)
     if trace is not None and m.backend == "kernel":
-        kwargs["trace"] = trace
+        kwargs["trace"] = _at_partition(trace, dp)
     out = np.asarray(run(src, r.dequant_fmt, r.group_size, **kwargs))
     if out.dtype != np.uint8 or out.shape != (nac, r.dst.count * 4):
         raise Q7Error(f"internal: dequantize returned {out.dtype} {out.shape}, expected uint8 "
                       f"({nac}, {r.dst.count * 4})")
-    dp, doff = m._sbuf_location("dst.start_addr", r.dst.start_addr)
     parts = np.arange(dp, dp + nac)
     return entry.name, [m.plan_scatter(parts, element_offsets(r.dst, doff), out, 4)]
 
@@ -352,15 +360,15 @@ def _handle_quantize_mx(m: Machine, r: S3DMX1Quant, trace: Any) -> tuple[str, li
     dst_dtype = "float8_e4m3fn" if r.out_dtype == DType.FP8_EXP4 else "float8_e5m2"
     run = kernel_function(entry, m.backend)
     kwargs: dict[str, Any] = dict(scale_layout="compact", emax=m.knobs["emax"], underflow=m.knobs["underflow"])
+    d = r.dst
+    dp, doff = m._sbuf_location("dst.start_addr", d.start_addr)
     if trace is not None and m.backend == "kernel":
-        kwargs["trace"] = trace
+        kwargs["trace"] = _at_partition(trace, dp)
     data, scale = run(src, dst_dtype, **kwargs)
     data, scale = np.asarray(data), np.asarray(scale)
     f4 = src.shape[1] // 4
     if data.shape != (nac, f4) or scale.shape != (nac // 8, f4):
         raise Q7Error(f"internal: quantize_mx returned data {data.shape}, scale {scale.shape}")
-    d = r.dst
-    dp, doff = m._sbuf_location("dst.start_addr", d.start_addr)
     sp, soff = m._sbuf_location("dst.scale_addr", d.scale_addr)
     dbytes = np.ascontiguousarray(data.astype("<u4")).view(np.uint8)
     offs = doff + 4 * np.arange(d.num_elem, dtype=np.int64) * d.step_elem
