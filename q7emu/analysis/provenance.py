@@ -16,7 +16,7 @@
   - ``q7emu``: SPEC does not place the op in this path; it is part of q7emu's reconstruction.
 
 * :func:`primitive_class` / :func:`format_ops_table`: every IVP primitive's semantics provenance as one
-  of SPEC HIGH, SPEC MED, ANCHORS HIGH, q7emu choice (from :func:`q7emu.primitives.ivp.catalog`), plus the kernels that issue it.
+  of SPEC HIGH, SPEC MED, ANCHORS HIGH, q7emu choice (from the op table :mod:`q7emu.primitives.optable`), plus the kernels that issue it.
 * :data:`KNOB_FACTS` / :data:`OUTPUT_BASIS`: which output bytes rest on firmware facts and which on a
   model knob (MODEL.md), with the SPEC open question each knob stands for.
 """
@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from q7emu.primitives import optable
 
 # ---------------------------------------------------------------------- firmware facts per path
 NON_MX_BLOCK = "inline non-MX paths in decode (0x4df0..0x511c)"
@@ -193,7 +195,7 @@ OUTPUT_BASIS: tuple[OutputBasis, ...] = (
 
 
 # ---------------------------------------------------------------------- primitives
-PRIMITIVE_CLASSES = ("SPEC HIGH", "SPEC MED", "ANCHORS HIGH", "q7emu choice")
+PRIMITIVE_CLASSES = optable.PROVENANCE_CLASSES
 
 
 def primitive_class(provenance: str) -> str:
@@ -218,8 +220,7 @@ class PrimitiveRow:
 
 
 def primitive_rows() -> list[PrimitiveRow]:
-    """Every IVP primitive with its provenance class and the kernels (listings) that issue it."""
-    from q7emu.primitives import ivp
+    """Every IVP primitive with its provenance class and the kernels (listings) that issue it (facts: the op table)."""
     used: dict[str, list[str]] = {}
     try:
         from q7emu.analysis.listing import kernel_mnemonics
@@ -229,10 +230,8 @@ def primitive_rows() -> list[PrimitiveRow]:
     except Exception:  # pragma: no cover - listing data missing: no usage column
         used = {}
     rows = []
-    for r in ivp.catalog():
-        cls = primitive_class(r.provenance)
-        detail = r.provenance[len(cls):].strip(" ()") if r.provenance.startswith(cls) else r.provenance
-        rows.append(PrimitiveRow(r.mnemonic, cls, detail, r.reference, r.semantics, used.get(r.mnemonic, [])))
+    for o in sorted(optable.OPS, key=lambda o: o.mnemonic):
+        rows.append(PrimitiveRow(o.mnemonic, o.provenance, o.note, o.cite, o.semantics, used.get(o.mnemonic, [])))
     return rows
 
 
