@@ -37,3 +37,36 @@ def catalog() -> builtins.list[PrimitiveInfo]:
 def list() -> builtins.list[tuple[str, str]]:  # noqa: A001 - the issue names it q7emu.primitives.ivp.list()
     """Every wrapped primitive as (mnemonic, one-line semantics), sorted by mnemonic."""
     return [(r.mnemonic, r.semantics) for r in catalog()]
+
+
+def example_args(mnemonic: str, seed: int = 0) -> builtins.list[object]:
+    """Well-formed arguments for ``q7emu.ivp.<mnemonic>`` (or ``_ivp._c_<mnemonic>`` of a C-only op), built
+    from the op table: vec lanes of the operand's dtype and lane count (integers in [0, 100), floats from a
+    standard normal), vbool ``bool[lanes]``, wvec lanes in [-2^20, 2^20) (int64 array, or a list of Python
+    ints for 96-bit lanes), pr ``0x0001000200034000``, each immediate its table example, ``off = 0``, other
+    scalars 64, memory a 256-byte uint8 buffer, valign 64 zero bytes. For tests and benchmarks."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out: builtins.list[object] = []
+    for o in optable.op(mnemonic).args:
+        if o.kind == optable.VEC:
+            dt = np.dtype(o.dtype)
+            out.append(rng.standard_normal(o.lanes).astype(dt) if dt.kind == "f"
+                       else rng.integers(0, 100, o.lanes).astype(dt))
+        elif o.kind == optable.VBOOL:
+            out.append(rng.random(o.lanes) < 0.5)
+        elif o.kind == optable.WVEC:
+            lanes = rng.integers(-(1 << 20), 1 << 20, o.lanes)
+            out.append([int(x) for x in lanes] if o.pytype == "list[int]" else lanes.astype(np.int64))
+        elif o.kind == optable.PR:
+            out.append(0x0001000200034000)
+        elif o.kind == optable.IMM:
+            out.append(o.example)
+        elif o.kind == optable.SCALAR:
+            out.append(0 if o.name == "off" else 64)
+        elif o.kind == optable.MEMORY:
+            out.append(rng.integers(0, 256, 256).astype(np.uint8))
+        else:
+            out.append(np.zeros(64, dtype=np.uint8))
+    return out

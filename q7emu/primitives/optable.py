@@ -89,8 +89,9 @@ class Operand:
     op reads or writes (a vec / vbool view, ``wvec24/48/96``); ``dtype`` the numpy dtype of the wrapper's
     array (or ``int``). Immediates carry their legal range ``lo..hi`` (and ``values`` when only some are
     modelled) and an ``example`` value; ``optional`` accumulators accept None for all-zero lanes;
-    ``signed_when`` names the immediate bit that makes a result signed; ``touches`` is how many bytes a
-    memory operand reads or writes at ``mem[off]`` (64, or the name of the length operand: min(max(n, 0), 64)).
+    ``signed_when`` names the immediate bit that makes a result signed (``"imm & 16"``); ``touches`` is which
+    bytes a memory operand reads or writes: 64 at ``mem[off]``, ``"n"`` (min(max(n, 0), 64) at ``mem[off]``, n
+    the length operand), ``"row"`` / ``"row2"`` (the one / two aligned 64-byte rows from ``off & ~63``).
     """
 
     name: str
@@ -134,6 +135,14 @@ class Operand:
         if self.kind == WVEC and self.view == "wvec96":
             return "list[int]"
         return "ndarray" if self.shape else "int"
+
+    @property
+    def signed_when_arg(self) -> tuple[str, int] | None:
+        """(immediate argument, mask) of ``signed_when`` ("imm & 16" -> ("imm", 16)), or None."""
+        if not self.signed_when:
+            return None
+        name, mask = self.signed_when.split("&")
+        return name.strip(), int(mask, 0)
 
     def describe(self) -> str:
         """``uint8[64]``, ``bool[32]``, ``int64[32] (wvec48)``, ``int in [0, 15]``, ``uint8[n] buffer``..."""
@@ -607,10 +616,10 @@ C_ONLY: tuple[Op, ...] = (
     Op("lv2nx8_i", MEM, (vec("vt", "2nx8", U8, DST), mem(), scalar("off"),),
        "vt = the 64 bytes at mem[off] (aligned vector load, no update).",
        "SPEC §6.2 Loads (B06)", SPEC_HIGH, "", LDST),
-    Op("la2nx8_pp", MEM, (valign("u", DST), mem(), scalar("off"),),
+    Op("la2nx8_pp", MEM, (valign("u", DST), mem(touches="row"), scalar("off"),),
        "Prime the unaligned stream: u = the aligned 64-byte row holding mem[off].",
        "SPEC §6.2 Loads (B06), ANCHORS §7 (LA_PP)", SPEC_HIGH, "", LDST),
-    Op("la2nx8_ip", MEM, (vec("vt", "2nx8", U8, DST), valign("u", SRCDST), mem(touches=128), scalar("off", SRCDST),),
+    Op("la2nx8_ip", MEM, (vec("vt", "2nx8", U8, DST), valign("u", SRCDST), mem(touches="row2"), scalar("off", SRCDST),),
        "vt[j] = byte (off%64 + j) of {u || next aligned row}; u = that row; off += 64.",
        "SPEC §6.2 Loads (B06)", SPEC_HIGH, "", LDST),
     Op("andb", ALU, (vbool("vt", "2nx8", DST), vbool("a", "2nx8"), vbool("b", "2nx8"),),
