@@ -41,6 +41,11 @@ cdef enum:
     CMP_NE = 1
     CMP_LT = 2
     CMP_LE = 3
+    FLAG_MIN = 0
+    FLAG_MAX = 1
+    FLAG_ABSDIFF = 2
+    FLAG_ADDNORM = 3
+    FLAG_SUBNORM = 4
 
 
 # ------------------------------------------------------------------------------------ merges
@@ -65,28 +70,29 @@ cdef inline vbool_t vb_merge(vbool_t old, vbool_t new, vbool_t vbp, int lane_byt
 
 
 # ------------------------------------------------------------------------------------ integer ALU
-cdef inline void lanes_arith(ulane_t* vt, const ulane_t* a, const ulane_t* b, int op) noexcept nogil:
-    """vt[k] = a[k] (+ - & | ^) b[k], wrapping in the lane width (lane-wise, so vt may alias a or b)."""
+cdef inline void lanes_arith(vec_t* vt, const ulane_t* a, const ulane_t* b, int op) noexcept nogil:
+    """vt[k] = a[k] (+ - & | ^) b[k] on ulane_t lanes, wrapping (lane-wise: vt may alias a or b)."""
+    cdef ulane_t* o = <ulane_t*>vt.u8
     cdef int k
     if op == OP_ADD:
         for k in range(<int>(64 // sizeof(ulane_t))):
-            vt[k] = <ulane_t>(a[k] + b[k])
+            o[k] = <ulane_t>(a[k] + b[k])
     elif op == OP_SUB:
         for k in range(<int>(64 // sizeof(ulane_t))):
-            vt[k] = <ulane_t>(a[k] - b[k])
+            o[k] = <ulane_t>(a[k] - b[k])
     elif op == OP_AND:
         for k in range(<int>(64 // sizeof(ulane_t))):
-            vt[k] = a[k] & b[k]
+            o[k] = a[k] & b[k]
     elif op == OP_OR:
         for k in range(<int>(64 // sizeof(ulane_t))):
-            vt[k] = a[k] | b[k]
+            o[k] = a[k] | b[k]
     else:
         for k in range(<int>(64 // sizeof(ulane_t))):
-            vt[k] = a[k] ^ b[k]
+            o[k] = a[k] ^ b[k]
 
 
-cdef inline vbool_t lanes_cmp(const lane_t* a, const lane_t* b, int op) noexcept nogil:
-    """The vbool of a[k] (== != < <=) b[k] in the lane type's signedness (1/2/4 bits per true lane)."""
+cdef inline void lanes_cmp(vbool_t* vb, const lane_t* a, const lane_t* b, int op) noexcept nogil:
+    """vb = a[k] (== != < <=) b[k] in the lane type's signedness (1/2/4 bits per true lane)."""
     cdef vec_t m
     cdef lane_t* mk = <lane_t*>m.u8
     cdef int k
@@ -102,58 +108,46 @@ cdef inline vbool_t lanes_cmp(const lane_t* a, const lane_t* b, int op) noexcept
     else:
         for k in range(<int>(64 // sizeof(lane_t))):
             mk[k] = <lane_t>(-1) if a[k] <= b[k] else 0
-    return vb_from_mask(&m)
+    vb[0] = vb_from_mask(&m)
 
 
 # ------------------------------------------------------------------------------------ flag ALU
-cdef inline vbool_t lanes_minmax(lane_t* vt, const lane_t* a, const lane_t* b, bint is_max) noexcept nogil:
-    """vt = min (max) of a and b, returns the strict flag a < b (a > b); on a tie b is selected, flag 0."""
+cdef inline void lanes_flag(vbool_t* vb, vec_t* vt, const lane_t* a, const lane_t* b, int op) noexcept nogil:
+    """The flag-ALU lane loop: a vec result in vt and a flag per lane in vb (vt may alias a or b).
+    FLAG_MIN / FLAG_MAX: vt = min / max(a, b), flag = a < b / a > b (strict: a tie selects b, flag 0);
+    FLAG_ABSDIFF: vt = |a - b| (the bit pattern of the unsigned lane), flag = a < b;
+    FLAG_ADDNORM / FLAG_SUBNORM: s = a + b / a - b in width + 1 bits, flag = overflow (bit W-1 != bit W),
+    vt = flag ? s >> 1 : s."""
     cdef vec_t m, o
     cdef lane_t* mk = <lane_t*>m.u8
     cdef lane_t* ok = <lane_t*>o.u8
     cdef lane_t x, y
+    cdef int64_t s, ovf
+    cdef int w = 8 * <int>sizeof(lane_t)
     cdef int k
-    if is_max:
-        for k in range(<int>(64 // sizeof(lane_t))):
-            x = a[k]; y = b[k]
-            mk[k] = <lane_t>(-1) if x > y else 0
-            ok[k] = x if x > y else y
-    else:
+    if op == FLAG_MIN:
         for k in range(<int>(64 // sizeof(lane_t))):
             x = a[k]; y = b[k]
             mk[k] = <lane_t>(-1) if x < y else 0
             ok[k] = x if x < y else y
-    memcpy(vt, ok, 64)
-    return vb_from_mask(&m)
-
-
-cdef inline vbool_t lanes_absdiff(lane_t* vt, const lane_t* a, const lane_t* b) noexcept nogil:
-    """vt = |a - b| (exact; the bit pattern of the unsigned lane), returns the flag a < b."""
-    cdef vec_t m, o
-    cdef lane_t* mk = <lane_t*>m.u8
-    cdef lane_t* ok = <lane_t*>o.u8
-    cdef lane_t x, y
-    cdef int k
-    for k in range(<int>(64 // sizeof(lane_t))):
-        x = a[k]; y = b[k]
-        mk[k] = <lane_t>(-1) if x < y else 0
-        ok[k] = <lane_t>(y - x if x < y else x - y)
-    memcpy(vt, ok, 64)
-    return vb_from_mask(&m)
-
-
-cdef inline vbool_t lanes_norm16(int16_t* vt, const int16_t* a, const int16_t* b, bint sub) noexcept nogil:
-    """s = a + b (a - b) in 17 bits; flag = overflow (bit 15 != bit 16); vt = flag ? s >> 1 : s."""
-    cdef vec_t m, o
-    cdef int k
-    cdef int32_t s, ovf
-    for k in range(32):
-        s = (<int32_t>a[k] - <int32_t>b[k]) if sub else (<int32_t>a[k] + <int32_t>b[k])
-        ovf = ((s >> 15) ^ (s >> 16)) & 1
-        m.u16[k] = <uint16_t>(0 - ovf)
-        o.s16[k] = <int16_t>(s >> ovf)
-    memcpy(vt, o.s16, 64)
-    return vb_from_mask(&m)
+    elif op == FLAG_MAX:
+        for k in range(<int>(64 // sizeof(lane_t))):
+            x = a[k]; y = b[k]
+            mk[k] = <lane_t>(-1) if x > y else 0
+            ok[k] = x if x > y else y
+    elif op == FLAG_ABSDIFF:
+        for k in range(<int>(64 // sizeof(lane_t))):
+            x = a[k]; y = b[k]
+            mk[k] = <lane_t>(-1) if x < y else 0
+            ok[k] = <lane_t>(y - x if x < y else x - y)
+    else:
+        for k in range(<int>(64 // sizeof(lane_t))):
+            s = (<int64_t>a[k] - <int64_t>b[k]) if op == FLAG_SUBNORM else (<int64_t>a[k] + <int64_t>b[k])
+            ovf = ((s >> (w - 1)) ^ (s >> w)) & 1
+            mk[k] = <lane_t>(0 - ovf)
+            ok[k] = <lane_t>(s >> ovf)
+    memcpy(vt, &o, 64)
+    vb[0] = vb_from_mask(&m)
 
 
 # ------------------------------------------------------------------------------------ shifts

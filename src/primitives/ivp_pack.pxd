@@ -76,28 +76,22 @@ cdef inline void pack_bits(word_t* vt, wvec_t* wv, int shift) noexcept nogil:
 
 
 # packvr2nx24: vt.s8[i] = sat8(round(wv24[i] >> sh)), sh <= 23
-cdef inline void packvr2nx24(vec_t* vt, wvec_t* wv, int sh) noexcept nogil:
-    pack_round_sat(vt.s8, wv, sh)
+cdef inline void packvr2nx24(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_round_sat(vt.s8, wv, sh)
 
 # packvrnx48: vt.s16[i] = sat16(round(wv48[i] >> sh)), sh <= 32
-cdef inline void packvrnx48(vec_t* vt, wvec_t* wv, int sh) noexcept nogil:
-    pack_round_sat(vt.s16, wv, sh)
+cdef inline void packvrnx48(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_round_sat(vt.s16, wv, sh)
 
 # packvru2nx24: vt.u8[i] = usat8(round(wv24[i] >> sh)) (negative -> 0)
-cdef inline void packvru2nx24(vec_t* vt, wvec_t* wv, int sh) noexcept nogil:
-    pack_round_sat(vt.u8, wv, sh)
+cdef inline void packvru2nx24(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_round_sat(vt.u8, wv, sh)
 
 # packvrunx48: vt.u16[i] = usat16(round(wv48[i] >> sh))
-cdef inline void packvrunx48(vec_t* vt, wvec_t* wv, int sh) noexcept nogil:
-    pack_round_sat(vt.u16, wv, sh)
+cdef inline void packvrunx48(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_round_sat(vt.u16, wv, sh)
 
 # packvrnr2nx24: vt.u8[i] = low 8 bits of (wv24[i] >> sh), no rounding (ANCHORS §7 probe T20)
-cdef inline void packvrnr2nx24(vec_t* vt, wvec_t* wv, int sh) noexcept nogil:
-    pack_shift_wrap(vt.u8, wv, sh)
+cdef inline void packvrnr2nx24(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_shift_wrap(vt.u8, wv, sh)
 
 # packvrnrnx48: vt.u16[i] = low 16 bits of (wv48[i] >> sh), no rounding
-cdef inline void packvrnrnx48(vec_t* vt, wvec_t* wv, int sh) noexcept nogil:
-    pack_shift_wrap(vt.u16, wv, sh)
+cdef inline void packvrnrnx48(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_shift_wrap(vt.u16, wv, sh)
 
 # packvrn_2x96: vt.s32[i] = sat32(round(wv96[i] >> sh)), sh <= 32 (128-bit arithmetic)
 cdef inline void packvrn_2x96(vec_t* vt, wvec_t* wv, int sh) noexcept nogil:
@@ -117,21 +111,16 @@ cdef inline void packvrn_2x96(vec_t* vt, wvec_t* wv, int sh) noexcept nogil:
             vt.s32[i] = <int32_t>acc
 
 # packl2nx24: vt.u8[i] = low 8 bits of wv24[i]
-cdef inline void packl2nx24(vec_t* vt, wvec_t* wv) noexcept nogil:
-    pack_bits(vt.u8, wv, 0)
+cdef inline void packl2nx24(vec_t* vt, wvec_t* wv) noexcept nogil: pack_bits(vt.u8, wv, 0)
 
 # packlnx48: vt.u16[i] = bits 0..15 of wv48[i]
-cdef inline void packlnx48(vec_t* vt, wvec_t* wv) noexcept nogil:
-    pack_bits(vt.u16, wv, 0)
+cdef inline void packlnx48(vec_t* vt, wvec_t* wv) noexcept nogil: pack_bits(vt.u16, wv, 0)
 
 # packmnx48: vt.u16[i] = bits 16..31 of wv48[i]
-cdef inline void packmnx48(vec_t* vt, wvec_t* wv) noexcept nogil:
-    pack_bits(vt.u16, wv, 16)
+cdef inline void packmnx48(vec_t* vt, wvec_t* wv) noexcept nogil: pack_bits(vt.u16, wv, 16)
 
 # packhnx48: vt.u16[i] = bits 32..47 of wv48[i]
-cdef inline void packhnx48(vec_t* vt, wvec_t* wv) noexcept nogil:
-    pack_bits(vt.u16, wv, 32)
+cdef inline void packhnx48(vec_t* vt, wvec_t* wv) noexcept nogil: pack_bits(vt.u16, wv, 32)
 
 # packln_2x96: vt.u32[i] = low 32 bits of wv96[i]
-cdef inline void packln_2x96(vec_t* vt, wvec_t* wv) noexcept nogil:
-    pack_bits(vt.u32, wv, 0)
+cdef inline void packln_2x96(vec_t* vt, wvec_t* wv) noexcept nogil: pack_bits(vt.u32, wv, 0)

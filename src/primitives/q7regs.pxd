@@ -57,17 +57,13 @@ cdef inline int64_t sext(int64_t x, int bits) noexcept nogil:
 cdef inline void wvec_to_raw(const wvec_t* w, uint8_t* raw) noexcept nogil:
     """Write the 192-byte architectural image of w (lane i of width W at bits [iW, iW+W))."""
     cdef int i, j
+    cdef int nb = w.view // 8            # bytes per lane: 3 (24-bit) or 6 (48-bit) lanes, one cell each
     cdef uint64_t lo, hi
-    if w.view == 24:
-        for i in range(64):
+    if w.view != 96:
+        for i in range(192 // nb):
             lo = <uint64_t>w.c[i]
-            for j in range(3):
-                raw[3 * i + j] = <uint8_t>(lo >> (8 * j))
-    elif w.view == 48:
-        for i in range(32):
-            lo = <uint64_t>w.c[i]
-            for j in range(6):
-                raw[6 * i + j] = <uint8_t>(lo >> (8 * j))
+            for j in range(nb):
+                raw[nb * i + j] = <uint8_t>(lo >> (8 * j))
     else:
         for i in range(16):
             lo = <uint64_t>w.c[2 * i]
@@ -81,21 +77,16 @@ cdef inline void wvec_to_raw(const wvec_t* w, uint8_t* raw) noexcept nogil:
 cdef inline void wvec_from_raw(wvec_t* w, const uint8_t* raw, int view) noexcept nogil:
     """Load w from a 192-byte architectural image, in lane view `view` (24, 48 or 96)."""
     cdef int i, j
+    cdef int nb = view // 8
     cdef uint64_t lo, hi
     memset(w.c, 0, sizeof(w.c))
     w.view = view
-    if view == 24:
-        for i in range(64):
+    if view != 96:
+        for i in range(192 // nb):
             lo = 0
-            for j in range(3):
-                lo |= (<uint64_t>raw[3 * i + j]) << (8 * j)
-            w.c[i] = sext(<int64_t>lo, 24)
-    elif view == 48:
-        for i in range(32):
-            lo = 0
-            for j in range(6):
-                lo |= (<uint64_t>raw[6 * i + j]) << (8 * j)
-            w.c[i] = sext(<int64_t>lo, 48)
+            for j in range(nb):
+                lo |= (<uint64_t>raw[nb * i + j]) << (8 * j)
+            w.c[i] = sext(<int64_t>lo, view)
     else:
         for i in range(16):
             lo = 0
