@@ -215,7 +215,7 @@ def render_pyi() -> str:
     L = [HEADER.rstrip(), '"""Type stub of q7emu.primitives._ivp: every IVP wrapper (shapes and lane views in each',
          'docstring, from the op table q7emu/primitives/optable.py)."""', "from collections.abc import Sequence", "",
          "import numpy as np", "import numpy.typing as npt", HELPERS_PYI.rstrip(), "", ""]
-    for op in T.OPS:
+    for op in sorted(T.OPS, key=lambda o: o.mnemonic):
         args = ", ".join(f"{n}: {t}" for n, t in arg_types(op))
         L.append(f"def {op.mnemonic}({args}) -> {return_type(op)}: ...")
     return "\n".join(L) + "\n"

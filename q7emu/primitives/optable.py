@@ -215,6 +215,10 @@ def _vvvv(view: str, dt: str) -> tuple[Operand, ...]:
     return (vec("vt", view, dt, DST),) + _vvv_src(view, dt, "sr")
 
 
+def _vvb(view: str, dt: str, role: str) -> tuple[Operand, ...]:
+    return vec("vt", view, dt, role), vec("vs", view, dt), vbool("vb", view)
+
+
 def _vvi(view: str, dt: str, hi: int) -> tuple[Operand, ...]:
     return vec("vt", view, dt, DST), vec("vs", view, dt), imm("imm", 0, hi, example=3)
 
@@ -228,13 +232,22 @@ def _bvvv(view: str, dt: str, out: str) -> tuple[Operand, ...]:
             vec("vr", view, dt, arg="vb"))
 
 
-def _wvvp(bits: int, view: str, dt: str, acc: bool = False) -> tuple[Operand, ...]:
+OVERWRITE, ACCUMULATE = False, True      # a MAC's `mul` / `mula` form
+
+
+def _wvvp(view: str, dt: str, acc: bool) -> tuple[Operand, ...]:
+    """wv, va, vb, pr of a pr MAC on `view` lanes (into 24-bit wvec lanes for 8-bit, 48-bit for 16-bit)."""
+    bits = 1536 // VEC_LANES[view]          # a wvec lane is 3x the vec lane
     w = wvec("wv", bits, SRCDST, arg="acc", optional=True) if acc else wvec("wv", bits, DST)
     return w, vec("va", view, dt), vec("vb", view, dt), pr("pr")
 
 
 def _vw(view: str, dt: str, bits: int) -> tuple[Operand, ...]:
     return vec("vt", view, dt, DST), wvec("wv", bits, arg="acc")
+
+
+def _vwi(view: str, dt: str, bits: int) -> tuple[Operand, ...]:
+    return _vw(view, dt, bits) + (imm("sh", 0, 63, example=14),)
 
 
 def _fcmp(view: str, bview: str, dt: str) -> tuple[Operand, ...]:
@@ -337,13 +350,13 @@ OPS: tuple[Op, ...] = (
     Op("dcmprs2nx8", SELECT, (vec("vt", "2nx8", U8, DST), vec("vr", "2nx8", U8), vbool("vb", "2nx8"),),
        "Expand: vt[k] = vb[k] ? vr[popcount(vb bits below k)] : vr[63].",
        "SPEC §6.2 Select (B21)", SPEC_HIGH, "", ALU_SLOT),
-    Op("mov2nx8t", SELECT, (vec("vt", "2nx8", U8, SRCDST), vec("vs", "2nx8", U8), vbool("vb", "2nx8"),),
+    Op("mov2nx8t", SELECT, (*_vvb("2nx8", U8, SRCDST),),
        "vt[k] = vb[k] ? vs[k] : vt[k] (8-bit lanes).",
        "SPEC §6.1 t forms", SPEC_HIGH, "", ALU_SLOT),
-    Op("movnx16t", SELECT, (vec("vt", "nx16", U16, SRCDST), vec("vs", "nx16", U16), vbool("vb", "nx16"),),
+    Op("movnx16t", SELECT, (*_vvb("nx16", U16, SRCDST),),
        "vt[k] = vb[k] ? vs[k] : vt[k] (16-bit lanes).",
        "SPEC §6.1 t forms", SPEC_HIGH, "", ALU_SLOT),
-    Op("movn_2x32t", SELECT, (vec("vt", "n_2x32", U32, SRCDST), vec("vs", "n_2x32", U32), vbool("vb", "n_2x32"),),
+    Op("movn_2x32t", SELECT, (*_vvb("n_2x32", U32, SRCDST),),
        "vt[k] = vb[k] ? vs[k] : vt[k] (32-bit lanes).",
        "SPEC §6.1 t forms", SPEC_HIGH, "", ALU_SLOT),
     Op("repnx16", SELECT, (vec("vt", "nx16", U16, DST), vec("vs", "nx16", U16), imm("lane", 0, 31, example=3),),
@@ -493,28 +506,28 @@ OPS: tuple[Op, ...] = (
     Op("bsubnormnx16", FLAG, (*_bvvv("nx16", S16, S16),),
        "(flags, vt): s = a - b (17-bit); flag = bit15 != bit16; vt = flag ? s >> 1 : s.",
        "SPEC §6.2 Flag ALU (B03)", SPEC_HIGH, "", ALU_SLOT),
-    Op("mulus4tn16xr16", MAC, (*_wvvp(48, "nx16", U16),),
+    Op("mulus4tn16xr16", MAC, (*_wvvp("nx16", U16, OVERWRITE),),
        "wv48[i] = sum_t pool.u16[i+t] * pr.s16[t], pool = va || vb (4-tap, overwrite); returns int64[32].",
        "SPEC §6.2 Integer MAC (B04/B05), §8.2.19", Q7EMU_CHOICE, "4t lane map", MUL),
-    Op("mulus4tan16xr16", MAC, (*_wvvp(48, "nx16", U16, acc=True),),
+    Op("mulus4tan16xr16", MAC, (*_wvvp("nx16", U16, ACCUMULATE),),
        "wv48[i] += sum_t pool.u16[i+t] * pr.s16[t], pool = va || vb; acc int64[32] (None = 0).",
        "SPEC §6.2 Integer MAC (B04/B05), seed @0x010051a9", Q7EMU_CHOICE, "4t lane map", MUL),
-    Op("mul4tn16xr16", MAC, (*_wvvp(48, "nx16", S16),),
+    Op("mul4tn16xr16", MAC, (*_wvvp("nx16", S16, OVERWRITE),),
        "wv48[i] = sum_t pool.s16[i+t] * pr.s16[t] (signed x signed, overwrite).",
        "SPEC §6.2 Integer MAC (B04)", Q7EMU_CHOICE, "4t lane map", MUL),
-    Op("mul4tan16xr16", MAC, (*_wvvp(48, "nx16", S16, acc=True),),
+    Op("mul4tan16xr16", MAC, (*_wvvp("nx16", S16, ACCUMULATE),),
        "wv48[i] += sum_t pool.s16[i+t] * pr.s16[t] (signed x signed).",
        "SPEC §6.2 Integer MAC (B04), §2.4 MX path", Q7EMU_CHOICE, "4t lane map", MUL),
     Op("dmulqa2n8xr8", MAC, (wvec("wa", 24, SRCDST, arg="acc_a", optional=True), wvec("wb", 24, SRCDST, arg="acc_b", optional=True), *(vec(f"v{j}", "2nx8", S8) for j in range(4)), pr("pr"),),
        "wa24[i] += sum_j vj.s8[i] * pr.s8[j]; wb24[i] += sum_j vj.s8[i] * pr.s8[4+j] (j < 4); returns (wa, wb).",
        "SPEC §6.2 Integer MAC (B04/B05), seed @0x010053c0", Q7EMU_CHOICE, "q lane map", MUL),
-    Op("muluupan16xr16", MAC, (*_wvvp(48, "nx16", U16, acc=True),),
+    Op("muluupan16xr16", MAC, (*_wvvp("nx16", U16, ACCUMULATE),),
        "wv48[i] += va.u16[i] * pr.u16[0] + vb.u16[i] * pr.u16[1] (unsigned, paired).",
        "SPEC §6.2 Integer MAC (B04/B05), §2.4 @0x01004fc8", Q7EMU_CHOICE, "pr fields", MUL),
-    Op("mulsupn16xr16", MAC, (*_wvvp(48, "nx16", S16),),
+    Op("mulsupn16xr16", MAC, (*_wvvp("nx16", S16, OVERWRITE),),
        "wv48[i] = va.s16[i] * pr.u16[0] + vb.s16[i] * pr.u16[1] (signed x unsigned, paired, overwrite).",
        "SPEC §6.2 Integer MAC (B04/B05)", Q7EMU_CHOICE, "pr fields", MUL),
-    Op("muluspa2n8xr16", MAC, (*_wvvp(24, "2nx8", U8, acc=True),),
+    Op("muluspa2n8xr16", MAC, (*_wvvp("2nx8", U8, ACCUMULATE),),
        "wv24[i] += va.u8[i] * hi16(w) + vb.u8[i] * lo16(w), w = pr bits [0, 32), weights signed.",
        "ANCHORS §7 (IVP_MULUSPA2N8XR16), SPEC §3.6 @0x6c4b", ANCHORS_HIGH, "Cadence cstub probe", MUL),
     Op("muln_2x32", MAC, (wvec("wv", 96, DST), vec("va", "n_2x32", S32), vec("vb", "n_2x32", S32),),
@@ -529,25 +542,25 @@ OPS: tuple[Op, ...] = (
     Op("cvtg48n_2x32h", WIDEN, (wvec("wv", 48, SRCDST, arg="acc"), vec("vs", "n_2x32", U32), vec("vr", "n_2x32", U32),),
        "wv48[i] keeps its low 32 bits; high 16 bits = low 16 bits of u32 lane i of vs || vr.",
        "SPEC §6.2 (B22), §3.6 @0x216d", Q7EMU_CHOICE, "identity gather", MUL),
-    Op("packvr2nx24", PACK, (*_vw("2nx8", S8, 24), imm("sh", 0, 63, example=14),),
+    Op("packvr2nx24", PACK, (*_vwi("2nx8", S8, 24),),
        "vt.s8[i] = sat8((wv24[i] + 2^(sh-1)) >> sh), sh clamped to 23.",
        "SPEC §6.2 pack (B10)", SPEC_HIGH, "", LD),
-    Op("packvrnx48", PACK, (*_vw("nx16", S16, 48), imm("sh", 0, 63, example=14),),
+    Op("packvrnx48", PACK, (*_vwi("nx16", S16, 48),),
        "vt.s16[i] = sat16((wv48[i] + 2^(sh-1)) >> sh), sh clamped to 32.",
        "SPEC §6.2 pack (B10)", SPEC_HIGH, "", LD),
-    Op("packvru2nx24", PACK, (*_vw("2nx8", U8, 24), imm("sh", 0, 63, example=14),),
+    Op("packvru2nx24", PACK, (*_vwi("2nx8", U8, 24),),
        "vt.u8[i] = usat8((wv24[i] + 2^(sh-1)) >> sh).",
        "SPEC §6.2 pack (B10), ANCHORS §7 T10", SPEC_HIGH, "", LD),
-    Op("packvrunx48", PACK, (*_vw("nx16", U16, 48), imm("sh", 0, 63, example=14),),
+    Op("packvrunx48", PACK, (*_vwi("nx16", U16, 48),),
        "vt.u16[i] = usat16((wv48[i] + 2^(sh-1)) >> sh).",
        "SPEC §6.2 pack (B10)", SPEC_HIGH, "", LD),
-    Op("packvrnr2nx24", PACK, (*_vw("2nx8", U8, 24), imm("sh", 0, 63, example=14),),
+    Op("packvrnr2nx24", PACK, (*_vwi("2nx8", U8, 24),),
        "vt.u8[i] = low 8 bits of (wv24[i] >> sh), no rounding, wraps.",
        "SPEC §6.2 pack (B10), ANCHORS §7 T20", SPEC_HIGH, "", LD),
-    Op("packvrnrnx48", PACK, (*_vw("nx16", U16, 48), imm("sh", 0, 63, example=14),),
+    Op("packvrnrnx48", PACK, (*_vwi("nx16", U16, 48),),
        "vt.u16[i] = low 16 bits of (wv48[i] >> sh), no rounding, wraps.",
        "SPEC §6.2 pack (B10)", SPEC_HIGH, "", LD),
-    Op("packvrn_2x96", PACK, (*_vw("n_2x32", S32, 96), imm("sh", 0, 63, example=14),),
+    Op("packvrn_2x96", PACK, (*_vwi("n_2x32", S32, 96),),
        "vt.s32[i] = sat32((wv96[i] + 2^(sh-1)) >> sh), sh clamped to 32.",
        "SPEC §6.2 pack (B10)", SPEC_HIGH, "", LD),
     Op("packl2nx24", PACK, (*_vw("2nx8", U8, 24),),
@@ -622,18 +635,11 @@ C_ONLY: tuple[Op, ...] = (
     Op("la2nx8_ip", MEM, (vec("vt", "2nx8", U8, DST), valign("u", SRCDST), mem(touches="row2"), scalar("off", SRCDST),),
        "vt[j] = byte (off%64 + j) of {u || next aligned row}; u = that row; off += 64.",
        "SPEC §6.2 Loads (B06)", SPEC_HIGH, "", LDST),
-    Op("andb", ALU, (vbool("vt", "2nx8", DST), vbool("a", "2nx8"), vbool("b", "2nx8"),),
-       "vt = a & b over the 64 vbool bits.",
-       "SPEC §6.1 vbool register", Q7EMU_CHOICE, "bitwise ops are not described by the facts", ALU_SLOT),
-    Op("orb", ALU, (vbool("vt", "2nx8", DST), vbool("a", "2nx8"), vbool("b", "2nx8"),),
-       "vt = a | b over the 64 vbool bits.",
-       "SPEC §6.1 vbool register", Q7EMU_CHOICE, "bitwise ops are not described by the facts", ALU_SLOT),
-    Op("xorb", ALU, (vbool("vt", "2nx8", DST), vbool("a", "2nx8"), vbool("b", "2nx8"),),
-       "vt = a ^ b over the 64 vbool bits.",
-       "SPEC §6.1 vbool register", Q7EMU_CHOICE, "bitwise ops are not described by the facts", ALU_SLOT),
-    Op("notb", ALU, (vbool("vt", "2nx8", DST), vbool("a", "2nx8"),),
-       "vt = ~a over the 64 vbool bits.",
-       "SPEC §6.1 vbool register", Q7EMU_CHOICE, "bitwise ops are not described by the facts", ALU_SLOT),
+    *(Op(name, ALU, (vbool("vt", "2nx8", DST),) + tuple(vbool(x, "2nx8") for x in srcs),
+         f"vt = {expr} over the 64 vbool bits.",
+         "SPEC §6.1 vbool register", Q7EMU_CHOICE, "bitwise ops are not described by the facts", ALU_SLOT)
+      for name, srcs, expr in (("andb", "ab", "a & b"), ("orb", "ab", "a | b"), ("xorb", "ab", "a ^ b"),
+                               ("notb", "a", "~a"))),
 )
 
 ALL_OPS: tuple[Op, ...] = OPS + C_ONLY
