@@ -72,20 +72,27 @@ def parse(text):
     return out
 
 
-#: C parameter type -> (argument expression on the current state a, on the reference state r)
-ARG_EXPR = {
-    "vec_t*": ("&a.v[{ix}]", "<RR.vec_t*>&r.v[{ix}]"),
-    "wvec_t*": ("&a.w[{ix}]", "<RR.wvec_t*>&r.w[{ix}]"),
-    "vbool_t*": ("&a.b[{ix}]", "&r.b[{ix}]"),
-    "pr_t*": ("&a.p[{ix}]", "&r.p[{ix}]"),
-    "valign_t*": ("&a.u[0]", "<RR.valign_t*>&r.u[0]"),
-    "vbool_t": ("B[t, {ix}]", "B[t, {ix}]"),
-    "pr_t": ("P[t, {ix}]", "P[t, {ix}]"),
-    "uint8_t*": ("a.mem", "r.mem"),
-    "Py_ssize_t*": ("&a.off", "&r.off"),
-    "int": ("<{typ}>{iv}", "<{typ}>{iv}"),
-    "Py_ssize_t": ("<{typ}>{iv}", "<{typ}>{iv}"),
-}
+#: register pointer parameter -> (field of St, cast for the reference side)
+_REG_PTR = {"vec_t*": ("v", "<RR.vec_t*>"), "wvec_t*": ("w", "<RR.wvec_t*>"), "vbool_t*": ("b", ""), "pr_t*": ("p", "")}
+#: parameters passed the same way to both sides
+_FIXED = {"valign_t*": ("&a.u[0]", "<RR.valign_t*>&r.u[0]"), "uint8_t*": ("a.mem", "r.mem"),
+          "Py_ssize_t*": ("&a.off", "&r.off")}
+
+
+def arg_exprs(typ, j):
+    """(argument expression on the current state a, on the reference state r) for parameter j of type typ."""
+    ix, iv = f"IX[t, {j}]", f"IV[t, {j}]"
+    if typ in _REG_PTR:
+        field, cast = _REG_PTR[typ]
+        return f"&a.{field}[{ix}]", f"{cast}&r.{field}[{ix}]"
+    if typ in ("vbool_t", "pr_t"):
+        e = f"{typ[0].upper()}[t, {ix}]"
+        return e, e
+    if typ in ("int", "Py_ssize_t"):
+        return f"<{typ}>{iv}", f"<{typ}>{iv}"
+    if typ in _FIXED:
+        return _FIXED[typ]
+    raise SystemExit(f"unhandled parameter type {typ}")
 
 
 def gen_pyx(funcs):
@@ -140,11 +147,9 @@ def gen_pyx(funcs):
         w("        load(&r, V, W, WV, B, P, M, t)")
         na, nr = [], []
         for j, (typ, pname) in enumerate(params):
-            if typ not in ARG_EXPR:
-                raise SystemExit(f"{name}: unhandled parameter type {typ}")
-            ea, er = ARG_EXPR[typ]
-            na.append(ea.format(ix=f"IX[t, {j}]", iv=f"IV[t, {j}]", typ=typ))
-            nr.append(er.format(ix=f"IX[t, {j}]", iv=f"IV[t, {j}]", typ=typ))
+            ea, er = arg_exprs(typ, j)
+            na.append(ea)
+            nr.append(er)
         w(f"        N.{name}({', '.join(na)})")
         w(f"        R.{name}({', '.join(nr)})")
         w("        if not same(&a, &r):")

@@ -418,6 +418,13 @@ def test_prop_imm_shifts(x, y, i16, i32):
     eq(ivp.srain_2x32(y.view(np.int32), i32), (y.view(np.int32) >> np.int32(i32)).astype(np.int32))
 
 
+def _draw_pair(data, kind):
+    """Two random vectors of `kind` that tie in a random subset of lanes."""
+    a = data.draw(vec_st(kind))
+    tie = data.draw(arrays(np.bool_, len(a)))
+    return a, np.where(tie, a, data.draw(vec_st(kind))).astype(a.dtype)
+
+
 CMP = [
     ("eq2nx8", "u8", np.equal), ("ltu2nx8", "u8", np.less), ("eqnx16", "u16", np.equal),
     ("neqnx16", "u16", np.not_equal), ("ltnx16", "s16", np.less), ("lenx16", "s16", np.less_equal),
@@ -429,9 +436,7 @@ CMP = [
 @PROP
 @given(data=st.data())
 def test_prop_compares(name, kind, ref, data):
-    a = data.draw(vec_st(kind))
-    tie = data.draw(arrays(np.bool_, len(a)))
-    b = np.where(tie, a, data.draw(vec_st(kind))).astype(a.dtype)
+    a, b = _draw_pair(data, kind)
     eq(getattr(ivp, name)(a, b), ref(a, b))
 
 
@@ -447,9 +452,7 @@ BM = [
 @PROP
 @given(data=st.data())
 def test_prop_bmin_bmax(name, kind, op, data):
-    a = data.draw(vec_st(kind))
-    tie = data.draw(arrays(np.bool_, len(a)))
-    b = np.where(tie, a, data.draw(vec_st(kind))).astype(a.dtype)
+    a, b = _draw_pair(data, kind)
     fl, vt = getattr(ivp, name)(a, b)
     flag = (a < b) if op == "min" else (a > b)
     eq(fl, flag)
