@@ -112,6 +112,8 @@ def sig_code(sig: tuple[str, ...]) -> str:
 
 
 def render_pxi() -> str:
+    """The text of src/primitives/_ivp_table.pxi (signature enum and types, typed tables, _fill_tables,
+    _dispatch, _OP_INDEX) for every row of the op table, wrapped and C-only."""
     sigs, idx = signatures(), op_index()
     L = [HEADER.rstrip(), "# The C signatures of the IVP primitives (named by their operand letters: V vec_t*, v const vec_t*,",
          "# W wvec_t*, B vbool_t*, b vbool_t, P pr_t*, p pr_t, U valign_t*, i int, S Py_ssize_t*, s Py_ssize_t,",
@@ -149,6 +151,7 @@ def render_pxi() -> str:
 
 # ------------------------------------------------------------------------------------ Python wrappers
 def _pyi_type(o: T.Operand, ret: bool = False) -> str:
+    """The annotation of an operand as a wrapper argument (or, with ret, as a returned value)."""
     if o.kind == T.MEMORY:
         return "npt.NDArray[np.uint8]"
     if o.pytype == "list[int]":
@@ -166,6 +169,7 @@ def _pyi_type(o: T.Operand, ret: bool = False) -> str:
 
 
 def return_type(op: T.Op) -> str:
+    """The wrapper's return annotation: one value, a tuple of them in operand order, or None."""
     rets = [_pyi_type(o, ret=True) for o in op.returns]
     if not rets:
         return "None"
@@ -173,6 +177,7 @@ def return_type(op: T.Op) -> str:
 
 
 def arg_types(op: T.Op) -> list[tuple[str, str]]:
+    """(argument name, annotation) of each wrapper argument, in call order."""
     return [(o.argname, _pyi_type(o)) for o in op.args]
 
 
@@ -212,6 +217,7 @@ def time_op(mnemonic: str, iterations: int = ...) -> float | None: ...
 
 
 def render_pyi() -> str:
+    """The text of q7emu/primitives/_ivp.pyi: the helpers and every wrapped op, sorted by mnemonic."""
     L = [HEADER.rstrip(), '"""Type stub of q7emu.primitives._ivp: every IVP wrapper (shapes and lane views in each',
          'docstring, from the op table q7emu/primitives/optable.py)."""', "from collections.abc import Sequence", "",
          "import numpy as np", "import numpy.typing as npt", HELPERS_PYI.rstrip(), "", ""]
@@ -222,10 +228,12 @@ def render_pyi() -> str:
 
 
 def outputs() -> dict[Path, str]:
+    """Every generated file and its text."""
     return {PXI: render_pxi(), PYI: render_pyi()}
 
 
 def main(argv: list[str]) -> int:
+    """Write the generated files; with --check, report the stale ones instead and return 1 if any."""
     stale = [p for p, text in outputs().items() if not p.exists() or p.read_text() != text]
     if "--check" in argv:
         for p in stale:

@@ -378,45 +378,62 @@ def time_op(str mnemonic, Py_ssize_t iterations=100000):
     cdef vec_t* src = &a
     cdef vec_t* dst = &d
     cdef vec_t* tmp
+    # the op's table entry in a local (an indirect call may write any global: no reload per iteration)
+    cdef sig_Vvv_t f_Vvv = _T_Vvv[i] if s == SIG_Vvv else NULL
+    cdef sig_BVvv_t f_BVvv = _T_BVvv[i] if s == SIG_BVvv else NULL
+    cdef sig_Bvv_t f_Bvv = _T_Bvv[i] if s == SIG_Bvv else NULL
+    cdef sig_Vvb_t f_Vvb = _T_Vvb[i] if s == SIG_Vvb else NULL
+    cdef sig_Vvi_t f_Vvi = _T_Vvi[i] if s == SIG_Vvi else NULL
+    cdef sig_Vvvv_t f_Vvvv = _T_Vvvv[i] if s == SIG_Vvvv else NULL
+    cdef sig_Bvvb_t f_Bvvb = _T_Bvvb[i] if s == SIG_Bvvb else NULL
+    cdef sig_Wvvp_t f_Wvvp = _T_Wvvp[i] if s == SIG_Wvvp else NULL
+    cdef sig_Wvv_t f_Wvv = _T_Wvv[i] if s == SIG_Wvv else NULL
+    cdef sig_VWi_t f_VWi = _T_VWi[i] if s == SIG_VWi else NULL
+    cdef sig_VW_t f_VW = _T_VW[i] if s == SIG_VW else NULL
+    cdef sig_Vvvi_t f_Vvvi = _T_Vvvi[i] if s == SIG_Vvvi else NULL
+    cdef sig_VVvvv_t f_VVvvv = _T_VVvvv[i] if s == SIG_VVvvv else NULL
+    cdef sig_VVvvvb_t f_VVvvvb = _T_VVvvvb[i] if s == SIG_VVvvvb else NULL
+    cdef sig_Vvib_t f_Vvib = _T_Vvib[i] if s == SIG_Vvib else NULL
+    cdef sig_Vv_t f_Vv = _T_Vv[i] if s == SIG_Vv else NULL
     t0 = time.perf_counter_ns()
     with nogil:
         for it in range(iterations):
             if s == SIG_Vvv:
-                _T_Vvv[i](dst, src, &b)
+                f_Vvv(dst, src, &b)
             elif s == SIG_BVvv:
-                _T_BVvv[i](&vb, dst, src, &b)
+                f_BVvv(&vb, dst, src, &b)
             elif s == SIG_Bvv:
-                _T_Bvv[i](&vb, &a, &b)
+                f_Bvv(&vb, &a, &b)
                 a.u8[0] ^= <uint8_t>vb
             elif s == SIG_Vvb:
-                _T_Vvb[i](dst, src, vb)
+                f_Vvb(dst, src, vb)
             elif s == SIG_Vvi:
-                _T_Vvi[i](dst, src, imm)
+                f_Vvi(dst, src, imm)
             elif s == SIG_Vvvv:
-                _T_Vvvv[i](dst, src, &b, &c)
+                f_Vvvv(dst, src, &b, &c)
             elif s == SIG_Bvvb:
-                _T_Bvvb[i](&vb, &a, &b, vb | 1)
+                f_Bvvb(&vb, &a, &b, vb | 1)
                 a.u8[0] ^= <uint8_t>vb
             elif s == SIG_Wvvp:
-                _T_Wvvp[i](&w, &a, &b, pr)
+                f_Wvvp(&w, &a, &b, pr)
                 a.u8[0] ^= <uint8_t>w.c[0]
             elif s == SIG_Wvv:
-                _T_Wvv[i](&w, &a, &b)
+                f_Wvv(&w, &a, &b)
                 a.u8[0] ^= <uint8_t>w.c[0]
             elif s == SIG_VWi:
-                _T_VWi[i](dst, &w, imm)
+                f_VWi(dst, &w, imm)
             elif s == SIG_VW:
-                _T_VW[i](dst, &w)
+                f_VW(dst, &w)
             elif s == SIG_Vvvi:
-                _T_Vvvi[i](dst, src, &b, imm)
+                f_Vvvi(dst, src, &b, imm)
             elif s == SIG_VVvvv:
-                _T_VVvvv[i](dst, &c, src, &b, &c)
+                f_VVvvv(dst, &c, src, &b, &c)
             elif s == SIG_VVvvvb:
-                _T_VVvvvb[i](dst, &c, src, &b, &c, vb)
+                f_VVvvvb(dst, &c, src, &b, &c, vb)
             elif s == SIG_Vvib:
-                _T_Vvib[i](dst, src, imm, vb)
+                f_Vvib(dst, src, imm, vb)
             else:
-                _T_Vv[i](dst, src)
+                f_Vv(dst, src)
             tmp = src
             src = dst
             dst = tmp
