@@ -146,7 +146,7 @@ cdef inline void lanes_flag(vbool_t* vb, vec_t* vt, const lane_t* a, const lane_
             ovf = ((s >> (w - 1)) ^ (s >> w)) & 1
             mk[k] = <lane_t>(0 - ovf)
             ok[k] = <lane_t>(s >> ovf)
-    memcpy(vt, &o, 64)
+    vt[0] = o                       # a vec_t copy, not memcpy: the store keeps its type (see lanes_srl)
     vb[0] = vb_from_mask(&m)
 
 
@@ -180,7 +180,7 @@ cdef inline void lanes_shr_imm(lane_t* vt, const lane_t* a, int imm) noexcept no
             vt[k] = <lane_t>(a[k] >> (imm & (w - 1)))
 
 
-cdef inline void lanes_srl(ulane_t* vt, const ulane_t* a, const ulane_t* s) noexcept nogil:
+cdef inline void lanes_srl(vec_t* vt, const ulane_t* a, const ulane_t* s) noexcept nogil:
     """vt[k] = a[k] >> s[k] (logical, unsigned amount); amounts >= the width give 0."""
     cdef vec_t o
     cdef ulane_t* ok = <ulane_t*>o.u8
@@ -189,28 +189,29 @@ cdef inline void lanes_srl(ulane_t* vt, const ulane_t* a, const ulane_t* s) noex
     cdef int k
     for k in range(<int>(64 // sizeof(ulane_t))):
         n = s[k]
-        ok[k] = <ulane_t>((a[k] >> (n & (w - 1))) & (<ulane_t>(-1) if n < w else 0))
-    memcpy(vt, ok, 64)
+        ok[k] = <ulane_t>((a[k] >> (n & (w - 1))) & (<ulane_t>(-1) if n < <ulane_t>w else 0))
+    vt[0] = o          # a vec_t copy: a memcpy would be an untyped store that may alias any kernel state
 
 
-cdef inline void lanes_sll(ulane_t* vt, const ulane_t* a, const ulane_t* s) noexcept nogil:
-    """vt[k] = a[k] << n, n = the signed (log2(width) + 2)-bit amount in s[k]; n < 0 shifts right
-    (logical) by -n; |n| >= the width gives 0. n is kept as an unsigned lane (n < 0 wraps)."""
+cdef inline void lanes_sll(vec_t* vt, const ulane_t* a, const slane_t* s) noexcept nogil:
+    """vt[k] = a[k] << n, n = the signed (log2(width) + 2)-bit amount in s[k] (the signed view of the amount
+    register); n < 0 shifts right (logical) by -n; |n| >= the width gives 0."""
     cdef vec_t o
     cdef ulane_t* ok = <ulane_t*>o.u8
     cdef int w = 8 * <int>sizeof(ulane_t)
-    cdef ulane_t n, x, lft, rgt
+    cdef slane_t n
+    cdef ulane_t x, lft, rgt
     cdef int k
     for k in range(<int>(64 // sizeof(ulane_t))):
-        n = <ulane_t>(((s[k] & (4 * w - 1)) ^ (2 * w)) - 2 * w)
+        n = <slane_t>(((s[k] & (4 * w - 1)) ^ (2 * w)) - 2 * w)
         x = a[k]
         lft = <ulane_t>(x << (n & (w - 1)))
         rgt = <ulane_t>(x >> ((-n) & (w - 1)))
-        ok[k] = lft if n < w else (rgt if n > <ulane_t>(-w) else 0)
-    memcpy(vt, ok, 64)
+        ok[k] = lft if (n >= 0 and n < w) else (rgt if (n < 0 and n > -w) else 0)
+    vt[0] = o
 
 
-cdef inline void lanes_sra(slane_t* vt, const slane_t* a, const slane_t* s) noexcept nogil:
+cdef inline void lanes_sra(vec_t* vt, const slane_t* a, const slane_t* s) noexcept nogil:
     """vt[k] = a[k] >> n (arithmetic, n clamped to width - 1), n = the signed (log2(width) + 2)-bit
     amount in s[k]; n < 0 shifts left by -n (-n >= the width gives 0)."""
     cdef vec_t o
@@ -224,4 +225,4 @@ cdef inline void lanes_sra(slane_t* vt, const slane_t* a, const slane_t* s) noex
         r = <slane_t>(x >> ((n if n < w - 1 else w - 1) & (w - 1)))      # n < 0: any in-range amount (unused)
         lft = <slane_t>((<uint32_t>x) << ((-n) & (w - 1)))
         ok[k] = r if n >= 0 else (lft if n > -w else 0)
-    memcpy(vt, ok, 64)
+    vt[0] = o

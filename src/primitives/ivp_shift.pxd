@@ -23,19 +23,19 @@ cdef inline void srlin_2x32(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
 cdef inline void srain_2x32(vec_t* vt, const vec_t* vs, int imm) noexcept nogil: lanes_shr_imm(vt.s32, vs.s32, imm)
 
 # srlnx16: vt[k] = vs[k] >> vr[k] (logical, unsigned amount; >= 16 gives 0)
-cdef inline void srlnx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_srl(vt.u16, vs.u16, vr.u16)
+cdef inline void srlnx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_srl(vt, vs.u16, vr.u16)
 
 # srln_2x32: vt[k] = vs[k] >> vr[k] (logical, unsigned amount; >= 32 gives 0)
-cdef inline void srln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_srl(vt.u32, vs.u32, vr.u32)
+cdef inline void srln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_srl(vt, vs.u32, vr.u32)
 
 # sllnx16: vt[k] = vs[k] << a, a = signed 6-bit vr[k] (a < 0: logical right by -a; |a| >= 16 gives 0)
-cdef inline void sllnx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_sll(vt.u16, vs.u16, vr.u16)
+cdef inline void sllnx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_sll(vt, vs.u16, vr.s16)
 
 # sranx16: vt[k] = vs[k] >> min(a, 15) (arithmetic), a = signed 6-bit vr[k] (a < 0: left by -a)
-cdef inline void sranx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_sra(vt.s16, vs.s16, vr.s16)
+cdef inline void sranx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_sra(vt, vs.s16, vr.s16)
 
 # slln_2x32: vt[k] = vs[k] << a, a = signed 7-bit vr[k] (a < 0: logical right by -a; |a| >= 32 gives 0)
-cdef inline void slln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_sll(vt.u32, vs.u32, vr.u32)
+cdef inline void slln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_sll(vt, vs.u32, vr.s32)
 
 # sran_2x32: vt[k] = vs[k] >> min(a, 31) (arithmetic), a = signed 7-bit vr[k] (a < 0: left by -a)
-cdef inline void sran_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_sra(vt.s32, vs.s32, vr.s32)
+cdef inline void sran_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_sra(vt, vs.s32, vr.s32)
