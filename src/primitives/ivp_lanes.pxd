@@ -13,23 +13,47 @@ from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, 
 from libc.string cimport memcpy, memset
 from q7regs cimport vec_t, wvec_t, vbool_t, vb_spread, vb_to_mask, vb_from_mask
 
+# The lane types of the helpers: the stdint types with GCC's may_alias attribute. A primitive reads and
+# writes a vec_t in whatever lane view its op has (the kernels issue and2nx8 on a register the next
+# addnx16 reads as 16-bit lanes): through the union's members, as the C primitives did before the helpers,
+# every access may alias every other (GCC's union rule); through a uint16_t* / uint32_t* pointer it would
+# not, and GCC could reorder a 32-bit store and a 16-bit load of the same register. may_alias lane
+# pointers keep the union's semantics. Callers still pass the union members (vs.u16, vr.s32): Cython picks
+# the specialisation whose base type matches.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    typedef uint8_t  __attribute__((__may_alias__)) q7_u8a;
+    typedef int8_t   __attribute__((__may_alias__)) q7_s8a;
+    typedef uint16_t __attribute__((__may_alias__)) q7_u16a;
+    typedef int16_t  __attribute__((__may_alias__)) q7_s16a;
+    typedef uint32_t __attribute__((__may_alias__)) q7_u32a;
+    typedef int32_t  __attribute__((__may_alias__)) q7_s32a;
+    """
+    ctypedef uint8_t u8a "q7_u8a"
+    ctypedef int8_t s8a "q7_s8a"
+    ctypedef uint16_t u16a "q7_u16a"
+    ctypedef int16_t s16a "q7_s16a"
+    ctypedef uint32_t u32a "q7_u32a"
+    ctypedef int32_t s32a "q7_s32a"
+
 ctypedef fused lane_t:
-    uint8_t
-    int8_t
-    uint16_t
-    int16_t
-    uint32_t
-    int32_t
+    u8a
+    s8a
+    u16a
+    s16a
+    u32a
+    s32a
 
 ctypedef fused ulane_t:
-    uint8_t
-    uint16_t
-    uint32_t
+    u8a
+    u16a
+    u32a
 
 ctypedef fused slane_t:
-    int8_t
-    int16_t
-    int32_t
+    s8a
+    s16a
+    s32a
 
 cdef enum:
     OP_ADD = 0
@@ -168,7 +192,7 @@ cdef inline void lanes_shr_imm(lane_t* vt, const lane_t* a, int imm) noexcept no
     cdef int k
     cdef int w = 8 * <int>sizeof(lane_t)
     cdef int sh
-    if lane_t is int8_t or lane_t is int16_t or lane_t is int32_t:
+    if lane_t is s8a or lane_t is s16a or lane_t is s32a:
         sh = imm if imm < w - 1 else w - 1
         for k in range(<int>(64 // sizeof(lane_t))):
             vt[k] = <lane_t>(a[k] >> sh)

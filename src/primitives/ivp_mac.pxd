@@ -4,16 +4,17 @@
 pr fields: 16-bit field t = bits [16t, 16t+16), 8-bit field j = bits [8j, 8j+8)."""
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from q7regs cimport vec_t, wvec_t, pr_t, int128, sext, wvec_as, q7_permute2_u16
+from ivp_lanes cimport u8a, u16a, s16a
 
 
-ctypedef fused tap_t:
-    uint16_t
-    int16_t
+ctypedef fused tap_t:             # may_alias lane types: see ivp_lanes.pxd
+    u16a
+    s16a
 
 ctypedef fused pair_t:
-    uint8_t
-    uint16_t
-    int16_t
+    u8a
+    u16a
+    s16a
 
 
 cdef inline void _pool16_shifts(vec_t* p1, vec_t* p2, vec_t* p3, const vec_t* va, const vec_t* vb) noexcept nogil:

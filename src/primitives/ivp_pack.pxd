@@ -6,18 +6,19 @@ shift is clamped to <= 23 for 8-bit and <= 32 for 16/32-bit output. The output l
 wvec view: 8-bit lanes read 24-bit lanes, 16-bit read 48-bit, 32-bit read 96-bit."""
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from q7regs cimport vec_t, wvec_t, int128, wvec_as
+from ivp_lanes cimport u8a, s8a, u16a, s16a, u32a
 
 
-ctypedef fused out_t:
-    uint8_t
-    int8_t
-    uint16_t
-    int16_t
+ctypedef fused out_t:             # may_alias lane types: see ivp_lanes.pxd
+    u8a
+    s8a
+    u16a
+    s16a
 
 ctypedef fused word_t:
-    uint8_t
-    uint16_t
-    uint32_t
+    u8a
+    u16a
+    u32a
 
 
 cdef inline int64_t _sat(int64_t x, int64_t lo, int64_t hi) noexcept nogil:
@@ -40,11 +41,11 @@ cdef inline void pack_round_sat(out_t* vt, wvec_t* wv, int sh) noexcept nogil:
     cdef int i
     cdef int s = _clamp_sh(sh, 23 if sizeof(out_t) == 1 else 32)
     cdef int64_t lo, hi
-    if out_t is int8_t:
+    if out_t is s8a:
         lo, hi = -128, 127
-    elif out_t is uint8_t:
+    elif out_t is u8a:
         lo, hi = 0, 255
-    elif out_t is int16_t:
+    elif out_t is s16a:
         lo, hi = -32768, 32767
     else:
         lo, hi = 0, 65535
@@ -65,10 +66,10 @@ cdef inline void pack_shift_wrap(out_t* vt, wvec_t* wv, int sh) noexcept nogil:
 cdef inline void pack_bits(word_t* vt, wvec_t* wv, int shift) noexcept nogil:
     """vt[i] = bits [shift, shift + width) of wide lane i (96-bit lanes: the low word only)."""
     cdef int i
-    if word_t is uint32_t:
+    if word_t is u32a:
         wvec_as(wv, 96)
         for i in range(16):
-            vt[i] = <uint32_t>wv.c[2 * i]
+            vt[i] = <u32a>wv.c[2 * i]
     else:
         wvec_as(wv, 24 * <int>sizeof(word_t))
         for i in range(<int>(64 // sizeof(word_t))):
