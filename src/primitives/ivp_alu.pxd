@@ -29,20 +29,17 @@ cdef inline void subnx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept n
 cdef inline void subn_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil:
     lanes_arith(vt, vs.u32, vr.u32, OP_SUB)
 
-# and2nx8 / or2nx8 / xor2nx8 run on the 32-bit view: the lane width is irrelevant to a bitwise op, and
-# 32-bit stores do not alias everything as 8-bit (char) stores do, so the kernels around them keep their
-# registers.
 # and2nx8: vt = vs & vr over all 512 bits
 cdef inline void and2nx8(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    lanes_arith(vt, vs.u32, vr.u32, OP_AND)
+    lanes_arith(vt, vs.u8, vr.u8, OP_AND)
 
 # or2nx8: vt = vs | vr over all 512 bits
 cdef inline void or2nx8(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    lanes_arith(vt, vs.u32, vr.u32, OP_OR)
+    lanes_arith(vt, vs.u8, vr.u8, OP_OR)
 
 # xor2nx8: vt = vs ^ vr over all 512 bits
 cdef inline void xor2nx8(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil:
-    lanes_arith(vt, vs.u32, vr.u32, OP_XOR)
+    lanes_arith(vt, vs.u8, vr.u8, OP_XOR)
 
 # eq2nx8: vb[k] = vs[k] == vr[k], 8-bit lanes
 cdef inline void eq2nx8(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
