@@ -191,8 +191,6 @@ def test_swizzle_docstring_says_the_result_keeps_the_input_dtype():
     assert re.search(r"(same dtype|dtype of (x|the input)|input'?s dtype)", q7emu.swizzle.__doc__)
 
 
-@pytest.mark.xfail(strict=True, reason="the ivp wrappers' docstrings are regenerated from the op table on another "
-                                       "branch; this marker goes when that branch is merged")
 @pytest.mark.parametrize("op,want", [("addnx16", ("uint16",)), ("bminnx16", ("bool", "int16"))])
 def test_ivp_docstring_names_the_returned_dtype(op, want):
     fn = getattr(q7emu.ivp, op)
