@@ -126,7 +126,7 @@ def gen_pyx(funcs):
     w("")
     w("cdef int same(St* a, St* b) noexcept:")
     w("    cdef int i")
-    w(f"    if memcmp(a.v, b.v, sizeof(a.v)) or memcmp(a.b, b.b, sizeof(a.b)) or memcmp(a.p, b.p, sizeof(a.p)):")
+    w("    if memcmp(a.v, b.v, sizeof(a.v)) or memcmp(a.b, b.b, sizeof(a.b)) or memcmp(a.p, b.p, sizeof(a.p)):")
     w("        return 0")
     w("    if memcmp(a.u, b.u, sizeof(a.u)) or memcmp(a.mem, b.mem, 512) or a.off != b.off:")
     w("        return 0")
@@ -146,7 +146,7 @@ def gen_pyx(funcs):
         w("        load(&a, V, W, WV, B, P, M, t)")
         w("        load(&r, V, W, WV, B, P, M, t)")
         na, nr = [], []
-        for j, (typ, pname) in enumerate(params):
+        for j, (typ, _pname) in enumerate(params):
             ea, er = arg_exprs(typ, j)
             na.append(ea)
             nr.append(er)
@@ -161,7 +161,8 @@ def gen_pyx(funcs):
     return "\n".join(L)
 
 
-REF_C_NAMES = re.compile(r"\bq7_(bytes_to_bits|bits_to_bytes|permute2_u8|permute2_u16|permute2_u32|hw_f16_from_s16_scaled)\b")
+REF_C_NAMES = re.compile(r"\bq7_(bytes_to_bits|bits_to_bytes|permute2_u8|permute2_u16|permute2_u32"
+                         r"|hw_f16_from_s16_scaled)\b")
 
 
 def _git_show(rev, mod):

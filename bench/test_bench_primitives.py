@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import time
 
+import _benchutil as B
 import numpy as np
 import pytest
 
-import _benchutil as B
 import q7emu.primitives.ivp as ivp
 from q7emu.kernels.dequant import dequantize
 from q7emu.primitives import optable

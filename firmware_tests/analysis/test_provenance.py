@@ -6,10 +6,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from q7emu.analysis.provenance import (KERNELS, PATH_FACTS, PRIMITIVE_CLASSES, accumulate_base, classify, format_ops_table,
-                              primitive_class, primitive_rows)
+from q7emu.analysis.provenance import (
+    KERNELS,
+    PATH_FACTS,
+    PRIMITIVE_CLASSES,
+    accumulate_base,
+    classify,
+    format_ops_table,
+    primitive_class,
+    primitive_rows,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 FACTS = ROOT / "docs" / "firmware.md"   # the firmware facts the transcription must match
@@ -77,7 +83,7 @@ def test_format_ops_table():
     for name, line in zip(names, lines[1:]):
         assert line.split()[0] == name
         assert any(c in line for c in PRIMITIVE_CLASSES)
-    assert "mx8" in next(l for l in lines if l.startswith("mulus4tn16xr16 "))
+    assert "mx8" in next(row for row in lines if row.startswith("mulus4tn16xr16 "))
 
 
 def test_readme_known_section_is_generated():

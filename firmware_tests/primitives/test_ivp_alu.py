@@ -1,7 +1,7 @@
 """IVP integer ALU primitives: add/sub/bitwise, shifts, compares, bmin/bmax, babssub, baddnorm/bsubnorm,
 predicated moves and repnx16.
 
-Every expectation below is written from the semantics in SPEC §6.2 (Flag ALU B03, Shifts B12) / the
+Every expectation below is written from the semantics in docs/firmware.md §6.2 (Flag ALU B03, Shifts B12) / the
 primitive's one-line comment, with the arithmetic in a comment. The hypothesis tests at the end re-implement
 each op as a numpy one-liner and compare on random lanes.
 """
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-
 from ivp_testlib import M, eq
+
 from q7emu.primitives import ivp
 
 PROP = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,6 +1,6 @@
 """The op table (q7emu/primitives/optable.py) against the compiled module, the family files and the tests.
 
-* list() / catalog() cover every primitive named in issue 2, each with semantics, a SPEC reference and a
+* list() / catalog() cover every primitive named in issue 2, each with semantics, a docs/firmware.md reference and a
   provenance;
 * the table and the compiled module agree both ways: every row has a wrapper taking the table's arguments,
   every wrapper _ivp exports has a row; a call with operands of the table's dtypes and shapes returns the
@@ -21,8 +21,8 @@ import re
 import numpy as np
 import pytest
 
-from q7emu.primitives import _ivp, gen_wrappers, ivp, optable
 from q7emu.errors import InvalidArgument
+from q7emu.primitives import _ivp, gen_wrappers, ivp, optable
 
 HERE = pathlib.Path(__file__).parent
 SRC = HERE.parents[1] / "src" / "primitives"
@@ -73,14 +73,14 @@ def test_catalog_reference_and_provenance():
     assert [r.mnemonic for r in cat] == _names()
     for r in cat:
         assert r.semantics, r.mnemonic
-        assert re.match(r"(SPEC|ANCHORS) §", r.reference), (r.mnemonic, r.reference)
+        assert re.match(r"docs/(firmware|model|anchors)\.md §", r.reference), (r.mnemonic, r.reference)
         assert r.provenance.startswith(PROVENANCES), (r.mnemonic, r.provenance)
 
 
 @pytest.mark.parametrize("name", ["sel2nx8i", "sel2nx8i_s4", "dselnx16", "dseln_2x32t", "cvtg48n_2x32l",
                                   "cvtg48n_2x32h", "mulus4tan16xr16", "dmulqa2n8xr8", "dextrprn_2x32"])
 def test_open_lane_maps_are_marked_q7emu_choice(name):
-    # SPEC §8.1.12/13 leaves these lane maps open: q7emu must say the mapping is its own choice
+    # docs/firmware.md §8.1.12/13 leaves these lane maps open: q7emu must say the mapping is its own choice
     row = {r.mnemonic: r for r in ivp.catalog()}[name]
     assert row.provenance.startswith("q7emu choice"), row
 
@@ -164,8 +164,8 @@ def test_every_row_has_a_slot_class_and_provenance():
     for op in optable.ALL_OPS:
         assert op.slot in optable.SLOT_CLASSES and op.slots, op.mnemonic
         assert op.provenance in optable.PROVENANCE_CLASSES, op.mnemonic
-        assert re.match(r"(SPEC|ANCHORS) §", op.cite), op.mnemonic
-    # SPEC §6.3: s2 Mul writes wvec; packs issue in s1; the _S4 form is pinned to s4
+        assert re.match(r"docs/(firmware|model|anchors)\.md §", op.cite), op.mnemonic
+    # docs/firmware.md §6.3: s2 Mul writes wvec; packs issue in s1; the _S4 form is pinned to s4
     for op in optable.ALL_OPS:
         writes_wvec = any(o.kind == optable.WVEC and o.role != optable.SRC for o in op.operands)
         assert writes_wvec == (op.slot == optable.MUL), op.mnemonic

@@ -1,5 +1,5 @@
 """IVP soft-float primitives: fp compares (ultn_2xf32t, ueqn_2xf32t, oltnxf16t), converts (float16nx16t,
-floatn_2x32, truncn_2xf32, trunc16nxf16, cvtf32nxf16_0/_1), negnxf16t and addexpnxf16 (SPEC §6.2 fp ALU B02,
+floatn_2x32, truncn_2xf32, trunc16nxf16, cvtf32nxf16_0/_1), negnxf16t and addexpnxf16 (docs/firmware.md §6.2 fp ALU B02,
 Converts B13/B20).
 
 Values are written as bit patterns and the expected patterns are worked out by hand in the comments.
@@ -12,8 +12,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-
 from ivp_testlib import M, eq
+
 from q7emu.primitives import ivp
 
 PROP = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -126,7 +126,8 @@ def test_float16nx16t_scaled():
     vs = np.array([1, -1, 32767, 3, -32768, 5] + [0] * 26, dtype=np.int16)
     # imm 15: 1 -> 2^-15 = subnormal 512 * 2^-24 -> 0x0200 ; -1 -> 0x8200 ;
     # 32767 * 2^-15 = 1 - 2^-15 -> nearest of (1 - 2^-11, 1) is 1 -> 0x3C00 ;
-    # 3 * 2^-15 = 1.5 * 2^-14 -> exp 1, mant 0x200 -> 0x0600 ; -32768 -> -1 -> 0xBC00 ; 5 * 2^-15 = 1.25 * 2^-13 -> 0x0900
+    # 3 * 2^-15 = 1.5 * 2^-14 -> exp 1, mant 0x200 -> 0x0600 ; -32768 -> -1 -> 0xBC00 ; 5 * 2^-15 = 1.25 * 2^-13 ->
+    # 0x0900
     eq(bits16(ivp.float16nx16t(F16([]), vs, 15, np.ones(32, dtype=np.bool_)))[:6],
        np.array([0x0200, 0x8200, 0x3C00, 0x0600, 0xBC00, 0x0900], dtype=np.uint16))
 

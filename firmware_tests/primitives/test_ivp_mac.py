@@ -1,4 +1,4 @@
-"""IVP integer MACs (SPEC §6.2 Integer MAC, B04/B05) and the moves into pr (XPR).
+"""IVP integer MACs (docs/firmware.md §6.2 Integer MAC, B04/B05) and the moves into pr (XPR).
 
 Accumulators wrap modulo 2^(3L) (24 / 48 / 96 bits) and never saturate; wrapper outputs give each wide
 lane as a signed integer. pr fields follow the q7emu choice written beside the primitives: 16-bit field t
@@ -8,7 +8,6 @@ definitions; the hypothesis tests re-implement each MAC in numpy.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -183,7 +182,7 @@ def test_muluspa2n8xr16_paired_anchor():
     eq(ivp.muluspa2n8xr16(None, va, vb, p), W(64, [4193921, 655330]))
     # pr bits above 32 are not read
     eq(ivp.muluspa2n8xr16(None, va, vb, (0xDEADBEEF << 32) | p), W(64, [4193921, 655330]))
-    # ANCHORS §7 form acc += b*hi16(w) + c*lo16(w): hi = 2, lo = 3: lane1 = 10*2 + 20*3 = 80, plus acc 1
+    # docs/anchors.md §7 form acc += b*hi16(w) + c*lo16(w): hi = 2, lo = 3: lane1 = 10*2 + 20*3 = 80, plus acc 1
     eq(ivp.muluspa2n8xr16(W(64, [0, 1]), va, vb, (2 << 16) | 3), W(64, [255 * 2 + 128 * 3, 81]))
 
 

@@ -1,4 +1,5 @@
-"""IVP loads and stores (SPEC §6.2 Loads, B06; ANCHORS §7 LA/LAV/SA protocol): lv2nx8_ip, l2a4nx8_ip,
+"""IVP loads and stores (docs/firmware.md §6.2 Loads, B06; docs/anchors.md §7 LA/LAV/SA protocol): lv2nx8_ip,
+l2a4nx8_ip,
 lav2nx8_xp, the la2nx8 streaming helper, labvdcmprs2nx8_xp, sv2nx8_ip, sav2nx8_xp.
 
 Memory is a uint8 buffer with a byte offset; the `_ip` / `_xp` forms return the post-incremented offset.
@@ -11,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from q7emu.primitives import ivp
 from q7emu.errors import InvalidArgument
+from q7emu.primitives import ivp
 
 #: the op-table rows this file tests by hand (test_ivp_catalog checks the declaration against the table and
 #: that each is called inside an asserting test)

@@ -1,5 +1,7 @@
-"""wvec <-> vec: cvtg48n_2x32{l,h} (SPEC §6.2 B22), packvr* / packl* / packm / packh (SPEC §6.2 B10,
-ANCHORS §7 PACKVRU / PACKVRNR / PACKL probes), and the wvec_raw / wvec_view image helpers (SPEC §6.1).
+"""wvec <-> vec: cvtg48n_2x32{l,h} (docs/firmware.md §6.2 B22), packvr* / packl* / packm / packh
+(docs/firmware.md §6.2 B10,
+docs/anchors.md §7 PACKVRU / PACKVRNR / PACKL probes), and the wvec_raw / wvec_view image helpers
+(docs/firmware.md §6.1).
 
 packvr*: (x + 2^(sh-1)) >> sh (arithmetic, half up), then saturate (signed; `u` unsigned); packvrnr*: x >> sh
 truncating, keep the low bits (wraps); the AR shift is clamped to 23 (8-bit out) / 32 (16/32-bit out).
@@ -13,8 +15,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from q7emu.primitives import ivp
 from q7emu.errors import InvalidArgument
+from q7emu.primitives import ivp
 
 #: the op-table rows this file tests by hand (test_ivp_catalog checks the declaration against the table and
 #: that each is called inside an asserting test)

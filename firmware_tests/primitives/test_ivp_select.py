@@ -1,6 +1,7 @@
 """IVP select / shuffle primitives: sel*, sel2nx8i, sel2nx8i_s4, dsel*, dcmprs2nx8.
 
-Hand-computed expectations from SPEC §6.2 Select (B21) and, where SPEC leaves the lane map open, the
+Hand-computed expectations from docs/firmware.md §6.2 Select (B21) and, where docs/firmware.md leaves the lane
+map open, the
 mapping written beside the primitive (q7ivp.pxd, "q7emu choice"). The pool of every two-source op is
 vs (low half) || vr (high half).
 """
@@ -12,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from q7emu.primitives import ivp
 from q7emu.errors import InvalidArgument
+from q7emu.primitives import ivp
 
 #: the op-table rows this file tests by hand (test_ivp_catalog checks the declaration against the table and
 #: that each is called inside an asserting test)

@@ -1,9 +1,9 @@
 """q7emu.primitives.regs: the Python register views agree with the C register images (via q7emu.primitives.ivp)."""
 import pytest
 
-from q7emu.primitives import ivp
 from q7emu.errors import InvalidArgument
-from q7emu.primitives.regs import PR, Vec, VBool, WVec
+from q7emu.primitives import ivp
+from q7emu.primitives.regs import PR, VBool, Vec, WVec
 
 
 def test_vec_views_share_bytes():

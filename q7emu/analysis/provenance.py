@@ -2,12 +2,14 @@
 ``q7emu ops`` and the README section read.
 
 * :data:`PATH_FACTS`, :func:`classify`, :class:`OpProvenance` (re-exported from
-  :mod:`q7emu.analysis.path_facts`): the IVP mnemonics SPEC places in each firmware path (SPEC §2.4,
+  :mod:`q7emu.analysis.path_facts`): the IVP mnemonics docs/firmware.md places in each firmware path
+  (docs/firmware.md §2.4,
   §3.6) and the provenance of one op of a kernel listing (``firmware`` / ``firmware~`` / ``q7emu``).
 * :func:`primitive_class` / :func:`format_ops_table`: every IVP primitive's semantics provenance as one
-  of SPEC HIGH, SPEC MED, ANCHORS HIGH, q7emu choice (from the op table :mod:`q7emu.primitives.optable`), plus the kernels that issue it.
+  of SPEC HIGH, SPEC MED, ANCHORS HIGH, q7emu choice (from the op table :mod:`q7emu.primitives.optable`),
+  plus the kernels that issue it.
 * :data:`KNOB_FACTS` / :data:`OUTPUT_BASIS`: which output bytes rest on firmware facts and which on a
-  model knob (MODEL.md), with the SPEC open question each knob stands for.
+  model knob (docs/model.md), with the docs/firmware.md open question each knob stands for.
 """
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from q7emu.analysis.listing import kernel_mnemonics
 from q7emu.analysis.path_facts import NON_MX_BLOCK, PATH_FACTS, FirmwareFact, OpProvenance, accumulate_base, classify  # noqa: F401
 from q7emu.primitives import optable
 
-#: the kernels of the tables: those with SPEC facts first, in SPEC's order of the paths (§2.4 non-MX block,
+#: the kernels of the tables: those with docs/firmware.md facts first, in docs/firmware.md's order of the paths (§2.4
+# non-MX block,
 #: the MX path, §3.6), then any other kernel in registry order
 KERNELS: tuple[str, ...] = tuple(PATH_FACTS) + tuple(k for k in registry.names() if k not in PATH_FACTS)
 
@@ -26,27 +29,29 @@ KERNELS: tuple[str, ...] = tuple(PATH_FACTS) + tuple(k for k in registry.names()
 # ---------------------------------------------------------------------- knobs: which bytes rest on what
 @dataclass(frozen=True)
 class KnobFact:
-    """One model knob: where it applies, which output bytes it decides, the SPEC open question."""
+    """One model knob: where it applies, which output bytes it decides, the docs/firmware.md open question."""
 
     knob: str
     applies: str          # where it applies (opcode / path / format)
     decides: str          # which output bytes it decides
-    spec: str             # the SPEC open question it stands for
+    spec: str             # the docs/firmware.md open question it stands for
 
 
 KNOB_FACTS: tuple[KnobFact, ...] = (
     KnobFact("nibble_order", "0x7b fmt 1-3 (proc_4bit_non_mx, proc_4bit_mx_8)",
-             "the order of every output pair (which nibble is element 2i)", "SPEC §8.1.2"),
+             "the order of every output pair (which nibble is element 2i)", "docs/firmware.md §8.1.2"),
     KnobFact("fp6_packing", "0x7b fmt 4 (proc_6bit_non_mx)",
-             "which 6 bits of each 3-byte group make each of the 4 outputs", "SPEC §8.1.3"),
+             "which 6 bits of each 3-byte group make each of the 4 outputs", "docs/firmware.md §8.1.3"),
     KnobFact("mx_layout", "0x7b group 8 (proc_4bit_mx_8)",
-             "which source byte of each 5-byte group is the scale, so every MX output byte", "SPEC §8.1.1"),
+             "which source byte of each 5-byte group is the scale, so every MX output byte", "docs/firmware.md §8.1.1"),
     KnobFact("mx_scale", "0x7b group 8 (proc_4bit_mx_8)",
-             "the bytes of groups whose scale byte is 0xFF (NaN vs saturate)", "SPEC §8.1.1, §2.3 (E8M0 is MED)"),
-    KnobFact("nf4_table", "0x7b fmt 3 (NF4)", "every NF4 output byte (the codebook values)", "SPEC §8.1.4, §2.2 (MED)"),
-    KnobFact("emax", "0xE3", "every scale byte and, through it, every data byte", "SPEC §8.1.11, §8.2.14"),
+             "the bytes of groups whose scale byte is 0xFF (NaN vs saturate)",
+             "docs/firmware.md §8.1.1, §2.3 (E8M0 is MED)"),
+    KnobFact("nf4_table", "0x7b fmt 3 (NF4)", "every NF4 output byte (the codebook values)",
+             "docs/firmware.md §8.1.4, §2.2 (MED)"),
+    KnobFact("emax", "0xE3", "every scale byte and, through it, every data byte", "docs/firmware.md §8.1.11, §8.2.14"),
     KnobFact("underflow", "0xE3", "scale (and data) bytes of blocks whose max exponent is below max_exp",
-             "SPEC §8.2.14"),
+             "docs/firmware.md §8.2.14"),
 )
 
 
@@ -61,21 +66,23 @@ class OutputBasis:
 
 #: what each output byte rests on; the README section prints this table
 OUTPUT_BASIS: tuple[OutputBasis, ...] = (
-    OutputBasis("0x7b: which path runs, words in : words out", "firmware", "SPEC §1.3, §1.5 [HIGH/OBS]"),
+    OutputBasis("0x7b: which path runs, words in : words out", "firmware", "docs/firmware.md §1.3, §1.5 [HIGH/OBS]"),
     OutputBasis("0x7b group 0: the FP8 value of each FP4 / INT4 / FP6 code", "firmware",
-                "SPEC §2.2 format pairs [HIGH/OBS]; every code converts exactly"),
-    OutputBasis("0x7b: the order of outputs within a byte (4-bit)", "knob: nibble_order", "SPEC §8.1.2"),
-    OutputBasis("0x7b: the order of outputs within 3 bytes (FP6)", "knob: fp6_packing", "SPEC §8.1.3"),
-    OutputBasis("0x7b NF4: the codebook value of each index", "knob: nf4_table", "SPEC §2.2 [MED], §8.1.4"),
-    OutputBasis("0x7b group 8: where the in-band scale sits", "knob: mx_layout", "SPEC §8.1.1"),
-    OutputBasis("0x7b group 8: scale 0xFF", "knob: mx_scale", "SPEC §2.3 E8M0 [MED/INF]"),
+                "docs/firmware.md §2.2 format pairs [HIGH/OBS]; every code converts exactly"),
+    OutputBasis("0x7b: the order of outputs within a byte (4-bit)", "knob: nibble_order", "docs/firmware.md §8.1.2"),
+    OutputBasis("0x7b: the order of outputs within 3 bytes (FP6)", "knob: fp6_packing", "docs/firmware.md §8.1.3"),
+    OutputBasis("0x7b NF4: the codebook value of each index", "knob: nf4_table", "docs/firmware.md §2.2 [MED], §8.1.4"),
+    OutputBasis("0x7b group 8: where the in-band scale sits", "knob: mx_layout", "docs/firmware.md §8.1.1"),
+    OutputBasis("0x7b group 8: scale 0xFF", "knob: mx_scale", "docs/firmware.md §2.3 E8M0 [MED/INF]"),
     OutputBasis("0x7b group 8: value x 2^(s-127), rounded once RNE, saturating", "q7emu",
-                "SPEC §2.3 multiply [HIGH], RNE / clamp [MED]; MODEL §1"),
-    OutputBasis("0xE3: block max exponent - max_exp", "knob: emax", "SPEC §3.4, §8.1.11"),
-    OutputBasis("0xE3: scale below zero", "knob: underflow", "SPEC §8.2.14"),
-    OutputBasis("0xE3: divide, clip to ±max_val, RNE, NaN kept", "firmware", "SPEC §3.4 (NKI simulator) [HIGH/OBS]"),
+                "docs/firmware.md §2.3 multiply [HIGH], RNE / clamp [MED]; docs/model.md §1"),
+    OutputBasis("0xE3: block max exponent - max_exp", "knob: emax", "docs/firmware.md §3.4, §8.1.11"),
+    OutputBasis("0xE3: scale below zero", "knob: underflow", "docs/firmware.md §8.2.14"),
+    OutputBasis("0xE3: divide, clip to ±max_val, RNE, NaN kept", "firmware",
+                "docs/firmware.md §3.4 (NKI simulator) [HIGH/OBS]"),
     OutputBasis("the op sequence that computes these bytes", "q7emu",
-                "a reconstruction on the IVP primitives; see `q7emu listing` for which ops SPEC places in the path"),
+                "a reconstruction on the IVP primitives; see `q7emu listing` for which ops docs/firmware.md places "
+                "in the path"),
 )
 
 
@@ -86,8 +93,8 @@ PRIMITIVE_CLASSES = optable.PROVENANCE_CLASSES
 def primitive_class(provenance: str) -> str:
     """Map an ``ivp.catalog()`` provenance string to SPEC HIGH / SPEC MED / ANCHORS HIGH / q7emu choice.
 
-    ANCHORS HIGH: semantics taken from the Cadence cstub probes quoted in ANCHORS.md §7 (functional-model
-    truth, not a firmware fact of SPEC.md)."""
+    ANCHORS HIGH: semantics taken from the Cadence cstub probes quoted in docs/anchors.md §7 (functional-model
+    truth, not a firmware fact of docs/firmware.md)."""
     for c in PRIMITIVE_CLASSES:
         if provenance.startswith(c):
             return c
@@ -121,7 +128,8 @@ _KABBR = {e.name: e.abbr for e in registry.KERNELS}
 
 
 def format_ops_table() -> str:
-    """The ``q7emu ops`` table: mnemonic, provenance (SPEC HIGH / SPEC MED / ANCHORS HIGH / q7emu choice), the kernels that
+    """The ``q7emu ops`` table: mnemonic, provenance (SPEC HIGH / SPEC MED / ANCHORS HIGH / q7emu choice), the
+    kernels that
     issue it (4nm proc_4bit_non_mx, mx8 proc_4bit_mx_8, 6nm proc_6bit_non_mx, qmx quantize_mx), semantics."""
     rows = primitive_rows()
     w = max((len(r.mnemonic) for r in rows), default=8)

@@ -115,7 +115,8 @@ def render_pxi() -> str:
     """The text of src/primitives/_ivp_table.pxi (signature enum and types, typed tables, _fill_tables,
     _dispatch, _OP_INDEX) for every row of the op table, wrapped and C-only."""
     sigs, idx = signatures(), op_index()
-    L = [HEADER.rstrip(), "# The C signatures of the IVP primitives (named by their operand letters: V vec_t*, v const vec_t*,",
+    L = [HEADER.rstrip(),
+         "# The C signatures of the IVP primitives (named by their operand letters: V vec_t*, v const vec_t*,",
          "# W wvec_t*, B vbool_t*, b vbool_t, P pr_t*, p pr_t, U valign_t*, i int, S Py_ssize_t*, s Py_ssize_t,",
          "# M uint8_t*, m const uint8_t*), a typed table of the primitives of each (_T_<code>[i]), and the",
          "# dispatch of primitive i of signature s (SIG_<code>) on the operand slots (see _ivp.pyx).", "cdef enum:"]
@@ -182,7 +183,7 @@ def arg_types(op: T.Op) -> list[tuple[str, str]]:
 
 
 def docstring(op: T.Op) -> str:
-    """The wrapper's docstring: semantics, arguments and returns (dtype, shape, lane view), SPEC section,
+    """The wrapper's docstring: semantics, arguments and returns (dtype, shape, lane view), docs/firmware.md section,
     provenance and FLIX slot class."""
     lines = [op.semantics, "", "Args:"]
     lines += [f"    {o.argname}: {o.describe()}" for o in op.args]

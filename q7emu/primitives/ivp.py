@@ -4,7 +4,7 @@ Every primitive of the Cython library (the family files src/primitives/ivp_*.pxd
 takes and returns numpy arrays in the op's lane dtype (see :mod:`q7emu.primitives._ivp` for the operand
 conventions); the wrappers, their docstrings and type hints are generated from the op table
 :mod:`q7emu.primitives.optable`. :func:`list` gives every primitive with its one-line semantics;
-:func:`catalog` adds the SPEC section and the provenance of its semantics (SPEC HIGH / SPEC MED /
+:func:`catalog` adds the docs/firmware.md section and the provenance of its semantics (SPEC HIGH / SPEC MED /
 ANCHORS HIGH / q7emu choice). Both read the op table only.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from q7emu.primitives._ivp import SEL2NX8I_IMMS, la2nx8_stream, time_op, wvec_ra
 
 @dataclass(frozen=True)
 class PrimitiveInfo:
-    """One row of the primitive table: the mnemonic, its semantics, the SPEC / ANCHORS section it follows
+    """One row of the primitive table: the mnemonic, its semantics, the docs/firmware.md / ANCHORS section it follows
     and the provenance of the semantics (a class of :data:`optable.PROVENANCE_CLASSES` with its detail)."""
 
     mnemonic: str
@@ -29,7 +29,8 @@ class PrimitiveInfo:
 
 
 def catalog() -> builtins.list[PrimitiveInfo]:
-    """Every wrapped primitive, sorted by mnemonic, with semantics, SPEC reference and provenance (from the op table)."""
+    """Every wrapped primitive, sorted by mnemonic, with semantics, docs/firmware.md reference and provenance
+    (from the op table)."""
     return [PrimitiveInfo(o.mnemonic, o.semantics, o.cite, o.provenance_text)
             for o in sorted(optable.OPS, key=lambda o: o.mnemonic)]
 

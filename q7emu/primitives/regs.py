@@ -1,4 +1,4 @@
-"""Python views of the Q7 register files (SPEC §6.1), for tests, traces and exploration.
+"""Python views of the Q7 register files (docs/firmware.md §6.1), for tests, traces and exploration.
 
 These mirror the C types of src/q7regs.pxd bit for bit: a ``Vec`` is 64 bytes read in any lane view,
 a ``WVec`` is the 192-byte architectural image of a wide accumulator read as 64 x 24, 32 x 48 or
@@ -43,7 +43,7 @@ class Vec(_Image):
     NAME: ClassVar[str] = "vec"
 
     @classmethod
-    def from_lanes(cls, lanes: np.ndarray) -> "Vec":
+    def from_lanes(cls, lanes: np.ndarray) -> Vec:
         """Build from a lane array of any supported view (any dtype, shape totalling 64 bytes)."""
         arr = np.ascontiguousarray(lanes)
         if arr.nbytes != 64:
@@ -66,7 +66,7 @@ class WVec(_Image):
     NAME: ClassVar[str] = "wvec"
 
     @classmethod
-    def from_lanes(cls, lanes: list[int] | np.ndarray, width: int) -> "WVec":
+    def from_lanes(cls, lanes: list[int] | np.ndarray, width: int) -> WVec:
         """Build from WVEC_VIEWS[width] integer lanes of ``width`` bits (24: 64 lanes, 48: 32, 96: 16), each wrapped
         modulo 2^width."""
         if width not in WVEC_VIEWS or len(lanes) != WVEC_VIEWS[width]:

@@ -133,7 +133,7 @@ cdef wvec_t _win(object lanes, int view, str name="wv") except *:
 
 def wvec_raw(lanes, int view):
     """Pack wvec lanes of `view` bits (24/48/96) into the 192-byte architectural image (bytes).
-    SPEC §6.1 wvec lane views; provenance: SPEC HIGH (1:1 lane correspondence), q7emu choice (image)."""
+    docs/firmware.md §6.1 wvec lane views; provenance: SPEC HIGH (1:1 lane correspondence), q7emu choice (image)."""
     cdef wvec_t w = _win(lanes, view)
     cdef uint8_t raw[192]
     wvec_to_raw(&w, raw)
@@ -142,7 +142,7 @@ def wvec_raw(lanes, int view):
 
 def wvec_view(raw, int view):
     """Read a 192-byte wvec image in lane view `view` (24/48/96); the inverse of wvec_raw.
-    SPEC §6.1 wvec lane views; provenance: q7emu choice (image layout)."""
+    docs/firmware.md §6.1 wvec lane views; provenance: q7emu choice (image layout)."""
     cdef wvec_t w
     cdef const uint8_t[::1] b = bytes(raw)
     if len(b) != 192 or view not in (24, 48, 96):
@@ -164,7 +164,7 @@ def _as_buf(mem):
 def la2nx8_stream(mem, Py_ssize_t off, int count):
     """Unaligned streaming protocol: la2nx8_pp (prime valign) then `count` la2nx8_ip loads from off;
     each output byte j = byte (off%64 + j) of {carry row || next aligned row}.
-    SPEC §6.2 Loads (B06), ANCHORS §7 (LA_PP / LAV_XP); provenance: SPEC HIGH"""
+    docs/firmware.md §6.2 Loads (B06), docs/anchors.md §7 (LA_PP / LAV_XP); provenance: SPEC HIGH"""
     buf = _as_buf(mem)
     if off < 0 or count < 0:
         raise InvalidArgument("off", off, "the stream offset and count must be >= 0")

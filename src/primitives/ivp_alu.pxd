@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""IVP integer ALU: add / sub / bitwise, integer compares, vbool logic (SPEC §6.2 B03, ANCHORS §7).
+"""IVP integer ALU: add / sub / bitwise, integer compares, vbool logic (docs/firmware.md §6.2 B03, docs/anchors.md §7).
 Adds and subs wrap; bitwise ops see all 512 bits; compares write 1/2/4 vbool bits per true 8/16/32-bit
 lane and have no gt/ge (swap the operands)."""
 from q7regs cimport vec_t, vbool_t
@@ -77,7 +77,7 @@ cdef inline void eqn_2x32(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcep
 cdef inline void ltn_2x32(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
     lanes_cmp(vb, vs.s32, vr.s32, CMP_LT)
 
-# andb / orb / xorb / notb: bitwise ops on the 64 bits of vbool registers (SPEC §6.1 vbool file)
+# andb / orb / xorb / notb: bitwise ops on the 64 bits of vbool registers (docs/firmware.md §6.1 vbool file)
 cdef inline void andb(vbool_t* vt, vbool_t a, vbool_t b) noexcept nogil:
     vt[0] = a & b
 

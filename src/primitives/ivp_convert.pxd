@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""IVP int <-> float converts on bit patterns (SPEC §6.2 Converts, B13 / B20): RNE to float,
+"""IVP int <-> float converts on bit patterns (docs/firmware.md §6.2 Converts, B13 / B20): RNE to float,
 truncate toward zero and saturate to int (NaN -> the positive maximum; FCR is not read)."""
 from libc.stdint cimport uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from q7regs cimport vec_t, vbool_t
@@ -48,7 +48,7 @@ cdef inline void truncn_2xf32(vec_t* vt, const vec_t* vs, int imm) noexcept nogi
         vt.s32[k] = <int32_t>f32_trunc_sat(vs.u32[k], imm & 31, -2147483648, 2147483647)
 
 # trunc16nxf16: vt = int16 trunc-toward-zero(fp16(vs) * 2^imm), saturating, NaN -> 0x7FFF (ignores
-# FCR); imm = 0..15 (SPEC §8.2.7 records MXB's other reading)
+# FCR); imm = 0..15 (docs/firmware.md §8.2.7 records MXB's other reading)
 cdef inline void trunc16nxf16(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
     cdef int k
     for k in range(32):

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""IVP flag ALU (SPEC §6.2 B03): a vec result and a vbool flag. bmin / bmax: vt = min / max(a, b),
+"""IVP flag ALU (docs/firmware.md §6.2 B03): a vec result and a vbool flag. bmin / bmax: vt = min / max(a, b),
 vb = the strict flag (a < b / a > b; on a tie the flag is 0 and b is selected); `u` forms compare
 unsigned. babssub: vt = |a - b|, vb = a < b. baddnorm / bsubnorm: 17-bit sum / difference, normalised."""
 from q7regs cimport vec_t, vbool_t
@@ -70,7 +70,7 @@ cdef inline void babssubunx16(vbool_t* vb, vec_t* vt, const vec_t* va, const vec
     lanes_flag(vb, vt, va.u16, vr.u16, FLAG_ABSDIFF)
 
 # baddnormnx16: s = va + vr (17-bit); vb = overflow (bit 15 != bit 16); vt = vb ? s >> 1 : s.
-# An integer normalize, not ldexp (SPEC §8.2.6 records MXB's other reading)
+# An integer normalize, not ldexp (docs/firmware.md §8.2.6 records MXB's other reading)
 cdef inline void baddnormnx16(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
     lanes_flag(vb, vt, va.s16, vr.s16, FLAG_ADDNORM)
 

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""IVP fp16 / fp32 ALU ops on bit patterns (SPEC §6.2 fp ALU, B02): predicated compares into vbool
+"""IVP fp16 / fp32 ALU ops on bit patterns (docs/firmware.md §6.2 fp ALU, B02): predicated compares into vbool
 (merged under vbp: lanes vbp leaves false keep the old vb), sign flip, exponent add. No flags are modelled."""
 from libc.stdint cimport uint16_t, uint32_t
 from q7regs cimport vec_t, vbool_t, vb_from_mask

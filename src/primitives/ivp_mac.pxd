@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""IVP integer MACs into wvec (SPEC §6.2 B04 / B05). They wrap modulo 2^(lane width) and never saturate;
+"""IVP integer MACs into wvec (docs/firmware.md §6.2 B04 / B05). They wrap modulo 2^(lane width) and never saturate;
 `mul` overwrites (lanes above the view's count and the view's upper cells are zeroed), `mula` adds.
 pr fields: 16-bit field t = bits [16t, 16t+16), 8-bit field j = bits [8j, 8j+8)."""
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
@@ -102,7 +102,7 @@ cdef inline void mac_96(wvec_t* wv, const vec_t* va, const vec_t* vb, bint acc) 
 
 # mulus4tn16xr16: 4-tap MAC (overwrite): wv48[i] = sum_{t<4} pool.u16[i+t] * pr.s16[t], pool = va
 # (lanes 0..31) || vb (32..63); first factor unsigned, pr taps signed. q7emu choice of the 4t lane map
-# (SPEC §8.1.13 / §8.2.19: "4-tap transpose" / "4 input pairs per op")
+# (docs/firmware.md §8.1.13 / §8.2.19: "4-tap transpose" / "4 input pairs per op")
 cdef inline void mulus4tn16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
     mac_4tap(wv, va.u16, va, vb, pr, False)
 
@@ -120,7 +120,7 @@ cdef inline void mul4tan16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_
 
 # dmulqa2n8xr8: dual-quad 8-bit MAC into two 24-bit accumulators: wa24[i] += sum_{j<4} vj.s8[i] *
 # pr.s8[j]; wb24[i] += sum_{j<4} vj.s8[i] * pr.s8[4+j] (8 products per lane). q7emu choice of the
-# q lane map (SPEC §8.1.13). Operand order as disassembled: wa, wb, v0, v1, v2, v3, pr
+# q lane map (docs/firmware.md §8.1.13). Operand order as disassembled: wa, wb, v0, v1, v2, v3, pr
 cdef inline void dmulqa2n8xr8(wvec_t* wa, wvec_t* wb, const vec_t* v0, const vec_t* v1, const vec_t* v2,
                               const vec_t* v3, pr_t pr) noexcept nogil:
     cdef int64_t c[8]
@@ -146,7 +146,7 @@ cdef inline void mulsupn16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_
     mac_pair(wv, va.s16, vb.s16, <int64_t>(pr & 0xFFFF), <int64_t>((pr >> 16) & 0xFFFF), False)
 
 # muluspa2n8xr16: paired MAC on 8-bit lanes: wv24[i] += va.u8[i] * hi16(w) + vb.u8[i] * lo16(w),
-# w = pr bits [0, 32), weights signed (ANCHORS §7 probe T8)
+# w = pr bits [0, 32), weights signed (docs/anchors.md §7 probe T8)
 cdef inline void muluspa2n8xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
     mac_pair(wv, va.u8, vb.u8, <int16_t>((pr >> 16) & 0xFFFF), <int16_t>(pr & 0xFFFF), True)
 

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""IVP loads and stores (SPEC §6.2 Loads, B06). Memory operands are (base pointer, byte offset);
+"""IVP loads and stores (docs/firmware.md §6.2 Loads, B06). Memory operands are (base pointer, byte offset);
 `_ip` / `_xp` forms post-increment the offset. Callers check that the bytes touched lie in the buffer."""
 from libc.stdint cimport uint8_t
 from libc.string cimport memcpy, memset
@@ -46,7 +46,7 @@ cdef inline void la2nx8_ip(vec_t* vt, valign_t* u, const uint8_t* base, Py_ssize
     off[0] += 64
 
 # l2a4nx8_ip: vt = the 64 bytes at base+off through the 1024-bit two-row window (both LSU pipes, no
-# valign priming); off += inc. q7emu choice: the same bytes as lv2nx8_ip (SPEC §8.2.9)
+# valign priming); off += inc. q7emu choice: the same bytes as lv2nx8_ip (docs/firmware.md §8.2.9)
 cdef inline void l2a4nx8_ip(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_ssize_t inc) noexcept nogil:
     lv2nx8_ip(vt, base, off, inc)
 

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""IVP wvec -> vec packs (SPEC §6.2 B10). packvr*: arithmetic right shift by sh, round half up
+"""IVP wvec -> vec packs (docs/firmware.md §6.2 B10). packvr*: arithmetic right shift by sh, round half up
 (+1 << (sh-1)), saturate to the output lane (signed, or unsigned for packvru*); packvrnr*: shift, no
 rounding, wrap; packl / packm / packh: the low / middle / high third of each wide lane (wraps). The
 shift is clamped to <= 23 for 8-bit and <= 32 for 16/32-bit output. The output lane type picks the
@@ -88,7 +88,7 @@ cdef inline void packvru2nx24(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pac
 # packvrunx48: vt.u16[i] = usat16(round(wv48[i] >> sh))
 cdef inline void packvrunx48(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_round_sat(vt.u16, wv, sh)
 
-# packvrnr2nx24: vt.u8[i] = low 8 bits of (wv24[i] >> sh), no rounding (ANCHORS §7 probe T20)
+# packvrnr2nx24: vt.u8[i] = low 8 bits of (wv24[i] >> sh), no rounding (docs/anchors.md §7 probe T20)
 cdef inline void packvrnr2nx24(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_shift_wrap(vt.u8, wv, sh)
 
 # packvrnrnx48: vt.u16[i] = low 16 bits of (wv48[i] >> sh), no rounding

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""IVP moves into the packed register pr (SPEC §6.2 Moves into pr, XPR): lane extracts, upper bits 0."""
+"""IVP moves into the packed register pr (docs/firmware.md §6.2 Moves into pr, XPR): lane extracts, upper bits 0."""
 from libc.stdint cimport uint64_t
 from q7regs cimport vec_t, pr_t
 from ivp_widen cimport _pool32

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""IVP select / shuffle (SPEC §6.2 B21), the dcmprs expand, predicated moves (§6.1 `t` forms) and the
+"""IVP select / shuffle (docs/firmware.md §6.2 B21), the dcmprs expand, predicated moves (§6.1 `t` forms) and the
 lane broadcast. pool = vs (low half) || vr (high half); selectors are read before any output is written."""
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from q7regs cimport vec_t, vbool_t, vb_to_mask, q7_permute2_u8, q7_permute2_u16, q7_permute2_u32
@@ -50,7 +50,7 @@ cdef inline void seln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr, const ve
     q7_permute2_u32(vt.u32, vs.u32, vr.u32, sr.u32)
 
 
-# Legal sel2nx8i immediates and their lane maps (q7emu choice; SPEC §6.2 / §8.1.12: the table's
+# Legal sel2nx8i immediates and their lane maps (q7emu choice; docs/firmware.md §6.2 / §8.1.12: the table's
 # patterns are not exposed). pool = vs (0..63) || vr (64..127):
 #   0x00 EXTRACT_1_OF_2_OFF_0  vt[k] = pool[2k]        0x01 EXTRACT_1_OF_2_OFF_1  vt[k] = pool[2k+1]
 #   0x02 INTERLEAVE_1_LO       vt[2k] = pool[k],    vt[2k+1] = pool[64+k]   (k < 32)
@@ -87,7 +87,7 @@ cdef inline void sel2nx8i(vec_t* vt, const vec_t* vs, const vec_t* vr, int imm) 
 
 # sel2nx8i_s4: nibble unpack into 16-bit lanes: vt.s16[k] = nibble ((k & 1) ^ H) of pool byte
 # 16*C + (k >> 1), zero-extended, or sign-extended when S; imm = S<<4 | H<<3 | C (C = 0..7 picks a
-# 16-byte chunk of pool = vs || vr; H = 1 puts the high nibble first). q7emu choice (SPEC §8.2.8)
+# 16-byte chunk of pool = vs || vr; H = 1 puts the high nibble first). q7emu choice (docs/firmware.md §8.2.8)
 cdef inline void sel2nx8i_s4(vec_t* vt, const vec_t* vs, const vec_t* vr, int imm) noexcept nogil:
     # byte 16*C + (k >> 1) of pool = vs || vr into both bytes of 16-bit lane k (one permute), then the
     # per-lane nibble shift 4 * ((k & 1) ^ H) and the optional sign extension (n ^ 8) - 8

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""IVP shifts (SPEC §6.2 B12): by an immediate (imm4 / imm5) or per lane by vr. Logical right fills 0,
+"""IVP shifts (docs/firmware.md §6.2 B12): by an immediate (imm4 / imm5) or per lane by vr. Logical right fills 0,
 arithmetic right fills the sign; shifting past the width gives 0 (sign fill for sra)."""
 from q7regs cimport vec_t
 from ivp_lanes cimport lanes_shl_imm, lanes_shr_imm, lanes_srl, lanes_sll, lanes_sra

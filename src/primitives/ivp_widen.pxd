@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""IVP vec -> wvec widen (SPEC §6.2 B22: an i32 -> 48-bit gather-widen into wvec, zero fill; the kernel is
+"""IVP vec -> wvec widen (docs/firmware.md §6.2 B22: an i32 -> 48-bit gather-widen into wvec, zero fill; the kernel is
 HIGH, the gather permutation MED). q7emu choice: the identity gather, pool = vs (lanes 0..15) || vr (16..31)."""
 from libc.stdint cimport uint64_t, int64_t
 from q7regs cimport vec_t, wvec_t, sext, wvec_as

@@ -9,8 +9,8 @@ This umbrella re-exports the family files, so the kernels `cimport q7ivp as P` a
 Each function is named after the mnemonic (without the `ivp_` prefix), carries a one-line comment of
 its semantics and works on the plain C register types of q7regs.pxd. Destinations come first, as in
 the disassembly (`ivp_addnx16 vt, vs, vr`). Every other fact of an op (operand views and dtypes, the
-SPEC section, provenance, FLIX slot class) is in the op table q7emu/primitives/optable.py.
-Where SPEC leaves a lane map open, the comment says `q7emu choice:` and docs/ + tests pin it.
+docs/firmware.md section, provenance, FLIX slot class) is in the op table q7emu/primitives/optable.py.
+Where docs/firmware.md leaves a lane map open, the comment says `q7emu choice:` and docs/ + tests pin it.
 Predicated `...t` forms merge: lanes whose predicate bit is false keep the destination's old value.
 Callers validate operands (immediates, lengths) before entering nogil code; every function here is
 total on any bit pattern (no undefined behaviour, no out-of-range memory access beyond the bytes

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Vision-Q7 register files as plain C types (SPEC §6.1).
+"""Vision-Q7 register files as plain C types (docs/firmware.md §6.1).
 
 vec_t    512-bit vector register (`v`), lane views 2NX8 = 64 x 8, NX16 = 32 x 16, N_2X32 = 16 x 32,
          NXF16 = 32 x fp16 (bit patterns in u16), N_2XF32 = 16 x fp32 (bit patterns in u32).

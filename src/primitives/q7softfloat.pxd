@@ -1,9 +1,9 @@
 # cython: language_level=3
-"""Soft-float leaves of the Q7 fp ops (SPEC §6.1 FCR, §6.2 fp ALU / converts).
+"""Soft-float leaves of the Q7 fp ops (docs/firmware.md §6.1 FCR, §6.2 fp ALU / converts).
 
 ncore2gp has no hardware FP: its ivp_*f16 / *f32 ops are soft-float bodies. These helpers are the
 bit-level leaves those primitives share. The FCR round mode is fixed at its reset value RNE
-(SPEC §6.1); gradual underflow is on (no flush to zero).
+(docs/firmware.md §6.1); gradual underflow is on (no flush to zero).
 """
 from libc.stdint cimport uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from libc.string cimport memcpy
@@ -26,8 +26,10 @@ cdef extern from *:
         float s = 1.0f / (float)(1 << (imm & 15));
     #if defined(__AVX512F__)
         __m512 sc = _mm512_set1_ps(s);
-        __m512 lo = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)x))), sc);
-        __m512 hi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(x + 16)))), sc);
+        __m512 lo = _mm512_mul_ps(
+            _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)x))), sc);
+        __m512 hi = _mm512_mul_ps(
+            _mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i *)(x + 16)))), sc);
         __m256i h0 = _mm512_cvtps_ph(lo, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         __m256i h1 = _mm512_cvtps_ph(hi, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         /* one 512-bit store: a following full-vector load of o is store-forwarded */
@@ -36,7 +38,8 @@ cdef extern from *:
         __m256 sc = _mm256_set1_ps(s);
         int j;
         for (j = 0; j < 32; j += 8) {
-            __m256 v = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(x + j)))), sc);
+            __m256 v = _mm256_mul_ps(
+                _mm256_cvtepi32_ps(_mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i *)(x + j)))), sc);
             _mm_storeu_si128((__m128i *)(o + j), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
         }
     #endif
@@ -145,7 +148,7 @@ cdef inline int f16_cmp_lt(uint16_t a, uint16_t b) noexcept nogil:
 
 
 cdef inline int64_t f32_trunc_sat(uint32_t f, int imm, int64_t lo, int64_t hi) noexcept nogil:
-    """trunc toward zero of fp32(f) * 2^imm, saturated to [lo, hi]; NaN -> hi (SPEC §6.2 converts)."""
+    """trunc toward zero of fp32(f) * 2^imm, saturated to [lo, hi]; NaN -> hi (docs/firmware.md §6.2 converts)."""
     cdef uint32_t e = (f >> 23) & 0xFF
     cdef uint64_t m = f & 0x7FFFFF
     cdef int sh
