@@ -1,8 +1,9 @@
 """Differential check of every IVP primitive against a reference revision of the primitive library.
 
 Builds (on the fly, in a temp dir, outside setup.py) a throwaway Cython module that cimports both
-the current src/q7ivp.pxd and the copy of src/q7{regs,softfloat,ivp}.pxd at a reference git
-revision (renamed *_ref), then runs every `cdef inline void` primitive of the current library on
+the current src/primitives/q7ivp.pxd (the umbrella over the ivp_*.pxd family files) and the copy of
+src/primitives/q7{regs,softfloat,ivp}.pxd at a reference git revision (renamed *_ref), then runs every
+primitive of the op table (q7emu/primitives/optable.py) defined in the current family files on
 the same random register states through both and compares the complete state: all vector
 registers (64 bytes each), wvec view + all 64 cells, the full 64-bit vbool registers (not just
 the lane bits the Python wrappers expose), pr, the memory buffer and the offset.
@@ -13,7 +14,7 @@ and `sweep16` (distinct registers whose 16-bit lanes walk through all 65536 valu
 Build with Q7EMU_NATIVE=0 to check the portable (non-SIMD) bodies of the C leaves instead, or with
 Q7EMU_DIFF_ARCH="-march=haswell" (say) for another target's bodies.
 
-    cd /work/perf && PYTHONPATH=/work/perf python bench/diff_primitives.py [--ref REV] [--trials N]
+    python bench/diff_primitives.py [--ref REV] [--trials N]      (from the repository root)
 
 Exit status 0 when every primitive matches in both modes.
 """
@@ -71,6 +72,29 @@ def parse(text):
     return out
 
 
+#: register pointer parameter -> (field of St, cast for the reference side)
+_REG_PTR = {"vec_t*": ("v", "<RR.vec_t*>"), "wvec_t*": ("w", "<RR.wvec_t*>"), "vbool_t*": ("b", ""), "pr_t*": ("p", "")}
+#: parameters passed the same way to both sides
+_FIXED = {"valign_t*": ("&a.u[0]", "<RR.valign_t*>&r.u[0]"), "uint8_t*": ("a.mem", "r.mem"),
+          "Py_ssize_t*": ("&a.off", "&r.off")}
+
+
+def arg_exprs(typ, j):
+    """(argument expression on the current state a, on the reference state r) for parameter j of type typ."""
+    ix, iv = f"IX[t, {j}]", f"IV[t, {j}]"
+    if typ in _REG_PTR:
+        field, cast = _REG_PTR[typ]
+        return f"&a.{field}[{ix}]", f"{cast}&r.{field}[{ix}]"
+    if typ in ("vbool_t", "pr_t"):
+        e = f"{typ[0].upper()}[t, {ix}]"
+        return e, e
+    if typ in ("int", "Py_ssize_t"):
+        return f"<{typ}>{iv}", f"<{typ}>{iv}"
+    if typ in _FIXED:
+        return _FIXED[typ]
+    raise SystemExit(f"unhandled parameter type {typ}")
+
+
 def gen_pyx(funcs):
     L = []
     w = L.append
@@ -123,29 +147,9 @@ def gen_pyx(funcs):
         w("        load(&r, V, W, WV, B, P, M, t)")
         na, nr = [], []
         for j, (typ, pname) in enumerate(params):
-            ix, iv = f"IX[t, {j}]", f"IV[t, {j}]"
-            if typ == "vec_t*":
-                na.append(f"&a.v[{ix}]"); nr.append(f"<RR.vec_t*>&r.v[{ix}]")
-            elif typ == "wvec_t*":
-                na.append(f"&a.w[{ix}]"); nr.append(f"<RR.wvec_t*>&r.w[{ix}]")
-            elif typ == "vbool_t*":
-                na.append(f"&a.b[{ix}]"); nr.append(f"&r.b[{ix}]")
-            elif typ == "pr_t*":
-                na.append(f"&a.p[{ix}]"); nr.append(f"&r.p[{ix}]")
-            elif typ == "valign_t*":
-                na.append("&a.u[0]"); nr.append("<RR.valign_t*>&r.u[0]")
-            elif typ == "vbool_t":
-                na.append(f"B[t, {ix}]"); nr.append(f"B[t, {ix}]")
-            elif typ == "pr_t":
-                na.append(f"P[t, {ix}]"); nr.append(f"P[t, {ix}]")
-            elif typ == "uint8_t*":
-                na.append("a.mem"); nr.append("r.mem")
-            elif typ == "Py_ssize_t*":
-                na.append("&a.off"); nr.append("&r.off")
-            elif typ in ("int", "Py_ssize_t"):
-                na.append(f"<{typ}>{iv}"); nr.append(f"<{typ}>{iv}")
-            else:
-                raise SystemExit(f"{name}: unhandled parameter type {typ}")
+            ea, er = arg_exprs(typ, j)
+            na.append(ea)
+            nr.append(er)
         w(f"        N.{name}({', '.join(na)})")
         w(f"        R.{name}({', '.join(nr)})")
         w("        if not same(&a, &r):")
@@ -157,13 +161,32 @@ def gen_pyx(funcs):
     return "\n".join(L)
 
 
+REF_C_NAMES = re.compile(r"\bq7_(bytes_to_bits|bits_to_bytes|permute2_u8|permute2_u16|permute2_u32|hw_f16_from_s16_scaled)\b")
+
+
+def _git_show(rev, mod):
+    """src/primitives/<mod>.pxd at rev (src/<mod>.pxd before the src/ layers)."""
+    for path in (f"src/primitives/{mod}.pxd", f"src/{mod}.pxd"):
+        r = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:{path}"], capture_output=True, text=True)
+        if r.returncode == 0:
+            return r.stdout
+    raise SystemExit(f"{rev}: no {mod}.pxd")
+
+
+def current_sources():
+    """The text of every family file of the current library (src/primitives/ivp_*.pxd)."""
+    prim = os.path.join(ROOT, "src", "primitives")
+    return "\n".join(open(os.path.join(prim, f)).read() for f in sorted(os.listdir(prim))
+                     if f.startswith("ivp_") and f.endswith(".pxd"))
+
+
 def ref_sources(rev):
     out = {}
     for mod in ("q7regs", "q7softfloat", "q7ivp"):
-        txt = subprocess.run(["git", "-C", ROOT, "show", f"{rev}:src/{mod}.pxd"], check=True,
-                             capture_output=True, text=True).stdout
+        txt = _git_show(rev, mod)
         txt = re.sub(r"\bfrom q7regs cimport", "from q7regs_ref cimport", txt)
         txt = re.sub(r"\bfrom q7softfloat cimport", "from q7softfloat_ref cimport", txt)
+        txt = REF_C_NAMES.sub(r"q7ref_\1", txt)   # the verbatim C leaves, defined again by the current copy
         out[f"{mod}_ref.pxd"] = txt
     return out
 
@@ -177,7 +200,7 @@ def build(rev, funcs, tmp):
     pyx = os.path.join(tmp, "_q7diff.pyx")
     with open(pyx, "w") as f:
         f.write(gen_pyx(funcs))
-    src = os.path.join(ROOT, "src")
+    src = os.path.join(ROOT, "src", "primitives")
     arch = os.environ.get("Q7EMU_DIFF_ARCH") or ("-march=native" if os.environ.get("Q7EMU_NATIVE", "1") == "1" else "")
     args = ["-O1"] + arch.split()
     ext = Extension("_q7diff", [pyx], include_dirs=[tmp, src], extra_compile_args=args)
@@ -285,8 +308,9 @@ def main(argv=None):
                     help="sweep16 mode: each register walks all 65536 16-bit lane values this many times")
     ap.add_argument("--only", default="", help="comma-separated primitive names")
     args = ap.parse_args(argv)
-    with open(os.path.join(ROOT, "src", "q7ivp.pxd")) as f:
-        funcs = parse(f.read())
+    sys.path.insert(0, ROOT)
+    from q7emu.primitives import optable
+    funcs = [fp for fp in parse(current_sources()) if fp[0] in optable.BY_NAME]   # the ops, not the helpers
     if args.only:
         keep = set(args.only.split(","))
         funcs = [fp for fp in funcs if fp[0] in keep]

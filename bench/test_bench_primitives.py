@@ -1,12 +1,12 @@
 """IVP primitives: ns per 512-bit op, three ways, none of them a C micro-benchmark module.
 
-1. test_wrapper   one q7emu.primitives.ivp.<op>(...) call from Python, timed by pytest-benchmark. This is what a
+1. test_wrapper   one q7emu.primitives.ivp.<op>(...) call from Python on operands built from the op table
+                  (ivp.example_args), timed by pytest-benchmark. This is what a
                   Python user of the primitive library pays; the Python call, argument validation and
                   the numpy <-> vec_t conversions dominate (microseconds), the primitive itself is ns.
-1b. test_c_loop  q7emu.primitives._ivp.time_op(op): the primitive called through a function pointer in a nogil C
-                  loop (main's helper in src/_ivp.pyx). Caveat: in that loop some primitives' lane loops
-                  sit in blocks GCC predicts cold and are not vectorised there (sel2nx8i_s4, float16nx16t
-                  merge, dselnx16's index split), and ultn_2xf32t / mul*4ta* carry a partial-store
+1b. test_c_loop  q7emu.primitives._ivp.time_op(op) for every op of the op table it covers (the register-to-register
+                  signatures): the primitive called through the table's typed function pointer in a nogil C
+                  loop (src/primitives/_ivp.pyx). Caveat: ultn_2xf32t / mul*4ta* carry a partial-store
                   dependency the loop adds; the kernel figures below are the representative ones.
 2. test_numpy     the same lane operation as a numpy one-liner on [N, 32] lanes (N = 4096 rows);
                   reported as ns per 32-lane row (one 512-bit vector's worth).
@@ -27,28 +27,16 @@ import pytest
 import _benchutil as B
 import q7emu.primitives.ivp as ivp
 from q7emu.kernels.dequant import dequantize
+from q7emu.primitives import optable
 
+#: the representative ops of the wrapper / numpy / trace benchmarks (one per kind of lane loop the kernels
+#: lean on); each is a row of the op table, whose records give the wrapper's operands
 OPS = ["addnx16", "srlnx16", "sel2nx8", "sel2nx8i_s4", "bminnx16", "mulus4tan16xr16", "packvrnrnx48",
        "float16nx16t", "ultn_2xf32t", "dselnx16"]
+assert set(OPS) <= set(optable.BY_NAME), set(OPS) - set(optable.BY_NAME)
+#: every wrapped op of the table, in table order (the C-loop benchmark skips the ones time_op does not cover)
+TABLE_OPS = [o.mnemonic for o in optable.OPS]
 N = 4096
-
-_rng = np.random.default_rng(7)
-_u16 = lambda: _rng.integers(0, 100, 32).astype(np.uint16)      # noqa: E731  (fits u16 and s16 kinds)
-_u8 = lambda: _rng.integers(0, 256, 64).astype(np.uint8)         # noqa: E731
-_f32 = lambda: _rng.standard_normal(16).astype(np.float32)       # noqa: E731
-
-WRAPPER_ARGS = {
-    "addnx16": lambda: (_u16(), _u16()),
-    "srlnx16": lambda: (_u16(), _rng.integers(0, 20, 32).astype(np.uint16)),
-    "sel2nx8": lambda: (_u8(), _u8(), _u8()),
-    "sel2nx8i_s4": lambda: (_u8(), _u8(), 9),
-    "bminnx16": lambda: (_u16().astype(np.int16), _u16().astype(np.int16)),
-    "mulus4tan16xr16": lambda: (np.zeros(32, np.int64), _u16(), _u16(), 0x4000),
-    "packvrnrnx48": lambda: (_rng.integers(-(1 << 40), 1 << 40, 32), 14),
-    "float16nx16t": lambda: (np.zeros(32, np.float16), _u16().astype(np.int16), 1, _rng.random(32) < 0.5),
-    "ultn_2xf32t": lambda: (np.zeros(16, bool), _f32(), _f32(), np.ones(16, bool)),
-    "dselnx16": lambda: (_u16(), _u16(), _rng.integers(0, 1 << 16, 32).astype(np.uint16)),
-}
 
 
 def _numpy_case(op):
@@ -108,7 +96,7 @@ def _numpy_case(op):
 @pytest.mark.parametrize("op", OPS)
 def test_wrapper(benchmark, op):
     fn = getattr(ivp, op)
-    args = WRAPPER_ARGS[op]()
+    args = ivp.example_args(op, seed=7)
     benchmark.group = "primitive: q7emu.primitives.ivp wrapper call (Python)"
     benchmark(fn, *args)
     t = B.median_s(benchmark)
@@ -118,7 +106,7 @@ def test_wrapper(benchmark, op):
         benchmark.extra_info["note"] = "Python call + argument checks + numpy conversion dominate"
 
 
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", TABLE_OPS)
 def test_c_loop(benchmark, op):
     from q7emu.primitives import _ivp
     time_op = getattr(_ivp, "time_op", None)

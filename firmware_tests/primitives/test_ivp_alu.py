@@ -13,9 +13,21 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from ivp_testlib import M, eq
 from q7emu.primitives import ivp
 
 PROP = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+#: the op-table rows this file tests by hand (test_ivp_catalog checks the declaration against the table and
+#: that each is called inside an asserting test)
+COVERS = ("mov2nx8t", "movnx16t", "movn_2x32t", "repnx16", "add2nx8", "addnx16", "addn_2x32", "sub2nx8",
+          "subnx16", "subn_2x32", "and2nx8", "or2nx8", "xor2nx8", "eq2nx8", "ltu2nx8", "eqnx16", "neqnx16",
+          "ltnx16", "lenx16", "ltunx16", "eqn_2x32", "ltn_2x32", "sllinx16", "srlinx16", "srainx16",
+          "sllin_2x32", "srlin_2x32", "srain_2x32", "srlnx16", "srln_2x32", "sllnx16", "sranx16", "slln_2x32",
+          "sran_2x32", "bmin2nx8", "bminu2nx8", "bmax2nx8", "bmaxu2nx8", "bminnx16", "bminunx16", "bmaxnx16",
+          "bmaxunx16", "bminn_2x32", "bminun_2x32", "bmaxn_2x32", "bmaxun_2x32", "babssub2nx8",
+          "babssubu2nx8", "babssubnx16", "babssubunx16", "baddnormnx16", "bsubnormnx16", "andb", "orb",
+          "xorb", "notb")
 
 DT = {"u8": (np.uint8, 64), "s8": (np.int8, 64), "u16": (np.uint16, 32), "s16": (np.int16, 32),
       "u32": (np.uint32, 16), "s32": (np.int32, 16)}
@@ -27,17 +39,6 @@ def V(kind, head, fill=0):
     out = [fill] * n
     out[: len(head)] = head
     return np.array(out, dtype=np.int64).astype(dt)
-
-
-def M(n, head, fill=False):
-    out = [fill] * n
-    out[: len(head)] = head
-    return np.array(out, dtype=np.bool_)
-
-
-def eq(got, want):
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-    assert np.asarray(got).dtype == np.asarray(want).dtype
 
 
 def vec_st(kind):
@@ -384,22 +385,26 @@ def _sra_ref(x, amt, bits, abits):
     return np.where(a >= 0, right, left)
 
 
+def _check_lane_shifts(x, amt, bits, srl, sll, sra):
+    """srl / sll / sra by per-lane amounts on `bits`-bit lanes against the numpy references (the signed
+    amount is log2(bits) + 2 bits wide: 6 for 16-bit lanes, 7 for 32-bit)."""
+    a, ab = _i(amt), {16: 6, 32: 7}[bits]
+    u, s = x.dtype, np.dtype(f"int{bits}")
+    eq(srl(x, amt), np.where(a < bits, _i(x) >> np.minimum(a, bits - 1), 0).astype(u))
+    eq(sll(x, amt), _sll_ref(x, amt, bits, ab).astype(u))
+    eq(sra(x.view(s), amt.view(s)), _sra_ref(x.view(s), amt, bits, ab).astype(s))
+
+
 @PROP
 @given(x=vec_st("u16"), amt=arrays(np.uint16, 32, elements=st.integers(0, 70) | st.integers(0, 0xFFFF)))
 def test_prop_lane_shifts_16(x, amt):
-    a = _i(amt)
-    eq(ivp.srlnx16(x, amt), np.where(a < 16, _i(x) >> np.minimum(a, 15), 0).astype(np.uint16))
-    eq(ivp.sllnx16(x, amt), _sll_ref(x, amt, 16, 6).astype(np.uint16))
-    eq(ivp.sranx16(x.view(np.int16), amt.view(np.int16)), _sra_ref(x.view(np.int16), amt, 16, 6).astype(np.int16))
+    _check_lane_shifts(x, amt, 16, ivp.srlnx16, ivp.sllnx16, ivp.sranx16)
 
 
 @PROP
 @given(x=vec_st("u32"), amt=arrays(np.uint32, 16, elements=st.integers(0, 140) | st.integers(0, 2 ** 32 - 1)))
 def test_prop_lane_shifts_32(x, amt):
-    a = _i(amt)
-    eq(ivp.srln_2x32(x, amt), np.where(a < 32, _i(x) >> np.minimum(a, 31), 0).astype(np.uint32))
-    eq(ivp.slln_2x32(x, amt), _sll_ref(x, amt, 32, 7).astype(np.uint32))
-    eq(ivp.sran_2x32(x.view(np.int32), amt.view(np.int32)), _sra_ref(x.view(np.int32), amt, 32, 7).astype(np.int32))
+    _check_lane_shifts(x, amt, 32, ivp.srln_2x32, ivp.slln_2x32, ivp.sran_2x32)
 
 
 @PROP
@@ -413,6 +418,13 @@ def test_prop_imm_shifts(x, y, i16, i32):
     eq(ivp.srain_2x32(y.view(np.int32), i32), (y.view(np.int32) >> np.int32(i32)).astype(np.int32))
 
 
+def _draw_pair(data, kind):
+    """Two random vectors of `kind` that tie in a random subset of lanes."""
+    a = data.draw(vec_st(kind))
+    tie = data.draw(arrays(np.bool_, len(a)))
+    return a, np.where(tie, a, data.draw(vec_st(kind))).astype(a.dtype)
+
+
 CMP = [
     ("eq2nx8", "u8", np.equal), ("ltu2nx8", "u8", np.less), ("eqnx16", "u16", np.equal),
     ("neqnx16", "u16", np.not_equal), ("ltnx16", "s16", np.less), ("lenx16", "s16", np.less_equal),
@@ -424,9 +436,7 @@ CMP = [
 @PROP
 @given(data=st.data())
 def test_prop_compares(name, kind, ref, data):
-    a = data.draw(vec_st(kind))
-    tie = data.draw(arrays(np.bool_, len(a)))
-    b = np.where(tie, a, data.draw(vec_st(kind))).astype(a.dtype)
+    a, b = _draw_pair(data, kind)
     eq(getattr(ivp, name)(a, b), ref(a, b))
 
 
@@ -442,9 +452,7 @@ BM = [
 @PROP
 @given(data=st.data())
 def test_prop_bmin_bmax(name, kind, op, data):
-    a = data.draw(vec_st(kind))
-    tie = data.draw(arrays(np.bool_, len(a)))
-    b = np.where(tie, a, data.draw(vec_st(kind))).astype(a.dtype)
+    a, b = _draw_pair(data, kind)
     fl, vt = getattr(ivp, name)(a, b)
     flag = (a < b) if op == "min" else (a > b)
     eq(fl, flag)
@@ -488,3 +496,14 @@ def test_prop_predicated_moves(name, kind, data):
 @given(x=vec_st("u16"), lane=st.integers(0, 31))
 def test_prop_repnx16(x, lane):
     eq(ivp.repnx16(x, lane), np.full(32, x[lane], dtype=np.uint16))
+
+
+# ===================================================================== vbool logic (C-only, via _ivp._c_*)
+def test_vbool_logic():
+    from q7emu.primitives import _ivp
+    a = M(64, [True, True, False, False])
+    b = M(64, [True, False, True, False])
+    eq(_ivp._c_andb(a, b), M(64, [True, False, False, False]))
+    eq(_ivp._c_orb(a, b), M(64, [True, True, True, False]))
+    eq(_ivp._c_xorb(a, b), M(64, [False, True, True, False]))
+    eq(_ivp._c_notb(a), M(64, [False, False, True, True], fill=True))   # ~a: the 60 false bits become true

@@ -13,9 +13,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from ivp_testlib import M, eq
 from q7emu.primitives import ivp
 
 PROP = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+#: the op-table rows this file tests by hand (test_ivp_catalog checks the declaration against the table and
+#: that each is called inside an asserting test)
+COVERS = ("ultn_2xf32t", "ueqn_2xf32t", "oltnxf16t", "negnxf16t", "addexpnxf16", "float16nx16t",
+          "floatn_2x32", "truncn_2xf32", "trunc16nxf16", "cvtf32nxf16_0", "cvtf32nxf16_1")
 
 
 def F32(bits, n=16, fill=0):
@@ -36,17 +42,6 @@ def bits32(x):
 
 def bits16(x):
     return np.asarray(x).view(np.uint16)
-
-
-def M(n, head, fill=False):
-    out = [fill] * n
-    out[: len(head)] = head
-    return np.array(out, dtype=np.bool_)
-
-
-def eq(got, want):
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-    assert np.asarray(got).dtype == np.asarray(want).dtype
 
 
 ONE, TWO, M_ONE, M_TWO = 0x3F800000, 0x40000000, 0xBF800000, 0xC0000000

@@ -14,6 +14,11 @@ from hypothesis.extra.numpy import arrays
 from q7emu.primitives import ivp
 from q7emu.errors import InvalidArgument
 
+#: the op-table rows this file tests by hand (test_ivp_catalog checks the declaration against the table and
+#: that each is called inside an asserting test)
+COVERS = ("lv2nx8_ip", "l2a4nx8_ip", "lav2nx8_xp", "labvdcmprs2nx8_xp", "sv2nx8_ip", "sav2nx8_xp", "lv2nx8_i",
+          "la2nx8_pp", "la2nx8_ip")
+
 PROP = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 MEM = np.arange(256, dtype=np.uint8)          # byte i holds i
@@ -209,3 +214,25 @@ def test_prop_labvdcmprs2nx8_xp(mem, vb, off, stride):
     vt, o = ivp.labvdcmprs2nx8_xp(mem, vb, off, stride)
     eq(vt, np.where(vb, r[np.minimum(below, 63)], r[63]))
     assert o == off + stride
+
+
+# ===================================================================== C-only primitives (via _ivp._c_*)
+def test_lv2nx8_i_no_update():
+    from q7emu.primitives import _ivp
+    eq(_ivp._c_lv2nx8_i(MEM, 70), u8(range(70, 134)))        # bytes 70..133, no offset returned
+    with pytest.raises(InvalidArgument):
+        _ivp._c_lv2nx8_i(MEM, 200)                           # 200 + 64 > 256
+
+
+def test_la2nx8_pp_ip_stream_pair():
+    from q7emu.primitives import _ivp
+    u = _ivp._c_la2nx8_pp(MEM, 70)                          # the aligned row holding byte 70: bytes 64..127
+    eq(u, u8(range(64, 128)))
+    # la2nx8_ip at off 70: window = u (64..127) || next row (128..191); vt = window[6:70] = bytes 70..133;
+    # the carry becomes the row 128..191 and off advances by 64
+    vt, u2, off = _ivp._c_la2nx8_ip(MEM, u, 70)
+    eq(vt, u8(range(70, 134)))
+    eq(u2, u8(range(128, 192)))
+    assert off == 134
+    with pytest.raises(InvalidArgument):
+        _ivp._c_la2nx8_ip(MEM, u, 192)                      # rows 192 and 256: bytes [192, 320) of 256

@@ -15,6 +15,11 @@ from hypothesis.extra.numpy import arrays
 from q7emu.primitives import ivp
 from q7emu.errors import InvalidArgument
 
+#: the op-table rows this file tests by hand (test_ivp_catalog checks the declaration against the table and
+#: that each is called inside an asserting test)
+COVERS = ("sel2nx8", "selnx16", "seln_2x32", "sel2nx8i", "sel2nx8i_s4", "dselnx16", "dselnx16t",
+          "dseln_2x32t", "dcmprs2nx8")
+
 PROP = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 

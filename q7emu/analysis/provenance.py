@@ -5,7 +5,7 @@
   :mod:`q7emu.analysis.path_facts`): the IVP mnemonics SPEC places in each firmware path (SPEC §2.4,
   §3.6) and the provenance of one op of a kernel listing (``firmware`` / ``firmware~`` / ``q7emu``).
 * :func:`primitive_class` / :func:`format_ops_table`: every IVP primitive's semantics provenance as one
-  of SPEC HIGH, SPEC MED, ANCHORS HIGH, q7emu choice (from :func:`q7emu.primitives.ivp.catalog`), plus the kernels that issue it.
+  of SPEC HIGH, SPEC MED, ANCHORS HIGH, q7emu choice (from the op table :mod:`q7emu.primitives.optable`), plus the kernels that issue it.
 * :data:`KNOB_FACTS` / :data:`OUTPUT_BASIS`: which output bytes rest on firmware facts and which on a
   model knob (MODEL.md), with the SPEC open question each knob stands for.
 """
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 from q7emu import registry
 from q7emu.analysis.listing import kernel_mnemonics
-from q7emu.analysis.path_facts import (NON_MX_BLOCK, PATH_FACTS, FirmwareFact, OpProvenance,  # noqa: F401
-                                       accumulate_base, classify)
+from q7emu.analysis.path_facts import NON_MX_BLOCK, PATH_FACTS, FirmwareFact, OpProvenance, accumulate_base, classify  # noqa: F401
+from q7emu.primitives import optable
 
 #: the kernels of the tables: those with SPEC facts first, in SPEC's order of the paths (§2.4 non-MX block,
 #: the MX path, §3.6), then any other kernel in registry order
@@ -80,7 +80,7 @@ OUTPUT_BASIS: tuple[OutputBasis, ...] = (
 
 
 # ---------------------------------------------------------------------- primitives
-PRIMITIVE_CLASSES = ("SPEC HIGH", "SPEC MED", "ANCHORS HIGH", "q7emu choice")
+PRIMITIVE_CLASSES = optable.PROVENANCE_CLASSES
 
 
 def primitive_class(provenance: str) -> str:
@@ -105,20 +105,15 @@ class PrimitiveRow:
 
 
 def primitive_rows() -> list[PrimitiveRow]:
-    """Every IVP primitive with its provenance class and the kernels (listings) that issue it."""
-    from q7emu.primitives import ivp
+    """Every IVP primitive with its provenance class and the kernels (listings) that issue it (facts: the op
+    table)."""
     used: dict[str, list[str]] = {}
-    try:
-        for k in KERNELS:
-            for m in kernel_mnemonics(k):
-                used.setdefault(m, []).append(k)
-    except Exception:  # pragma: no cover - listing data missing: no usage column
-        used = {}
+    for k in KERNELS:
+        for m in kernel_mnemonics(k):
+            used.setdefault(m, []).append(k)
     rows = []
-    for r in ivp.catalog():
-        cls = primitive_class(r.provenance)
-        detail = r.provenance[len(cls):].strip(" ()") if r.provenance.startswith(cls) else r.provenance
-        rows.append(PrimitiveRow(r.mnemonic, cls, detail, r.reference, r.semantics, used.get(r.mnemonic, [])))
+    for o in sorted(optable.OPS, key=lambda o: o.mnemonic):
+        rows.append(PrimitiveRow(o.mnemonic, o.provenance, o.note, o.cite, o.semantics, used.get(o.mnemonic, [])))
     return rows
 
 

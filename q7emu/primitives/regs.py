@@ -8,6 +8,7 @@ a ``PR`` is the 64-bit packed-operand register.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -22,49 +23,58 @@ WVEC_VIEWS = {24: 64, 48: 32, 96: 16}
 
 
 @dataclass(frozen=True)
-class Vec:
-    """A 512-bit vector register: ``raw`` is its 64 bytes (lane 0 first, little-endian lanes)."""
+class _Image:
+    """A register held as its architectural byte image ``raw`` of exactly ``SIZE`` bytes."""
 
+    SIZE: ClassVar[int] = 0
+    NAME: ClassVar[str] = ""
     raw: bytes
 
     def __post_init__(self) -> None:
-        if len(self.raw) != 64:
-            raise InvalidArgument("raw", len(self.raw), "a vec register is 64 bytes")
+        if len(self.raw) != self.SIZE:
+            raise InvalidArgument("raw", len(self.raw), f"a {self.NAME} register is {self.SIZE} bytes")
+
+
+@dataclass(frozen=True)
+class Vec(_Image):
+    """A 512-bit vector register: ``raw`` is its 64 bytes (lane 0 first, little-endian lanes)."""
+
+    SIZE: ClassVar[int] = 64
+    NAME: ClassVar[str] = "vec"
 
     @classmethod
     def from_lanes(cls, lanes: np.ndarray) -> "Vec":
-        """Build from a lane array of any supported view (64 bytes in total)."""
+        """Build from a lane array of any supported view (any dtype, shape totalling 64 bytes)."""
         arr = np.ascontiguousarray(lanes)
         if arr.nbytes != 64:
             raise InvalidArgument("lanes", arr.shape, "lanes must total 64 bytes")
         return cls(arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes())
 
     def view(self, name: str) -> np.ndarray:
-        """Lanes in view ``name`` (2nx8, 2nx8s, nx16, nx16s, n_2x32, n_2x32s, nxf16, n_2xf32)."""
+        """Lanes in view ``name`` (2nx8, 2nx8s, nx16, nx16s, n_2x32, n_2x32s, nxf16, n_2xf32): a 1-D array of
+        VEC_VIEWS[name] = (little-endian dtype, lanes), e.g. uint16[32] for nx16."""
         if name not in VEC_VIEWS:
             raise InvalidArgument("view", name, f"one of {', '.join(VEC_VIEWS)}")
         return np.frombuffer(self.raw, dtype=VEC_VIEWS[name][0]).copy()
 
 
 @dataclass(frozen=True)
-class WVec:
+class WVec(_Image):
     """A 1536-bit wide accumulator: ``raw`` is its 192-byte image (lane i of width W at bits [iW, iW+W))."""
 
-    raw: bytes
-
-    def __post_init__(self) -> None:
-        if len(self.raw) != 192:
-            raise InvalidArgument("raw", len(self.raw), "a wvec register is 192 bytes")
+    SIZE: ClassVar[int] = 192
+    NAME: ClassVar[str] = "wvec"
 
     @classmethod
     def from_lanes(cls, lanes: list[int] | np.ndarray, width: int) -> "WVec":
-        """Build from integer lanes of ``width`` bits (24, 48 or 96), wrapped modulo 2^width."""
+        """Build from WVEC_VIEWS[width] integer lanes of ``width`` bits (24: 64 lanes, 48: 32, 96: 16), each wrapped
+        modulo 2^width."""
         if width not in WVEC_VIEWS or len(lanes) != WVEC_VIEWS[width]:
             raise InvalidArgument("width", width, "24 (64 lanes), 48 (32 lanes) or 96 (16 lanes)")
         return cls(b"".join((int(x) % (1 << width)).to_bytes(width // 8, "little") for x in lanes))
 
     def lanes(self, width: int) -> list[int]:
-        """Signed lanes of ``width`` bits (24, 48 or 96) as Python ints."""
+        """The WVEC_VIEWS[width] signed lanes of ``width`` bits (24, 48 or 96) as Python ints."""
         if width not in WVEC_VIEWS:
             raise InvalidArgument("width", width, "24, 48 or 96")
         n = width // 8
@@ -96,7 +106,8 @@ class PR:
     value: int
 
     def fields(self, bits: int, signed: bool = True) -> list[int]:
-        """The register as 64/bits fields of ``bits`` (8, 16 or 32) bits, field 0 lowest."""
+        """The register as 64/bits fields of ``bits`` (8, 16 or 32) bits, field 0 lowest (bits [bits*j, bits*(j+1))),
+        two's-complement when ``signed``."""
         if bits not in (8, 16, 32):
             raise InvalidArgument("bits", bits, "8, 16 or 32")
         out = []

@@ -25,16 +25,7 @@ Datapath (q7emu's reconstruction of the soft-float chain; docs/firmware.md §2.2
   -> pack the 16-bit lanes' low bytes (sel2nx8i), store (sav2nx8_xp).
 """
 import numpy as np
-from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
-from libc.stdlib cimport free
-from libc.string cimport memset, memcpy
-from q7regs cimport vec_t, wvec_t, vbool_t, pr_t, valign_t, regfile_t
-cimport q7ivp as P
-from q7trace cimport *
-
-include "kernel_ops.pxi"
-include "kernel_fp8.pxi"
-include "trace_buffer.pxi"
+include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and the kernel includes
 
 # ---------------------------------------------------------------------------- register map
 # Shared with QuantizeMX (kernel_fp8.pxi): constants v0..v8 (v6 = kEB here), vSIG/vEXP/vSGN/vT0..vT3

@@ -17,16 +17,7 @@ The fp32 values are processed 16 per vector (N_2X32); the 16-bit narrowing then 
 halves (lanes 0..15; lanes 16..31 carry duplicates that are never stored).
 """
 import numpy as np
-from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
-from libc.stdlib cimport free
-from libc.string cimport memset, memcpy
-from q7regs cimport vec_t, wvec_t, vbool_t, pr_t, valign_t, regfile_t
-cimport q7ivp as P
-from q7trace cimport *
-
-include "kernel_ops.pxi"
-include "kernel_fp8.pxi"
-include "trace_buffer.pxi"
+include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and the kernel includes
 
 # ---------------------------------------------------------------------------- register map
 cdef enum:

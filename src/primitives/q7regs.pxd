@@ -31,6 +31,9 @@ cdef struct wvec_t:
 ctypedef uint64_t vbool_t
 ctypedef uint64_t pr_t
 
+cdef extern from *:
+    ctypedef long long int128 "__int128"     # the 96-bit lanes' arithmetic (GCC / Clang)
+
 cdef struct valign_t:
     uint8_t row[64]
 
@@ -54,17 +57,13 @@ cdef inline int64_t sext(int64_t x, int bits) noexcept nogil:
 cdef inline void wvec_to_raw(const wvec_t* w, uint8_t* raw) noexcept nogil:
     """Write the 192-byte architectural image of w (lane i of width W at bits [iW, iW+W))."""
     cdef int i, j
+    cdef int nb = w.view // 8            # bytes per lane: 3 (24-bit) or 6 (48-bit) lanes, one cell each
     cdef uint64_t lo, hi
-    if w.view == 24:
-        for i in range(64):
+    if w.view != 96:
+        for i in range(192 // nb):
             lo = <uint64_t>w.c[i]
-            for j in range(3):
-                raw[3 * i + j] = <uint8_t>(lo >> (8 * j))
-    elif w.view == 48:
-        for i in range(32):
-            lo = <uint64_t>w.c[i]
-            for j in range(6):
-                raw[6 * i + j] = <uint8_t>(lo >> (8 * j))
+            for j in range(nb):
+                raw[nb * i + j] = <uint8_t>(lo >> (8 * j))
     else:
         for i in range(16):
             lo = <uint64_t>w.c[2 * i]
@@ -78,21 +77,16 @@ cdef inline void wvec_to_raw(const wvec_t* w, uint8_t* raw) noexcept nogil:
 cdef inline void wvec_from_raw(wvec_t* w, const uint8_t* raw, int view) noexcept nogil:
     """Load w from a 192-byte architectural image, in lane view `view` (24, 48 or 96)."""
     cdef int i, j
+    cdef int nb = view // 8
     cdef uint64_t lo, hi
     memset(w.c, 0, sizeof(w.c))
     w.view = view
-    if view == 24:
-        for i in range(64):
+    if view != 96:
+        for i in range(192 // nb):
             lo = 0
-            for j in range(3):
-                lo |= (<uint64_t>raw[3 * i + j]) << (8 * j)
-            w.c[i] = sext(<int64_t>lo, 24)
-    elif view == 48:
-        for i in range(32):
-            lo = 0
-            for j in range(6):
-                lo |= (<uint64_t>raw[6 * i + j]) << (8 * j)
-            w.c[i] = sext(<int64_t>lo, 48)
+            for j in range(nb):
+                lo |= (<uint64_t>raw[nb * i + j]) << (8 * j)
+            w.c[i] = sext(<int64_t>lo, view)
     else:
         for i in range(16):
             lo = 0
@@ -162,52 +156,38 @@ cdef extern from *:
             m[k] = (uint8_t)(0u - (unsigned)((b >> k) & 1u));
     #endif
     }
+    /* the portable body of a two-register permute: o[k] = (a || b)[idx[k] & MASK], N lanes of type T */
+    #define Q7_PERMUTE2_C(T, N, MASK) do { \
+        T pool[2 * (N)], t[N]; int k; \
+        memcpy(pool, a, 64); memcpy(pool + (N), b, 64); \
+        for (k = 0; k < (N); k++) t[k] = pool[idx[k] & (MASK)]; \
+        memcpy(o, t, 64); } while (0)
+    /* the AVX-512 body: one vpermt2{b,w,d} */
+    #define Q7_PERMUTE2_AVX512(SUFFIX) _mm512_storeu_si512((void *)o, _mm512_permutex2var_##SUFFIX( \
+        _mm512_loadu_si512((const void *)a), _mm512_loadu_si512((const void *)idx), \
+        _mm512_loadu_si512((const void *)b)))
     /* o[k] = (a || b)[idx[k] & 0x7F], 64 byte lanes */
     static inline void q7_permute2_u8(uint8_t *o, const uint8_t *a, const uint8_t *b, const uint8_t *idx) {
     #if defined(__AVX512VBMI__)
-        __m512i r = _mm512_permutex2var_epi8(_mm512_loadu_si512((const void *)a),
-                                             _mm512_loadu_si512((const void *)idx),
-                                             _mm512_loadu_si512((const void *)b));
-        _mm512_storeu_si512((void *)o, r);
+        Q7_PERMUTE2_AVX512(epi8);
     #else
-        uint8_t pool[128], t[64];
-        int k;
-        memcpy(pool, a, 64); memcpy(pool + 64, b, 64);
-        for (k = 0; k < 64; k++)
-            t[k] = pool[idx[k] & 0x7F];
-        memcpy(o, t, 64);
+        Q7_PERMUTE2_C(uint8_t, 64, 0x7F);
     #endif
     }
     /* o[k] = (a || b)[idx[k] & 0x3F], 32 lanes of 16 bits */
     static inline void q7_permute2_u16(uint16_t *o, const uint16_t *a, const uint16_t *b, const uint16_t *idx) {
     #if defined(__AVX512BW__)
-        __m512i r = _mm512_permutex2var_epi16(_mm512_loadu_si512((const void *)a),
-                                              _mm512_loadu_si512((const void *)idx),
-                                              _mm512_loadu_si512((const void *)b));
-        _mm512_storeu_si512((void *)o, r);
+        Q7_PERMUTE2_AVX512(epi16);
     #else
-        uint16_t pool[64], t[32];
-        int k;
-        memcpy(pool, a, 64); memcpy(pool + 32, b, 64);
-        for (k = 0; k < 32; k++)
-            t[k] = pool[idx[k] & 0x3F];
-        memcpy(o, t, 64);
+        Q7_PERMUTE2_C(uint16_t, 32, 0x3F);
     #endif
     }
     /* o[k] = (a || b)[idx[k] & 0x1F], 16 lanes of 32 bits */
     static inline void q7_permute2_u32(uint32_t *o, const uint32_t *a, const uint32_t *b, const uint32_t *idx) {
     #if defined(__AVX512F__)
-        __m512i r = _mm512_permutex2var_epi32(_mm512_loadu_si512((const void *)a),
-                                              _mm512_loadu_si512((const void *)idx),
-                                              _mm512_loadu_si512((const void *)b));
-        _mm512_storeu_si512((void *)o, r);
+        Q7_PERMUTE2_AVX512(epi32);
     #else
-        uint32_t pool[32], t[16];
-        int k;
-        memcpy(pool, a, 64); memcpy(pool + 16, b, 64);
-        for (k = 0; k < 16; k++)
-            t[k] = pool[idx[k] & 0x1F];
-        memcpy(o, t, 64);
+        Q7_PERMUTE2_C(uint32_t, 16, 0x1F);
     #endif
     }
     """

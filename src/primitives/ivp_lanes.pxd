@@ -1,0 +1,227 @@
+# cython: language_level=3
+"""Lane-loop helpers of the IVP primitive families (Spike-style: a mnemonic's body is one helper call).
+
+Each helper is a `cdef inline ... noexcept nogil` function over a fused lane type: the caller picks the
+lane view of the vec_t union (`vs.s16`, `vr.u8`, ...), so width and signedness are fixed at compile time
+and every specialisation is a branch-free loop of 64 / sizeof(lane) lanes that GCC vectorises at -O3. The
+operation selector (`op`) is a compile-time constant at every call site; each helper tests it outside
+its lane loops. Helpers that produce a vec write a local first and copy it out, so a destination may
+alias any source (the kernels issue `bminnx16 v26, v26, v4`). Predicated `...t` forms are the op into
+a local plus `merge` (vec) or `vb_merge` (vbool): lanes whose predicate is false keep their old value.
+"""
+from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
+from libc.string cimport memcpy, memset
+from q7regs cimport vec_t, wvec_t, vbool_t, vb_spread, vb_to_mask, vb_from_mask
+
+ctypedef fused lane_t:
+    uint8_t
+    int8_t
+    uint16_t
+    int16_t
+    uint32_t
+    int32_t
+
+ctypedef fused ulane_t:
+    uint8_t
+    uint16_t
+    uint32_t
+
+ctypedef fused slane_t:
+    int8_t
+    int16_t
+    int32_t
+
+cdef enum:
+    OP_ADD = 0
+    OP_SUB = 1
+    OP_AND = 2
+    OP_OR = 3
+    OP_XOR = 4
+    CMP_EQ = 0
+    CMP_NE = 1
+    CMP_LT = 2
+    CMP_LE = 3
+    FLAG_MIN = 0
+    FLAG_MAX = 1
+    FLAG_ABSDIFF = 2
+    FLAG_ADDNORM = 3
+    FLAG_SUBNORM = 4
+
+
+# ------------------------------------------------------------------------------------ merges
+cdef inline void merge_mask(vec_t* vt, const vec_t* x, const vec_t* m) noexcept nogil:
+    """vt = x where the lane mask m is all ones, else vt (byte-wise; x may alias vt)."""
+    cdef int k
+    for k in range(64):
+        vt.u8[k] = (x.u8[k] & m.u8[k]) | (vt.u8[k] & ~m.u8[k])
+
+
+cdef inline void merge(vec_t* vt, const vec_t* x, vbool_t vb, int lane_bytes) noexcept nogil:
+    """vt[k] = vb[k] ? x[k] : vt[k] for lanes of lane_bytes bytes (predicate bit lane_bytes*k)."""
+    cdef vec_t m
+    vb_to_mask(vb, lane_bytes, &m)
+    merge_mask(vt, x, &m)
+
+
+cdef inline vbool_t vb_merge(vbool_t old, vbool_t new, vbool_t vbp, int lane_bytes) noexcept nogil:
+    """The vbool `new` in the lanes vbp selects, `old` in the others (lanes of lane_bytes bytes)."""
+    cdef vbool_t p = vb_spread(vbp, lane_bytes)
+    return (old & ~p) | (new & p)
+
+
+# ------------------------------------------------------------------------------------ integer ALU
+cdef inline void lanes_arith(vec_t* vt, const ulane_t* a, const ulane_t* b, int op) noexcept nogil:
+    """vt[k] = a[k] (+ - & | ^) b[k] on ulane_t lanes, wrapping (lane-wise: vt may alias a or b)."""
+    cdef ulane_t* o = <ulane_t*>vt.u8
+    cdef int k
+    if op == OP_ADD:
+        for k in range(<int>(64 // sizeof(ulane_t))):
+            o[k] = <ulane_t>(a[k] + b[k])
+    elif op == OP_SUB:
+        for k in range(<int>(64 // sizeof(ulane_t))):
+            o[k] = <ulane_t>(a[k] - b[k])
+    elif op == OP_AND:
+        for k in range(<int>(64 // sizeof(ulane_t))):
+            o[k] = a[k] & b[k]
+    elif op == OP_OR:
+        for k in range(<int>(64 // sizeof(ulane_t))):
+            o[k] = a[k] | b[k]
+    else:
+        for k in range(<int>(64 // sizeof(ulane_t))):
+            o[k] = a[k] ^ b[k]
+
+
+cdef inline void lanes_cmp(vbool_t* vb, const lane_t* a, const lane_t* b, int op) noexcept nogil:
+    """vb = a[k] (== != < <=) b[k] in the lane type's signedness (1/2/4 bits per true lane)."""
+    cdef vec_t m
+    cdef lane_t* mk = <lane_t*>m.u8
+    cdef int k
+    if op == CMP_EQ:
+        for k in range(<int>(64 // sizeof(lane_t))):
+            mk[k] = <lane_t>(-1) if a[k] == b[k] else 0
+    elif op == CMP_NE:
+        for k in range(<int>(64 // sizeof(lane_t))):
+            mk[k] = <lane_t>(-1) if a[k] != b[k] else 0
+    elif op == CMP_LT:
+        for k in range(<int>(64 // sizeof(lane_t))):
+            mk[k] = <lane_t>(-1) if a[k] < b[k] else 0
+    else:
+        for k in range(<int>(64 // sizeof(lane_t))):
+            mk[k] = <lane_t>(-1) if a[k] <= b[k] else 0
+    vb[0] = vb_from_mask(&m)
+
+
+# ------------------------------------------------------------------------------------ flag ALU
+cdef inline void lanes_flag(vbool_t* vb, vec_t* vt, const lane_t* a, const lane_t* b, int op) noexcept nogil:
+    """The flag-ALU lane loop: a vec result in vt and a flag per lane in vb (vt may alias a or b).
+    FLAG_MIN / FLAG_MAX: vt = min / max(a, b), flag = a < b / a > b (strict: a tie selects b, flag 0);
+    FLAG_ABSDIFF: vt = |a - b| (the bit pattern of the unsigned lane), flag = a < b;
+    FLAG_ADDNORM / FLAG_SUBNORM: s = a + b / a - b in width + 1 bits, flag = overflow (bit W-1 != bit W),
+    vt = flag ? s >> 1 : s."""
+    cdef vec_t m, o
+    cdef lane_t* mk = <lane_t*>m.u8
+    cdef lane_t* ok = <lane_t*>o.u8
+    cdef lane_t x, y
+    cdef int64_t s, ovf
+    cdef int w = 8 * <int>sizeof(lane_t)
+    cdef int k
+    if op == FLAG_MIN:
+        for k in range(<int>(64 // sizeof(lane_t))):
+            x = a[k]; y = b[k]
+            mk[k] = <lane_t>(-1) if x < y else 0
+            ok[k] = x if x < y else y
+    elif op == FLAG_MAX:
+        for k in range(<int>(64 // sizeof(lane_t))):
+            x = a[k]; y = b[k]
+            mk[k] = <lane_t>(-1) if x > y else 0
+            ok[k] = x if x > y else y
+    elif op == FLAG_ABSDIFF:
+        for k in range(<int>(64 // sizeof(lane_t))):
+            x = a[k]; y = b[k]
+            mk[k] = <lane_t>(-1) if x < y else 0
+            ok[k] = <lane_t>(y - x if x < y else x - y)
+    else:
+        for k in range(<int>(64 // sizeof(lane_t))):
+            s = (<int64_t>a[k] - <int64_t>b[k]) if op == FLAG_SUBNORM else (<int64_t>a[k] + <int64_t>b[k])
+            ovf = ((s >> (w - 1)) ^ (s >> w)) & 1
+            mk[k] = <lane_t>(0 - ovf)
+            ok[k] = <lane_t>(s >> ovf)
+    memcpy(vt, &o, 64)
+    vb[0] = vb_from_mask(&m)
+
+
+# ------------------------------------------------------------------------------------ shifts
+cdef inline void lanes_shl_imm(ulane_t* vt, const ulane_t* a, int imm) noexcept nogil:
+    """vt = a << imm; imm >= the lane width gives 0."""
+    cdef int w = 8 * <int>sizeof(ulane_t)
+    cdef int k
+    if imm >= w:
+        memset(vt, 0, 64)
+        return
+    for k in range(<int>(64 // sizeof(ulane_t))):
+        vt[k] = <ulane_t>(a[k] << (imm & (w - 1)))
+
+
+cdef inline void lanes_shr_imm(lane_t* vt, const lane_t* a, int imm) noexcept nogil:
+    """vt = a >> imm: logical on unsigned lanes (imm >= width gives 0), arithmetic on signed lanes
+    (imm clamped to width - 1: sign fill)."""
+    cdef int k
+    cdef int w = 8 * <int>sizeof(lane_t)
+    cdef int sh
+    if lane_t is int8_t or lane_t is int16_t or lane_t is int32_t:
+        sh = imm if imm < w - 1 else w - 1
+        for k in range(<int>(64 // sizeof(lane_t))):
+            vt[k] = <lane_t>(a[k] >> sh)
+    else:
+        if imm >= w:
+            memset(vt, 0, 64)
+            return
+        for k in range(<int>(64 // sizeof(lane_t))):
+            vt[k] = <lane_t>(a[k] >> (imm & (w - 1)))
+
+
+cdef inline void lanes_srl(ulane_t* vt, const ulane_t* a, const ulane_t* s) noexcept nogil:
+    """vt[k] = a[k] >> s[k] (logical, unsigned amount); amounts >= the width give 0."""
+    cdef vec_t o
+    cdef ulane_t* ok = <ulane_t*>o.u8
+    cdef int w = 8 * <int>sizeof(ulane_t)
+    cdef ulane_t n
+    cdef int k
+    for k in range(<int>(64 // sizeof(ulane_t))):
+        n = s[k]
+        ok[k] = <ulane_t>((a[k] >> (n & (w - 1))) & (<ulane_t>(-1) if n < w else 0))
+    memcpy(vt, ok, 64)
+
+
+cdef inline void lanes_sll(ulane_t* vt, const ulane_t* a, const ulane_t* s) noexcept nogil:
+    """vt[k] = a[k] << n, n = the signed (log2(width) + 2)-bit amount in s[k]; n < 0 shifts right
+    (logical) by -n; |n| >= the width gives 0. n is kept as an unsigned lane (n < 0 wraps)."""
+    cdef vec_t o
+    cdef ulane_t* ok = <ulane_t*>o.u8
+    cdef int w = 8 * <int>sizeof(ulane_t)
+    cdef ulane_t n, x, lft, rgt
+    cdef int k
+    for k in range(<int>(64 // sizeof(ulane_t))):
+        n = <ulane_t>(((s[k] & (4 * w - 1)) ^ (2 * w)) - 2 * w)
+        x = a[k]
+        lft = <ulane_t>(x << (n & (w - 1)))
+        rgt = <ulane_t>(x >> ((-n) & (w - 1)))
+        ok[k] = lft if n < w else (rgt if n > <ulane_t>(-w) else 0)
+    memcpy(vt, ok, 64)
+
+
+cdef inline void lanes_sra(slane_t* vt, const slane_t* a, const slane_t* s) noexcept nogil:
+    """vt[k] = a[k] >> n (arithmetic, n clamped to width - 1), n = the signed (log2(width) + 2)-bit
+    amount in s[k]; n < 0 shifts left by -n (-n >= the width gives 0)."""
+    cdef vec_t o
+    cdef slane_t* ok = <slane_t*>o.u8
+    cdef slane_t n, x, r, lft
+    cdef int w = 8 * <int>sizeof(slane_t)
+    cdef int k
+    for k in range(<int>(64 // sizeof(slane_t))):
+        n = <slane_t>(((s[k] & (4 * w - 1)) ^ (2 * w)) - 2 * w)
+        x = a[k]
+        r = <slane_t>(x >> ((n if n < w - 1 else w - 1) & (w - 1)))      # n < 0: any in-range amount (unused)
+        lft = <slane_t>((<uint32_t>x) << ((-n) & (w - 1)))
+        ok[k] = r if n >= 0 else (lft if n > -w else 0)
+    memcpy(vt, ok, 64)

@@ -1,0 +1,158 @@
+# cython: language_level=3
+"""IVP integer MACs into wvec (SPEC §6.2 B04 / B05). They wrap modulo 2^(lane width) and never saturate;
+`mul` overwrites (lanes above the view's count and the view's upper cells are zeroed), `mula` adds.
+pr fields: 16-bit field t = bits [16t, 16t+16), 8-bit field j = bits [8j, 8j+8)."""
+from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
+from q7regs cimport vec_t, wvec_t, pr_t, int128, sext, wvec_as, q7_permute2_u16
+
+
+ctypedef fused tap_t:
+    uint16_t
+    int16_t
+
+ctypedef fused pair_t:
+    uint8_t
+    uint16_t
+    int16_t
+
+
+cdef inline void _pool16_shifts(vec_t* p1, vec_t* p2, vec_t* p3, const vec_t* va, const vec_t* vb) noexcept nogil:
+    """p_t.u16[i] = pool.u16[i + t] for pool = va || vb (the 4-tap windows), by two-register permutes."""
+    cdef vec_t i1, i2, i3
+    cdef int k
+    for k in range(32):
+        i1.u16[k] = <uint16_t>(k + 1)
+        i2.u16[k] = <uint16_t>(k + 2)
+        i3.u16[k] = <uint16_t>(k + 3)
+    q7_permute2_u16(p1.u16, va.u16, vb.u16, i1.u16)
+    q7_permute2_u16(p2.u16, va.u16, vb.u16, i2.u16)
+    q7_permute2_u16(p3.u16, va.u16, vb.u16, i3.u16)
+
+
+cdef inline void _overwrite(wvec_t* wv, int view, int lanes) noexcept nogil:
+    """Start an overwriting MAC: wv in lane view `view`, cells from `lanes` up zeroed."""
+    cdef int i
+    wv.view = view
+    for i in range(lanes, 64):
+        wv.c[i] = 0
+
+
+cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec_t* vb, pr_t pr,
+                          bint acc) noexcept nogil:
+    """wv48[i] (=|+=) sum_{t<4} pool[i+t] * pr.s16[t], pool = va || vb read as tap_t lanes (`a` is va's
+    lane view of that type). |sum| < 4 * 2^16 * 2^15 = 2^33, so an overwrite never wraps the 48-bit lane."""
+    cdef vec_t p1, p2, p3
+    cdef const tap_t* q1 = <const tap_t*>p1.u8
+    cdef const tap_t* q2 = <const tap_t*>p2.u8
+    cdef const tap_t* q3 = <const tap_t*>p3.u8
+    cdef int64_t c0 = <int16_t>(pr & 0xFFFF), c1 = <int16_t>((pr >> 16) & 0xFFFF)
+    cdef int64_t c2 = <int16_t>((pr >> 32) & 0xFFFF), c3 = <int16_t>((pr >> 48) & 0xFFFF)
+    cdef int i
+    if acc:
+        _pool16_shifts(&p1, &p2, &p3, va, vb)
+        wvec_as(wv, 48)
+        for i in range(32):
+            wv.c[i] = sext(wv.c[i] + a[i] * c0 + q1[i] * c1 + q2[i] * c2 + q3[i] * c3, 48)
+        return
+    _overwrite(wv, 48, 32)
+    if (c1 | c2 | c3) == 0:      # one tap (a scalar multiply): same result, no window shifts
+        for i in range(32):
+            wv.c[i] = <int64_t>(<int32_t>a[i] * <int32_t>c0)
+        return
+    _pool16_shifts(&p1, &p2, &p3, va, vb)
+    for i in range(32):
+        wv.c[i] = a[i] * c0 + q1[i] * c1 + q2[i] * c2 + q3[i] * c3
+
+
+cdef inline void mac_pair(wvec_t* wv, const pair_t* a, const pair_t* b, int64_t ca, int64_t cb,
+                          bint acc) noexcept nogil:
+    """wv[i] (=|+=) a[i] * ca + b[i] * cb in the 24-bit (8-bit lanes) or 48-bit (16-bit lanes) view."""
+    cdef int bits = 24 * <int>sizeof(pair_t)
+    cdef int i
+    if acc:
+        wvec_as(wv, bits)
+        for i in range(<int>(64 // sizeof(pair_t))):
+            wv.c[i] = sext(wv.c[i] + a[i] * ca + b[i] * cb, bits)
+        return
+    _overwrite(wv, bits, 64 // sizeof(pair_t))
+    for i in range(<int>(64 // sizeof(pair_t))):
+        wv.c[i] = sext(a[i] * ca + b[i] * cb, bits)
+
+
+cdef inline void mac_96(wvec_t* wv, const vec_t* va, const vec_t* vb, bint acc) noexcept nogil:
+    """wv96[i] (=|+=) va.s32[i] * vb.s32[i], signed, wrapping at 2^96 (lane i = cells 2i, 2i+1)."""
+    cdef int i
+    cdef int64_t p
+    cdef int128 s
+    if acc:
+        wvec_as(wv, 96)
+        for i in range(16):
+            s = ((<int128>wv.c[2 * i + 1]) << 64) | <int128>(<uint64_t>wv.c[2 * i])
+            s = s + <int128>(<int64_t>va.s32[i] * <int64_t>vb.s32[i])
+            wv.c[2 * i] = <int64_t>(<uint64_t>s)
+            wv.c[2 * i + 1] = sext(<int64_t>(s >> 64), 32)
+        return
+    _overwrite(wv, 96, 32)
+    for i in range(16):
+        p = <int64_t>va.s32[i] * <int64_t>vb.s32[i]
+        wv.c[2 * i] = p
+        wv.c[2 * i + 1] = -1 if p < 0 else 0
+
+
+# mulus4tn16xr16: 4-tap MAC (overwrite): wv48[i] = sum_{t<4} pool.u16[i+t] * pr.s16[t], pool = va
+# (lanes 0..31) || vb (32..63); first factor unsigned, pr taps signed. q7emu choice of the 4t lane map
+# (SPEC §8.1.13 / §8.2.19: "4-tap transpose" / "4 input pairs per op")
+cdef inline void mulus4tn16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
+    mac_4tap(wv, va.u16, va, vb, pr, False)
+
+# mulus4tan16xr16: as mulus4tn16xr16, accumulating: wv48[i] += sum_{t<4} pool.u16[i+t] * pr.s16[t]
+cdef inline void mulus4tan16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
+    mac_4tap(wv, va.u16, va, vb, pr, True)
+
+# mul4tn16xr16: wv48[i] = sum_{t<4} pool.s16[i+t] * pr.s16[t] (signed x signed)
+cdef inline void mul4tn16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
+    mac_4tap(wv, va.s16, va, vb, pr, False)
+
+# mul4tan16xr16: wv48[i] += sum_{t<4} pool.s16[i+t] * pr.s16[t] (signed x signed)
+cdef inline void mul4tan16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
+    mac_4tap(wv, va.s16, va, vb, pr, True)
+
+# dmulqa2n8xr8: dual-quad 8-bit MAC into two 24-bit accumulators: wa24[i] += sum_{j<4} vj.s8[i] *
+# pr.s8[j]; wb24[i] += sum_{j<4} vj.s8[i] * pr.s8[4+j] (8 products per lane). q7emu choice of the
+# q lane map (SPEC §8.1.13). Operand order as disassembled: wa, wb, v0, v1, v2, v3, pr
+cdef inline void dmulqa2n8xr8(wvec_t* wa, wvec_t* wb, const vec_t* v0, const vec_t* v1, const vec_t* v2,
+                              const vec_t* v3, pr_t pr) noexcept nogil:
+    cdef int64_t c[8]
+    cdef int i, j
+    cdef int64_t x0, x1, x2, x3
+    for j in range(8):
+        c[j] = <int8_t>((pr >> (8 * j)) & 0xFF)
+    wvec_as(wa, 24)
+    wvec_as(wb, 24)
+    for i in range(64):
+        x0 = v0.s8[i]; x1 = v1.s8[i]; x2 = v2.s8[i]; x3 = v3.s8[i]
+        wa.c[i] = sext(wa.c[i] + x0 * c[0] + x1 * c[1] + x2 * c[2] + x3 * c[3], 24)
+        wb.c[i] = sext(wb.c[i] + x0 * c[4] + x1 * c[5] + x2 * c[6] + x3 * c[7], 24)
+
+# muluupan16xr16: paired unsigned MAC: wv48[i] += va.u16[i] * pr.u16[0] + vb.u16[i] * pr.u16[1]
+# (`p` = paired; q7emu choice of the pr fields)
+cdef inline void muluupan16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
+    mac_pair(wv, va.u16, vb.u16, <int64_t>(pr & 0xFFFF), <int64_t>((pr >> 16) & 0xFFFF), True)
+
+# mulsupn16xr16: paired signed x unsigned MAC (overwrite): wv48[i] = va.s16[i] * pr.u16[0] +
+# vb.s16[i] * pr.u16[1] (`su` = a signed, b unsigned; q7emu choice of the pr fields)
+cdef inline void mulsupn16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
+    mac_pair(wv, va.s16, vb.s16, <int64_t>(pr & 0xFFFF), <int64_t>((pr >> 16) & 0xFFFF), False)
+
+# muluspa2n8xr16: paired MAC on 8-bit lanes: wv24[i] += va.u8[i] * hi16(w) + vb.u8[i] * lo16(w),
+# w = pr bits [0, 32), weights signed (ANCHORS §7 probe T8)
+cdef inline void muluspa2n8xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
+    mac_pair(wv, va.u8, vb.u8, <int16_t>((pr >> 16) & 0xFFFF), <int16_t>(pr & 0xFFFF), True)
+
+# muln_2x32: wv96[i] = va.s32[i] * vb.s32[i], signed
+cdef inline void muln_2x32(wvec_t* wv, const vec_t* va, const vec_t* vb) noexcept nogil:
+    mac_96(wv, va, vb, False)
+
+# mulan_2x32: wv96[i] += va.s32[i] * vb.s32[i], wrapping at 2^96
+cdef inline void mulan_2x32(wvec_t* wv, const vec_t* va, const vec_t* vb) noexcept nogil:
+    mac_96(wv, va, vb, True)

@@ -1,0 +1,78 @@
+# cython: language_level=3
+"""IVP loads and stores (SPEC §6.2 Loads, B06). Memory operands are (base pointer, byte offset);
+`_ip` / `_xp` forms post-increment the offset. Callers check that the bytes touched lie in the buffer."""
+from libc.stdint cimport uint8_t
+from libc.string cimport memcpy, memset
+from q7regs cimport vec_t, vbool_t, valign_t
+
+
+cdef inline Py_ssize_t _tail(Py_ssize_t n) noexcept nogil:
+    """Bytes a variable-length access of n touches: min(max(n, 0), 64)."""
+    return 64 if n > 64 else (n if n > 0 else 0)
+
+
+cdef inline void expand_bytes(vec_t* vt, const uint8_t* r, vbool_t vb) noexcept nogil:
+    """The dcmprs rule: vt[k] = vb[k] ? r[popcount(vb bits below k)] : r[63] (r may alias vt)."""
+    cdef vec_t o
+    cdef int k, n = 0, bit
+    for k in range(64):
+        bit = <int>((vb >> k) & 1)
+        o.u8[k] = r[n] if bit else r[63]
+        n += bit
+    vt[0] = o
+
+
+# lv2nx8_i: vt = the 64 bytes at base+off (aligned vector load, no update)
+cdef inline void lv2nx8_i(vec_t* vt, const uint8_t* base, Py_ssize_t off) noexcept nogil:
+    memcpy(vt.u8, base + off, 64)
+
+# lv2nx8_ip: vt = the 64 bytes at base+off; off += inc
+cdef inline void lv2nx8_ip(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_ssize_t inc) noexcept nogil:
+    lv2nx8_i(vt, base, off[0])
+    off[0] += inc
+
+# la2nx8_pp: prime the unaligned stream: u = the aligned 64-byte row holding base+off
+cdef inline void la2nx8_pp(valign_t* u, const uint8_t* base, Py_ssize_t off) noexcept nogil:
+    memcpy(u.row, base + (off & ~(<Py_ssize_t>63)), 64)
+
+# la2nx8_ip: vt[j] = byte (off%64 + j) of {u.row || next row}; u = next row; off += 64
+cdef inline void la2nx8_ip(vec_t* vt, valign_t* u, const uint8_t* base, Py_ssize_t* off) noexcept nogil:
+    cdef uint8_t window[128]
+    cdef Py_ssize_t a = off[0] & 63
+    memcpy(window, u.row, 64)
+    memcpy(window + 64, base + (off[0] & ~(<Py_ssize_t>63)) + 64, 64)
+    memcpy(vt.u8, window + a, 64)
+    memcpy(u.row, window + 64, 64)
+    off[0] += 64
+
+# l2a4nx8_ip: vt = the 64 bytes at base+off through the 1024-bit two-row window (both LSU pipes, no
+# valign priming); off += inc. q7emu choice: the same bytes as lv2nx8_ip (SPEC §8.2.9)
+cdef inline void l2a4nx8_ip(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_ssize_t inc) noexcept nogil:
+    lv2nx8_ip(vt, base, off, inc)
+
+# lav2nx8_xp: vt = the first min(n, 64) bytes at base+off, zero-filled above; off += n (n <= 0 reads
+# nothing); valign carry not modelled
+cdef inline void lav2nx8_xp(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t k = _tail(n)
+    memset(vt.u8, 0, 64)
+    if k:
+        memcpy(vt.u8, base + off[0], k)
+    off[0] += n
+
+# labvdcmprs2nx8_xp: R = 64 bytes at base+off; vt = expand(R) under vb (dcmprs rule); off += stride
+cdef inline void labvdcmprs2nx8_xp(vec_t* vt, vbool_t vb, const uint8_t* base, Py_ssize_t* off,
+                                   Py_ssize_t stride) noexcept nogil:
+    expand_bytes(vt, base + off[0], vb)
+    off[0] += stride
+
+# sv2nx8_ip: store the 64 bytes of vs at base+off; off += inc
+cdef inline void sv2nx8_ip(const vec_t* vs, uint8_t* base, Py_ssize_t* off, Py_ssize_t inc) noexcept nogil:
+    memcpy(base + off[0], vs.u8, 64)
+    off[0] += inc
+
+# sav2nx8_xp: store the first min(n, 64) bytes of vs at base+off; off += n
+cdef inline void sav2nx8_xp(const vec_t* vs, uint8_t* base, Py_ssize_t* off, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t k = _tail(n)
+    if k:
+        memcpy(base + off[0], vs.u8, k)
+    off[0] += n

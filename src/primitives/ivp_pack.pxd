@@ -1,0 +1,126 @@
+# cython: language_level=3
+"""IVP wvec -> vec packs (SPEC §6.2 B10). packvr*: arithmetic right shift by sh, round half up
+(+1 << (sh-1)), saturate to the output lane (signed, or unsigned for packvru*); packvrnr*: shift, no
+rounding, wrap; packl / packm / packh: the low / middle / high third of each wide lane (wraps). The
+shift is clamped to <= 23 for 8-bit and <= 32 for 16/32-bit output. The output lane type picks the
+wvec view: 8-bit lanes read 24-bit lanes, 16-bit read 48-bit, 32-bit read 96-bit."""
+from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
+from q7regs cimport vec_t, wvec_t, int128, wvec_as
+
+
+ctypedef fused out_t:
+    uint8_t
+    int8_t
+    uint16_t
+    int16_t
+
+ctypedef fused word_t:
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef inline int64_t _sat(int64_t x, int64_t lo, int64_t hi) noexcept nogil:
+    return lo if x < lo else (hi if x > hi else x)
+
+
+cdef inline int64_t _shr_round(int64_t x, int sh) noexcept nogil:
+    """Arithmetic right shift with round half up (+1 << (sh-1)); sh = 0 is exact."""
+    if sh <= 0:
+        return x
+    return (x + ((<int64_t>1) << (sh - 1))) >> sh
+
+
+cdef inline int _clamp_sh(int sh, int hi) noexcept nogil:
+    return 0 if sh < 0 else (hi if sh > hi else sh)
+
+
+cdef inline void pack_round_sat(out_t* vt, wvec_t* wv, int sh) noexcept nogil:
+    """vt[i] = saturate(round-half-up(wv[i] >> sh)) to out_t's range."""
+    cdef int i
+    cdef int s = _clamp_sh(sh, 23 if sizeof(out_t) == 1 else 32)
+    cdef int64_t lo, hi
+    if out_t is int8_t:
+        lo, hi = -128, 127
+    elif out_t is uint8_t:
+        lo, hi = 0, 255
+    elif out_t is int16_t:
+        lo, hi = -32768, 32767
+    else:
+        lo, hi = 0, 65535
+    wvec_as(wv, 24 * <int>sizeof(out_t))
+    for i in range(<int>(64 // sizeof(out_t))):
+        vt[i] = <out_t>_sat(_shr_round(wv.c[i], s), lo, hi)
+
+
+cdef inline void pack_shift_wrap(out_t* vt, wvec_t* wv, int sh) noexcept nogil:
+    """vt[i] = the low bits of (wv[i] >> sh), no rounding, no saturation."""
+    cdef int i
+    cdef int s = _clamp_sh(sh, 23 if sizeof(out_t) == 1 else 32)
+    wvec_as(wv, 24 * <int>sizeof(out_t))
+    for i in range(<int>(64 // sizeof(out_t))):
+        vt[i] = <out_t>(wv.c[i] >> s)
+
+
+cdef inline void pack_bits(word_t* vt, wvec_t* wv, int shift) noexcept nogil:
+    """vt[i] = bits [shift, shift + width) of wide lane i (96-bit lanes: the low word only)."""
+    cdef int i
+    if word_t is uint32_t:
+        wvec_as(wv, 96)
+        for i in range(16):
+            vt[i] = <uint32_t>wv.c[2 * i]
+    else:
+        wvec_as(wv, 24 * <int>sizeof(word_t))
+        for i in range(<int>(64 // sizeof(word_t))):
+            vt[i] = <word_t>(wv.c[i] >> shift)
+
+
+# packvr2nx24: vt.s8[i] = sat8(round(wv24[i] >> sh)), sh <= 23
+cdef inline void packvr2nx24(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_round_sat(vt.s8, wv, sh)
+
+# packvrnx48: vt.s16[i] = sat16(round(wv48[i] >> sh)), sh <= 32
+cdef inline void packvrnx48(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_round_sat(vt.s16, wv, sh)
+
+# packvru2nx24: vt.u8[i] = usat8(round(wv24[i] >> sh)) (negative -> 0)
+cdef inline void packvru2nx24(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_round_sat(vt.u8, wv, sh)
+
+# packvrunx48: vt.u16[i] = usat16(round(wv48[i] >> sh))
+cdef inline void packvrunx48(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_round_sat(vt.u16, wv, sh)
+
+# packvrnr2nx24: vt.u8[i] = low 8 bits of (wv24[i] >> sh), no rounding (ANCHORS §7 probe T20)
+cdef inline void packvrnr2nx24(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_shift_wrap(vt.u8, wv, sh)
+
+# packvrnrnx48: vt.u16[i] = low 16 bits of (wv48[i] >> sh), no rounding
+cdef inline void packvrnrnx48(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_shift_wrap(vt.u16, wv, sh)
+
+# packvrn_2x96: vt.s32[i] = sat32(round(wv96[i] >> sh)), sh <= 32 (128-bit arithmetic)
+cdef inline void packvrn_2x96(vec_t* vt, wvec_t* wv, int sh) noexcept nogil:
+    cdef int i
+    cdef int s = _clamp_sh(sh, 32)
+    cdef int128 acc
+    wvec_as(wv, 96)
+    for i in range(16):
+        acc = ((<int128>wv.c[2 * i + 1]) << 64) | <int128>(<uint64_t>wv.c[2 * i])
+        if s > 0:
+            acc = (acc + ((<int128>1) << (s - 1))) >> s
+        if acc > 2147483647:
+            vt.s32[i] = 2147483647
+        elif acc < -2147483648:
+            vt.s32[i] = -2147483648
+        else:
+            vt.s32[i] = <int32_t>acc
+
+# packl2nx24: vt.u8[i] = low 8 bits of wv24[i]
+cdef inline void packl2nx24(vec_t* vt, wvec_t* wv) noexcept nogil: pack_bits(vt.u8, wv, 0)
+
+# packlnx48: vt.u16[i] = bits 0..15 of wv48[i]
+cdef inline void packlnx48(vec_t* vt, wvec_t* wv) noexcept nogil: pack_bits(vt.u16, wv, 0)
+
+# packmnx48: vt.u16[i] = bits 16..31 of wv48[i]
+cdef inline void packmnx48(vec_t* vt, wvec_t* wv) noexcept nogil: pack_bits(vt.u16, wv, 16)
+
+# packhnx48: vt.u16[i] = bits 32..47 of wv48[i]
+cdef inline void packhnx48(vec_t* vt, wvec_t* wv) noexcept nogil: pack_bits(vt.u16, wv, 32)
+
+# packln_2x96: vt.u32[i] = low 32 bits of wv96[i]
+cdef inline void packln_2x96(vec_t* vt, wvec_t* wv) noexcept nogil: pack_bits(vt.u32, wv, 0)

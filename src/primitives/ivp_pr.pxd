@@ -1,0 +1,18 @@
+# cython: language_level=3
+"""IVP moves into the packed register pr (SPEC §6.2 Moves into pr, XPR): lane extracts, upper bits 0."""
+from libc.stdint cimport uint64_t
+from q7regs cimport vec_t, pr_t
+from ivp_widen cimport _pool32
+
+# extrpr2nx8: pr = u8 lane (k & 63) of vs
+cdef inline void extrpr2nx8(pr_t* pr, const vec_t* vs, int k) noexcept nogil:
+    pr[0] = vs.u8[k & 63]
+
+# extrprn_2x32: pr = u32 lane (k & 15) of vs
+cdef inline void extrprn_2x32(pr_t* pr, const vec_t* vs, int k) noexcept nogil:
+    pr[0] = vs.u32[k & 15]
+
+# dextrprn_2x32: pr = pool32[i & 31] | pool32[j & 31] << 32, pool = vs || vr (dual-lane extract into
+# the two halves of pr). q7emu choice of the pairing (MED). Seed: pr8, v14, v16, 5, 10
+cdef inline void dextrprn_2x32(pr_t* pr, const vec_t* vs, const vec_t* vr, int i, int j) noexcept nogil:
+    pr[0] = _pool32(vs, vr, i & 31) | (_pool32(vs, vr, j & 31) << 32)

@@ -1,0 +1,13 @@
+# The shared header of the firmware kernel modules (src/kernels/_dequant.pyx, _quantize_mx.pyx): the C
+# register types, the IVP primitive library as P (q7ivp.pxd, the umbrella over the ivp_*.pxd family
+# files), the trace recorder, and the kernels' instruction layer, FP8 narrowing and trace buffer.
+from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
+from libc.stdlib cimport free
+from libc.string cimport memset, memcpy
+from q7regs cimport vec_t, wvec_t, vbool_t, pr_t, valign_t, regfile_t
+cimport q7ivp as P
+from q7trace cimport *
+
+include "kernel_ops.pxi"
+include "kernel_fp8.pxi"
+include "trace_buffer.pxi"
