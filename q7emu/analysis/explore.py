@@ -25,7 +25,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import itertools
-import json
 import multiprocessing as mp
 import multiprocessing.connection as mpc
 import os
@@ -41,6 +40,7 @@ import numpy as np
 
 from q7emu import registry
 from q7emu.errors import CaseError, InvalidArgument, Q7Error
+from q7emu.fileio import read_json
 from q7emu.isa.enums import Generation
 from q7emu.isa.records import decode_record, parse_hex
 from q7emu.machine.cases import Case, Mismatch, compare, error_outcome, load_case, ran_outcome
@@ -96,16 +96,24 @@ def parse_knob_space(items: Iterable[str] | dict[str, Sequence[str]] | None) -> 
     if not isinstance(items, dict):
         parsed = []
         for it in items:
+            if not isinstance(it, str):
+                raise InvalidArgument("knobs", type(it).__name__, "each item is a NAME or NAME=V1,V2 string")
             name, _, vals = it.partition("=")
             parsed.append((name.strip(), [v.strip() for v in vals.split(",") if v.strip()] if vals else None))
         pairs = parsed
     for name, vals in pairs:
-        if name not in MACHINE_KNOBS:
-            raise InvalidArgument("knob", name, f"unknown knob; known: {', '.join(MACHINE_KNOBS)}")
+        if not isinstance(name, str) or name not in MACHINE_KNOBS:
+            raise InvalidArgument("knob", name if isinstance(name, (str, int)) else type(name).__name__,
+                                  f"unknown knob; known: {', '.join(MACHINE_KNOBS)}")
+        if isinstance(vals, str):
+            vals = (vals,)
+        if vals is not None and not isinstance(vals, (list, tuple)):
+            raise InvalidArgument(name, type(vals).__name__, "knob values are a list of strings")
         vals = tuple(MACHINE_KNOBS[name]) if not vals else tuple(vals)
         for v in vals:
-            if v not in MACHINE_KNOBS[name]:
-                raise InvalidArgument(name, v, f"must be one of {', '.join(MACHINE_KNOBS[name])}")
+            if not isinstance(v, str) or v not in MACHINE_KNOBS[name]:
+                raise InvalidArgument(name, v if isinstance(v, (str, int, float)) else type(v).__name__,
+                                      f"must be one of {', '.join(MACHINE_KNOBS[name])}")
         out[name] = tuple(dict.fromkeys(out.get(name, ()) + vals))
     return out
 
@@ -396,14 +404,20 @@ def _meta(item: Any) -> Case:
     if isinstance(item, Case):
         return item
     try:
-        meta = json.loads(Path(item).read_text())
+        meta = read_json(item)                   # bounded: docs/limits.md §1
         rec = parse_hex(meta["record_hex"])
         gen = Generation.parse(meta["generation"])
+        knobs = meta.get("knobs") or {}
+        if not isinstance(knobs, dict) or len(rec) != 64:
+            raise CaseError("malformed")
+        normalize_machine_knobs(knobs)
+        err = meta.get("expected_error")
+        if err is not None and not isinstance(err, str):
+            raise CaseError("malformed")
     except Exception:
         return load_case(item)   # raises a proper CaseError
-    c = Case(str(meta.get("name") or Path(item).stem), gen, rec, [], [], dict(meta.get("knobs") or {}),
-             path=Path(item))
-    c.expected_error = meta.get("expected_error")
+    c = Case(str(meta.get("name") or Path(item).stem), gen, rec, [], [], dict(knobs), path=Path(item))
+    c.expected_error = err
     return c
 
 

@@ -9,7 +9,8 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, TextIO
 
-from q7emu.errors import CaseError, Q7Error
+from q7emu.errors import CaseError, InvalidArgument, Q7Error
+from q7emu.fileio import SCAN_HEAD_BYTES, is_regular_file, read_head
 from q7emu.machine.cases import CASE_FORMAT, CaseResult, load_case, run_case
 
 #: show a progress bar when at least this many cases are replayed
@@ -18,17 +19,22 @@ PROGRESS_THRESHOLD = 16
 
 def find_cases(paths: Iterable[str | os.PathLike]) -> list[Path]:
     """Case JSON files named by ``paths``: a case file / stem, or a directory searched recursively
-    (only JSON files whose text declares the ``q7emu-case`` format). Sorted per directory."""
+    (only regular ``*.json`` files whose first :data:`q7emu.fileio.SCAN_HEAD_BYTES` bytes declare the
+    ``q7emu-case`` format: a FIFO is never opened, a large unrelated file costs one small read;
+    docs/limits.md §1). Sorted per directory."""
     out: list[Path] = []
+    marker = CASE_FORMAT.encode()
     for p in paths:
         p = Path(p)
         if p.is_dir():
             for j in sorted(p.rglob("*.json")):
-                try:
-                    head = j.read_text(errors="replace")[:400]
-                except OSError:
+                if not is_regular_file(j):
                     continue
-                if CASE_FORMAT in head:
+                try:
+                    head = read_head(j, SCAN_HEAD_BYTES)
+                except (OSError, InvalidArgument):
+                    continue
+                if marker in head:
                     out.append(j)
         else:
             j = p if p.suffix == ".json" else p.with_suffix(".json")
