@@ -25,19 +25,24 @@ _BACKEND_HELP = "kernels (default) or golden models"
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``q7emu run``: execute one record on the SBUF image ``--sbuf``, write the SBUF after it to ``-o``."""
+    from q7emu.fileio import atomic_write
     from q7emu.machine.machine import Machine, load_sbuf_image
 
     sbuf = load_sbuf_image(args.sbuf)
     m = Machine(args.generation, sbuf.shape[1], parse_knobs(args.knob), backend=args.backend)
     m.sbuf[:] = sbuf
     res = m.execute(read_record(args.record))
-    np.savez_compressed(args.output, sbuf=m.sbuf)
+    output = str(args.output)
+    if not output.endswith(".npz") and not Path(output).is_dir():   # as np.savez names it; a folder is refused
+        output += ".npz"
+    with atomic_write(output) as f:        # an interrupt leaves the old file or the whole new one
+        np.savez_compressed(f, sbuf=m.sbuf)
     regs = ", ".join(f"partitions {r.partition}..{r.partition + r.count - 1} "
                      f"bytes 0x{r.offset:x}..0x{r.offset + r.length - 1:x}" for r in res.regions) or "nothing"
     func_va = f"0x{res.func_va:08x}" if res.func_va != 0xFFFFFFFF else "unknown"
     print(f"0x{res.opcode:02x} {res.path} on {m.generation.name} {res.engine} (funcVA "
           f"{func_va}): wrote {res.bytes_written} bytes "
-          f"[{regs}] in {res.seconds * 1000:.1f} ms -> {args.output}")
+          f"[{regs}] in {res.seconds * 1000:.1f} ms -> {output}")
     return EXIT_OK
 
 
@@ -69,14 +74,13 @@ def region_arg(spec: str) -> tuple[int, int, np.ndarray]:
     except ValueError:
         raise UsageError(f"region {spec!r}: expected PARTITION:OFFSET=FILE.npy or PARTITION:OFFSET=FILE.npz:KEY"
                          ) from None
+    from q7emu.fileio import read_array_file  # bounded reads (docs/limits.md §1)
+
     if ".npz:" in src:
         f, key = src.rsplit(":", 1)
-        with np.load(f, allow_pickle=False) as z:
-            if key not in z.files:
-                raise UsageError(f"{f}: no array {key!r}")
-            arr = z[key]
+        arr = read_array_file(f, key)
     else:
-        arr = np.load(src, allow_pickle=False)
+        arr = read_array_file(src)
     arr = np.asarray(arr)
     if arr.dtype != np.uint8:
         arr = np.ascontiguousarray(arr).view(np.uint8) if arr.ndim == 2 else arr
@@ -91,6 +95,8 @@ def cmd_case_new(args: argparse.Namespace) -> int:
     """``q7emu case new``: build a case from a record and arrays (expected bytes given, or computed)."""
     from q7emu.machine.cases import build_case, save_case
 
+    if not 0 <= args.fill <= 255:
+        raise UsageError(f"--fill {args.fill}: must be a byte value 0..255")
     inputs = [region_arg(s) for s in args.input or []]
     expected = [region_arg(s) for s in args.expected] if args.expected else None
     case = build_case(read_record(args.record), args.generation, inputs, expected, knobs=parse_knobs(args.knob),
