@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
 
 from q7emu.cli.common import (
     EXIT_FAIL,
+    EXIT_INTERRUPT,
     EXIT_OK,
     GENERATIONS,
     KNOB_HELP,
@@ -49,11 +51,20 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_replay(args: argparse.Namespace) -> int:
     """``q7emu replay``: replay every case named, one row each and a summary; exit 1 if any fails."""
     from q7emu.machine.replay import format_row, replay
+    from q7emu.machine.workers import Interrupted
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
-    results = replay(args.paths, jobs=args.jobs, knobs=parse_knobs(args.knob), backend=args.backend,
-                     progress=False if args.no_progress else None)
+    try:
+        results = replay(args.paths, jobs=args.jobs, knobs=parse_knobs(args.knob), backend=args.backend,
+                         progress=False if args.no_progress else None)
+    except Interrupted as e:                 # Ctrl-C: the cases that finished, then exit 130
+        for r in e.results:
+            print(format_row(r))
+        failed = sum(not r.ok for r in e.results)
+        print(f"interrupted: {e.done} of {e.total} cases finished: {e.done - failed} passed, {failed} failed")
+        print("q7emu: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPT
     if not results:
         raise UsageError("no cases found")
     for r in results:
