@@ -15,9 +15,11 @@ import contextlib
 import json
 import os
 import re
+import signal
 import stat
 import struct
 import tempfile
+import threading
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -69,6 +71,81 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+#: a Ctrl-C during write_npz is acted on after at most this many more bytes of array data are written
+_NPZ_WRITE_CHUNK = 4 << 20
+
+
+class _SafePointSigint:
+    """While active, SIGINT only sets a flag; :meth:`check` acts on it (as the previous handler would: a
+    KeyboardInterrupt for Python's default) at a point the caller chooses. So a Ctrl-C cannot land inside
+    zipfile's bookkeeping, which then raises an unrelated ValueError and leaves a broken ZipFile whose
+    finaliser prints a traceback. Does nothing outside the main thread (Python runs no handler there) or when
+    SIGINT is ignored."""
+
+    def __init__(self) -> None:
+        self.hit = False
+        self.old: Any = None
+        self.active = False
+
+    def __enter__(self) -> _SafePointSigint:
+        if threading.current_thread() is threading.main_thread():
+            old = signal.getsignal(signal.SIGINT)
+            if old not in (signal.SIG_IGN, None):
+                self.old = signal.signal(signal.SIGINT, self._flag)
+                self.active = True
+        return self
+
+    def _flag(self, signum: int, frame: Any) -> None:
+        self.hit = True
+
+    def check(self) -> None:
+        """Act on a SIGINT received so far (raises KeyboardInterrupt under Python's default handler)."""
+        if self.hit:
+            self.hit = False
+            if self.old is signal.default_int_handler:
+                raise KeyboardInterrupt
+            if callable(self.old):
+                self.old(signal.SIGINT, None)
+            elif self.old == signal.SIG_DFL:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGINT)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            signal.signal(signal.SIGINT, self.old)
+            self.active = False
+            if exc[0] is None:
+                self.check()
+
+
+def write_npz(f: IO[bytes], arrays: dict[str, np.ndarray], *, compress: bool = True) -> None:
+    """Write ``arrays`` to the open binary file ``f`` as an ``.npz`` (what ``np.savez_compressed`` writes, and
+    ``np.load`` reads): one ``NAME.npy`` member per array, deflated unless ``compress`` is False.
+
+    Meant for the temporary file of :func:`atomic_write`. A Ctrl-C is acted on between chunks of array data
+    (every 4 MiB), where the archive closes cleanly on the way out, as a KeyboardInterrupt (which makes
+    atomic_write drop the temporary file)."""
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with _SafePointSigint() as sigint, zipfile.ZipFile(f, "w", method, allowZip64=True) as z:
+        for name, arr in arrays.items():
+            a = np.asarray(arr)
+            if not a.flags.c_contiguous:
+                a = a.copy(order="C")              # (np.ascontiguousarray would make a 0-d array 1-d)
+            if a.dtype.hasobject:
+                raise InvalidArgument(name, str(a.dtype), "q7emu writes no Python objects (pickles)")
+            with z.open(f"{name}.npy", "w", force_zip64=True) as m:
+                header = {"descr": np.lib.format.dtype_to_descr(a.dtype), "fortran_order": False, "shape": a.shape}
+                try:
+                    np.lib.format.write_array_header_1_0(m, header)
+                except ValueError:                     # a header over 64 KiB (huge structured dtypes)
+                    np.lib.format.write_array_header_2_0(m, header)
+                data = memoryview(a.reshape(-1).view(np.uint8)) if a.size else memoryview(b"")
+                for pos in range(0, len(data), _NPZ_WRITE_CHUNK):
+                    sigint.check()
+                    m.write(data[pos:pos + _NPZ_WRITE_CHUNK])
+            sigint.check()
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:

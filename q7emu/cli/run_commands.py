@@ -27,7 +27,7 @@ _BACKEND_HELP = "kernels (default) or golden models"
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``q7emu run``: execute one record on the SBUF image ``--sbuf``, write the SBUF after it to ``-o``."""
-    from q7emu.fileio import atomic_write
+    from q7emu.fileio import atomic_write, write_npz
     from q7emu.machine.machine import Machine, load_sbuf_image
 
     sbuf = load_sbuf_image(args.sbuf)
@@ -38,7 +38,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not output.endswith(".npz") and not Path(output).is_dir():   # as np.savez names it; a folder is refused
         output += ".npz"
     with atomic_write(output) as f:        # an interrupt leaves the old file or the whole new one
-        np.savez_compressed(f, sbuf=m.sbuf)
+        write_npz(f, {"sbuf": m.sbuf})
     regs = ", ".join(f"partitions {r.partition}..{r.partition + r.count - 1} "
                      f"bytes 0x{r.offset:x}..0x{r.offset + r.length - 1:x}" for r in res.regions) or "nothing"
     func_va = f"0x{res.func_va:08x}" if res.func_va != 0xFFFFFFFF else "unknown"

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from q7emu.errors import CaseError, InvalidArgument, Q7Error
-from q7emu.fileio import ArrayInfo, NpzReader, atomic_write, atomic_write_text, read_json
+from q7emu.fileio import ArrayInfo, NpzReader, atomic_write, atomic_write_text, read_json, write_npz
 from q7emu.isa.enums import Generation
 from q7emu.isa.records import RECORD_SIZE, parse_hex
 from q7emu.isa.validate import check_partition_bytes
@@ -201,7 +201,7 @@ def save_case(case: Case, path: str | os.PathLike) -> Path:
             "expected_error": case.expected_error, "note": case.note}
     jpath.parent.mkdir(parents=True, exist_ok=True)
     with atomic_write(npath) as fh:        # the arrays first: the JSON is what a folder scan finds
-        np.savez_compressed(fh, **arrays)
+        write_npz(fh, arrays)
     atomic_write_text(jpath, json.dumps(meta, indent=1) + "\n")
     case.path = jpath
     return jpath
