@@ -168,10 +168,14 @@ def write_npy_header(path, shape, descr="|u1", data=b""):
 
 def test_npy_header_claiming_a_huge_shape_is_refused_before_allocating(tmp_path):
     p = tmp_path / "huge.npy"
-    write_npy_header(p, (1 << 40, 1 << 30))
+    write_npy_header(p, (1 << 20, 1 << 20))                     # 1 TiB
     with pytest.raises(InvalidArgument, match="over the limit") as e:
         fileio.read_npy(p)
     assert one_line(e.value)
+    for shape in [(1 << 40, 1 << 30), (0, 1 << 62, 4)]:         # beyond numpy itself, empty or not
+        write_npy_header(p, shape)
+        with pytest.raises(InvalidArgument, match="beyond the largest array numpy can describe"):
+            fileio.read_npy(p)
 
 
 @pytest.mark.parametrize("shape,descr,data,rule", [
