@@ -24,7 +24,7 @@ from q7emu.machine.cases import load_case
 PB = 0x30000
 REC = make_dequant_record(1, 0, 4, 4, partition_bytes=PB).encode().hex()
 #: seconds from the temporary file's appearance to the signal: inside the write, and late (after the rename)
-DELAYS = (0.0, 0.02, 0.08, 0.2, 1.5)
+DELAYS = (0.0, 0.03, 0.1, 1.0)
 ROUNDS = len(DELAYS)
 
 
@@ -33,7 +33,7 @@ def inputs(tmp_path_factory):
     d = tmp_path_factory.mktemp("w")
     rng = np.random.default_rng(11)
     np.savez_compressed(d / "in.npz", sbuf=rng.integers(0, 256, (128, PB), dtype=np.uint8))   # slow to compress
-    np.save(d / "region.npy", rng.integers(0, 256, (128, PB // 2), dtype=np.uint8))
+    np.save(d / "region.npy", rng.integers(0, 256, (128, PB // 4), dtype=np.uint8))
     return d
 
 
@@ -119,9 +119,9 @@ def test_interrupted_case_new_keeps_the_old_case(inputs, tmp_path, sig):
                 assert json.loads(data)["note"].startswith("new")
             else:
                 with np.load(stem.with_suffix(s)) as z:
-                    assert z["in0"].shape == (128, PB // 2)
+                    assert z["in0"].shape == (128, PB // 4)
         case = load_case(stem)                       # the pair still loads (same regions either way)
-        assert case.inputs[0][1].shape == (128, PB // 2)
+        assert case.inputs[0][1].shape == (128, PB // 4)
         if sig == signal.SIGINT:
             assert not leftovers(tmp_path, "c.npz") and not leftovers(tmp_path, "c.json")
         for s in (".json", ".npz"):
