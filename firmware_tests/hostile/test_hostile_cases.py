@@ -243,3 +243,13 @@ def test_zz_report_mutation_counts():
     """Prints what the mutation fuzz above tried (the suite's report); runs after it (file order)."""
     print(f"\ncase-file mutation fuzz: {COUNTS}")
     assert COUNTS["cases"] == 0 or COUNTS["cases"] == COUNTS["loaded"] + COUNTS["refused"]
+
+
+@pytest.mark.parametrize("space", [{"nibble_order": np.array(["low-first", "high-first"])},   # was: truth value
+                                   {"nibble_order": 3}, [1], ["nibble_order=sideways"], {3: ["x"]}])
+def test_explore_knob_space_of_the_wrong_kind_is_invalid_argument(space):
+    from q7emu.analysis.explore import parse_knob_space
+    from q7emu.errors import InvalidArgument
+    with pytest.raises(InvalidArgument) as e:
+        parse_knob_space(space)
+    assert "\n" not in str(e.value)

@@ -92,6 +92,18 @@ def test_workers_persist_between_calls_and_shutdown_ends_them():
     assert workers._POOL == [] and not any(p.is_alive() for p in procs)
 
 
+def env_limit(_):
+    return os.environ.get("Q7EMU_MAX_JSON_DEPTH")
+
+
+def test_workers_see_the_limits_of_the_calling_process(monkeypatch):
+    """Persistent workers started before a Q7EMU_* variable changed are restarted to see it."""
+    monkeypatch.delenv("Q7EMU_MAX_JSON_DEPTH", raising=False)
+    assert set(collect(env_limit, [0, 1], 2).values()) == {None}
+    monkeypatch.setenv("Q7EMU_MAX_JSON_DEPTH", "7")
+    assert set(collect(env_limit, [0, 1], 2).values()) == {"7"}
+
+
 FORK_AFTER_THREADS = """
 import numpy as np, q7emu
 from q7emu.machine.workers import run_tasks

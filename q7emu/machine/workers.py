@@ -25,6 +25,7 @@ import contextlib
 import gc
 import multiprocessing as mp
 import multiprocessing.connection as mpc
+import os
 import signal
 import threading
 from collections import deque
@@ -159,6 +160,12 @@ def _sigint_ignored() -> Iterator[None]:
 
 #: the persistent workers of this process (kept between calls; emptied when killed)
 _POOL: list[_Worker] = []
+#: the Q7EMU_* environment the workers were started with (the limits of docs/limits.md §2 are read there)
+_POOL_ENV: dict[str, str] = {}
+
+
+def _q7emu_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith("Q7EMU_")}
 
 
 def _context() -> Any:
@@ -169,7 +176,12 @@ def _context() -> Any:
 
 
 def _acquire(ctx: Any, n: int) -> list[_Worker]:
-    """n live workers of the persistent pool (started on first need)."""
+    """n live workers of the persistent pool (started on first need; restarted when a Q7EMU_* variable
+    changed since they were started, so they apply the same limits as this process)."""
+    if _POOL and _POOL_ENV != _q7emu_env():
+        shutdown()
+    _POOL_ENV.clear()
+    _POOL_ENV.update(_q7emu_env())
     dead = [w for w in _POOL if not w.alive()]
     for w in dead:
         w.kill()
