@@ -254,6 +254,18 @@ def test_a_killed_worker_during_replay_fails_no_case(slow_cases, tmp_path):
     assert code == 0 and "30 cases: 30 passed, 0 failed" in out, (code, out[-1500:], err[-1500:])
 
 
+@pytest.mark.parametrize("jobs", [0, -1, workers.MAX_JOBS + 1, 10 ** 6, 2.0, "2", True, None])
+def test_bad_jobs_are_invalid_argument(jobs):
+    from q7emu.errors import InvalidArgument
+    with pytest.raises(InvalidArgument, match="jobs"):
+        run_tasks(square, [1, 2], jobs, lambda i, v: None)
+
+
+def test_cli_jobs_beyond_the_limit_is_one_line(tmp_path):
+    from hostile_lib import EXAMPLES, assert_clean_error, cli
+    assert "1..64" in assert_clean_error(cli("replay", str(EXAMPLES / "cayman"), "-j", "100000"))
+
+
 def test_interrupted_is_a_keyboard_interrupt():
     e = Interrupted(3, 10, ["a"])
     assert isinstance(e, KeyboardInterrupt) and e.done == 3 and e.total == 10 and e.results == ["a"]

@@ -418,8 +418,8 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     Ctrl-C stops within a second: what finished is written to ``stream`` and
     :class:`~q7emu.machine.workers.Interrupted` is raised."""
     t0 = time.perf_counter()
-    if jobs < 1:
-        raise InvalidArgument("jobs", jobs, "must be >= 1")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InvalidArgument("jobs", jobs if isinstance(jobs, int) else type(jobs).__name__, "must be an int >= 1")
     items = _as_items(cases)
     if not items:
         raise CaseError("no cases found")

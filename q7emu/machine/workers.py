@@ -33,12 +33,16 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from q7emu.errors import InvalidArgument
+
 #: how many tasks a worker holds at once (the one it runs and the next), so it never waits for the parent
 PREFETCH = 2
 #: how often a task whose worker died is run again
 RETRIES = 1
 #: seconds to wait for a killed worker to be reaped
 REAP_SECONDS = 1.0
+#: the most worker processes one call may start (docs/limits.md §2): -j 100000 must not fork a machine to death
+MAX_JOBS = 64
 
 
 class Interrupted(KeyboardInterrupt):
@@ -220,7 +224,11 @@ def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int,
     ``jobs == 1`` (or a single task): in this process, in order; an exception of ``fn`` propagates. Otherwise
     ``min(jobs, len(tasks))`` worker processes run the tasks; a task whose worker died is run ``retries`` more
     times, after which its result is a :class:`TaskFailure`, as it is when ``fn`` raised in the worker. On
-    Ctrl-C (KeyboardInterrupt) the workers are killed and :class:`Interrupted` is raised."""
+    Ctrl-C (KeyboardInterrupt) the workers are killed and :class:`Interrupted` is raised. InvalidArgument when
+    ``jobs`` is not an int in 1..:data:`MAX_JOBS`."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
+        raise InvalidArgument("jobs", jobs if isinstance(jobs, int) else type(jobs).__name__,
+                              f"must be an integer in 1..{MAX_JOBS} worker processes")
     n = len(tasks)
     done = 0
     if jobs <= 1 or n <= 1:
