@@ -103,17 +103,26 @@ def test_bad_cases_fail_only_themselves_in_replay_dir(tmp_path):
                    for n, r in by.items() if n.startswith("bad-"))
 
 
-def test_cli_replay_dir_with_bad_cases_exit_1_no_traceback(tmp_path):
+def main_in_process(capsys, *argv):
+    from hostile_lib import Outcome
+
+    from q7emu.cli.main import main
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return Outcome(code, out, err)
+
+
+def test_cli_replay_dir_with_bad_cases_exit_1_no_traceback(tmp_path, capsys):
     copy_case(tmp_path, "good")
     copy_case(tmp_path, "bad", BAD_CASES["neg-offset"][0])
-    out = cli("replay", str(tmp_path), "--backend", "golden", "--no-progress")
+    out = main_in_process(capsys, "replay", str(tmp_path), "--backend", "golden", "--no-progress")
     assert_no_crash(out)
     assert out.returncode == 1 and "1 passed, 1 failed" in out.stdout, out.describe()
 
 
-def test_explore_with_a_malformed_case_is_one_line(tmp_path):
+def test_explore_with_a_malformed_case_is_one_line(tmp_path, capsys):
     copy_case(tmp_path, "bad", BAD_CASES["knobs-list"][0])
-    assert_clean_error(cli("explore", str(tmp_path), "--no-progress"))
+    assert_clean_error(main_in_process(capsys, "explore", str(tmp_path), "--no-progress"))
 
 
 # ---------------------------------------------------------------------------------------------- folder scans
@@ -165,7 +174,7 @@ def test_a_large_unrelated_json_is_read_only_at_its_head(tmp_path, monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------- damaged arrays
-def test_damaged_case_arrays_are_one_line(tmp_path):
+def test_damaged_case_arrays_are_one_line(tmp_path, capsys):
     path = copy_case(tmp_path, "c")
     npz = path.with_suffix(".npz")
     data = npz.read_bytes()
@@ -176,7 +185,7 @@ def test_damaged_case_arrays_are_one_line(tmp_path):
         with pytest.raises(CaseError) as e:
             load_case(path)
         assert "\n" not in str(e.value), name
-        out = cli("replay", str(path), "--no-progress")
+        out = main_in_process(capsys, "replay", str(path), "--no-progress")
         assert_no_crash(out)
         assert out.returncode == 1, out.describe()
 

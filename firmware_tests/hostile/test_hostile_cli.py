@@ -1,6 +1,7 @@
 """The CLI under hostile input (issue 15 findings 5, 6 and 8): each input that printed a traceback is now one
 line ``q7emu: error: ...`` with exit 2 (or, for a case in a replay, one failing row with exit 1); small files
-that inflate or claim huge sizes cost no memory. Every command runs in a subprocess with a hang timeout.
+that inflate or claim huge sizes cost no memory. The commands run in a subprocess with a hang timeout, except
+the plain bad-input checks, which run q7emu's main in-process (they cannot crash or block).
 """
 from __future__ import annotations
 
@@ -59,6 +60,17 @@ def files(tmp_path_factory):
 RUN = ["run", REC, "-g", "CAYMAN", "--backend", "golden", "-o"]
 
 
+def in_process(capsys, *argv):
+    """q7emu's main in this process (for inputs that cannot crash or hang it: the subprocess tests above and
+    below cover those); an uncaught exception fails the test like a traceback would."""
+    from hostile_lib import Outcome
+
+    from q7emu.cli.main import main
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return Outcome(code, out, err)
+
+
 @pytest.mark.parametrize("sbuf,msg", [
     ("trunc.npz", "truncated or damaged"),            # was BadZipFile
     ("crc.npz", "damaged"),                           # was zlib.error
@@ -69,8 +81,8 @@ RUN = ["run", REC, "-g", "CAYMAN", "--backend", "golden", "-o"]
     ("text.npz", "neither an .npz"),
     ("missing.npz", "No such file"),
 ])
-def test_run_with_a_bad_sbuf_image_is_one_line(files, tmp_path, sbuf, msg):
-    line = assert_clean_error(cli(*RUN, str(tmp_path / "out.npz"), "--sbuf", str(files / sbuf)))
+def test_run_with_a_bad_sbuf_image_is_one_line(files, tmp_path, capsys, sbuf, msg):
+    line = assert_clean_error(in_process(capsys, *RUN, str(tmp_path / "out.npz"), "--sbuf", str(files / sbuf)))
     assert msg in line
     assert not (tmp_path / "out.npz").exists()
 
@@ -115,9 +127,9 @@ def test_a_2_mb_npz_inflating_to_2_gib_is_refused_before_inflating(files, tmp_pa
     (["run", REC, "--sbuf", "{files}/in.npz", "-o", "{tmp}/no/such/dir/o.npz", "-g", "CAYMAN"], "does not exist"),
     (["run", REC, "--sbuf", "{files}/in.npz", "-o", "{tmp}", "-g", "CAYMAN"], "is a folder"),
 ])
-def test_bad_cli_input_is_one_line_exit_2(files, tmp_path, argv, msg):
+def test_bad_cli_input_is_one_line_exit_2(files, tmp_path, capsys, argv, msg):
     argv = [a.format(tmp=tmp_path, files=files) for a in argv]
-    line = assert_clean_error(cli(*argv))
+    line = assert_clean_error(in_process(capsys, *argv))
     assert msg in line
     assert not list(tmp_path.glob("c.*"))
 
