@@ -254,6 +254,7 @@ cdef class _Plan:
     cdef int mem_arg, off_slot, n_slot, inc_slot
     cdef bint store
     cdef str touches
+    cdef Py_ssize_t fixed_need  # bytes from off an op of a numeric `touches` reads or writes
 
     def __init__(self, op):
         self.mnemonic = op.mnemonic
@@ -276,6 +277,16 @@ cdef class _Plan:
             if o.kind == _T.SCALAR and o.name != "off":
                 self.inc_slot = slots[id(o)]
         self.ins = tuple(ins)
+        self.fixed_need = 64
+        if self.mem_arg >= 0:       # a memory op the bounds check cannot cover is a table error: fail at import
+            if self.off_slot < 0 or (self.touches == "n" and self.n_slot < 0):
+                raise ValueError(f"{op.mnemonic}: a memory op needs an 'off' scalar (and 'n' for touches='n')")
+            if self.touches.isdigit():
+                self.fixed_need = int(self.touches)
+            elif self.touches not in ("n", "row", "row2"):
+                raise ValueError(f"{op.mnemonic}: touches={self.touches!r} is not checked by _membuf")
+            if op.operand("off").role == _T.SRC:
+                self.inc_slot = -1  # the offset is not post-incremented
         outs = []
         for o in op.returns:
             sw = o.signed_when_arg
@@ -299,7 +310,7 @@ cdef object _membuf(_Plan plan, object mem, _Slots* x):
     """The memory argument as a contiguous 1-D uint8 array whose bytes the op touches (checked), with slot
     m pointing at it. A store target must already be such an array (it is written in place)."""
     cdef Py_ssize_t off = x.s[plan.off_slot]
-    cdef Py_ssize_t start = off, need = 64
+    cdef Py_ssize_t start = off, need = plan.fixed_need
     cdef Py_ssize_t inc = x.s[plan.inc_slot] if plan.inc_slot >= 0 else 0
     cdef uint8_t[::1] view
     if plan.store:
