@@ -232,7 +232,10 @@ def check_case_regions(case: Case) -> None:
     does not have the region's shape."""
     where = str(case.path or case.name)
     for key, items in (("inputs", case.inputs), ("expected", case.expected)):
-        for i, (reg, arr) in enumerate(items):
+        for i, item in enumerate(items):
+            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Region)):
+                raise CaseError(f"{where}: {key}[{i}]: must be a (Region, uint8 array) pair")
+            reg, arr = item
             err = region_error(reg, case.partition_bytes, f"{where}: {key}[{i}]")
             if err is not None:
                 raise err
