@@ -1,18 +1,32 @@
-"""Output files that are never left half-written.
+"""Output files that are never left half-written, and input files that are read with bounds.
 
 Every file q7emu writes for a user (`run -o`, case files, trace files, exports, profiles) goes through
 :func:`atomic_write`. The bytes go to a temporary file in the destination's own folder. On success the file is
 flushed, fsync'ed and renamed over the destination. Otherwise the temporary file is removed, so an
 interrupt or an error leaves either the old file untouched or the complete new one.
+
+Every case, SBUF image and array file q7emu reads for a user goes through the bounded readers
+(:func:`read_json`, :func:`read_npy`, :class:`NpzReader`, :func:`read_head`): regular files only, sizes
+checked from headers before data is read, limits in :data:`LIMITS` (docs/limits.md §2).
 """
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
+import signal
+import stat
+import sys
 import tempfile
-from collections.abc import Iterator
+import threading
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
+
+import numpy as np
 
 from q7emu.errors import InvalidArgument
 
@@ -62,6 +76,81 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
             os.close(dir_fd)
 
 
+#: a Ctrl-C during write_npz is acted on after at most this many more bytes of array data are written
+_NPZ_WRITE_CHUNK = 4 << 20
+
+
+class _SafePointSigint:
+    """While active, SIGINT only sets a flag; :meth:`check` acts on it (as the previous handler would: a
+    KeyboardInterrupt for Python's default) at a point the caller chooses. So a Ctrl-C cannot land inside
+    zipfile's bookkeeping, which then raises an unrelated ValueError and leaves a broken ZipFile whose
+    finaliser prints a traceback. Does nothing outside the main thread (Python runs no handler there) or when
+    SIGINT is ignored."""
+
+    def __init__(self) -> None:
+        self.hit = False
+        self.old: Any = None
+        self.active = False
+
+    def __enter__(self) -> _SafePointSigint:
+        if threading.current_thread() is threading.main_thread():
+            old = signal.getsignal(signal.SIGINT)
+            if old not in (signal.SIG_IGN, None):
+                self.old = signal.signal(signal.SIGINT, self._flag)
+                self.active = True
+        return self
+
+    def _flag(self, signum: int, frame: Any) -> None:
+        self.hit = True
+
+    def check(self) -> None:
+        """Act on a SIGINT received so far (raises KeyboardInterrupt under Python's default handler)."""
+        if self.hit:
+            self.hit = False
+            if self.old is signal.default_int_handler:
+                raise KeyboardInterrupt
+            if callable(self.old):
+                self.old(signal.SIGINT, None)
+            elif self.old == signal.SIG_DFL:
+                signal.signal(signal.SIGINT, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGINT)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            signal.signal(signal.SIGINT, self.old)
+            self.active = False
+            if exc[0] is None:
+                self.check()
+
+
+def write_npz(f: IO[bytes], arrays: dict[str, np.ndarray], *, compress: bool = True) -> None:
+    """Write ``arrays`` to the open binary file ``f`` as an ``.npz`` (what ``np.savez_compressed`` writes, and
+    ``np.load`` reads): one ``NAME.npy`` member per array, deflated unless ``compress`` is False.
+
+    Meant for the temporary file of :func:`atomic_write`. A Ctrl-C is acted on between chunks of array data
+    (every 4 MiB), where the archive closes cleanly on the way out, as a KeyboardInterrupt (which makes
+    atomic_write drop the temporary file)."""
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
+    with _SafePointSigint() as sigint, zipfile.ZipFile(f, "w", method, allowZip64=True) as z:
+        for name, arr in arrays.items():
+            a = np.asarray(arr)
+            if not a.flags.c_contiguous:
+                a = a.copy(order="C")              # (np.ascontiguousarray would make a 0-d array 1-d)
+            if a.dtype.hasobject:
+                raise InvalidArgument(name, str(a.dtype), "q7emu writes no Python objects (pickles)")
+            with z.open(f"{name}.npy", "w", force_zip64=True) as m:
+                header = {"descr": np.lib.format.dtype_to_descr(a.dtype), "fortran_order": False, "shape": a.shape}
+                try:
+                    np.lib.format.write_array_header_1_0(m, header)
+                except ValueError:                     # a header over 64 KiB (huge structured dtypes)
+                    np.lib.format.write_array_header_2_0(m, header)
+                data = memoryview(a.reshape(-1).view(np.uint8)) if a.size else memoryview(b"")
+                for pos in range(0, len(data), _NPZ_WRITE_CHUNK):
+                    sigint.check()
+                    m.write(data[pos:pos + _NPZ_WRITE_CHUNK])
+            sigint.check()
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
     """Write ``data`` (bytes) to ``path`` atomically (see :func:`atomic_write`)."""
     with atomic_write(path, "wb") as f:
@@ -72,3 +161,374 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_write`)."""
     with atomic_write(path, "w") as f:
         f.write(text)
+
+
+# ====================================================================== bounded readers
+# Every file q7emu reads for a user goes through the readers below (docs/limits.md §1). They never block on
+# a FIFO or a device, never read more than a limit, and learn an array's shape and size from its header
+# before reading (or inflating) a byte of its data. A malformed, truncated or damaged file, and one over a
+# limit, raises InvalidArgument naming the file (and member) and the rule, in one line.
+
+#: the limits of the readers: environment variable -> default (docs/limits.md §2 says what each bounds)
+LIMITS: dict[str, int] = {
+    "Q7EMU_MAX_ARRAY_BYTES": 1 << 30,      # array data one .npz / .npy file may hold, all members together
+    "Q7EMU_MAX_NPZ_MEMBERS": 4096,         # members of one .npz
+    "Q7EMU_MAX_JSON_BYTES": 16 << 20,      # size of one JSON file
+    "Q7EMU_MAX_JSON_DEPTH": 64,            # nesting depth of [ ] and { } in one JSON file
+}
+#: a deflated member that claims to inflate more than this many times its compressed size has a header that
+#: lies: deflate itself never exceeds about 1032:1 (a run of equal bytes)
+MAX_DEFLATE_RATIO = 1100
+#: how much of a ``*.json`` file a folder scan reads to tell a case file from any other JSON file
+SCAN_HEAD_BYTES = 4096
+#: the largest .npy header read (numpy's own default)
+_MAX_NPY_HEADER = 10000
+#: array data is read in chunks of this size (so a damaged member fails early and memory stays bounded)
+_CHUNK = 16 << 20
+
+
+def limit(name: str) -> int:
+    """The current value of limit ``name`` (a key of :data:`LIMITS`): the environment variable of that name
+    when set (a decimal or 0x integer >= 0), else its default (docs/limits.md §2)."""
+    default = LIMITS[name]
+    text = os.environ.get(name)
+    if text is None or not text.strip():
+        return default
+    try:
+        value = int(text.strip(), 0)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise InvalidArgument(name, text, "must be an integer >= 0 (docs/limits.md §2)")
+    return value
+
+
+def _refuse(path: str | os.PathLike[str], value: object, rule: str) -> InvalidArgument:
+    return InvalidArgument(str(path), value, rule)
+
+
+def open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
+    """Open ``path`` for binary reading if it is a regular file; InvalidArgument for a FIFO, a device, a
+    socket or a folder, which are never read (opened without blocking, then checked, so a FIFO with no
+    writer cannot hang the caller). OSError (no such file, permission) propagates."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+                 | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "a device")
+            raise _refuse(path, kind, "is not a regular file (q7emu reads only regular files)")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def is_regular_file(path: str | os.PathLike[str]) -> bool:
+    """True when ``path`` is (a symlink to) a regular file; never opens it, so a FIFO cannot block."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def read_head(path: str | os.PathLike[str], n: int = SCAN_HEAD_BYTES) -> bytes:
+    """The first ``n`` bytes of a regular file (fewer when it is shorter); see :func:`open_regular`."""
+    with open_regular(path) as f:
+        return f.read(n)
+
+
+def read_bytes(path: str | os.PathLike[str], max_bytes: int) -> bytes:
+    """The whole of a regular file of at most ``max_bytes`` bytes; InvalidArgument when it is larger
+    (refused from its size before reading, and never more than max_bytes + 1 bytes read)."""
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > max_bytes:
+            raise _refuse(path, f"{size} bytes", f"is larger than the limit of {max_bytes} bytes "
+                                                 "(docs/limits.md §2)")
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise _refuse(path, f"over {max_bytes} bytes", f"grew past the limit of {max_bytes} bytes while read")
+    return data
+
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+
+
+def json_depth(data: bytes, stop: int | None = None) -> int:
+    """The nesting depth of ``[ ]`` / ``{ }`` in JSON text (strings skipped); stops counting once it passes
+    ``stop``. Linear time, no recursion."""
+    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b'""', data))
+    depth = deepest = 0
+    for c in brackets:
+        if c in b"[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if stop is not None and deepest > stop:
+                    break
+        else:
+            depth -= 1
+    return deepest
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def read_json(path: str | os.PathLike[str], *, max_bytes: int | None = None, max_depth: int | None = None) -> Any:
+    """Parse a UTF-8 JSON file of bounded size and nesting depth (defaults: the limits
+    ``Q7EMU_MAX_JSON_BYTES`` and ``Q7EMU_MAX_JSON_DEPTH``, docs/limits.md §2). Strict JSON: ``NaN`` and
+    ``Infinity`` are refused. InvalidArgument (one line, naming the file) for anything else."""
+    max_bytes = limit("Q7EMU_MAX_JSON_BYTES") if max_bytes is None else max_bytes
+    max_depth = limit("Q7EMU_MAX_JSON_DEPTH") if max_depth is None else max_depth
+    data = read_bytes(path, max_bytes)
+    depth = json_depth(data, stop=max_depth)
+    if depth > max_depth:
+        raise _refuse(path, f"depth > {max_depth}", f"JSON nested deeper than the limit of {max_depth} "
+                                                     "(docs/limits.md §2)")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise _refuse(path, f"byte {e.start}", "is not UTF-8 text") from None
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as e:
+        raise _refuse(path, f"line {e.lineno} column {e.colno}", f"not valid JSON: {e.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as e:
+        raise _refuse(path, _first_line(e), "not valid JSON") from None
+
+
+# ---------------------------------------------------------------------- .npy / .npz
+@dataclass(frozen=True)
+class ArrayInfo:
+    """What an ``.npy`` header says: the array's shape, dtype and order, its data size in bytes and the
+    header's own size."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    fortran_order: bool
+    nbytes: int
+    header_bytes: int
+
+
+#: an array header check: (where, info) -> None, raising InvalidArgument to refuse the array before its data
+ArrayCheck = Callable[[str, ArrayInfo], None]
+
+
+def _read_npy_header(f: IO[bytes], where: str) -> ArrayInfo:
+    """Parse the .npy header at the start of ``f`` (numpy's own parser, bounded) and size the array."""
+    try:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f, max_header_size=_MAX_NPY_HEADER)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f, max_header_size=_MAX_NPY_HEADER)
+        else:
+            raise _refuse(where, f"npy format {version}", "q7emu reads .npy format 1.0 and 2.0")
+        header = f.tell()
+    except InvalidArgument:
+        raise
+    except Exception as e:       # numpy parses the header with ast / tokenize: any of their errors, or MemoryError
+        raise _refuse(where, _first_line(e), "not a readable .npy array header (damaged or not an array)") from None
+    if dtype.hasobject:
+        raise _refuse(where, str(dtype), "holds Python objects (pickles are never loaded)")
+    if dtype.itemsize == 0:
+        raise _refuse(where, str(dtype), "has a zero-size dtype")
+    if any(isinstance(x, bool) or x < 0 for x in shape):
+        raise _refuse(where, shape, "the header's shape must be non-negative integers")
+    count = span = 1
+    for x in shape:
+        count *= x
+        span *= max(x, 1)
+    if span * dtype.itemsize > sys.maxsize:      # numpy cannot even describe it (empty or not)
+        raise _refuse(where, shape, "the header's shape is beyond the largest array numpy can describe")
+    return ArrayInfo(tuple(shape), dtype, bool(fortran), count * dtype.itemsize, header)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e)
+    return text.splitlines()[0] if text else type(e).__name__
+
+
+def _read_data(f: IO[bytes], info: ArrayInfo, where: str) -> np.ndarray:
+    """Read the array data that follows the header, in chunks, into a fresh array of ``info``'s shape."""
+    flat = np.empty(info.nbytes // info.dtype.itemsize, dtype=info.dtype)
+    mv = memoryview(flat.view(np.uint8)) if info.nbytes else memoryview(bytearray())
+    pos = 0
+    try:
+        while pos < info.nbytes:
+            chunk = f.read(min(_CHUNK, info.nbytes - pos))
+            if not chunk:
+                break
+            mv[pos:pos + len(chunk)] = chunk
+            pos += len(chunk)
+        extra = f.read(1)
+    except Exception as e:       # zipfile / zlib on damaged data: BadZipFile, zlib.error, EOFError, ...
+        raise _refuse(where, _first_line(e), "damaged array data (CRC or deflate error)") from None
+    if pos < info.nbytes:
+        raise _refuse(where, f"{pos} of {info.nbytes} data bytes", "truncated: the file ends inside the array")
+    if extra:
+        raise _refuse(where, f"more than {info.nbytes} data bytes", "holds bytes after the array its header "
+                                                                     "describes")
+    if info.fortran_order:
+        return flat.reshape(info.shape[::-1]).transpose()
+    return flat.reshape(info.shape)
+
+
+def _budget(where: str, need: int, left: int, total: int) -> None:
+    if need > left:
+        raise _refuse(where, f"{need} bytes", f"array data over the limit of {total} bytes per file "
+                                              "(Q7EMU_MAX_ARRAY_BYTES, docs/limits.md §2)")
+
+
+def read_npy(path: str | os.PathLike[str], *, check: ArrayCheck | None = None, max_bytes: int | None = None
+             ) -> np.ndarray:
+    """Read a ``.npy`` file: its header is parsed and checked (``check``, the size limit
+    ``Q7EMU_MAX_ARRAY_BYTES`` or ``max_bytes``, the file size it implies) before any data is read."""
+    total = limit("Q7EMU_MAX_ARRAY_BYTES") if max_bytes is None else max_bytes
+    where = str(path)
+    with open_regular(path) as f:
+        info = _read_npy_header(f, where)
+        if check is not None:
+            check(where, info)
+        _budget(where, info.nbytes, total, total)
+        size = os.fstat(f.fileno()).st_size
+        if size != info.header_bytes + info.nbytes:
+            raise _refuse(where, f"{size} bytes", f"the header describes {info.header_bytes + info.nbytes} bytes "
+                                                  "(a truncated or damaged .npy)")
+        return _read_data(f, info, where)
+
+
+class NpzReader:
+    """A ``.npz`` file opened for bounded reading: the member names come from the zip directory, each
+    member's ``.npy`` header is checked before its data is inflated, and the data of all members read
+    through one reader together stays under ``Q7EMU_MAX_ARRAY_BYTES`` (or ``max_bytes``).
+
+    Use as a context manager. Only stored and deflated members are read; a member whose sizes are
+    inconsistent with its header, or whose claimed compression ratio deflate cannot produce, is refused
+    before it is inflated; CRC damage and truncation are refused when found."""
+
+    def __init__(self, path: str | os.PathLike[str], *, max_bytes: int | None = None) -> None:
+        self.path = str(path)
+        self.total = limit("Q7EMU_MAX_ARRAY_BYTES") if max_bytes is None else max_bytes
+        self.left = self.total
+        self._file = open_regular(path)
+        try:
+            self._zip = zipfile.ZipFile(self._file)
+            infos = self._zip.infolist()
+        except Exception as e:   # zipfile on a damaged directory raises many types (BadZipFile, struct.error, ...)
+            self._file.close()
+            raise _refuse(self.path, _first_line(e), "not a readable .npz (zip) file: truncated or damaged") from None
+        except BaseException:
+            self._file.close()
+            raise
+        members = limit("Q7EMU_MAX_NPZ_MEMBERS")
+        if len(infos) > members:
+            self.close()
+            raise _refuse(self.path, f"{len(infos)} members", f"more than the limit of {members} "
+                                                              "(Q7EMU_MAX_NPZ_MEMBERS, docs/limits.md §2)")
+        self._infos = {i.filename[:-4] if i.filename.endswith(".npy") else i.filename: i for i in infos}
+
+    @property
+    def names(self) -> list[str]:
+        """The array names (member names without ``.npy``), in the zip's order."""
+        return list(self._infos)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._infos
+
+    def __enter__(self) -> NpzReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._zip.close()
+        self._file.close()
+
+    def _open(self, name: str) -> tuple[zipfile.ZipInfo, IO[bytes], str]:
+        zi = self._infos.get(name)
+        where = f"{self.path}:{name}"
+        if zi is None:
+            raise _refuse(self.path, name, f"has no array of that name (it holds {', '.join(self.names) or 'none'})")
+        if zi.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            raise _refuse(where, f"compression method {zi.compress_type}", "q7emu reads stored or deflated members")
+        if zi.flag_bits & 0x1:
+            raise _refuse(where, "encrypted", "q7emu does not read encrypted members")
+        if zi.compress_type == zipfile.ZIP_STORED and zi.file_size != zi.compress_size or \
+                zi.file_size > MAX_DEFLATE_RATIO * max(zi.compress_size, 1):
+            raise _refuse(where, f"{zi.compress_size} -> {zi.file_size} bytes",
+                          f"claims a size its compression cannot produce (over {MAX_DEFLATE_RATIO}:1): damaged")
+        if zi.file_size > self.left + _MAX_NPY_HEADER:
+            raise _refuse(where, f"{zi.file_size} bytes", f"array data over the limit of {self.total} bytes per "
+                                                          "file (Q7EMU_MAX_ARRAY_BYTES, docs/limits.md §2)")
+        try:
+            return zi, self._zip.open(zi), where
+        except Exception as e:
+            raise _refuse(where, _first_line(e), "not a readable .npz member: damaged") from None
+
+    def info(self, name: str) -> ArrayInfo:
+        """The header of array ``name`` (only the header is inflated)."""
+        zi, f, where = self._open(name)
+        with f:
+            return _read_npy_header(f, where)
+
+    def read(self, name: str, check: ArrayCheck | None = None) -> np.ndarray:
+        """Array ``name``: its header is read and checked (``check``, consistency with the member's size,
+        the size limit) before its data is inflated."""
+        zi, f, where = self._open(name)
+        with f:
+            info = _read_npy_header(f, where)
+            if check is not None:
+                check(where, info)
+            if info.header_bytes + info.nbytes != zi.file_size:
+                raise _refuse(where, f"{zi.file_size} bytes", f"the header describes "
+                                                               f"{info.header_bytes + info.nbytes} bytes (damaged)")
+            _budget(where, info.nbytes, self.left, self.total)
+            arr = _read_data(f, info, where)
+        self.left -= info.nbytes
+        return arr
+
+
+def read_npz(path: str | os.PathLike[str], names: Iterable[str] | None = None, *, check: ArrayCheck | None = None,
+             max_bytes: int | None = None) -> dict[str, np.ndarray]:
+    """The arrays ``names`` (default: all) of a ``.npz`` file, read with :class:`NpzReader`'s bounds."""
+    with NpzReader(path, max_bytes=max_bytes) as z:
+        return {n: z.read(n, check) for n in (z.names if names is None else names)}
+
+
+NPY_MAGIC = b"\x93NUMPY"
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
+
+
+def array_file_kind(path: str | os.PathLike[str]) -> str:
+    """``"npz"`` or ``"npy"`` from the file's first bytes (not its name); InvalidArgument for anything else."""
+    head = read_head(path, 8)
+    if head.startswith(NPY_MAGIC):
+        return "npy"
+    if head.startswith(ZIP_MAGIC):
+        return "npz"
+    raise _refuse(path, head[:8], "is neither an .npz (zip) nor an .npy file")
+
+
+def read_array_file(path: str | os.PathLike[str], name: str | None = None, *, check: ArrayCheck | None = None
+                    ) -> np.ndarray:
+    """One array from an ``.npy`` file, or array ``name`` of an ``.npz`` file (``name`` may be omitted when
+    the .npz holds one array), with the bounds of :func:`read_npy` / :class:`NpzReader`."""
+    if array_file_kind(path) == "npy":
+        if name is not None:
+            raise _refuse(path, name, "is an .npy file (one array): name no array key")
+        return read_npy(path, check=check)
+    with NpzReader(path) as z:
+        if name is None:
+            if len(z.names) != 1:
+                raise _refuse(path, sorted(z.names)[:8], "holds several arrays: name one (FILE.npz:KEY)")
+            name = z.names[0]
+        return z.read(name, check)

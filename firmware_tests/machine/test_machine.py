@@ -143,6 +143,108 @@ def test_bad_machine_arguments():
         Machine("CAYMAN", PB, knobs={"scale_layout": "compact"})
 
 
+@pytest.mark.parametrize("knobs,field", [
+    ([1, 2], "knobs"),                                                   # a list, not a mapping (was TypeError)
+    ("nibble_order=high-first", "knobs"),
+    ({"nibble_order": np.array(["low-first", "high-first"])}, "nibble_order"),   # an array value
+    ({"nibble_order": ["low-first"]}, "nibble_order"),
+    ({"emax": 1}, "emax"),
+    ({("a",): "x"}, "knob"),
+])
+def test_bad_knob_containers_and_values_are_one_line_invalid_argument(knobs, field):
+    with pytest.raises(InvalidArgument) as e:
+        Machine("CAYMAN", PB, knobs=knobs)
+    assert e.value.field == field and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("pb", [0, -4, 2, 6, 0x40004, 1 << 64, 2.0, "0x400", True, None])
+def test_bad_partition_bytes(pb):
+    with pytest.raises(InvalidArgument, match="multiple of 4 in 4..0x40000"):
+        Machine("CAYMAN", pb)
+
+
+def slicing_reference(p, n, off, ln, pb):
+    """A non-empty region lies inside SBUF iff nothing is negative and numpy slicing of [128, pb] keeps its full
+    shape; an empty one (count or length 0) must still start and end inside (p + n <= 128, off + ln <= pb)."""
+    if min(p, n, off, ln) < 0:
+        return False
+    if n == 0 or ln == 0:
+        return p + n <= 128 and off + ln <= pb
+    return np.empty((128, pb), np.uint8)[p:p + n, off:off + ln].shape == (n, ln)
+
+
+edge = st.one_of(st.integers(-(2 ** 64), 2 ** 64), st.sampled_from([-1, 0, 1, 127, 128, 129, PB - 1, PB, PB + 1,
+                                                                     2 ** 31 - 1, 2 ** 63 - 1, 2 ** 63, -(2 ** 63)]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(p=edge, n=edge, off=edge, ln=edge)
+def test_region_rule_matches_the_slicing_reference(p, n, off, ln):
+    from q7emu.machine.machine import Region, check_region, region_problem
+    inside = slicing_reference(p, n, off, ln, PB) if max(abs(p), abs(n), abs(off), abs(ln)) < 2 ** 62 else \
+        min(p, n, off, ln) >= 0 and p + n <= 128 and off + ln <= PB
+    assert (region_problem(Region(p, n, off, ln), PB) is None) == inside
+    m = Machine("CAYMAN", PB)
+    if inside:
+        check_region(Region(p, n, off, ln), PB)
+        assert m.read(p, n, off, ln).shape == (n, ln)
+    else:
+        with pytest.raises(InvalidArgument, match="must lie inside SBUF") as e:
+            m.read(p, n, off, ln)
+        assert "\n" not in str(e.value)
+
+
+# ---------------------------------------------------------------------- SBUF images (bounded reading)
+def sbuf_file(tmp_path, kind, arr, name="sbuf"):
+    p = tmp_path / f"img.{kind}"
+    if kind == "npy":
+        np.save(p, arr)
+    else:
+        np.savez_compressed(p, **{name: arr})
+    return p
+
+
+@pytest.mark.parametrize("kind", ["npz", "npy"])
+def test_load_sbuf_image_npz_or_npy(tmp_path, kind):
+    from q7emu.machine.machine import load_sbuf_image
+    arr = np.random.default_rng(1).integers(0, 256, (128, PB), dtype=np.uint8)
+    got = load_sbuf_image(sbuf_file(tmp_path, kind, arr))
+    assert got.dtype == np.uint8 and np.array_equal(got, arr)
+    if kind == "npz":      # the only array of an .npz, whatever its name
+        assert np.array_equal(load_sbuf_image(sbuf_file(tmp_path, "npz", arr, name="image")), arr)
+
+
+@pytest.mark.parametrize("kind", ["npz", "npy"])
+@pytest.mark.parametrize("arr", [np.zeros((127, PB), np.uint8), np.zeros((128, PB), np.uint16),
+                                 np.zeros((128, 6), np.uint8), np.zeros((128, 0x40004), np.uint8),
+                                 np.zeros(PB, np.uint8)], ids=["127-rows", "uint16", "pb-6", "pb-too-big", "1-D"])
+def test_load_sbuf_image_refuses_bad_shapes_from_the_header(tmp_path, kind, arr):
+    from q7emu.machine.machine import load_sbuf_image
+    with pytest.raises(InvalidArgument, match="sbuf must be uint8 \\[128, partition_bytes\\]"):
+        load_sbuf_image(sbuf_file(tmp_path, kind, arr))
+
+
+def test_load_sbuf_image_huge_header_and_damage(tmp_path):
+    from q7emu.machine.machine import load_sbuf_image
+    p = tmp_path / "huge.npy"
+    with open(p, "wb") as f:
+        np.lib.format.write_array_header_1_0(f, {"descr": "|u1", "fortran_order": False, "shape": (128, 1 << 40)})
+    with pytest.raises(InvalidArgument, match="sbuf must be"):       # refused from the header: no MemoryError
+        load_sbuf_image(p)
+    rnd = np.random.default_rng(2).integers(0, 256, (128, PB), dtype=np.uint8)
+    good = sbuf_file(tmp_path, "npz", rnd).read_bytes()
+    mid = len(good) // 2                      # inside the deflated data
+    for i, data in enumerate([good[:mid], good[:mid] + bytes([good[mid] ^ 0xFF]) + good[mid + 1:], b"", b"PK"]):
+        bad = tmp_path / f"bad{i}.npz"
+        bad.write_bytes(data)
+        with pytest.raises(InvalidArgument) as e:
+            load_sbuf_image(bad)
+        assert "\n" not in str(e.value)
+    np.savez(tmp_path / "two.npz", a=np.zeros((128, PB), np.uint8), b=np.zeros((128, PB), np.uint8))
+    with pytest.raises(InvalidArgument, match="needs an array named 'sbuf'"):
+        load_sbuf_image(tmp_path / "two.npz")
+
+
 @pytest.mark.parametrize("backend", ["golden", "kernel"])
 @pytest.mark.parametrize("fmt,group", [(1, 0), (2, 0), (3, 0), (4, 0), (1, 8), (2, 8), (3, 8)])
 def test_dequantize_record_equals_api(backend, fmt, group):

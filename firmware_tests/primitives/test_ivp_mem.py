@@ -237,3 +237,169 @@ def test_la2nx8_pp_ip_stream_pair():
     assert off == 134
     with pytest.raises(InvalidArgument):
         _ivp._c_la2nx8_ip(MEM, u, 192)                      # rows 192 and 256: bytes [192, 320) of 256
+
+
+# ===================================================================== hostile offsets, lengths and counts (issue 15)
+# Every wrapper that takes an offset, increment, length or count, over the whole integer range: the result is the
+# numpy reference's, or InvalidArgument exactly when the reference says the access leaves the buffer (or a value
+# does not fit the signed 64-bit range). The reference is plain Python integers and numpy slicing.
+I64_MIN, I64_MAX = -(2 ** 63), 2 ** 63 - 1
+EDGES = [0, 1, -1, 63, 64, 65, 127, 128, 191, 192, 255, 256, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), 2 ** 32, 2 ** 62,
+         I64_MAX - 64, I64_MAX - 1, I64_MAX, I64_MAX + 1, I64_MIN, I64_MIN + 1, I64_MIN - 1, 2 ** 64 - 1, 2 ** 64,
+         -(2 ** 64)]
+big_ints = st.one_of(st.sampled_from(EDGES), st.integers(-(2 ** 64), 2 ** 64), st.integers(-300, 300))
+HOSTILE = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def fits(*vals):
+    return all(I64_MIN <= v <= I64_MAX for v in vals)
+
+
+def expect(valid, call):
+    """The call's result when the reference says valid; InvalidArgument (one line) otherwise."""
+    if valid:
+        return call()
+    with pytest.raises(InvalidArgument) as e:
+        call()
+    assert "\n" not in str(e.value)
+    return None
+
+
+@HOSTILE
+@given(mem=arrays(np.uint8, st.integers(0, 300)), off=big_ints, inc=big_ints)
+def test_hostile_full_loads(mem, off, inc):
+    valid = fits(off, inc) and 0 <= off <= len(mem) - 64 and fits(off + inc)
+    for f in (ivp.lv2nx8_ip, ivp.l2a4nx8_ip):
+        got = expect(valid, lambda f=f: f(mem, off, inc))
+        if valid:
+            eq(got[0], mem[off:off + 64])
+            assert got[1] == off + inc
+
+
+@HOSTILE
+@given(mem=arrays(np.uint8, st.integers(0, 300)), off=big_ints, n=big_ints)
+def test_hostile_lav_sav(mem, off, n):
+    k = max(0, min(n, 64))
+    valid = fits(off, n) and 0 <= off <= len(mem) - k and fits(off + n)
+    got = expect(valid, lambda: ivp.lav2nx8_xp(mem, off, n))
+    if valid:
+        eq(got[0], np.concatenate([mem[off:off + k], np.zeros(64 - k, np.uint8)]))
+        assert got[1] == off + n
+    dst = np.arange(len(mem), dtype=np.uint8)
+    want = dst.copy()
+    vs = np.full(64, 0xA5, np.uint8)
+    got = expect(valid, lambda: ivp.sav2nx8_xp(dst, vs, off, n))
+    if valid:
+        want[off:off + k] = 0xA5
+        assert got == off + n
+    eq(dst, want)                              # nothing written outside [off, off + k), nothing at all when refused
+
+
+@HOSTILE
+@given(mem=arrays(np.uint8, st.integers(0, 300)), off=big_ints, inc=big_ints)
+def test_hostile_sv2nx8_ip(mem, off, inc):
+    valid = fits(off, inc) and 0 <= off <= len(mem) - 64 and fits(off + inc)
+    dst = mem.copy()
+    want = mem.copy()
+    vs = np.arange(64, dtype=np.uint8)
+    got = expect(valid, lambda: ivp.sv2nx8_ip(dst, vs, off, inc))
+    if valid:
+        want[off:off + 64] = vs
+        assert got == off + inc
+    eq(dst, want)
+
+
+@HOSTILE
+@given(mem=arrays(np.uint8, st.integers(0, 300)), off=big_ints, stride=big_ints)
+def test_hostile_labvdcmprs2nx8_xp(mem, off, stride):
+    vb = np.zeros(64, np.bool_)
+    vb[::3] = True
+    valid = fits(off, stride) and 0 <= off <= len(mem) - 64 and fits(off + stride)
+    got = expect(valid, lambda: ivp.labvdcmprs2nx8_xp(mem, vb, off, stride))
+    if valid:
+        r = mem[off:off + 64]
+        below = np.cumsum(vb) - vb
+        eq(got[0], np.where(vb, r[np.minimum(below, 63)], r[63]))
+        assert got[1] == off + stride
+
+
+@HOSTILE
+@given(mem=arrays(np.uint8, st.integers(0, 300)), off=big_ints)
+def test_hostile_c_only_memory_ops(mem, off):
+    from q7emu.primitives import _ivp
+    got = expect(fits(off) and 0 <= off <= len(mem) - 64, lambda: _ivp._c_lv2nx8_i(mem, off))
+    if got is not None:
+        eq(got, mem[off:off + 64])
+    row = off - off % 64 if off >= 0 else None
+    got = expect(fits(off) and off >= 0 and row + 64 <= len(mem), lambda: _ivp._c_la2nx8_pp(mem, off))
+    if got is not None:
+        eq(got, mem[row:row + 64])
+    u = np.arange(64, dtype=np.uint8)
+    got = expect(fits(off) and off >= 0 and row + 128 <= len(mem), lambda: _ivp._c_la2nx8_ip(mem, u, off))
+    if got is not None:
+        window = np.concatenate([u, mem[row + 64:row + 128]])
+        eq(got[0], window[off % 64:off % 64 + 64])
+        eq(got[1], mem[row + 64:row + 128])
+        assert got[2] == off + 64
+
+
+@HOSTILE
+@given(mem=arrays(np.uint8, st.integers(0, 300)), off=big_ints, count=st.one_of(big_ints, st.integers(0, 6)))
+def test_hostile_la2nx8_stream(mem, off, count):
+    n = len(mem)
+    valid = fits(off, count) and 0 <= off <= n and count >= 0 and (count == 0 or off + 64 * (count - 1) < n)
+    got = expect(valid, lambda: ivp.la2nx8_stream(mem, off, count))
+    if valid:
+        padded = np.concatenate([mem, np.zeros(64 * (count + 2), np.uint8)])
+        outs, o = got
+        assert len(outs) == count and o == off + 64 * count
+        for c, v in enumerate(outs):
+            eq(v, padded[off + 64 * c:off + 64 * c + 64])
+
+
+NOT_INTS = [1.0, 64.5, "64", b"\x40", None, True, np.bool_(True), [64], np.array([64]), np.float64(64), complex(1),
+            np.uint64(2 ** 64 - 1), object()]
+
+
+@pytest.mark.parametrize("bad", NOT_INTS, ids=lambda v: type(v).__name__ + repr(v)[:12])
+def test_offsets_that_are_not_ints_are_invalid_argument(bad):
+    mem = np.zeros(256, np.uint8)
+    vs = np.zeros(64, np.uint8)
+    calls = [lambda: ivp.lv2nx8_ip(mem, bad, 0), lambda: ivp.lv2nx8_ip(mem, 0, bad),
+             lambda: ivp.l2a4nx8_ip(mem, bad, 0), lambda: ivp.lav2nx8_xp(mem, 0, bad),
+             lambda: ivp.sav2nx8_xp(mem, vs, bad, 4), lambda: ivp.sv2nx8_ip(mem, vs, 0, bad),
+             lambda: ivp.labvdcmprs2nx8_xp(mem, np.ones(64, np.bool_), bad, 0),
+             lambda: ivp.la2nx8_stream(mem, bad, 1), lambda: ivp.la2nx8_stream(mem, 0, bad)]
+    for call in calls:
+        with pytest.raises(InvalidArgument) as e:
+            call()
+        assert "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("mem", [[[1, 2], [3]], [0] * 256, "x" * 256, b"\0" * 256, np.zeros((16, 16), np.uint8),
+                                 np.zeros(256, np.int16), np.zeros(512, np.uint8)[::2], None, 3, object()],
+                         ids=lambda m: type(m).__name__)
+def test_bad_memory_arguments_are_invalid_argument(mem):
+    """A list, a ragged list, bytes, a 2-D or wider array: InvalidArgument (was ValueError / TypeError). A
+    non-contiguous uint8 array is fine to read from, never to store into."""
+    vs = np.zeros(64, np.uint8)
+    for call in (lambda: ivp.lv2nx8_ip(mem, 0, 0), lambda: ivp.sv2nx8_ip(mem, vs, 0, 0),
+                 lambda: ivp.la2nx8_stream(mem, 0, 1)):
+        try:
+            call()
+        except InvalidArgument as e:
+            assert "\n" not in str(e)
+        else:
+            assert call is not None and isinstance(mem, np.ndarray) and mem.dtype == np.uint8 and mem.ndim == 1
+            with pytest.raises(InvalidArgument):
+                ivp.sv2nx8_ip(mem, vs, 0, 0)
+
+
+def test_time_op_iterations_are_bounded():
+    from q7emu.primitives import _ivp
+    assert _ivp.time_op("add2nx8", 10) >= 0
+    for bad in (0, -1, _ivp.TIME_OP_MAX_ITERATIONS + 1, 2 ** 64, 1.5, "10", None):
+        with pytest.raises(InvalidArgument):
+            _ivp.time_op("add2nx8", bad)
+    with pytest.raises(InvalidArgument):
+        _ivp.time_op(12, 10)

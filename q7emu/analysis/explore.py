@@ -22,17 +22,12 @@ score of its restriction to that case's knobs, so each case runs once per combin
 """
 from __future__ import annotations
 
-import gc
 import hashlib
 import itertools
-import json
-import multiprocessing as mp
-import multiprocessing.connection as mpc
 import os
 import sys
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,11 +36,13 @@ import numpy as np
 
 from q7emu import registry
 from q7emu.errors import CaseError, InvalidArgument, Q7Error
+from q7emu.fileio import read_json
 from q7emu.isa.enums import Generation
 from q7emu.isa.records import decode_record, parse_hex
 from q7emu.machine.cases import Case, Mismatch, compare, error_outcome, load_case, ran_outcome
 from q7emu.machine.machine import MACHINE_KNOBS, Machine, normalize_machine_knobs
 from q7emu.machine.replay import ProgressBar, find_cases
+from q7emu.machine.workers import Interrupted, TaskFailure, run_tasks
 from q7emu.model.kernels import GROUP_SIZES, DequantFmt, path_name
 
 #: order of knobs in reports
@@ -96,16 +93,24 @@ def parse_knob_space(items: Iterable[str] | dict[str, Sequence[str]] | None) -> 
     if not isinstance(items, dict):
         parsed = []
         for it in items:
+            if not isinstance(it, str):
+                raise InvalidArgument("knobs", type(it).__name__, "each item is a NAME or NAME=V1,V2 string")
             name, _, vals = it.partition("=")
             parsed.append((name.strip(), [v.strip() for v in vals.split(",") if v.strip()] if vals else None))
         pairs = parsed
     for name, vals in pairs:
-        if name not in MACHINE_KNOBS:
-            raise InvalidArgument("knob", name, f"unknown knob; known: {', '.join(MACHINE_KNOBS)}")
+        if not isinstance(name, str) or name not in MACHINE_KNOBS:
+            raise InvalidArgument("knob", name if isinstance(name, (str, int)) else type(name).__name__,
+                                  f"unknown knob; known: {', '.join(MACHINE_KNOBS)}")
+        if isinstance(vals, str):
+            vals = (vals,)
+        if vals is not None and not isinstance(vals, (list, tuple)):
+            raise InvalidArgument(name, type(vals).__name__, "knob values are a list of strings")
         vals = tuple(MACHINE_KNOBS[name]) if not vals else tuple(vals)
         for v in vals:
-            if v not in MACHINE_KNOBS[name]:
-                raise InvalidArgument(name, v, f"must be one of {', '.join(MACHINE_KNOBS[name])}")
+            if not isinstance(v, str) or v not in MACHINE_KNOBS[name]:
+                raise InvalidArgument(name, v if isinstance(v, (str, int, float)) else type(v).__name__,
+                                      f"must be one of {', '.join(MACHINE_KNOBS[name])}")
         out[name] = tuple(dict.fromkeys(out.get(name, ()) + vals))
     return out
 
@@ -327,10 +332,6 @@ def _case_combos(case_knobs: Sequence[str], space: dict[str, tuple[str, ...]]) -
     return list(itertools.product(*(space[k] for k in ks)))
 
 
-# worker state: with the fork start method the parent's case list is inherited, never pickled
-_SHARED: list[Any] = []
-
-
 #: case files already loaded in this process: path -> ((mtime_ns, size) of the .json and .npz, Case)
 _CASE_CACHE: dict[str, tuple[tuple, Case]] = {}
 
@@ -353,29 +354,22 @@ def _load_cached(path: str) -> Case:
     return case
 
 
-def _work(batch: list[tuple[int, tuple[str, ...], list[tuple[str, ...]]]]) -> list[tuple[int, list[Run], str | None]]:
-    """Run a batch: (case index, knob names, value tuples) -> (case index, runs, load error)."""
-    out = []
-    for idx, names, combos in batch:
-        item = _SHARED[idx]
-        try:
-            case = item if isinstance(item, Case) else _load_cached(item)
-        except Q7Error as e:
-            out.append((idx, [], f"{item}: {e}"))
-            continue
-        base = _prepared(case)
-        try:
-            machine = Machine(case.generation, case.partition_bytes, case.knobs, backend="kernel")
-            _prepared(case, machine.sbuf)
-        except Q7Error:
-            machine = None       # run_combo reports the error per combination
-        out.append((idx, [run_combo(case, dict(zip(names, c)), base, machine) for c in combos], None))
-    return out
-
-
-def _work_spawn(shared: list[Any], batch: Any) -> Any:
-    _SHARED[:] = shared
-    return _work(batch)
+def _work_task(arg: tuple[tuple[int, tuple[str, ...], list[tuple[str, ...]]], Any]
+               ) -> tuple[int, list[Run], str | None]:
+    """Run one case's task ((case index, knob names, value tuples), the Case or its path) -> (case index, runs,
+    load error); a task of :func:`q7emu.machine.workers.run_tasks`."""
+    (idx, names, combos), item = arg
+    try:
+        case = item if isinstance(item, Case) else _load_cached(item)
+    except Q7Error as e:
+        return idx, [], f"{item}: {e}"
+    base = _prepared(case)
+    try:
+        machine = Machine(case.generation, case.partition_bytes, case.knobs, backend="kernel")
+        _prepared(case, machine.sbuf)
+    except Q7Error:
+        machine = None       # run_combo reports the error per combination
+    return idx, [run_combo(case, dict(zip(names, c)), base, machine) for c in combos], None
 
 
 def _as_items(cases: Any) -> list[Any]:
@@ -396,14 +390,20 @@ def _meta(item: Any) -> Case:
     if isinstance(item, Case):
         return item
     try:
-        meta = json.loads(Path(item).read_text())
+        meta = read_json(item)                   # bounded: docs/limits.md §1
         rec = parse_hex(meta["record_hex"])
         gen = Generation.parse(meta["generation"])
+        knobs = meta.get("knobs") or {}
+        if not isinstance(knobs, dict) or len(rec) != 64:
+            raise CaseError("malformed")
+        normalize_machine_knobs(knobs)
+        err = meta.get("expected_error")
+        if err is not None and not isinstance(err, str):
+            raise CaseError("malformed")
     except Exception:
         return load_case(item)   # raises a proper CaseError
-    c = Case(str(meta.get("name") or Path(item).stem), gen, rec, [], [], dict(meta.get("knobs") or {}),
-             path=Path(item))
-    c.expected_error = meta.get("expected_error")
+    c = Case(str(meta.get("name") or Path(item).stem), gen, rec, [], [], dict(knobs), path=Path(item))
+    c.expected_error = err
     return c
 
 
@@ -413,11 +413,13 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
 
     knobs: None (every applicable knob, every value), or ``{"name": ["v1", "v2"]}`` / ``["name=v1,v2", ...]``:
     only those knobs vary (over those values; a bare name = all values), the others keep each case's value.
-    jobs: worker processes: the caller plus jobs - 1 persistent forked workers where fork exists (they are
-    kept for later calls in the same process, so only the first call pays for forking them)."""
+    jobs: worker processes (:mod:`q7emu.machine.workers`: persistent, kept for later calls in the same process,
+    so only the first call pays for starting them; a dead worker fails only its case, after one retry).
+    Ctrl-C stops within a second: what finished is written to ``stream`` and
+    :class:`~q7emu.machine.workers.Interrupted` is raised."""
     t0 = time.perf_counter()
-    if jobs < 1:
-        raise InvalidArgument("jobs", jobs, "must be >= 1")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InvalidArgument("jobs", jobs if isinstance(jobs, int) else type(jobs).__name__, "must be an int >= 1")
     items = _as_items(cases)
     if not items:
         raise CaseError("no cases found")
@@ -443,34 +445,31 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
         progress = nruns >= PROGRESS_THRESHOLD and bool(getattr(out_stream, "isatty", lambda: False)())
     bar = ProgressBar(nruns, out_stream, enabled=progress)
     results: dict[int, list[Run]] = {}
-    errors: list[str] = []
+    load_errors: dict[int, str] = {}
 
-    def take(res: Iterable[tuple[int, list[Run], str | None]]) -> None:
-        for idx, runs, err in res:
-            if err:
-                errors.append(err)
-            results[idx] = runs
-            for r in runs:
-                bar.update(r.ok)
+    def take(k: int, res: tuple[int, list[Run], str | None] | TaskFailure) -> None:
+        if isinstance(res, TaskFailure):      # its worker died (twice) or raised: this case is not run
+            res = (tasks[k][0], [], f"{items[tasks[k][0]]}: worker failed: {res.reason}")
+        idx, runs, err = res
+        if err:
+            load_errors[idx] = err
+        results[idx] = runs
+        for r in runs:
+            bar.update(r.ok)
 
-    _SHARED[:] = items
-    if jobs == 1 or len(tasks) <= 1:
-        for t in tasks:
-            take(_work([t]))
-    else:
-        try:
-            ctx = mp.get_context("fork")
-        except ValueError:  # pragma: no cover - platforms without fork
-            ctx = None
-        if ctx is not None:
-            _run_persistent(ctx, items, tasks, jobs, take)
-        else:  # pragma: no cover
-            with ProcessPoolExecutor(max_workers=jobs) as ex:
-                futs = [ex.submit(_work_spawn, items, b) for b in _balance(tasks, jobs)]
-                for f in as_completed(futs):
-                    take(f.result())
+    order = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][2]))   # largest first: no long tail
+    work = [(tasks[i], items[tasks[i][0]]) for i in order]
+    try:
+        run_tasks(_work_task, work, jobs if len(tasks) > 1 else 1, lambda k, res: take(order[k], res))
+    except Interrupted as e:
+        bar.close()
+        runs_done = sum(len(r) for r in results.values())
+        out_stream.write(f"explore interrupted: {e.done} of {e.total} cases ({runs_done} of {nruns} kernel runs) "
+                         "finished; no verdict (it needs every case)\n")
+        out_stream.flush()
+        raise
     bar.close()
-    _SHARED[:] = []
+    errors = [load_errors[i] for i in sorted(load_errors)]     # in case order, however the workers finished
 
     for i, info in enumerate(infos):
         runs = results.get(i, [])
@@ -479,102 +478,6 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     result.runs, result.jobs = nruns, jobs
     result.seconds = time.perf_counter() - t0
     return result
-
-
-# Persistent workers: forked once per process and kept (daemon) for later explore() calls, so only the
-# first call pays for forking and for the copy-on-write warm-up of a fresh child (and of the parent).
-_WORKERS: list[tuple[Any, Any]] = []
-
-
-def _worker_loop(conn: Any) -> None:
-    """A worker: receive (task, item) pairs, send back _work's result; None ends it."""
-    try:
-        while True:
-            msg = conn.recv()
-            if msg is None:
-                break
-            task, item = msg
-            _SHARED[:] = [None] * (task[0] + 1)
-            _SHARED[task[0]] = item
-            conn.send(_work([task]))
-    except (EOFError, OSError, KeyboardInterrupt):
-        pass
-    finally:
-        conn.close()
-
-
-def _workers(ctx: Any, n: int) -> list[tuple[Any, Any]]:
-    """At least n live persistent workers (forked on first need)."""
-    _WORKERS[:] = [(p, c) for p, c in _WORKERS if p.is_alive()]
-    if len(_WORKERS) < n:
-        gc.freeze()      # the children share the parent's heap without a copy-on-write storm from the GC
-        try:
-            while len(_WORKERS) < n:
-                a, b = ctx.Pipe(duplex=True)
-                proc = ctx.Process(target=_worker_loop, args=(b,), daemon=True)
-                proc.start()
-                b.close()
-                _WORKERS.append((proc, a))
-        finally:
-            gc.unfreeze()
-    return _WORKERS[:n]
-
-
-def _run_persistent(ctx: Any, items: list[Any], tasks: list, jobs: int, take: Any) -> None:
-    """The parent plus jobs - 1 persistent workers take cases largest first (LPT: the last cases are the
-    smallest, so nobody waits long at the end). Each worker holds up to two cases, so it never idles
-    while the parent is busy with one of its own. Whatever a dead worker held is run by the parent."""
-    queue = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][2]))
-    held: dict[Any, list[int]] = {}          # worker connection -> task indexes sent, in order
-
-    def send(conn: Any) -> None:
-        while queue and len(held[conn]) < 2:
-            i = queue.pop(0)
-            try:
-                conn.send((tasks[i], items[tasks[i][0]]))
-            except (OSError, EOFError):
-                queue.insert(0, i)
-                return
-            held[conn].append(i)
-
-    def collect(block: bool) -> None:
-        live = [c for c, h in held.items() if h]
-        for conn in (mpc.wait(live) if block else mpc.wait(live, timeout=0)) if live else []:
-            try:
-                res = conn.recv()
-            except (EOFError, OSError):
-                queue.extend(held[conn])     # the worker died: its cases run here
-                held[conn] = []
-                continue
-            held[conn].pop(0)
-            take(res)
-            send(conn)
-
-    for _, conn in _workers(ctx, jobs - 1):
-        held[conn] = []
-        send(conn)
-    while queue:
-        collect(False)
-        if queue:
-            take(_work([tasks[queue.pop(0)]]))
-    while any(held.values()):
-        collect(True)
-        for conn in held:
-            send(conn)
-        while queue:                          # cases returned by a dead worker
-            take(_work([tasks[queue.pop(0)]]))
-
-
-def _balance(tasks: list, jobs: int) -> list[list]:
-    """Split per-case tasks into ~3 batches per worker of similar run counts (largest first)."""
-    nb = max(1, min(len(tasks), jobs * 3))
-    bins: list[list] = [[] for _ in range(nb)]
-    load = [0] * nb
-    for t in sorted(tasks, key=lambda t: -len(t[2])):
-        j = load.index(min(load))
-        bins[j].append(t)
-        load[j] += len(t[2])
-    return [b for b in bins if b]
 
 
 def _combine(infos: list[CaseInfo], tasks: list, results: dict[int, list[Run]], space: dict[str, tuple[str, ...]],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from q7emu.cli.common import (
+    EXIT_INTERRUPT,
     EXIT_OK,
     GENERATIONS,
     KNOB_HELP,
@@ -50,7 +52,7 @@ def _output_path(text: str, suffix: str, option: str) -> Path:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``q7emu run``: execute one record on the SBUF image ``--sbuf``, write the SBUF after it to ``-o``."""
-    from q7emu.fileio import atomic_write
+    from q7emu.fileio import atomic_write, write_npz
     from q7emu.machine.checks import check_record_knobs
     from q7emu.machine.machine import Machine, load_sbuf_image
 
@@ -62,8 +64,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     m = Machine(args.generation, sbuf.shape[1], knobs, backend=args.backend)
     m.sbuf[:] = sbuf
     res = m.execute(record)
-    with atomic_write(out, "wb") as fh:
-        np.savez_compressed(fh, sbuf=m.sbuf)
+    with atomic_write(out, "wb") as fh:        # an interrupt leaves the old file or the whole new one
+        write_npz(fh, {"sbuf": m.sbuf})
     func_va = f"0x{res.func_va:08x}" if res.func_va != 0xFFFFFFFF else "unknown"
     if args.json:
         print_json("run", {
@@ -120,6 +122,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     2 a case file is broken (bad input), 3 a replay worker died."""
     from q7emu.machine import report
     from q7emu.machine.replay import find_cases, replay
+    from q7emu.machine.workers import Interrupted
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
@@ -138,8 +141,16 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if knobs:
         _check_replay_knobs(knobs, selected)
     t0 = time.perf_counter()
-    results = replay(selected, jobs=args.jobs, knobs=knobs, backend=args.backend,
-                     progress=False if args.no_progress else None)
+    try:
+        results = replay(selected, jobs=args.jobs, knobs=knobs, backend=args.backend,
+                         progress=False if args.no_progress else None)
+    except Interrupted as e:                 # Ctrl-C: the cases that finished, then exit 130
+        for r in e.results:
+            print(report.format_case(r, None, 0))
+        failed = sum(not r.ok for r in e.results)
+        print(f"interrupted: {e.done} of {e.total} cases finished: {e.done - failed} passed, {failed} failed")
+        print("q7emu: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPT
     seconds = time.perf_counter() - t0
     cases = report.failing_cases(results) if args.max_diffs > 0 else {}
     code = report.exit_status(results)
@@ -182,17 +193,13 @@ def region_arg(spec: str, option: str = "--input") -> tuple[int, int, np.ndarray
                          ) from None
     if p < 0 or off < 0:
         raise UsageError(f"{option} {spec!r}: partition and offset must be >= 0")
+    from q7emu.fileio import read_array_file  # bounded reads (docs/limits.md)
+
     if ".npz:" in src:
         f, key = src.rsplit(":", 1)
-        with np.load(f, allow_pickle=False) as z:
-            if key not in z.files:
-                raise UsageError(f"{option} {spec!r}: {f} has no array {key!r} (it has {', '.join(z.files) or 'none'})")
-            arr = z[key]
+        arr = read_array_file(f, key)
     else:
-        arr = np.load(src, allow_pickle=False)
-        if not isinstance(arr, np.ndarray):
-            arr.close()
-            raise UsageError(f"{option} {spec!r}: {src} is an .npz; name its array as FILE.npz:KEY")
+        arr = read_array_file(src)
     arr = np.asarray(arr)
     if arr.dtype != np.uint8:
         raise UsageError(f"{option} {spec!r}: the array is {arr.dtype}; case regions are uint8 bytes "

@@ -24,6 +24,7 @@ Readings q7emu chooses where docs/firmware.md is silent (documented here and in 
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +35,22 @@ from q7emu.isa.records import Addr4, Record, S3D3TensDequant, S3DMX1Quant, decod
 DEFAULT_PARTITION_BYTES = 0x30000
 #: q7emu's own limit on u32 elements addressed per partition by one pattern, in units of partition words
 ELEMENT_LIMIT_FACTOR = 2
+#: the largest partition_bytes: 128 partitions stay below the PSUM bit 25 of an ADDR4 (docs/model.md §4)
+MAX_PARTITION_BYTES = (1 << 25) // 128
+
+
+def check_partition_bytes(partition_bytes: Any, field: str = "partition_bytes") -> int:
+    """``partition_bytes`` as an int if it is a multiple of 4 in 4..0x40000 (docs/model.md §4: 128 partitions
+    below the PSUM bit 25); InvalidArgument naming ``field`` otherwise."""
+    try:
+        pb = None if isinstance(partition_bytes, bool) else operator.index(partition_bytes)
+    except TypeError:
+        pb = None
+    if pb is None or not 4 <= pb <= MAX_PARTITION_BYTES or pb % 4:
+        shown = partition_bytes if isinstance(partition_bytes, (int, float, str)) else type(partition_bytes).__name__
+        raise InvalidArgument(field, shown, "must be a multiple of 4 in 4..0x40000 (128 partitions below the PSUM "
+                                            "bit 25)")
+    return pb
 
 
 @dataclass(frozen=True)
@@ -250,8 +267,10 @@ def check(record: Record | bytes, generation: Generation | str,
           partition_bytes: int = DEFAULT_PARTITION_BYTES) -> list[Verdict]:
     """Per-clause verdicts of the firmware predicate for ``record`` on ``generation``.
 
-    Records of other opcodes get one "skip" verdict (q7emu knows no predicate for them)."""
+    Records of other opcodes get one "skip" verdict (q7emu knows no predicate for them). InvalidArgument for a
+    ``partition_bytes`` that :func:`check_partition_bytes` refuses."""
     gen = Generation.parse(generation)
+    partition_bytes = check_partition_bytes(partition_bytes)
     rec = decode_record(record) if isinstance(record, (bytes, bytearray)) else record
     if isinstance(rec, S3D3TensDequant):
         return _check_dequant(rec, gen, partition_bytes)
@@ -277,6 +296,7 @@ def model_checks(record: Record, partition_bytes: int = DEFAULT_PARTITION_BYTES)
       multiple of 4, and dst.num_elem (u32 data words) = F/4; ``scale_pidx + 3 < 32`` (4 scale rows inside the
       quadrant).
     """
+    partition_bytes = check_partition_bytes(partition_bytes)
     c = _Checker()
     if isinstance(record, S3D3TensDequant):
         addrs = [("src.start_addr", record.src.start_addr), ("dst.start_addr", record.dst.start_addr)]

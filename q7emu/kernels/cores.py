@@ -16,6 +16,17 @@ _EXECUTOR: ThreadPoolExecutor | None = None
 MIN_PARALLEL_BYTES = 1 << 19
 
 
+def _forget_executor_after_fork() -> None:
+    """In a forked child the parent's pool threads do not exist: a submit to the inherited executor would wait
+    forever (replay / explore workers are forked), so the child starts its own on first use."""
+    global _EXECUTOR
+    _EXECUTOR = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_executor_after_fork)
+
+
 def check_cores(cores: object) -> None:
     """`cores` must be None or a positive int."""
     from q7emu.errors import InvalidArgument

@@ -37,10 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from q7emu.errors import CaseError, Q7Error
-from q7emu.fileio import atomic_write, atomic_write_text
+from q7emu.errors import CaseError, InvalidArgument, Q7Error
+from q7emu.fileio import ArrayInfo, NpzReader, atomic_write, atomic_write_text, read_json, write_npz
 from q7emu.isa.enums import Generation
 from q7emu.isa.records import RECORD_SIZE, parse_hex
+from q7emu.isa.validate import check_partition_bytes
 from q7emu.machine.checks import (
     bytes_read_outside,
     check_record_knobs,
@@ -49,7 +50,7 @@ from q7emu.machine.checks import (
     source_reads,
 )
 from q7emu.machine.diffs import RegionDiff, compare_regions
-from q7emu.machine.machine import DEFAULT_PARTITION_BYTES, Machine, Region, normalize_machine_knobs
+from q7emu.machine.machine import DEFAULT_PARTITION_BYTES, Machine, Region, normalize_machine_knobs, region_problem
 
 CASE_FORMAT = "q7emu-case"
 CASE_VERSION = 1
@@ -251,8 +252,8 @@ def save_case(case: Case, path: str | os.PathLike) -> Path:
             "fill": case.fill, "inputs": regions(case.inputs, "in"), "expected": regions(case.expected, "exp"),
             "expected_error": case.expected_error, "note": case.note}
     jpath.parent.mkdir(parents=True, exist_ok=True)
-    with atomic_write(npath, "wb") as fh:        # the arrays first: a case is complete once its JSON exists
-        np.savez_compressed(fh, **arrays)
+    with atomic_write(npath) as fh:        # the arrays first: the JSON is what a folder scan finds
+        write_npz(fh, arrays)
     atomic_write_text(jpath, json.dumps(meta, indent=1) + "\n")
     case.path = jpath
     return jpath
@@ -267,16 +268,65 @@ def _need(meta: dict, key: str, kind: type | tuple, where: str) -> Any:
     return v
 
 
+def region_error(reg: Region, partition_bytes: int, where: str) -> CaseError | None:
+    """The CaseError of a region that leaves SBUF (the rules of a record's access patterns,
+    :func:`q7emu.machine.machine.region_problem`), naming it; None when it lies inside."""
+    why = region_problem(reg, partition_bytes)
+    if why is None:
+        return None
+    p, n, off, ln = reg.as_tuple()
+    return CaseError(f"{where}: region (partition {p}, count {n}, offset {off}, length {ln}) must lie inside SBUF "
+                     f"(128 partitions x 0x{partition_bytes:x} bytes): {why}")
+
+
+def check_case_regions(case: Case) -> None:
+    """CaseError naming the first input or expected region of ``case`` that leaves its SBUF, or whose array
+    does not have the region's shape."""
+    where = str(case.path or case.name)
+    for key, items in (("inputs", case.inputs), ("expected", case.expected)):
+        for i, item in enumerate(items):
+            if not (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Region)):
+                raise CaseError(f"{where}: {key}[{i}]: must be a (Region, uint8 array) pair")
+            reg, arr = item
+            err = region_error(reg, case.partition_bytes, f"{where}: {key}[{i}]")
+            if err is not None:
+                raise err
+            if getattr(arr, "shape", None) != (reg.count, reg.length) or getattr(arr, "dtype", None) != np.uint8:
+                raise CaseError(f"{where}: {key}[{i}]: region {reg.as_tuple()} needs a uint8 array of shape "
+                                f"({reg.count}, {reg.length})")
+
+
+def _meta_regions(meta: dict, key: str, pb: int, where: str) -> list[tuple[Region, str, str]]:
+    """(region, array name, where) of each region listed under ``key``, each checked against SBUF."""
+    items = _need(meta, key, list, where) if key in meta else []
+    out = []
+    for i, r in enumerate(items):
+        w = f"{where}: {key}[{i}]"
+        if not isinstance(r, dict):
+            raise CaseError(f"{w}: must be an object")
+        reg = Region(*(_need(r, k, int, w) for k in ("partition", "count", "offset", "length")))
+        err = region_error(reg, pb, w)
+        if err is not None:
+            raise err
+        out.append((reg, _need(r, "array", str, w), w))
+    return out
+
+
 def load_case(path: str | os.PathLike) -> Case:
-    """Read a case (``NAME.json`` / ``NAME.npz`` / the stem). Raises CaseError when malformed."""
+    """Read a case (``NAME.json`` / ``NAME.npz`` / the stem). Raises CaseError (one line) when malformed.
+
+    Both files are read with the bounds of :mod:`q7emu.fileio` (docs/limits.md §1): regular files only, the
+    JSON's size and depth limited, and of the .npz only the arrays the regions name, each checked against its
+    region (uint8 [count, length]) from its header before its data is inflated. Every region must lie inside
+    SBUF (128 partitions x partition_bytes), as a record's access patterns must."""
     jpath, npath = case_paths(path)
     where = str(jpath)
     try:
-        meta = json.loads(jpath.read_text())
+        meta = read_json(jpath)
     except FileNotFoundError:
         raise CaseError(f"{where}: no such case file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CaseError(f"{where}: not a readable JSON case ({e})") from None
+    except (OSError, InvalidArgument) as e:
+        raise CaseError(f"{where}: not a readable JSON case ({_first_line(e)})") from None
     if not isinstance(meta, dict) or meta.get("format") != CASE_FORMAT:
         raise CaseError(f"{where}: not a {CASE_FORMAT} file")
     if meta.get("version") != CASE_VERSION:
@@ -289,43 +339,45 @@ def load_case(path: str | os.PathLike) -> Case:
         knobs = _need(meta, "knobs", dict, where) if "knobs" in meta else {}
         normalize_machine_knobs(knobs)
         pb = _need(meta, "partition_bytes", int, where) if "partition_bytes" in meta else DEFAULT_PARTITION_BYTES
+        check_partition_bytes(pb)
         fill = meta.get("fill", 0) or 0
-        if not isinstance(fill, int) or not 0 <= fill <= 255:
-            raise CaseError(f"{where}: fill must be a byte value")
+        if isinstance(fill, bool) or not isinstance(fill, int) or not 0 <= fill <= 255:
+            raise CaseError(f"{where}: fill must be a byte value 0..255")
     except Q7Error as e:
         if isinstance(e, CaseError):
             raise
-        raise CaseError(f"{where}: {e}") from None
-    try:
-        with np.load(npath, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
-    except FileNotFoundError:
-        arrays = {}
-        if meta.get("inputs") or meta.get("expected"):
-            raise CaseError(f"{npath}: array file missing") from None
-    except (OSError, ValueError) as e:
-        raise CaseError(f"{npath}: not a readable .npz ({e})") from None
-
-    def regions(key: str) -> list[RegionData]:
-        items = _need(meta, key, list, where) if key in meta else []
-        out = []
-        for i, r in enumerate(items):
-            w = f"{where}: {key}[{i}]"
-            if not isinstance(r, dict):
-                raise CaseError(f"{w}: must be an object")
-            vals = [_need(r, k, int, w) for k in ("partition", "count", "offset", "length")]
-            name = _need(r, "array", str, w)
-            if name not in arrays:
-                raise CaseError(f"{w}: array {name!r} not in {npath.name}")
-            out.append(_region_array((Region(*vals), arrays[name]), w))
-        return out
-
+        raise CaseError(f"{where}: {_first_line(e)}") from None
+    listed = {key: _meta_regions(meta, key, pb, where) for key in ("inputs", "expected")}
     err = meta.get("expected_error")
     if err is not None and not isinstance(err, str):
         raise CaseError(f"{where}: expected_error must be a string or null")
     note = meta.get("note", "")
-    return Case(str(meta.get("name") or jpath.stem), gen, record, regions("inputs"), regions("expected"),
+
+    regions: dict[str, list[RegionData]] = {"inputs": [], "expected": []}
+    if any(listed.values()):
+        try:
+            with NpzReader(npath) as z:
+                for key, items in listed.items():
+                    for reg, name, w in items:
+                        if name not in z:
+                            raise CaseError(f"{w}: array {name!r} not in {npath.name}")
+
+                        def fits(member: str, info: ArrayInfo, reg: Region = reg, w: str = w) -> None:
+                            if info.dtype != np.uint8 or info.shape != (reg.count, reg.length):
+                                raise CaseError(f"{w}: region {reg.as_tuple()} needs a uint8 array of shape "
+                                                f"({reg.count}, {reg.length}), got {info.dtype} {info.shape}")
+                        regions[key].append((reg, z.read(name, fits)))
+        except FileNotFoundError:
+            raise CaseError(f"{npath}: array file missing") from None
+        except (OSError, InvalidArgument) as e:
+            raise CaseError(f"{npath}: not a readable .npz ({_first_line(e)})") from None
+    return Case(str(meta.get("name") or jpath.stem), gen, record, regions["inputs"], regions["expected"],
                 dict(knobs), pb, fill, err, str(note), jpath)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e)
+    return text.splitlines()[0] if text else type(e).__name__
 
 
 # ---------------------------------------------------------------------- running
@@ -363,6 +415,11 @@ def run_case(case: Case, knobs: dict[str, Any] | None = None, backend: str = "ke
     becomes the result (PASS only if the case has a matching ``expected_error``)."""
     t0 = time.perf_counter()
     path = str(case.path) if case.path else case.name
+    try:
+        check_case_regions(case)          # a malformed case fails whatever error it expects
+    except CaseError as e:
+        return CaseResult(case.name, path, case.opcode, False, 0, time.perf_counter() - t0,
+                          error=f"CaseError: {e}")
     try:
         m = _prepared_machine(case, knobs, backend)
         m.execute(case.record)

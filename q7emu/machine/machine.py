@@ -38,7 +38,7 @@ QuantizeMX (0xE3) reading (q7emu's choice; docs/firmware.md does not pin it):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,10 +47,11 @@ import numpy as np
 
 from q7emu import registry
 from q7emu.errors import DispatchError, InvalidArgument, Q7Error
+from q7emu.fileio import ArrayInfo, NpzReader, array_file_kind, read_npy
 from q7emu.isa.enums import DType, Engine, Generation, Opcode
 from q7emu.isa.kernel_info import KernelInfoRecord, KernelInfoTable, dve_table, engine_of, pool_table
 from q7emu.isa.records import Addr4, RawRecord, Record, S3D3TensDequant, S3DMX1Quant, Tensor3D, decode_record
-from q7emu.isa.validate import footprint, require_executable, validate
+from q7emu.isa.validate import MAX_PARTITION_BYTES, check_partition_bytes, footprint, require_executable, validate
 from q7emu.model.knobs import DEQUANT_KNOBS, QUANTIZE_MX_KNOBS, check_knob
 from q7emu.registry import KernelEntry
 
@@ -109,25 +110,74 @@ class ExecResult:
 Handler = Callable[["Machine", Record, Any], "tuple[str, list[Write]]"]
 
 
+#: the rule an SBUF image meets (docs/model.md §4)
+SBUF_IMAGE_RULE = "sbuf must be uint8 [128, partition_bytes], partition_bytes a multiple of 4 in 4..0x40000"
+
+
+def _check_sbuf_header(where: str, info: ArrayInfo) -> None:
+    """Refuse an SBUF image from its .npy header, before its data is read."""
+    ok = (info.dtype == np.uint8 and len(info.shape) == 2 and info.shape[0] == NUM_PARTITIONS
+          and 4 <= info.shape[1] <= MAX_PARTITION_BYTES and info.shape[1] % 4 == 0)
+    if not ok:
+        raise InvalidArgument(where, f"{info.dtype} {info.shape}", SBUF_IMAGE_RULE)
+
+
 def load_sbuf_image(path: Any) -> np.ndarray:
-    """An SBUF image from an .npz: the array named 'sbuf' (or its only array), uint8 [128, partition_bytes]."""
-    with np.load(path, allow_pickle=False) as z:
-        key = "sbuf" if "sbuf" in z.files else (z.files[0] if len(z.files) == 1 else None)
+    """An SBUF image, uint8 [128, partition_bytes]: an .npz (its array named 'sbuf', or its only array) or an
+    .npy, told apart by their first bytes. The array's header is checked before its data is read
+    (q7emu.fileio bounded readers, docs/limits.md §1); InvalidArgument (one line) for anything else."""
+    if array_file_kind(path) == "npy":
+        return read_npy(path, check=_check_sbuf_header)
+    with NpzReader(path) as z:
+        key = "sbuf" if "sbuf" in z else (z.names[0] if len(z.names) == 1 else None)
         if key is None:
-            raise InvalidArgument(str(path), sorted(z.files),
+            raise InvalidArgument(str(path), sorted(z.names)[:8],
                                   "needs an array named 'sbuf' (uint8 [128, partition_bytes])")
-        sbuf = z[key]
-    if sbuf.dtype != np.uint8 or sbuf.ndim != 2 or sbuf.shape[0] != NUM_PARTITIONS:
-        raise InvalidArgument(str(path), f"{sbuf.dtype} {sbuf.shape}", "sbuf must be uint8 [128, partition_bytes]")
-    return sbuf
+        return z.read(key, _check_sbuf_header)
 
 
-def normalize_machine_knobs(knobs: dict[str, Any] | None) -> dict[str, str]:
-    """Check knob names and values (docs/model.md §1-§2); return the full dict with defaults filled in."""
+def region_problem(r: Region, partition_bytes: int) -> str | None:
+    """Why region ``r`` does not lie inside SBUF (128 partitions x ``partition_bytes``), or None when it does.
+
+    The rules are those of a record's access patterns (docs/model.md §4): partitions 0..127 and byte offsets
+    0..partition_bytes-1, nothing negative; empty regions (count or length 0) are allowed. Python integer
+    arithmetic: no overflow."""
+    vals = r.as_tuple()
+    if any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in vals):
+        return "partition, count, offset and length must be integers"
+    p, n, off, ln = (int(v) for v in vals)
+    for name, v in (("partition", p), ("count", n), ("offset", off), ("length", ln)):
+        if v < 0:
+            return f"{name} {v} is negative"
+    if p + n > NUM_PARTITIONS:
+        return f"partitions {p}..{p + n - 1} leave the 128 SBUF partitions"
+    if off + ln > partition_bytes:
+        return f"bytes 0x{off:x}..0x{off + ln - 1:x} leave the 0x{partition_bytes:x}-byte partition"
+    return None
+
+
+def check_region(r: Region, partition_bytes: int, name: str = "region") -> None:
+    """InvalidArgument naming ``name`` unless region ``r`` lies inside SBUF (:func:`region_problem`)."""
+    why = region_problem(r, partition_bytes)
+    if why is not None:
+        raise InvalidArgument(name, r.as_tuple(), f"must lie inside SBUF (128 partitions x 0x{partition_bytes:x} "
+                                                  f"bytes): {why}")
+
+
+def normalize_machine_knobs(knobs: Mapping[str, Any] | None) -> dict[str, str]:
+    """Check knob names and values (docs/model.md §1-§2); return the full dict with defaults filled in.
+    InvalidArgument (one line) for a non-mapping, an unknown name or a value that is not one of the knob's
+    strings."""
+    if knobs is not None and not isinstance(knobs, Mapping):
+        raise InvalidArgument("knobs", type(knobs).__name__, "must be a mapping of knob names to values")
     knobs = dict(knobs or {})
-    for name in knobs:
-        if name not in MACHINE_KNOBS:
-            raise InvalidArgument("knob", name, f"unknown machine knob; known: {', '.join(MACHINE_KNOBS)}")
+    for name, value in knobs.items():
+        if not isinstance(name, str) or name not in MACHINE_KNOBS:
+            raise InvalidArgument("knob", name if isinstance(name, (str, int)) else type(name).__name__,
+                                  f"unknown machine knob; known: {', '.join(MACHINE_KNOBS)}")
+        if not isinstance(value, str):     # (an array would print over many lines; name its type instead)
+            raise InvalidArgument(name, type(value).__name__,
+                                  f"a knob value is a string, one of {', '.join(MACHINE_KNOBS[name])}")
     return {name: check_knob(name, knobs.get(name, vals[0]), MACHINE_KNOBS) for name, vals in MACHINE_KNOBS.items()}
 
 
@@ -180,11 +230,7 @@ class Machine:
     def __init__(self, generation: Generation | str, partition_bytes: int = DEFAULT_PARTITION_BYTES,
                  knobs: dict[str, Any] | None = None, backend: str = "kernel") -> None:
         self.generation = Generation.parse(generation)
-        if isinstance(partition_bytes, bool) or not isinstance(partition_bytes, (int, np.integer)) \
-                or not 4 <= int(partition_bytes) <= (1 << 25) // NUM_PARTITIONS or int(partition_bytes) % 4:
-            raise InvalidArgument("partition_bytes", partition_bytes,
-                                  "must be a multiple of 4 in 4..0x40000 (128 partitions below the PSUM bit 25)")
-        self.partition_bytes = int(partition_bytes)
+        self.partition_bytes = check_partition_bytes(partition_bytes)
         self.knobs = normalize_machine_knobs(knobs)
         if backend not in ("kernel", "golden"):
             raise InvalidArgument("backend", backend, "must be 'kernel' or 'golden'")
@@ -225,10 +271,7 @@ class Machine:
         return self.sbuf[partition:partition + count, offset:offset + length].copy()
 
     def _check_region(self, r: Region) -> None:
-        if not (0 <= r.partition and r.count >= 0 and r.partition + r.count <= NUM_PARTITIONS
-                and 0 <= r.offset and r.length >= 0 and r.offset + r.length <= self.partition_bytes):
-            raise InvalidArgument("region", r.as_tuple(),
-                                  f"must lie inside SBUF (128 partitions x 0x{self.partition_bytes:x} bytes)")
+        check_region(r, self.partition_bytes)
 
     def _sbuf_location(self, name: str, addr: Addr4) -> tuple[int, int]:
         if not addr.is_immediate:

@@ -1,16 +1,18 @@
-"""Replay many cases: find them, run them (optionally in worker processes), show progress, format rows."""
+"""Replay many cases: find them, run them (optionally in worker processes, :mod:`q7emu.machine.workers`),
+show progress, format rows."""
 from __future__ import annotations
 
 import os
 import sys
 import time
 from collections.abc import Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any, TextIO
 
-from q7emu.errors import CaseError, Q7Error
+from q7emu.errors import CaseError, InvalidArgument, Q7Error
+from q7emu.fileio import SCAN_HEAD_BYTES, is_regular_file, read_head
 from q7emu.machine.cases import CASE_FORMAT, CaseResult, load_case, run_case
+from q7emu.machine.workers import Interrupted, TaskFailure, run_tasks
 
 #: show a progress bar when at least this many cases are replayed
 PROGRESS_THRESHOLD = 16
@@ -18,17 +20,22 @@ PROGRESS_THRESHOLD = 16
 
 def find_cases(paths: Iterable[str | os.PathLike]) -> list[Path]:
     """Case JSON files named by ``paths``: a case file / stem, or a directory searched recursively
-    (only JSON files whose text declares the ``q7emu-case`` format). Sorted per directory."""
+    (only regular ``*.json`` files whose first :data:`q7emu.fileio.SCAN_HEAD_BYTES` bytes declare the
+    ``q7emu-case`` format: a FIFO is never opened, a large unrelated file costs one small read;
+    docs/limits.md §1). Sorted per directory."""
     out: list[Path] = []
+    marker = CASE_FORMAT.encode()
     for p in paths:
         p = Path(p)
         if p.is_dir():
             for j in sorted(p.rglob("*.json")):
-                try:
-                    head = j.read_text(errors="replace")[:400]
-                except OSError:
+                if not is_regular_file(j):
                     continue
-                if CASE_FORMAT in head:
+                try:
+                    head = read_head(j, SCAN_HEAD_BYTES)
+                except (OSError, InvalidArgument):
+                    continue
+                if marker in head:
                     out.append(j)
         else:
             j = p if p.suffix == ".json" else p.with_suffix(".json")
@@ -75,35 +82,40 @@ def _run_path(path: str, knobs: dict[str, Any] | None, backend: str) -> CaseResu
     return run_case(case, knobs=knobs, backend=backend)
 
 
+def _run_path_task(task: tuple[str, dict[str, Any] | None, str]) -> CaseResult:
+    """One replay task of :func:`q7emu.machine.workers.run_tasks`: (path, knobs, backend)."""
+    return _run_path(*task)
+
+
 def replay(paths: Iterable[str | os.PathLike], jobs: int = 1, knobs: dict[str, Any] | None = None,
            backend: str = "kernel", progress: bool | None = None, stream: TextIO | None = None) -> list[CaseResult]:
     """Replay every case under ``paths``; results in the order the cases were found.
 
-    ``jobs`` > 1 runs cases in a ProcessPoolExecutor. ``progress`` None = a bar on stderr when there are at
-    least :data:`PROGRESS_THRESHOLD` cases and stderr is a terminal; True / False force it on / off."""
+    ``jobs`` > 1 runs cases in worker processes (:mod:`q7emu.machine.workers`): a worker that dies fails only
+    the case it was running, after one retry. Ctrl-C stops within a second and raises
+    :class:`~q7emu.machine.workers.Interrupted` whose ``results`` are the cases that finished, in order.
+    ``progress`` None = a bar on stderr when there are at least :data:`PROGRESS_THRESHOLD` cases and stderr is
+    a terminal; True / False force it on / off."""
     files = [str(p) for p in find_cases(paths)]
-    if jobs < 1:
-        raise CaseError(f"--jobs must be >= 1, got {jobs}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise CaseError(f"--jobs must be an integer >= 1, got {jobs!r}")
     if progress is None:
         out = stream or sys.stderr
         progress = len(files) >= PROGRESS_THRESHOLD and bool(getattr(out, "isatty", lambda: False)())
     bar = ProgressBar(len(files), stream, enabled=progress)
     results: list[CaseResult | None] = [None] * len(files)
-    if jobs == 1 or len(files) <= 1:
-        for i, f in enumerate(files):
-            results[i] = _run_path(f, knobs, backend)
-            bar.update(results[i].ok)
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as ex:
-            futs = {ex.submit(_run_path, f, knobs, backend): i for i, f in enumerate(files)}
-            for fut in as_completed(futs):
-                i = futs[fut]
-                try:
-                    results[i] = fut.result()
-                except Exception as e:  # a worker died: report, do not crash
-                    results[i] = CaseResult(Path(files[i]).stem, files[i], -1, False, 0, 0.0,
-                                            error=f"worker failed: {type(e).__name__}: {e}")
-                bar.update(results[i].ok)
+
+    def take(i: int, r: CaseResult | TaskFailure) -> None:
+        if isinstance(r, TaskFailure):        # the worker died (twice) or raised: this case fails, only this one
+            r = CaseResult(Path(files[i]).stem, files[i], -1, False, 0, 0.0, error=f"worker failed: {r.reason}")
+        results[i] = r
+        bar.update(r.ok)
+
+    try:
+        run_tasks(_run_path_task, [(f, knobs, backend) for f in files], jobs, take)
+    except Interrupted as e:
+        bar.close()
+        raise Interrupted(e.done, e.total, [r for r in results if r is not None]) from None
     bar.close()
     return [r for r in results if r is not None]
 

@@ -7,6 +7,7 @@ import numpy as np
 import numpy.typing as npt
 
 SEL2NX8I_IMMS: tuple[int, ...]
+TIME_OP_MAX_ITERATIONS: int
 
 
 def wvec_raw(lanes: Sequence[int] | npt.NDArray[np.integer], view: int) -> bytes: ...

@@ -208,6 +208,7 @@ def wrapper_source(op: T.Op) -> str:
 
 HELPERS_PYI = '''
 SEL2NX8I_IMMS: tuple[int, ...]
+TIME_OP_MAX_ITERATIONS: int
 
 
 def wvec_raw(lanes: Sequence[int] | npt.NDArray[np.integer], view: int) -> bytes: ...

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from collections.abc import Sequence
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from libc.string cimport memcpy, memset
+from cpython.pyport cimport PY_SSIZE_T_MAX
 from q7regs cimport vec_t, wvec_t, vbool_t, pr_t, valign_t, wvec_to_raw, wvec_from_raw, wvec_zero, sext
 cimport q7ivp as P
 
@@ -84,15 +85,26 @@ cdef object _vbout(vbool_t b, int lanes):
     return np.array([bool((b >> (w * k)) & 1) for k in range(lanes)], dtype=np.bool_)
 
 
+cdef object _shown(object v):
+    """A value as an error message shows it: ints and short strings themselves, anything else by its type (an
+    array's repr would span many lines)."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, str) and len(v) <= 40 and "\n" not in v:
+        return v
+    shape = getattr(v, "shape", None)
+    return f"{type(v).__name__}{list(shape) if isinstance(shape, tuple) else ''}"
+
+
 cdef pr_t _pr(object p, str name="pr") except *:
     if not isinstance(p, (int, np.integer)) or not 0 <= int(p) < 2 ** 64:
-        raise InvalidArgument(name, p, "pr must be an int in [0, 2^64)")
+        raise InvalidArgument(name, _shown(p), "pr must be an int in [0, 2^64)")
     return <pr_t>int(p)
 
 
 cdef int _imm(object i, int lo, int hi, str name) except? -1:
     if not isinstance(i, (int, np.integer)) or not lo <= int(i) <= hi:
-        raise InvalidArgument(name, i, f"immediate must be an int in [{lo}, {hi}]")
+        raise InvalidArgument(name, _shown(i), f"immediate must be an int in [{lo}, {hi}]")
     return <int>i
 
 
@@ -131,23 +143,35 @@ cdef wvec_t _win(object lanes, int view, str name="wv") except *:
     return w
 
 
-def wvec_raw(lanes, int view):
+def wvec_raw(lanes, view):
     """Pack wvec lanes of `view` bits (24/48/96) into the 192-byte architectural image (bytes).
     docs/firmware.md §6.1 wvec lane views; provenance: SPEC HIGH (1:1 lane correspondence), q7emu choice (image)."""
-    cdef wvec_t w = _win(lanes, view)
+    cdef wvec_t w
+    try:
+        w = _win(lanes, _imm(view, 0, 96, "view"))
+    except InvalidArgument:
+        raise
+    except (TypeError, ValueError, OverflowError) as e:
+        raise _invalid("lanes", e) from None
     cdef uint8_t raw[192]
     wvec_to_raw(&w, raw)
     return bytes(raw[:192])
 
 
-def wvec_view(raw, int view):
+def wvec_view(raw, view):
     """Read a 192-byte wvec image in lane view `view` (24/48/96); the inverse of wvec_raw.
     docs/firmware.md §6.1 wvec lane views; provenance: q7emu choice (image layout)."""
     cdef wvec_t w
-    cdef const uint8_t[::1] b = bytes(raw)
-    if len(b) != 192 or view not in (24, 48, 96):
-        raise InvalidArgument("raw", len(b), "a wvec image is 192 bytes; view is 24, 48 or 96")
-    wvec_from_raw(&w, &b[0], view)
+    if not isinstance(raw, (bytes, bytearray, memoryview, np.ndarray)):
+        raise InvalidArgument("raw", type(raw).__name__, "a wvec image is 192 bytes (bytes-like or uint8 array)")
+    if isinstance(raw, np.ndarray) and raw.dtype != np.uint8:
+        raise InvalidArgument("raw", str(raw.dtype), "a wvec image array is uint8")
+    data = np.ascontiguousarray(raw).tobytes() if isinstance(raw, np.ndarray) else bytes(raw)
+    cdef int v = _imm(view, 0, 96, "view")
+    if len(data) != 192 or v not in (24, 48, 96):
+        raise InvalidArgument("raw", len(data), "a wvec image is 192 bytes; view is 24, 48 or 96")
+    cdef const uint8_t[::1] b = data
+    wvec_from_raw(&w, &b[0], v)
     return _wout(&w)
 
 
@@ -155,30 +179,43 @@ def wvec_view(raw, int view):
 cdef uint8_t _EMPTY[64]
 
 def _as_buf(mem):
-    arr = np.asarray(mem)
+    try:
+        arr = np.asarray(mem)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise _invalid("mem", e) from None
     if arr.dtype != np.uint8 or arr.ndim != 1:
-        raise InvalidArgument("mem", arr.dtype, "memory must be a 1-D uint8 array")
+        raise InvalidArgument("mem", str(arr.dtype) if arr.ndim == 1 else arr.shape, "memory must be a 1-D uint8 array")
     return np.ascontiguousarray(arr)
 
 
-def la2nx8_stream(mem, Py_ssize_t off, int count):
+def la2nx8_stream(mem, off, count):
     """Unaligned streaming protocol: la2nx8_pp (prime valign) then `count` la2nx8_ip loads from off;
-    each output byte j = byte (off%64 + j) of {carry row || next aligned row}.
+    each output byte j = byte (off%64 + j) of {carry row || next aligned row}. Rows past the end of the
+    buffer read as zeros, but every output vector must start inside it: 0 <= off <= len(mem) and
+    off + 64*(count-1) < len(mem) when count > 0 (checked in Python integers, before any C code).
     docs/firmware.md §6.2 Loads (B06), docs/anchors.md §7 (LA_PP / LAV_XP); provenance: SPEC HIGH"""
     buf = _as_buf(mem)
-    if off < 0 or count < 0:
-        raise InvalidArgument("off", off, "the stream offset and count must be >= 0")
-    cdef Py_ssize_t base_row = off & ~63
-    cdef Py_ssize_t need_end = base_row + 64 * (count + 1)
+    cdef Py_ssize_t o0 = _scalar(off, "off")
+    cdef Py_ssize_t n = _scalar(count, "count")
+    cdef Py_ssize_t nbuf = len(buf)
+    if o0 < 0 or o0 > nbuf:
+        raise InvalidArgument("off", o0, f"the stream offset must lie in [0, {nbuf}] (the buffer)")
+    # (nbuf - 1 - o0 >= 0 whenever it is divided: no negative C division, no overflow)
+    if n < 0 or n > 0 and (o0 >= nbuf or n - 1 > (nbuf - 1 - o0) // 64):
+        raise InvalidArgument("count", n, f"every output vector must start inside the {nbuf}-byte buffer "
+                                          f"(at most {0 if o0 >= nbuf else (nbuf - 1 - o0) // 64 + 1} from "
+                                          f"offset {o0})")
+    cdef Py_ssize_t base_row = o0 & ~(<Py_ssize_t>63)
+    cdef Py_ssize_t need_end = base_row + 64 * (n + 1)
     padded = np.zeros(max(need_end, len(buf)), dtype=np.uint8)
     padded[:len(buf)] = buf
     cdef uint8_t[::1] k = padded
     cdef valign_t u
     cdef vec_t t
-    cdef Py_ssize_t o = off
+    cdef Py_ssize_t o = o0
     out = []
     P.la2nx8_pp(&u, &k[0], o)
-    for _ in range(count):
+    for _ in range(n):
         P.la2nx8_ip(&t, &u, &k[0], &o)
         out.append(_out(&t, "u8"))
     return out, o
@@ -214,9 +251,10 @@ cdef class _Plan:
     cdef int sig, idx
     cdef tuple ins          # per argument: (kind, slot, name, lane kind, lanes, lo, hi, values, optional, bits)
     cdef tuple outs         # per returned operand: (kind, slot, lane kind, lanes, (arg position, mask) or None)
-    cdef int mem_arg, off_slot, n_slot
+    cdef int mem_arg, off_slot, n_slot, inc_slot
     cdef bint store
     cdef str touches
+    cdef Py_ssize_t fixed_need  # bytes from off an op of a numeric `touches` reads or writes
 
     def __init__(self, op):
         self.mnemonic = op.mnemonic
@@ -225,6 +263,7 @@ cdef class _Plan:
         argpos = {o.argname: j for j, o in enumerate(op.args)}
         ins = []
         self.mem_arg, self.off_slot, self.n_slot, self.touches, self.store = -1, -1, -1, "64", False
+        self.inc_slot = -1      # the scalar added to a post-incremented offset (inc, n, stride)
         for j, o in enumerate(op.args):
             bits = int(o.view[4:]) if o.kind == _T.WVEC else 0
             ins.append((_KIND[o.kind], slots[id(o)], o.argname, _G.LANE_KIND.get(o.dtype, ""), o.lanes,
@@ -235,7 +274,19 @@ cdef class _Plan:
                 self.off_slot = slots[id(o)]
             elif o.kind == _T.SCALAR and o.name == "n":
                 self.n_slot = slots[id(o)]
+            if o.kind == _T.SCALAR and o.name != "off":
+                self.inc_slot = slots[id(o)]
         self.ins = tuple(ins)
+        self.fixed_need = 64
+        if self.mem_arg >= 0:       # a memory op the bounds check cannot cover is a table error: fail at import
+            if self.off_slot < 0 or (self.touches == "n" and self.n_slot < 0):
+                raise ValueError(f"{op.mnemonic}: a memory op needs an 'off' scalar (and 'n' for touches='n')")
+            if self.touches.isdigit():
+                self.fixed_need = int(self.touches)
+            elif self.touches not in ("n", "row", "row2"):
+                raise ValueError(f"{op.mnemonic}: touches={self.touches!r} is not checked by _membuf")
+            if op.operand("off").role == _T.SRC:
+                self.inc_slot = -1  # the offset is not post-incremented
         outs = []
         for o in op.returns:
             sw = o.signed_when_arg
@@ -245,16 +296,22 @@ cdef class _Plan:
 
 
 cdef Py_ssize_t _scalar(object x, str name) except? -1:
+    """A byte offset, increment, length or count: an int of the signed 64-bit range (checked as a Python int,
+    so nothing wraps or overflows)."""
     if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
-        raise InvalidArgument(name, x, "must be an int (a byte offset, increment or length)")
-    return <Py_ssize_t>int(x)
+        raise InvalidArgument(name, type(x).__name__, "must be an int (a byte offset, increment or length)")
+    v = int(x)
+    if not -PY_SSIZE_T_MAX - 1 <= v <= PY_SSIZE_T_MAX:
+        raise InvalidArgument(name, v, "must fit a signed 64-bit integer (Py_ssize_t)")
+    return <Py_ssize_t>v
 
 
 cdef object _membuf(_Plan plan, object mem, _Slots* x):
     """The memory argument as a contiguous 1-D uint8 array whose bytes the op touches (checked), with slot
     m pointing at it. A store target must already be such an array (it is written in place)."""
     cdef Py_ssize_t off = x.s[plan.off_slot]
-    cdef Py_ssize_t start = off, need = 64
+    cdef Py_ssize_t start = off, need = plan.fixed_need
+    cdef Py_ssize_t inc = x.s[plan.inc_slot] if plan.inc_slot >= 0 else 0
     cdef uint8_t[::1] view
     if plan.store:
         if not isinstance(mem, np.ndarray) or mem.dtype != np.uint8 or mem.ndim != 1 or not mem.flags.c_contiguous:
@@ -267,8 +324,13 @@ cdef object _membuf(_Plan plan, object mem, _Slots* x):
     elif plan.touches == "row" or plan.touches == "row2":
         start = off & ~(<Py_ssize_t>63)
         need = 64 if plan.touches == "row" else 128
-    if off < 0 or start + need > len(buf):
-        raise InvalidArgument("off", off, f"the op touches bytes [{start}, {start + need}) of a {len(buf)}-byte buffer")
+    # overflow-safe: off >= 0 is checked first, and len(buf) - need >= -128 cannot wrap
+    if off < 0 or start > <Py_ssize_t>len(buf) - need:
+        raise InvalidArgument("off", off, f"the op touches bytes [{start}, {int(start) + need}) of a "
+                                          f"{len(buf)}-byte buffer")
+    if inc > PY_SSIZE_T_MAX - off:         # the post-incremented offset (off >= 0 here: no overflow)
+        raise InvalidArgument("inc", inc, f"the post-incremented offset {off} + {inc} must fit a signed 64-bit "
+                                          "integer")
     view = buf
     if view.shape[0] == 0:
         x.m = &_EMPTY[0]
@@ -278,33 +340,63 @@ cdef object _membuf(_Plan plan, object mem, _Slots* x):
 
 
 def _invoke(_Plan plan, tuple args):
-    """Validate every argument into its operand slot, call the primitive (nogil), return its outputs."""
+    """Validate every argument into its operand slot, call the primitive (nogil), return its outputs.
+
+    Every bad operand raises InvalidArgument naming it and the rule, before any nogil code: a plain
+    TypeError / ValueError / OverflowError raised while an operand is converted (by numpy or int()) becomes
+    one too."""
     cdef _Slots x
-    cdef int kind, slot
     cdef int sig = plan.sig, idx = plan.idx
     memset(&x, 0, sizeof(x))
-    for spec, a in zip(plan.ins, args):
-        kind, slot, name, lk, lanes, lo, hi, values, optional, bits = spec
-        if kind == K_VEC:
-            x.v[slot] = _vec(a, lk, name)
-        elif kind == K_VBOOL:
-            x.b[slot] = _vb(a, lanes, name)
-        elif kind == K_WVEC:
-            x.w[slot] = _win([0] * lanes if (optional and a is None) else a, bits, name)
-        elif kind == K_PR:
-            x.p[slot] = _pr(a, name)
-        elif kind == K_IMM:
-            x.i[slot] = _imm(a, lo, hi, name)
-            if values and x.i[slot] not in values:
-                raise InvalidArgument(name, x.i[slot], f"{plan.mnemonic} immediates modelled: {list(values)}")
-        elif kind == K_SCALAR:
-            x.s[slot] = _scalar(a, name)
-        elif kind == K_VALIGN:
-            x.v[7] = _vec(a, "u8", name)          # (no op has 8 vec operands and a valign)
-            memcpy(x.u[slot].row, x.v[7].u8, 64)
-    buf = _membuf(plan, args[plan.mem_arg], &x) if plan.mem_arg >= 0 else None    # keeps the buffer alive
+    name = "mem"
+    try:
+        for spec, a in zip(plan.ins, args):
+            name = spec[2]
+            _operand(plan, &x, spec, a)
+        name = "mem"
+        buf = _membuf(plan, args[plan.mem_arg], &x) if plan.mem_arg >= 0 else None    # keeps the buffer alive
+    except InvalidArgument:
+        raise
+    except (TypeError, ValueError, OverflowError) as e:
+        raise _invalid(name, e) from None
     with nogil:
         _dispatch(sig, idx, &x)
+    return _outputs(plan, &x, args)
+
+
+cdef object _invalid(str name, BaseException e):
+    """The InvalidArgument of a plain Python error raised while operand ``name`` was converted."""
+    text = str(e).splitlines()[0] if str(e) else type(e).__name__
+    return InvalidArgument(name, type(e).__name__, f"not a valid operand ({text})")
+
+
+cdef int _operand(_Plan plan, _Slots* x, tuple spec, object a) except -1:
+    """Validate one argument into its operand slot (InvalidArgument naming it and the rule)."""
+    cdef int kind, slot
+    kind, slot, name, lk, lanes, lo, hi, values, optional, bits = spec
+    if kind == K_VEC:
+        x.v[slot] = _vec(a, lk, name)
+    elif kind == K_VBOOL:
+        x.b[slot] = _vb(a, lanes, name)
+    elif kind == K_WVEC:
+        x.w[slot] = _win([0] * lanes if (optional and a is None) else a, bits, name)
+    elif kind == K_PR:
+        x.p[slot] = _pr(a, name)
+    elif kind == K_IMM:
+        x.i[slot] = _imm(a, lo, hi, name)
+        if values and x.i[slot] not in values:
+            raise InvalidArgument(name, x.i[slot], f"{plan.mnemonic} immediates modelled: {list(values)}")
+    elif kind == K_SCALAR:
+        x.s[slot] = _scalar(a, name)
+    elif kind == K_VALIGN:
+        x.v[7] = _vec(a, "u8", name)          # (no op has 8 vec operands and a valign)
+        memcpy(x.u[slot].row, x.v[7].u8, 64)
+    return 0
+
+
+cdef object _outputs(_Plan plan, _Slots* x, tuple args):
+    """The op's returned operands, read from the slots after the call."""
+    cdef int kind, slot
     out = []
     for kind, slot, lk, lanes, signed in plan.outs:
         if kind == K_VEC:
@@ -342,7 +434,11 @@ __all__ = [o.mnemonic for o in _T.OPS] + ["SEL2NX8I_IMMS", "wvec_raw", "wvec_vie
 
 
 # ------------------------------------------------------------------ cost of one primitive in C
-def time_op(str mnemonic, Py_ssize_t iterations=100000):
+#: the most iterations time_op runs (its nogil loop cannot be interrupted: docs/limits.md §2)
+TIME_OP_MAX_ITERATIONS = 100_000_000
+
+
+def time_op(mnemonic, iterations=100000):
     """Mean wall time of one call of primitive `mnemonic` in a nogil C loop, in ns per 512-bit op.
 
     Each call writes a register distinct from its sources and the next call reads it (the two
@@ -351,8 +447,17 @@ def time_op(str mnemonic, Py_ssize_t iterations=100000):
     Python overhead. Covers the register-to-register signatures (vec / vbool / wvec / pr operands; an
     immediate takes the op table's example value, a wvec starts zero in the op's lane view); memory
     ops are not timed here. Returns None for a mnemonic of another signature or none of the table.
+    ``iterations``: 1..TIME_OP_MAX_ITERATIONS (InvalidArgument otherwise: the loop runs without the GIL, so
+    Ctrl-C cannot stop it).
     """
     import time
+    if not isinstance(mnemonic, str):
+        raise InvalidArgument("mnemonic", type(mnemonic).__name__, "must be a str (an op-table mnemonic)")
+    if isinstance(iterations, (bool, np.bool_)) or not isinstance(iterations, (int, np.integer)) \
+            or not 1 <= int(iterations) <= TIME_OP_MAX_ITERATIONS:
+        raise InvalidArgument("iterations", iterations if isinstance(iterations, (int, np.integer)) else
+                              type(iterations).__name__, f"must be an int in [1, {TIME_OP_MAX_ITERATIONS}]")
+    cdef Py_ssize_t n_iter = int(iterations)
     if mnemonic not in _OP_INDEX:
         return None
     op = _T.op(mnemonic)
@@ -397,7 +502,7 @@ def time_op(str mnemonic, Py_ssize_t iterations=100000):
     cdef sig_Vv_t f_Vv = _T_Vv[i] if s == SIG_Vv else NULL
     t0 = time.perf_counter_ns()
     with nogil:
-        for it in range(iterations):
+        for it in range(n_iter):
             if s == SIG_Vvv:
                 f_Vvv(dst, src, &b)
             elif s == SIG_BVvv:
@@ -438,4 +543,4 @@ def time_op(str mnemonic, Py_ssize_t iterations=100000):
             src = dst
             dst = tmp
     t1 = time.perf_counter_ns()
-    return (t1 - t0) / iterations
+    return (t1 - t0) / n_iter
