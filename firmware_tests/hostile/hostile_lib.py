@@ -6,6 +6,7 @@ Every subprocess gets a generous timeout: it is a hang detector, never a speed a
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -61,7 +62,7 @@ def assert_clean_error(out: Outcome, code: int = 2) -> str:
     assert "Traceback" not in out.stderr, out.describe()
     assert out.returncode == code, out.describe()
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("q7emu: error: "), out.describe()
+    assert len(lines) == 1 and re.match(r"q7emu( [\w-]+)*: error: ", lines[0]), out.describe()
     return lines[0]
 
 

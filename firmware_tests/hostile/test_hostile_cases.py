@@ -112,12 +112,12 @@ def main_in_process(capsys, *argv):
     return Outcome(code, out, err)
 
 
-def test_cli_replay_dir_with_bad_cases_exit_1_no_traceback(tmp_path, capsys):
+def test_cli_replay_dir_with_bad_cases_exit_2_no_traceback(tmp_path, capsys):
     copy_case(tmp_path, "good")
     copy_case(tmp_path, "bad", BAD_CASES["neg-offset"][0])
     out = main_in_process(capsys, "replay", str(tmp_path), "--backend", "golden", "--no-progress")
     assert_no_crash(out)
-    assert out.returncode == 1 and "1 passed, 1 failed" in out.stdout, out.describe()
+    assert out.returncode == 2 and "1 passed, 0 failed, 1 could not be replayed" in out.stdout, out.describe()
 
 
 def test_explore_with_a_malformed_case_is_one_line(tmp_path, capsys):
@@ -151,7 +151,7 @@ def test_a_fifo_named_json_does_not_block_replay_or_explore(tmp_path):
     # naming the FIFO itself: one failing row, not a hang
     out = cli("replay", str(tmp_path / "blocker.json"), "--no-progress")
     assert_no_crash(out)
-    assert out.returncode == 1 and "not a regular file" in out.stdout, out.describe()
+    assert out.returncode == 2 and "not a regular file" in out.stdout, out.describe()
 
 
 def test_a_large_unrelated_json_is_read_only_at_its_head(tmp_path, monkeypatch):
@@ -187,7 +187,7 @@ def test_damaged_case_arrays_are_one_line(tmp_path, capsys):
         assert "\n" not in str(e.value), name
         out = main_in_process(capsys, "replay", str(path), "--no-progress")
         assert_no_crash(out)
-        assert out.returncode == 1, out.describe()
+        assert out.returncode == 2, out.describe()   # a case that cannot be read: exit 2 (docs/cli.md)
 
 
 def test_case_array_of_the_wrong_shape_is_refused_from_its_header(tmp_path):

@@ -138,10 +138,10 @@ def test_bad_cli_input_is_one_line_exit_2(files, tmp_path, capsys, argv, msg):
 def test_replay_of_a_malformed_case_is_a_failing_row(files, case):
     out = cli("replay", str(files / "cases" / case), "--no-progress")
     assert_no_crash(out)
-    assert out.returncode == 1 and "CaseError" in out.stdout, out.describe()
+    assert out.returncode == 2 and "CaseError" in out.stdout, out.describe()
 
 
 def test_replay_of_a_deeply_nested_case_is_a_failing_row(files):
     out = cli("replay", str(files / "deepcase.json"), "--no-progress")
     assert_no_crash(out)
-    assert out.returncode == 1 and "nested deeper" in out.stdout, out.describe()
+    assert out.returncode == 2 and "nested deeper" in out.stdout, out.describe()
