@@ -18,10 +18,10 @@ function-pointer tables that q7emu/primitives/gen_wrappers.py generates from the
 import numpy as np
 import numpy.typing as npt
 from collections.abc import Sequence
-from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
+from libc.stdint cimport uint8_t
 from libc.string cimport memcpy, memset
 from cpython.pyport cimport PY_SSIZE_T_MAX
-from q7regs cimport vec_t, wvec_t, vbool_t, pr_t, valign_t, wvec_to_raw, wvec_from_raw, wvec_zero, sext
+from q7regs cimport vec_t, wvec_t, vbool_t, pr_t, valign_t, wvec_to_raw, wvec_from_raw, wvec_zero
 cimport q7ivp as P
 
 from q7emu.errors import InvalidArgument
@@ -59,7 +59,7 @@ cdef vec_t _vec(object a, str kind, str name) except *:
 
 cdef object _out(vec_t* v, str kind):
     """vec_t -> numpy lanes of the given view."""
-    dt, n = _LANES[kind]
+    dt, _ = _LANES[kind]
     buf = np.empty(64, dtype=np.uint8)
     cdef uint8_t[::1] b = buf
     memcpy(&b[0], v.u8, 64)
@@ -178,6 +178,7 @@ def wvec_view(raw, view):
 # ------------------------------------------------------------------ memory and the unaligned stream
 cdef uint8_t _EMPTY[64]
 
+
 def _as_buf(mem):
     try:
         arr = np.asarray(mem)
@@ -219,7 +220,6 @@ def la2nx8_stream(mem, off, count):
         P.la2nx8_ip(&t, &u, &k[0], &o)
         out.append(_out(&t, "u8"))
     return out, o
-
 
 
 # ------------------------------------------------------------------ the table-driven wrappers
@@ -354,7 +354,7 @@ def _invoke(_Plan plan, tuple args):
             name = spec[2]
             _operand(plan, &x, spec, a)
         name = "mem"
-        buf = _membuf(plan, args[plan.mem_arg], &x) if plan.mem_arg >= 0 else None    # keeps the buffer alive
+        _keep_buf = _membuf(plan, args[plan.mem_arg], &x) if plan.mem_arg >= 0 else None    # keeps the buffer alive
     except InvalidArgument:
         raise
     except (TypeError, ValueError, OverflowError) as e:
@@ -472,7 +472,7 @@ def time_op(mnemonic, iterations=100000):
     cdef wvec_t w
     cdef vbool_t vb = 0x5555555555555555
     cdef pr_t pr = 0x0001000200034000
-    cdef Py_ssize_t it
+    cdef Py_ssize_t _it
     cdef int k
     for k in range(64):
         a.u8[k] = <uint8_t>(k * 7 + 3)
@@ -502,7 +502,7 @@ def time_op(mnemonic, iterations=100000):
     cdef sig_Vv_t f_Vv = _T_Vv[i] if s == SIG_Vv else NULL
     t0 = time.perf_counter_ns()
     with nogil:
-        for it in range(n_iter):
+        for _it in range(n_iter):
             if s == SIG_Vvv:
                 f_Vvv(dst, src, &b)
             elif s == SIG_BVvv:
