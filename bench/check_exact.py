@@ -5,7 +5,7 @@ For every fmt / group / knob combination, random streams rng.integers(0, 256, (7
 exercise the pass tails) must give identical bytes from q7emu.kernels.dequant.dequantize and
 q7emu.golden.dequantize, with tracing off and on.
 
-    cd /work/perf && PYTHONPATH=/work/perf python bench/check_exact.py [--seeds N]
+    python bench/check_exact.py [--seeds N]        (from the repository root, after pip install -e .)
 Exit status 0 when everything matches.
 """
 from __future__ import annotations

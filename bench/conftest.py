@@ -1,6 +1,6 @@
 """pytest-benchmark suite of q7emu (not part of the default `firmware_tests` run).
 
-    cd /work/perf && PYTHONPATH=/work/perf python -m pytest bench -q --benchmark-only
+    python -m pytest bench -q --benchmark-only        (from the repository root, after pip install -e .)
 
 The tests never assert a time. Each records what it measured in _benchutil.RESULTS (and in
 pytest-benchmark's extra_info); the summary tables are printed when the session finishes.

@@ -106,7 +106,7 @@ def test_table(capsys):
 @pytest.mark.parametrize("argv", [
     ["decode", "zz"], ["decode", "7b00"], ["decode", DQ_HEX, "-g", "TONGA"], ["table", "nope"], ["bogus"],
     ["replay", "/no/such/case"], ["replay", str(EXAMPLES), "--jobs", "0"], ["replay", str(EXAMPLES), "--knob", "x=y"],
-    ["run", DQ_HEX, "--sbuf", "/no/such.npz", "-o", "/tmp/x.npz"], ["case"],
+    ["run", DQ_HEX, "--sbuf", "/no/such.npz", "-o", "no-such-folder/x.npz"], ["case"],
     ["decode", DQ_HEX, "--partition-bytes", "x"],
 ])
 def test_bad_input_one_line_exit_2(capsys, argv):
