@@ -130,9 +130,7 @@ def run_target(target: str, recorder: Any, *, sbuf: str | None = None, generatio
 
     Returns (ExecResult, label for the trace header, case verdict or None)."""
     t = load_target(target, sbuf=sbuf, generation=generation, knobs=knobs, partition_bytes=partition_bytes)
-    if recorder is not None and hasattr(recorder, "partition_base"):
-        recorder.partition_base = t.partition_base
-    m = t.machine()
+    m = t.machine()   # Machine.execute tells the recorder the record's first partition (absolute partitions)
     res = m.execute(t.record, trace=recorder)
     return res, t.label, t.verdict(m)
 
