@@ -2,6 +2,7 @@
 """IVP integer MACs into wvec (docs/firmware.md §6.2 B04 / B05). They wrap modulo 2^(lane width) and never saturate;
 `mul` overwrites (lanes above the view's count and the view's upper cells are zeroed), `mula` adds.
 pr fields: 16-bit field t = bits [16t, 16t+16), 8-bit field j = bits [8j, 8j+8)."""
+from libc.string cimport memcpy
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from q7regs cimport vec_t, wvec_t, pr_t, int128, sext, wvec_as, q7_permute2_u16
 from ivp_lanes cimport u8a, u16a, s16a
@@ -48,17 +49,25 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
     cdef const tap_t* q3 = <const tap_t*>p3.u8
     cdef int64_t c0 = <int16_t>(pr & 0xFFFF), c1 = <int16_t>((pr >> 16) & 0xFFFF)
     cdef int64_t c2 = <int16_t>((pr >> 32) & 0xFFFF), c3 = <int16_t>((pr >> 48) & 0xFFFF)
+    cdef int64_t x[32]
     cdef int i
     if acc:
-        _pool16_shifts(&p1, &p2, &p3, va, vb)
         wvec_as(wv, 48)
+        if (c1 | c2 | c3) == 0:  # one tap: same result, no window shifts
+            for i in range(32):      # products into a local first: `a` (may_alias) could alias wv for GCC
+                x[i] = <int64_t>(<int32_t>a[i] * <int32_t>c0)
+            for i in range(32):
+                wv.c[i] = sext(wv.c[i] + x[i], 48)
+            return
+        _pool16_shifts(&p1, &p2, &p3, va, vb)
         for i in range(32):
             wv.c[i] = sext(wv.c[i] + a[i] * c0 + q1[i] * c1 + q2[i] * c2 + q3[i] * c3, 48)
         return
     _overwrite(wv, 48, 32)
     if (c1 | c2 | c3) == 0:      # one tap (a scalar multiply): same result, no window shifts
         for i in range(32):
-            wv.c[i] = <int64_t>(<int32_t>a[i] * <int32_t>c0)
+            x[i] = <int64_t>(<int32_t>a[i] * <int32_t>c0)
+        memcpy(wv.c, x, sizeof(x))
         return
     _pool16_shifts(&p1, &p2, &p3, va, vb)
     for i in range(32):
@@ -69,6 +78,7 @@ cdef inline void mac_pair(wvec_t* wv, const pair_t* a, const pair_t* b, int64_t 
                           bint acc) noexcept nogil:
     """wv[i] (=|+=) a[i] * ca + b[i] * cb in the 24-bit (8-bit lanes) or 48-bit (16-bit lanes) view."""
     cdef int bits = 24 * <int>sizeof(pair_t)
+    cdef int64_t x[64]
     cdef int i
     if acc:
         wvec_as(wv, bits)
@@ -76,8 +86,14 @@ cdef inline void mac_pair(wvec_t* wv, const pair_t* a, const pair_t* b, int64_t 
             wv.c[i] = sext(wv.c[i] + a[i] * ca + b[i] * cb, bits)
         return
     _overwrite(wv, bits, 64 // sizeof(pair_t))
-    for i in range(<int>(64 // sizeof(pair_t))):
-        wv.c[i] = sext(a[i] * ca + b[i] * cb, bits)
+    if pair_t is u8a:
+        for i in range(64):          # into a local first: a, b (may_alias) could alias wv for GCC
+            x[i] = sext(a[i] * ca + b[i] * cb, 24)
+        memcpy(wv.c, x, 64 * sizeof(int64_t))
+    else:                 # 16-bit lanes, 16-bit weights: |sum| < 2^33 never wraps a 48-bit lane
+        for i in range(32):
+            x[i] = a[i] * ca + b[i] * cb
+        memcpy(wv.c, x, 32 * sizeof(int64_t))
 
 
 cdef inline void mac_96(wvec_t* wv, const vec_t* va, const vec_t* vb, bint acc) noexcept nogil:

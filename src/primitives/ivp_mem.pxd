@@ -54,9 +54,12 @@ cdef inline void l2a4nx8_ip(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_
 # nothing); valign carry not modelled
 cdef inline void lav2nx8_xp(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t k = _tail(n)
-    memset(vt.u8, 0, 64)
-    if k:
-        memcpy(vt.u8, base + off[0], k)
+    if k == 64:                          # the whole vector: one fixed-size copy
+        memcpy(vt.u8, base + off[0], 64)
+    else:
+        memset(vt.u8, 0, 64)
+        if k:
+            memcpy(vt.u8, base + off[0], k)
     off[0] += n
 
 # labvdcmprs2nx8_xp: R = 64 bytes at base+off; vt = expand(R) under vb (dcmprs rule); off += stride
@@ -73,6 +76,8 @@ cdef inline void sv2nx8_ip(const vec_t* vs, uint8_t* base, Py_ssize_t* off, Py_s
 # sav2nx8_xp: store the first min(n, 64) bytes of vs at base+off; off += n
 cdef inline void sav2nx8_xp(const vec_t* vs, uint8_t* base, Py_ssize_t* off, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t k = _tail(n)
-    if k:
+    if k == 64:                          # the whole vector: one fixed-size copy (no variable-length memcpy)
+        memcpy(base + off[0], vs.u8, 64)
+    elif k:
         memcpy(base + off[0], vs.u8, k)
     off[0] += n

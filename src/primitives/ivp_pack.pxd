@@ -5,6 +5,7 @@ rounding, wrap; packl / packm / packh: the low / middle / high third of each wid
 shift is clamped to <= 23 for 8-bit and <= 32 for 16/32-bit output. The output lane type picks the
 wvec view: 8-bit lanes read 24-bit lanes, 16-bit read 48-bit, 32-bit read 96-bit."""
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
+from libc.string cimport memcpy
 from q7regs cimport vec_t, wvec_t, int128, wvec_as
 from ivp_lanes cimport u8a, s8a, u16a, s16a, u32a
 
@@ -58,9 +59,11 @@ cdef inline void pack_shift_wrap(out_t* vt, wvec_t* wv, int sh) noexcept nogil:
     """vt[i] = the low bits of (wv[i] >> sh), no rounding, no saturation."""
     cdef int i
     cdef int s = _clamp_sh(sh, 23 if sizeof(out_t) == 1 else 32)
+    cdef out_t o[64]
     wvec_as(wv, 24 * <int>sizeof(out_t))
-    for i in range(<int>(64 // sizeof(out_t))):
-        vt[i] = <out_t>(wv.c[i] >> s)
+    for i in range(<int>(64 // sizeof(out_t))):    # into a local first: vt (may_alias) could alias wv for GCC
+        o[i] = <out_t>(wv.c[i] >> s)
+    memcpy(vt, o, 64)
 
 
 cdef inline void pack_bits(word_t* vt, wvec_t* wv, int shift) noexcept nogil:

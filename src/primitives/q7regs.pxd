@@ -47,11 +47,17 @@ cdef struct regfile_t:
     valign_t u[4]
 
 
+cdef inline void regfile_reset(regfile_t* rf) noexcept nogil:
+    """The register file at kernel entry: every register zero, the accumulators in their 48-bit view."""
+    cdef int i
+    memset(rf, 0, sizeof(regfile_t))
+    for i in range(4):
+        rf.wv[i].view = 48
+
+
 cdef inline int64_t sext(int64_t x, int bits) noexcept nogil:
     """Sign-extend the low `bits` bits of x (bits <= 63)."""
-    cdef uint64_t m = (<uint64_t>1) << (bits - 1)
-    cdef uint64_t v = (<uint64_t>x) & (((<uint64_t>1) << bits) - 1)
-    return <int64_t>((v ^ m) - m)
+    return (<int64_t>((<uint64_t>x) << (64 - bits))) >> (64 - bits)     # two shifts (GCC: vpsllq, vpsraq)
 
 
 cdef inline void wvec_to_raw(const wvec_t* w, uint8_t* raw) noexcept nogil:
@@ -59,6 +65,9 @@ cdef inline void wvec_to_raw(const wvec_t* w, uint8_t* raw) noexcept nogil:
     cdef int i, j
     cdef int nb = w.view // 8            # bytes per lane: 3 (24-bit) or 6 (48-bit) lanes, one cell each
     cdef uint64_t lo, hi
+    if nb == 0:                          # a never-written accumulator (view 0) is all zeros
+        memset(raw, 0, 192)
+        return
     if w.view != 96:
         for i in range(192 // nb):
             lo = <uint64_t>w.c[i]
