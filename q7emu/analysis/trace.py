@@ -1701,6 +1701,8 @@ class RunSink:
         self.skeleton = owner.skeleton
         self.tick_ops = owner.tick_ops
         self.seq_start = owner.seq_start
+        self.mutate = owner.mutate
+        self.mutate_hits = 0
         self.records = 0
         self.done = False
 
@@ -1719,6 +1721,7 @@ class RunSink:
     def finish(self, executed: int, op_names: list[str]) -> None:
         """The run ended normally."""
         self.done = True
+        self.owner.mutate_hits += self.mutate_hits
         self.owner._finish(self.run, executed, op_names)
 
     def abort(self) -> None:
@@ -1735,13 +1738,16 @@ class Recorder:
     ``partition_base`` is added to the kernel's partition index (an SBUF instruction's first partition).
     ``skeleton=True`` stores no register bytes (what :mod:`q7emu.analysis.profile` needs). ``on_block(run,
     raw)`` / ``on_tick(run, executed)`` are called while the kernel runs (progress, text logs). ``seq_start`` is
-    the sequence number of each run's first primitive (default 0)."""
+    the sequence number of each run's first primitive (default 0). ``mutate=(mnemonic, bundle)`` turns every
+    op of that mnemonic in that bundle into a no-op (its destinations keep their values) -- mutation testing of
+    the kernels (docs/traces.md §8); ``mutate_hits`` then counts the ops it removed."""
 
     def __init__(self, window: tuple[int, int] | None = None, ops: Iterable[str] | None = None,
                  case: str = "", *, partitions: Any = None, bundles: Any = None, path: str | os.PathLike | None = None,
                  partition_base: int = 0, skeleton: bool = False,
                  on_block: Callable[[int, bytes], None] | None = None,
-                 on_tick: Callable[[int, int], None] | None = None, tick_ops: int = 0, seq_start: int = 0) -> None:
+                 on_tick: Callable[[int, int], None] | None = None, tick_ops: int = 0, seq_start: int = 0,
+                 mutate: tuple[str, int] | None = None) -> None:
         self.window = check_window(window)
         self.ops = check_ops(ops)
         self.partitions = check_partitions(partitions)
@@ -1750,6 +1756,8 @@ class Recorder:
         self.partition_base = check_partition_base(partition_base)
         self.skeleton = bool(skeleton)
         self.seq_start = check_window((seq_start, seq_start))[0]
+        self.mutate = check_mutate(mutate)
+        self.mutate_hits = 0
         self.on_block = on_block
         self.on_tick = on_tick
         self.tick_ops = tick_ops if tick_ops else (1 << 16 if on_tick else 0)
@@ -1937,6 +1945,17 @@ def check_partitions(parts: Any) -> list[tuple[int, int]] | None:
     if len(merged) > MAX_PARTITION_RANGES:
         raise InvalidArgument("partitions", len(merged), f"at most {MAX_PARTITION_RANGES} ranges")
     return merged
+
+
+def check_mutate(mutate: Any) -> tuple[str, int] | None:
+    """A mutation (mnemonic, bundle) checked: a mnemonic of 1..15 characters and a bundle 0..65535, or None."""
+    if mutate is None:
+        return None
+    if (not isinstance(mutate, tuple | list) or len(mutate) != 2 or not isinstance(mutate[0], str)
+            or not 0 < len(mutate[0]) < 16 or isinstance(mutate[1], bool) or not isinstance(mutate[1], int)
+            or not 0 <= mutate[1] <= 0xFFFF):
+        raise InvalidArgument("mutate", mutate, "must be (mnemonic of 1..15 characters, bundle 0..65535)")
+    return (mutate[0], int(mutate[1]))
 
 
 def check_bundles(bundles: Any) -> list[int] | None:

@@ -126,6 +126,9 @@ cdef extern from *:
         q7_hook tick;               /* progress / Ctrl-C check (takes the GIL) */
         void* sink;                 /* the Python sink (borrowed; the caller keeps it alive) */
         void* err;                  /* the exception a sink call raised (new reference) */
+        const char* mut_op;         /* mutation: issue no op of this mnemonic in bundle mut_bundle (NULL = none) */
+        int mut_bundle;
+        uint64_t mut_hits;          /* ops the mutation turned into no-ops */
         uint8_t shadow[Q7_SNAP_BYTES];   /* what a reader knows about each register */
     };
 
@@ -283,6 +286,15 @@ cdef extern from *:
         t->open = 0;
     }
 
+    /* the mutation hook (docs/traces.md §8): 1 when this op is to be a no-op (its destinations keep their values) */
+    Q7_HOT int q7_tr_skip(q7_tracer* t, const char* op, int bundle) {
+        if (Q7_UNLIKELY(t->mut_op != NULL) && bundle == t->mut_bundle && strcmp(op, t->mut_op) == 0) {
+            t->mut_hits++;
+            return 1;
+        }
+        return 0;
+    }
+
     static void q7_tr_set_hooks(q7_tracer* t, q7_hook flush, q7_hook tick) { t->flush = flush; t->tick = tick; }
 
     #define q7_tr_vec_v(t, role, reg, view, v) q7_tr_vec((t), (role), (reg), (view), (const uint8_t*)(v))
@@ -330,6 +342,9 @@ cdef extern from *:
         uint8_t* data
         void* sink
         void* err
+        const char* mut_op
+        int mut_bundle
+        uint64_t mut_hits
         uint8_t shadow[3072]
 
     bint tr_begin "q7_tr_begin"(Tracer* t, const char* op, int bundle) nogil
@@ -340,6 +355,7 @@ cdef extern from *:
     void tr_bytes "q7_tr_bytes"(Tracer* t, int kind, int role, int reg, int view, const uint8_t* v, uint32_t n,
                                 int slot) nogil
     void tr_end "q7_tr_end"(Tracer* t) nogil
+    bint tr_skip "q7_tr_skip"(Tracer* t, const char* op, int bundle) nogil
     void tr_set_hooks "q7_tr_set_hooks"(Tracer* t, void (*flush)(Tracer*) noexcept nogil,
                                         void (*tick)(Tracer*) noexcept nogil) nogil
 

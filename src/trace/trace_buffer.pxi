@@ -182,6 +182,14 @@ cdef object init_tracer(Tracer* tr, int kernel, object trace, object trace_windo
         else:
             tr_set_hooks(tr, blk_flush, NULL)
         tr.sink = <void*>trace
+        mutate = getattr(trace, "mutate", None)      # (mnemonic, bundle): those ops become no-ops
+        if mutate is not None:
+            mut_op = str(mutate[0]).encode()
+            if not 0 < len(mut_op) < 16 or not 0 <= int(mutate[1]) <= 0xFFFF:
+                raise ValueError("trace mutate: (mnemonic of 1..15 characters, bundle 0..65535)")
+            keep.append(mut_op)
+            tr.mut_op = mut_op
+            tr.mut_bundle = int(mutate[1])
     if window is not None:
         lo, hi = (_u64(x, "window") for x in window)
         if hi < lo:
@@ -232,6 +240,8 @@ cdef object finish_tracer(Tracer* tr, object trace):
     if tr.failed:
         raise ValueError(f"trace: more than {MAX_NAMES} distinct mnemonics in one run")
     names = [bytes(tr.names[16 * i:16 * i + 16]).rstrip(b"\0").decode() for i in range(tr.n_names)]
+    if tr.mut_op != NULL:
+        trace.mutate_hits = tr.mut_hits
     trace.finish(tr.seq, names)
     return None
 

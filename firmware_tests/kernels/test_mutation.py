@@ -1,0 +1,81 @@
+"""Mutation tests (docs/traces.md §8): every op of a TensorDequantize kernel that the seeds name in its path does
+work. Making it a no-op (its destinations keep their old values) changes the output bytes for some input.
+
+The expectations are "the output differs from the unmutated run": nothing here is taken from the kernel's own
+bytes except that comparison. The inputs cover every code byte in every position, and (MX) every scale byte.
+"""
+import numpy as np
+import pytest
+from kernel_checks import DEQUANT_VARIANTS as DEQUANT
+
+import q7emu
+from q7emu.analysis.path_facts import classify
+from q7emu.analysis.trace import Recorder
+from q7emu.model.kernels import dequant_kernel
+
+
+def _input(fmt, group):
+    """uint8 [partitions, bytes]: every code byte (and MX: every scale byte 0..255) at least once."""
+    if group == 8:
+        rng = np.random.default_rng(7)
+        rows = []
+        for p in range(128):                      # partition p: 16 groups, scales 2p and 2p + 1, random codes
+            r = rng.integers(0, 256, 80, dtype=np.uint8)
+            r[0::10] = 2 * p                      # scale-first layout: byte 5g is group g's scale
+            r[5::10] = 2 * p + 1
+            rows.append(r)
+        return np.stack(rows)
+    width = 48 if fmt == 4 else 32
+    b = np.arange(256, dtype=np.uint8)
+    return np.stack([np.roll(np.tile(b, 2)[:2 * width], k)[:width] for k in range(0, 256, 7)])
+
+
+def _sites(trace):
+    """(mnemonic, bundle) of every op the run executed, in first-execution order."""
+    seen = {}
+    for b, m in zip(trace.records["bundle"].tolist(), trace.mnemonics()):
+        seen.setdefault((m, b), None)
+    return list(seen)
+
+
+def _run(src, fmt, group, knobs, mutate=None):
+    rec = Recorder(window=(0, 0), mutate=mutate)                 # record nothing; mutate the run
+    out = q7emu.dequantize(src, fmt, group, trace=rec, **knobs)
+    return out, rec.mutate_hits
+
+
+@pytest.mark.parametrize("fmt,group,knobs", DEQUANT)
+def test_every_seed_named_op_does_work(fmt, group, knobs):
+    src = _input(fmt, group)
+    kernel = dequant_kernel(fmt, group).kernel
+    rec = Recorder()
+    want = q7emu.dequantize(src[:1], fmt, group, trace=rec, **knobs)
+    sites = [s for s in _sites(rec.trace) if classify(kernel, s[0]).kind.startswith("firmware")]
+    assert sites, "the path issues no seed-named op"
+    base = q7emu.dequantize(src, fmt, group, **knobs)
+    assert np.array_equal(base[:1], want)
+    idle = []
+    for site in sites:
+        got, hits = _run(src, fmt, group, knobs, mutate=site)
+        assert hits > 0, site
+        if np.array_equal(got, base):
+            idle.append(site)
+    assert idle == [], f"{kernel}: seed-named ops whose removal changes nothing: {idle}"
+
+
+def test_mutation_removes_only_the_named_ops():
+    src = _input(1, 0)
+    base = q7emu.dequantize(src, 1, 0)
+    got, hits = _run(src, 1, 0, {}, mutate=("nosuchop", 3))
+    assert hits == 0 and np.array_equal(got, base)
+    rec = Recorder()
+    q7emu.dequantize(src[:1], 1, 0, trace=rec)
+    pack = next(s for s in _sites(rec.trace) if s[0] == "sel2nx8i")
+    got, hits = _run(src, 1, 0, {}, mutate=pack)
+    assert hits == src.shape[0] and not np.array_equal(got, base)    # one pack per 32-byte pass (row)
+
+
+@pytest.mark.parametrize("bad", [("addnx16",), ("x" * 16, 3), ("addnx16", -1), ("addnx16", 1 << 16), "addnx16"])
+def test_recorder_rejects_a_bad_mutation(bad):
+    with pytest.raises(q7emu.InvalidArgument):
+        Recorder(mutate=bad)
