@@ -171,10 +171,16 @@ def parse_file(path: Path, rel: str, acc: dict) -> None:
         code = ln["code"]
         if ln["indent"] == 0 and code == "cdef enum:":
             body, i = _blocks(lines, i + 1, 0)
+            prev = None
             for b in body:
                 m = re.match(r"^(\w+)\s*=\s*(.+)$", b["code"])
+                bare = re.match(r"^(\w+)$", b["code"])
                 if m:
                     acc["enum_src"].append([m.group(1), m.group(2).strip(), rel, b["line"]])
+                    prev = m.group(1)
+                elif bare:          # C: one more than the member before it (0 for the first)
+                    acc["enum_src"].append([bare.group(1), f"{prev} + 1" if prev else "0", rel, b["line"]])
+                    prev = bare.group(1)
             continue
         m = FUNC.match(code) if ln["indent"] == 0 else None
         if m:
@@ -186,7 +192,7 @@ def parse_file(path: Path, rel: str, acc: dict) -> None:
         m = DEF.match(code) if ln["indent"] == 0 else None
         if m and m.group(1) == "run":
             body, i = _blocks(lines, i + 1, 0)
-            acc["run"] = {"params": [p["name"] for p in _params(m.group(2))], "file": rel, "line": ln["line"],
+            acc["run"] = {"params": [p["name"] for p in _params(m.group(2))], "file": rel,
                           "assign": [[b["code"].split("=", 1)[0].strip(), b["code"].split("=", 1)[1].strip()]
                                      for b in body if re.match(r"^(cfg\.\w+|rodata)\s*=[^=]", b["code"])]}
             continue
@@ -220,10 +226,10 @@ def parse_wrapper(fn: dict) -> dict:
     return {"mnemonic": json.loads(op) if op.startswith('"') else None,
             "mnemonic_param": None if op.startswith('"') else op,
             "bundle_param": m.group(2), "params": pnames, "memory": mem, "operands": operands,
-            "file": fn["file"], "line": fn["line"]}
+            "file": fn["file"]}
 
 
-BUNDLE_TAG = re.compile(r"^(?:B\d+|b\s*\+\s*\d+)")
+BUNDLE_TAG = re.compile(r"^(?:B\d+|b\s*\+\s*\d+|[A-Z][A-Z0-9]*_[A-Z0-9_]+(?:\s*\+\s*\w+)?):")
 
 
 def parse_body(lines: list[dict], wrappers: set[str], seqs: set[str]) -> list[dict]:
@@ -284,6 +290,33 @@ def parse_body(lines: list[dict], wrappers: set[str], seqs: set[str]) -> list[di
     return out
 
 
+def _symbol_keys(body: list[dict], func: str, seen: dict[str, int]) -> None:
+    """Replace each statement's source line by a key made of symbols (listings.json is keyed by symbol, so
+    an edit changes only the entries it touches): ``func:BUNDLE_LABEL:wrapper/mnemonic#n`` for an op,
+    ``func:call:seq#n`` for a sequence call, ``func:if:cond#n`` (arms ``.../arm<j>``), ``func:for:var#n``,
+    ``func:while:cond#n``; ``n`` counts the same key earlier in the function."""
+    def key(text: str) -> str:
+        n = seen.get(text, 0)
+        seen[text] = n + 1
+        return f"{func}:{text}#{n}"
+    for st in body:
+        kind = st["kind"]
+        if kind == "op":
+            a = st["args"]
+            mnem = next((x for x in a if x.startswith('"')), st["wrapper"]).strip('"')
+            st["line"] = key(f"{a[2] if len(a) > 2 else '?'}:{mnem}".replace(" ", ""))
+        elif kind == "call":
+            st["line"] = key(f"call:{st['func']}")
+        elif kind == "if":
+            st["line"] = key(f"if:{st['arms'][0]['cond']}".replace(" ", ""))
+            for j, arm in enumerate(st["arms"]):
+                arm["line"] = f"{st['line']}/arm{j}"
+                _symbol_keys(arm["body"], func, seen)
+        else:
+            st["line"] = key(f"{kind}:{st.get('var') or st.get('cond')}".replace(" ", ""))
+            _symbol_keys(st["body"], func, seen)
+
+
 def build() -> dict:
     """The listings data of every registry kernel (the content of q7emu/analysis/listings.json)."""
     sources = {}
@@ -303,8 +336,9 @@ def build() -> dict:
         funcs = {}
         for n in sorted(seq_names):
             f = acc["functions"][n]
-            funcs[n] = {"params": [p["name"] for p in f["params"]], "file": f["file"], "line": f["line"],
-                        "body": parse_body(f["body"], set(wrappers), seq_names)}
+            body = parse_body(f["body"], set(wrappers), seq_names)
+            _symbol_keys(body, n, {})
+            funcs[n] = {"params": [p["name"] for p in f["params"]], "file": f["file"], "body": body}
         modules[mod] = {"enums": eval_enums(acc["enum_src"]), "wrappers": sorted(wrappers),
                         "functions": funcs, "run": acc["run"]}
     return {"format": "q7emu-listings", "version": 1,

@@ -118,8 +118,9 @@ def test_listings_json_is_generated_from_the_sources():
 def test_firmware_provenance_in_listings():
     mx = build("proc_4bit_mx_8", "e2m1", {"mx_scale": "e8m0"})
     by = {o.mnemonic: o.provenance for o in mx.ops("entry") + mx.ops("pass")}
-    assert by["mulus4tn16xr16"].kind == "firmware~"
-    assert "mulus4tan16xr16 @0x010051a9" in by["mulus4tn16xr16"].label
+    assert by["mulus4tan16xr16"].kind == "firmware"             # the scale MAC (pr1 = the group's scale byte)
+    assert "@0x010051a9" in by["mulus4tan16xr16"].label
+    assert by["dselnx16"].kind == "firmware" and "0x010053c0" in by["dselnx16"].label
     assert by["ultn_2xf32t"].kind == "firmware" and "0x010052ee" in by["ultn_2xf32t"].label
     assert by["sel2nx8i_s4"].kind == "firmware"
     assert by["addnx16"].kind == "q7emu"
@@ -148,7 +149,7 @@ def test_listing_cli(capsys):
     from q7emu.cli.main import main
     assert main(["listing", "proc_4bit_mx_8", "--fmt", "e2m1", "--knob", "mx_scale=e8m0"]) == 0
     out = capsys.readouterr().out
-    assert "mulus4tn16xr16" in out and "0x010051a9" in out
+    assert "mulus4tan16xr16" in out and "0x010051a9" in out and "pr1" in out
     assert main(["listing", "quantize_mx", "--json"]) == 0
     import json
     d = json.loads(capsys.readouterr().out)

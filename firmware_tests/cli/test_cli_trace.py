@@ -64,7 +64,7 @@ def test_show_filters(capsys, traced):
     rc, out, _ = run(capsys, "trace", "show", d / "a.q7t", "--op", "lav2nx8_xp", "--seq", "0:50", "--lanes", "0:4")
     assert rc == 0
     recs = [line for line in out.splitlines() if line.startswith("#")]
-    assert len(recs) == 1 and "B4" in recs[0] and "lav2nx8_xp" in recs[0]
+    assert len(recs) == 1 and f"B{_label('G0_LOAD')}" in recs[0] and "lav2nx8_xp" in recs[0]
     dst = [line for line in out.splitlines() if "dst v20" in line][0]
     assert len(dst.split("]")[1].split()) == 4
     rc, out, _ = run(capsys, "trace", "show", d / "a.q7t", "--seq", "14")
@@ -80,7 +80,7 @@ def test_diff_identical_and_one_lane_changed(capsys, tmp_path, traced):
     run(capsys, "trace", "export", d / "a.q7t", "-o", tmp_path / "e.jsonl")
     lines = (tmp_path / "e.jsonl").read_text().splitlines()
     obj = json.loads(lines[1 + 23])
-    assert obj["seq"] == 23 and obj["op"] == "addnx16" and obj["bundle"] == 9
+    assert obj["seq"] == 23 and obj["op"] == "addnx16" and obj["bundle"] == _label("G0_DECODE") + 4
     old = obj["operands"][2]["lanes"][7]
     new = format(int(old, 16) ^ 1, "04x")
     obj["operands"][2]["lanes"][7] = new
@@ -158,3 +158,9 @@ def test_usage_errors(capsys, argv, msg, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rc, out, err = run(capsys, *argv)
     assert rc == 2 and msg in err and len(err.strip().splitlines()) == 1
+
+
+def _label(name):
+    """A bundle label of the TensorDequantize kernels (docs/model.md §9.1), from the listing tool's enums."""
+    from q7emu.analysis.listing import data
+    return data()["modules"]["dequant"]["enums"][name]

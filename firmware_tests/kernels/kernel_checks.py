@@ -44,3 +44,8 @@ def assert_rejected_before_compute(monkeypatch: pytest.MonkeyPatch, recorder: An
     # and so does the public top-level name
     with pytest.raises(InvalidArgument):
         public(*args, **kwargs)
+
+
+#: every TensorDequantize kernel variant: (fmt, group, knobs), the MX ones with and without the NaN gate
+DEQUANT_VARIANTS = [(fmt, g, knobs) for fmt, g in [(1, 0), (2, 0), (3, 0), (4, 0), (1, 8), (2, 8), (3, 8)]
+                    for knobs in ([{}, {"mx_scale": "e8m0-nonan"}] if g == 8 else [{}])]

@@ -4,6 +4,7 @@ bundle reads all its operands before any slot writes back). Checked on traces of
 import ml_dtypes
 import numpy as np
 import pytest
+from kernel_checks import DEQUANT_VARIANTS
 
 import q7emu
 from q7emu.analysis.trace import Recorder
@@ -36,8 +37,7 @@ def hazards(t):
     return bad
 
 
-DEQUANT = [(fmt, g, knobs) for fmt, g in [(1, 0), (2, 0), (3, 0), (4, 0), (1, 8), (2, 8), (3, 8)]
-           for knobs in ([{}, {"mx_scale": "e8m0-nonan"}] if g == 8 else [{}])]
+DEQUANT = DEQUANT_VARIANTS
 
 
 @pytest.mark.parametrize("fmt,group,knobs", DEQUANT)
@@ -60,15 +60,19 @@ def test_quantize_mx_bundles_have_no_intra_bundle_hazards(dtype, underflow):
 
 
 def test_the_checker_sees_a_hazard():
-    # a hand-made trace: op 2 reads v5, which op 1 of the same bundle writes
+    # a hand-made trace: an op reads vT0, which an earlier op of the same bundle writes
+    from q7emu.analysis.listing import data
     from q7emu.analysis.trace import Trace
+    decode = data()["modules"]["dequant"]["enums"]["G0_DECODE"]     # decode_e2m1_f16 b+0: srli vT0, and vT1
     rec = Recorder()
     q7emu.dequantize(np.zeros((1, 4), np.uint8), 1, trace=rec)
     t = rec.trace
-    rows = [i for i in range(len(t)) if t[i].bundle == 6]      # decode_e2m1_f16 b+0: three ops per half
-    assert len(rows) == 6
+    rows = [i for i in range(len(t)) if t[i].bundle == decode]
+    assert len(rows) == 4 and [t[i].op for i in rows[:2]] == ["srlinx16", "and2nx8"]
     assert hazards(t) == []
     r = t.records.copy()
-    r["bundle"][rows[0] + 3] = 6          # pull B7's first op (it reads vT0, written in B6) into B6
+    first_next = rows[0] + 2                                          # b+1: and vSGN, vCODE ; and vT0, vT0
+    assert [t[i].op for i in (first_next, first_next + 1)] == ["and2nx8", "and2nx8"]
+    r["bundle"][first_next:first_next + 2] = decode                   # pull b+1 into b+0
     bad = hazards(Trace(r, t.operands, t.data, t.runs, t.case))
     assert len(bad) == 1 and bad[0][2] == "and2nx8"

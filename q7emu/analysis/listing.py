@@ -323,7 +323,7 @@ class _Walker:
         out: list = []
         for n in nodes:
             k = n["kind"]
-            src = f"{file}:{n['line']}"
+            src = f"{file} {n['line']}"
             if k == "op":
                 out.append(self.op(n, scope, src))
             elif k == "call":
@@ -534,7 +534,7 @@ def build(kernel: str, fmt: Any = None, knobs: dict[str, str] | None = None, *, 
     config: dict[str, Any] = {"fmt": f} if entry.fmts else {"src_dtype": src_dtype, "dst_dtype": dst_dtype}
     config.update({k: knobs[k] for k in entry.knobs if k in knobs})
     lst = Listing(kernel, config, items[:idx], main.body, main.count, walker.taken, walker.arms)
-    lst.source = f"{fn['file']}:{fn['line']}"  # type: ignore[attr-defined]
+    lst.source = f"{fn['file']}:{kinfo['function']}"  # type: ignore[attr-defined]
     return lst
 
 

@@ -18,6 +18,7 @@ written in place and not returned): ``bmin2nx8(va, vb) -> (flags, vt)``, ``lv2nx
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 # ---------------------------------------------------------------------------------- provenance classes
@@ -654,3 +655,34 @@ def op(mnemonic: str) -> Op:
 def family_ops(family: str) -> tuple[Op, ...]:
     """Every op (wrapped or C-only) of one family, in table order."""
     return tuple(o for o in ALL_OPS if o.family == family)
+
+
+#: the FLIX slots of a wide bundle (docs/firmware.md §6.3)
+FLIX_SLOTS = ("s0", "s1", "s2", "s3", "s4")
+
+
+def assign_slots(mnemonics: Iterable[str]) -> tuple[tuple[str, ...], ...] | None:
+    """A legal FLIX slot assignment for the ops of one bundle (docs/firmware.md §6.3), or None.
+
+    Returns, for each mnemonic in order, the slots it takes (one slot; ``ldst2`` loads take s0 and s1);
+    no two ops share a slot. So a bundle holds at most one MAC / wvec-writing op (s2), two
+    loads / stores / packs (s0, s1; stores only in s0, packs only in s1) and two ALU ops (s3, s4; an
+    ``_S4`` form only in s4)."""
+    names = list(mnemonics)
+    choices = [((SLOT_CLASSES[op(m).slot][0],) if op(m).slot == LDST2 else
+                tuple((s,) for s in SLOT_CLASSES[op(m).slot][0])) for m in names]
+    if len(names) > len(FLIX_SLOTS):
+        return None
+
+    def place(i: int, used: frozenset[str]) -> list[tuple[str, ...]] | None:
+        if i == len(names):
+            return []
+        for take in choices[i]:
+            if not used & set(take):
+                rest = place(i + 1, used | set(take))
+                if rest is not None:
+                    return [take, *rest]
+        return None
+
+    got = place(0, frozenset())
+    return tuple(got) if got is not None else None

@@ -3,8 +3,8 @@
 
 The three firmware compute paths (docs/firmware.md §1.5, §2; seed 002 §5, §7), rebuilt from the IVP
 primitives of q7ivp.pxd and nothing else. Each kernel runs one partition's byte stream on one
-Q7 register file `rf`; every instruction is one primitive issued through kernel_ops.pxi, with a
-bundle index (the listing position) and a comment saying what the bundle does.
+Q7 register file `rf`; every instruction is one primitive issued through kernel_ops.pxi, in a bundle
+named by a label (the bundle labels below) with a comment saying what the bundle does.
 
 Datapath (q7emu's reconstruction of the soft-float chain; docs/firmware.md §2.2-§2.4, seed 002 §5.5, §7.1):
   load (lav2nx8_xp; tails are variable-length loads / stores, never a Python fallback)
@@ -16,10 +16,13 @@ Datapath (q7emu's reconstruction of the soft-float chain; docs/firmware.md §2.2
      NF4 values are not exact: they take the rounding path below.
   -> rounding path (NF4, and every code of the MX path): a soft-float triple per lane -- SIG (the
      significand, leading one at bit 14; 0 for zero), EXP (its unbiased exponent; -16384 for zero),
-     SGN (0x00 / 0x80) -- from split_f16 or the NF4 codebook registers (dselnx16);
-     MX: SIG x the block scale's significand (mulus4tn16xr16 with pr1 = 1.0 in Q1.14, E8M0 having
-     no other significand) and EXP += s - 127; scale bytes 0xFF (e8m0) are found with an unordered
-     fp32 compare (ultn_2xf32t) and gate their group's bytes to the NaN code;
+     SGN (0x00 / 0x80) -- from the format's 16-entry codebook registers (dselnx16);
+     MX: THE SCALE THROUGH THE MAC (docs/model.md §9.4): the accumulator lanes are set up as
+     EXP * 2^15 + SIG, each group's scale byte goes from the loaded bytes into pr1 (extrpr2nx8) and an
+     accumulating MAC adds 2^15 * pr1 to that group's lanes (mulus4tan16xr16 with a lane mask), so the
+     extract (packvrnrnx48) gives EXP + s: the multiply by 2^(s - 127) done in the multiplier; scale
+     bytes 0xFF (e8m0) are found with an unordered fp32 compare (ultn_2xf32t) and gate their group's
+     bytes to the NaN code;
      then narrow_fp8 (kernel_fp8.pxi): RNE at the output precision incl. subnormals, saturation
      with bminnx16, sign.
   -> pack the 16-bit lanes' low bytes (sel2nx8i), store (sav2nx8_xp).
@@ -28,10 +31,10 @@ import numpy as np
 include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and the kernel includes
 
 # ---------------------------------------------------------------------------- register map
-# Shared with QuantizeMX (kernel_fp8.pxi): constants v0..v8 (v6 = kEB here), vSIG/vEXP/vSGN/vT0..vT3
+# Shared with QuantizeMX (kernel_fp8.pxi): constants v0..v8 (v6 = k32 here), vSIG/vEXP/vSGN/vT0..vT3
 # = v23..v29, vbF / vbG. Constants ("rodata", loaded by lv2nx8_i at kernel entry): v0..v19.
 cdef enum:
-    kEB = 6        # exponent bias removed after decode (15 fp16; +127 under MX)
+    k32 = 6        # 32: the sign-table selector offset of the codebook lookup
     # format-specific constants v9..v12
     kF0 = 9
     kF1 = 10
@@ -56,9 +59,10 @@ cdef enum:
     vbZ = 4        # zero lanes
     vbNAN = 5      # NaN-scale byte lanes
     # pr registers
-    prSCALE = 1    # block-scale significand (seed @0x010051a9: ivp_mulus4tan16xr16 ..., pr1)
+    prSCALE = 1    # the group's scale byte (seed @0x010051a9: ivp_mulus4tan16xr16 wv2, ..., pr1)
+    prPAIR = 2     # the pair weights (1, 2^15) of the accumulator set-up
     # wvec
-    wvACC = 2
+    wvACC = 2      # the exponent accumulator (seed: wv2)
 
 cdef enum:
     FMT_E2M1 = 1
@@ -68,14 +72,14 @@ cdef enum:
 
 # MX constant slots
 cdef enum:
-    kIDX_CODES = kP0   # sel2nx8: 32 code bytes of 8 groups -> bytes 0..31, 8 scale bytes -> 32..39
-    kIDX_SC0 = kP1     # sel2nx8: scale byte of group (k >> 3) into 16-bit lane k (groups 0..3)
-    kIDX_SC1 = kP2     # ... groups 4..7
-    kIDX_S32 = kP3     # sel2nx8: scale byte j into byte 3 of 32-bit lane j
-    kQBIT = kP4        # 0x00400000: fp32 quiet bit (E8M0 0xFF decodes to NaN)
-    kIDX_NM8 = kP5     # sel2nx8: group flag byte (4 * (e >> 3)) for output byte e
+    kPAIRW = kF3       # u32 lane 0 = 1 | 2^15 << 16: the pair weights (MX only: the 4-bit formats use kF0..kF2)
+    kIDX_CODES = kP0   # sel2nx8: 32 code bytes of 8 groups -> bytes 0..31
+    kM0 = kP1          # kM0..kM3: 2^15 in the 16-bit lanes of group j = 0..3 of a half (8 j .. 8 j + 7), else 0
+    kM1 = kP2
+    kM2 = kP3
+    kM3 = kP4
+    kIDX_NMS = kP5     # sel2nx8: the scale byte of output byte e's group (e >> 3) into byte e
     kNAN8 = kP6        # NaN byte of the output format (0x7E E5M2 / 0x7F E4M3)
-    kALL1 = kF3        # 0xFF bytes (MX only: the 4-bit formats use at most kF0..kF2)
 
 # FP6 constant slots
 cdef enum:
@@ -93,97 +97,114 @@ cdef struct KCfg:
     int nan_gate      # mx_scale == e8m0
     int m_bits        # output mantissa bits (2 E5M2, 3 E4M3)
     int s4_imm        # sel2nx8i_s4 immediate base: H<<3 | S<<4
+    int sc_base       # MX: byte of group 0's scale in a pass (mx_layout); group g's is at
+    int sc_step       # sc_base + sc_step * (g & 3) + 20 * (g >> 2)
+
+
+# ============================================================================ bundle labels
+# Bundle numbers come from these labels (docs/model.md §9.1), never from literals: each label is one bundle
+# issue of the listing, and a shared sequence called at a label takes the bundles up to its *_LEN. Every
+# bundle is a legal FLIX bundle (at most one MAC, two load / store / pack, two ALU ops; docs/firmware.md
+# §6.3) and its ops read the registers as they were before the bundle (VLIW; docs/model.md §9.2).
+cdef enum:
+    MF_LEN = 7                          # decode_minifloat_f16 (E2M1, E2M3)
+    NF4_LEN = 4                         # decode_nf4
+    DECODE_MX_LEN = NF4_LEN             # decode_mx: the codebook lookup of every MX format
+
+# proc_4bit_non_mx / proc_6bit_non_mx (one pass: 32 source bytes, or 48 for FP6)
+cdef enum:
+    G0_LOAD = ENTRY_B
+    G0_UNPACK
+    G0_SHIFT                            # FP6: per-lane code shift
+    G0_MASK                             # FP6: keep 6 bits
+    G0_DECODE                           # the format decode (at most MF_LEN bundles)
+    G0_TOP = G0_DECODE + MF_LEN         # the fp16 -> FP8 re-bias
+    G0_REBIAS
+    G0_ZERO
+    G0_SIGN
+    G0_NARROW                           # NF4: the rounding narrow (NARROW_LEN bundles)
+    G0_PACK = G0_NARROW + NARROW_LEN
+    G0_STORE
+
+# proc_4bit_mx_8 (one pass: 8 groups = 40 source bytes)
+cdef enum:
+    MX_ENTRY = ENTRY_B                  # pr2 = the pair weights of the accumulator set-up
+    MX_LOAD
+    MX_SPLIT
+    MX_NAN
+    MX_UNPACK
+    MX_DECODE
+    MX_ACC = MX_DECODE + DECODE_MX_LEN
+    MX_MAC0                             # the scale MACs of the half's groups 0..3
+    MX_MAC1
+    MX_MAC2
+    MX_MAC3
+    MX_EXT
+    MX_NARROW
+    MX_PACK = MX_NARROW + NARROW_LEN
+    MX_NANSET
+    MX_STORE
 
 
 # ============================================================================ shared sequences
-cdef inline void split_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
-    """fp16 magnitude in vSIG (normal or zero) -> vSIG (hidden bit at 14), vEXP = e - kEB."""
-    # b+0: exponent field, significand bits moved under the hidden bit (bit 15 out), zero test
-    VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vEXP, vSIG, 10)
-    CMP(tr, rf, b, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbZ, vSIG, kZERO)
-    VI(tr, rf, b, "sllinx16", P.sllinx16, VIEW_NX16, vSIG, vSIG, 6)
-    # b+1: unbias the exponent ; significand bits to 4..13
-    V3(tr, rf, b + 1, "subnx16", P.subnx16, VIEW_NX16, vEXP, vEXP, kEB)
-    VI(tr, rf, b + 1, "srlinx16", P.srlinx16, VIEW_NX16, vSIG, vSIG, 2)
-    # b+2: the hidden bit
-    V3(tr, rf, b + 2, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, k4000)
-    # b+3: zeros get SIG 0 and the far-below exponent
-    MOVT(tr, rf, b + 3, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vEXP, kZEXP, vbZ)
-    MOVT(tr, rf, b + 3, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vSIG, kZERO, vbZ)
-
-
 cdef inline void decode_minifloat_f16(TR tr, regfile_t* rf, int b, int e_shift, int m_mask, int m_shift,
                                       int s_shift, int sub_imm) noexcept nogil:
     """E2Mn codes in vCODE (FP4 E2M1: n = 1, FP6 E2M3: n = 3; exponent bias 1) -> the exact fp16
-    magnitude in vSIG and the sign byte (0x80) in vSGN, bundles b .. b+5. kF0 = 3 (exponent mask),
+    magnitude in vSIG and the sign byte (0x80) in vSGN, MF_LEN bundles. kF0 = 3 (exponent mask),
     kF1 = 14 << 10 (the re-bias 15 - 1), kF2 = the code's sign bit; `m_mask` is the register holding the
     mantissa mask, e_shift = n, m_shift = 10 - n, s_shift moves the sign bit to bit 7, sub_imm = n."""
-    # b+0: e = (c >> n) & 3 ; m = c & mask ; sign bit
+    # b+0: e = c >> n ; m = c & mask
     VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vCODE, e_shift)
     V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vT1, vCODE, m_mask)
-    V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vCODE, kF2)
-    # b+1: e ; m << (10 - n) (fp16 mantissa) ; sign to bit 7
+    # b+1: the sign bit ; e & 3
+    V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vCODE, kF2)
     V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NX16, vT0, vT0, kF0)
-    VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vT2, vT1, m_shift)
-    VI(tr, rf, b + 1, "sllinx16", P.sllinx16, VIEW_NX16, vSGN, vSGN, s_shift)
-    # b+2: subnormal code (e == 0) ; e << 10
-    CMP(tr, rf, b + 2, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbSUB, vT0, kZERO)
-    VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vT0, 10)
-    # b+3: exponent RE-BIAS 1.2.n -> fp16 1.5.10: (e + 14) << 10 | m << (10 - n)
-    V3(tr, rf, b + 3, "addnx16", P.addnx16, VIEW_NX16, vSIG, vT0, kF1)
-    # b+4:
-    V3(tr, rf, b + 4, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, vT2)
-    # b+5: subnormal codes m * 2^-n by the int -> fp16 convert (normalises; m = 0 gives +0)
-    I_float16nx16t(tr, rf, b + 5, vSIG, vT1, sub_imm, vbSUB)
+    # b+2: m << (10 - n) (the fp16 mantissa) ; sign to bit 7
+    VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT2, vT1, m_shift)
+    VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vSGN, vSGN, s_shift)
+    # b+3: subnormal code (e == 0) ; e << 10
+    CMP(tr, rf, b + 3, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbSUB, vT0, kZERO)
+    VI(tr, rf, b + 3, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vT0, 10)
+    # b+4: exponent RE-BIAS 1.2.n -> fp16 1.5.10: (e + 14) << 10 | m << (10 - n)
+    V3(tr, rf, b + 4, "addnx16", P.addnx16, VIEW_NX16, vSIG, vT0, kF1)
+    # b+5:
+    V3(tr, rf, b + 5, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, vT2)
+    # b+6: subnormal codes m * 2^-n by the int -> fp16 convert (normalises; m = 0 gives +0)
+    I_float16nx16t(tr, rf, b + 6, vSIG, vT1, sub_imm, vbSUB)
 
 
 cdef inline void decode_e2m1_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
-    """FP4 E2M1 codes in vCODE -> exact fp16 magnitude in vSIG, sign byte in vSGN (b .. b+5)."""
+    """FP4 E2M1 codes in vCODE -> exact fp16 magnitude in vSIG, sign byte in vSGN (MF_LEN bundles)."""
     # kF0 = 3, kF1 = 14 << 10, kF2 = 8 (sign bit); mantissa mask 1 (kONE)
     decode_minifloat_f16(tr, rf, b, 1, kONE, 9, 4, 1)
 
 
 cdef inline void decode_e2m3_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
-    """FP6 E2M3 codes in vCODE -> exact fp16 magnitude in vSIG, sign byte in vSGN (b .. b+5)."""
+    """FP6 E2M3 codes in vCODE -> exact fp16 magnitude in vSIG, sign byte in vSGN (MF_LEN bundles)."""
     # kF0 = 3, kF1 = 14 << 10, kF2 = 0x20 (sign bit), kF3 = 7 (mantissa mask)
     decode_minifloat_f16(tr, rf, b, 3, kF3, 7, 2, 3)
 
 
 cdef inline void decode_nf4(TR tr, regfile_t* rf, int b) noexcept nogil:
-    """NF4 indexes in vCODE -> vSIG / vEXP / vSGN from the 16-entry codebook registers (b .. b+4)."""
-    # kF0 = table lanes 0..15 SIG[c], 16..31 EXP[c]; kF1 = table lanes 0..15 SGN[c]; kF2 = 0x1000
-    # b+0: selector lanes: c | (c + 16) << 8 for (SIG, EXP), c + 32 for SGN
+    """NF4 indexes in vCODE -> vSIG / vEXP / vSGN from the 16-entry codebook registers (NF4_LEN bundles)."""
+    # kF0 = table lanes 0..15 SIG[c], 16..31 EXP[c] (unbiased: MX takes the 127 off here); kF1 = table
+    # lanes 0..15 SGN[c]; kF2 = 0x1000; k32 = 32
+    # b+0: selector lanes: c | (c + 16) << 8 for (SIG, EXP) ; c + 32 for SGN
     VI(tr, rf, b, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vCODE, 8)
-    VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT2, kF2, 7)
-    # b+1:
+    V3(tr, rf, b, "addnx16", P.addnx16, VIEW_NX16, vT1, vCODE, k32)
+    # b+1: c << 8 | c ; SIGN TABLE (pool lanes 32..47)
     V3(tr, rf, b + 1, "or2nx8", P.or2nx8, VIEW_NX16, vT0, vT0, vCODE)
-    V3(tr, rf, b + 1, "addnx16", P.addnx16, VIEW_NX16, vT1, vCODE, vT2)
-    # b+2: (c << 8 | c) + 0x1000 -> low byte c, high byte c + 16
+    V4(tr, rf, b + 1, "selnx16", P.selnx16, VIEW_NX16, vSGN, kF0, kF1, vT1)
+    # b+2: + 0x1000 -> low byte c, high byte c + 16
     V3(tr, rf, b + 2, "addnx16", P.addnx16, VIEW_NX16, vT0, vT0, kF2)
     # b+3: 16-ENTRY CODEBOOK LOOKUP: SIG, EXP from the table register pair
     I_dselnx16(tr, rf, b + 3, vSIG, vEXP, kF0, kF1, vT0)
-    # b+4: sign table (pool lanes 32..47), unbias the exponent for MX (kEB = 0 or 127)
-    V4(tr, rf, b + 4, "selnx16", P.selnx16, VIEW_NX16, vSGN, kF0, kF1, vT1)
-    V3(tr, rf, b + 4, "subnx16", P.subnx16, VIEW_NX16, vEXP, vEXP, kEB)
 
 
 cdef inline void decode_mx(TR tr, regfile_t* rf, int b, int fmt) noexcept nogil:
-    """MX path codes in vCODE -> vSIG / vEXP / vSGN soft-float triples (bundles b .. b+9)."""
-    if fmt == FMT_E2M1:
-        decode_e2m1_f16(tr, rf, b)
-        split_f16(tr, rf, b + 6)
-    elif fmt == FMT_INT4:
-        # kF0 = 0x80, kF1 = 0x7FFF ; codes arrive sign-extended (sel2nx8i_s4 S bit)
-        # b+0: INT -> FLOAT (fp16, exact for -8..7)
-        I_float16nx16t(tr, rf, b, vSIG, vCODE, 0, vbALL)
-        # b+1: sign byte, magnitude
-        VI(tr, rf, b + 1, "srlinx16", P.srlinx16, VIEW_NX16, vSGN, vSIG, 8)
-        V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NXF16, vSIG, vSIG, kF1)
-        # b+2:
-        V3(tr, rf, b + 2, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vSGN, kF0)
-        split_f16(tr, rf, b + 3)
-    else:
-        decode_nf4(tr, rf, b)
+    """MX path codes in vCODE -> vSIG / vEXP / vSGN soft-float triples (DECODE_MX_LEN bundles): every format
+    through its 16-entry codebook (the dselnx16 lookup of decode_nf4; docs/model.md §9.5)."""
+    decode_nf4(tr, rf, b)
 
 
 # ============================================================================ the paths
@@ -198,62 +219,70 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
     load_rodata(tr, rf, cfg.rodata, cfg.nconst)
     while left > 0:
         n = chunk if left > chunk else <int>left
-        # B4: load one pass of packed bytes, 32 (4-bit) or 48 (FP6); a tail is shorter (4-bit: zero-filled;
+        # G0_LOAD: load one pass of packed bytes, 32 (4-bit) or 48 (FP6); a tail is shorter (4-bit: zero-filled;
         # FP6: 12 / 24 / 36)
-        I_lav2nx8_xp(tr, rf, 4, vIN, src, &soff, n)
+        I_lav2nx8_xp(tr, rf, G0_LOAD, vIN, src, &soff, n)
         if cfg.fmt == FMT_E2M3:
             for h in range(2):
-                # B5: 6-bit UNPACK: the two bytes holding code k into 16-bit lane k
-                V4(tr, rf, 5, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCODE, vIN, vIN, kIDX6_0 + h)
-                # B6: shift the code down (per-lane amount) ...
-                V3(tr, rf, 6, "srlnx16", P.srlnx16, VIEW_NX16, vCODE, vCODE, kSH6)
-                # B7: ... and keep 6 bits
-                V3(tr, rf, 7, "and2nx8", P.and2nx8, VIEW_NX16, vCODE, vCODE, k63)
-                # B8..B13: exponent re-bias to the exact fp16 value
-                decode_e2m3_f16(tr, rf, 8)
-                # B14: fp16 -> E4M3 re-bias: (exp16 << 3 | mant3) - (8 << 3); every FP6 value is an
+                # G0_UNPACK: 6-bit UNPACK: the two bytes holding code k into 16-bit lane k
+                V4(tr, rf, G0_UNPACK, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCODE, vIN, vIN, kIDX6_0 + h)
+                # G0_SHIFT: shift the code down (per-lane amount) ...
+                V3(tr, rf, G0_SHIFT, "srlnx16", P.srlnx16, VIEW_NX16, vCODE, vCODE, kSH6)
+                # G0_MASK: ... and keep 6 bits
+                V3(tr, rf, G0_MASK, "and2nx8", P.and2nx8, VIEW_NX16, vCODE, vCODE, k63)
+                # G0_DECODE: exponent re-bias to the exact fp16 value
+                decode_e2m3_f16(tr, rf, G0_DECODE)
+                # G0_TOP: fp16 -> E4M3 re-bias: (exp16 << 3 | mant3) - (8 << 3); every FP6 value is an
                 # E4M3 normal, so this is exact ; zero test
-                VI(tr, rf, 14, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 7)
-                CMP(tr, rf, 14, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbZ, vSIG, kZERO)
-                # B15:
-                V3(tr, rf, 15, "subnx16", P.subnx16, VIEW_NX16, vT0, vT0, k64)
-                # B16: zeros stay zero
-                MOVT(tr, rf, 16, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT0, kZERO, vbZ)
-                # B17: sign
-                V3(tr, rf, 17, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
+                VI(tr, rf, G0_TOP, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 7)
+                CMP(tr, rf, G0_TOP, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbZ, vSIG, kZERO)
+                # G0_REBIAS:
+                V3(tr, rf, G0_REBIAS, "subnx16", P.subnx16, VIEW_NX16, vT0, vT0, k64)
+                # G0_ZERO: zeros stay zero
+                MOVT(tr, rf, G0_ZERO, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT0, kZERO, vbZ)
+                # G0_SIGN: sign
+                V3(tr, rf, G0_SIGN, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
             nout = (n // 3) * 4
         else:
             for h in range(2):
-                # B5: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order / sign extension in the imm)
-                VVI(tr, rf, 5, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN, cfg.s4_imm | h)
+                # G0_UNPACK: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order / sign extension in the imm)
+                VVI(tr, rf, G0_UNPACK, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN,
+                    cfg.s4_imm | h)
                 if cfg.fmt == FMT_E2M1:
-                    # B6..B11: exponent re-bias to the exact fp16 value
-                    decode_e2m1_f16(tr, rf, 6)
-                    # B12: E5M2 is the top byte of an fp16 whose low mantissa bits are 0 (exact: no rounding)
-                    VI(tr, rf, 12, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 8)
-                    # B13: sign
-                    V3(tr, rf, 13, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
+                    # G0_DECODE: exponent re-bias to the exact fp16 value
+                    decode_e2m1_f16(tr, rf, G0_DECODE)
+                    # G0_TOP: E5M2 is the top byte of an fp16 whose low mantissa bits are 0 (exact: no rounding)
+                    VI(tr, rf, G0_TOP, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 8)
+                    # G0_SIGN: sign
+                    V3(tr, rf, G0_SIGN, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
                 elif cfg.fmt == FMT_INT4:
-                    # B6: INT -> FLOAT: sign-extended code -> fp16 (exact for -8..7)
-                    I_float16nx16t(tr, rf, 6, vSIG, vCODE, 0, vbALL)
-                    # B7: E5M2 = the top byte of that fp16, sign included (exact: no rounding)
-                    VI(tr, rf, 7, "srlinx16", P.srlinx16, VIEW_NX16, vOLO + h, vSIG, 8)
+                    # G0_DECODE: INT -> FLOAT: sign-extended code -> fp16 (exact for -8..7)
+                    I_float16nx16t(tr, rf, G0_DECODE, vSIG, vCODE, 0, vbALL)
+                    # G0_TOP: E5M2 = the top byte of that fp16, sign included (exact: no rounding)
+                    VI(tr, rf, G0_TOP, "srlinx16", P.srlinx16, VIEW_NX16, vOLO + h, vSIG, 8)
                 else:
-                    # B6..B10: NF4 codebook lookup (values need rounding)
-                    decode_nf4(tr, rf, 6)
-                    # B23..B35: round to E4M3 (RNE, saturating), sign
-                    narrow_fp8(tr, rf, 23, cfg.m_bits, vOLO + h)
+                    # G0_DECODE: NF4 codebook lookup (values need rounding)
+                    decode_nf4(tr, rf, G0_DECODE)
+                    # G0_NARROW: round to E4M3 (RNE, saturating), sign
+                    narrow_fp8(tr, rf, G0_NARROW, cfg.m_bits, vOLO + h)
             nout = 2 * n
-        # B37: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
-        VVI(tr, rf, 37, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
-        # B38: store the pass's FP8 bytes: 2 per source byte (4-bit), 4 per 3 (FP6)
-        I_sav2nx8_xp(tr, rf, 38, vIN, dst, &doff, nout)
+        # G0_PACK: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
+        VVI(tr, rf, G0_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
+        # G0_STORE: store the pass's FP8 bytes: 2 per source byte (4-bit), 4 per 3 (FP6)
+        I_sav2nx8_xp(tr, rf, G0_STORE, vIN, dst, &doff, nout)
         left -= n
 
 
 cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t nbytes,
                          uint8_t* dst) noexcept nogil:
-    """Groups of 8 codes + 1 in-band scale byte (5 bytes) -> 8 FP8; 8 groups (40 bytes) per pass."""
+    """Groups of 8 codes + 1 in-band scale byte (5 bytes) -> 8 FP8; 8 groups (40 bytes) per pass.
+
+    The block scale goes through the MAC (docs/model.md §9.4): each lane's soft-float exponent is set up in a
+    48-bit accumulator lane (EXP * 2^15 + SIG, mulsupn16xr16 with the pair weights in pr2), then for each
+    group the scale byte is moved into pr1 straight from the loaded bytes (extrpr2nx8) and one accumulating
+    MAC adds mask * pr1 to the lanes of that group (mulus4tan16xr16, the mask 2^15 in the group's lanes):
+    the exponent field grows by s, i.e. the value is multiplied by 2^s (the codebook's EXP has the 127 taken off). The
+    extract (packvrnrnx48, a plain >> 15: SIG < 2^15 drops out) returns EXP + s."""
     cdef Py_ssize_t soff = 0, doff = 0
     cdef uint32_t num_elem = <uint32_t>(nbytes // 4)
     # num_groups = num_elem / 5 with the firmware's reciprocal (0xCCCCCCCD, >> 34): 5-word blocks
@@ -261,53 +290,54 @@ cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* s
     cdef uint32_t left = num_groups
     cdef int h, n
     load_rodata(tr, rf, cfg.rodata, cfg.nconst)
-    # B1..B3: pr1 = the block-scale significand: E8M0 scales are 2^(s-127) x 1.0, and 1.0 = 0x4000 in
-    # Q1.14 as the single non-zero tap (pr = 0x0000_0000_0000_4000): 1 >> 16 << 14 in lane 0
-    VI(tr, rf, 1, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, kONE, 16)
-    VI(tr, rf, 2, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 14)
-    I_extrprn_2x32(tr, rf, 3, prSCALE, vT0, 0)
+    # MX_ENTRY: pr2 = the pair weights (1, 2^15) of the accumulator set-up, from a constant lane
+    I_extrprn_2x32(tr, rf, MX_ENTRY, prPAIR, kPAIRW, 0)
     while left > 0:
         n = 2 if left >= 2 else 1          # 5-word blocks this pass (4 groups each)
-        # B4: group-of-8 packed load: 40 bytes = 8 groups (tail: 20 bytes = 4 groups)
-        I_lav2nx8_xp(tr, rf, 4, vIN, src, &soff, 20 * n)
-        # B5: split codes from scales (layout knob in the index vector)
-        V4(tr, rf, 5, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCB, vIN, kZERO, kIDX_CODES)
+        # MX_LOAD: group-of-8 packed load: 40 bytes = 8 groups (tail: 20 bytes = 4 groups). A variable-length
+        # load, not the seed's l2a4nx8_ip: its 64-byte window would read past the partition's last group
+        # (docs/model.md §9.6)
+        I_lav2nx8_xp(tr, rf, MX_LOAD, vIN, src, &soff, 20 * n)
+        # MX_SPLIT: split codes from scales (layout knob in the index vector) ; scale byte of each output byte's group
+        V4(tr, rf, MX_SPLIT, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCB, vIN, kZERO, kIDX_CODES)
         if cfg.nan_gate:
-            # B6: scale byte j -> byte 3 of 32-bit lane j
-            V4(tr, rf, 6, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vCB, kZERO, kIDX_S32)
-            # B7: E8M0 -> fp32 bits (s << 23), quiet bit set: 0xFF decodes to NaN
-            VI(tr, rf, 7, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vT0, 1)
-            # B8:
-            V3(tr, rf, 8, "or2nx8", P.or2nx8, VIEW_N_2X32, vT0, vT0, kQBIT)
-            # B9: NaN GATE: unordered compare of the scale with itself ; clear the mask register
-            I_ultn_2xf32t(tr, rf, 9, vbF, vT0, vT0, vbALL)
-            V3(tr, rf, 9, "and2nx8", P.and2nx8, VIEW_N_2X32, vT1, kZERO, kZERO)
-            # B10: NaN groups -> 0xFFFFFFFF lanes
-            MOVT(tr, rf, 10, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT1, kALL1, vbF)
-            # B11: group flag -> every output byte of the group
-            V4(tr, rf, 11, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT1, vT1, kZERO, kIDX_NM8)
-            # B12: byte predicate
-            CMP(tr, rf, 12, "eq2nx8", P.eq2nx8, VIEW_2NX8, VIEW_VB8, vbNAN, vT1, kALL1)
+            V4(tr, rf, MX_SPLIT, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT3, vIN, kZERO, kIDX_NMS)
+            # MX_NAN: NaN GATE: a scale byte repeated over a 32-bit lane is an fp32 NaN exactly when it is 0xFF
+            # (E8M0 NaN): unordered compare of that lane with itself
+            I_ultn_2xf32t(tr, rf, MX_NAN, vbNAN, vT3, vT3, vbALL)
         for h in range(2):
-            # B13: 4-bit UNPACK of 4 groups (16 code bytes -> 32 codes)
-            VVI(tr, rf, 13, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vCB, vCB, cfg.s4_imm | h)
-            # B14..B23: codes -> soft-float triples
-            decode_mx(tr, rf, 14, cfg.fmt)
-            # B24: SCALE-MULTIPLY (significand x pr1) ; scale byte of each lane's group
-            I_mulus4tn16xr16(tr, rf, 24, wvACC, vSIG, kZERO, prSCALE)
-            V4(tr, rf, 24, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vCB, kZERO, kIDX_SC0 + h)
-            # B25: accumulator extract (Q1.14 x 1.0 -> Q1.14) ; exponent += scale exponent
-            I_packvrnrnx48(tr, rf, 25, vSIG, wvACC, 14)
-            V3(tr, rf, 25, "addnx16", P.addnx16, VIEW_NX16, vEXP, vEXP, vT0)
-            # B26..B38: round to FP8 (RNE), saturate, sign
-            narrow_fp8(tr, rf, 26, cfg.m_bits, vOLO + h)
-        # B39: pack to bytes
-        VVI(tr, rf, 39, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
+            # MX_UNPACK: 4-bit UNPACK of 4 groups (16 code bytes -> 32 codes) ; the scale byte of the half's
+            # first group -> pr1
+            VVI(tr, rf, MX_UNPACK, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vCB, vCB,
+                cfg.s4_imm | h)
+            I_extrpr2nx8(tr, rf, MX_UNPACK, prSCALE, vIN, cfg.sc_base + 20 * h)
+            # MX_DECODE: codes -> soft-float triples
+            decode_mx(tr, rf, MX_DECODE, cfg.fmt)
+            # MX_ACC: the accumulator lanes EXP * 2^15 + SIG (paired MAC, weights 1 and 2^15 in pr2)
+            WVVP(tr, rf, MX_ACC, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvACC, vSIG, vEXP, prPAIR)
+            # MX_MAC0: SCALE-MULTIPLY of group 0 of the half: + (2^15 in its lanes) x pr1 = its scale byte ; the
+            # next group's scale byte -> pr1 (read by the next bundle's MAC: VLIW)
+            WVVPA(tr, rf, MX_MAC0, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM0, kZERO, prSCALE)
+            I_extrpr2nx8(tr, rf, MX_MAC0, prSCALE, vIN, cfg.sc_base + cfg.sc_step + 20 * h)
+            # MX_MAC1: group 1
+            WVVPA(tr, rf, MX_MAC1, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM1, kZERO, prSCALE)
+            I_extrpr2nx8(tr, rf, MX_MAC1, prSCALE, vIN, cfg.sc_base + 2 * cfg.sc_step + 20 * h)
+            # MX_MAC2: group 2
+            WVVPA(tr, rf, MX_MAC2, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM2, kZERO, prSCALE)
+            I_extrpr2nx8(tr, rf, MX_MAC2, prSCALE, vIN, cfg.sc_base + 3 * cfg.sc_step + 20 * h)
+            # MX_MAC3: group 3
+            WVVPA(tr, rf, MX_MAC3, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM3, kZERO, prSCALE)
+            # MX_EXT: accumulator extract: EXP + s
+            I_packvrnrnx48(tr, rf, MX_EXT, vEXP, wvACC, 15)
+            # MX_NARROW: round to FP8 (RNE), saturate, sign
+            narrow_fp8(tr, rf, MX_NARROW, cfg.m_bits, vOLO + h)
+        # MX_PACK: pack to bytes
+        VVI(tr, rf, MX_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
         if cfg.nan_gate:
-            # B40: NaN groups -> the format's NaN byte
-            MOVT(tr, rf, 40, "mov2nx8t", P.mov2nx8t, VIEW_2NX8, VIEW_VB8, vIN, kNAN8, vbNAN)
-        # B41: store 8 FP8 per group
-        I_sav2nx8_xp(tr, rf, 41, vIN, dst, &doff, 32 * n)
+            # MX_NANSET: NaN groups -> the format's NaN byte
+            MOVT(tr, rf, MX_NANSET, "mov2nx8t", P.mov2nx8t, VIEW_2NX8, VIEW_VB8, vIN, kNAN8, vbNAN)
+        # MX_STORE: store 8 FP8 per group
+        I_sav2nx8_xp(tr, rf, MX_STORE, vIN, dst, &doff, 32 * n)
         left -= n
 
 
@@ -322,9 +352,16 @@ def _bytes_vec(lst, fill=64):
     return v
 
 
-def _nf4_tables(values):
+#: the exact values of the 16 codes of E2M1 (s e2 m1, bias 1) and INT4 (two's complement): the MX codebooks
+_CODE_VALUES = {
+    FMT_E2M1: [s * m for s in (1.0, -1.0) for m in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)],
+    FMT_INT4: [float(c if c < 8 else c - 16) for c in range(16)],
+}
+
+
+def _nf4_tables(values, ebias):
     """Soft-float triples of the 16 codebook values: SIG (the top 14 significand bits + a sticky bit,
-    leading one at bit 14), EXP (unbiased), SGN (0x80 for negative). Computed from the float32 bit
+    leading one at bit 14), EXP (unbiased, minus `ebias`), SGN (0x80 for negative). Computed from the float32 bit
     patterns (the sticky bit keeps the later single rounding to <= 4 bits exact)."""
     bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.int64)
     sig = np.zeros(16, np.int64)
@@ -341,13 +378,19 @@ def _nf4_tables(values):
         else:
             m24, ue = m | 0x800000, e - 127
         sig[c] = (m24 >> 9) | (1 if (m24 & 0x1FF) else 0)
-        exp[c] = ue
+        exp[c] = ue - ebias
     lo = np.zeros(32, np.uint16)
     lo[:16] = sig
     lo[16:] = exp & 0xFFFF
     hi = np.zeros(32, np.uint16)
     hi[:16] = sgn
     return lo.view(np.uint8), hi.view(np.uint8)
+
+
+def mx_scale_position(str mx_layout):
+    """(base, step): the scale byte of group g (0..7) of a 40-byte MX pass is at
+    base + step * (g & 3) + 20 * (g >> 2)."""
+    return (4 if mx_layout == "scale-last" else 0), (1 if mx_layout == "word-block" else 5)
 
 
 def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_layout, str mx_scale,
@@ -359,15 +402,19 @@ def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
     rows = {
         kZERO: np.zeros(64, np.uint8), kONE: _bcast16(1), kA: _bcast16(1 - bias), kSH0: _bcast16(14 - m_bits),
         kCLAMP: _bcast16(16), kMAX: _bcast16(0x7B if e5m2 else 0x7E),
-        kEB: _bcast16((15 if fmt != FMT_NF4 else 0) + (127 if mx else 0)),
+        k32: _bcast16(32),
         k4000: _bcast16(0x4000), kZEXP: _bcast16(-16384),
     }
-    if fmt == FMT_E2M1:
+    if mx:
+        # MX: every format through its 16-entry codebook (SIG, EXP, SGN of the code's exact value)
+        lo, hi = _nf4_tables(nf4_values if fmt == FMT_NF4 else _CODE_VALUES[fmt], 127)
+        rows.update({kF0: lo, kF1: hi, kF2: _bcast16(0x1000)})
+    elif fmt == FMT_E2M1:
         rows.update({kF0: _bcast16(3), kF1: _bcast16(14 << 10), kF2: _bcast16(8)})
     elif fmt == FMT_INT4:
         rows.update({kF0: _bcast16(0x80), kF1: _bcast16(0x7FFF)})
     elif fmt == FMT_NF4:
-        lo, hi = _nf4_tables(nf4_values)
+        lo, hi = _nf4_tables(nf4_values, 0)
         rows.update({kF0: lo, kF1: hi, kF2: _bcast16(0x1000)})
     else:
         rows.update({kF0: _bcast16(3), kF1: _bcast16(14 << 10), kF2: _bcast16(0x20), kF3: _bcast16(7)})
@@ -383,26 +430,22 @@ def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
         rows[k63] = _bcast16(63)
         rows[k64] = _bcast16(64)
     if mx:
-        codes, scales = [], []
+        sc_base, sc_step = mx_scale_position(mx_layout)
+        codes = []
         for g in range(8):
             if mx_layout == "scale-first":
-                codes += [5 * g + 1 + j for j in range(4)]; scales.append(5 * g)
+                codes += [5 * g + 1 + j for j in range(4)]
             elif mx_layout == "scale-last":
-                codes += [5 * g + j for j in range(4)]; scales.append(5 * g + 4)
+                codes += [5 * g + j for j in range(4)]
             else:
                 b, gi = g >> 2, g & 3
-                codes += [20 * b + 4 + 4 * gi + j for j in range(4)]; scales.append(20 * b + gi)
-        rows[kIDX_CODES] = _bytes_vec(codes + scales)
-        for h in range(2):
-            rows[kIDX_SC0 + h] = _bytes_vec(sum(([32 + 4 * h + (k >> 3), 64] for k in range(32)), []))
-        s32 = [64] * 64
-        for j in range(8):
-            s32[4 * j + 3] = 32 + j
-        rows[kIDX_S32] = np.array(s32, np.uint8)
-        rows[kQBIT] = np.full(16, 0x00400000, np.uint32).view(np.uint8)
-        rows[kIDX_NM8] = np.array([4 * (e >> 3) for e in range(64)], np.uint8)
+                codes += [20 * b + 4 + 4 * gi + j for j in range(4)]
+        rows[kIDX_CODES] = _bytes_vec(codes)
+        rows[kPAIRW] = np.array([1 | (1 << 31)] + [0] * 15, np.uint32).view(np.uint8)
+        for j in range(4):
+            rows[kM0 + j] = np.array([0x8000 if k >> 3 == j else 0 for k in range(32)], np.uint16).view(np.uint8)
+        rows[kIDX_NMS] = np.array([sc_base + sc_step * ((e >> 3) & 3) + 20 * (e >> 5) for e in range(64)], np.uint8)
         rows[kNAN8] = np.full(64, 0x7E if e5m2 else 0x7F, np.uint8)
-        rows[kALL1] = np.full(64, 0xFF, np.uint8)
     n = max(rows) + 1
     out = np.zeros((n, 64), np.uint8)
     for slot, row in rows.items():
@@ -432,14 +475,16 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
     cdef const char* ops_c[64]
     rodata = build_rodata(fmt, group, nibble_order, fp6_packing, mx_layout, mx_scale, nf4_values)
     memset(&cfg, 0, sizeof(cfg))
-    memset(&rf, 0, sizeof(rf))
+    regfile_reset(&rf)
     cdef const uint8_t[:, ::1] ro = rodata
     memcpy(cfg.rodata, &ro[0, 0], rodata.size)
     cfg.nconst = rodata.shape[0]
     cfg.fmt = fmt
     cfg.nan_gate = group == 8 and mx_scale == "e8m0"
     cfg.m_bits = 2 if fmt in (FMT_E2M1, FMT_INT4) else 3
-    cfg.s4_imm = (8 if nibble_order == "high-first" else 0) | (16 if fmt == FMT_INT4 else 0)
+    cfg.s4_imm = (8 if nibble_order == "high-first" else 0) | (16 if fmt == FMT_INT4 and not mx else 0)
+    cfg.sc_base = 4 if mx_layout == "scale-last" else 0         # mx_scale_position
+    cfg.sc_step = 1 if mx_layout == "word-block" else 5
     if dst.shape[0] != parts or parts == 0:
         raise ValueError("src and dst must have the same (non-zero) number of partitions")
     expected = nbytes // 12 * 16 if six else (nbytes // 20 * 32 if mx else nbytes * 2)

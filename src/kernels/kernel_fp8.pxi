@@ -24,48 +24,58 @@ cdef enum:
     vbG = 2        # second scratch flag
 
 
+# ---------------------------------------------------------------------------- shared bundle labels
+# Bundle numbers are labels (docs/model.md §9.1): a kernel's labels start at ENTRY_B; a shared sequence that
+# starts at bundle b takes b .. b + its *_LEN - 1.
+cdef enum:
+    RODATA_B = 0                          # the constant loads, two per bundle (s0 and s1)
+    MAX_CONST = 24                        # constant vectors a kernel may load
+    RODATA_VB = RODATA_B + MAX_CONST // 2  # the all-true predicate
+    ENTRY_B = RODATA_VB + 1               # a kernel's first own bundle
+    NARROW_LEN = 12                       # narrow_fp8
+
+
 cdef inline void load_rodata(TR tr, regfile_t* rf, const vec_t* rodata, int nconst) noexcept nogil:
-    # B0: constant vectors from rodata
+    # RODATA_B: constant vectors from rodata, two loads per bundle
     cdef int c
     for c in range(nconst):
-        I_lv2nx8_i(tr, rf, 0, c, <const uint8_t*>rodata, 64 * c)
-    # B1: vbALL = (0 == 0): the all-true predicate
-    CMP(tr, rf, 1, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbALL, kZERO, kZERO)
+        I_lv2nx8_i(tr, rf, RODATA_B + c // 2, c, <const uint8_t*>rodata, 64 * c)
+    # RODATA_VB: vbALL = (0 == 0): the all-true predicate
+    CMP(tr, rf, RODATA_VB, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbALL, kZERO, kZERO)
 
 
 cdef inline void narrow_fp8(TR tr, regfile_t* rf, int b, int m_bits, int out) noexcept nogil:
     """(vSIG, vEXP, vSGN) -> FP8 code | sign in 16-bit lanes of `out`: RNE, saturating.
     vSIG holds the significand with its leading one at bit 14 (value = SIG * 2^(EXP - 14)).
     Rounding is q = (SIG + 2^(sh-1) - 1 + lsb) >> sh, lsb = bit sh of SIG: round to nearest, ties
-    to even; SIG < 2^15 and sh <= 16 keep every sum inside 16 bits. Clobbers vT0..vT3."""
+    to even; SIG < 2^15 keeps every sum inside 16 bits (a shift sh >= 16 gives q = 0). Clobbers vT0..vT3."""
     # b+0: d = (1-BIAS) - EXP (subnormal depth), e = EXP - (1-BIAS) (exponent field - 1 when normal)
     V3(tr, rf, b, "subnx16", P.subnx16, VIEW_NX16, vT0, kA, vEXP)
     V3(tr, rf, b, "subnx16", P.subnx16, VIEW_NX16, vT1, vEXP, kA)
     # b+1: clamp both at 0 (flags unused)
     BV(tr, rf, b + 1, "bmaxnx16", P.bmaxnx16, VIEW_NX16, VIEW_VB16, vbF, vT0, vT0, kZERO)
     BV(tr, rf, b + 1, "bmaxnx16", P.bmaxnx16, VIEW_NX16, VIEW_VB16, vbG, vT1, vT1, kZERO)
-    # b+2: total right shift sh = d + 14 - M; exponent field moved to its place
+    # b+2: total right shift sh = d + 14 - M; exponent field moved to its place (a shift of 16 or more rounds
+    # to 0 without a clamp: srlnx16 gives 0 for amounts >= 16, so q below is 0 whatever `half` is)
     V3(tr, rf, b + 2, "addnx16", P.addnx16, VIEW_NX16, vT0, vT0, kSH0)
     VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT1, vT1, m_bits)
-    # b+3: shifts past 16 all round to 0
-    BV(tr, rf, b + 3, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT0, vT0, kCLAMP)
-    # b+4: lsb of the kept bits ; sh - 1
-    V3(tr, rf, b + 4, "srlnx16", P.srlnx16, VIEW_NX16, vT2, vSIG, vT0)
-    V3(tr, rf, b + 4, "subnx16", P.subnx16, VIEW_NX16, vT3, vT0, kONE)
-    # b+5: lsb & 1 ; half = 1 << (sh - 1)
-    V3(tr, rf, b + 5, "and2nx8", P.and2nx8, VIEW_NX16, vT2, vT2, kONE)
-    V3(tr, rf, b + 5, "sllnx16", P.sllnx16, VIEW_NX16, vT3, kONE, vT3)
-    # b+6: half - 1
-    V3(tr, rf, b + 6, "subnx16", P.subnx16, VIEW_NX16, vT3, vT3, kONE)
-    # b+7: + lsb (ties go to even)
-    V3(tr, rf, b + 7, "addnx16", P.addnx16, VIEW_NX16, vT3, vT3, vT2)
-    # b+8: + significand
-    V3(tr, rf, b + 8, "addnx16", P.addnx16, VIEW_NX16, vT3, vT3, vSIG)
-    # b+9: ROUND: shift out
-    V3(tr, rf, b + 9, "srlnx16", P.srlnx16, VIEW_NX16, vT3, vT3, vT0)
-    # b+10: exponent field + rounded significand (a carry moves into the exponent)
-    V3(tr, rf, b + 10, "addnx16", P.addnx16, VIEW_NX16, vT1, vT1, vT3)
-    # b+11: SATURATE to the largest finite code
-    BV(tr, rf, b + 11, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT1, vT1, kMAX)
-    # b+12: sign
-    V3(tr, rf, b + 12, "or2nx8", P.or2nx8, VIEW_NX16, out, vT1, vSGN)
+    # b+3: lsb of the kept bits ; sh - 1
+    V3(tr, rf, b + 3, "srlnx16", P.srlnx16, VIEW_NX16, vT2, vSIG, vT0)
+    V3(tr, rf, b + 3, "subnx16", P.subnx16, VIEW_NX16, vT3, vT0, kONE)
+    # b+4: lsb & 1 ; half = 1 << (sh - 1)
+    V3(tr, rf, b + 4, "and2nx8", P.and2nx8, VIEW_NX16, vT2, vT2, kONE)
+    V3(tr, rf, b + 4, "sllnx16", P.sllnx16, VIEW_NX16, vT3, kONE, vT3)
+    # b+5: half - 1
+    V3(tr, rf, b + 5, "subnx16", P.subnx16, VIEW_NX16, vT3, vT3, kONE)
+    # b+6: + lsb (ties go to even)
+    V3(tr, rf, b + 6, "addnx16", P.addnx16, VIEW_NX16, vT3, vT3, vT2)
+    # b+7: + significand
+    V3(tr, rf, b + 7, "addnx16", P.addnx16, VIEW_NX16, vT3, vT3, vSIG)
+    # b+8: ROUND: shift out
+    V3(tr, rf, b + 8, "srlnx16", P.srlnx16, VIEW_NX16, vT3, vT3, vT0)
+    # b+9: exponent field + rounded significand (a carry moves into the exponent)
+    V3(tr, rf, b + 9, "addnx16", P.addnx16, VIEW_NX16, vT1, vT1, vT3)
+    # b+10: SATURATE to the largest finite code
+    BV(tr, rf, b + 10, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT1, vT1, kMAX)
+    # b+11: sign
+    V3(tr, rf, b + 11, "or2nx8", P.or2nx8, VIEW_NX16, out, vT1, vSGN)

@@ -5,6 +5,13 @@
 # before, destinations after). In the NoTraceP specialisation the `if TR is TracerP` blocks are
 # removed at compile time. Included by the kernel modules (needs q7regs/q7ivp/q7trace cimports).
 
+cdef inline bint run_op(TR tr, const char* op, int b) noexcept nogil:
+    """False when the run's mutation (docs/traces.md §8) makes this op a no-op; always True without a tracer."""
+    if TR is TracerP:
+        return not tr_skip(tr, op, b)
+    return True
+
+
 ctypedef void (*f_vvv)(vec_t*, const vec_t*, const vec_t*) noexcept nogil
 ctypedef void (*f_vvvv)(vec_t*, const vec_t*, const vec_t*, const vec_t*) noexcept nogil
 ctypedef void (*f_vvi)(vec_t*, const vec_t*, int) noexcept nogil
@@ -21,7 +28,8 @@ cdef inline void V3(TR tr, regfile_t* rf, int b, const char* op, f_vvv fn, int v
     if TR is TracerP:
         if tr_begin(tr, op, b):
             tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view, &rf.v[r])
-    fn(&rf.v[t], &rf.v[s], &rf.v[r])
+    if run_op(tr, op, b):
+        fn(&rf.v[t], &rf.v[s], &rf.v[r])
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, t, view, &rf.v[t]); tr_end(tr)
@@ -34,7 +42,8 @@ cdef inline void V4(TR tr, regfile_t* rf, int b, const char* op, f_vvvv fn, int 
         if tr_begin(tr, op, b):
             tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view, &rf.v[r])
             tr_vec(tr, ROLE_SRC, x, view, &rf.v[x])
-    fn(&rf.v[t], &rf.v[s], &rf.v[r], &rf.v[x])
+    if run_op(tr, op, b):
+        fn(&rf.v[t], &rf.v[s], &rf.v[r], &rf.v[x])
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, t, view, &rf.v[t]); tr_end(tr)
@@ -46,7 +55,8 @@ cdef inline void VI(TR tr, regfile_t* rf, int b, const char* op, f_vvi fn, int v
     if TR is TracerP:
         if tr_begin(tr, op, b):
             tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_scalar(tr, 255, imm)
-    fn(&rf.v[t], &rf.v[s], imm)
+    if run_op(tr, op, b):
+        fn(&rf.v[t], &rf.v[s], imm)
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, t, view, &rf.v[t]); tr_end(tr)
@@ -59,7 +69,8 @@ cdef inline void VVI(TR tr, regfile_t* rf, int b, const char* op, f_vvvi fn, int
         if tr_begin(tr, op, b):
             tr_vec(tr, ROLE_SRC, s, view_in, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view_in, &rf.v[r])
             tr_scalar(tr, 255, imm)
-    fn(&rf.v[t], &rf.v[s], &rf.v[r], imm)
+    if run_op(tr, op, b):
+        fn(&rf.v[t], &rf.v[s], &rf.v[r], imm)
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, t, view_out, &rf.v[t]); tr_end(tr)
@@ -71,7 +82,8 @@ cdef inline void BV(TR tr, regfile_t* rf, int b, const char* op, f_bvvv fn, int 
     if TR is TracerP:
         if tr_begin(tr, op, b):
             tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view, &rf.v[r])
-    fn(&rf.vb[fb], &rf.v[t], &rf.v[s], &rf.v[r])
+    if run_op(tr, op, b):
+        fn(&rf.vb[fb], &rf.v[t], &rf.v[s], &rf.v[r])
     if TR is TracerP:
         if tr.open:
             tr_vbool(tr, ROLE_DST, fb, vbview, rf.vb[fb]); tr_vec(tr, ROLE_DST, t, view, &rf.v[t]); tr_end(tr)
@@ -83,7 +95,8 @@ cdef inline void CMP(TR tr, regfile_t* rf, int b, const char* op, f_bvv fn, int 
     if TR is TracerP:
         if tr_begin(tr, op, b):
             tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view, &rf.v[r])
-    fn(&rf.vb[fb], &rf.v[s], &rf.v[r])
+    if run_op(tr, op, b):
+        fn(&rf.vb[fb], &rf.v[s], &rf.v[r])
     if TR is TracerP:
         if tr.open:
             tr_vbool(tr, ROLE_DST, fb, vbview, rf.vb[fb]); tr_end(tr)
@@ -96,7 +109,8 @@ cdef inline void MOVT(TR tr, regfile_t* rf, int b, const char* op, f_vvb fn, int
         if tr_begin(tr, op, b):
             tr_vec(tr, ROLE_SRC, t, view, &rf.v[t]); tr_vec(tr, ROLE_SRC, s, view, &rf.v[s])
             tr_vbool(tr, ROLE_SRC, pb, vbview, rf.vb[pb])
-    fn(&rf.v[t], &rf.v[s], rf.vb[pb])
+    if run_op(tr, op, b):
+        fn(&rf.v[t], &rf.v[s], rf.vb[pb])
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, t, view, &rf.v[t]); tr_end(tr)
@@ -108,7 +122,8 @@ cdef inline void V2(TR tr, regfile_t* rf, int b, const char* op, f_vv fn, int vi
     if TR is TracerP:
         if tr_begin(tr, op, b):
             tr_vec(tr, ROLE_SRC, s, view_in, &rf.v[s])
-    fn(&rf.v[t], &rf.v[s])
+    if run_op(tr, op, b):
+        fn(&rf.v[t], &rf.v[s])
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, t, view_out, &rf.v[t]); tr_end(tr)
@@ -120,7 +135,8 @@ cdef inline void I_float16nx16t(TR tr, regfile_t* rf, int b, int t, int s, int i
         if tr_begin(tr, "float16nx16t", b):
             tr_vec(tr, ROLE_SRC, t, VIEW_NXF16, &rf.v[t]); tr_vec(tr, ROLE_SRC, s, VIEW_NX16, &rf.v[s])
             tr_scalar(tr, 255, imm); tr_vbool(tr, ROLE_SRC, pb, VIEW_VB16, rf.vb[pb])
-    P.float16nx16t(&rf.v[t], &rf.v[s], imm, rf.vb[pb])
+    if run_op(tr, "float16nx16t", b):
+        P.float16nx16t(&rf.v[t], &rf.v[s], imm, rf.vb[pb])
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, t, VIEW_NXF16, &rf.v[t]); tr_end(tr)
@@ -131,7 +147,8 @@ cdef inline void I_floatn_2x32(TR tr, regfile_t* rf, int b, int t, int s, int im
     if TR is TracerP:
         if tr_begin(tr, "floatn_2x32", b):
             tr_vec(tr, ROLE_SRC, s, VIEW_N_2X32, &rf.v[s]); tr_scalar(tr, 255, imm)
-    P.floatn_2x32(&rf.v[t], &rf.v[s], imm)
+    if run_op(tr, "floatn_2x32", b):
+        P.floatn_2x32(&rf.v[t], &rf.v[s], imm)
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, t, VIEW_N_2XF32, &rf.v[t]); tr_end(tr)
@@ -144,7 +161,8 @@ cdef inline void I_ultn_2xf32t(TR tr, regfile_t* rf, int b, int fb, int s, int r
             tr_vbool(tr, ROLE_SRC, fb, VIEW_VB32, rf.vb[fb])
             tr_vec(tr, ROLE_SRC, s, VIEW_N_2XF32, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_N_2XF32, &rf.v[r])
             tr_vbool(tr, ROLE_SRC, pb, VIEW_VB32, rf.vb[pb])
-    P.ultn_2xf32t(&rf.vb[fb], &rf.v[s], &rf.v[r], rf.vb[pb])
+    if run_op(tr, "ultn_2xf32t", b):
+        P.ultn_2xf32t(&rf.vb[fb], &rf.v[s], &rf.v[r], rf.vb[pb])
     if TR is TracerP:
         if tr.open:
             tr_vbool(tr, ROLE_DST, fb, VIEW_VB32, rf.vb[fb]); tr_end(tr)
@@ -156,7 +174,8 @@ cdef inline void I_dselnx16(TR tr, regfile_t* rf, int b, int u, int t, int s, in
         if tr_begin(tr, "dselnx16", b):
             tr_vec(tr, ROLE_SRC, s, VIEW_NX16, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_NX16, &rf.v[r])
             tr_vec(tr, ROLE_SRC, x, VIEW_NX16, &rf.v[x])
-    P.dselnx16(&rf.v[u], &rf.v[t], &rf.v[s], &rf.v[r], &rf.v[x])
+    if run_op(tr, "dselnx16", b):
+        P.dselnx16(&rf.v[u], &rf.v[t], &rf.v[s], &rf.v[r], &rf.v[x])
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, u, VIEW_NX16, &rf.v[u]); tr_vec(tr, ROLE_DST, t, VIEW_NX16, &rf.v[t])
@@ -169,7 +188,8 @@ cdef inline void I_mulus4tn16xr16(TR tr, regfile_t* rf, int b, int w, int s, int
         if tr_begin(tr, "mulus4tn16xr16", b):
             tr_vec(tr, ROLE_SRC, s, VIEW_NX16, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_NX16, &rf.v[r])
             tr_pr(tr, ROLE_SRC, p, rf.pr[p])
-    P.mulus4tn16xr16(&rf.wv[w], &rf.v[s], &rf.v[r], rf.pr[p])
+    if run_op(tr, "mulus4tn16xr16", b):
+        P.mulus4tn16xr16(&rf.wv[w], &rf.v[s], &rf.v[r], rf.pr[p])
     if TR is TracerP:
         if tr.open:
             tr_wvec(tr, ROLE_DST, w, &rf.wv[w]); tr_end(tr)
@@ -180,7 +200,8 @@ cdef inline void I_packvrnrnx48(TR tr, regfile_t* rf, int b, int t, int w, int s
     if TR is TracerP:
         if tr_begin(tr, "packvrnrnx48", b):
             tr_wvec(tr, ROLE_SRC, w, &rf.wv[w]); tr_scalar(tr, 255, sh)
-    P.packvrnrnx48(&rf.v[t], &rf.wv[w], sh)
+    if run_op(tr, "packvrnrnx48", b):
+        P.packvrnrnx48(&rf.v[t], &rf.wv[w], sh)
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, t, VIEW_NX16, &rf.v[t]); tr_end(tr)
@@ -191,7 +212,8 @@ cdef inline void I_extrprn_2x32(TR tr, regfile_t* rf, int b, int p, int s, int k
     if TR is TracerP:
         if tr_begin(tr, "extrprn_2x32", b):
             tr_vec(tr, ROLE_SRC, s, VIEW_N_2X32, &rf.v[s]); tr_scalar(tr, 255, k)
-    P.extrprn_2x32(&rf.pr[p], &rf.v[s], k)
+    if run_op(tr, "extrprn_2x32", b):
+        P.extrprn_2x32(&rf.pr[p], &rf.v[s], k)
     if TR is TracerP:
         if tr.open:
             tr_pr(tr, ROLE_DST, p, rf.pr[p]); tr_end(tr)
@@ -203,7 +225,8 @@ cdef inline void I_lav2nx8_xp(TR tr, regfile_t* rf, int b, int t, const uint8_t*
     if TR is TracerP:
         if tr_begin(tr, "lav2nx8_xp", b):
             tr_scalar(tr, 254, off[0]); tr_scalar(tr, 253, n)
-    P.lav2nx8_xp(&rf.v[t], base, off, n)
+    if run_op(tr, "lav2nx8_xp", b):
+        P.lav2nx8_xp(&rf.v[t], base, off, n)
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, t, VIEW_2NX8, &rf.v[t]); tr_end(tr)
@@ -215,7 +238,8 @@ cdef inline void I_sav2nx8_xp(TR tr, regfile_t* rf, int b, int s, uint8_t* base,
     if TR is TracerP:
         if tr_begin(tr, "sav2nx8_xp", b):
             tr_vec(tr, ROLE_SRC, s, VIEW_2NX8, &rf.v[s]); tr_scalar(tr, 254, off[0]); tr_scalar(tr, 253, n)
-    P.sav2nx8_xp(&rf.v[s], base, off, n)
+    if run_op(tr, "sav2nx8_xp", b):
+        P.sav2nx8_xp(&rf.v[s], base, off, n)
     if TR is TracerP:
         if tr.open:
             tr_end(tr)
@@ -226,7 +250,79 @@ cdef inline void I_lv2nx8_i(TR tr, regfile_t* rf, int b, int t, const uint8_t* b
     if TR is TracerP:
         if tr_begin(tr, "lv2nx8_i", b):
             tr_scalar(tr, 254, off)
-    P.lv2nx8_i(&rf.v[t], base, off)
+    if run_op(tr, "lv2nx8_i", b):
+        P.lv2nx8_i(&rf.v[t], base, off)
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, VIEW_2NX8, &rf.v[t]); tr_end(tr)
+
+
+ctypedef void (*f_wvvp)(wvec_t*, const vec_t*, const vec_t*, pr_t) noexcept nogil
+ctypedef void (*f_wvv)(wvec_t*, const vec_t*, const vec_t*) noexcept nogil
+
+
+cdef inline void WVVP(TR tr, regfile_t* rf, int b, const char* op, f_wvvp fn, int view, int w, int s, int r,
+                      int p) noexcept nogil:
+    """wv <- op(va, vb, pr)  (an overwriting pr MAC)"""
+    if TR is TracerP:
+        if tr_begin(tr, op, b):
+            tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view, &rf.v[r])
+            tr_pr(tr, ROLE_SRC, p, rf.pr[p])
+    if run_op(tr, op, b):
+        fn(&rf.wv[w], &rf.v[s], &rf.v[r], rf.pr[p])
+    if TR is TracerP:
+        if tr.open:
+            tr_wvec(tr, ROLE_DST, w, &rf.wv[w]); tr_end(tr)
+
+
+cdef inline void WVVPA(TR tr, regfile_t* rf, int b, const char* op, f_wvvp fn, int view, int w, int s, int r,
+                       int p) noexcept nogil:
+    """wv <- wv + op(va, vb, pr)  (an accumulating pr MAC: wv is read and written)"""
+    if TR is TracerP:
+        if tr_begin(tr, op, b):
+            tr_wvec(tr, ROLE_SRC, w, &rf.wv[w])
+            tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view, &rf.v[r])
+            tr_pr(tr, ROLE_SRC, p, rf.pr[p])
+    if run_op(tr, op, b):
+        fn(&rf.wv[w], &rf.v[s], &rf.v[r], rf.pr[p])
+    if TR is TracerP:
+        if tr.open:
+            tr_wvec(tr, ROLE_DST, w, &rf.wv[w]); tr_end(tr)
+
+
+cdef inline void WVV(TR tr, regfile_t* rf, int b, const char* op, f_wvv fn, int view, int w, int s,
+                     int r) noexcept nogil:
+    """wv <- op(va, vb)  (32-bit MACs and the gather-widens into wvec)"""
+    if TR is TracerP:
+        if tr_begin(tr, op, b):
+            tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view, &rf.v[r])
+    if run_op(tr, op, b):
+        fn(&rf.wv[w], &rf.v[s], &rf.v[r])
+    if TR is TracerP:
+        if tr.open:
+            tr_wvec(tr, ROLE_DST, w, &rf.wv[w]); tr_end(tr)
+
+
+cdef inline void I_extrpr2nx8(TR tr, regfile_t* rf, int b, int p, int s, int k) noexcept nogil:
+    """ivp_extrpr2nx8 pr, vs, k   (pr = byte lane k of vs)"""
+    if TR is TracerP:
+        if tr_begin(tr, "extrpr2nx8", b):
+            tr_vec(tr, ROLE_SRC, s, VIEW_2NX8, &rf.v[s]); tr_scalar(tr, 255, k)
+    if run_op(tr, "extrpr2nx8", b):
+        P.extrpr2nx8(&rf.pr[p], &rf.v[s], k)
+    if TR is TracerP:
+        if tr.open:
+            tr_pr(tr, ROLE_DST, p, rf.pr[p]); tr_end(tr)
+
+
+cdef inline void I_l2a4nx8_ip(TR tr, regfile_t* rf, int b, int t, const uint8_t* base, Py_ssize_t* off,
+                              Py_ssize_t inc) noexcept nogil:
+    """ivp_l2a4nx8_ip vt, a(base+off), inc   (64 bytes through the two-row window, off += inc)"""
+    if TR is TracerP:
+        if tr_begin(tr, "l2a4nx8_ip", b):
+            tr_scalar(tr, 254, off[0]); tr_scalar(tr, 253, inc)
+    if run_op(tr, "l2a4nx8_ip", b):
+        P.l2a4nx8_ip(&rf.v[t], base, off, inc)
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, t, VIEW_2NX8, &rf.v[t]); tr_end(tr)
