@@ -116,10 +116,10 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
                 # B16: unclamped-data: the byte is clamped at 0, the divide is not
                 BV(tr, rf, 16, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vT0, vSC, kZERO)
             if cfg.ocp_nonfinite:
-                # B16: NaN / Inf blocks store 0xFF (E8M0 NaN)
-                MOVT(tr, rf, 16, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kFF, vbNB)
-            # B17: scale bytes of the 4 blocks
-            V4(tr, rf, 17, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vT0, kZERO, kIDX_SCB)
+                # B17: NaN / Inf blocks store 0xFF (E8M0 NaN)
+                MOVT(tr, rf, 17, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kFF, vbNB)
+            # B18: scale bytes of the 4 blocks
+            V4(tr, rf, 18, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vT0, kZERO, kIDX_SCB)
         else:
             if cfg.wrap:
                 # B16: narrowed to uint8 before the subtract: wraps below 0 (the simulator's order)
@@ -128,13 +128,13 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
                 # B16: clamp at 0
                 BV(tr, rf, 16, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vSC, vSC, kZERO)
             if cfg.ocp_nonfinite:
-                # B16: NaN / Inf blocks store 0xFF (E8M0 NaN); their data is all NaN whatever the divisor
-                MOVT(tr, rf, 16, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vSC, kFF, vbNB)
-            # B17: scale bytes of the 4 blocks
-            V4(tr, rf, 17, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vSC, kZERO, kIDX_SCB)
-        # B18: store them (E8M0)
+                # B17: NaN / Inf blocks store 0xFF (E8M0 NaN); their data is all NaN whatever the divisor
+                MOVT(tr, rf, 17, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vSC, kFF, vbNB)
+            # B18: scale bytes of the 4 blocks
+            V4(tr, rf, 18, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vSC, kZERO, kIDX_SCB)
+        # B19: store them (E8M0)
         soff = c // 4
-        I_sav2nx8_xp(tr, rf, 18, vT0, scale_row, &soff, cols // 4)
+        I_sav2nx8_xp(tr, rf, 19, vT0, scale_row, &soff, cols // 4)
         # ---------------- pass 2: divide, clip, round, pack -- row by row
         for r in range(8):
             # B23: reload the row
@@ -148,14 +148,14 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             VI(tr, rf, 25, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT1, vX, 1)
             # B26: sign ; |x| bits ; exponent field
             V3(tr, rf, 26, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vT0, k80)
-            if cfg.ocp_nonfinite:
-                # B26: nonfinite=ocp: a NaN / Inf block's lanes lose their sign (positive NaN)
-                MOVT(tr, rf, 26, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kZERO, vbNB)
             VI(tr, rf, 26, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT1, vT1, 1)
             VI(tr, rf, 26, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vX, 23)
             # B27: exponent field ; subnormal significand normalised by int -> fp32
             V3(tr, rf, 27, "and2nx8", P.and2nx8, VIEW_N_2X32, vT2, vT2, kFF)
             I_floatn_2x32(tr, rf, 27, vT3, vT1, 0)
+            if cfg.ocp_nonfinite:
+                # B27: nonfinite=ocp: the lanes of a NaN / Inf block lose their sign (positive NaN)
+                MOVT(tr, rf, 27, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kZERO, vbNB)
             # B28: field 0 (zero / subnormal), field 0xFF (Inf / NaN)
             CMP(tr, rf, 28, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbS, vT2, kZERO)
             CMP(tr, rf, 28, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbI, vT2, kFF)
@@ -173,16 +173,16 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             V3(tr, rf, 32, "or2nx8", P.or2nx8, VIEW_N_2X32, vT3, vT3, k4000)
             # B33:
             MOVT(tr, rf, 33, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, vM, vbS)
-            # B34: ±Inf: an exponent that saturates (the clip to ±max_val)
+            # B34: ±Inf: an exponent that saturates (the clip to ±max_val) ; clear the NaN-mask register
             MOVT(tr, rf, 34, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kBIG, vbI)
-            # B35: ±0: the far-below exponent ; clear the NaN-mask register
+            V3(tr, rf, 34, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+            # B35: ±0: the far-below exponent
             MOVT(tr, rf, 35, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kZEXP, vbZ)
-            V3(tr, rf, 35, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+            if cfg.ocp_nonfinite:
+                # B35: nonfinite=ocp: every lane of a NaN / Inf block -> NaN
+                MOVT(tr, rf, 35, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbNB)
             # B36: NaN lanes -> all ones
             MOVT(tr, rf, 36, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbN)
-            if cfg.ocp_nonfinite:
-                # B36: nonfinite=ocp: every lane of a NaN / Inf block -> NaN
-                MOVT(tr, rf, 36, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbNB)
             # B37: low halves into 16-bit lanes: significand, exponent, sign, NaN mask
             V4(tr, rf, 37, "selnx16", P.selnx16, VIEW_NX16, vSIG, vT3, vT3, kIDX_EVEN16)
             V4(tr, rf, 37, "selnx16", P.selnx16, VIEW_NX16, vEXP, vT2, vT2, kIDX_EVEN16)
