@@ -117,7 +117,8 @@ KERNELS: tuple[KernelEntry, ...] = (
     _dequant_entry(KernelId.PROC_6BIT_NON_MX, "proc_non_mx", "6nm", (16, "3 source words (16 codes)")),
     KernelEntry(
         kernel_id=KernelId.QUANTIZE_MX, engine="DVE", opcode=0xE3,
-        knobs=("emax", "underflow"),          # scale_layout is placed by the record / the caller, not a model knob
+        # scale_layout is placed by the record / the caller, not a model knob
+        knobs=("emax", "underflow", "nonfinite"),
         src_dtypes=QUANTIZE_MX_SRC_DTYPES, dst_dtypes=QUANTIZE_MX_DST_DTYPES,
         sources=("src/kernels/kernel_ops.pxi", "src/kernels/kernel_fp8.pxi", "src/kernels/_quantize_mx.pyx"),
         extension=_quantize_mx.EXTENSION, function="quantize_block",

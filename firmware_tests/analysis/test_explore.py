@@ -16,7 +16,10 @@ from q7emu.machine.cases import build_case, load_case, save_case
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "examples" / "cases"
 MX8 = CASES / "mariana" / "mariana_7b_proc_4bit_mx_8_e2m1.json"
-QMX = CASES / "mariana" / "mariana_e3_quantize_mx_e4m3.json"
+QMX = CASES / "mariana" / "mariana_e3_quantize_mx_e4m3.json"          # fp16 source, NaN and Inf inside
+QMX_BF16 = CASES / "mariana" / "mariana_e3_quantize_mx_e5m2.json"     # bf16 source, NaN and Inf inside
+UNDERFLOW = ("wrap", "clamp", "unclamped-data", "unwrapped-data")
+NONFINITE = ("sim", "ocp")
 
 
 def golden_case(template: Path, knobs: dict[str, str], tweak=None):
@@ -32,7 +35,7 @@ def golden_case(template: Path, knobs: dict[str, str], tweak=None):
 
 def test_applicable_knobs():
     assert applicable_knobs(load_case(MX8)) == ("nibble_order", "mx_layout", "mx_scale")
-    assert applicable_knobs(load_case(QMX)) == ("emax", "underflow")
+    assert applicable_knobs(load_case(QMX)) == ("emax", "underflow", "nonfinite")
     assert applicable_knobs(load_case(CASES / "cayman" / "cayman_7b_proc_6bit_non_mx_e2m3.json")) == ("fp6_packing",)
     assert applicable_knobs(load_case(CASES / "cayman" / "cayman_7b_proc_4bit_non_mx_nf4.json")) == \
         ("nibble_order", "nf4_table")
@@ -41,9 +44,14 @@ def test_applicable_knobs():
 def test_shipped_cases_identify_the_defaults():
     r = explore(CASES)
     assert r.explained and len(r.cases) == 34
-    assert r.consistent == [{"nibble_order": "low-first", "fp6_packing": "lsb-first", "mx_layout": "scale-first",
-                             "mx_scale": "e8m0", "nf4_table": "qlora", "emax": "ocp", "underflow": "wrap"}]
+    defaults = {"nibble_order": "low-first", "fp6_packing": "lsb-first", "mx_layout": "scale-first",
+                "mx_scale": "e8m0", "nf4_table": "qlora", "emax": "ocp", "underflow": "wrap", "nonfinite": "sim"}
+    # The shipped QuantizeMX cases underflow only in an all-zero block (m = 0): its byte is wrapped alike by
+    # wrap and unwrapped-data, and zeros divide to zero under either divisor, so those two stay grouped.
+    assert r.consistent == [defaults, dict(defaults, underflow="unwrapped-data")]
+    assert len([c for c in r.candidates if c.ok]) == 1
     assert r.per_knob["mx_layout"]["consistent"] == ["scale-first"]
+    assert r.per_knob["nonfinite"]["consistent"] == ["sim"]       # the cases hold a NaN and an Inf
     assert "REPRODUCED" in r.format()
 
 
@@ -74,9 +82,65 @@ def test_quantize_alt_clamp_identified():
         arr[8:16, 8:16] = np.frombuffer(np.full(4, 0x0001, np.uint16).tobytes(), np.uint8)  # fp16 subnormals
     case = golden_case(QMX, {"emax": "alt", "underflow": "clamp"}, zero_block)
     r = explore([case])
-    assert r.consistent == [{"emax": "alt", "underflow": "clamp"}]
+    # fp16 source: its only underflowing blocks are all-zero (fp16 0x0001 = 2^-24 has fp32 field 103), so
+    # unclamped-data (same byte, true divisor) gives the same bytes as clamp; the tweak also overwrote the
+    # template's NaN (partition 0) and Inf (partition 9), so nonfinite is not decided either
+    assert [(m["emax"], m["underflow"]) for m in r.consistent] == [("alt", "clamp")] * 2 + \
+        [("alt", "unclamped-data")] * 2
+    assert len([c for c in r.candidates if c.ok]) == 1
     assert r.per_knob["emax"]["consistent"] == ["alt"]
-    assert r.per_knob["underflow"]["consistent"] == ["clamp"]
+    assert r.per_knob["underflow"]["consistent"] == ["clamp", "unclamped-data"]
+    assert r.per_knob["nonfinite"]["consistent"] == ["sim", "ocp"]
+
+
+def _bf16_small_block(inputs):
+    """Partitions 24..31, elements 0..3 (one MX block) of the bf16 tile: 2^-133 (0x0001, field 0) ... 2^-126
+    (0x0080, field 1) and zeros -- a non-zero block with m < max_exp, where every underflow value differs."""
+    reg, arr = inputs[0]
+    vals = np.zeros((8, 4), np.uint16)
+    vals[0, :] = [0x0001, 0x8040, 0x0080, 0x007F]
+    vals[5, 2] = 0x0003
+    arr[24:32, 0:8] = vals.view(np.uint8)
+
+
+@pytest.mark.parametrize("nonfinite", NONFINITE)
+@pytest.mark.parametrize("underflow", UNDERFLOW)
+def test_quantize_underflow_nonfinite_identified_uniquely(underflow, nonfinite):
+    # bf16 case with a NaN, an Inf (the template's) and a non-zero block whose m is below max_exp: every
+    # (underflow, nonfinite) value gives different bytes, so the value a case was made under is the only one
+    truth = {"emax": "ocp", "underflow": underflow, "nonfinite": nonfinite}
+    r = explore([golden_case(QMX_BF16, truth, _bf16_small_block)])
+    assert r.consistent == [truth]
+    assert r.per_knob["underflow"]["consistent"] == [underflow]
+    assert r.per_knob["nonfinite"]["consistent"] == [nonfinite]
+    assert len(r.candidates) == 16 and all(len(c.members) == 1 for c in r.candidates)   # 2 x 4 x 2, all apart
+
+
+@pytest.mark.parametrize("underflow", UNDERFLOW)
+def test_quantize_fp16_underflow_grouped(underflow):
+    # fp16 source: an fp16 value is 0 or has fp32 field >= 103 > max_exp, so only all-zero blocks underflow;
+    # zeros divide to zero under any divisor, so each value is grouped with the one storing the same byte
+    # (wrap ~ unwrapped-data, clamp ~ unclamped-data)
+    def zero_block(inputs):
+        inputs[0][1][:8, :8] = 0
+    truth = {"emax": "ocp", "underflow": underflow, "nonfinite": "sim"}
+    r = explore([golden_case(QMX, truth, zero_block)])
+    same_byte = {"wrap": "unwrapped-data", "unwrapped-data": "wrap", "clamp": "unclamped-data",
+                 "unclamped-data": "clamp"}[underflow]
+    assert sorted(m["underflow"] for m in r.consistent) == sorted([underflow, same_byte])
+    assert len([c for c in r.candidates if c.ok]) == 1 and "indistinguishable" in r.format()
+
+
+def test_quantize_nonfinite_grouped_without_nan_or_inf():
+    # no NaN or Inf anywhere: sim and ocp differ on no block, so they are one group
+    def finite(inputs):
+        reg, arr = inputs[0]
+        x = arr.view(np.uint16)
+        x[(x & 0x7F80) == 0x7F80] = 0x3F80                   # every bf16 NaN / Inf -> 1.0
+    truth = {"emax": "ocp", "underflow": "wrap", "nonfinite": "ocp"}
+    r = explore([golden_case(QMX_BF16, truth, lambda inp: (finite(inp), _bf16_small_block(inp)))])
+    assert r.consistent == [dict(truth, nonfinite="sim"), truth]
+    assert r.per_knob["nonfinite"]["consistent"] == ["sim", "ocp"]
 
 
 def test_indistinguishable_reported_as_such():

@@ -197,3 +197,41 @@ def test_record_new_list_fields_are_the_decoded_names(capsys):
     code, dec, _ = run(capsys, "decode", make_quantize_mx_record(32, 8).encode().hex(), "--json")
     assert code == 0 and names == [f["name"] for f in json.loads(dec)["fields"]]
     assert "dst.scale_pidx" in names
+
+
+def test_quantize_mx_knob_values_through_case_replay_and_explore(capsys, tmp_path):
+    # issue 16: the new QuantizeMX values travel through --knob, the case file, replay and explore.
+    # bf16 [32, 8] tile at partition 0 byte 0: block (0..7, elements 0..3) = 32 x 0x0001 (2^-133, fp32 field
+    # 0), block (0..7, elements 4..7) = 32 x +Inf (0x7F80), the other blocks 0. Data at 0x40, scales at 0x60.
+    q = make_quantize_mx_record(32, 8, in_dtype=0x06, out_dtype=0x0E, dst_offset=0x40, scale_offset=0x60,
+                                partition_bytes=PB).encode().hex()
+    x = np.zeros((32, 8), np.uint16)
+    x[:8, :4] = 0x0001
+    x[:8, 4:] = 0x7F80
+    np.save(tmp_path / "x.npy", x.view(np.uint8))
+    base = ["case", "new", tmp_path / "c", "--record", q, "-g", "MARIANA", "--input", f"0:0={tmp_path / 'x.npy'}",
+            "--partition-bytes", hex(PB)]
+    code, _, err = run(capsys, *base, "--knob", "underflow=unclamped-data", "--knob", "nonfinite=ocp")
+    assert code == 0, err
+    case = load_case(tmp_path / "c.json")
+    assert case.knobs["underflow"] == "unclamped-data" and case.knobs["nonfinite"] == "ocp"
+    exp = {(reg.partition, reg.offset): arr for reg, arr in case.expected}
+    # E4M3 ocp: block (0, 0): m - 8 = -8 -> byte 0, data 2^-133 / 2^-135 = 4 -> 0 1001 000 = 0x48;
+    # block (0, 1): Inf -> byte 0xFF, data NaN 0x7F (nonfinite=ocp); blocks of rows 1..3: zeros, byte 0
+    data = exp[(0, 0x40)]
+    assert data.shape == (32, 8) and np.all(data[:8, :4] == 0x48) and np.all(data[:8, 4:] == 0x7F)
+    assert not data[8:].any()
+    assert np.array_equal(exp[(0, 0x60)], [[0, 0xFF], [0, 0], [0, 0], [0, 0]])
+    code, out, _ = run(capsys, "replay", tmp_path / "c.json")
+    assert code == 0 and "PASS" in out
+    for other in ("underflow=clamp", "underflow=unwrapped-data", "nonfinite=sim"):
+        code, out, _ = run(capsys, "replay", tmp_path / "c.json", "--knob", other)
+        assert code == 1 and "FAIL" in out, other
+    code, _, err = run(capsys, *base, "--knob", "underflow=unclamped")
+    line = one_line(err)
+    assert code == 2 and "underflow" in line and "unclamped-data" in line and "unwrapped-data" in line
+    code, _, err = run(capsys, "replay", tmp_path / "c.json", "--knob", "nonfinite=nan")
+    assert code == 2 and "nonfinite" in one_line(err)
+    code, out, _ = run(capsys, "explore", tmp_path / "c.json", "--json", "--no-progress")
+    assert code == 0
+    assert json.loads(out)["consistent"] == [{"emax": "ocp", "underflow": "unclamped-data", "nonfinite": "ocp"}]

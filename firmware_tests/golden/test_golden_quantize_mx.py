@@ -94,6 +94,54 @@ def test_tiny_block_wrap_vs_clamp_bf16():
     assert s[0, 0] == 0 and codes_of(d, 0, 0)[0] == 0x50
 
 
+def test_all_zero_block_true_divisor_values():
+    # unclamped-data stores clamp's byte, unwrapped-data wrap's; zeros divide to zero under any divisor
+    z = np.zeros((32, 4), np.float16)
+    for dst, wrapped in (("float8_e4m3fn", 248), ("float8_e5m2", 241)):
+        d, s = quantize_mx(z, dst, underflow="unclamped-data")
+        assert np.all(s == 0) and not d.any()
+        d, s = quantize_mx(z, dst, underflow="unwrapped-data")
+        assert np.all(s == wrapped) and not d.any()
+
+
+def test_tiny_block_true_divisor_bf16():
+    # Issue 16's example: bf16 0x0001 = 2^-7 * 2^-126 = 2^-133, an fp32 subnormal: exponent field m = 0.
+    # The "true power of two" is 2^(m - max_exp - 127) -- from the field, so 2^-135 (ocp E4M3), not
+    # 2^(floor(log2 2^-133) - 8) = 2^-141.
+    x = block(np.full(32, 2.0 ** -133), dtype=BF16)
+    assert x.view(np.uint16)[0, 0] == 0x0001
+    # ocp (max_exp 8), m - max_exp = -8:
+    #   unclamped-data: byte clip(-8, 0, 255) = 0; q = 2^-133 / 2^-135 = 4 = 2^2 -> field 2 + 7 = 9
+    #     -> 0 1001 000 = 0x48
+    #   clamp: byte 0; q = 2^-133 / 2^-127 = 2^-6 -> field 1 -> 0 0001 000 = 0x08
+    d, s = quantize_mx(x, underflow="unclamped-data")
+    assert s[0, 0] == 0 and codes_of(d, 0, 0) == [0x48] * 4 and codes_of(d, 7, 0) == [0x48] * 4
+    d, s = quantize_mx(x, underflow="clamp")
+    assert s[0, 0] == 0 and codes_of(d, 0, 0) == [0x08] * 4
+    # alt (max_exp 7), m - max_exp = -7:
+    #   unwrapped-data: byte -7 mod 256 = 249; q = 2^-133 / 2^(-7-127) = 2 = 2^1 -> field 8 -> 0x40
+    #   wrap: byte 249; q = 2^-133 / 2^(249-127) = 2^-255 -> 0x00
+    d, s = quantize_mx(x, emax="alt", underflow="unwrapped-data")
+    assert s[0, 0] == 249 and codes_of(d, 0, 0) == [0x40] * 4
+    d, s = quantize_mx(x, emax="alt", underflow="wrap")
+    assert s[0, 0] == 249 and codes_of(d, 0, 0) == [0x00] * 4
+    # a normal bf16 field below max_exp: 2^-124 (field 3), ocp: true divisor 2^(3 - 8 - 127) = 2^-132
+    #   -> q = 2^8 = 256 -> field 15 -> 0 1111 000 = 0x78 (bytes 0 / 251 as clamp / wrap)
+    y = block([2.0 ** -124, -(2.0 ** -125)], dtype=BF16)
+    # -2^-125 -> -2^7 = -128 -> field 14 -> 1 1110 000 = 0xF0
+    for uf, byte in (("unclamped-data", 0), ("unwrapped-data", 251)):
+        d, s = quantize_mx(y, underflow=uf)
+        assert s[0, 0] == byte and codes_of(d, 0, 0) == [0x78, 0xF0, 0x00, 0x00]
+
+
+def test_true_divisor_changes_nothing_at_or_above_max_exp():
+    # block max 1.0 (m = 127 >= 8): every underflow value gives scale 119 and q = x * 2^8 (0x78, 0x70)
+    x = block([1.0, 0.5])
+    for uf in ("wrap", "clamp", "unclamped-data", "unwrapped-data"):
+        d, s = quantize_mx(x, underflow=uf)
+        assert s[0, 0] == 119 and codes_of(d, 0, 0)[:2] == [0x78, 0x70]
+
+
 # ---------------------------------------------------------------- E5M2
 def test_e5m2_ocp_and_alt():
     # ocp max_exp 15: max 1.875 (e 127) -> scale 112, q = x * 2^15:
@@ -130,6 +178,38 @@ def test_nan_inf_blocks_e5m2():
     data, scale = quantize_mx(x, "float8_e5m2")
     assert scale[0, 0] == 240
     assert codes_of(data, 0, 0) == [0x7E, 0xFE, 0x7B, 0xFB]
+
+
+def test_nonfinite_inf_block_issue_example():
+    # Issue 16's example: fp16 block of 32 x +Inf (0x7C00) to E4M3. fp32 +Inf: field 255 -> m = 255.
+    #   sim: byte 255 - 8 = 247; +Inf clips to +448 = 0 1111 110 = 0x7E
+    #   ocp: byte 0xFF (E8M0 NaN); every element NaN: E4M3 0x7F
+    x = block(np.full(32, np.inf))
+    assert x.view(np.uint16)[0, 0] == 0x7C00
+    d, s = quantize_mx(x)                                           # sim is the default
+    assert s[0, 0] == 247 and all(codes_of(d, r, 0) == [0x7E] * 4 for r in range(8))
+    d, s = quantize_mx(x, nonfinite="ocp")
+    assert s[0, 0] == 0xFF and all(codes_of(d, r, 0) == [0x7F] * 4 for r in range(8))
+    assert list(s[1:, 0]) == [248] * 3 and not d[8:].any()          # the all-zero blocks are untouched
+
+
+def test_nonfinite_ocp_whole_block_positive_nan():
+    # one NaN and one -Inf among finite values: the whole 8 x 4 block becomes NaN with the sign dropped
+    # (docs/model.md §7): E4M3 0x7F, E5M2 0x7E. The block next to it (columns 4..7, max 1.0, m = 127) keeps
+    # its own scale and codes: byte 127 - max_exp, 1.0 -> 2^max_exp:
+    #   E4M3 ocp 119, 2^8 -> field 15 -> 0x78; E4M3 alt 120, 2^7 -> field 14 -> 0x70;
+    #   E5M2 ocp 112, 2^15 -> field 30 -> 0 11110 00 = 0x78; E5M2 alt 113, 2^14 -> field 29 -> 0x74
+    x = np.zeros((32, 8), np.float64)
+    x[0, :4] = [-1.0, 2.0, -np.inf, 0.0]
+    x[5, 3] = -np.nan
+    x[0, 4] = 1.0
+    want = {("float8_e4m3fn", "ocp"): (0x7F, 119, 0x78), ("float8_e4m3fn", "alt"): (0x7F, 120, 0x70),
+            ("float8_e5m2", "ocp"): (0x7E, 112, 0x78), ("float8_e5m2", "alt"): (0x7E, 113, 0x74)}
+    for dt in (np.float16, BF16):
+        for (dst, emax), (nan, byte, one) in want.items():
+            d, s = quantize_mx(x.astype(dt), dst, emax=emax, nonfinite="ocp")
+            assert s[0, 0] == 0xFF and all(codes_of(d, r, 0) == [nan] * 4 for r in range(8))
+            assert s[0, 1] == byte and codes_of(d, 0, 1) == [one, 0, 0, 0]
 
 
 # ---------------------------------------------------------------- block geometry and scale layouts
@@ -202,6 +282,9 @@ X = np.zeros((32, 8), np.float16)
     lambda: quantize_mx(X, "bfloat16"),
     lambda: quantize_mx(X, emax="ieee"),
     lambda: quantize_mx(X, underflow="saturate"),
+    lambda: quantize_mx(X, underflow="unclamped"),
+    lambda: quantize_mx(X, nonfinite="nan"),
+    lambda: quantize_mx(X, nonfinite=None),
     lambda: quantize_mx(X, scale_layout="rows"),
 ])
 def test_contract_violations(call):

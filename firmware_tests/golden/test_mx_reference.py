@@ -63,6 +63,43 @@ def test_dequantize_mx_known():
     assert np.all(out[24:] == 0)
 
 
+def test_dequantize_mx_scale_ff_clip():
+    # scale_ff="clip" (AWS dequantize_mx_golden: exponent 0xFF - 127 = 128 clipped to +127): 0xFF reads 2^127,
+    # like 0xFE; the default "nan" (OCP E8M0) makes the whole block NaN
+    data = np.zeros((32, 1), np.uint32)
+    data[16, 0] = 0x7F7E3830                     # E4M3 0x30 = 0.5, 0x38 = 1.0, 0x7E = 448, 0x7F = NaN
+    data[0, 0] = 0x00003800                      # block row 0 (scale 0): 0, 1.0 -> 2^-127
+    scale = np.array([[0], [127], [0xFF], [0xFE]], np.uint8)
+    clip = dequantize_mx(data, scale, scale_ff="clip")
+    # 0.5 * 2^127 = 2^126; 1.0 * 2^127; 448 * 2^127 = 1.75 * 2^135 overflows float32 -> inf; NaN stays NaN
+    np.testing.assert_array_equal(clip[16, :3], [2.0 ** 126, 2.0 ** 127, np.inf])
+    assert np.isnan(clip[16, 3])
+    assert np.all(clip[17:24] == 0)              # zeros x 2^127
+    np.testing.assert_array_equal(clip[0], [0.0, 2.0 ** -127, 0.0, 0.0])     # bytes 0..254 as under "nan"
+    nan = dequantize_mx(data, scale)
+    assert np.all(np.isnan(nan[16:24]))
+    np.testing.assert_array_equal(np.delete(nan, np.s_[16:24], 0), np.delete(clip, np.s_[16:24], 0))
+    np.testing.assert_array_equal(dequantize_mx(data, scale, scale_ff="nan"), nan, strict=True)
+
+
+def test_dequantize_mx_scale_ff_after_wrap():
+    # underflow=wrap emits 0xFF for a bf16 block with m = max_exp - 1: 2^-120 (field 7), E4M3 ocp:
+    #   byte (7 - 8) mod 256 = 255, data 2^-120 / 2^128 -> 0x00 (and -2^-121 -> -0 = 0x80).
+    # "nan" reads that block as NaN; "clip" as 2^127 x (+0, -0) = +0, -0
+    x = np.zeros((32, 4), np.float64)
+    x[0, :2] = [2.0 ** -120, -(2.0 ** -121)]
+    data, scale = quantize_mx(x.astype(BF16), underflow="wrap")
+    assert scale[0, 0] == 0xFF and data[0, 0] == 0x00008000
+    assert np.all(np.isnan(dequantize_mx(data, scale)[:8]))
+    out = dequantize_mx(data, scale, scale_ff="clip")
+    assert np.all(out[:8] == 0) and np.signbit(out[0, 1]) and not np.signbit(out[0, 0])
+    # unwrapped-data stores the same 0xFF but divides by the true 2^(-1-127): 2^-120 -> 2^8 (0x78), so
+    # "clip" gives 2^8 * 2^127 = 2^135: beyond float32 -> inf
+    data, scale = quantize_mx(x.astype(BF16), underflow="unwrapped-data")
+    assert scale[0, 0] == 0xFF and data[0, 0] & 0xFF == 0x78
+    assert dequantize_mx(data, scale, scale_ff="clip")[0, 0] == np.inf
+
+
 def test_dequantize_mx_e5m2_fp4_and_scatter():
     # E5M2: 0x7C = +inf, 0x3C = 1.0, 0xB8 = -0.5, 0x01 = 2^-16; scale 0 = 2^-127
     data = np.zeros((64, 1), np.uint32)
@@ -94,6 +131,9 @@ def test_dequantize_mx_errors():
                  lambda: dequantize_mx(d, s, scale_layout="diagonal")]:
         with pytest.raises(InvalidArgument):
             call()
+    for bad in ("NaN", "saturate", None, 255):
+        with pytest.raises(InvalidArgument, match="scale_ff"):
+            dequantize_mx(d, s, scale_ff=bad)
 
 
 # ---------------------------------------------------------------- round trip with golden quantize_mx

@@ -51,11 +51,13 @@ def test_dequant_bundles_have_no_intra_bundle_hazards(fmt, group, knobs):
 
 
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
-@pytest.mark.parametrize("underflow", ["wrap", "clamp"])
-def test_quantize_mx_bundles_have_no_intra_bundle_hazards(dtype, underflow):
+@pytest.mark.parametrize("underflow", ["wrap", "clamp", "unclamped-data", "unwrapped-data"])
+@pytest.mark.parametrize("nonfinite", ["sim", "ocp"])
+def test_quantize_mx_bundles_have_no_intra_bundle_hazards(dtype, underflow, nonfinite):
     x = (np.random.default_rng(3).standard_normal((32, 20)) * 8).astype(dtype)
+    x[0, 0] = np.inf
     rec = Recorder()
-    q7emu.quantize_mx(x, underflow=underflow, trace=rec)
+    q7emu.quantize_mx(x, underflow=underflow, nonfinite=nonfinite, trace=rec)
     assert hazards(rec.trace) == []
 
 

@@ -1,9 +1,11 @@
 """QuantizeMX (DVE 0xE3) kernel (src/_quantize_mx.pyx, q7emu.kernels.quantize_mx) vs the golden model
 (q7emu.golden.quantize_mx) -- issue 4 "Done when".
 
-6. exhaustive kernel == golden, bit for bit (data and scales), both FP8 types x emax x underflow x
-   scale_layout, on all 65,536 fp16 and all 65,536 bf16 bit patterns, each as the largest element of
-   a block of random smaller elements, and as a whole block of 32 copies; special blocks;
+6. exhaustive kernel == golden, bit for bit (data and scales), both FP8 types x emax x (underflow,
+   nonfinite) -- every underflow value under nonfinite=sim, and nonfinite=ocp with a wrapped and a clamped
+   byte, stored-byte and true divisor -- x scale_layout, on all 65,536 fp16 and all 65,536 bf16 bit
+   patterns, each as the largest element of a block of random smaller elements, and as a whole block of
+   32 copies; special blocks under every knob combination;
 7. hypothesis tiles of every legal shape;
 8. known answers computed by hand (arithmetic in the comments);
 9. every invalid argument raises InvalidArgument before the kernel is entered.
@@ -34,7 +36,11 @@ KINDS = {"float16": np.float16, "bfloat16": BF16}
 INF_BITS = {"float16": 0x7C00, "bfloat16": 0x7F80}
 DSTS = ("float8_e4m3fn", "float8_e5m2")
 EMAX = ("ocp", "alt")
-UNDERFLOW = ("wrap", "clamp")
+UNDERFLOW = ("wrap", "clamp", "unclamped-data", "unwrapped-data")
+NONFINITE = ("sim", "ocp")
+#: the (underflow, nonfinite) pairs of the exhaustive test: every underflow value under sim; ocp with the
+#: stored-byte divisor (wrap) and the true divisor (unclamped-data)
+EXHAUSTIVE_PAIRS = [(u, "sim") for u in UNDERFLOW] + [("wrap", "ocp"), ("unclamped-data", "ocp")]
 LAYOUTS = ("auto", "scatter", "compact")
 
 # The golden model's float32 -> float64 upcast of signalling-NaN patterns raises numpy's
@@ -110,17 +116,19 @@ def pattern_tiles():
 
 
 @pytest.mark.parametrize("kind", list(KINDS))
-@pytest.mark.parametrize("dst,emax,underflow", list(itertools.product(DSTS, EMAX, UNDERFLOW)))
-def test_every_bit_pattern_every_layout(kind, dst, emax, underflow, pattern_tiles):
+@pytest.mark.parametrize("dst,emax,underflow,nonfinite",
+                         [(d, e, u, n) for d, e, (u, n) in itertools.product(DSTS, EMAX, EXHAUSTIVE_PAIRS)])
+def test_every_bit_pattern_every_layout(kind, dst, emax, underflow, nonfinite, pattern_tiles):
     rows = scatter_partitions(128)
+    knobs = dict(emax=emax, underflow=underflow, nonfinite=nonfinite)
     for tile in pattern_tiles[kind]:
         # The golden once, in the scatter layout; the compact scales are its rows 32q..32q+3 (the
         # golden's own compact layout is compared directly in the hypothesis and special-block
         # tests) -- this keeps the golden, the slow side, to one call per tile.
-        gd, gs = golden.quantize_mx(tile, dst, scale_layout="scatter", emax=emax, underflow=underflow)
+        gd, gs = golden.quantize_mx(tile, dst, scale_layout="scatter", **knobs)
         assert not gs[np.setdiff1d(np.arange(128), rows)].any()
         for layout in LAYOUTS:                 # P = 128: auto = scatter
-            kd, ks = quantize_mx(tile, dst, scale_layout=layout, emax=emax, underflow=underflow)
+            kd, ks = quantize_mx(tile, dst, scale_layout=layout, **knobs)
             want_s = gs[rows] if layout == "compact" else gs
             assert ks.shape == want_s.shape
             assert np.array_equal(ks, want_s), first_mismatch(ks, want_s, f"scale {kind} {dst} {layout}")
@@ -181,8 +189,8 @@ def test_special_blocks_every_knob(kind):
     tiles.append(blocks_to_tile(np.concatenate([blocks[r.permutation(64)], blocks[:32]]), 128)[:, :24])
     for bits in tiles:
         src = from_bits(bits, kind)
-        for dst, emax, uf, lay in itertools.product(DSTS, EMAX, UNDERFLOW, LAYOUTS):
-            assert_same(src, dst, scale_layout=lay, emax=emax, underflow=uf)
+        for dst, emax, uf, nf, lay in itertools.product(DSTS, EMAX, UNDERFLOW, NONFINITE, LAYOUTS):
+            assert_same(src, dst, scale_layout=lay, emax=emax, underflow=uf, nonfinite=nf)
 
 
 # ---------------------------------------------------------------- 7. hypothesis tiles
@@ -194,7 +202,7 @@ def qmx_case(draw):
     mode = draw(st.sampled_from(["bits", "normal", "normal-wide", "bits+special"]))
     seed = draw(st.integers(0, 2 ** 32 - 1))
     knobs = dict(scale_layout=draw(st.sampled_from(LAYOUTS)), emax=draw(st.sampled_from(EMAX)),
-                 underflow=draw(st.sampled_from(UNDERFLOW)))
+                 underflow=draw(st.sampled_from(UNDERFLOW)), nonfinite=draw(st.sampled_from(NONFINITE)))
     return p, f, kind, mode, seed, draw(st.sampled_from(DSTS)), knobs
 
 
@@ -228,12 +236,14 @@ def test_hypothesis_tiles(case):
 @pytest.mark.parametrize("p", [32, 64, 96, 128])
 def test_every_shape_every_chunk_tail(p):
     # deterministic cover: F = 4 .. 36 (every residue mod 16, with and without whole chunks), all knobs
+    # (nonfinite alternating with F)
     r = np.random.default_rng(p)
     for f in range(4, 40, 4):
         kind = ("float16", "bfloat16")[f // 4 % 2]
+        nf = NONFINITE[f // 8 % 2]
         src = from_bits(r.integers(0, 65536, (p, f), dtype=np.uint16), kind)
         for dst, emax, uf, lay in itertools.product(DSTS, EMAX, UNDERFLOW, LAYOUTS):
-            assert_same(src, dst, scale_layout=lay, emax=emax, underflow=uf)
+            assert_same(src, dst, scale_layout=lay, emax=emax, underflow=uf, nonfinite=nf)
 
 
 def test_non_contiguous_sources():
@@ -350,6 +360,97 @@ def test_known_subnormal_sources():
     assert s[0, 0] == 0 and codes(d) == [0x38, 0x08, 0x40, 0x00]
 
 
+def test_known_true_divisor_issue_examples():
+    # Issue 16's examples. bf16 0x0001 = 0 00000000 0000001 = 2^-7 * 2^-126 = 2^-133; as fp32 it stays a
+    # subnormal (bits 0x00010000), so its exponent field is 0 and a block of 32 of them has m = 0.
+    bits = np.zeros((32, 4), np.uint16)
+    bits[:8, :4] = 0x0001                                      # block 0; blocks 1..3 all zero (m = 0)
+    src = from_bits(bits, "bfloat16")
+    e4 = "float8_e4m3fn"
+    # ocp (max_exp 8): m - max_exp = -8.
+    #   clamp: byte clip(-8, 0, 255) = 0, divisor 2^(0-127): q = 2^-133 * 2^127 = 2^-6 = E4M3 min normal
+    #     (field -6 + 7 = 1) -> 0 0001 000 = 0x08
+    #   unclamped-data: byte 0, divisor the true 2^(-8-127) = 2^-135: q = 2^2 = 4 -> field 2 + 7 = 9
+    #     -> 0 1001 000 = 0x48
+    #   wrap: byte -8 mod 256 = 248, divisor 2^121: q = 2^-254 -> 0x00
+    #   unwrapped-data: byte 248, divisor 2^-135: q = 4 -> 0x48
+    for uf, byte, code in (("clamp", 0, 0x08), ("unclamped-data", 0, 0x48), ("wrap", 248, 0x00),
+                           ("unwrapped-data", 248, 0x48)):
+        d, s = assert_same(src, e4, underflow=uf)
+        assert s[0, 0] == byte and codes(d) == [code] * 4 and codes(d, 7) == [code] * 4, uf
+        assert np.all(s[1:] == byte) and not d[8:].any()       # all-zero blocks: same byte, data 0
+    # alt (max_exp 7): m - max_exp = -7.
+    #   wrap: byte 249, divisor 2^122: q = 2^-255 -> 0x00
+    #   unwrapped-data: byte 249, divisor 2^(-7-127) = 2^-134: q = 2^1 -> field 8 -> 0 1000 000 = 0x40
+    for uf, byte, code in (("wrap", 249, 0x00), ("unwrapped-data", 249, 0x40), ("clamp", 0, 0x08),
+                           ("unclamped-data", 0, 0x40)):
+        d, s = assert_same(src, e4, emax="alt", underflow=uf)
+        assert s[0, 0] == byte and codes(d) == [code] * 4, uf
+
+
+def test_known_true_divisor_e5m2_and_mixed_fields():
+    # bf16 block: 2^-126 (0x0080, field 1), -2^-133 (0x8001, field 0), 3 * 2^-133 (0x0003), 0 -> m = 1.
+    # E5M2 ocp (max_exp 15): m - max_exp = -14.
+    #   unclamped-data / unwrapped-data divide by 2^(-14-127) = 2^-141:
+    #     2^-126 -> 2^15 -> field 30 -> 0 11110 00 = 0x78; -2^-133 -> -2^8 -> field 23 -> 1 10111 00 = 0xDC;
+    #     3 * 2^-133 -> 3 * 2^8 = 1.5 * 2^9 -> field 24, mant 10 -> 0 11000 10 = 0x62
+    #   clamp divides by 2^-127: 2^-126 -> 2 -> field 16 -> 0x40; -2^-133 -> -2^-6 -> field 9 -> 1 01001 00
+    #     = 0xA4; 3 * 2^-133 -> 1.5 * 2^-5 -> field 10, mant 10 -> 0 01010 10 = 0x2A
+    #   wrap: byte -14 mod 256 = 242, divisor 2^115 -> all far below 2^-16 -> 0x00, -0 -> 0x80
+    bits = np.zeros((32, 4), np.uint16)
+    bits[0] = [0x0080, 0x8001, 0x0003, 0x0000]
+    src = from_bits(bits, "bfloat16")
+    e5 = "float8_e5m2"
+    for uf, byte, want in (("unclamped-data", 0, [0x78, 0xDC, 0x62, 0]), ("unwrapped-data", 242, [0x78, 0xDC, 0x62, 0]),
+                           ("clamp", 0, [0x40, 0xA4, 0x2A, 0]), ("wrap", 242, [0, 0x80, 0, 0])):
+        d, s = assert_same(src, e5, underflow=uf)
+        assert s[0, 0] == byte and codes(d) == want, uf
+
+
+def test_known_wrap_ff_byte_true_divisor():
+    # bf16 2^-120 = 0x0380 (field 7 = max_exp - 1 for E4M3 ocp): byte (7 - 8) mod 256 = 255 = 0xFF under
+    #   wrap and unwrapped-data. wrap divides by 2^(255-127) = 2^128: q = 2^-248 -> 0x00;
+    #   unwrapped-data divides by 2^(-1-127) = 2^-128: q = 2^8 = 256 -> field 15 -> 0 1111 000 = 0x78.
+    bits = np.zeros((32, 4), np.uint16)
+    bits[3, 2] = 0x0380
+    src = from_bits(bits, "bfloat16")
+    for uf, code in (("wrap", 0x00), ("unwrapped-data", 0x78)):
+        d, s = assert_same(src, "float8_e4m3fn", underflow=uf)
+        assert s[0, 0] == 0xFF and codes(d, 3) == [0, 0, code, 0], uf
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_known_nonfinite(kind):
+    inf, one = INF_BITS[kind], (0x3C00 if kind == "float16" else 0x3F80)
+    qnan = 0x7E00 if kind == "float16" else 0x7FC0
+    # Issue 16's example: a block of 32 x +Inf to E4M3. fp32 +Inf has field 255, so m = 255:
+    #   sim: byte 255 - 8 = 247, Inf clips to 448 = 0 1111 110 = 0x7E;
+    #   ocp: byte 0xFF and every element NaN, E4M3 0x7F (positive)
+    bits = np.zeros((32, 4), np.uint16)
+    bits[:8, :4] = inf
+    bits[8, :] = one                                           # block 1: max 1.0, not touched by ocp
+    src = from_bits(bits, kind)
+    d, s = assert_same(src, "float8_e4m3fn", nonfinite="sim")
+    assert s[0, 0] == 247 and all(codes(d, r) == [0x7E] * 4 for r in range(8))
+    d, s = assert_same(src, "float8_e4m3fn", nonfinite="ocp")
+    assert s[0, 0] == 0xFF and all(codes(d, r) == [0x7F] * 4 for r in range(8))
+    # block 1 under both: max 1.0 -> byte 127 - 8 = 119, 1.0 -> 2^8 -> 0x78 (ocp changes nothing there)
+    assert s[1, 0] == 119 and codes(d, 8) == [0x78] * 4
+    # a mixed block: -NaN, -Inf, -1.0, 0. sim: m = 255 -> 247 (E4M3) / 240 (E5M2); -NaN keeps its sign
+    #   (0xFF / 0xFE), -Inf clips to -max (0xFE / 0xFB), -1.0 * 2^-120 -> -0 (0x80), 0 -> 0x00.
+    #   ocp: byte 0xFF; all four the positive NaN (0x7F / 0x7E): the sign is not kept
+    bits[:8, :4] = 0
+    bits[0] = [qnan | 0x8000, inf | 0x8000, one | 0x8000, 0]
+    src = from_bits(bits, kind)
+    for dst, sim_byte, sim_codes, nan in (("float8_e4m3fn", 247, [0xFF, 0xFE, 0x80, 0x00], 0x7F),
+                                          ("float8_e5m2", 240, [0xFE, 0xFB, 0x80, 0x00], 0x7E)):
+        d, s = assert_same(src, dst, nonfinite="sim")
+        assert s[0, 0] == sim_byte and codes(d) == sim_codes
+        for uf in UNDERFLOW:                                   # m = 255 >= max_exp: underflow plays no part
+            d, s = assert_same(src, dst, nonfinite="ocp", underflow=uf)
+            assert s[0, 0] == 0xFF and all(codes(d, r) == [nan] * 4 for r in range(8)), (dst, uf)
+
+
 @pytest.mark.parametrize("p", [32, 64, 96, 128])
 def test_known_scatter_placement(p):
     # row block i (partitions 8i..8i+7) holds max 2^i (i = 0..P/8-1) -> E4M3 ocp scale 127 + i - 8
@@ -403,6 +504,9 @@ INVALID = [
     ("dst e4m3 (no fn)", dict(src=F16, dst="float8_e4m3")),
     ("emax", dict(src=F16, emax="ieee")),
     ("underflow", dict(src=F16, underflow="saturate")),
+    ("underflow unclamped", dict(src=F16, underflow="unclamped")),
+    ("nonfinite", dict(src=F16, nonfinite="ieee")),
+    ("nonfinite not a str", dict(src=F16, nonfinite=1)),
     ("scale_layout", dict(src=F16, scale_layout="swizzle")),
     ("knob not a str", dict(src=F16, emax=None)),
 ]

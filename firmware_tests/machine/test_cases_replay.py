@@ -37,7 +37,7 @@ IDS = [p.stem for p in SHIPPED]
 PB = 0x400
 NUM_PARTITIONS = 128
 DEQUANT_KNOB_NAMES = ("nibble_order", "fp6_packing", "mx_layout", "mx_scale", "nf4_table")
-QUANTIZE_MX_KNOB_NAMES = ("emax", "underflow")
+QUANTIZE_MX_KNOB_NAMES = ("emax", "underflow", "nonfinite")
 
 
 def small_case(**kw):

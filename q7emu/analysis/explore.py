@@ -15,7 +15,7 @@ the record's kernel says which, :meth:`q7emu.registry.KernelEntry.knobs_for`):
 
 * 0x7b TensorDequantize: ``nibble_order`` for the 4-bit formats (fmt 1-3), ``fp6_packing`` for fmt 4,
   ``mx_layout`` and ``mx_scale`` for group 8, ``nf4_table`` for fmt 3;
-* 0xE3 QuantizeMX: ``emax`` x ``underflow`` (the scale layout is fixed by the record).
+* 0xE3 QuantizeMX: ``emax`` x ``underflow`` x ``nonfinite`` (the scale layout is fixed by the record).
 
 A global combination assigns a value to every knob that applies to some case; its score on a case is the
 score of its restriction to that case's knobs, so each case runs once per combination of *its* knobs.

@@ -50,8 +50,10 @@ KNOB_FACTS: tuple[KnobFact, ...] = (
     KnobFact("nf4_table", "0x7b fmt 3 (NF4)", "every NF4 output byte (the codebook values)",
              "docs/firmware.md §8.1.4, §2.2 (MED)"),
     KnobFact("emax", "0xE3", "every scale byte and, through it, every data byte", "docs/firmware.md §8.1.11, §8.2.14"),
-    KnobFact("underflow", "0xE3", "scale (and data) bytes of blocks whose max exponent is below max_exp",
+    KnobFact("underflow", "0xE3", "scale and data bytes of blocks whose max exponent is below max_exp",
              "docs/firmware.md §8.2.14"),
+    KnobFact("nonfinite", "0xE3", "scale and data bytes of blocks holding a NaN or an Inf",
+             "docs/firmware.md §3.4 (NaN / Inf not covered); docs/anchors.md §1.4 (c)"),
 )
 
 
@@ -77,7 +79,9 @@ OUTPUT_BASIS: tuple[OutputBasis, ...] = (
     OutputBasis("0x7b group 8: value x 2^(s-127), rounded once RNE, saturating", "q7emu",
                 "docs/firmware.md §2.3 multiply [HIGH], RNE / clamp [MED]; docs/model.md §1"),
     OutputBasis("0xE3: block max exponent - max_exp", "knob: emax", "docs/firmware.md §3.4, §8.1.11"),
-    OutputBasis("0xE3: scale below zero", "knob: underflow", "docs/firmware.md §8.2.14"),
+    OutputBasis("0xE3: scale below zero, and the divisor of such a block", "knob: underflow",
+                "docs/firmware.md §8.2.14"),
+    OutputBasis("0xE3: blocks holding a NaN or an Inf", "knob: nonfinite", "docs/anchors.md §1.4 (c)"),
     OutputBasis("0xE3: divide, clip to ±max_val, RNE, NaN kept", "firmware",
                 "docs/firmware.md §3.4 (NKI simulator) [HIGH/OBS]"),
     OutputBasis("the op sequence that computes these bytes", "q7emu",

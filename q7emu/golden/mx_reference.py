@@ -13,7 +13,7 @@ from q7emu.errors import InvalidArgument
 from q7emu.golden import formats
 from q7emu.model.knobs import VALID_P
 
-__all__ = ["swizzle", "dequantize_mx", "nc_matmul_mx", "gather_scales", "MX_IN_DTYPES"]
+__all__ = ["swizzle", "dequantize_mx", "nc_matmul_mx", "gather_scales", "MX_IN_DTYPES", "SCALE_FF"]
 
 #: element formats an MX operand may have -> (packed container dtype, decoder, bits per element)
 MX_IN_DTYPES = {
@@ -21,6 +21,10 @@ MX_IN_DTYPES = {
     "float8_e5m2": (np.uint32, formats.decode_e5m2, 8),
     "float4_e2m1fn": (np.uint16, formats.decode_fp4, 4),
 }
+
+#: how :func:`dequantize_mx` reads scale byte 0xFF (docs/model.md §3): ``nan`` (OCP E8M0, the default) or
+#: ``clip`` (2^127: the scale exponent clipped to +127, as AWS's ``dequantize_mx_golden``)
+SCALE_FF = ("nan", "clip")
 
 
 def _mx_dtype(name: Any, field: str) -> str:
@@ -89,11 +93,15 @@ def _unpack_x4(data: np.ndarray, bits: int) -> np.ndarray:
     return np.stack([(d >> (bits * k)) & mask for k in range(4)], axis=-1).astype(np.uint8)
 
 
-def _dequant_operand(data: np.ndarray, scale_c: np.ndarray, elem: str) -> np.ndarray:
-    """Packed [P, n] + compact scales [P/8, n] -> float64 [P, n, 4] exact values (NaN for s=0xFF)."""
+def _dequant_operand(data: np.ndarray, scale_c: np.ndarray, elem: str, scale_ff: str = "nan") -> np.ndarray:
+    """Packed [P, n] + compact scales [P/8, n] -> float64 [P, n, 4] exact values (s = 0xFF: NaN, or 2^127
+    under ``scale_ff="clip"``)."""
     _, decode, bits = MX_IN_DTYPES[elem]
     vals = decode(_unpack_x4(data, bits)).astype(np.float64)
-    mult = formats.decode_e8m0(np.repeat(scale_c, 8, axis=0))            # float64 [P, n]
+    s = np.repeat(scale_c, 8, axis=0)
+    if scale_ff == "clip":
+        s = np.minimum(s, np.uint8(0xFE))                                 # exponent 255 - 127 clipped to 127
+    mult = formats.decode_e8m0(s)                                         # float64 [P, n]
     with np.errstate(invalid="ignore"):
         return vals * mult[..., None]
 
@@ -115,7 +123,7 @@ def _check_data(data: Any, elem: str, field: str) -> np.ndarray:
 
 
 def dequantize_mx(data: Any, scale: Any, dst_dtype: str = "float8_e4m3fn",
-                  scale_layout: str = "auto") -> np.ndarray:
+                  scale_layout: str = "auto", *, scale_ff: str = "nan") -> np.ndarray:
     """Exact inverse of the MX packing: float32 [P, 4 * n].
 
     Parameters
@@ -126,18 +134,24 @@ def dequantize_mx(data: Any, scale: Any, dst_dtype: str = "float8_e4m3fn",
     dst_dtype : element format of ``data`` ("float8_e4m3fn", "float8_e5m2", "float4_e2m1fn";
         the NKI "_x4" names are accepted too).
     scale_layout : "auto" (by ``scale.shape[0]``), "scatter" or "compact".
+    scale_ff : how scale byte 0xFF reads (docs/model.md §3): "nan" (OCP E8M0: the whole block is NaN) or
+        "clip" (2^127, the byte 0xFE's value: AWS's ``dequantize_mx_golden`` clips the scale exponent
+        s - 127 to +127). Bytes 0..254 read 2^(s-127) under both.
 
     Element 4j+k of row p is decode(code) x 2^(s-127), s = scale of block (p // 8, j), computed in
     float64 (exact) and stored as float32. The float32 store is exact except for overflow: a
     product beyond the float32 range becomes ±Inf (every E4M3 / E5M2 / FP4 value x 2^(s-127)
     with s <= 254 is a multiple of 2^-143, so it never loses bits to float32 subnormals).
-    Scale 0xFF gives NaN for the whole block; NaN / Inf element codes stay NaN / Inf.
+    Scale 0xFF gives NaN for the whole block (``scale_ff="nan"``); NaN / Inf element codes stay NaN / Inf.
+    Raises InvalidArgument naming the field.
     """
     elem = _mx_dtype(dst_dtype, "dst_dtype")
+    if not isinstance(scale_ff, str) or scale_ff not in SCALE_FF:
+        raise InvalidArgument("scale_ff", scale_ff, f"must be one of {', '.join(SCALE_FF)}")
     d = _check_data(data, elem, "data")
     p, n = d.shape
     sc = gather_scales(scale, p, n, scale_layout, "scale")
-    vals = _dequant_operand(d, sc, elem)
+    vals = _dequant_operand(d, sc, elem, scale_ff)
     with np.errstate(over="ignore"):
         return np.ascontiguousarray(vals.reshape(p, 4 * n).astype(np.float32))
 

@@ -33,8 +33,10 @@ def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Map
     """The arguments of ``_quantize_mx.run()`` these options decide, by run()'s parameter names.
 
     src_dtype: "float16" / "bfloat16" (or "bf16") -> ``bf16``; dst_dtype: "float8_e4m3fn" / "float8_e5m2";
-    knobs (docs/model.md §2): ``emax`` with dst_dtype -> ``max_exp`` (MAX_EXP), ``underflow`` -> ``wrap``, a
-    resolved ``scale_layout`` -> ``scatter``. Only what the options decide appears. fmt / group_size do
+    knobs (docs/model.md §2): ``emax`` with dst_dtype -> ``max_exp`` (MAX_EXP), ``underflow`` -> ``wrap`` (the
+    stored byte wraps: wrap, unwrapped-data) and ``true_div`` (the data is divided by the true power of two:
+    unclamped-data, unwrapped-data), ``nonfinite`` -> ``ocp_nonfinite``, a resolved ``scale_layout`` ->
+    ``scatter``. Only what the options decide appears. fmt / group_size do
     not apply to QuantizeMX (every kernel module's ``run_params`` takes the same options)."""
     knobs = knobs or {}
     params: dict[str, Any] = {}
@@ -45,14 +47,18 @@ def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Map
         if "emax" in knobs:
             params["max_exp"] = MAX_EXP[(knobs["emax"], dst_dtype)]
     if "underflow" in knobs:
-        params["wrap"] = knobs["underflow"] == "wrap"
+        params["wrap"] = knobs["underflow"] in ("wrap", "unwrapped-data")
+        params["true_div"] = knobs["underflow"] in ("unclamped-data", "unwrapped-data")
+    if "nonfinite" in knobs:
+        params["ocp_nonfinite"] = knobs["nonfinite"] == "ocp"
     if knobs.get("scale_layout") in ("scatter", "compact"):
         params["scatter"] = knobs["scale_layout"] == "scatter"
     return params
 
 
 def quantize_mx(src: np.ndarray, dst_dtype: str = "float8_e4m3fn", *, scale_layout: str = "auto",
-                emax: str = "ocp", underflow: str = "wrap", trace: Any = None, cores: int | None = None
+                emax: str = "ocp", underflow: str = "wrap", nonfinite: str = "sim", trace: Any = None,
+                cores: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
     """Quantize an fp16 / bf16 tile to MXFP8 exactly as the 0xE3 body does.
 
@@ -61,7 +67,11 @@ def quantize_mx(src: np.ndarray, dst_dtype: str = "float8_e4m3fn", *, scale_layo
         dst_dtype: "float8_e4m3fn" or "float8_e5m2" (FP4 output does not exist for this op).
         scale_layout: "auto" (scatter when P > 32, else compact), "scatter" or "compact".
         emax: "ocp" (max_exp 8 / 15) or "alt" (7 / 14).
-        underflow: "wrap" (uint8 subtract, as the NKI simulator) or "clamp" (at 0).
+        underflow: for blocks whose largest fp32 exponent field m is below max_exp (docs/model.md §2):
+            "wrap" (uint8 subtract, as the NKI simulator), "clamp" (at 0), "unclamped-data" (byte as clamp,
+            data divided by the true 2^(m - max_exp - 127)) or "unwrapped-data" (byte as wrap, true divide).
+        nonfinite: "sim" (NaN / Inf take part in the block maximum as field 255) or "ocp" (a block with
+            any NaN or Inf: scale byte 0xFF, every element the format's positive NaN).
         trace: None or a q7emu trace recorder.
         cores: host threads sharing the 8-partition row blocks (None = up to the CPU count for
             large tiles; tracing runs on one). The bytes never depend on it.
@@ -74,7 +84,7 @@ def quantize_mx(src: np.ndarray, dst_dtype: str = "float8_e4m3fn", *, scale_layo
     Raises InvalidArgument (before any kernel code runs) or Q7Error when the extension is not built.
     """
     bits, kind, dst_dtype, knobs = normalize_quantize_mx_args(
-        src, dst_dtype, {"scale_layout": scale_layout, "emax": emax, "underflow": underflow})
+        src, dst_dtype, {"scale_layout": scale_layout, "emax": emax, "underflow": underflow, "nonfinite": nonfinite})
     check_cores(cores)
     ext = cached_extension(globals(), "_quantize_mx", EXTENSION)
     p, f = bits.shape

@@ -223,7 +223,7 @@ class Machine:
     """SBUF (uint8 [128, partition_bytes]) plus the POOL and DVE engines of one generation.
 
     ``knobs``: model knobs of docs/model.md §1-§2 (``nibble_order``, ``fp6_packing``, ``mx_layout``, ``mx_scale``,
-    ``nf4_table``, ``emax``, ``underflow``). ``backend``: "kernel" (the IVP kernels, default) or "golden"
+    ``nf4_table``, ``emax``, ``underflow``, ``nonfinite``). ``backend``: "kernel" (the IVP kernels, default) or "golden"
     (the golden models; used to build expected bytes of cases).
     """
 
@@ -402,7 +402,7 @@ def _handle_quantize_mx(m: Machine, r: S3DMX1Quant, trace: Any) -> tuple[str, li
     src = halves.view(np.float16 if r.in_dtype == DType.FP16 else ml_dtypes.bfloat16)
     dst_dtype = "float8_e4m3fn" if r.out_dtype == DType.FP8_EXP4 else "float8_e5m2"
     run = kernel_function(entry, m.backend)
-    kwargs: dict[str, Any] = dict(scale_layout="compact", emax=m.knobs["emax"], underflow=m.knobs["underflow"])
+    kwargs: dict[str, Any] = dict(scale_layout="compact", **{k: m.knobs[k] for k in entry.knobs})
     d = r.dst
     dp, doff = m._sbuf_location("dst.start_addr", d.start_addr)
     if trace is not None and m.backend == "kernel":

@@ -34,7 +34,8 @@ DEQUANT_KNOBS: dict[str, tuple[str, ...]] = {
 # ---------------------------------------------------------------- QuantizeMX (0xE3) knobs
 QUANTIZE_MX_KNOBS: dict[str, tuple[str, ...]] = {
     "emax": ("ocp", "alt"),
-    "underflow": ("wrap", "clamp"),
+    "underflow": ("wrap", "clamp", "unclamped-data", "unwrapped-data"),
+    "nonfinite": ("sim", "ocp"),
     "scale_layout": ("auto", "scatter", "compact"),
 }
 

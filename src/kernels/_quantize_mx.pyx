@@ -6,13 +6,18 @@ of 16 free elements (4 MX blocks of 8 partitions x 4 elements):
   pass 1 (SHARED-EXPONENT EXTRACT): upcast each of the 8 rows to fp32, take the biased exponent
      with a per-lane shift (ivp_srln_2x32 by a broadcast 23, seed @0x79ec), max-reduce it over the
      8 rows and then over each 4-lane block with bmaxn_2x32, subtract max_exp (knob `emax`) with
-     wrap-around in uint8 or a clamp at 0 (knob `underflow`), store the 4 scale bytes.
+     wrap-around in uint8 or a clamp at 0 (knob `underflow`), store the 4 scale bytes. Under
+     `underflow` = unclamped-data / unwrapped-data the wrapped / clamped byte is formed in a scratch
+     register for the store only, and vSC keeps the true (signed) m - max_exp for pass 2's divide.
+     Under `nonfinite` = ocp a block whose maximum is field 0xFF (NaN / Inf) is flagged in vbNB and its
+     stored byte forced to 0xFF.
   pass 2 (DIVIDE, CLIP, ROUND, PACK) per row: split the fp32 value into sign / exponent /
      significand (bf16 subnormals normalised by the int -> fp32 convert), exponent -= scale
      (the divide by 2^(scale-127)), significand x reciprocal significand in pr8 (1.0 for E8M0,
      seed @0x66a6 ivp_mulus4tn16xr16 ..., pr8), ±Inf forced to saturate, NaN gated by an
-     unordered compare (ultn_2xf32t) to the format's NaN with the sign kept, then the shared
-     narrow_fp8 (RNE + saturation to ±max_val = clip) and a byte pack 4 FP8 per u32 word.
+     unordered compare (ultn_2xf32t) to the format's NaN with the sign kept (`nonfinite` = ocp: every
+     lane of a vbNB block joins the NaN mask, its sign cleared), then the shared narrow_fp8
+     (RNE + saturation to ±max_val = clip) and a byte pack 4 FP8 per u32 word.
 The fp32 values are processed 16 per vector (N_2X32); the 16-bit narrowing then runs on their low
 halves (lanes 0..15; lanes 16..31 carry duplicates that are never stored).
 """
@@ -43,6 +48,7 @@ cdef enum:
     vbI = 5            # exponent field 0xFF (±Inf, NaN)
     vbN = 6            # NaN (32-bit lanes)
     vbN16 = 7          # NaN (16-bit lanes)
+    vbNB = 8           # nonfinite=ocp: lanes of a block whose maximum exponent field is 0xFF (NaN / Inf)
     prRCP = 8          # reciprocal-scale significand (seed: pr8)
     wvACC = 0          # seed: wv0
     NCONST = 22
@@ -52,6 +58,8 @@ cdef struct QCfg:
     vec_t rodata[22]
     int bf16
     int wrap
+    int true_div
+    int ocp_nonfinite
     int m_bits
 
 
@@ -96,17 +104,37 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
         V4(tr, rf, 14, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vM, vM, vM, kIDX_B4)
         # B15: scale = max - max_exp
         V3(tr, rf, 15, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vSC, vM, kMAXEXP)
-        if cfg.wrap:
-            # B16: narrowed to uint8 before the subtract: wraps below 0 (the simulator's order)
-            V3(tr, rf, 16, "and2nx8", P.and2nx8, VIEW_N_2X32, vSC, vSC, kFF)
+        if cfg.ocp_nonfinite:
+            # B15: nonfinite=ocp: blocks whose maximum is field 0xFF (a NaN or an Inf)
+            CMP(tr, rf, 15, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbNB, vM, kFF)
+        if cfg.true_div:
+            # B16: the stored byte in vT0 only; vSC keeps the true m - max_exp for the divide
+            if cfg.wrap:
+                # B16: unwrapped-data: the byte wraps below 0, the divide does not
+                V3(tr, rf, 16, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vSC, kFF)
+            else:
+                # B16: unclamped-data: the byte is clamped at 0, the divide is not
+                BV(tr, rf, 16, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vT0, vSC, kZERO)
+            if cfg.ocp_nonfinite:
+                # B17: NaN / Inf blocks store 0xFF (E8M0 NaN)
+                MOVT(tr, rf, 17, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kFF, vbNB)
+            # B18: scale bytes of the 4 blocks
+            V4(tr, rf, 18, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vT0, kZERO, kIDX_SCB)
         else:
-            # B16: clamp at 0
-            BV(tr, rf, 16, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vSC, vSC, kZERO)
-        # B17: scale bytes of the 4 blocks
-        V4(tr, rf, 17, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vSC, kZERO, kIDX_SCB)
-        # B18: store them (E8M0)
+            if cfg.wrap:
+                # B16: narrowed to uint8 before the subtract: wraps below 0 (the simulator's order)
+                V3(tr, rf, 16, "and2nx8", P.and2nx8, VIEW_N_2X32, vSC, vSC, kFF)
+            else:
+                # B16: clamp at 0
+                BV(tr, rf, 16, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vSC, vSC, kZERO)
+            if cfg.ocp_nonfinite:
+                # B17: NaN / Inf blocks store 0xFF (E8M0 NaN); their data is all NaN whatever the divisor
+                MOVT(tr, rf, 17, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vSC, kFF, vbNB)
+            # B18: scale bytes of the 4 blocks
+            V4(tr, rf, 18, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vSC, kZERO, kIDX_SCB)
+        # B19: store them (E8M0)
         soff = c // 4
-        I_sav2nx8_xp(tr, rf, 18, vT0, scale_row, &soff, cols // 4)
+        I_sav2nx8_xp(tr, rf, 19, vT0, scale_row, &soff, cols // 4)
         # ---------------- pass 2: divide, clip, round, pack -- row by row
         for r in range(8):
             # B23: reload the row
@@ -125,6 +153,9 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             # B27: exponent field ; subnormal significand normalised by int -> fp32
             V3(tr, rf, 27, "and2nx8", P.and2nx8, VIEW_N_2X32, vT2, vT2, kFF)
             I_floatn_2x32(tr, rf, 27, vT3, vT1, 0)
+            if cfg.ocp_nonfinite:
+                # B27: nonfinite=ocp: the lanes of a NaN / Inf block lose their sign (positive NaN)
+                MOVT(tr, rf, 27, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kZERO, vbNB)
             # B28: field 0 (zero / subnormal), field 0xFF (Inf / NaN)
             CMP(tr, rf, 28, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbS, vT2, kZERO)
             CMP(tr, rf, 28, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbI, vT2, kFF)
@@ -142,11 +173,14 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             V3(tr, rf, 32, "or2nx8", P.or2nx8, VIEW_N_2X32, vT3, vT3, k4000)
             # B33:
             MOVT(tr, rf, 33, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, vM, vbS)
-            # B34: ±Inf: an exponent that saturates (the clip to ±max_val)
+            # B34: ±Inf: an exponent that saturates (the clip to ±max_val) ; clear the NaN-mask register
             MOVT(tr, rf, 34, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kBIG, vbI)
-            # B35: ±0: the far-below exponent ; clear the NaN-mask register
+            V3(tr, rf, 34, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+            # B35: ±0: the far-below exponent
             MOVT(tr, rf, 35, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kZEXP, vbZ)
-            V3(tr, rf, 35, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+            if cfg.ocp_nonfinite:
+                # B35: nonfinite=ocp: every lane of a NaN / Inf block -> NaN
+                MOVT(tr, rf, 35, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbNB)
             # B36: NaN lanes -> all ones
             MOVT(tr, rf, 36, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbN)
             # B37: low halves into 16-bit lanes: significand, exponent, sign, NaN mask
@@ -237,13 +271,16 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
 
 
 def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale, bint bf16, str dst_dtype,
-        int max_exp, bint wrap, bint scatter, trace=False, trace_window=None, trace_ops=None, blocks=None,
-        int kernel_id=0):
+        int max_exp, bint wrap, bint scatter, bint true_div=False, bint ocp_nonfinite=False, trace=False,
+        trace_window=None, trace_ops=None, blocks=None, int kernel_id=0):
     """QuantizeMX over every 8-partition row block of `src` (uint16 bit patterns [P, F]).
 
     data uint8 [P, F] receives the FP8 bytes (4 per u32 word); scale uint8 receives the E8M0 bytes:
     [P, F/4] rows 32q..32q+3 (scatter) or [P/8, F/4] (compact). Arguments must already be validated
-    (q7emu.kernels.quantize_mx.quantize_mx). blocks=(lo, hi) limits the run to 8-partition row blocks lo..hi-1
+    (q7emu.kernels.quantize_mx.quantize_mx). wrap: the stored byte wraps (else clamps) below 0; true_div: the
+    data is divided by the true 2^(m - max_exp - 127), not the stored byte's power (underflow =
+    unclamped-data / unwrapped-data); ocp_nonfinite: NaN / Inf blocks store 0xFF and all-NaN data
+    (nonfinite = ocp). blocks=(lo, hi) limits the run to 8-partition row blocks lo..hi-1
     (threads running disjoint block ranges write disjoint rows). With trace=True returns the raw
     full-operand trace records (a bytes-like TraceBuffer), each with kernel_id as its kernel byte (the
     caller's q7emu.model.KernelId; 0 = not given); trace=<sink> streams compact blocks to the sink
@@ -268,6 +305,8 @@ def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale,
     memcpy(cfg.rodata, &ro[0, 0], rodata.size)
     cfg.bf16 = bf16
     cfg.wrap = wrap
+    cfg.true_div = true_div
+    cfg.ocp_nonfinite = ocp_nonfinite
     cfg.m_bits = 3 if dst_dtype == "float8_e4m3fn" else 2
     cdef const uint8_t* sp = <const uint8_t*>&src[0, 0]
     cdef Py_ssize_t sstride = 2 * ncols
