@@ -1,9 +1,9 @@
-"""Mutation tests (docs/traces.md §8): every op of a TensorDequantize kernel that the seeds name in its path does
-work. Making it a no-op (its destinations keep their old values) changes the output bytes for some input.
+"""Mutation tests (docs/traces.md §8): every op of a kernel that the seeds name in its path does work. Making it a no-op (its destinations keep their old values) changes the output bytes for some input.
 
 The expectations are "the output differs from the unmutated run": nothing here is taken from the kernel's own
 bytes except that comparison. The inputs cover every code byte in every position, and (MX) every scale byte.
 """
+import ml_dtypes
 import numpy as np
 import pytest
 from kernel_checks import DEQUANT_VARIANTS as DEQUANT
@@ -79,3 +79,33 @@ def test_mutation_removes_only_the_named_ops():
 def test_recorder_rejects_a_bad_mutation(bad):
     with pytest.raises(q7emu.InvalidArgument):
         Recorder(mutate=bad)
+
+
+def _qmx_input(dtype):
+    """[32, 64] fp16 / bf16: every magnitude range the format has, zeros, subnormals, Inf and NaN blocks."""
+    rng = np.random.default_rng(11)
+    bits = rng.integers(0, 1 << 16, (32, 64), dtype=np.uint16)
+    bits[:8, :4] = 0x7C00 if dtype == np.float16 else 0x7F80      # an Inf block
+    bits[8:16, :4] = 0x7E00 if dtype == np.float16 else 0x7FC0    # a NaN block
+    bits[16:24, 4:8] = 0x0001                                     # a subnormal block (underflow)
+    bits[24:, 8:12] = 0                                           # a zero block
+    return bits.view(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+@pytest.mark.parametrize("dst", ["float8_e4m3fn", "float8_e5m2"])
+def test_every_seed_named_quantize_mx_op_does_work(dtype, dst):
+    x = _qmx_input(dtype)
+    rec = Recorder()
+    q7emu.quantize_mx(x, dst, trace=rec)
+    sites = [s for s in _sites(rec.trace) if classify("quantize_mx", s[0]).kind.startswith("firmware")]
+    assert len(sites) >= 4
+    base = q7emu.quantize_mx(x, dst)
+    idle = []
+    for site in sites:
+        r = Recorder(window=(0, 0), mutate=site)
+        got = q7emu.quantize_mx(x, dst, trace=r)
+        assert r.mutate_hits > 0, site
+        if all(np.array_equal(np.asarray(a), np.asarray(b)) for a, b in zip(got, base)):
+            idle.append(site)
+    assert idle == [], f"quantize_mx: seed-named ops whose removal changes nothing: {idle}"

@@ -1,6 +1,7 @@
 """FLIX slot legality (docs/model.md §9.3, docs/firmware.md §6.3): every bundle the kernels issue fits the five
 slots of a wide bundle (s0 LdSt, s1 Ld, s2 Mul, s3 ALU, s4 ALU): at most one MAC, two loads / stores / packs,
 two ALU ops. Checked on traces of every TensorDequantize variant, and against the seed bundles themselves."""
+import ml_dtypes
 import numpy as np
 import pytest
 from kernel_checks import DEQUANT_VARIANTS as DEQUANT
@@ -76,5 +77,18 @@ def test_every_dequant_bundle_is_slot_legal(fmt, group, knobs):
     q7emu.dequantize(src, fmt, group, trace=rec, **knobs)
     issues = list(bundle_issues(rec.trace))
     assert len(issues) > 20
+    bad = sorted({(b, ops) for b, ops in issues if assign_slots(ops) is None})
+    assert bad == [], bad[:5]
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+@pytest.mark.parametrize("underflow", ["wrap", "clamp", "unclamped-data", "unwrapped-data"])
+@pytest.mark.parametrize("nonfinite", ["sim", "ocp"])
+def test_every_quantize_mx_bundle_is_slot_legal(dtype, underflow, nonfinite):
+    x = (np.random.default_rng(3).standard_normal((32, 20)) * 8).astype(dtype)
+    rec = Recorder()
+    q7emu.quantize_mx(x, underflow=underflow, nonfinite=nonfinite, trace=rec)
+    issues = list(bundle_issues(rec.trace))
+    assert len(issues) > 100
     bad = sorted({(b, ops) for b, ops in issues if assign_slots(ops) is None})
     assert bad == [], bad[:5]

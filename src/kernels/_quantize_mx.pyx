@@ -63,6 +63,56 @@ cdef struct QCfg:
     int m_bits
 
 
+# ============================================================================ bundle labels
+# Bundle numbers come from these labels (docs/model.md §9.1); every bundle is a legal FLIX bundle and its ops
+# read the registers as they were before it (docs/model.md §9.2, §9.3).
+cdef enum:
+    Q_PR0 = ENTRY_B                     # pr8 set-up
+    Q_PR1
+    Q_PR2
+    Q_ZERO                              # pass 1: the shared-exponent extract
+    Q_LOAD1
+    Q_UPCAST1
+    Q_EXP1
+    Q_FIELD1
+    Q_MAX1
+    Q_RED0
+    Q_RED1
+    Q_RED2
+    Q_RED3
+    Q_BCAST
+    Q_SCALE
+    Q_BYTE
+    Q_NONFIN
+    Q_SCB
+    Q_SSTORE
+    Q_LOAD2                             # pass 2: divide, clip, round, pack
+    Q_UPCAST2
+    Q_SIGN
+    Q_ABS
+    Q_FIELD2
+    Q_NORM
+    Q_CLASS
+    Q_TAKE
+    Q_SPLIT
+    Q_MANT
+    Q_DIV
+    Q_SUB149
+    Q_SUBN
+    Q_INF
+    Q_ZEROS
+    Q_NAN
+    Q_HALF16A
+    Q_HALF16B
+    Q_MAC
+    Q_EXT
+    Q_NARROW
+    Q_NANC = Q_NARROW + NARROW_LEN
+    Q_NANSET
+    Q_PACK
+    Q_STORE
+
+
 cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* src, Py_ssize_t src_stride,
                          Py_ssize_t ncols, uint8_t* dst, Py_ssize_t dst_stride, uint8_t* scale_row) noexcept nogil:
     """8 rows x ncols elements (src: fp16/bf16 rows `src_stride` bytes apart) -> FP8 bytes in dst rows,
@@ -70,140 +120,143 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
     cdef Py_ssize_t c, off, doff, soff = 0
     cdef int r, cols
     load_rodata(tr, rf, cfg.rodata, NCONST)
-    # B1..B3: pr8 = reciprocal-scale significand 1.0 (0x4000 in Q1.14) as the single non-zero tap
-    VI(tr, rf, 1, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, kONE, 16)
-    VI(tr, rf, 2, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 14)
-    I_dextrprn_2x32(tr, rf, 3, prRCP, vT0, kZERO, 0, 16)
+    # Q_PR0: pr8 = reciprocal-scale significand 1.0 (0x4000 in Q1.14) as the single non-zero tap
+    VI(tr, rf, Q_PR0, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, kONE, 16)
+    VI(tr, rf, Q_PR1, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 14)
+    I_dextrprn_2x32(tr, rf, Q_PR2, prRCP, vT0, kZERO, 0, 16)
     c = 0
     while c < ncols:
         cols = 16 if ncols - c > 16 else <int>(ncols - c)
         # ---------------- pass 1: shared-exponent extract over the 8 x 4 blocks
-        # B4: running max = 0
-        V3(tr, rf, 4, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+        # Q_ZERO: running max = 0
+        V3(tr, rf, Q_ZERO, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
         for r in range(8):
-            # B5: load 16 elements of row r (tail: fewer, zero-filled)
+            # Q_LOAD1: load 16 elements of row r (tail: fewer, zero-filled)
             off = r * src_stride + 2 * c
-            I_lav2nx8_xp(tr, rf, 5, vX, src, &off, 2 * cols)
-            # B6: upcast to fp32 inside the op
-            upcast(tr, rf, 6, cfg.bf16)
-            # B7: biased exponent: (bits >> 23) (per-lane shift by a broadcast 23, seed @0x79ec)
-            V3(tr, rf, 7, "srln_2x32", P.srln_2x32, VIEW_N_2X32, vT0, vX, k23)
-            # B8: & 0xFF
-            V3(tr, rf, 8, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vT0, kFF)
-            # B9: MAX over the block's 8 partitions
-            BV(tr, rf, 9, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
-        # B10: ... and over its 4 elements: neighbour lane
-        V4(tr, rf, 10, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
-        # B11:
-        BV(tr, rf, 11, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
-        # B12: lane two to the right
-        V4(tr, rf, 12, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R2)
-        # B13:
-        BV(tr, rf, 13, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
-        # B14: broadcast lane 4b over its block
-        V4(tr, rf, 14, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vM, vM, vM, kIDX_B4)
-        # B15: scale = max - max_exp
-        V3(tr, rf, 15, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vSC, vM, kMAXEXP)
+            I_lav2nx8_xp(tr, rf, Q_LOAD1, vX, src, &off, 2 * cols)
+            # Q_UPCAST1: upcast to fp32 inside the op
+            upcast(tr, rf, Q_UPCAST1, cfg.bf16)
+            # Q_EXP1: biased exponent: (bits >> 23) (per-lane shift by a broadcast 23, seed @0x79ec)
+            V3(tr, rf, Q_EXP1, "srln_2x32", P.srln_2x32, VIEW_N_2X32, vT0, vX, k23)
+            # Q_FIELD1: & 0xFF
+            V3(tr, rf, Q_FIELD1, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vT0, kFF)
+            # Q_MAX1: MAX over the block's 8 partitions
+            BV(tr, rf, Q_MAX1, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        # Q_RED0: ... and over its 4 elements: neighbour lane
+        V4(tr, rf, Q_RED0, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
+        # Q_RED1:
+        BV(tr, rf, Q_RED1, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        # Q_RED2: lane two to the right
+        V4(tr, rf, Q_RED2, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R2)
+        # Q_RED3:
+        BV(tr, rf, Q_RED3, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        # Q_BCAST: broadcast lane 4b over its block
+        V4(tr, rf, Q_BCAST, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vM, vM, vM, kIDX_B4)
+        # Q_SCALE: scale = max - max_exp
+        V3(tr, rf, Q_SCALE, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vSC, vM, kMAXEXP)
         if cfg.ocp_nonfinite:
-            # B15: nonfinite=ocp: blocks whose maximum is field 0xFF (a NaN or an Inf)
-            CMP(tr, rf, 15, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbNB, vM, kFF)
+            # Q_SCALE: nonfinite=ocp: blocks whose maximum is field 0xFF (a NaN or an Inf)
+            CMP(tr, rf, Q_SCALE, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbNB, vM, kFF)
         if cfg.true_div:
-            # B16: the stored byte in vT0 only; vSC keeps the true m - max_exp for the divide
+            # Q_BYTE: the stored byte in vT0 only; vSC keeps the true m - max_exp for the divide
             if cfg.wrap:
-                # B16: unwrapped-data: the byte wraps below 0, the divide does not
-                V3(tr, rf, 16, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vSC, kFF)
+                # Q_BYTE: unwrapped-data: the byte wraps below 0, the divide does not
+                V3(tr, rf, Q_BYTE, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vSC, kFF)
             else:
-                # B16: unclamped-data: the byte is clamped at 0, the divide is not
-                BV(tr, rf, 16, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vT0, vSC, kZERO)
+                # Q_BYTE: unclamped-data: the byte is clamped at 0, the divide is not
+                BV(tr, rf, Q_BYTE, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vT0, vSC, kZERO)
             if cfg.ocp_nonfinite:
-                # B17: NaN / Inf blocks store 0xFF (E8M0 NaN)
-                MOVT(tr, rf, 17, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kFF, vbNB)
-            # B18: scale bytes of the 4 blocks
-            V4(tr, rf, 18, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vT0, kZERO, kIDX_SCB)
+                # Q_NONFIN: NaN / Inf blocks store 0xFF (E8M0 NaN)
+                MOVT(tr, rf, Q_NONFIN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kFF, vbNB)
+            # Q_SCB: scale bytes of the 4 blocks
+            V4(tr, rf, Q_SCB, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vT0, kZERO, kIDX_SCB)
         else:
             if cfg.wrap:
-                # B16: narrowed to uint8 before the subtract: wraps below 0 (the simulator's order)
-                V3(tr, rf, 16, "and2nx8", P.and2nx8, VIEW_N_2X32, vSC, vSC, kFF)
+                # Q_BYTE: narrowed to uint8 before the subtract: wraps below 0 (the simulator's order)
+                V3(tr, rf, Q_BYTE, "and2nx8", P.and2nx8, VIEW_N_2X32, vSC, vSC, kFF)
             else:
-                # B16: clamp at 0
-                BV(tr, rf, 16, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vSC, vSC, kZERO)
+                # Q_BYTE: clamp at 0
+                BV(tr, rf, Q_BYTE, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vSC, vSC, kZERO)
             if cfg.ocp_nonfinite:
-                # B17: NaN / Inf blocks store 0xFF (E8M0 NaN); their data is all NaN whatever the divisor
-                MOVT(tr, rf, 17, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vSC, kFF, vbNB)
-            # B18: scale bytes of the 4 blocks
-            V4(tr, rf, 18, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vSC, kZERO, kIDX_SCB)
-        # B19: store them (E8M0)
+                # Q_NONFIN: NaN / Inf blocks store 0xFF (E8M0 NaN); their data is all NaN whatever the divisor
+                MOVT(tr, rf, Q_NONFIN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vSC, kFF, vbNB)
+            # Q_SCB: scale bytes of the 4 blocks
+            V4(tr, rf, Q_SCB, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vSC, kZERO, kIDX_SCB)
+        # Q_SSTORE: store them (E8M0)
         soff = c // 4
-        I_sav2nx8_xp(tr, rf, 19, vT0, scale_row, &soff, cols // 4)
+        I_sav2nx8_xp(tr, rf, Q_SSTORE, vT0, scale_row, &soff, cols // 4)
         # ---------------- pass 2: divide, clip, round, pack -- row by row
         for r in range(8):
-            # B23: reload the row
+            # Q_LOAD2: reload the row
             off = r * src_stride + 2 * c
-            I_lav2nx8_xp(tr, rf, 23, vX, src, &off, 2 * cols)
-            # B24: upcast
-            upcast(tr, rf, 24, cfg.bf16)
-            # B25: sign byte ; NaN GATE (unordered compare with itself) ; drop the sign
-            VI(tr, rf, 25, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vX, 24)
-            I_ultn_2xf32t(tr, rf, 25, vbN, vX, vX, vbALL)
-            VI(tr, rf, 25, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT1, vX, 1)
-            # B26: sign ; |x| bits ; exponent field
-            V3(tr, rf, 26, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vT0, k80)
-            VI(tr, rf, 26, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT1, vT1, 1)
-            VI(tr, rf, 26, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vX, 23)
-            # B27: exponent field ; subnormal significand normalised by int -> fp32
-            V3(tr, rf, 27, "and2nx8", P.and2nx8, VIEW_N_2X32, vT2, vT2, kFF)
-            I_floatn_2x32(tr, rf, 27, vT3, vT1, 0)
+            I_lav2nx8_xp(tr, rf, Q_LOAD2, vX, src, &off, 2 * cols)
+            # Q_UPCAST2: upcast
+            upcast(tr, rf, Q_UPCAST2, cfg.bf16)
+            # Q_SIGN: sign byte ; NaN GATE (unordered compare with itself)
+            VI(tr, rf, Q_SIGN, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vX, 24)
+            I_ultn_2xf32t(tr, rf, Q_SIGN, vbN, vX, vX, vbALL)
+            # Q_ABS: drop the sign ; exponent field
+            VI(tr, rf, Q_ABS, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT1, vX, 1)
+            VI(tr, rf, Q_ABS, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vX, 23)
+            # Q_FIELD2: sign ; |x| bits
+            V3(tr, rf, Q_FIELD2, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vT0, k80)
+            VI(tr, rf, Q_FIELD2, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT1, vT1, 1)
+            # Q_NORM: exponent field ; subnormal significand normalised by int -> fp32
+            V3(tr, rf, Q_NORM, "and2nx8", P.and2nx8, VIEW_N_2X32, vT2, vT2, kFF)
+            I_floatn_2x32(tr, rf, Q_NORM, vT3, vT1, 0)
+            # Q_CLASS: field 0 (zero / subnormal), field 0xFF (Inf / NaN)
+            CMP(tr, rf, Q_CLASS, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbS, vT2, kZERO)
+            CMP(tr, rf, Q_CLASS, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbI, vT2, kFF)
+            # Q_TAKE: subnormals: take the normalised value
+            MOVT(tr, rf, Q_TAKE, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT1, vT3, vbS)
             if cfg.ocp_nonfinite:
-                # B27: nonfinite=ocp: the lanes of a NaN / Inf block lose their sign (positive NaN)
-                MOVT(tr, rf, 27, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kZERO, vbNB)
-            # B28: field 0 (zero / subnormal), field 0xFF (Inf / NaN)
-            CMP(tr, rf, 28, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbS, vT2, kZERO)
-            CMP(tr, rf, 28, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbI, vT2, kFF)
-            # B29: subnormals: take the normalised value
-            MOVT(tr, rf, 29, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT1, vT3, vbS)
-            # B30: exponent field ; top 14 mantissa bits (fp16 has 10, bf16 7: exact) ; zero test
-            VI(tr, rf, 30, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vT1, 23)
-            VI(tr, rf, 30, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT3, vT1, 9)
-            CMP(tr, rf, 30, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbZ, vT1, kZERO)
-            # B31: DIVIDE by 2^(scale-127): exponent e - 127 - (scale - 127) ; mantissa to bits 0..13
-            V3(tr, rf, 31, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vT2, vT2, vSC)
-            VI(tr, rf, 31, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT3, vT3, 18)
-            # B32: subnormal inputs are mant * 2^-149: 149 more ; the hidden bit (bit 14)
-            V3(tr, rf, 32, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vM, vT2, k149)
-            V3(tr, rf, 32, "or2nx8", P.or2nx8, VIEW_N_2X32, vT3, vT3, k4000)
-            # B33:
-            MOVT(tr, rf, 33, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, vM, vbS)
-            # B34: ±Inf: an exponent that saturates (the clip to ±max_val) ; clear the NaN-mask register
-            MOVT(tr, rf, 34, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kBIG, vbI)
-            V3(tr, rf, 34, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
-            # B35: ±0: the far-below exponent
-            MOVT(tr, rf, 35, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kZEXP, vbZ)
+                # Q_TAKE: nonfinite=ocp: the lanes of a NaN / Inf block lose their sign (positive NaN)
+                MOVT(tr, rf, Q_TAKE, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kZERO, vbNB)
+            # Q_SPLIT: exponent field ; top 14 mantissa bits (fp16 has 10, bf16 7: exact)
+            VI(tr, rf, Q_SPLIT, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vT1, 23)
+            VI(tr, rf, Q_SPLIT, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT3, vT1, 9)
+            # Q_MANT: zero test ; mantissa to bits 0..13
+            CMP(tr, rf, Q_MANT, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbZ, vT1, kZERO)
+            VI(tr, rf, Q_MANT, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT3, vT3, 18)
+            # Q_DIV: DIVIDE by 2^(scale-127): exponent e - 127 - (scale - 127) ; the hidden bit (bit 14)
+            V3(tr, rf, Q_DIV, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vT2, vT2, vSC)
+            V3(tr, rf, Q_DIV, "or2nx8", P.or2nx8, VIEW_N_2X32, vT3, vT3, k4000)
+            # Q_SUB149: subnormal inputs are mant * 2^-149: 149 more
+            V3(tr, rf, Q_SUB149, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vM, vT2, k149)
+            # Q_SUBN:
+            MOVT(tr, rf, Q_SUBN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, vM, vbS)
+            # Q_INF: ±Inf: an exponent that saturates (the clip to ±max_val) ; clear the NaN-mask register
+            MOVT(tr, rf, Q_INF, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kBIG, vbI)
+            V3(tr, rf, Q_INF, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+            # Q_ZEROS: ±0: the far-below exponent
+            MOVT(tr, rf, Q_ZEROS, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kZEXP, vbZ)
             if cfg.ocp_nonfinite:
-                # B35: nonfinite=ocp: every lane of a NaN / Inf block -> NaN
-                MOVT(tr, rf, 35, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbNB)
-            # B36: NaN lanes -> all ones
-            MOVT(tr, rf, 36, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbN)
-            # B37: low halves into 16-bit lanes: significand, exponent, sign, NaN mask
-            V4(tr, rf, 37, "selnx16", P.selnx16, VIEW_NX16, vSIG, vT3, vT3, kIDX_EVEN16)
-            V4(tr, rf, 37, "selnx16", P.selnx16, VIEW_NX16, vEXP, vT2, vT2, kIDX_EVEN16)
-            V4(tr, rf, 37, "selnx16", P.selnx16, VIEW_NX16, vSGN, vT0, vT0, kIDX_EVEN16)
-            V4(tr, rf, 37, "selnx16", P.selnx16, VIEW_NX16, vM, vM, vM, kIDX_EVEN16)
-            # B38: significand x reciprocal significand (pr8) ; NaN predicate in 16-bit lanes
-            I_mulus4tn16xr16(tr, rf, 38, wvACC, vSIG, kZERO, prRCP)
-            CMP(tr, rf, 38, "neqnx16", P.neqnx16, VIEW_NX16, VIEW_VB16, vbN16, vM, kZERO)
-            # B39: accumulator extract (Q1.14 x 1.0 -> Q1.14)
-            I_packvrnrnx48(tr, rf, 39, vSIG, wvACC, 14)
-            # B40..B52: round to FP8 (RNE), saturate, sign (B53 unused)
-            narrow_fp8(tr, rf, 40, cfg.m_bits, vT1)
-            # B54: NaN with its sign
-            V3(tr, rf, 54, "or2nx8", P.or2nx8, VIEW_NX16, vM, kNANC, vSGN)
-            # B55:
-            MOVT(tr, rf, 55, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT1, vM, vbN16)
-            # B56: PACK: the low byte of each 16-bit lane, 4 FP8 per u32 word
-            VVI(tr, rf, 56, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vX, vT1, vT1, 0)
-            # B57: store the row's FP8 bytes
+                # Q_ZEROS: nonfinite=ocp: every lane of a NaN / Inf block -> NaN
+                MOVT(tr, rf, Q_ZEROS, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbNB)
+            # Q_NAN: NaN lanes -> all ones
+            MOVT(tr, rf, Q_NAN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbN)
+            # Q_HALF16A: low halves into 16-bit lanes: significand, exponent ...
+            V4(tr, rf, Q_HALF16A, "selnx16", P.selnx16, VIEW_NX16, vSIG, vT3, vT3, kIDX_EVEN16)
+            V4(tr, rf, Q_HALF16A, "selnx16", P.selnx16, VIEW_NX16, vEXP, vT2, vT2, kIDX_EVEN16)
+            # Q_HALF16B: ... sign, NaN mask
+            V4(tr, rf, Q_HALF16B, "selnx16", P.selnx16, VIEW_NX16, vSGN, vT0, vT0, kIDX_EVEN16)
+            V4(tr, rf, Q_HALF16B, "selnx16", P.selnx16, VIEW_NX16, vM, vM, vM, kIDX_EVEN16)
+            # Q_MAC: significand x reciprocal significand (pr8) ; NaN predicate in 16-bit lanes
+            I_mulus4tn16xr16(tr, rf, Q_MAC, wvACC, vSIG, kZERO, prRCP)
+            CMP(tr, rf, Q_MAC, "neqnx16", P.neqnx16, VIEW_NX16, VIEW_VB16, vbN16, vM, kZERO)
+            # Q_EXT: accumulator extract (Q1.14 x 1.0 -> Q1.14)
+            I_packvrnrnx48(tr, rf, Q_EXT, vSIG, wvACC, 14)
+            # Q_NARROW: round to FP8 (RNE), saturate, sign
+            narrow_fp8(tr, rf, Q_NARROW, cfg.m_bits, vT1)
+            # Q_NANC: NaN with its sign
+            V3(tr, rf, Q_NANC, "or2nx8", P.or2nx8, VIEW_NX16, vM, kNANC, vSGN)
+            # Q_NANSET:
+            MOVT(tr, rf, Q_NANSET, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT1, vM, vbN16)
+            # Q_PACK: PACK: the low byte of each 16-bit lane, 4 FP8 per u32 word
+            VVI(tr, rf, Q_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vX, vT1, vT1, 0)
+            # Q_STORE: store the row's FP8 bytes
             doff = r * dst_stride + c
-            I_sav2nx8_xp(tr, rf, 57, vX, dst, &doff, cols)
+            I_sav2nx8_xp(tr, rf, Q_STORE, vX, dst, &doff, cols)
         c += cols
 
 
@@ -221,7 +274,8 @@ cdef inline void I_dextrprn_2x32(TR tr, regfile_t* rf, int b, int p, int s, int 
         if tr_begin(tr, "dextrprn_2x32", b):
             tr_vec(tr, ROLE_SRC, s, VIEW_N_2X32, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_N_2X32, &rf.v[r])
             tr_scalar(tr, 255, i); tr_scalar(tr, 255, j)
-    P.dextrprn_2x32(&rf.pr[p], &rf.v[s], &rf.v[r], i, j)
+    if run_op(tr, "dextrprn_2x32", b):
+        P.dextrprn_2x32(&rf.pr[p], &rf.v[s], &rf.v[r], i, j)
     if TR is TracerP:
         if tr.open:
             tr_pr(tr, ROLE_DST, p, rf.pr[p]); tr_end(tr)
