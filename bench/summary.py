@@ -19,7 +19,9 @@ are swapped in with q7emu.kernels.extension.load_extension(name, level)) and per
   same            whether the baseline's bytes equal q7emu's (a side check, not a timing)
 
 then the two-core rows: time on one core ÷ time on two (``cores=2``) at the best level, target 1.8x, on the
-same few-MiB inputs. Nothing is asserted: the figures are printed (and with --json written as one document).
+same few-MiB inputs (meaningful only on an otherwise idle machine: the header prints the load average).
+Kernel and baseline (one core and two) are timed alternately, so a drifting load slows both. Nothing is
+asserted: the figures are printed (and with --json written as one document).
 """
 from __future__ import annotations
 
@@ -50,13 +52,21 @@ SCALING_TARGET = 1.8
 
 
 def median_time(fn, rounds: int) -> float:
-    fn()                                                  # warm-up (allocations, first-use imports)
-    ts = []
+    return paired_times(fn, fn, rounds)[0]
+
+
+def paired_times(fa, fb, rounds: int) -> tuple[float, float]:
+    """Median seconds of fa and of fb, timed alternately (a, b, a, b, ...) after one warm-up call each, so
+    that a machine whose load drifts (other processes on a shared host) slows both alike."""
+    fa()
+    fb()
+    ta, tb = [], []
     for _ in range(rounds):
-        t0 = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t0)
-    return statistics.median(ts)
+        for fn, ts in ((fa, ta), (fb, tb)):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+    return statistics.median(ta), statistics.median(tb)
 
 
 # ------------------------------------------------------------------------------------------------ inputs
@@ -154,36 +164,34 @@ def same_bytes(kernel_out, base_out) -> bool:
 
 
 def measure(levels: list[str], rounds: int) -> dict:
-    rows, scaling, base_rate = [], [], {}
+    rows, scaling = [], []
     todo = list(paths())
-    for name, _kfn, n_out, _base, bfn, _cmp in todo:       # baselines once, same process
-        base_rate[name] = n_out / median_time(bfn, rounds) / 1e9
     for level in levels:
         use_level(level)
         for name, kfn, n_out, base, bfn, cmp in todo:
-            t = median_time(lambda kfn=kfn: kfn(1), rounds)
+            t, tb = paired_times(lambda kfn=kfn: kfn(1), bfn, rounds)      # kernel and baseline alternately
             prims = executed(lambda tr, kfn=kfn: kfn(1, tr))
-            rate = n_out / t / 1e9
+            rate, brate = n_out / t / 1e9, n_out / tb / 1e9
             rows.append({"level": level, "path": name, "q7emu_G_per_s": rate, "baseline": base,
-                         "baseline_G_per_s": base_rate[name], "ratio": rate / base_rate[name],
+                         "baseline_G_per_s": brate, "ratio": rate / brate,
                          "target": TARGET[base], "ns_per_primitive": t / prims * 1e9,
                          "primitives_per_output": prims / n_out,
                          "same_bytes": same_bytes(kfn(1), bfn()) if cmp else None})
     best = levels[-1]
     use_level(best)
     for name, kfn, n_out, *_ in todo:
-        t1 = median_time(lambda kfn=kfn: kfn(1), rounds)
-        t2 = median_time(lambda kfn=kfn: kfn(2), rounds)
+        t1, t2 = paired_times(lambda kfn=kfn: kfn(1), lambda kfn=kfn: kfn(2), rounds)
         scaling.append({"level": best, "path": name, "one_core_G_per_s": n_out / t1 / 1e9,
                         "two_core_G_per_s": n_out / t2 / 1e9, "scaling": t1 / t2, "target": SCALING_TARGET,
                         "input_MiB": None})
-    return {"rows": rows, "scaling": scaling}
+    return {"rows": rows, "scaling": scaling, "load_average": os.getloadavg()}
 
 
 def format_table(doc: dict) -> str:
     head = (f"{'level':8s} {'path':17s} {'q7emu G/s':>9s}  {'baseline':9s} {'base G/s':>8s} {'ratio':>6s} "
             f"{'target':>6s} {'met':>4s} {'ns/prim':>7s} {'prim/out':>8s} {'same':>5s}")
-    out = [f"q7emu issue-12 summary: one core, one process ({os.cpu_count()} CPUs; "
+    load = ", ".join(f"{x:.2f}" for x in doc.get("load_average", ()))
+    out = [f"q7emu issue-12 summary: one core, one process ({os.cpu_count()} CPUs, load average {load}; "
            f"isa levels {', '.join(sorted({r['level'] for r in doc['rows']}, key=extension.LEVELS.index))})",
            head, "-" * len(head)]
     for r in doc["rows"]:
