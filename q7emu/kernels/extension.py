@@ -20,10 +20,13 @@ from typing import Any
 
 from q7emu.errors import InvalidArgument, Q7Error
 
-__all__ = ["LEVELS", "ENV", "load_extension", "cached_extension", "cpu_levels", "select_level", "check_env", "isa_info"]
+__all__ = ["LEVELS", "PORTABLE", "ENV", "load_extension", "cached_extension", "cpu_levels", "built_levels",
+           "select_level", "check_env", "isa_info"]
 
 #: the ISA levels, lowest first; ``native`` exists only in a ``Q7EMU_NATIVE=1`` build (docs/build.md §1.1)
 LEVELS = ("generic", "avx2", "avx512", "native")
+#: the levels a default (portable) x86-64 build has
+PORTABLE = LEVELS[:3]
 #: the environment variable that forces a level
 ENV = "Q7EMU_ISA"
 #: the baseline module whose ISA_BUILT lists the levels and flags of the build
@@ -67,7 +70,7 @@ def select_level(built: dict[str, str] | None = None, env: str | None = None) ->
     value = os.environ.get(ENV, "") if env is None else env
     if not value:
         return runnable[-1] if runnable else "generic"
-    if value not in LEVELS[:3] and not (value == "native" and "native" in built):
+    if value not in PORTABLE and not (value == "native" and "native" in built):
         choices = ", ".join(lv for lv in LEVELS if lv != "native" or lv in built)
         raise InvalidArgument(ENV, value, f"must be one of {choices} (or unset: the best this CPU runs)")
     if value not in built:
