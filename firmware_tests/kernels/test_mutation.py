@@ -1,4 +1,5 @@
-"""Mutation tests (docs/traces.md §8): every op of a kernel that the seeds name in its path does work. Making it a no-op (its destinations keep their old values) changes the output bytes for some input.
+"""Mutation tests (docs/traces.md §8): every op of a kernel that the seeds name in its path does work. Making it
+a no-op (its destinations keep their old values) changes the output bytes for some input.
 
 The expectations are "the output differs from the unmutated run": nothing here is taken from the kernel's own
 bytes except that comparison. The inputs cover every code byte in every position, and (MX) every scale byte.

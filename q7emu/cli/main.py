@@ -17,6 +17,7 @@ import sys
 import traceback
 import zipfile
 from collections.abc import Sequence
+from typing import Any
 
 from q7emu._version import __version__
 from q7emu.cli import explore_commands, inspect_commands, record_commands, run_commands, trace_commands
@@ -31,9 +32,11 @@ from q7emu.cli.common import (
     UsageError,
     error_line,
     print_error,
+    print_json,
     source_tree_problem,
 )
 from q7emu.errors import Q7Error
+from q7emu.kernels.extension import check_env, isa_info
 
 #: the command modules, in the order their commands appear in ``q7emu --help``
 COMMAND_MODULES = (inspect_commands, run_commands, record_commands, trace_commands, explore_commands)
@@ -43,11 +46,48 @@ COMMAND_MODULES = (inspect_commands, run_commands, record_commands, trace_comman
 BAD_INPUT = (Q7Error, OSError, EOFError, zipfile.BadZipFile, ValueError)
 
 
+def version_text(info: dict[str, Any]) -> str:
+    """``q7emu --version``: the version, then the ISA level a kernel loads, the levels this CPU runs and the
+    compile flags of every level built (docs/build.md §1.2); ``info`` is :func:`q7emu.kernels.extension.isa_info`."""
+    lines = [f"q7emu {__version__}"]
+    if info["level"] is None:
+        lines.append("isa: none (the compiled extensions are not built: golden models only)")
+    else:
+        why = f"forced by Q7EMU_ISA={info['forced']}" if info["forced"] else "the best this CPU runs"
+        lines.append(f"isa: {info['level']} ({why}; Q7EMU_ISA={'|'.join(info['built'])} forces one)")
+    lines.append(f"cpu: {' '.join(info['cpu'])}")
+    if info["built"]:
+        width = max(map(len, info["built"]))
+        lines.append("built:")
+        lines += [f"  {lv:<{width}}  {flags}" for lv, flags in info["built"].items()]
+    return "\n".join(lines)
+
+
+class VersionAction(argparse.Action):
+    """``--version``: :func:`version_text`, or with ``--json`` on the command line (``parser.want_json``) a
+    ``q7emu-version`` document (docs/cli.md §3.9); then exit 0. A bad ``Q7EMU_ISA`` is InvalidArgument (exit 2)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: Any = argparse.SUPPRESS, help: str | None = None) -> None:  # noqa: A002 - argparse's name
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        info = isa_info()
+        if getattr(parser, "want_json", False):
+            print_json("version", {"isa": info})
+        else:
+            print(version_text(info))
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``q7emu`` parser with every command module's subcommands registered."""
     p = Parser(prog="q7emu", description="Bit-exact emulator of the Vision-Q7 IVP firmware kernels "
                                          "(TensorDequantize 0x7b, QuantizeMX 0xe3).")
-    p.add_argument("--version", action="version", version=f"q7emu {__version__}")
+    p.add_argument("--version", action=VersionAction,
+                   help="print the version, the ISA level the kernels run at and every level's compile flags "
+                        "(with --json: a q7emu-version document) and exit")
     p.add_argument("--debug", action="store_true",
                    help="on an internal error (exit 3), print its traceback on stderr")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -74,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     want_json = "--json" in argv
     debug = False
     parser = build_parser()
+    parser.want_json = want_json      # type: ignore[attr-defined]  # read by --version (VersionAction)
     try:
         args, extras = parser.parse_known_args(argv)
         if extras and getattr(args, "trailing_fields", None) is not None:
@@ -88,6 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         problem = source_tree_problem()
         if problem:
             raise UsageError(problem)
+        check_env()                                  # a bad Q7EMU_ISA: one line, exit 2 (docs/build.md §1.3)
         return int(args.func(args))
     except SystemExit as e:  # --help / --version
         return int(e.code or 0) if isinstance(e.code, int) or e.code is None else EXIT_USAGE

@@ -1,28 +1,104 @@
-"""Loading the compiled kernel extensions on first use.
+"""Loading the compiled kernel extensions on first use, at the ISA level this CPU runs best (docs/build.md §1).
 
 The kernel modules (:mod:`q7emu.kernels.dequant`, :mod:`q7emu.kernels.quantize_mx`) import their Cython
 extension only when a kernel runs, so that everything that merely *names* a kernel (the registry, the
 listings, the machine with the golden backend) imports without a build.
+
+Each kernel extension is built once per ISA level (setup.py): ``q7emu.kernels._dequant`` at the portable
+baseline (``generic``) and ``q7emu.kernels._dequant_avx2`` / ``_dequant_avx512`` beside it. :func:`load_extension`
+imports the baseline module (it must exist; it also lists the levels built and their flags), then the variant
+of the selected level: the highest level both built and supported by this CPU (q7emu.kernels._cpu), or the one
+``Q7EMU_ISA`` names (docs/build.md §1.3). Every level computes the same bytes.
 """
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import MutableMapping
 from types import ModuleType
 from typing import Any
 
-from q7emu.errors import Q7Error
+from q7emu.errors import InvalidArgument, Q7Error
+
+__all__ = ["LEVELS", "PORTABLE", "ENV", "load_extension", "cached_extension", "cpu_levels", "built_levels",
+           "select_level", "check_env", "isa_info"]
+
+#: the ISA levels, lowest first; ``native`` exists only in a ``Q7EMU_NATIVE=1`` build (docs/build.md §1.1)
+LEVELS = ("generic", "avx2", "avx512", "native")
+#: the levels a default (portable) x86-64 build has
+PORTABLE = LEVELS[:3]
+#: the environment variable that forces a level
+ENV = "Q7EMU_ISA"
+#: the baseline module whose ISA_BUILT lists the levels and flags of the build
+PROBE = "q7emu.kernels._dequant"
 
 
-def load_extension(name: str) -> ModuleType:
-    """Import the compiled module ``name`` (e.g. ``"q7emu.kernels._dequant"``).
-
-    Raises Q7Error in one line, telling the user to build the extensions, when it is not built."""
+def _import_base(name: str) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ImportError as e:
         raise Q7Error(f"{name} is not available ({e}); build the extensions (pip install -e .) "
                       "or use the golden models (q7emu.golden, Machine(backend='golden'))") from None
+
+
+def cpu_levels() -> tuple[str, ...]:
+    """The ISA levels this CPU supports, lowest first (CPUID through q7emu.kernels._cpu; ``("generic",)``
+    when that module is not built). ``native`` is not a CPU level: a native build is trusted to run here."""
+    try:
+        from q7emu.kernels import _cpu
+    except ImportError:
+        return ("generic",)
+    return tuple(_cpu.levels())
+
+
+def built_levels(base: ModuleType) -> dict[str, str]:
+    """Level -> compile flags of every variant built beside the baseline module ``base``."""
+    built = getattr(base, "ISA_BUILT", None)
+    return dict(built) if built else {"generic": ""}
+
+
+def select_level(built: dict[str, str] | None = None, env: str | None = None) -> str:
+    """The level to load: ``env`` (default: the ``Q7EMU_ISA`` environment variable) when set, else the highest
+    level of ``built`` (default: the build's) this CPU supports.
+
+    Raises InvalidArgument naming ``Q7EMU_ISA`` and the choices when the value is not a level, was not built
+    or the CPU lacks it."""
+    if built is None:
+        built = built_levels(_import_base(PROBE))
+    cpu = cpu_levels()
+    runnable = [lv for lv in LEVELS if lv in built and (lv in cpu or lv == "native")]
+    value = os.environ.get(ENV, "") if env is None else env
+    if not value:
+        return runnable[-1] if runnable else "generic"
+    if value not in PORTABLE and not (value == "native" and "native" in built):
+        choices = ", ".join(lv for lv in LEVELS if lv != "native" or lv in built)
+        raise InvalidArgument(ENV, value, f"must be one of {choices} (or unset: the best this CPU runs)")
+    if value not in built:
+        raise InvalidArgument(ENV, value, f"this build has only the levels {', '.join(built)} "
+                                          "(setup.py builds avx2 / avx512 on x86-64 with GCC or Clang)")
+    if value not in runnable:
+        raise InvalidArgument(ENV, value, f"this CPU supports only {', '.join(lv for lv in LEVELS if lv in cpu)}; "
+                                          f"choose one of {', '.join(runnable)}")
+    return value
+
+
+def load_extension(name: str, level: str | None = None) -> ModuleType:
+    """Import the compiled module ``name`` (e.g. ``"q7emu.kernels._dequant"``) at ISA level ``level``
+    (default: :func:`select_level`; a level its module has not is InvalidArgument as for ``Q7EMU_ISA``).
+
+    Raises Q7Error in one line, telling the user to build the extensions, when it is not built."""
+    base = _import_base(name)
+    built = getattr(base, "ISA_BUILT", None)
+    if built is None:          # a module built once (not a kernel): there is only the baseline
+        return base
+    level = select_level(dict(built), env=level)
+    if level == "generic":
+        return base
+    try:
+        return importlib.import_module(f"{name}_{level}")
+    except ImportError as e:
+        raise Q7Error(f"{name}_{level} is not available ({e}) though {name} lists it; "
+                      "rebuild the extensions (pip install -e .)") from None
 
 
 def cached_extension(namespace: MutableMapping[str, Any], attr: str, name: str) -> ModuleType:
@@ -32,3 +108,29 @@ def cached_extension(namespace: MutableMapping[str, Any], attr: str, name: str) 
     if mod is None:
         mod = namespace[attr] = load_extension(name)
     return mod
+
+
+def check_env() -> None:
+    """Raise InvalidArgument (as :func:`select_level`) now when ``Q7EMU_ISA`` is set to a level this build or
+    CPU cannot run, rather than at the first kernel call; nothing when it is unset or nothing is built. The CLI
+    calls it before every command, so a bad value is one line and exit 2 (docs/build.md §1.3)."""
+    if not os.environ.get(ENV):
+        return
+    try:
+        base = importlib.import_module(PROBE)
+    except ImportError:
+        return
+    select_level(built_levels(base))
+
+
+def isa_info() -> dict[str, Any]:
+    """What ``q7emu --version`` prints: ``level`` (the level a kernel loads now, None when the extensions are
+    not built), ``forced`` (the ``Q7EMU_ISA`` value, or None), ``cpu`` (the levels this CPU supports) and
+    ``built`` (level -> compile flags). Raises InvalidArgument as :func:`select_level` for a bad Q7EMU_ISA."""
+    forced = os.environ.get(ENV) or None
+    try:
+        base = importlib.import_module(PROBE)
+    except ImportError:
+        return {"level": None, "forced": forced, "cpu": list(cpu_levels()), "built": {}}
+    built = built_levels(base)
+    return {"level": select_level(built), "forced": forced, "cpu": list(cpu_levels()), "built": built}

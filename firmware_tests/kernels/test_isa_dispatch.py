@@ -1,0 +1,204 @@
+"""Run-time ISA dispatch of the kernel extensions (docs/build.md §1) -- issue 12 "Fast and portable".
+
+1. every level this CPU supports loads the module built for it, named and flagged as the build says;
+   without Q7EMU_ISA the highest one; Q7EMU_ISA forces one; a bad value is InvalidArgument naming Q7EMU_ISA
+   and the choices (and one line, exit 2, on the command line);
+2. every level gives the same bytes: a quick in-process check of every path, and the exhaustive kernel
+   tests run again under each supported level other than this run's (docs/build.md §1.4);
+3. Q7EMU_ISA=generic replays every shipped case;
+4. the default build runs under ``qemu-x86_64 -cpu Haswell`` (AVX2, no AVX-512: dispatches avx2) and
+   ``-cpu Nehalem`` (no AVX: generic) and replays every shipped case there.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from q7emu import registry
+from q7emu.errors import InvalidArgument
+from q7emu.kernels import dequant, extension, quantize_mx
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+CASES = ROOT / "examples" / "cases"
+N_CASES = len(list(CASES.rglob("*.json")))
+KERNEL_MODULES = {dequant: "_dequant", quantize_mx: "_quantize_mx"}
+
+BUILT = extension.built_levels(importlib.import_module(extension.PROBE))
+CPU = extension.cpu_levels()
+#: the levels this machine can run (built and supported), lowest first
+RUNNABLE = [lv for lv in extension.LEVELS if lv in BUILT and (lv in CPU or lv == "native")]
+#: the level this test run loads (its own Q7EMU_ISA, or the best)
+CURRENT = extension.select_level(BUILT)
+
+
+def env_without_isa(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != extension.ENV}
+    env.update(extra)
+    return env
+
+
+# ---------------------------------------------------------------- 1. selection
+def test_cpu_levels_are_a_prefix_of_the_levels():
+    assert CPU == extension.LEVELS[:len(CPU)] and CPU[0] == "generic"
+    assert "generic" in BUILT and list(BUILT)[0] == "generic"
+
+
+@pytest.mark.parametrize("level", RUNNABLE)
+def test_each_level_loads_its_own_module(level):
+    for mod in KERNEL_MODULES.values():
+        name = f"q7emu.kernels.{mod}"
+        m = extension.load_extension(name, level)
+        assert m.__name__ == (name if level == "generic" else f"{name}_{level}")
+        assert m.ISA_LEVEL == level and m.ISA_FLAGS == BUILT[level] and dict(m.ISA_BUILT) == BUILT
+
+
+def test_default_is_the_best_runnable_level():
+    assert extension.select_level(BUILT, env="") == RUNNABLE[-1]
+    if sys.platform == "linux" and platform.machine() == "x86_64":
+        assert {"generic", "avx2", "avx512"} <= set(BUILT), "the default x86-64 build has every level"
+
+
+def test_forced_level_and_version_report(monkeypatch):
+    for level in RUNNABLE:
+        monkeypatch.setenv(extension.ENV, level)
+        assert extension.select_level() == level
+        info = extension.isa_info()
+        assert info["level"] == level and info["forced"] == level and info["built"] == BUILT
+    r = subprocess.run([sys.executable, "-m", "q7emu", "--version", "--json"], capture_output=True, text=True,
+                       cwd=ROOT, env=env_without_isa(Q7EMU_ISA="generic"))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["format"] == "q7emu-version" and doc["isa"]["level"] == "generic"
+    r = subprocess.run([sys.executable, "-m", "q7emu", "--version"], capture_output=True, text=True, cwd=ROOT,
+                       env=env_without_isa())
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and lines[0].startswith("q7emu ") and lines[1].startswith(f"isa: {RUNNABLE[-1]} ")
+    for level, flags in BUILT.items():
+        assert any(line.split() == [level, *flags.split()] for line in lines), (level, r.stdout)
+
+
+def test_bad_values_name_the_variable_and_the_choices(monkeypatch):
+    with pytest.raises(InvalidArgument) as e:
+        extension.select_level(BUILT, env="sse9")
+    assert e.value.field == "Q7EMU_ISA" and "generic, avx2, avx512" in str(e.value)
+    with pytest.raises(InvalidArgument, match="this build has only the levels generic"):
+        extension.select_level({"generic": "-O3"}, env="avx2")
+    monkeypatch.setattr(extension, "cpu_levels", lambda: ("generic",))
+    with pytest.raises(InvalidArgument, match="this CPU supports only generic"):
+        extension.select_level({"generic": "", "avx2": "", "avx512": ""}, env="avx512")
+    assert extension.select_level({"generic": "", "avx2": "", "avx512": ""}, env="") == "generic"
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["replay", str(CASES)], ["ops"]])
+def test_bad_value_on_the_command_line_is_one_line_exit_2(argv):
+    r = subprocess.run([sys.executable, "-m", "q7emu", *argv], capture_output=True, text=True, cwd=ROOT,
+                       env=env_without_isa(Q7EMU_ISA="avx1024"))
+    assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
+    assert r.stderr.count("\n") == 1 and "Q7EMU_ISA='avx1024'" in r.stderr and "generic, avx2, avx512" in r.stderr
+
+
+# ---------------------------------------------------------------- 2. same bytes on every level
+def _inputs(e: registry.KernelEntry, rng: np.random.Generator):
+    if e.paths:
+        for fmt, group in e.paths:
+            src = rng.integers(0, 256, (5, 40 * 37 + 20), dtype=np.uint8)
+            if group == 8:
+                src[:, ::5] = 100 + src[:, ::5] % 60
+            yield (src, fmt, group)
+    else:
+        import ml_dtypes
+        for s in e.src_dtypes:
+            for d in e.dst_dtypes:
+                x = (rng.standard_normal((64, 92)) * 2.0 ** rng.integers(-20, 12, (64, 1)))
+                yield (x.astype(np.float16 if s == "float16" else ml_dtypes.bfloat16), d)
+
+
+@pytest.mark.parametrize("name", [e.name for e in registry.KERNELS])
+def test_every_level_gives_the_golden_bytes(name, monkeypatch):
+    e = registry.get(name)
+    module = sys.modules[e.handler.__module__]
+    attr = e.extension.rsplit(".", 1)[-1]
+    for level in RUNNABLE:
+        monkeypatch.setattr(module, attr, extension.load_extension(e.extension, level))
+        for args in _inputs(e, np.random.default_rng(int(e.kernel_id))):
+            want, got = e.golden(*args), e.handler(*args)
+            want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+            assert all(np.array_equal(a, b) for a, b in zip(got, want)), (level, name, args[1:])
+
+
+CHILD = "Q7EMU_ISA_TEST_CHILD"      # set in the pytest processes this file starts: they never start more
+
+
+@pytest.mark.skipif(bool(os.environ.get(CHILD)), reason="inside a per-level run already")
+@pytest.mark.parametrize("level", [lv for lv in RUNNABLE if lv != CURRENT])
+def test_exhaustive_kernel_tests_under_each_level(level):
+    """The exhaustive kernel == golden tests of test_dequant_kernel.py / test_quantize_mx_kernel.py again, in a
+    process whose kernels run at ``level`` (this run's own level runs them in the suite)."""
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+                        str(HERE / "test_dequant_kernel.py"), str(HERE / "test_quantize_mx_kernel.py"),
+                        f"{HERE / 'test_isa_dispatch.py'}::test_probe_level",   # (never this test: no recursion)
+                        "-k", "exhaustive or every_bit_pattern or probe_level"],
+                       capture_output=True, text=True, cwd=ROOT, timeout=1200,
+                       env=env_without_isa(Q7EMU_ISA=level, **{CHILD: "1"}))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert " passed" in r.stdout.splitlines()[-1] and " failed" not in r.stdout.splitlines()[-1]
+
+
+def test_probe_level():
+    """In the subprocesses above: the kernel modules are loaded at the forced level."""
+    forced = os.environ.get(extension.ENV)
+    for module, attr in KERNEL_MODULES.items():
+        m = extension.cached_extension(vars(module), attr, module.EXTENSION)
+        assert m.ISA_LEVEL == (forced or CURRENT)
+
+
+# ---------------------------------------------------------------- 3. / 4. the shipped cases
+REPLAY = r'''
+import sys
+import q7emu.kernels._cpu, q7emu.primitives._ivp
+from q7emu.kernels.extension import isa_info
+from q7emu.cli.main import main
+print("isa:", isa_info()["level"], file=sys.stderr)
+sys.exit(main(["replay", sys.argv[1], "--json", "--no-progress"]))
+'''
+
+
+def replay_all(prefix: list[str], env: dict[str, str], timeout: float) -> tuple[str, dict]:
+    """(dispatched level, q7emu-replay document) of every shipped case in a fresh process run by prefix."""
+    r = subprocess.run([*prefix, sys.executable, "-c", REPLAY, str(CASES)], capture_output=True, text=True,
+                       cwd=ROOT, env=env, timeout=timeout)
+    assert r.returncode == 0, (r.returncode, r.stdout[-2000:], r.stderr[-3000:])
+    level = [line.split()[1] for line in r.stderr.splitlines() if line.startswith("isa: ")]
+    doc = json.loads(r.stdout)
+    s = doc["summary"]
+    assert s["cases"] == N_CASES and s["passed"] == N_CASES and s["bytes_differing"] == 0, s
+    return level[0], doc
+
+
+def test_generic_replays_every_shipped_case():
+    level, _ = replay_all([], env_without_isa(Q7EMU_ISA="generic"), timeout=300)
+    assert level == "generic"
+
+
+QEMU = shutil.which("qemu-x86_64")
+
+
+@pytest.mark.skipif(QEMU is None, reason="qemu-x86_64 not installed (Debian: apt-get install qemu-user; "
+                                         ".ci/run installs it)")
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the qemu check is of an x86-64 build")
+@pytest.mark.parametrize("cpu,level", [("Haswell", "avx2"), ("Nehalem", "generic")])
+def test_default_build_runs_under_qemu(cpu, level):
+    """The default build on an older CPU: no SIGILL on import, the right level dispatched, every shipped case
+    passes (qemu-user runs the interpreter; the replay uses no worker processes)."""
+    got, _ = replay_all([QEMU, "-cpu", cpu], env_without_isa(), timeout=900)
+    assert got == level, f"qemu -cpu {cpu}: dispatched {got}, expected {level}"
