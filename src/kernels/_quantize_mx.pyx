@@ -11,10 +11,13 @@ of 16 free elements (4 MX blocks of 8 partitions x 4 elements):
      register for the store only, and vSC keeps the true (signed) m - max_exp for pass 2's divide.
      Under `nonfinite` = ocp a block whose maximum is field 0xFF (NaN / Inf) is flagged in vbNB and its
      stored byte forced to 0xFF.
+     Then the SCALE TO pr: minus each block's exponent s goes from the scale vector into pr8..pr11
+     (dextrprn_2x32, seed @0x22b5: a 16-bit tap, the other taps 0).
   pass 2 (DIVIDE, CLIP, ROUND, PACK) per row: split the fp32 value into sign / exponent /
-     significand (bf16 subnormals normalised by the int -> fp32 convert), exponent -= scale
-     (the divide by 2^(scale-127)), significand x reciprocal significand in pr8 (1.0 for E8M0,
-     seed @0x66a6 ivp_mulus4tn16xr16 ..., pr8), ±Inf forced to saturate, NaN gated by an
+     significand (bf16 subnormals normalised by the int -> fp32 convert), the DIVIDE by 2^(s - 127)
+     through the MAC (docs/model.md §9.4): the accumulator lanes EXP * 2^15 + SIG (mulsupn16xr16),
+     then per block one accumulating MAC adds 2^15 x pr8+b = -s x 2^15 to its lanes (mulus4tan16xr16
+     with a lane mask), the extract (packvrnrnx48 >> 15) gives EXP - s; ±Inf forced to saturate, NaN gated by an
      unordered compare (ultn_2xf32t) to the format's NaN with the sign kept (`nonfinite` = ocp: every
      lane of a vbNB block joins the NaN mask, its sign cleared), then the shared narrow_fp8
      (RNE + saturation to ±max_val = clip) and a byte pack 4 FP8 per u32 word.
@@ -30,15 +33,15 @@ cdef enum:
     k23 = 9            # 23 (32-bit lanes): the exponent-field shift
     kFF = 10           # 0xFF (32-bit lanes)
     kIDX_R1 = 11       # seln_2x32: lane i <- i + 1
-    kIDX_R2 = 12       # seln_2x32: lane i <- i + 2
+    kM1 = 12           # kM0..kM3: 2^15 in the 16-bit lanes of block b (lanes 4b..4b+3, and 16 + 4b..), else 0
     kIDX_B4 = 13       # seln_2x32: lane i <- i & ~3 (block broadcast)
     kIDX_SCB = 14      # sel2nx8: byte j <- byte 16 j (scale of block j)
     kIDX_BF16 = 15     # sel2nx8: fp32 lane j <- bf16 lane j << 16
-    k80 = 16           # 0x80 (16-bit lanes)
+    kM2 = 16
     k149 = 17          # 149 (32-bit lanes): fp32 subnormal scale 2^-149
     kBIG = 18          # 1000 (16-bit lanes): exponent that saturates (±Inf)
     kIDX_EVEN16 = 19   # selnx16: lane k <- lane 2 (k & 15) (low halves of the 32-bit lanes)
-    kALL1 = 20         # 0xFF bytes
+    kM3 = 20
     kNANC = 21         # NaN code of the output format (16-bit lanes): 0x7F E4M3 / 0x7E E5M2
     vX = 22            # the row's data
     vSC = 30           # per-lane scale byte of the 4 blocks (32-bit lanes)
@@ -49,13 +52,16 @@ cdef enum:
     vbN = 6            # NaN (32-bit lanes)
     vbN16 = 7          # NaN (16-bit lanes)
     vbNB = 8           # nonfinite=ocp: lanes of a block whose maximum exponent field is 0xFF (NaN / Inf)
-    prRCP = 8          # reciprocal-scale significand (seed: pr8)
+    kM0 = 4            # (kernel_fp8.pxi's kCLAMP slot: narrow_fp8 needs no shift clamp)
+    prPAIR = 2         # the pair weights (1, 2^15) of the accumulator set-up
+    prSC = 8           # prSC + b: minus block b's scale exponent as the MAC's tap (seed: pr8)
+    kPAIRW_ROW = 22    # rodata row (not a register constant): u32 lane 0 = 1 | 2^15 << 16
     wvACC = 0          # seed: wv0
     NCONST = 22
 
 
 cdef struct QCfg:
-    vec_t rodata[22]
+    vec_t rodata[23]
     int bf16
     int wrap
     int true_div
@@ -67,9 +73,8 @@ cdef struct QCfg:
 # Bundle numbers come from these labels (docs/model.md §9.1); every bundle is a legal FLIX bundle and its ops
 # read the registers as they were before it (docs/model.md §9.2, §9.3).
 cdef enum:
-    Q_PR0 = ENTRY_B                     # pr8 set-up
+    Q_PR0 = ENTRY_B                     # pr2 set-up
     Q_PR1
-    Q_PR2
     Q_ZERO                              # pass 1: the shared-exponent extract
     Q_LOAD1
     Q_UPCAST1
@@ -80,12 +85,19 @@ cdef enum:
     Q_RED1
     Q_RED2
     Q_RED3
+    Q_RED4
+    Q_RED5
     Q_BCAST
     Q_SCALE
     Q_BYTE
     Q_NONFIN
     Q_SCB
     Q_SSTORE
+    Q_NEG
+    Q_NEG16
+    Q_NEG16B
+    Q_PRS
+    Q_PRS2
     Q_LOAD2                             # pass 2: divide, clip, round, pack
     Q_UPCAST2
     Q_SIGN
@@ -104,7 +116,11 @@ cdef enum:
     Q_NAN
     Q_HALF16A
     Q_HALF16B
-    Q_MAC
+    Q_ACC
+    Q_MAC0
+    Q_MAC1
+    Q_MAC2
+    Q_MAC3
     Q_EXT
     Q_NARROW
     Q_NANC = Q_NARROW + NARROW_LEN
@@ -120,10 +136,10 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
     cdef Py_ssize_t c, off, doff, soff = 0
     cdef int r, cols
     load_rodata(tr, rf, cfg.rodata, NCONST)
-    # Q_PR0: pr8 = reciprocal-scale significand 1.0 (0x4000 in Q1.14) as the single non-zero tap
-    VI(tr, rf, Q_PR0, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, kONE, 16)
-    VI(tr, rf, Q_PR1, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 14)
-    I_dextrprn_2x32(tr, rf, Q_PR2, prRCP, vT0, kZERO, 0, 16)
+    # Q_PR0: the pair weights (1, 2^15) of the accumulator set-up, from a rodata row
+    I_lv2nx8_i(tr, rf, Q_PR0, vT0, <const uint8_t*>cfg.rodata, 64 * kPAIRW_ROW)
+    # Q_PR1: ... into pr2
+    I_extrprn_2x32(tr, rf, Q_PR1, prPAIR, vT0, 0)
     c = 0
     while c < ncols:
         cols = 16 if ncols - c > 16 else <int>(ncols - c)
@@ -146,10 +162,14 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
         V4(tr, rf, Q_RED0, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
         # Q_RED1:
         BV(tr, rf, Q_RED1, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
-        # Q_RED2: lane two to the right
-        V4(tr, rf, Q_RED2, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R2)
+        # Q_RED2: again: lanes i..i+2
+        V4(tr, rf, Q_RED2, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
         # Q_RED3:
         BV(tr, rf, Q_RED3, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        # Q_RED4: and again: lanes i..i+3 (the block's 4 elements at lane 4b)
+        V4(tr, rf, Q_RED4, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
+        # Q_RED5:
+        BV(tr, rf, Q_RED5, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
         # Q_BCAST: broadcast lane 4b over its block
         V4(tr, rf, Q_BCAST, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vM, vM, vM, kIDX_B4)
         # Q_SCALE: scale = max - max_exp
@@ -185,6 +205,18 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
         # Q_SSTORE: store them (E8M0)
         soff = c // 4
         I_sav2nx8_xp(tr, rf, Q_SSTORE, vT0, scale_row, &soff, cols // 4)
+        # Q_NEG: SCALE TO pr (docs/model.md §9.4): minus each block's exponent, as a 16-bit tap ...
+        V3(tr, rf, Q_NEG, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vT1, kZERO, vSC)
+        # Q_NEG16: ... zero-extended from 16 bits (the tap above it stays 0)
+        VI(tr, rf, Q_NEG16, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT1, vT1, 16)
+        # Q_NEG16B:
+        VI(tr, rf, Q_NEG16B, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT1, vT1, 16)
+        # Q_PRS: blocks 0 and 1 -> pr8, pr9 (dual-lane extract: the block's lane and a zero lane)
+        I_dextrprn_2x32(tr, rf, Q_PRS, prSC, vT1, kZERO, 0, 16)
+        I_dextrprn_2x32(tr, rf, Q_PRS, prSC + 1, vT1, kZERO, 4, 16)
+        # Q_PRS2: blocks 2 and 3 -> pr10, pr11
+        I_dextrprn_2x32(tr, rf, Q_PRS2, prSC + 2, vT1, kZERO, 8, 16)
+        I_dextrprn_2x32(tr, rf, Q_PRS2, prSC + 3, vT1, kZERO, 12, 16)
         # ---------------- pass 2: divide, clip, round, pack -- row by row
         for r in range(8):
             # Q_LOAD2: reload the row
@@ -192,14 +224,14 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             I_lav2nx8_xp(tr, rf, Q_LOAD2, vX, src, &off, 2 * cols)
             # Q_UPCAST2: upcast
             upcast(tr, rf, Q_UPCAST2, cfg.bf16)
-            # Q_SIGN: sign byte ; NaN GATE (unordered compare with itself)
-            VI(tr, rf, Q_SIGN, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vX, 24)
+            # Q_SIGN: sign bit ; NaN GATE (unordered compare with itself)
+            VI(tr, rf, Q_SIGN, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vX, 31)
             I_ultn_2xf32t(tr, rf, Q_SIGN, vbN, vX, vX, vbALL)
             # Q_ABS: drop the sign ; exponent field
             VI(tr, rf, Q_ABS, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT1, vX, 1)
             VI(tr, rf, Q_ABS, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vX, 23)
-            # Q_FIELD2: sign ; |x| bits
-            V3(tr, rf, Q_FIELD2, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vT0, k80)
+            # Q_FIELD2: sign byte (0x80) ; |x| bits
+            VI(tr, rf, Q_FIELD2, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 7)
             VI(tr, rf, Q_FIELD2, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT1, vT1, 1)
             # Q_NORM: exponent field ; subnormal significand normalised by int -> fp32
             V3(tr, rf, Q_NORM, "and2nx8", P.and2nx8, VIEW_N_2X32, vT2, vT2, kFF)
@@ -218,8 +250,7 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             # Q_MANT: zero test ; mantissa to bits 0..13
             CMP(tr, rf, Q_MANT, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbZ, vT1, kZERO)
             VI(tr, rf, Q_MANT, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT3, vT3, 18)
-            # Q_DIV: DIVIDE by 2^(scale-127): exponent e - 127 - (scale - 127) ; the hidden bit (bit 14)
-            V3(tr, rf, Q_DIV, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vT2, vT2, vSC)
+            # Q_DIV: the hidden bit (bit 14) (the divide by 2^(scale-127) is the MAC's, Q_MAC0..Q_MAC3)
             V3(tr, rf, Q_DIV, "or2nx8", P.or2nx8, VIEW_N_2X32, vT3, vT3, k4000)
             # Q_SUB149: subnormal inputs are mant * 2^-149: 149 more
             V3(tr, rf, Q_SUB149, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vM, vT2, k149)
@@ -232,20 +263,29 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             MOVT(tr, rf, Q_ZEROS, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kZEXP, vbZ)
             if cfg.ocp_nonfinite:
                 # Q_ZEROS: nonfinite=ocp: every lane of a NaN / Inf block -> NaN
-                MOVT(tr, rf, Q_ZEROS, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbNB)
-            # Q_NAN: NaN lanes -> all ones
-            MOVT(tr, rf, Q_NAN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kALL1, vbN)
+                MOVT(tr, rf, Q_ZEROS, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kFF, vbNB)
+            # Q_NAN: NaN lanes -> non-zero
+            MOVT(tr, rf, Q_NAN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kFF, vbN)
             # Q_HALF16A: low halves into 16-bit lanes: significand, exponent ...
             V4(tr, rf, Q_HALF16A, "selnx16", P.selnx16, VIEW_NX16, vSIG, vT3, vT3, kIDX_EVEN16)
             V4(tr, rf, Q_HALF16A, "selnx16", P.selnx16, VIEW_NX16, vEXP, vT2, vT2, kIDX_EVEN16)
             # Q_HALF16B: ... sign, NaN mask
             V4(tr, rf, Q_HALF16B, "selnx16", P.selnx16, VIEW_NX16, vSGN, vT0, vT0, kIDX_EVEN16)
             V4(tr, rf, Q_HALF16B, "selnx16", P.selnx16, VIEW_NX16, vM, vM, vM, kIDX_EVEN16)
-            # Q_MAC: significand x reciprocal significand (pr8) ; NaN predicate in 16-bit lanes
-            I_mulus4tn16xr16(tr, rf, Q_MAC, wvACC, vSIG, kZERO, prRCP)
-            CMP(tr, rf, Q_MAC, "neqnx16", P.neqnx16, VIEW_NX16, VIEW_VB16, vbN16, vM, kZERO)
-            # Q_EXT: accumulator extract (Q1.14 x 1.0 -> Q1.14)
-            I_packvrnrnx48(tr, rf, Q_EXT, vSIG, wvACC, 14)
+            # Q_ACC: the accumulator lanes EXP * 2^15 + SIG (paired MAC, weights 1 and 2^15 in pr2) ; NaN
+            # predicate in 16-bit lanes
+            WVVP(tr, rf, Q_ACC, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvACC, vSIG, vEXP, prPAIR)
+            CMP(tr, rf, Q_ACC, "neqnx16", P.neqnx16, VIEW_NX16, VIEW_VB16, vbN16, vM, kZERO)
+            # Q_MAC0: DIVIDE by 2^(scale-127): + (2^15 in block 0's lanes) x pr8 = minus its scale exponent
+            WVVPA(tr, rf, Q_MAC0, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM0, kZERO, prSC)
+            # Q_MAC1: block 1 (pr9)
+            WVVPA(tr, rf, Q_MAC1, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM1, kZERO, prSC + 1)
+            # Q_MAC2: block 2 (pr10)
+            WVVPA(tr, rf, Q_MAC2, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM2, kZERO, prSC + 2)
+            # Q_MAC3: block 3 (pr11)
+            WVVPA(tr, rf, Q_MAC3, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM3, kZERO, prSC + 3)
+            # Q_EXT: accumulator extract: EXP - scale
+            I_packvrnrnx48(tr, rf, Q_EXT, vEXP, wvACC, 15)
             # Q_NARROW: round to FP8 (RNE), saturate, sign
             narrow_fp8(tr, rf, Q_NARROW, cfg.m_bits, vT1)
             # Q_NANC: NaN with its sign
@@ -291,14 +331,13 @@ def _b32(x):
 
 
 def build_rodata(bint bf16, str dst_dtype, int max_exp):
-    """The QuantizeMX kernel's constant vectors, uint8 [NCONST, 64]."""
+    """The QuantizeMX kernel's constant vectors, uint8 [NCONST + 1, 64] (the last row is loaded once, not kept)."""
     e4m3 = dst_dtype == "float8_e4m3fn"
     bias, m_bits = (7, 3) if e4m3 else (15, 2)
-    rows = np.zeros((NCONST, 64), np.uint8)
+    rows = np.zeros((NCONST + 1, 64), np.uint8)
     rows[kONE] = _b16(1)
     rows[kA] = _b16(1 - bias)
     rows[kSH0] = _b16(14 - m_bits)
-    rows[kCLAMP] = _b16(16)
     rows[kMAX] = _b16(0x7E if e4m3 else 0x7B)
     rows[kMAXEXP] = _b32(max_exp)
     rows[k4000] = _b16(0x4000)
@@ -306,7 +345,6 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
     rows[k23] = _b32(23)
     rows[kFF] = _b32(0xFF)
     rows[kIDX_R1] = np.array([min(i + 1, 31) for i in range(16)], np.uint32).view(np.uint8)
-    rows[kIDX_R2] = np.array([min(i + 2, 31) for i in range(16)], np.uint32).view(np.uint8)
     rows[kIDX_B4] = np.array([i & ~3 for i in range(16)], np.uint32).view(np.uint8)
     scb = np.full(64, 64, np.uint8)
     scb[:4] = [0, 16, 32, 48]
@@ -315,11 +353,12 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
     for j in range(16):
         bf[4 * j + 2], bf[4 * j + 3] = 2 * j, 2 * j + 1
     rows[kIDX_BF16] = bf
-    rows[k80] = _b16(0x80)
     rows[k149] = _b32(149)
     rows[kBIG] = _b16(1000)
     rows[kIDX_EVEN16] = np.array([2 * (k & 15) for k in range(32)], np.uint16).view(np.uint8)
-    rows[kALL1] = 0xFF
+    for b, slot in enumerate((kM0, kM1, kM2, kM3)):
+        rows[slot] = np.array([0x8000 if (k & 15) >> 2 == b else 0 for k in range(32)], np.uint16).view(np.uint8)
+    rows[kPAIRW_ROW] = np.array([1 | (1 << 31)] + [0] * 15, np.uint32).view(np.uint8)
     rows[kNANC] = _b16(0x7F if e4m3 else 0x7E)
     return rows
 
