@@ -401,7 +401,7 @@ def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
     mx = group == 8
     rows = {
         kZERO: np.zeros(64, np.uint8), kONE: _bcast16(1), kA: _bcast16(1 - bias), kSH0: _bcast16(14 - m_bits),
-        kCLAMP: _bcast16(16), kMAX: _bcast16(0x7B if e5m2 else 0x7E),
+        kMAX: _bcast16(0x7B if e5m2 else 0x7E),
         k32: _bcast16(32),
         k4000: _bcast16(0x4000), kZEXP: _bcast16(-16384),
     }
