@@ -47,8 +47,9 @@ def section() -> str:
             "docs/firmware.md places "
             "in that path (*firmware*; *firmware~* = the other MAC accumulate form) and how many are q7emu's; "
             "and the mnemonics of the path the firmware facts name that q7emu does not issue.", "",
-            "| kernel | ops | firmware | firmware~ | q7emu | ops of the path (docs/firmware.md) not issued |",
-            "|---|--:|--:|--:|--:|---|"]
+            "| kernel | ops | firmware | firmware~ | q7emu | seed-named share of one pass | seed bundles issued "
+            "together (mnemonics) | ops of the path (docs/firmware.md) not issued |",
+            "|---|--:|--:|--:|--:|--:|--:|---|"]
     for kern in KERNELS:
         lst = build(kern)
         ops = lst.ops("entry") + lst.ops("pass")
@@ -57,7 +58,9 @@ def section() -> str:
             c[o.provenance.kind] += 1
         used = {f.mnemonic for o in ops for f in o.provenance.facts}
         missing = [f"`{f.mnemonic}`" for f in PATH_FACTS.get(kern, ()) if f.mnemonic not in used]
+        seed = lst.seed_report()
         out.append(f"| `{kern}` | {len(ops)} | {c['firmware']} | {c['firmware~']} | {c['q7emu']} | "
+                   f"{100 * seed['share']:.0f} % | {len(seed['bundles_present'])} of {seed['bundles']} | "
                    f"{', '.join(dict.fromkeys(missing)) or '-'} |")
     rows = primitive_rows()
     counts = {cl: sum(r.cls == cl for r in rows) for cl in PRIMITIVE_CLASSES}

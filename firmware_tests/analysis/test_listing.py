@@ -158,3 +158,15 @@ def test_listing_cli(capsys):
     assert d["kernel"] == "quantize_mx" and d["pass"]
     assert main(["listing", "nope"]) == 2
     assert main(["listing", "proc_6bit_non_mx", "--fmt", "e2m1"]) == 2
+
+
+def test_seed_report_counts_the_path_vocabulary():
+    mx = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0"}).seed_report()
+    assert mx["bundles"] == 4 and mx["bundles_present"] == []          # 0x010051a9, 0x010051e1, 0x010052ee, 0x010053c0
+    pass_ops = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0"}).ops("pass")
+    fw = [o.mnemonic for o in pass_ops if o.provenance.kind == "firmware"]
+    assert mx["seed_named"] == len(fw) and "mulus4tan16xr16" in fw and "dselnx16" in fw
+    assert mx["share"] == len(fw) / len(pass_ops)
+    q = build("quantize_mx").seed_report()
+    # single-op seed "bundles" (@0x79ec srln_2x32, @0x22b5 dextrprn_2x32) are issued; the three-op ones are not
+    assert q["bundles"] == 5 and sorted(q["bundles_present"]) == ["0x22b5", "0x79ec"]

@@ -28,7 +28,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from q7emu import registry
-from q7emu.analysis.path_facts import OpProvenance, classify
+from q7emu.analysis.path_facts import OpProvenance, classify, seed_bundles
 from q7emu.errors import InvalidArgument
 from q7emu.machine.machine import MACHINE_KNOBS
 from q7emu.model.kernels import FMT_NAMES
@@ -197,7 +197,23 @@ class Listing:
     def to_json(self) -> dict:
         """JSON form: kernel, config, entry, main loop condition, pass."""
         return {"kernel": self.kernel, "config": self.config, "entry": [x.to_json() for x in self.entry],
-                "main_loop": self.loop, "pass": [x.to_json() for x in self.passes]}
+                "main_loop": self.loop, "pass": [x.to_json() for x in self.passes], "seed": self.seed_report()}
+
+    def seed_report(self) -> dict[str, Any]:
+        """How much of one pass is the firmware's vocabulary: ``seed_named`` of ``pass_ops`` ops of the pass
+        (loops shown once) are mnemonics docs/firmware.md places in this path (``share``, 0..1), and which of the
+        path's ``bundles`` clean seed bundles have all their legible mnemonics in one bundle of the listing
+        (``bundles_present``, addresses; registers are not compared)."""
+        ops = self.ops("entry") + self.ops("pass")
+        pass_ops = self.ops("pass")
+        named = sum(o.provenance.kind == "firmware" for o in pass_ops)
+        by_bundle: dict[Any, set[str]] = {}
+        for o in ops:
+            by_bundle.setdefault(o.bundle, set()).add(o.mnemonic)
+        seeds = seed_bundles(self.kernel)
+        present = [a for a, want in seeds.items() if any(want <= have for have in by_bundle.values())]
+        return {"seed_named": named, "pass_ops": len(pass_ops), "share": named / len(pass_ops) if pass_ops else 0.0,
+                "bundles": len(seeds), "bundles_present": present}
 
     # -------------------------------------------------------------- text
     def format(self, names: bool = False) -> str:
@@ -210,6 +226,12 @@ class Listing:
                  "accumulate form; q7emu = q7emu's reconstruction"]
         counts = _prov_counts(self.ops("entry") + self.ops("pass"))
         lines.append("ops: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+        seed = self.seed_report()
+        lines.append(f"seed-named: {seed['seed_named']} of {seed['pass_ops']} ops of one pass "
+                     f"({100 * seed['share']:.0f} %); seed bundles whose mnemonics issue together: "
+                     f"{len(seed['bundles_present'])} of {seed['bundles']}"
+                     + (f" ({', '.join('@' + a for a in seed['bundles_present'])})" if seed["bundles_present"] else "")
+                     + " -- registers not compared (docs/model.md §9)")
         lines.append("")
         lines.append("entry:")
         _fmt_items(self.entry, lines, 1, names)

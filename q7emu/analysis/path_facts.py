@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from q7emu.model.kernels import KernelId
 
-__all__ = ["FirmwareFact", "PATH_FACTS", "NON_MX_BLOCK", "accumulate_base", "OpProvenance", "classify"]
+__all__ = ["FirmwareFact", "PATH_FACTS", "NON_MX_BLOCK", "accumulate_base", "OpProvenance", "classify",
+           "seed_bundles"]
 
 # ---------------------------------------------------------------------- firmware facts per path
 NON_MX_BLOCK = "inline non-MX paths in decode (0x4df0..0x511c)"
@@ -149,3 +150,13 @@ def classify(kernel: str, mnemonic: str) -> OpProvenance:
     if form:
         return OpProvenance("firmware~", form)
     return OpProvenance("q7emu")
+
+
+def seed_bundles(kernel: str) -> dict[str, frozenset[str]]:
+    """The clean bundles docs/firmware.md gives for ``kernel``'s path: address -> the mnemonics it names there
+    (only the legible ones; registers are not part of this record)."""
+    out: dict[str, set[str]] = {}
+    for f in PATH_FACTS.get(kernel, ()):
+        for a in f.addresses:
+            out.setdefault(a, set()).add(f.mnemonic)
+    return {a: frozenset(m) for a, m in out.items()}
