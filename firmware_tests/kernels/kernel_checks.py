@@ -49,3 +49,15 @@ def assert_rejected_before_compute(monkeypatch: pytest.MonkeyPatch, recorder: An
 #: every TensorDequantize kernel variant: (fmt, group, knobs), the MX ones with and without the NaN gate
 DEQUANT_VARIANTS = [(fmt, g, knobs) for fmt, g in [(1, 0), (2, 0), (3, 0), (4, 0), (1, 8), (2, 8), (3, 8)]
                     for knobs in ([{}, {"mx_scale": "e8m0-nonan"}] if g == 8 else [{}])]
+
+
+def bundle_issues(t):
+    """Each bundle issue of a trace as the range of its record indices: consecutive records with the same
+    (run, partition, bundle)."""
+    r = t.records
+    key = list(zip(r["run"].tolist(), r["partition"].tolist(), r["bundle"].tolist()))
+    start = 0
+    for i in range(1, len(key) + 1):
+        if i == len(key) or key[i] != key[start]:
+            yield range(start, i)
+            start = i

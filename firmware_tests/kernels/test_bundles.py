@@ -4,7 +4,7 @@ bundle reads all its operands before any slot writes back). Checked on traces of
 import ml_dtypes
 import numpy as np
 import pytest
-from kernel_checks import DEQUANT_VARIANTS
+from kernel_checks import DEQUANT_VARIANTS, bundle_issues
 
 import q7emu
 from q7emu.analysis.trace import Recorder
@@ -12,20 +12,9 @@ from q7emu.analysis.trace import Recorder
 ZERO_REG = 250          # register indices >= 250 are immediates / memory offsets / lengths
 
 
-def issues(t):
-    """Consecutive records with the same (run, partition, bundle): one bundle issue each."""
-    r = t.records
-    key = list(zip(r["run"].tolist(), r["partition"].tolist(), r["bundle"].tolist()))
-    start = 0
-    for i in range(1, len(key) + 1):
-        if i == len(key) or key[i] != key[start]:
-            yield range(start, i)
-            start = i
-
-
 def hazards(t):
     bad = []
-    for rows in issues(t):
+    for rows in bundle_issues(t):
         written = set()
         for i in rows:
             op = t[i]

@@ -5,22 +5,18 @@ import ml_dtypes
 import numpy as np
 import pytest
 from kernel_checks import DEQUANT_VARIANTS as DEQUANT
+from kernel_checks import bundle_issues
 
 import q7emu
 from q7emu.analysis.trace import Recorder
 from q7emu.primitives.optable import assign_slots
 
 
-def bundle_issues(t):
-    """(bundle, mnemonics) of each bundle issue: consecutive records with the same (run, partition, bundle)."""
-    r = t.records
-    key = list(zip(r["run"].tolist(), r["partition"].tolist(), r["bundle"].tolist()))
+def issued_ops(t):
+    """(bundle, mnemonics) of each bundle issue of trace t."""
     names = t.mnemonics()
-    start = 0
-    for i in range(1, len(key) + 1):
-        if i == len(key) or key[i] != key[start]:
-            yield key[start][2], tuple(names[start:i])
-            start = i
+    for rows in bundle_issues(t):
+        yield int(t.records["bundle"][rows[0]]), tuple(names[i] for i in rows)
 
 
 # ---------------------------------------------------------------------- the slot model itself
@@ -75,7 +71,7 @@ def test_every_dequant_bundle_is_slot_legal(fmt, group, knobs):
     src = np.random.default_rng(fmt + group).integers(0, 256, (2, 4 * words * 5), dtype=np.uint8)
     rec = Recorder()
     q7emu.dequantize(src, fmt, group, trace=rec, **knobs)
-    issues = list(bundle_issues(rec.trace))
+    issues = list(issued_ops(rec.trace))
     assert len(issues) > 20
     bad = sorted({(b, ops) for b, ops in issues if assign_slots(ops) is None})
     assert bad == [], bad[:5]
@@ -88,7 +84,7 @@ def test_every_quantize_mx_bundle_is_slot_legal(dtype, underflow, nonfinite):
     x = (np.random.default_rng(3).standard_normal((32, 20)) * 8).astype(dtype)
     rec = Recorder()
     q7emu.quantize_mx(x, underflow=underflow, nonfinite=nonfinite, trace=rec)
-    issues = list(bundle_issues(rec.trace))
+    issues = list(issued_ops(rec.trace))
     assert len(issues) > 100
     bad = sorted({(b, ops) for b, ops in issues if assign_slots(ops) is None})
     assert bad == [], bad[:5]

@@ -64,7 +64,7 @@ cdef struct QCfg:
     vec_t rodata[23]
     int bf16
     int wrap
-    int true_div
+    int byte_reg      # the register the stored scale byte is formed in (vSC, or vT0 under true_div)
     int ocp_nonfinite
     int m_bits
 
@@ -177,31 +177,19 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
         if cfg.ocp_nonfinite:
             # Q_SCALE: nonfinite=ocp: blocks whose maximum is field 0xFF (a NaN or an Inf)
             CMP(tr, rf, Q_SCALE, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbNB, vM, kFF)
-        if cfg.true_div:
-            # Q_BYTE: the stored byte in vT0 only; vSC keeps the true m - max_exp for the divide
-            if cfg.wrap:
-                # Q_BYTE: unwrapped-data: the byte wraps below 0, the divide does not
-                V3(tr, rf, Q_BYTE, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vSC, kFF)
-            else:
-                # Q_BYTE: unclamped-data: the byte is clamped at 0, the divide is not
-                BV(tr, rf, Q_BYTE, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vT0, vSC, kZERO)
-            if cfg.ocp_nonfinite:
-                # Q_NONFIN: NaN / Inf blocks store 0xFF (E8M0 NaN)
-                MOVT(tr, rf, Q_NONFIN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kFF, vbNB)
-            # Q_SCB: scale bytes of the 4 blocks
-            V4(tr, rf, Q_SCB, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vT0, kZERO, kIDX_SCB)
+        # Q_BYTE: the stored byte, in cfg.byte_reg: vSC itself, or (underflow = unclamped-data / unwrapped-data)
+        # vT0, so that vSC keeps the true m - max_exp for the divide
+        if cfg.wrap:
+            # Q_BYTE: narrowed to uint8: wraps below 0 (the simulator's order)
+            V3(tr, rf, Q_BYTE, "and2nx8", P.and2nx8, VIEW_N_2X32, cfg.byte_reg, vSC, kFF)
         else:
-            if cfg.wrap:
-                # Q_BYTE: narrowed to uint8 before the subtract: wraps below 0 (the simulator's order)
-                V3(tr, rf, Q_BYTE, "and2nx8", P.and2nx8, VIEW_N_2X32, vSC, vSC, kFF)
-            else:
-                # Q_BYTE: clamp at 0
-                BV(tr, rf, Q_BYTE, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vSC, vSC, kZERO)
-            if cfg.ocp_nonfinite:
-                # Q_NONFIN: NaN / Inf blocks store 0xFF (E8M0 NaN); their data is all NaN whatever the divisor
-                MOVT(tr, rf, Q_NONFIN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vSC, kFF, vbNB)
-            # Q_SCB: scale bytes of the 4 blocks
-            V4(tr, rf, Q_SCB, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, vSC, kZERO, kIDX_SCB)
+            # Q_BYTE: clamp at 0
+            BV(tr, rf, Q_BYTE, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, cfg.byte_reg, vSC, kZERO)
+        if cfg.ocp_nonfinite:
+            # Q_NONFIN: NaN / Inf blocks store 0xFF (E8M0 NaN); their data is all NaN whatever the divisor
+            MOVT(tr, rf, Q_NONFIN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, cfg.byte_reg, kFF, vbNB)
+        # Q_SCB: scale bytes of the 4 blocks
+        V4(tr, rf, Q_SCB, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, cfg.byte_reg, kZERO, kIDX_SCB)
         # Q_SSTORE: store them (E8M0)
         soff = c // 4
         I_sav2nx8_xp(tr, rf, Q_SSTORE, vT0, scale_row, &soff, cols // 4)
@@ -398,7 +386,7 @@ def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale,
     memcpy(cfg.rodata, &ro[0, 0], rodata.size)
     cfg.bf16 = bf16
     cfg.wrap = wrap
-    cfg.true_div = true_div
+    cfg.byte_reg = vT0 if true_div else vSC
     cfg.ocp_nonfinite = ocp_nonfinite
     cfg.m_bits = 3 if dst_dtype == "float8_e4m3fn" else 2
     cdef const uint8_t* sp = <const uint8_t*>&src[0, 0]
