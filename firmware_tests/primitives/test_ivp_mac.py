@@ -23,7 +23,7 @@ PROP_XFAIL = settings(max_examples=25, deadline=None, phases=[Phase.explicit, Ph
 #: that each is called inside an asserting test)
 COVERS = ("mulus4tn16xr16", "mulus4tan16xr16", "mul4tn16xr16", "mul4tan16xr16", "dmulqa2n8xr8",
           "muluupan16xr16", "mulsupn16xr16", "muluspa2n8xr16", "muln_2x32", "mulan_2x32", "extrpr2nx8",
-          "extrprn_2x32", "dextrprn_2x32")
+          "extrprn_2x32", "dextrprn_2x32", "movpint16")
 
 TWO47, TWO48, TWO95, TWO96 = 2 ** 47, 2 ** 48, 2 ** 95, 2 ** 96
 
@@ -226,6 +226,17 @@ def test_extrpr2nx8():
     assert ivp.extrpr2nx8(vs, 1) == 0xFF
     assert ivp.extrpr2nx8(vs, 63) == 0x80
     assert ivp.extrpr2nx8(vs, 0) == 0x11
+
+
+def test_movpint16_broadcasts_the_immediate():
+    assert ivp.movpint16(256) == 0x0100_0100_0100_0100
+    assert ivp.movpint16(0xFF00) == 0xFF00_FF00_FF00_FF00
+    assert ivp.movpint16(-256) == 0xFF00_FF00_FF00_FF00         # the same 16-bit pattern
+    assert ivp.movpint16(0) == 0
+    # the paired MACs read its fields as their weights
+    va = np.arange(32, dtype=np.int16)
+    w = ivp.mulsupn16xr16(va, va, ivp.movpint16(3))
+    assert w.tolist()[:4] == [0, 6, 12, 18]
 
 
 def test_extrprn_2x32():

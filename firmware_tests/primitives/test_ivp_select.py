@@ -265,7 +265,15 @@ SELI_REF = {
     0x08: lambda p: p[(4 * _K) & 127], 0x09: lambda p: p[(4 * _K + 1) & 127],
     0x0A: lambda p: p[(4 * _K + 2) & 127], 0x0B: lambda p: p[(4 * _K + 3) & 127],
     0x10: lambda p: p[1:65], 0x11: lambda p: p[4:68],
+    53: lambda p: np.stack([p[1:64:2], p[65:128:2]], axis=1).ravel(),     # the high bytes of two nx16 vectors
 }
+
+
+def test_sel2nx8i_53_interleaves_the_high_bytes():
+    lo = np.arange(32, dtype=np.uint16) | 0x3C00          # fp16 lanes: the E5M2 byte is the high byte
+    hi = np.arange(32, dtype=np.uint16) | 0xC000
+    out = ivp.sel2nx8i(lo.view(np.uint8), hi.view(np.uint8), 53)
+    assert out[0::2].tolist() == [0x3C] * 32 and out[1::2].tolist() == [0xC0] * 32
 
 
 def test_seli_table_matches_wrapper_constant():

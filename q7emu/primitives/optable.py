@@ -302,7 +302,7 @@ class Op:
 
 
 #: sel2nx8i immediates whose lane maps q7emu models (q7emu choice; docs/firmware.md §6.2 B21 / §8.1.12)
-SEL2NX8I_IMMS = (0x00, 0x01, 0x02, 0x03, 0x08, 0x09, 0x0A, 0x0B, 0x10, 0x11)
+SEL2NX8I_IMMS = (0x00, 0x01, 0x02, 0x03, 0x08, 0x09, 0x0A, 0x0B, 0x10, 0x11, 53)
 
 #: every primitive with a Python wrapper (q7emu.ivp.<mnemonic>), listed by ``q7emu ops``
 OPS: tuple[Op, ...] = (
@@ -334,7 +334,7 @@ OPS: tuple[Op, ...] = (
        "vt[k] = pool32[sr[k] & 0x1F], pool = vs || vr (32 x 32-bit lanes).",
        "docs/firmware.md §6.2 Select (B21)", SPEC_HIGH, "", ALU_SLOT),
     Op("sel2nx8i", SELECT, (vec("vt", "2nx8", U8, DST), vec("vs", "2nx8", U8), vec("vr", "2nx8", U8), imm("imm", 0, 127, example=0, values=SEL2NX8I_IMMS),),
-       "vt = fixed permutation `imm` of pool = vs || vr: 0/1 even/odd bytes, 2/3 interleave lo/hi, 8..11 every 4th byte from offset imm-8, 0x10/0x11 rotate right by 1/4.",
+       "vt = fixed permutation `imm` of pool = vs || vr: 0/1 even/odd bytes, 2/3 interleave lo/hi, 8..11 every 4th byte from offset imm-8, 0x10/0x11 rotate right by 1/4, 53 interleave the odd bytes (vt[2k] = vs[2k+1], vt[2k+1] = vr[2k+1]).",
        "docs/firmware.md §6.2 Select (B21), §8.1.12", Q7EMU_CHOICE, "", ALU_SLOT),
     Op("sel2nx8i_s4", SELECT, (vec("vt", "nx16", U16, DST, signed_when="imm & 16"), vec("vs", "2nx8", U8), vec("vr", "2nx8", U8), imm("imm", 0, 31, example=9),),
        "Nibble unpack: vt.16[k] = nibble ((k&1)^H) of pool byte 16*C + (k>>1), zero/sign-extended; imm = S<<4 | H<<3 | C.",
@@ -621,6 +621,9 @@ OPS: tuple[Op, ...] = (
     Op("dextrprn_2x32", PR_MOVE, (pr("pr", DST), vec("vs", "n_2x32", U32), vec("vr", "n_2x32", U32), imm("i", 0, 31, example=5), imm("j", 0, 31, example=10),),
        "pr = pool32[i] | pool32[j] << 32, pool = vs || vr (returns int).",
        "docs/firmware.md §6.2 (XPR), §3.6 @0x22b5", Q7EMU_CHOICE, "pairing", ALU_SLOT),
+    Op("movpint16", PR_MOVE, (pr("pr", DST), imm("imm", -32768, 65535, example=256),),
+       "pr = the 16-bit immediate (imm mod 2^16) in each of pr's four 16-bit fields (returns int).",
+       "docs/firmware.md §2.4, §8.1 item 15; docs/model.md §8 item 19", Q7EMU_CHOICE, "semantics", ALU_SLOT),
 )
 
 #: C primitives without a wrapper of their own: the kernels' constant loads, the unaligned stream pair

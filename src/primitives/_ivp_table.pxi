@@ -26,11 +26,12 @@ cdef enum:
     SIG_Vv = 19
     SIG_Pvi = 20
     SIG_Pvvii = 21
-    SIG_Vms = 22
-    SIG_Ums = 23
-    SIG_VUmS = 24
-    SIG_Bbb = 25
-    SIG_Bb = 26
+    SIG_Pi = 22
+    SIG_Vms = 23
+    SIG_Ums = 24
+    SIG_VUmS = 25
+    SIG_Bbb = 26
+    SIG_Bb = 27
 
 ctypedef void (*sig_VmSs_t)(vec_t*, const uint8_t*, Py_ssize_t*, Py_ssize_t) noexcept nogil
 ctypedef void (*sig_VbmSs_t)(vec_t*, vbool_t, const uint8_t*, Py_ssize_t*, Py_ssize_t) noexcept nogil
@@ -54,6 +55,7 @@ ctypedef void (*sig_Vvib_t)(vec_t*, const vec_t*, int, vbool_t) noexcept nogil
 ctypedef void (*sig_Vv_t)(vec_t*, const vec_t*) noexcept nogil
 ctypedef void (*sig_Pvi_t)(pr_t*, const vec_t*, int) noexcept nogil
 ctypedef void (*sig_Pvvii_t)(pr_t*, const vec_t*, const vec_t*, int, int) noexcept nogil
+ctypedef void (*sig_Pi_t)(pr_t*, int) noexcept nogil
 ctypedef void (*sig_Vms_t)(vec_t*, const uint8_t*, Py_ssize_t) noexcept nogil
 ctypedef void (*sig_Ums_t)(valign_t*, const uint8_t*, Py_ssize_t) noexcept nogil
 ctypedef void (*sig_VUmS_t)(vec_t*, valign_t*, const uint8_t*, Py_ssize_t*) noexcept nogil
@@ -82,6 +84,7 @@ cdef sig_Vvib_t _T_Vvib[1]
 cdef sig_Vv_t _T_Vv[2]
 cdef sig_Pvi_t _T_Pvi[2]
 cdef sig_Pvvii_t _T_Pvvii[1]
+cdef sig_Pi_t _T_Pi[1]
 cdef sig_Vms_t _T_Vms[1]
 cdef sig_Ums_t _T_Ums[1]
 cdef sig_VUmS_t _T_VUmS[1]
@@ -196,6 +199,7 @@ cdef void _fill_tables() noexcept:
     _T_Pvi[0] = P.extrpr2nx8
     _T_Pvi[1] = P.extrprn_2x32
     _T_Pvvii[0] = P.dextrprn_2x32
+    _T_Pi[0] = P.movpint16
     _T_Vms[0] = P.lv2nx8_i
     _T_Ums[0] = P.la2nx8_pp
     _T_VUmS[0] = P.la2nx8_ip
@@ -251,6 +255,8 @@ cdef void _dispatch(int s, int i, _Slots* x) noexcept nogil:
         _T_Pvi[i](&x.p[0], &x.v[0], x.i[0])
     elif s == SIG_Pvvii:
         _T_Pvvii[i](&x.p[0], &x.v[0], &x.v[1], x.i[0], x.i[1])
+    elif s == SIG_Pi:
+        _T_Pi[i](&x.p[0], x.i[0])
     elif s == SIG_Vms:
         _T_Vms[i](&x.v[0], <const uint8_t*>x.m, x.s[0])
     elif s == SIG_Ums:
@@ -370,11 +376,12 @@ _OP_INDEX = {
     'extrpr2nx8': (20, 0),
     'extrprn_2x32': (20, 1),
     'dextrprn_2x32': (21, 0),
-    'lv2nx8_i': (22, 0),
-    'la2nx8_pp': (23, 0),
-    'la2nx8_ip': (24, 0),
-    'andb': (25, 0),
-    'orb': (25, 1),
-    'xorb': (25, 2),
-    'notb': (26, 0),
+    'movpint16': (22, 0),
+    'lv2nx8_i': (23, 0),
+    'la2nx8_pp': (24, 0),
+    'la2nx8_ip': (25, 0),
+    'andb': (26, 0),
+    'orb': (26, 1),
+    'xorb': (26, 2),
+    'notb': (27, 0),
 }

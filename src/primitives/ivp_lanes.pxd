@@ -163,7 +163,7 @@ cdef inline void lanes_flag(vbool_t* vb, vec_t* vt, const lane_t* a, const lane_
         for k in range(<int>(64 // sizeof(lane_t))):
             x = a[k]; y = b[k]
             mk[k] = <lane_t>(-1) if x < y else 0
-            ok[k] = <lane_t>(y - x if x < y else x - y)
+            ok[k] = <lane_t>(<lane_t>(x if x > y else y) - <lane_t>(y if x > y else x))   # max - min
     else:
         for k in range(<int>(64 // sizeof(lane_t))):
             s = (<int64_t>a[k] - <int64_t>b[k]) if op == FLAG_SUBNORM else (<int64_t>a[k] + <int64_t>b[k])

@@ -1,6 +1,6 @@
 # cython: language_level=3
 """IVP integer MACs into wvec (docs/firmware.md §6.2 B04 / B05). They wrap modulo 2^(lane width) and never saturate;
-`mul` overwrites (lanes above the view's count and the view's upper cells are zeroed), `mula` adds.
+`mul` overwrites every lane of the view, `mula` adds.
 pr fields: 16-bit field t = bits [16t, 16t+16), 8-bit field j = bits [8j, 8j+8)."""
 from libc.string cimport memcpy
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
@@ -32,11 +32,10 @@ cdef inline void _pool16_shifts(vec_t* p1, vec_t* p2, vec_t* p3, const vec_t* va
 
 
 cdef inline void _overwrite(wvec_t* wv, int view, int lanes) noexcept nogil:
-    """Start an overwriting MAC: wv in lane view `view`, cells from `lanes` up zeroed."""
-    cdef int i
+    """Start an overwriting MAC: wv in lane view `view`; the op writes cells 0 .. lanes - 1, the whole
+    architectural state of that view. Cells from `lanes` up are not part of it (wvec_to_raw, the packs, the
+    traces and the Python views read only the view's cells), so they are left as they are."""
     wv.view = view
-    for i in range(lanes, 64):
-        wv.c[i] = 0
 
 
 cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec_t* vb, pr_t pr,
@@ -74,25 +73,37 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
         wv.c[i] = a[i] * c0 + q1[i] * c1 + q2[i] * c2 + q3[i] * c3
 
 
+cdef inline int64_t _pair_sum(int64_t a, int64_t b, int64_t ca, int64_t cb, bint unsigned_products) noexcept nogil:
+    """a * ca + b * cb from two 32-bit products (they vectorise; a 64-bit multiply does not, cheaply):
+    u16 x u16 products fit uint32, s16 x u16 and u8 x s16 products fit int32."""
+    if unsigned_products:
+        return <int64_t>(<uint32_t>a * <uint32_t>ca) + <int64_t>(<uint32_t>b * <uint32_t>cb)
+    return <int64_t>(<int32_t>a * <int32_t>ca) + <int64_t>(<int32_t>b * <int32_t>cb)
+
+
 cdef inline void mac_pair(wvec_t* wv, const pair_t* a, const pair_t* b, int64_t ca, int64_t cb,
                           bint acc) noexcept nogil:
-    """wv[i] (=|+=) a[i] * ca + b[i] * cb in the 24-bit (8-bit lanes) or 48-bit (16-bit lanes) view."""
+    """wv[i] (=|+=) a[i] * ca + b[i] * cb in the 24-bit (8-bit lanes) or 48-bit (16-bit lanes) view. The weights
+    are 16-bit: unsigned (0..65535) with u16 lanes, either with s16 lanes, signed with u8 lanes."""
     cdef int bits = 24 * <int>sizeof(pair_t)
+    cdef int n = <int>(64 // sizeof(pair_t))
+    cdef bint uns = pair_t is u16a
     cdef int64_t x[64]
     cdef int i
     if acc:
         wvec_as(wv, bits)
-        for i in range(<int>(64 // sizeof(pair_t))):
-            wv.c[i] = sext(wv.c[i] + a[i] * ca + b[i] * cb, bits)
+        for i in range(n):           # into a local: a, b (may_alias) could alias wv for GCC
+            x[i] = sext(wv.c[i] + _pair_sum(a[i], b[i], ca, cb, uns), bits)
+        memcpy(wv.c, x, n * sizeof(int64_t))
         return
-    _overwrite(wv, bits, 64 // sizeof(pair_t))
+    _overwrite(wv, bits, n)
     if pair_t is u8a:
-        for i in range(64):          # into a local first: a, b (may_alias) could alias wv for GCC
-            x[i] = sext(a[i] * ca + b[i] * cb, 24)
+        for i in range(64):
+            x[i] = sext(_pair_sum(a[i], b[i], ca, cb, uns), 24)
         memcpy(wv.c, x, 64 * sizeof(int64_t))
     else:                 # 16-bit lanes, 16-bit weights: |sum| < 2^33 never wraps a 48-bit lane
         for i in range(32):
-            x[i] = a[i] * ca + b[i] * cb
+            x[i] = _pair_sum(a[i], b[i], ca, cb, uns)
         memcpy(wv.c, x, 32 * sizeof(int64_t))
 
 

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """IVP loads and stores (docs/firmware.md §6.2 Loads, B06). Memory operands are (base pointer, byte offset);
 `_ip` / `_xp` forms post-increment the offset. Callers check that the bytes touched lie in the buffer."""
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, uint16_t
 from libc.string cimport memcpy, memset
 from q7regs cimport vec_t, vbool_t, valign_t
 
@@ -12,9 +12,21 @@ cdef inline Py_ssize_t _tail(Py_ssize_t n) noexcept nogil:
 
 
 cdef inline void expand_bytes(vec_t* vt, const uint8_t* r, vbool_t vb) noexcept nogil:
-    """The dcmprs rule: vt[k] = vb[k] ? r[popcount(vb bits below k)] : r[63] (r may alias vt)."""
+    """The dcmprs rule: vt[k] = vb[k] ? r[popcount(vb bits below k)] : r[63] (r may alias vt). The even-byte
+    and all-true predicates (a byte spread into 16-bit lanes, a plain load) take straight-line loops that give
+    the same bytes."""
     cdef vec_t o
     cdef int k, n = 0, bit
+    cdef uint16_t last = <uint16_t>(r[63]) << 8
+    if vb == <vbool_t>0x5555555555555555:     # byte k -> the low byte of 16-bit lane k (little-endian lanes)
+        for k in range(32):
+            o.u16[k] = <uint16_t>r[k] | last
+        vt[0] = o
+        return
+    if vb == <vbool_t>0xFFFFFFFFFFFFFFFF:
+        memcpy(o.u8, r, 64)
+        vt[0] = o
+        return
     for k in range(64):
         bit = <int>((vb >> k) & 1)
         o.u8[k] = r[n] if bit else r[63]

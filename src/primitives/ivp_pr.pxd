@@ -1,6 +1,6 @@
 # cython: language_level=3
 """IVP moves into the packed register pr (docs/firmware.md §6.2 Moves into pr, XPR): lane extracts, upper bits 0."""
-from libc.stdint cimport uint64_t
+from libc.stdint cimport uint16_t, uint64_t
 from q7regs cimport vec_t, pr_t
 from ivp_widen cimport _pool32
 
@@ -16,3 +16,8 @@ cdef inline void extrprn_2x32(pr_t* pr, const vec_t* vs, int k) noexcept nogil:
 # the two halves of pr). q7emu choice of the pairing (MED). Seed: pr8, v14, v16, 5, 10
 cdef inline void dextrprn_2x32(pr_t* pr, const vec_t* vs, const vec_t* vr, int i, int j) noexcept nogil:
     pr[0] = _pool32(vs, vr, i & 31) | (_pool32(vs, vr, j & 31) << 32)
+
+# movpint16: pr = the 16-bit immediate in each of pr's four 16-bit fields (a broadcast; q7emu choice of the
+# semantics: docs/firmware.md §8.1 item 15 leaves them open, docs/model.md §8 item 19)
+cdef inline void movpint16(pr_t* pr, int imm) noexcept nogil:
+    pr[0] = <uint64_t>(<uint16_t>imm) * <uint64_t>0x0001000100010001

@@ -57,6 +57,8 @@ cdef inline void seln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr, const ve
 #   0x03 INTERLEAVE_1_HI       vt[2k] = pool[32+k], vt[2k+1] = pool[96+k]   (k < 32)
 #   0x08..0x0B EXTRACT_1_OF_4_OFF_j  vt[k] = pool[(4k + j) & 127]
 #   0x10 ROTATE_RIGHT_1  vt[k] = pool[k+1]            0x11 ROTATE_RIGHT_4  vt[k] = pool[k+4]
+#   53 (0x35) INTERLEAVE_ODD  vt[2k] = pool[2k+1], vt[2k+1] = pool[64+2k+1]  (k < 32): the high bytes of two
+#        16-bit-lane vectors, interleaved (seed @0x01004fc8's immediate, not in the table: docs/model.md §8 item 20)
 
 # sel2nx8i: vt = fixed permutation `imm` of pool = vs || vr (map above; other imms copy vs)
 cdef inline void sel2nx8i(vec_t* vt, const vec_t* vs, const vec_t* vr, int imm) noexcept nogil:
@@ -79,6 +81,10 @@ cdef inline void sel2nx8i(vec_t* vt, const vec_t* vs, const vec_t* vr, int imm) 
         j = 1 if imm == 0x10 else 4
         for k in range(64):
             idx.u8[k] = <uint8_t>(k + j)
+    elif imm == 53:
+        for k in range(32):
+            idx.u8[2 * k] = <uint8_t>(2 * k + 1)
+            idx.u8[2 * k + 1] = <uint8_t>(64 + 2 * k + 1)
     else:
         for k in range(64):
             idx.u8[k] = <uint8_t>k
