@@ -48,11 +48,11 @@ def section() -> str:
             "in that path (*firmware*; *firmware~* = the other MAC accumulate form) and how many are q7emu's; "
             "and the mnemonics of the path the firmware facts name that q7emu does not issue.", "",
             "| kernel | ops | firmware | firmware~ | q7emu | seed-named share of one pass | seed bundles issued "
-            "together (mnemonics) | ops of the path (docs/firmware.md) not issued |",
-            "|---|--:|--:|--:|--:|--:|--:|---|"]
+            "together (mnemonics) | ... with the seed's registers | ops of the path (docs/firmware.md) not issued |",
+            "|---|--:|--:|--:|--:|--:|--:|--:|---|"]
     for kern in KERNELS:
         lst = build(kern)
-        ops = lst.ops("entry") + lst.ops("pass")
+        ops = lst.ops("entry") + lst.ops("pass") + lst.ops("exit")
         c = {"firmware": 0, "firmware~": 0, "q7emu": 0}
         for o in ops:
             c[o.provenance.kind] += 1
@@ -61,6 +61,7 @@ def section() -> str:
         seed = lst.seed_report()
         out.append(f"| `{kern}` | {len(ops)} | {c['firmware']} | {c['firmware~']} | {c['q7emu']} | "
                    f"{100 * seed['share']:.0f} % | {len(seed['bundles_present'])} of {seed['bundles']} | "
+                   f"{len(seed['bundles_verbatim'])} of {seed['bundles']} | "
                    f"{', '.join(dict.fromkeys(missing)) or '-'} |")
     rows = primitive_rows()
     counts = {cl: sum(r.cls == cl for r in rows) for cl in PRIMITIVE_CLASSES}

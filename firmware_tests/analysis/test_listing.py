@@ -67,7 +67,7 @@ def _check(kernel: str, cfg: dict, rng) -> listing.Listing:
     lst = build(kernel, cfg.get("fmt"), cfg.get("knobs"), src_dtype=cfg.get("src_dtype"),
                 dst_dtype=cfg.get("dst_dtype"), expand=True)
     recs, passes = traced(kernel, cfg, rng)
-    want = lst.entry + lst.passes * passes
+    want = lst.entry + lst.passes * passes + lst.exit
     assert len(recs) == len(want), (kernel, cfg, len(recs), len(want))
     for i, (rec, op) in enumerate(zip(recs, want)):
         _part, bundle, mnem, operands = rec
@@ -132,8 +132,11 @@ def test_firmware_provenance_in_listings():
     assert byq["srln_2x32"].kind == "firmware" and "0x79ec" in byq["srln_2x32"].label
     nm = build("proc_4bit_non_mx", "int4")
     bynm = {o.mnemonic: o.provenance for o in nm.ops("pass")}
-    assert bynm["sel2nx8i"].kind == "firmware"          # §2.4 non-MX list
-    assert bynm["sel2nx8i_s4"].kind == "q7emu"          # only the MX list has the _s4 form
+    assert bynm["sel2nx8i"].kind == "firmware" and "0x01004fc8" in bynm["sel2nx8i"].label   # §2.4 non-MX list
+    assert bynm["muluupan16xr16"].kind == "firmware" and bynm["babssubunx16"].kind == "firmware"
+    assert bynm["dcmprs2nx8"].kind == "q7emu"           # the seed's load-expand is labvdcmprs2nx8_xp
+    nf = build("proc_4bit_non_mx", "nf4")
+    assert {o.mnemonic: o.provenance for o in nf.ops("pass")}["sel2nx8i_s4"].kind == "q7emu"   # MX list only
 
 
 def test_variants_shown_and_resolved():

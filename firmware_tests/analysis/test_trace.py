@@ -27,13 +27,6 @@ def _labels():
 L = _labels()
 
 
-def decode_e2m1_f16(b):
-    """decode_e2m1_f16 at bundle b (b .. b+6): FP4 code -> exact fp16 by exponent re-bias."""
-    return [(b, "srlinx16"), (b, "and2nx8"), (b + 1, "and2nx8"), (b + 1, "and2nx8"),
-            (b + 2, "sllinx16"), (b + 2, "sllinx16"), (b + 3, "eqnx16"), (b + 3, "sllinx16"),
-            (b + 4, "addnx16"), (b + 5, "or2nx8"), (b + 6, "float16nx16t")]
-
-
 def decode_nf4(b):
     """decode_nf4 (every MX format's codebook lookup) at bundle b (b .. b+3)."""
     return [(b, "sllinx16"), (b, "addnx16"), (b + 1, "or2nx8"), (b + 1, "selnx16"), (b + 2, "addnx16"),
@@ -54,13 +47,24 @@ def rodata(n):
     return [(L["RODATA_B"] + c // 2, "lv2nx8_i") for c in range(n)] + [(L["RODATA_VB"], "eqnx16")]
 
 
-# E2M1 non-MX rodata: kZERO..kZEXP (slots 0..8) + kF0..kF2 (9..11) = 12 rows; the E5M2 byte is the top byte
-# of the exact fp16 (G0_TOP), then the sign (G0_SIGN)
-LISTING_4BIT_NON_MX_ONE_PASS = (
-    rodata(12) + [(L["G0_LOAD"], "lav2nx8_xp")]
-    + 2 * ([(L["G0_UNPACK"], "sel2nx8i_s4")] + decode_e2m1_f16(L["G0_DECODE"])
-           + [(L["G0_TOP"], "srlinx16"), (L["G0_SIGN"], "or2nx8")])
-    + [(L["G0_PACK"], "sel2nx8i"), (L["G0_STORE"], "sav2nx8_xp")])
+# E2M1 non-MX, the re-bias MAC path (docs/model.md §9.7): rodata v11..v20 = 10 rows, the spread predicate, w1 and
+# pr3 at entry; the pass's ops; after the loop the pack and store of the last pass (software pipelining: a pass
+# stores the one before it)
+ENTRY_4BIT_NON_MX = rodata(10) + [(L["RB_ENTRY"], "ltu2nx8"), (L["RB_ENTRY"], "movpint16"),
+                                  (L["RB_PR3"], "extrprn_2x32")]
+PASS_4BIT_NON_MX = [
+    (L["RB_LOAD"], "lav2nx8_xp"), (L["RB_SPREAD"], "dcmprs2nx8"), (L["RB_SPLIT"], "and2nx8"),
+    (L["RB_SPLIT"], "srlinx16"), (L["RB_NIB"], "and2nx8"), (L["RB_SIGN"], "babssubunx16"),
+    (L["RB_SIGN"], "babssubunx16"), (L["RB_MAG"], "and2nx8"), (L["RB_MAG"], "and2nx8"),
+    (L["RB_KINK0"], "babssub2nx8"), (L["RB_KINK0"], "babssub2nx8"), (L["RB_INIT0"], "mulsupn16xr16"),
+    (L["RB_INIT0"], "babssub2nx8"), (L["RB_SEED"], "muluupan16xr16"), (L["RB_SEED"], "sel2nx8i"),
+    (L["RB_SEED"], "babssub2nx8"), (L["RB_EXT0"], "packvrnrnx48"), (L["RB_EXT0"], "mulsupn16xr16"),
+    (L["RB_EXT0"], "sav2nx8_xp"), (L["RB_MAC1"], "muluupan16xr16"), (L["RB_MAC1"], "oltnxf16t"),
+    (L["RB_EXT1"], "packvrnrnx48"), (L["RB_EXT1"], "movnx16t"), (L["RB_GATE1"], "oltnxf16t"),
+    (L["RB_GATE1"], "negnxf16t"), (L["RB_ZERO1"], "movnx16t"), (L["RB_NEG1"], "negnxf16t")]
+EXIT_4BIT_NON_MX = [(L["RB_SEED"], "sel2nx8i"), (L["RB_EXT0"], "sav2nx8_xp")]
+E0 = len(ENTRY_4BIT_NON_MX)           # seq of the first pass's first op
+LISTING_4BIT_NON_MX_ONE_PASS = ENTRY_4BIT_NON_MX + PASS_4BIT_NON_MX + EXIT_4BIT_NON_MX
 
 # MX E2M1 (e8m0 scales): rodata slots 0..19 = 20 rows, the pair weights into pr2 at MX_ENTRY; one 20-byte
 # block = 4 groups. Per half: the unpack and group 0's scale byte into pr1, the codebook lookup, the
@@ -119,20 +123,22 @@ def test_one_word_op_sequence_matches_listing(word_trace):
 
 def test_one_word_operands(word_trace):
     t = word_trace[0].trace
-    load = t[13]                                    # G0_LOAD lav2nx8_xp vIN, off 0, n = 4
-    assert (load.op, load.bundle) == ("lav2nx8_xp", L["G0_LOAD"])
+    load = t[E0]                                    # RB_LOAD lav2nx8_xp v2, off 0, n = 4
+    assert (load.op, load.bundle) == ("lav2nx8_xp", L["RB_LOAD"])
     assert [(o.role_name, o.kind_name, o.name) for o in load.operands] == \
-        [("src", "scalar", "off"), ("src", "scalar", "len"), ("dst", "vec", "v20")]
+        [("src", "scalar", "off"), ("src", "scalar", "len"), ("dst", "vec", "v2")]
     assert int.from_bytes(load.operands[1].data, "little") == 4
     assert load.operands[2].data[:4] == bytes([0x21, 0x43, 0x65, 0x87])
     assert load.operands[2].data[4:] == bytes(60)   # tail zero-filled
-    unpack = t[14]                                  # B2 sel2nx8i_s4 vCODE, vIN, vIN, imm
-    assert [o.name for o in unpack.operands] == ["v20", "v20", "imm", "v22"]
-    assert unpack.operands[3].view_name == "nx16"
-    # low-first nibbles: codes 1,2,3,4,5,6,7,8 in the first 16-bit lanes
-    assert unpack.operands[3].lanes()[:8] == [1, 2, 3, 4, 5, 6, 7, 8]
-    store = t[len(t) - 1]
+    spread = t[E0 + 1]                              # RB_SPREAD dcmprs2nx8 v2, v2, vb12: byte j -> 16-bit lane j
+    assert [o.name for o in spread.operands] == ["v2", "vb12", "v2"]
+    assert spread.operands[2].data[:10] == bytes([0x21, 0, 0x43, 0, 0x65, 0, 0x87, 0, 0, 0])
+    hi = t[E0 + 3]                                  # RB_SPLIT srlinx16 v4 = the high nibbles (the odd codes)
+    assert hi.op == "srlinx16" and hi.operands[2].lanes()[:5] == [2, 4, 6, 8, 0]
+    store = t[len(t) - 1]                           # after the loop: the pass's 8 FP8 bytes
     assert store.op == "sav2nx8_xp" and int.from_bytes(store.operands[2].data, "little") == 8
+    first_store = t[E0 + 18]                        # inside the first pass: the (empty) previous pass
+    assert first_store.op == "sav2nx8_xp" and int.from_bytes(first_store.operands[2].data, "little") == 0
 
 
 def test_mx_block_op_sequence_matches_listing():
@@ -145,8 +151,7 @@ def test_partitions_and_passes_repeat_the_listing():
     src = np.arange(2 * 36, dtype=np.uint8).reshape(2, 36)     # 2 partitions, 32 + 4 bytes: 2 passes
     rec, _ = _trace_dequant(src)
     t = rec.trace
-    body = LISTING_4BIT_NON_MX_ONE_PASS[13:]
-    per_part = rodata(12) + body + body
+    per_part = ENTRY_4BIT_NON_MX + PASS_4BIT_NON_MX + PASS_4BIT_NON_MX + EXIT_4BIT_NON_MX
     assert seq_of(t) == per_part * 2
     assert t.records["partition"].tolist() == [0] * len(per_part) + [1] * len(per_part)
     assert t.records["seq"].tolist() == list(range(2 * len(per_part)))   # seq counts across partitions
@@ -163,13 +168,13 @@ def test_window_limits_recording(word_trace):
 
 def test_ops_filter_limits_recording(word_trace):
     full = word_trace[0].trace
-    rec, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), ops=["sel2nx8i_s4", "sav2nx8_xp"])
+    rec, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), ops=["babssubunx16", "sav2nx8_xp"])
     t = rec.trace
-    assert t.mnemonics() == ["sel2nx8i_s4", "sel2nx8i_s4", "sav2nx8_xp"]
-    assert t.to_raw() == full.subset(full.select(["sel2nx8i_s4", "sav2nx8_xp"])).to_raw()
-    # float16nx16t is op 11 of each half's decode: seq 13 (lav) + 1 (sel2nx8i_s4) + 11 -> 25, and 25 + 14 -> 39
-    rec2, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), ops=["float16nx16t"], window=(0, 40))
-    assert rec2.trace.records["seq"].tolist() == [25, 39]
+    assert t.mnemonics() == ["babssubunx16", "babssubunx16", "sav2nx8_xp", "sav2nx8_xp"]
+    assert t.to_raw() == full.subset(full.select(["babssubunx16", "sav2nx8_xp"])).to_raw()
+    # oltnxf16t is op 20 and op 23 of the pass
+    rec2, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), ops=["oltnxf16t"], window=(0, E0 + 24))
+    assert rec2.trace.records["seq"].tolist() == [E0 + 20, E0 + 23]
 
 
 @pytest.mark.parametrize("bad", [dict(window=(5, 2)), dict(window=(-1, 3)), dict(window="x"),
@@ -219,10 +224,10 @@ def test_jsonl_round_trip_is_byte_exact(word_trace, tmp_path):
     text = buf.getvalue()
     lines = text.splitlines()
     assert json.loads(lines[0])["format"] == "q7emu-trace-jsonl"
-    first = json.loads(lines[14])     # B4 lav2nx8_xp
-    assert first["op"] == "lav2nx8_xp" and first["bundle"] == L["G0_LOAD"] and first["kernel"] == "proc_4bit_non_mx"
+    first = json.loads(lines[E0 + 1])     # RB_LOAD lav2nx8_xp (line 0 is the header)
+    assert first["op"] == "lav2nx8_xp" and first["bundle"] == L["RB_LOAD"] and first["kernel"] == "proc_4bit_non_mx"
     dst = first["operands"][2]
-    assert dst == {"role": "dst", "kind": "vec", "reg": 20, "view": "2nx8", "lanes": dst["lanes"]}
+    assert dst == {"role": "dst", "kind": "vec", "reg": 2, "view": "2nx8", "lanes": dst["lanes"]}
     assert dst["lanes"][:5] == ["21", "43", "65", "87", "00"] and len(dst["lanes"]) == 64
     _, raw = full_recording(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8))
     back = Trace.from_jsonl(io.StringIO(text))
@@ -277,21 +282,22 @@ def test_diff_names_record_operand_and_lane(word_trace):
     t = word_trace[0].trace
     buf = io.StringIO()
     t.to_jsonl(buf)
-    # seq 40: G0_TOP srlinx16 vT0, vSIG, 8 (second half) -> operand 2 is the dst (nx16), change lane 5
-    op40 = t[40]
-    assert (op40.op, op40.bundle) == ("srlinx16", L["G0_TOP"])
-    old = op40.operands[2].lanes_hex()[5]
+    # RB_EXT1 packvrnrnx48 v7, wv1, 0 (the odd codes' fp16) -> operand 2 is the dst (nx16), change lane 5
+    s = E0 + 21
+    op = t[s]
+    assert (op.op, op.bundle) == ("packvrnrnx48", L["RB_EXT1"])
+    old = op.operands[2].lanes_hex()[5]
     new = format(int(old, 16) ^ 0x10, "04x")
-    b = Trace.from_jsonl(io.StringIO(_edit_lane(buf.getvalue(), 40, 2, 5, new)))
+    b = Trace.from_jsonl(io.StringIO(_edit_lane(buf.getvalue(), s, 2, 5, new)))
     r = diff(t, b)
-    assert not r.same and r.compared == len(t) and r.differing == 1 and r.first_seq == r.last_seq == 40
+    assert not r.same and r.compared == len(t) and r.differing == 1 and r.first_seq == r.last_seq == s
     d = r.first
-    assert (d.seq, d.op, d.what, d.operand) == (40, "srlinx16", "operand", 2)
+    assert (d.seq, d.op, d.what, d.operand) == (s, "packvrnrnx48", "operand", 2)
     assert [(x.lane, x.a, x.b) for x in d.lanes] == [(5, old, new)]
     text = r.format()
-    assert "seq 40 srlinx16" in text and "operand 2 (dst vec v26, view nx16)" in text
+    assert f"seq {s} packvrnrnx48" in text and "operand 2 (dst vec v7, view nx16)" in text
     assert f"lane  5: A {old}  B {new}" in text
-    assert "1 differ (first seq 40, last seq 40)" in text
+    assert f"1 differ (first seq {s}, last seq {s})" in text
     assert diff(t, t).same
 
 
@@ -359,8 +365,8 @@ def test_bad_binary_files(tmp_path, word_trace):
 
 def test_show_filters(word_trace):
     t = word_trace[0].trace
-    out = list(t.show(op="sel2nx8i_s4", lanes=(0, 4)))
-    assert len(out) == 2 and all(f"B{L['G0_UNPACK']}  sel2nx8i_s4" in s for s in out)
-    assert "dst v22   nx16    [ 0] 0001 0002 0003 0004" in out[0]
-    assert "0005" not in out[0].split("dst")[1]
+    out = list(t.show(op="srlinx16", lanes=(0, 4)))
+    assert len(out) == 1 and f"B{L['RB_SPLIT']}  srlinx16" in out[0]
+    assert "dst v4    nx16    [ 0] 0002 0004 0006 0008" in out[0]
+    assert "0000" not in out[0].split("dst")[1]
     assert [s.split()[0] for s in t.show(seq=(13, 16))] == ["#13", "#14", "#15"]

@@ -43,11 +43,11 @@ def test_window_and_ops_limit_recording(capsys, tmp_path, traced):
     w = Trace.load(tmp_path / "w.q7t")
     assert w.records["seq"].tolist() == list(range(13, 40))
     # options before the target work too; --ops is a comma list and repeatable
-    assert run(capsys, "trace", "--ops", "sel2nx8i_s4", CASE, "--ops", "sav2nx8_xp", "-o", tmp_path / "o.q7t")[0] == 0
+    assert run(capsys, "trace", "--ops", "babssubunx16", CASE, "--ops", "sav2nx8_xp", "-o", tmp_path / "o.q7t")[0] == 0
     o = Trace.load(tmp_path / "o.q7t")
-    assert set(o.mnemonics()) == {"sel2nx8i_s4", "sav2nx8_xp"}
-    assert len(o) == full.op_counts()["sel2nx8i_s4"] + full.op_counts()["sav2nx8_xp"]
-    assert o.to_raw() == full.subset(full.select(["sel2nx8i_s4", "sav2nx8_xp"])).to_raw()
+    assert set(o.mnemonics()) == {"babssubunx16", "sav2nx8_xp"}
+    assert len(o) == full.op_counts()["babssubunx16"] + full.op_counts()["sav2nx8_xp"]
+    assert o.to_raw() == full.subset(full.select(["babssubunx16", "sav2nx8_xp"])).to_raw()
 
 
 def test_jsonl_output_and_export_import_byte_exact(capsys, tmp_path, traced):
@@ -61,11 +61,11 @@ def test_jsonl_output_and_export_import_byte_exact(capsys, tmp_path, traced):
 
 def test_show_filters(capsys, traced):
     d, _ = traced
-    rc, out, _ = run(capsys, "trace", "show", d / "a.q7t", "--op", "lav2nx8_xp", "--seq", "0:50", "--lanes", "0:4")
+    rc, out, _ = run(capsys, "trace", "show", d / "a.q7t", "--op", "lav2nx8_xp", "--seq", "0:40", "--lanes", "0:4")
     assert rc == 0
     recs = [line for line in out.splitlines() if line.startswith("#")]
-    assert len(recs) == 1 and f"B{_label('G0_LOAD')}" in recs[0] and "lav2nx8_xp" in recs[0]
-    dst = [line for line in out.splitlines() if "dst v20" in line][0]
+    assert len(recs) == 1 and f"B{_label('RB_LOAD')}" in recs[0] and "lav2nx8_xp" in recs[0]
+    dst = [line for line in out.splitlines() if "dst v2 " in line][0]
     assert len(dst.split("]")[1].split()) == 4
     rc, out, _ = run(capsys, "trace", "show", d / "a.q7t", "--seq", "14")
     assert [line.split()[0] for line in out.splitlines() if line.startswith("#")] == ["#14"]
@@ -76,23 +76,23 @@ def test_diff_identical_and_one_lane_changed(capsys, tmp_path, traced):
     d, full = traced
     rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", d / "a.q7t")
     assert rc == 0 and "identical" in out and f"{len(full)} records compared" in out
-    # change lane 7 of the dst of seq 23 (B9 addnx16: the FP4 exponent re-bias) in an exported copy
+    # change lane 7 of the dst of seq 35 (RB_EXT1 packvrnrnx48: the odd codes' fp16) in an exported copy
     run(capsys, "trace", "export", d / "a.q7t", "-o", tmp_path / "e.jsonl")
     lines = (tmp_path / "e.jsonl").read_text().splitlines()
-    obj = json.loads(lines[1 + 23])
-    assert obj["seq"] == 23 and obj["op"] == "addnx16" and obj["bundle"] == _label("G0_DECODE") + 4
+    obj = json.loads(lines[1 + 35])
+    assert obj["seq"] == 35 and obj["op"] == "packvrnrnx48" and obj["bundle"] == _label("RB_EXT1")
     old = obj["operands"][2]["lanes"][7]
     new = format(int(old, 16) ^ 1, "04x")
     obj["operands"][2]["lanes"][7] = new
-    lines[1 + 23] = json.dumps(obj)
+    lines[1 + 35] = json.dumps(obj)
     (tmp_path / "m.jsonl").write_text("\n".join(lines) + "\n")
     rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", tmp_path / "m.jsonl")
     assert rc == 1
-    assert "seq 23 addnx16" in out and "operand 2 (dst vec v23, view nx16)" in out
+    assert "seq 35 packvrnrnx48" in out and "operand 2 (dst vec v7, view nx16)" in out
     assert f"lane  7: A {old}  B {new}" in out
-    assert "1 differ (first seq 23, last seq 23)" in out
+    assert "1 differ (first seq 35, last seq 35)" in out
     rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", tmp_path / "m.jsonl", "--align", "op")
-    assert rc == 1 and "align op" in out and "seq 23 addnx16" in out
+    assert rc == 1 and "align op" in out and "seq 35 packvrnrnx48" in out
 
 
 def test_diff_window_extra_records(capsys, tmp_path, traced):

@@ -51,19 +51,19 @@ def test_quantize_mx_bundles_have_no_intra_bundle_hazards(dtype, underflow, nonf
 
 
 def test_the_checker_sees_a_hazard():
-    # a hand-made trace: an op reads vT0, which an earlier op of the same bundle writes
+    # a hand-made trace: an op reads v4, which an earlier op of the same bundle writes
     from q7emu.analysis.listing import data
     from q7emu.analysis.trace import Trace
-    decode = data()["modules"]["dequant"]["enums"]["G0_DECODE"]     # decode_e2m1_f16 b+0: srli vT0, and vT1
+    split = data()["modules"]["dequant"]["enums"]["RB_SPLIT"]      # and2nx8 v3 = v2 & v13 ; srlinx16 v4 = v2 >> 4
     rec = Recorder()
     q7emu.dequantize(np.zeros((1, 4), np.uint8), 1, trace=rec)
     t = rec.trace
-    rows = [i for i in range(len(t)) if t[i].bundle == decode]
-    assert len(rows) == 4 and [t[i].op for i in rows[:2]] == ["srlinx16", "and2nx8"]
+    rows = [i for i in range(len(t)) if t[i].bundle == split]
+    assert len(rows) == 2 and [t[i].op for i in rows] == ["and2nx8", "srlinx16"]
     assert hazards(t) == []
     r = t.records.copy()
-    first_next = rows[0] + 2                                          # b+1: and vSGN, vCODE ; and vT0, vT0
-    assert [t[i].op for i in (first_next, first_next + 1)] == ["and2nx8", "and2nx8"]
-    r["bundle"][first_next:first_next + 2] = decode                   # pull b+1 into b+0
+    nib = rows[1] + 1                                                 # RB_NIB: and2nx8 v4 = v4 & v13
+    assert t[nib].op == "and2nx8"
+    r["bundle"][nib] = split                                          # pull it into RB_SPLIT
     bad = hazards(Trace(r, t.operands, t.data, t.runs, t.case))
     assert len(bad) == 1 and bad[0][2] == "and2nx8"

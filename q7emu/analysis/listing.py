@@ -28,7 +28,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from q7emu import registry
-from q7emu.analysis.path_facts import OpProvenance, classify, seed_bundles
+from q7emu.analysis.path_facts import OpProvenance, classify, operands_match, seed_bundles, seed_operands
 from q7emu.errors import InvalidArgument
 from q7emu.machine.machine import MACHINE_KNOBS
 from q7emu.model.kernels import FMT_NAMES
@@ -162,8 +162,8 @@ class Call:
 
 @dataclass
 class Listing:
-    """One kernel's listing for a configuration: the entry (before the main loop) and one pass of the main
-    loop, with the branch arms met and taken."""
+    """One kernel's listing for a configuration: the entry (before the main loop), one pass of the main
+    loop and the exit (after it: a software-pipelined loop's last stage), with the branch arms met and taken."""
 
     kernel: str
     config: dict[str, Any]
@@ -172,10 +172,12 @@ class Listing:
     loop: str                  # the main loop's condition
     taken: set[str] = field(default_factory=set)     # branch arms taken (file:line)
     arms: set[str] = field(default_factory=set)      # every branch arm met while walking
+    exit: list = field(default_factory=list)         # after the main loop
 
     # -------------------------------------------------------------- flat views
     def ops(self, section: str = "pass") -> list[Op]:
-        """Ops of ``section`` ("entry" or "pass") in listing order, loops shown once, variants all included."""
+        """Ops of ``section`` ("entry", "pass" or "exit") in listing order, loops shown once, variants all
+        included."""
         out: list[Op] = []
 
         def rec(items: list[Any]) -> None:
@@ -187,33 +189,42 @@ class Listing:
                 elif isinstance(it, Branch):
                     for _, _, body in it.arms:
                         rec(body)
-        rec(self.entry if section == "entry" else self.passes)
+        rec({"entry": self.entry, "exit": self.exit}.get(section, self.passes))
         return out
 
     def mnemonics(self) -> set[str]:
-        """Every mnemonic of the entry and the pass (all variants)."""
-        return {o.mnemonic for o in self.ops("entry") + self.ops("pass")}
+        """Every mnemonic of the entry, the pass and the exit (all variants)."""
+        return {o.mnemonic for o in self.ops("entry") + self.ops("pass") + self.ops("exit")}
 
     def to_json(self) -> dict:
-        """JSON form: kernel, config, entry, main loop condition, pass."""
+        """JSON form: kernel, config, entry, main loop condition, pass, exit."""
         return {"kernel": self.kernel, "config": self.config, "entry": [x.to_json() for x in self.entry],
-                "main_loop": self.loop, "pass": [x.to_json() for x in self.passes], "seed": self.seed_report()}
+                "main_loop": self.loop, "pass": [x.to_json() for x in self.passes],
+                "exit": [x.to_json() for x in self.exit], "seed": self.seed_report()}
 
     def seed_report(self) -> dict[str, Any]:
         """How much of one pass is the firmware's vocabulary: ``seed_named`` of ``pass_ops`` ops of the pass
         (loops shown once) are mnemonics docs/firmware.md places in this path (``share``, 0..1), and which of the
         path's ``bundles`` clean seed bundles have all their legible mnemonics in one bundle of the listing
-        (``bundles_present``, addresses; registers are not compared)."""
-        ops = self.ops("entry") + self.ops("pass")
+        (``bundles_present``, addresses), and which of those also have the registers and immediates docs/firmware.md
+        gives for them (``bundles_verbatim``; path_facts.SEED_OPERANDS)."""
+        ops = self.ops("entry") + self.ops("pass") + self.ops("exit")
         pass_ops = self.ops("pass")
         named = sum(o.provenance.kind == "firmware" for o in pass_ops)
-        by_bundle: dict[Any, set[str]] = {}
+        by_bundle: dict[Any, list[Op]] = {}
         for o in ops:
-            by_bundle.setdefault(o.bundle, set()).add(o.mnemonic)
+            by_bundle.setdefault(o.bundle, []).append(o)
         seeds = seed_bundles(self.kernel)
-        present = [a for a, want in seeds.items() if any(want <= have for have in by_bundle.values())]
+        present = [a for a, want in seeds.items()
+                   if any(want <= {o.mnemonic for o in have} for have in by_bundle.values())]
+
+        def op_ok(o: Op, address: str, mnemonic: str) -> bool:
+            want = seed_operands(address, mnemonic)
+            return o.mnemonic == mnemonic and (not want or operands_match(want, o.render_operands().split(", ")))
+        exact = [a for a in present
+                 if any(all(any(op_ok(o, a, m) for o in have) for m in seeds[a]) for have in by_bundle.values())]
         return {"seed_named": named, "pass_ops": len(pass_ops), "share": named / len(pass_ops) if pass_ops else 0.0,
-                "bundles": len(seeds), "bundles_present": present}
+                "bundles": len(seeds), "bundles_present": present, "bundles_verbatim": exact}
 
     # -------------------------------------------------------------- text
     def format(self, names: bool = False) -> str:
@@ -224,19 +235,24 @@ class Listing:
                  "provenance: firmware = docs/firmware.md places this mnemonic in this path; firmware~ = same op in "
                  "the other "
                  "accumulate form; q7emu = q7emu's reconstruction"]
-        counts = _prov_counts(self.ops("entry") + self.ops("pass"))
+        counts = _prov_counts(self.ops("entry") + self.ops("pass") + self.ops("exit"))
         lines.append("ops: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
         seed = self.seed_report()
         lines.append(f"seed-named: {seed['seed_named']} of {seed['pass_ops']} ops of one pass "
                      f"({100 * seed['share']:.0f} %); seed bundles whose mnemonics issue together: "
                      f"{len(seed['bundles_present'])} of {seed['bundles']}"
                      + (f" ({', '.join('@' + a for a in seed['bundles_present'])})" if seed["bundles_present"] else "")
-                     + " -- registers not compared (docs/model.md §9)")
+                     + f"; with the seed's registers and immediates: {len(seed['bundles_verbatim'])}"
+                     + (f" ({', '.join('@' + a for a in seed['bundles_verbatim'])})"
+                        if seed["bundles_verbatim"] else ""))
         lines.append("")
         lines.append("entry:")
         _fmt_items(self.entry, lines, 1, names)
         lines.append(f"main loop: while {self.loop}  -- one pass:")
         _fmt_items(self.passes, lines, 1, names)
+        if self.exit:
+            lines.append("exit (after the main loop):")
+            _fmt_items(self.exit, lines, 1, names)
         return "\n".join(lines)
 
 
@@ -555,7 +571,7 @@ def build(kernel: str, fmt: Any = None, knobs: dict[str, str] | None = None, *, 
     main = items[idx]
     config: dict[str, Any] = {"fmt": f} if entry.fmts else {"src_dtype": src_dtype, "dst_dtype": dst_dtype}
     config.update({k: knobs[k] for k in entry.knobs if k in knobs})
-    lst = Listing(kernel, config, items[:idx], main.body, main.count, walker.taken, walker.arms)
+    lst = Listing(kernel, config, items[:idx], main.body, main.count, walker.taken, walker.arms, items[idx + 1:])
     lst.source = f"{fn['file']}:{kinfo['function']}"  # type: ignore[attr-defined]
     return lst
 

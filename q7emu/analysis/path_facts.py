@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from q7emu.model.kernels import KernelId
 
 __all__ = ["FirmwareFact", "PATH_FACTS", "NON_MX_BLOCK", "accumulate_base", "OpProvenance", "classify",
-           "seed_bundles"]
+           "seed_bundles", "SEED_OPERANDS", "seed_operands"]
 
 # ---------------------------------------------------------------------- firmware facts per path
 NON_MX_BLOCK = "inline non-MX paths in decode (0x4df0..0x511c)"
@@ -160,3 +160,41 @@ def seed_bundles(kernel: str) -> dict[str, frozenset[str]]:
         for a in f.addresses:
             out.setdefault(a, set()).add(f.mnemonic)
     return {a: frozenset(m) for a, m in out.items()}
+
+
+#: the operands docs/firmware.md §2.4 / §3.6 give for the ops of each clean bundle, in disassembly order
+#: (address -> mnemonic -> operand tokens; an op given without operands is absent; "..." marks the illegible rest)
+SEED_OPERANDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "0x01004fc8": {"muluupan16xr16": ("wv3", "v0", "v23", "pr3"), "sel2nx8i": ("v10", "v26", "v7", "53"),
+                   "babssub2nx8": ("vb9", "v8", "v11", "v1")},
+    "0x01004dfc": {"labvdcmprs2nx8_xp": ("vb12", "..."), "oltnxf16t": ("vb2", "..."), "dselnx16t": ("v0", "...")},
+    "0x010051a9": {"mulus4tan16xr16": ("wv2", "v26", "v1", "pr1"), "bmin2nx8": ("vb3", "v4", "v20", "v16"),
+                   "sel2nx8i_s4": ("v26", "v3", "v1", "9")},
+    "0x010051e1": {"cvtg48n_2x32l": ("wv0", "v29", "v22")},
+    "0x010052ee": {"ultn_2xf32t": ("vb1", "v13", "v16", "vb9"), "sel2nx8i_s4": ("v21", "v17", "v16", "0")},
+    "0x010053c0": {"dmulqa2n8xr8": ("wv3", "wv1", "v25", "v9", "v13", "v29", "pr0"), "dselnx16": ("v2", "...")},
+    "0x79ec": {"srln_2x32": ("v14", "v25", "v5"), "bmaxn_2x32": ("vb0", "v12", "v5", "v24")},
+    "0x22b5": {"dextrprn_2x32": ("pr8", "v14", "v16", "5", "10")},
+    "0x66a6": {"mulus4tn16xr16": ("wv0", "v31", "v7", "pr8"), "trunc16nxf16": ("v0", "v15", "7"),
+               "baddnormnx16": ("vb4", "v0", "v1", "v0")},
+    "0x6c4b": {"muluspa2n8xr16": ("wv1", "v12", "v26", "pr6"), "dextrprn_2x32": ("pr8", "v26", "v2", "12", "13"),
+               "bsubnormnx16": ("vb1", "v28", "v5", "v26")},
+    "0x216d": {"cvtg48n_2x32h": ("wv2", "v16", "v4"), "ueqn_2xf32t": ("vb8", "v2", "v17", "vb5"),
+               "sel2nx8i_s4": ("v18", "v17", "v22", "16")},
+}
+
+
+def seed_operands(address: str, mnemonic: str) -> tuple[str, ...]:
+    """The operand tokens docs/firmware.md gives for ``mnemonic`` in the bundle at ``address`` ("..." = illegible
+    rest; empty when it gives none)."""
+    return SEED_OPERANDS.get(address, {}).get(mnemonic, ())
+
+
+def operands_match(seed: tuple[str, ...], listed: list[str]) -> bool:
+    """True when the seed's legible operand tokens appear, in order, among an op's rendered operand tokens (a fully
+    given operand list must be the whole list)."""
+    legible = [t for t in seed if t != "..."]
+    if "..." not in seed:
+        return legible == listed
+    it = iter(listed)
+    return all(any(t == x for x in it) for t in legible)

@@ -9,10 +9,14 @@ named by a label (the bundle labels below) with a comment saying what the bundle
 Datapath (q7emu's reconstruction of the soft-float chain; docs/firmware.md §2.2-§2.4, seed 002 §5.5, §7.1):
   load (lav2nx8_xp; tails are variable-length loads / stores, never a Python fallback)
   -> unpack codes into 16-bit lanes (sel2nx8i_s4 nibbles; sel2nx8 + per-lane shifts for 6-bit codes)
-  -> group 0 (proc_4bit_non_mx, proc_6bit_non_mx), the seed's scale-free WIDEN: FP4 / FP6 codes are
-     exponent re-biased to their exact fp16 value (subnormal codes through the int -> fp16 convert
-     float16nx16t), INT4 goes int -> fp16; every such value is exact in the output format, so the
-     FP8 byte is a second re-bias of that fp16 (E5M2 = its top byte; E4M3 = (bits >> 7) - 64).
+  -> group 0 (proc_4bit_non_mx, proc_6bit_non_mx), the seed's scale-free WIDEN:
+     E2M1 and INT4: the RE-BIAS MAC path (docs/model.md §9.7, seed @0x01004fc8): each code's X (E2M1 c & 7,
+     INT4 |c - 8|) and its two kinks |p - X| (babssub) go through two paired MACs (mulsupn16xr16,
+     muluupan16xr16) whose sum mod 2^16 is the fp16 pattern of -|value|; an ordered fp16 compare (oltnxf16t)
+     finds the zeros, negnxf16t gives the positive codes their sign, and the E5M2 byte is the fp16's high byte
+     (every such value is exact in E5M2).
+     FP6 E2M3: exponent re-bias to the exact fp16 value (subnormal codes through the int -> fp16 convert
+     float16nx16t), then a second re-bias to E4M3 ((bits >> 7) - 64).
      NF4 values are not exact: they take the rounding path below.
   -> rounding path (NF4, and every code of the MX path): a soft-float triple per lane -- SIG (the
      significand, leading one at bit 14; 0 for zero), EXP (its unbiased exponent; -16384 for zero),
@@ -25,7 +29,8 @@ Datapath (q7emu's reconstruction of the soft-float chain; docs/firmware.md §2.2
      bytes to the NaN code;
      then narrow_fp8 (kernel_fp8.pxi): RNE at the output precision incl. subnormals, saturation
      with bminnx16, sign.
-  -> pack the 16-bit lanes' low bytes (sel2nx8i), store (sav2nx8_xp).
+  -> pack the 16-bit lanes' low bytes (sel2nx8i; the re-bias path: the high bytes, sel2nx8i 53), store
+     (sav2nx8_xp).
 """
 import numpy as np
 include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and the kernel includes
@@ -90,6 +95,54 @@ cdef enum:
     k64 = kP4          # E4M3 re-bias: (15 - 7) << 3
 
 
+# proc_4bit_non_mx, E2M1 and INT4: the re-bias MAC path (docs/model.md §9.7). Its registers are the ones seed
+# @0x01004fc8 names ({ muluupan16xr16 wv3,v0,v23,pr3 ; sel2nx8i v10,v26,v7,53 ; babssub2nx8 vb9,v8,v11,v1 }), so
+# its constants start at v11 (load_rodata's `first`).
+cdef enum:
+    RB_CONST = 11      # the first constant register
+    rbP1 = 11          # the first kink point p1 (E2M1 1, INT4 6)
+    rbP2 = 12          # the second kink point p2 (E2M1 2, INT4 4)
+    rbNIB = 13         # 0x000F
+    rbM7 = 14          # 7: the E2M1 magnitude bits
+    rb8 = 15           # 8: the sign test
+    rbBIAS = 16        # the MAC's constant term, in units of the weight w1 (E2M1 183, INT4 -208)
+    rbZMAX = 17        # -(the smallest non-zero magnitude) as fp16 (E2M1 -0.5, INT4 -1.0)
+    rbNEG0 = 18        # fp16 -0
+    rbPR3 = 19         # u32 lane 0: the seed MAC's weights wX | w2 << 16
+    rbZERO = 20        # 0
+    RB_NCONST = 10
+    # working registers
+    rbX0 = 0           # X of the even codes (E2M1: c & 7; INT4: |c - 8|)
+    rbX1 = 1           # X of the odd codes
+    rbLD = 2           # the loaded pass, then byte j in the low byte of 16-bit lane j
+    rbLO = 3           # low nibbles
+    rbHI = 4           # high nibbles
+    rbK1E = 5          # |p1 - X| of the even codes
+    rbK2O = 6          # |p2 - X| of the odd codes
+    rbF1 = 7           # the odd codes' fp16 values
+    rbK1O = 8          # |p1 - X| of the odd codes
+    rbJ0 = 9           # E2M1: the sign test's (unused) difference
+    rbPK = 10          # the packed FP8 bytes
+    rbK2E = 23         # |p2 - X| of the even codes
+    rbF0 = 26          # the even codes' fp16 values
+    rbJ1 = 27
+    # vbool
+    vbEVEN = 12        # the even bytes: the spread's expansion predicate (seed @0x01004dfc: labvdcmprs2nx8_xp vb12)
+    vbZ0 = 2           # zero-magnitude lanes of the even codes (seed @0x01004dfc: oltnxf16t vb2)
+    vbZ1 = 13
+    vbP0 = 6           # positive codes (c < 8), even / odd
+    vbP1 = 7
+    vbK1O = 9          # the kinks' flags (not read); seed vb9: the odd codes' |p1 - X|
+    vbK1E = 10
+    vbK2E = 11
+    vbK2O = 14
+    # pr / wvec
+    prW1 = 4           # the weight w1 in every field (movpint16)
+    prRB = 3           # (wX, w2): seed pr3
+    wvF0 = 3           # seed wv3: the even codes' accumulator
+    wvF1 = 1
+
+
 cdef struct KCfg:
     vec_t rodata[20]
     int nconst
@@ -99,6 +152,13 @@ cdef struct KCfg:
     int s4_imm        # sel2nx8i_s4 immediate base: H<<3 | S<<4
     int sc_base       # MX: byte of group 0's scale in a pass (mx_layout); group g's is at
     int sc_step       # sc_base + sc_step * (g & 3) + 20 * (g >> 2)
+    int const_reg     # the register rodata row 0 goes to
+    int rebias        # proc_4bit_non_mx E2M1 / INT4: the re-bias MAC path
+    int w1            # its movpint16 weight (16-bit pattern)
+    int r_even        # rbLO / rbHI: the even codes' nibbles (nibble_order)
+    int r_odd
+    int r_y0          # where the sign test's difference goes (INT4: it is X)
+    int r_y1
 
 
 # ============================================================================ bundle labels
@@ -125,6 +185,27 @@ cdef enum:
     G0_NARROW                           # NF4: the rounding narrow (NARROW_LEN bundles)
     G0_PACK = G0_NARROW + NARROW_LEN
     G0_STORE
+
+# proc_4bit_non_mx E2M1 / INT4, the re-bias MAC path (one pass: 32 source bytes; the pack and store of a
+# pass issue in the next pass's RB_SEED / RB_EXT0, and after the loop for the last one)
+cdef enum:
+    RB_ENTRY = ENTRY_B                  # the load predicate, the weight w1
+    RB_PR3                              # pr3 = the seed MAC's weights
+    RB_LOAD = G0_STORE + 1
+    RB_SPREAD
+    RB_SPLIT
+    RB_NIB
+    RB_SIGN
+    RB_MAG                              # E2M1: X = c & 7
+    RB_KINK0
+    RB_INIT0
+    RB_SEED                             # seed @0x01004fc8
+    RB_EXT0
+    RB_MAC1
+    RB_EXT1
+    RB_GATE1
+    RB_ZERO1
+    RB_NEG1
 
 # proc_4bit_mx_8 (one pass: 8 groups = 40 source bytes)
 cdef enum:
@@ -173,12 +254,6 @@ cdef inline void decode_minifloat_f16(TR tr, regfile_t* rf, int b, int e_shift, 
     I_float16nx16t(tr, rf, b + 6, vSIG, vT1, sub_imm, vbSUB)
 
 
-cdef inline void decode_e2m1_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
-    """FP4 E2M1 codes in vCODE -> exact fp16 magnitude in vSIG, sign byte in vSGN (MF_LEN bundles)."""
-    # kF0 = 3, kF1 = 14 << 10, kF2 = 8 (sign bit); mantissa mask 1 (kONE)
-    decode_minifloat_f16(tr, rf, b, 1, kONE, 9, 4, 1)
-
-
 cdef inline void decode_e2m3_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
     """FP6 E2M3 codes in vCODE -> exact fp16 magnitude in vSIG, sign byte in vSGN (MF_LEN bundles)."""
     # kF0 = 3, kF1 = 14 << 10, kF2 = 0x20 (sign bit), kF3 = 7 (mantissa mask)
@@ -212,65 +287,122 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
                       uint8_t* dst) noexcept nogil:
     """The group-0 paths, the firmware's inline non-MX block of decode (docs/firmware.md §2.4): proc_4bit_non_mx
     (1 source word = 8 nibble codes -> 2 destination words; 32 source bytes per pass) and, for fmt 4,
-    proc_6bit_non_mx (3 source words = 16 six-bit codes -> 4 destination words; 48 bytes per pass)."""
+    proc_6bit_non_mx (3 source words = 16 six-bit codes -> 4 destination words; 48 bytes per pass).
+
+    E2M1 and INT4 (cfg.rebias) take the re-bias MAC path (docs/model.md §9.7): the 32 bytes are spread into
+    16-bit lanes (dcmprs2nx8), each code's X and its two kinks |p - X| (babssub) go through two paired MACs whose sum is
+    the code's fp16 value with the sign bit set, an fp16 compare finds the zero codes, negnxf16t gives the
+    positive codes their sign, and the FP8 byte is the fp16's high byte (sel2nx8i 53). The pack and store of
+    a pass issue in the next pass's bundles (software pipelining; seed @0x01004fc8)."""
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
-    cdef int h, n, nout
+    cdef int h, n, nout, prev = 0
     cdef int chunk = 48 if cfg.fmt == FMT_E2M3 else 32
-    load_rodata(tr, rf, cfg.rodata, cfg.nconst)
+    load_rodata(tr, rf, cfg.rodata, cfg.nconst, cfg.const_reg)
+    if cfg.rebias:
+        # RB_ENTRY: the spread's expansion predicate: the even bytes (0 < 0x000F's bytes) ; w1 into every field of pr4
+        CMP(tr, rf, RB_ENTRY, "ltu2nx8", P.ltu2nx8, VIEW_2NX8, VIEW_VB8, vbEVEN, rbZERO, rbNIB)
+        I_movpint16(tr, rf, RB_ENTRY, prW1, cfg.w1)
+        # RB_PR3: pr3 = (wX, w2), the weights of the seed MAC, from a constant lane
+        I_extrprn_2x32(tr, rf, RB_PR3, prRB, rbPR3, 0)
     while left > 0:
         n = chunk if left > chunk else <int>left
-        # G0_LOAD: load one pass of packed bytes, 32 (4-bit) or 48 (FP6); a tail is shorter (4-bit: zero-filled;
-        # FP6: 12 / 24 / 36)
-        I_lav2nx8_xp(tr, rf, G0_LOAD, vIN, src, &soff, n)
-        if cfg.fmt == FMT_E2M3:
-            for h in range(2):
-                # G0_UNPACK: 6-bit UNPACK: the two bytes holding code k into 16-bit lane k
-                V4(tr, rf, G0_UNPACK, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCODE, vIN, vIN, kIDX6_0 + h)
-                # G0_SHIFT: shift the code down (per-lane amount) ...
-                V3(tr, rf, G0_SHIFT, "srlnx16", P.srlnx16, VIEW_NX16, vCODE, vCODE, kSH6)
-                # G0_MASK: ... and keep 6 bits
-                V3(tr, rf, G0_MASK, "and2nx8", P.and2nx8, VIEW_NX16, vCODE, vCODE, k63)
-                # G0_DECODE: exponent re-bias to the exact fp16 value
-                decode_e2m3_f16(tr, rf, G0_DECODE)
-                # G0_TOP: fp16 -> E4M3 re-bias: (exp16 << 3 | mant3) - (8 << 3); every FP6 value is an
-                # E4M3 normal, so this is exact ; zero test
-                VI(tr, rf, G0_TOP, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 7)
-                CMP(tr, rf, G0_TOP, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbZ, vSIG, kZERO)
-                # G0_REBIAS:
-                V3(tr, rf, G0_REBIAS, "subnx16", P.subnx16, VIEW_NX16, vT0, vT0, k64)
-                # G0_ZERO: zeros stay zero
-                MOVT(tr, rf, G0_ZERO, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT0, kZERO, vbZ)
-                # G0_SIGN: sign
-                V3(tr, rf, G0_SIGN, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
-            nout = (n // 3) * 4
+        if cfg.rebias:
+            # RB_LOAD: load the pass's 32 bytes (a tail is shorter), zero-filled to 64
+            I_lav2nx8_xp(tr, rf, RB_LOAD, rbLD, src, &soff, n)
+            # RB_SPREAD: SPREAD: expand under the even-byte predicate (dcmprs rule): byte j into the low byte of 16-bit
+            # lane j, byte 63 (0) into its high byte -- the expansion the seed's labvdcmprs2nx8_xp does in its load
+            # (docs/model.md §9.7)
+            V2B(tr, rf, RB_SPREAD, "dcmprs2nx8", P.dcmprs2nx8, VIEW_2NX8, rbLD, rbLD, vbEVEN)
+            # RB_SPLIT: UNPACK: low nibbles ; high nibbles
+            V3(tr, rf, RB_SPLIT, "and2nx8", P.and2nx8, VIEW_NX16, rbLO, rbLD, rbNIB)
+            VI(tr, rf, RB_SPLIT, "srlinx16", P.srlinx16, VIEW_NX16, rbHI, rbLD, 4)
+            # RB_NIB:
+            V3(tr, rf, RB_NIB, "and2nx8", P.and2nx8, VIEW_NX16, rbHI, rbHI, rbNIB)
+            # RB_SIGN: ABS-SUB |c - 8| of the even / odd codes: the flag is the positive codes (c < 8); for INT4
+            # the difference is X (|v| = 8 - X for the two's complement value v)
+            BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, cfg.r_y0, cfg.r_even,
+               rb8)
+            BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, cfg.r_y1, cfg.r_odd,
+               rb8)
+            if cfg.fmt == FMT_E2M1:
+                # RB_MAG: E2M1: X = the magnitude bits c & 7
+                V3(tr, rf, RB_MAG, "and2nx8", P.and2nx8, VIEW_NX16, rbX0, cfg.r_even, rbM7)
+                V3(tr, rf, RB_MAG, "and2nx8", P.and2nx8, VIEW_NX16, rbX1, cfg.r_odd, rbM7)
+            # RB_KINK0: ABS-SUB: the even codes' kinks |p1 - X|, |p2 - X|
+            BV(tr, rf, RB_KINK0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK1E, rbK1E, rbP1, rbX0)
+            BV(tr, rf, RB_KINK0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2E, rbK2E, rbP2, rbX0)
+            # RB_INIT0: RE-BIAS MAC, even codes: wv3 = (|p1 - X| + BIAS) * w1 ; the odd codes' |p2 - X|
+            WVVP(tr, rf, RB_INIT0, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvF0, rbK1E, rbBIAS, prW1)
+            BV(tr, rf, RB_INIT0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2O, rbK2O, rbP2, rbX1)
+            # RB_SEED: wv3 += X * wX + |p2 - X| * w2 ; PACK the previous pass: the fp16 high bytes of the even
+            # and odd codes, interleaved ; the odd codes' |p1 - X|
+            WVVPA(tr, rf, RB_SEED, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF0, rbX0, rbK2E, prRB)
+            VVI(tr, rf, RB_SEED, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, rbPK, rbF0, rbF1, 53)
+            BV(tr, rf, RB_SEED, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK1O, rbK1O, rbP1, rbX1)
+            # RB_EXT0: accumulator extract: the even codes' fp16 (sign bit set) ; RE-BIAS MAC of the odd codes ;
+            # store the previous pass (nothing on the first)
+            I_packvrnrnx48(tr, rf, RB_EXT0, rbF0, wvF0, 0)
+            WVVP(tr, rf, RB_EXT0, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvF1, rbK1O, rbBIAS, prW1)
+            I_sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, &doff, prev)
+            # RB_MAC1: the odd codes' second MAC ; FP GATE: the even codes' zero lanes (-min < F)
+            WVVPA(tr, rf, RB_MAC1, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF1, rbX1, rbK2O, prRB)
+            I_oltnxf16t(tr, rf, RB_MAC1, vbZ0, rbZMAX, rbF0, vbALL)
+            # RB_EXT1: the odd codes' fp16 ; the even codes' zeros -> -0
+            I_packvrnrnx48(tr, rf, RB_EXT1, rbF1, wvF1, 0)
+            MOVT(tr, rf, RB_EXT1, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF0, rbNEG0, vbZ0)
+            # RB_GATE1: the odd codes' zero lanes ; SIGN: the positive even codes -F
+            I_oltnxf16t(tr, rf, RB_GATE1, vbZ1, rbZMAX, rbF1, vbALL)
+            MOVT(tr, rf, RB_GATE1, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbF0, rbF0, vbP0)
+            # RB_ZERO1: the odd codes' zeros -> -0
+            MOVT(tr, rf, RB_ZERO1, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF1, rbNEG0, vbZ1)
+            # RB_NEG1: the positive odd codes -F
+            MOVT(tr, rf, RB_NEG1, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbF1, rbF1, vbP1)
+            prev = 2 * n
         else:
-            for h in range(2):
-                # G0_UNPACK: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order / sign extension in the imm)
-                VVI(tr, rf, G0_UNPACK, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN,
-                    cfg.s4_imm | h)
-                if cfg.fmt == FMT_E2M1:
+            # G0_LOAD: load one pass of packed bytes, 32 (4-bit) or 48 (FP6); a tail is shorter (4-bit: zero-filled;
+            # FP6: 12 / 24 / 36)
+            I_lav2nx8_xp(tr, rf, G0_LOAD, vIN, src, &soff, n)
+            if cfg.fmt == FMT_E2M3:
+                for h in range(2):
+                    # G0_UNPACK: 6-bit UNPACK: the two bytes holding code k into 16-bit lane k
+                    V4(tr, rf, G0_UNPACK, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCODE, vIN, vIN, kIDX6_0 + h)
+                    # G0_SHIFT: shift the code down (per-lane amount) ...
+                    V3(tr, rf, G0_SHIFT, "srlnx16", P.srlnx16, VIEW_NX16, vCODE, vCODE, kSH6)
+                    # G0_MASK: ... and keep 6 bits
+                    V3(tr, rf, G0_MASK, "and2nx8", P.and2nx8, VIEW_NX16, vCODE, vCODE, k63)
                     # G0_DECODE: exponent re-bias to the exact fp16 value
-                    decode_e2m1_f16(tr, rf, G0_DECODE)
-                    # G0_TOP: E5M2 is the top byte of an fp16 whose low mantissa bits are 0 (exact: no rounding)
-                    VI(tr, rf, G0_TOP, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 8)
+                    decode_e2m3_f16(tr, rf, G0_DECODE)
+                    # G0_TOP: fp16 -> E4M3 re-bias: (exp16 << 3 | mant3) - (8 << 3); every FP6 value is an
+                    # E4M3 normal, so this is exact ; zero test
+                    VI(tr, rf, G0_TOP, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 7)
+                    CMP(tr, rf, G0_TOP, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbZ, vSIG, kZERO)
+                    # G0_REBIAS:
+                    V3(tr, rf, G0_REBIAS, "subnx16", P.subnx16, VIEW_NX16, vT0, vT0, k64)
+                    # G0_ZERO: zeros stay zero
+                    MOVT(tr, rf, G0_ZERO, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT0, kZERO, vbZ)
                     # G0_SIGN: sign
                     V3(tr, rf, G0_SIGN, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
-                elif cfg.fmt == FMT_INT4:
-                    # G0_DECODE: INT -> FLOAT: sign-extended code -> fp16 (exact for -8..7)
-                    I_float16nx16t(tr, rf, G0_DECODE, vSIG, vCODE, 0, vbALL)
-                    # G0_TOP: E5M2 = the top byte of that fp16, sign included (exact: no rounding)
-                    VI(tr, rf, G0_TOP, "srlinx16", P.srlinx16, VIEW_NX16, vOLO + h, vSIG, 8)
-                else:
+                nout = (n // 3) * 4
+            else:
+                for h in range(2):
+                    # G0_UNPACK: NF4: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order in the imm)
+                    VVI(tr, rf, G0_UNPACK, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN,
+                        cfg.s4_imm | h)
                     # G0_DECODE: NF4 codebook lookup (values need rounding)
                     decode_nf4(tr, rf, G0_DECODE)
                     # G0_NARROW: round to E4M3 (RNE, saturating), sign
                     narrow_fp8(tr, rf, G0_NARROW, cfg.m_bits, vOLO + h)
-            nout = 2 * n
-        # G0_PACK: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
-        VVI(tr, rf, G0_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
-        # G0_STORE: store the pass's FP8 bytes: 2 per source byte (4-bit), 4 per 3 (FP6)
-        I_sav2nx8_xp(tr, rf, G0_STORE, vIN, dst, &doff, nout)
+                nout = 2 * n
+            # G0_PACK: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
+            VVI(tr, rf, G0_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
+            # G0_STORE: store the pass's FP8 bytes: 2 per source byte (4-bit), 4 per 3 (FP6)
+            I_sav2nx8_xp(tr, rf, G0_STORE, vIN, dst, &doff, nout)
         left -= n
+    if cfg.rebias:
+        # RB_SEED: PACK the last pass
+        VVI(tr, rf, RB_SEED, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, rbPK, rbF0, rbF1, 53)
+        # RB_EXT0: store it
+        I_sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, &doff, prev)
 
 
 cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t nbytes,
@@ -289,7 +421,7 @@ cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* s
     cdef uint32_t num_groups = <uint32_t>((<uint64_t>num_elem * 0xCCCCCCCDu) >> 34)
     cdef uint32_t left = num_groups
     cdef int h, n
-    load_rodata(tr, rf, cfg.rodata, cfg.nconst)
+    load_rodata(tr, rf, cfg.rodata, cfg.nconst, 0)
     # MX_ENTRY: pr2 = the pair weights (1, 2^15) of the accumulator set-up, from a constant lane
     I_extrprn_2x32(tr, rf, MX_ENTRY, prPAIR, kPAIRW, 0)
     while left > 0:
@@ -387,6 +519,28 @@ def _nf4_tables(values, ebias):
     return lo.view(np.uint8), hi.view(np.uint8)
 
 
+#: the re-bias MAC path's per-format numbers (docs/model.md §9.7): F = BIAS' + wX X + w1 |p1 - X| + w2 |p2 - X|
+#: (mod 2^16) is the fp16 pattern of -(the code's magnitude); w1 multiplies both |p1 - X| and the BIAS register
+REBIAS = {
+    #          p1  p2  BIAS  w1      wX      w2      -min
+    FMT_E2M1: (1, 2, 183, 0x0100, 0x0200, 0xFF00, 0xB800),    # 0xB700 + 512 m + 256 |1 - m| - 256 |2 - m|
+    FMT_INT4: (6, 4, -208, 0xFF00, 0xFD80, 0xFF80, 0xBC00),   # 0xD000 - 640 y - 256 |6 - y| - 128 |4 - y|
+}
+
+
+def rebias_rodata(int fmt):
+    """The re-bias path's constants, uint8 [RB_NCONST, 64], loaded into v11 .. v20 (w1 goes in by movpint16:
+    run() sets cfg.w1)."""
+    p1, p2, bias, _w1, wx, w2, zmax = REBIAS[fmt]
+    rows = {rbP1: _bcast16(p1), rbP2: _bcast16(p2), rbNIB: _bcast16(0xF), rbM7: _bcast16(7), rb8: _bcast16(8),
+            rbBIAS: _bcast16(bias), rbZMAX: _bcast16(zmax), rbNEG0: _bcast16(0x8000),
+            rbPR3: np.array([wx | w2 << 16] + [0] * 15, np.uint32).view(np.uint8), rbZERO: np.zeros(64, np.uint8)}
+    out = np.zeros((RB_NCONST, 64), np.uint8)
+    for slot, row in rows.items():
+        out[slot - RB_CONST] = row
+    return out
+
+
 def mx_scale_position(str mx_layout):
     """(base, step): the scale byte of group g (0..7) of a 40-byte MX pass is at
     base + step * (g & 3) + 20 * (g >> 2)."""
@@ -396,6 +550,8 @@ def mx_scale_position(str mx_layout):
 def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_layout, str mx_scale,
                  nf4_values):
     """The constant vectors of one kernel configuration, uint8 [nconst, 64] (the kernel's .rodata)."""
+    if group == 0 and fmt in (FMT_E2M1, FMT_INT4):
+        return rebias_rodata(fmt)
     e5m2 = fmt in (FMT_E2M1, FMT_INT4)
     bias, m_bits = (15, 2) if e5m2 else (7, 3)
     mx = group == 8
@@ -409,10 +565,6 @@ def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
         # MX: every format through its 16-entry codebook (SIG, EXP, SGN of the code's exact value)
         lo, hi = _nf4_tables(nf4_values if fmt == FMT_NF4 else _CODE_VALUES[fmt], 127)
         rows.update({kF0: lo, kF1: hi, kF2: _bcast16(0x1000)})
-    elif fmt == FMT_E2M1:
-        rows.update({kF0: _bcast16(3), kF1: _bcast16(14 << 10), kF2: _bcast16(8)})
-    elif fmt == FMT_INT4:
-        rows.update({kF0: _bcast16(0x80), kF1: _bcast16(0x7FFF)})
     elif fmt == FMT_NF4:
         lo, hi = _nf4_tables(nf4_values, 0)
         rows.update({kF0: lo, kF1: hi, kF2: _bcast16(0x1000)})
@@ -482,9 +634,16 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
     cfg.fmt = fmt
     cfg.nan_gate = group == 8 and mx_scale == "e8m0"
     cfg.m_bits = 2 if fmt in (FMT_E2M1, FMT_INT4) else 3
-    cfg.s4_imm = (8 if nibble_order == "high-first" else 0) | (16 if fmt == FMT_INT4 and not mx else 0)
+    cfg.s4_imm = 8 if nibble_order == "high-first" else 0
     cfg.sc_base = 4 if mx_layout == "scale-last" else 0         # mx_scale_position
     cfg.sc_step = 1 if mx_layout == "word-block" else 5
+    cfg.rebias = group == 0 and fmt in (FMT_E2M1, FMT_INT4)
+    cfg.const_reg = RB_CONST if cfg.rebias else 0
+    cfg.w1 = 0x0100 if fmt == FMT_E2M1 else 0xFF00       # REBIAS[fmt]'s w1 (a literal: the listing evaluates it)
+    cfg.r_even = rbHI if nibble_order == "high-first" else rbLO
+    cfg.r_odd = rbLO if nibble_order == "high-first" else rbHI
+    cfg.r_y0 = rbX0 if fmt == FMT_INT4 else rbJ0
+    cfg.r_y1 = rbX1 if fmt == FMT_INT4 else rbJ1
     if dst.shape[0] != parts or parts == 0:
         raise ValueError("src and dst must have the same (non-zero) number of partitions")
     expected = nbytes // 12 * 16 if six else (nbytes // 20 * 32 if mx else nbytes * 2)

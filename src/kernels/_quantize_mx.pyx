@@ -135,7 +135,7 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
     ncols / 4 scale bytes at scale_row."""
     cdef Py_ssize_t c, off, doff, soff = 0
     cdef int r, cols
-    load_rodata(tr, rf, cfg.rodata, NCONST)
+    load_rodata(tr, rf, cfg.rodata, NCONST, 0)
     # Q_PR0: the pair weights (1, 2^15) of the accumulator set-up, from a rodata row
     I_lv2nx8_i(tr, rf, Q_PR0, vT0, <const uint8_t*>cfg.rodata, 64 * kPAIRW_ROW)
     # Q_PR1: ... into pr2

@@ -35,12 +35,13 @@ cdef enum:
     NARROW_LEN = 12                       # narrow_fp8
 
 
-cdef inline void load_rodata(TR tr, regfile_t* rf, const vec_t* rodata, int nconst) noexcept nogil:
+cdef inline void load_rodata(TR tr, regfile_t* rf, const vec_t* rodata, int nconst, int first) noexcept nogil:
+    """Row c of rodata into register first + c (c < nconst), then the all-true predicate vbALL."""
     # RODATA_B: constant vectors from rodata, two loads per bundle
     cdef int c
     for c in range(nconst):
-        I_lv2nx8_i(tr, rf, RODATA_B + c // 2, c, <const uint8_t*>rodata, 64 * c)
-    # RODATA_VB: vbALL = (0 == 0): the all-true predicate
+        I_lv2nx8_i(tr, rf, RODATA_B + c // 2, first + c, <const uint8_t*>rodata, 64 * c)
+    # RODATA_VB: vbALL = (v0 == v0): the all-true predicate
     CMP(tr, rf, RODATA_VB, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbALL, kZERO, kZERO)
 
 

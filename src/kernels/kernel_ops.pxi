@@ -326,3 +326,42 @@ cdef inline void I_l2a4nx8_ip(TR tr, regfile_t* rf, int b, int t, const uint8_t*
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, t, VIEW_2NX8, &rf.v[t]); tr_end(tr)
+
+
+cdef inline void V2B(TR tr, regfile_t* rf, int b, const char* op, f_vvb fn, int view, int t, int s,
+                     int pb) noexcept nogil:
+    """vt <- op(vs, vb)  (the predicate-driven expand)"""
+    if TR is TracerP:
+        if tr_begin(tr, op, b):
+            tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vbool(tr, ROLE_SRC, pb, VIEW_VB8, rf.vb[pb])
+    if run_op(tr, op, b):
+        fn(&rf.v[t], &rf.v[s], rf.vb[pb])
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, view, &rf.v[t]); tr_end(tr)
+
+
+cdef inline void I_movpint16(TR tr, regfile_t* rf, int b, int p, int imm) noexcept nogil:
+    """ivp_movpint16 pr, imm   (the 16-bit immediate into each 16-bit field of pr)"""
+    if TR is TracerP:
+        if tr_begin(tr, "movpint16", b):
+            tr_scalar(tr, 255, imm)
+    if run_op(tr, "movpint16", b):
+        P.movpint16(&rf.pr[p], imm)
+    if TR is TracerP:
+        if tr.open:
+            tr_pr(tr, ROLE_DST, p, rf.pr[p]); tr_end(tr)
+
+
+cdef inline void I_oltnxf16t(TR tr, regfile_t* rf, int b, int fb, int s, int r, int pb) noexcept nogil:
+    """ivp_oltnxf16t vbf, va, vr, vbp (ordered fp16 less-than, merged under vbp)"""
+    if TR is TracerP:
+        if tr_begin(tr, "oltnxf16t", b):
+            tr_vbool(tr, ROLE_SRC, fb, VIEW_VB16, rf.vb[fb])
+            tr_vec(tr, ROLE_SRC, s, VIEW_NXF16, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_NXF16, &rf.v[r])
+            tr_vbool(tr, ROLE_SRC, pb, VIEW_VB16, rf.vb[pb])
+    if run_op(tr, "oltnxf16t", b):
+        P.oltnxf16t(&rf.vb[fb], &rf.v[s], &rf.v[r], rf.vb[pb])
+    if TR is TracerP:
+        if tr.open:
+            tr_vbool(tr, ROLE_DST, fb, VIEW_VB16, rf.vb[fb]); tr_end(tr)
