@@ -8,6 +8,33 @@ from q7regs cimport vec_t, wvec_t, pr_t, int128, sext, wvec_as, q7_permute2_u16
 from ivp_lanes cimport u8a, u16a, s16a
 
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    /* The paired 16-bit MACs' lane loop, in C for the restrict qualifiers (the accumulator is never one of the
+       sources, so GCC vectorises it in place): w[i] (=|+=) a[i] * ca + b[i] * cb, 32 lanes wrapping at 48 bits.
+       Signed lanes take weights 0..65535 (s16 x u16 fits int32); unsigned lanes u16 x u16 products (uint32). */
+    #define Q7_MAC_PAIR16(NAME, LANE, PROD) \
+    static inline void NAME(int64_t *__restrict w, const LANE *__restrict a, const LANE *__restrict b, \
+                            int64_t ca, int64_t cb, int acc) { \
+        int i; \
+        if (acc) { \
+            for (i = 0; i < 32; i++) { \
+                int64_t v = w[i] + (int64_t)((PROD)a[i] * (PROD)ca) + (int64_t)((PROD)b[i] * (PROD)cb); \
+                w[i] = (int64_t)((uint64_t)v << 16) >> 16; \
+            } \
+        } else { \
+            for (i = 0; i < 32; i++) \
+                w[i] = (int64_t)((PROD)a[i] * (PROD)ca) + (int64_t)((PROD)b[i] * (PROD)cb); \
+        } \
+    }
+    Q7_MAC_PAIR16(q7_mac_pair_u16, uint16_t, uint32_t)
+    Q7_MAC_PAIR16(q7_mac_pair_s16, int16_t, int32_t)
+    """
+    void q7_mac_pair_u16(int64_t* w, const uint16_t* a, const uint16_t* b, int64_t ca, int64_t cb, int acc) nogil
+    void q7_mac_pair_s16(int64_t* w, const int16_t* a, const int16_t* b, int64_t ca, int64_t cb, int acc) nogil
+
+
 ctypedef fused tap_t:             # may_alias lane types: see ivp_lanes.pxd
     u16a
     s16a
@@ -85,26 +112,28 @@ cdef inline void mac_pair(wvec_t* wv, const pair_t* a, const pair_t* b, int64_t 
                           bint acc) noexcept nogil:
     """wv[i] (=|+=) a[i] * ca + b[i] * cb in the 24-bit (8-bit lanes) or 48-bit (16-bit lanes) view. The weights
     are 16-bit: unsigned (0..65535) with u16 lanes, either with s16 lanes, signed with u8 lanes."""
-    cdef int bits = 24 * <int>sizeof(pair_t)
-    cdef int n = <int>(64 // sizeof(pair_t))
-    cdef bint uns = pair_t is u16a
     cdef int64_t x[64]
     cdef int i
-    if acc:
-        wvec_as(wv, bits)
-        for i in range(n):           # into a local: a, b (may_alias) could alias wv for GCC
-            x[i] = sext(wv.c[i] + _pair_sum(a[i], b[i], ca, cb, uns), bits)
-        memcpy(wv.c, x, n * sizeof(int64_t))
-        return
-    _overwrite(wv, bits, n)
     if pair_t is u8a:
-        for i in range(64):
-            x[i] = sext(_pair_sum(a[i], b[i], ca, cb, uns), 24)
+        if acc:
+            wvec_as(wv, 24)
+            for i in range(64):      # into a local: a, b (may_alias) could alias wv for GCC
+                x[i] = sext(wv.c[i] + _pair_sum(a[i], b[i], ca, cb, False), 24)
+        else:
+            _overwrite(wv, 24, 64)
+            for i in range(64):
+                x[i] = sext(_pair_sum(a[i], b[i], ca, cb, False), 24)
         memcpy(wv.c, x, 64 * sizeof(int64_t))
-    else:                 # 16-bit lanes, 16-bit weights: |sum| < 2^33 never wraps a 48-bit lane
-        for i in range(32):
-            x[i] = _pair_sum(a[i], b[i], ca, cb, uns)
-        memcpy(wv.c, x, 32 * sizeof(int64_t))
+        return
+    # 16-bit lanes: the C loop (restrict); an overwrite never wraps (|sum| < 2^33)
+    if acc:
+        wvec_as(wv, 48)
+    else:
+        _overwrite(wv, 48, 32)
+    if pair_t is u16a:
+        q7_mac_pair_u16(wv.c, <const uint16_t*>a, <const uint16_t*>b, ca, cb, acc)
+    else:
+        q7_mac_pair_s16(wv.c, <const int16_t*>a, <const int16_t*>b, ca, cb, acc)
 
 
 cdef inline void mac_96(wvec_t* wv, const vec_t* va, const vec_t* vb, bint acc) noexcept nogil:

@@ -70,7 +70,13 @@ cdef inline void lav2nx8_xp(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_
         memcpy(vt.u8, base + off[0], 64)
     else:
         memset(vt.u8, 0, 64)
-        if k:
+        if k == 32:                      # the kernels' full passes: fixed-size copies (no library call)
+            memcpy(vt.u8, base + off[0], 32)
+        elif k == 40:
+            memcpy(vt.u8, base + off[0], 40)
+        elif k == 48:
+            memcpy(vt.u8, base + off[0], 48)
+        elif k:
             memcpy(vt.u8, base + off[0], k)
     off[0] += n
 
