@@ -51,7 +51,7 @@ def test_quantize_mx_bundles_have_no_intra_bundle_hazards(dtype, underflow, nonf
 
 
 def test_the_checker_sees_a_hazard():
-    # a hand-made trace: an op reads v4, which an earlier op of the same bundle writes
+    # a hand-made trace: an op reads v3, which an earlier op of the same bundle writes
     from q7emu.analysis.listing import data
     from q7emu.analysis.trace import Trace
     split = data()["modules"]["dequant"]["enums"]["RB_SPLIT"]      # and2nx8 v3 = v2 & v13 ; srlinx16 v4 = v2 >> 4
@@ -62,8 +62,8 @@ def test_the_checker_sees_a_hazard():
     assert len(rows) == 2 and [t[i].op for i in rows] == ["and2nx8", "srlinx16"]
     assert hazards(t) == []
     r = t.records.copy()
-    nib = rows[1] + 1                                                 # RB_NIB: and2nx8 v4 = v4 & v13
-    assert t[nib].op == "and2nx8"
-    r["bundle"][nib] = split                                          # pull it into RB_SPLIT
+    sign = rows[1] + 1                                                # RB_SIGN: babssubunx16 vb6, v9, v3, v15
+    assert t[sign].op == "babssubunx16"
+    r["bundle"][sign] = split                                         # pull it into RB_SPLIT (it reads v3)
     bad = hazards(Trace(r, t.operands, t.data, t.runs, t.case))
-    assert len(bad) == 1 and bad[0][2] == "and2nx8"
+    assert len(bad) == 1 and bad[0][2] == "babssubunx16"

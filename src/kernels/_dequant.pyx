@@ -194,7 +194,6 @@ cdef enum:
     RB_LOAD = G0_STORE + 1
     RB_SPREAD
     RB_SPLIT
-    RB_NIB
     RB_SIGN
     RB_MAG                              # E2M1: X = c & 7
     RB_KINK0
@@ -313,11 +312,10 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
             # lane j, byte 63 (0) into its high byte -- the expansion the seed's labvdcmprs2nx8_xp does in its load
             # (docs/model.md §9.7)
             V2B(tr, rf, RB_SPREAD, "dcmprs2nx8", P.dcmprs2nx8, VIEW_2NX8, rbLD, rbLD, vbEVEN)
-            # RB_SPLIT: UNPACK: low nibbles ; high nibbles
+            # RB_SPLIT: UNPACK: low nibbles ; high nibbles (the lane's high byte is byte 63 of the load, which
+            # lav2nx8_xp zero-fills: n <= 32)
             V3(tr, rf, RB_SPLIT, "and2nx8", P.and2nx8, VIEW_NX16, rbLO, rbLD, rbNIB)
             VI(tr, rf, RB_SPLIT, "srlinx16", P.srlinx16, VIEW_NX16, rbHI, rbLD, 4)
-            # RB_NIB:
-            V3(tr, rf, RB_NIB, "and2nx8", P.and2nx8, VIEW_NX16, rbHI, rbHI, rbNIB)
             # RB_SIGN: ABS-SUB |c - 8| of the even / odd codes: the flag is the positive codes (c < 8); for INT4
             # the difference is X (|v| = 8 - X for the two's complement value v)
             BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, cfg.r_y0, cfg.r_even,
