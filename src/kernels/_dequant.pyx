@@ -149,7 +149,7 @@ cdef struct KCfg:
     int fmt
     int nan_gate      # mx_scale == e8m0
     int m_bits        # output mantissa bits (2 E5M2, 3 E4M3)
-    int s4_imm        # sel2nx8i_s4 immediate base: H<<3 | S<<4
+    int s4_imm        # sel2nx8i_s4 immediate base: H<<3 (nibble_order)
     int sc_base       # MX: byte of group 0's scale in a pass (mx_layout); group g's is at
     int sc_step       # sc_base + sc_step * (g & 3) + 20 * (g >> 2)
     int const_reg     # the register rodata row 0 goes to
@@ -189,7 +189,7 @@ cdef enum:
 # proc_4bit_non_mx E2M1 / INT4, the re-bias MAC path (one pass: 32 source bytes; the pack and store of a
 # pass issue in the next pass's RB_SEED / RB_EXT0, and after the loop for the last one)
 cdef enum:
-    RB_ENTRY = ENTRY_B                  # the load predicate, the weight w1
+    RB_ENTRY = ENTRY_B                  # the spread predicate, the weight w1
     RB_PR3                              # pr3 = the seed MAC's weights
     RB_LOAD = G0_STORE + 1
     RB_SPREAD
@@ -289,8 +289,8 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
     proc_6bit_non_mx (3 source words = 16 six-bit codes -> 4 destination words; 48 bytes per pass).
 
     E2M1 and INT4 (cfg.rebias) take the re-bias MAC path (docs/model.md §9.7): the 32 bytes are spread into
-    16-bit lanes (dcmprs2nx8), each code's X and its two kinks |p - X| (babssub) go through two paired MACs whose sum is
-    the code's fp16 value with the sign bit set, an fp16 compare finds the zero codes, negnxf16t gives the
+    16-bit lanes (dcmprs2nx8), each code's X and its two kinks |p - X| (babssub) go through two paired MACs
+    whose sum is the code's fp16 value with the sign bit set, an fp16 compare finds the zero codes, negnxf16t gives the
     positive codes their sign, and the FP8 byte is the fp16's high byte (sel2nx8i 53). The pack and store of
     a pass issue in the next pass's bundles (software pipelining; seed @0x01004fc8)."""
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
