@@ -259,8 +259,10 @@ cdef inline void decode_e2m3_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
     decode_minifloat_f16(tr, rf, b, 3, kF3, 7, 2, 3)
 
 
-cdef inline void decode_nf4(TR tr, regfile_t* rf, int b) noexcept nogil:
-    """NF4 indexes in vCODE -> vSIG / vEXP / vSGN from the 16-entry codebook registers (NF4_LEN bundles)."""
+cdef inline void decode_nf4(TR tr, regfile_t* rf, int b, bint non_mx) noexcept nogil:
+    """NF4 indexes in vCODE -> vSIG / vEXP / vSGN from the 16-entry codebook registers (NF4_LEN bundles). The
+    lookup is the MX path's dselnx16, or in the non-MX block its predicated form dselnx16t (docs/firmware.md §2.4
+    places each in its path) under the all-true predicate."""
     # kF0 = table lanes 0..15 SIG[c], 16..31 EXP[c] (unbiased: MX takes the 127 off here); kF1 = table
     # lanes 0..15 SGN[c]; kF2 = 0x1000; k32 = 32
     # b+0: selector lanes: c | (c + 16) << 8 for (SIG, EXP) ; c + 32 for SGN
@@ -271,14 +273,18 @@ cdef inline void decode_nf4(TR tr, regfile_t* rf, int b) noexcept nogil:
     V4(tr, rf, b + 1, "selnx16", P.selnx16, VIEW_NX16, vSGN, kF0, kF1, vT1)
     # b+2: + 0x1000 -> low byte c, high byte c + 16
     V3(tr, rf, b + 2, "addnx16", P.addnx16, VIEW_NX16, vT0, vT0, kF2)
-    # b+3: 16-ENTRY CODEBOOK LOOKUP: SIG, EXP from the table register pair
-    I_dselnx16(tr, rf, b + 3, vSIG, vEXP, kF0, kF1, vT0)
+    if non_mx:
+        # b+3: 16-ENTRY CODEBOOK LOOKUP: SIG, EXP from the table register pair (every lane: vbALL)
+        I_dselnx16t(tr, rf, b + 3, vSIG, vEXP, kF0, kF1, vT0, vbALL)
+    else:
+        # b+3: 16-ENTRY CODEBOOK LOOKUP: SIG, EXP from the table register pair
+        I_dselnx16(tr, rf, b + 3, vSIG, vEXP, kF0, kF1, vT0)
 
 
 cdef inline void decode_mx(TR tr, regfile_t* rf, int b, int fmt) noexcept nogil:
     """MX path codes in vCODE -> vSIG / vEXP / vSGN soft-float triples (DECODE_MX_LEN bundles): every format
     through its 16-entry codebook (the dselnx16 lookup of decode_nf4; docs/model.md §9.5)."""
-    decode_nf4(tr, rf, b)
+    decode_nf4(tr, rf, b, 0)
 
 
 # ============================================================================ the paths
@@ -387,7 +393,7 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
                     VVI(tr, rf, G0_UNPACK, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN,
                         cfg.s4_imm | h)
                     # G0_DECODE: NF4 codebook lookup (values need rounding)
-                    decode_nf4(tr, rf, G0_DECODE)
+                    decode_nf4(tr, rf, G0_DECODE, 1)
                     # G0_NARROW: round to E4M3 (RNE, saturating), sign
                     narrow_fp8(tr, rf, G0_NARROW, cfg.m_bits, vOLO + h)
                 nout = 2 * n

@@ -182,6 +182,21 @@ cdef inline void I_dselnx16(TR tr, regfile_t* rf, int b, int u, int t, int s, in
             tr_end(tr)
 
 
+cdef inline void I_dselnx16t(TR tr, regfile_t* rf, int b, int u, int t, int s, int r, int x, int pb) noexcept nogil:
+    """ivp_dselnx16t vu, vt, vs, vr, vx, vb  (merged under vb: vu and vt are read and written)"""
+    if TR is TracerP:
+        if tr_begin(tr, "dselnx16t", b):
+            tr_vec(tr, ROLE_SRC, u, VIEW_NX16, &rf.v[u]); tr_vec(tr, ROLE_SRC, t, VIEW_NX16, &rf.v[t])
+            tr_vec(tr, ROLE_SRC, s, VIEW_NX16, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_NX16, &rf.v[r])
+            tr_vec(tr, ROLE_SRC, x, VIEW_NX16, &rf.v[x]); tr_vbool(tr, ROLE_SRC, pb, VIEW_VB16, rf.vb[pb])
+    if run_op(tr, "dselnx16t", b):
+        P.dselnx16t(&rf.v[u], &rf.v[t], &rf.v[s], &rf.v[r], &rf.v[x], rf.vb[pb])
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, u, VIEW_NX16, &rf.v[u]); tr_vec(tr, ROLE_DST, t, VIEW_NX16, &rf.v[t])
+            tr_end(tr)
+
+
 cdef inline void I_mulus4tn16xr16(TR tr, regfile_t* rf, int b, int w, int s, int r, int p) noexcept nogil:
     """ivp_mulus4tn16xr16 wv, va, vb, pr"""
     if TR is TracerP:
