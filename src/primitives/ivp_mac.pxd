@@ -11,26 +11,33 @@ from ivp_lanes cimport u8a, u16a, s16a
 cdef extern from *:
     """
     #include <stdint.h>
-    /* The paired 16-bit MACs' lane loop, in C for the restrict qualifiers (the accumulator is never one of the
-       sources, so GCC vectorises it in place): w[i] (=|+=) a[i] * ca + b[i] * cb, 32 lanes wrapping at 48 bits.
-       Signed lanes take weights 0..65535 (s16 x u16 fits int32); unsigned lanes u16 x u16 products (uint32). */
-    #define Q7_MAC_PAIR16(NAME, LANE, PROD) \
+    /* The paired MACs' lane loop, in C for the restrict qualifiers (the accumulator is never one of the sources,
+       so GCC vectorises it in place): w[i] (=|+=) a[i] * ca + b[i] * cb over N lanes, wrapping at 64 - SHIFT
+       bits. The products fit PROD: u16 x u16 in uint32, s16 x u16 and u8 x s16 in int32. */
+    #define Q7_MAC_PAIR(NAME, LANE, PROD, N, SHIFT) \
     static inline void NAME(int64_t *__restrict w, const LANE *__restrict a, const LANE *__restrict b, \
                             int64_t ca, int64_t cb, int acc) { \
         int i; \
         if (acc) { \
-            for (i = 0; i < 32; i++) { \
+            for (i = 0; i < (N); i++) { \
                 int64_t v = w[i] + (int64_t)((PROD)a[i] * (PROD)ca) + (int64_t)((PROD)b[i] * (PROD)cb); \
-                w[i] = (int64_t)((uint64_t)v << 16) >> 16; \
+                w[i] = (int64_t)((uint64_t)v << (SHIFT)) >> (SHIFT); \
             } \
-        } else { \
-            for (i = 0; i < 32; i++) \
+        } else if ((SHIFT) > 16) { /* 24-bit lanes: an overwrite can wrap */ \
+            for (i = 0; i < (N); i++) { \
+                int64_t v = (int64_t)((PROD)a[i] * (PROD)ca) + (int64_t)((PROD)b[i] * (PROD)cb); \
+                w[i] = (int64_t)((uint64_t)v << (SHIFT)) >> (SHIFT); \
+            } \
+        } else { /* 48-bit lanes: |sum| < 2^33 never wraps */ \
+            for (i = 0; i < (N); i++) \
                 w[i] = (int64_t)((PROD)a[i] * (PROD)ca) + (int64_t)((PROD)b[i] * (PROD)cb); \
         } \
     }
-    Q7_MAC_PAIR16(q7_mac_pair_u16, uint16_t, uint32_t)
-    Q7_MAC_PAIR16(q7_mac_pair_s16, int16_t, int32_t)
+    Q7_MAC_PAIR(q7_mac_pair_u8, uint8_t, int32_t, 64, 40)
+    Q7_MAC_PAIR(q7_mac_pair_u16, uint16_t, uint32_t, 32, 16)
+    Q7_MAC_PAIR(q7_mac_pair_s16, int16_t, int32_t, 32, 16)
     """
+    void q7_mac_pair_u8(int64_t* w, const uint8_t* a, const uint8_t* b, int64_t ca, int64_t cb, int acc) nogil
     void q7_mac_pair_u16(int64_t* w, const uint16_t* a, const uint16_t* b, int64_t ca, int64_t cb, int acc) nogil
     void q7_mac_pair_s16(int64_t* w, const int16_t* a, const int16_t* b, int64_t ca, int64_t cb, int acc) nogil
 
@@ -100,37 +107,18 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
         wv.c[i] = a[i] * c0 + q1[i] * c1 + q2[i] * c2 + q3[i] * c3
 
 
-cdef inline int64_t _pair_sum(int64_t a, int64_t b, int64_t ca, int64_t cb, bint unsigned_products) noexcept nogil:
-    """a * ca + b * cb from two 32-bit products (they vectorise; a 64-bit multiply does not, cheaply):
-    u16 x u16 products fit uint32, s16 x u16 and u8 x s16 products fit int32."""
-    if unsigned_products:
-        return <int64_t>(<uint32_t>a * <uint32_t>ca) + <int64_t>(<uint32_t>b * <uint32_t>cb)
-    return <int64_t>(<int32_t>a * <int32_t>ca) + <int64_t>(<int32_t>b * <int32_t>cb)
-
-
 cdef inline void mac_pair(wvec_t* wv, const pair_t* a, const pair_t* b, int64_t ca, int64_t cb,
                           bint acc) noexcept nogil:
     """wv[i] (=|+=) a[i] * ca + b[i] * cb in the 24-bit (8-bit lanes) or 48-bit (16-bit lanes) view. The weights
     are 16-bit: unsigned (0..65535) with u16 lanes, either with s16 lanes, signed with u8 lanes."""
-    cdef int64_t x[64]
-    cdef int i
-    if pair_t is u8a:
-        if acc:
-            wvec_as(wv, 24)
-            for i in range(64):      # into a local: a, b (may_alias) could alias wv for GCC
-                x[i] = sext(wv.c[i] + _pair_sum(a[i], b[i], ca, cb, False), 24)
-        else:
-            _overwrite(wv, 24, 64)
-            for i in range(64):
-                x[i] = sext(_pair_sum(a[i], b[i], ca, cb, False), 24)
-        memcpy(wv.c, x, 64 * sizeof(int64_t))
-        return
-    # 16-bit lanes: the C loop (restrict); an overwrite never wraps (|sum| < 2^33)
+    cdef int bits = 24 * <int>sizeof(pair_t)
     if acc:
-        wvec_as(wv, 48)
+        wvec_as(wv, bits)
     else:
-        _overwrite(wv, 48, 32)
-    if pair_t is u16a:
+        _overwrite(wv, bits, 64 // sizeof(pair_t))
+    if pair_t is u8a:
+        q7_mac_pair_u8(wv.c, <const uint8_t*>a, <const uint8_t*>b, ca, cb, acc)
+    elif pair_t is u16a:
         q7_mac_pair_u16(wv.c, <const uint16_t*>a, <const uint16_t*>b, ca, cb, acc)
     else:
         q7_mac_pair_s16(wv.c, <const int16_t*>a, <const int16_t*>b, ca, cb, acc)

@@ -3,7 +3,7 @@
 `_ip` / `_xp` forms post-increment the offset. Callers check that the bytes touched lie in the buffer."""
 from libc.stdint cimport uint8_t, uint16_t
 from libc.string cimport memcpy, memset
-from q7regs cimport vec_t, vbool_t, valign_t
+from q7regs cimport vec_t, vbool_t, valign_t, q7_load_prefix
 
 
 cdef inline Py_ssize_t _tail(Py_ssize_t n) noexcept nogil:
@@ -65,19 +65,7 @@ cdef inline void l2a4nx8_ip(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_
 # lav2nx8_xp: vt = the first min(n, 64) bytes at base+off, zero-filled above; off += n (n <= 0 reads
 # nothing); valign carry not modelled
 cdef inline void lav2nx8_xp(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t k = _tail(n)
-    if k == 64:                          # the whole vector: one fixed-size copy
-        memcpy(vt.u8, base + off[0], 64)
-    else:
-        memset(vt.u8, 0, 64)
-        if k == 32:                      # the kernels' full passes: fixed-size copies (no library call)
-            memcpy(vt.u8, base + off[0], 32)
-        elif k == 40:
-            memcpy(vt.u8, base + off[0], 40)
-        elif k == 48:
-            memcpy(vt.u8, base + off[0], 48)
-        elif k:
-            memcpy(vt.u8, base + off[0], k)
+    q7_load_prefix(vt.u8, base + off[0], <size_t>_tail(n))   # masked load at AVX-512; memset + memcpy else
     off[0] += n
 
 # labvdcmprs2nx8_xp: R = 64 bytes at base+off; vt = expand(R) under vb (dcmprs rule); off += stride

@@ -123,7 +123,8 @@ cdef inline void wvec_zero(wvec_t* w, int view) noexcept nogil:
 
 # ---------------------------------------------------------------------------------- SIMD leaves
 # The few lane operations plain C loops cannot express so that GCC vectorises them: vbool <-> lane
-# mask conversion (one bit per byte) and the two-register permutes of the select unit. Each has an
+# mask conversion (one bit per byte), the two-register permutes of the select unit and the bounded
+# prefix load of the variable-length loads. Each has an
 # x86 SIMD body (AVX-512 BW / VBMI, AVX2) chosen at compile time and a portable C body that is the
 # reference; all bodies give identical results on every input. Outputs may alias inputs (every
 # body reads all of its inputs before writing).
@@ -153,6 +154,17 @@ cdef extern from *:
         for (k = 0; k < 64; k++)
             r |= (uint64_t)(m[k] >> 7) << k;
         return r;
+    #endif
+    }
+    /* o = the first k bytes of src (0 <= k <= 64), zero-filled to 64; reads only those k bytes (an AVX-512
+       masked load does not touch the masked-off bytes) */
+    static inline void q7_load_prefix(uint8_t *o, const uint8_t *src, size_t k) {
+    #if defined(__AVX512BW__)
+        __mmask64 m = k >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << k) - 1);
+        _mm512_storeu_si512((void *)o, _mm512_maskz_loadu_epi8(m, (const void *)src));
+    #else
+        memset(o, 0, 64);
+        if (k) memcpy(o, src, k);
     #endif
     }
     /* byte k = 0xFF if bit k of b else 0x00, k = 0..63 */
@@ -203,6 +215,7 @@ cdef extern from *:
     const int Q7_LITTLE_ENDIAN     # 1 on a little-endian host (u16 lane 2j = low half of u32 lane j)
     uint64_t q7_bytes_to_bits(const uint8_t* m) nogil
     void q7_bits_to_bytes(uint64_t b, uint8_t* m) nogil
+    void q7_load_prefix(uint8_t* o, const uint8_t* src, size_t k) nogil
     void q7_permute2_u8(uint8_t* o, const uint8_t* a, const uint8_t* b, const uint8_t* idx) nogil
     void q7_permute2_u16(uint16_t* o, const uint16_t* a, const uint16_t* b, const uint16_t* idx) nogil
     void q7_permute2_u32(uint32_t* o, const uint32_t* a, const uint32_t* b, const uint32_t* idx) nogil
