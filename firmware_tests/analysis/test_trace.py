@@ -47,22 +47,23 @@ def rodata(n):
     return [(L["RODATA_B"] + c // 2, "lv2nx8_i") for c in range(n)] + [(L["RODATA_VB"], "eqnx16")]
 
 
-# E2M1 non-MX, the re-bias MAC path (docs/model.md §9.7): rodata v11..v20 = 10 rows, the spread predicate, w1 and
-# pr3 at entry; the pass's ops; after the loop the pack and store of the last pass (software pipelining: a pass
-# stores the one before it)
-ENTRY_4BIT_NON_MX = rodata(10) + [(L["RB_ENTRY"], "ltu2nx8"), (L["RB_ENTRY"], "movpint16"),
-                                  (L["RB_PR3"], "extrprn_2x32")]
+# E2M1 non-MX, the re-bias MAC path (docs/model.md §9.7): rodata v11..v19 = 9 rows, the spread predicate, w1, pr3
+# and the first pass's load at entry; the pass's ops; after the loop the gate, sign, pack and store of the last
+# pass's even codes (software pipelining: a pass loads the next one and finishes the one before it)
+ENTRY_4BIT_NON_MX = rodata(9) + [(L["RB_ENTRY"], "ltu2nx8"), (L["RB_ENTRY"], "movpint16"),
+                                 (L["RB_PR3"], "extrprn_2x32"), (L["RB_FIRST"], "labvdcmprs2nx8_xp")]
 PASS_4BIT_NON_MX = [
-    (L["RB_LOAD"], "lav2nx8_xp"), (L["RB_SPREAD"], "dcmprs2nx8"), (L["RB_SPLIT"], "and2nx8"),
-    (L["RB_SPLIT"], "srlinx16"), (L["RB_SIGN"], "babssubunx16"),
-    (L["RB_SIGN"], "babssubunx16"), (L["RB_MAG"], "and2nx8"), (L["RB_MAG"], "and2nx8"),
-    (L["RB_KINK0"], "babssub2nx8"), (L["RB_KINK0"], "babssub2nx8"), (L["RB_INIT0"], "mulsupn16xr16"),
-    (L["RB_INIT0"], "babssub2nx8"), (L["RB_SEED"], "muluupan16xr16"), (L["RB_SEED"], "sel2nx8i"),
+    (L["RB_SEL0"], "sllinx16"), (L["RB_SEL0"], "sllinx16"), (L["RB_SEL1"], "or2nx8"), (L["RB_SEL1"], "sllinx16"),
+    (L["RB_LOOKUP"], "labvdcmprs2nx8_xp"), (L["RB_LOOKUP"], "oltnxf16t"), (L["RB_LOOKUP"], "dselnx16t"),
+    (L["RB_ZERO0"], "movnx16t"), (L["RB_ZERO0"], "babssub2nx8"), (L["RB_NEG0"], "negnxf16t"),
+    (L["RB_NEG0"], "babssub2nx8"), (L["RB_SIGN"], "babssubunx16"), (L["RB_SIGN"], "babssubunx16"),
+    (L["RB_SIGN"], "mulsupn16xr16"), (L["RB_SEED"], "muluupan16xr16"), (L["RB_SEED"], "sel2nx8i"),
     (L["RB_SEED"], "babssub2nx8"), (L["RB_EXT0"], "packvrnrnx48"), (L["RB_EXT0"], "mulsupn16xr16"),
-    (L["RB_EXT0"], "sav2nx8_xp"), (L["RB_MAC1"], "muluupan16xr16"), (L["RB_MAC1"], "oltnxf16t"),
-    (L["RB_EXT1"], "packvrnrnx48"), (L["RB_EXT1"], "movnx16t"), (L["RB_GATE1"], "oltnxf16t"),
-    (L["RB_GATE1"], "negnxf16t"), (L["RB_ZERO1"], "movnx16t"), (L["RB_NEG1"], "negnxf16t")]
-EXIT_4BIT_NON_MX = [(L["RB_SEED"], "sel2nx8i"), (L["RB_EXT0"], "sav2nx8_xp")]
+    (L["RB_EXT0"], "sav2nx8_xp"), (L["RB_EXT0"], "babssub2nx8"), (L["RB_MAC1"], "muluupan16xr16"),
+    (L["RB_EXT1"], "packvrnrnx48"), (L["RB_GATE1"], "oltnxf16t"), (L["RB_ZERO1"], "movnx16t"),
+    (L["RB_NEG1"], "negnxf16t")]
+EXIT_4BIT_NON_MX = [(L["RB_LOOKUP"], "oltnxf16t"), (L["RB_ZERO0"], "movnx16t"), (L["RB_NEG0"], "negnxf16t"),
+                    (L["RB_SEED"], "sel2nx8i"), (L["RB_EXT0"], "sav2nx8_xp")]
 E0 = len(ENTRY_4BIT_NON_MX)           # seq of the first pass's first op
 LISTING_4BIT_NON_MX_ONE_PASS = ENTRY_4BIT_NON_MX + PASS_4BIT_NON_MX + EXIT_4BIT_NON_MX
 
@@ -123,21 +124,21 @@ def test_one_word_op_sequence_matches_listing(word_trace):
 
 def test_one_word_operands(word_trace):
     t = word_trace[0].trace
-    load = t[E0]                                    # RB_LOAD lav2nx8_xp v2, off 0, n = 4
-    assert (load.op, load.bundle) == ("lav2nx8_xp", L["RB_LOAD"])
+    load = t[E0 - 1]                                # RB_FIRST labvdcmprs2nx8_xp v2, vb12, off 0, n = 4
+    assert (load.op, load.bundle) == ("labvdcmprs2nx8_xp", L["RB_FIRST"])
     assert [(o.role_name, o.kind_name, o.name) for o in load.operands] == \
-        [("src", "scalar", "off"), ("src", "scalar", "len"), ("dst", "vec", "v2")]
-    assert int.from_bytes(load.operands[1].data, "little") == 4
-    assert load.operands[2].data[:4] == bytes([0x21, 0x43, 0x65, 0x87])
-    assert load.operands[2].data[4:] == bytes(60)   # tail zero-filled
-    spread = t[E0 + 1]                              # RB_SPREAD dcmprs2nx8 v2, v2, vb12: byte j -> 16-bit lane j
-    assert [o.name for o in spread.operands] == ["v2", "vb12", "v2"]
-    assert spread.operands[2].data[:10] == bytes([0x21, 0, 0x43, 0, 0x65, 0, 0x87, 0, 0, 0])
-    hi = t[E0 + 3]                                  # RB_SPLIT srlinx16 v4 = the high nibbles (the odd codes)
-    assert hi.op == "srlinx16" and hi.operands[2].lanes()[:5] == [2, 4, 6, 8, 0]
+        [("src", "vbool", "vb12"), ("src", "scalar", "off"), ("src", "scalar", "len"), ("dst", "vec", "v2")]
+    assert int.from_bytes(load.operands[2].data, "little") == 4
+    # byte j -> the low byte of 16-bit lane j; the high bytes and the tail are zero (only 4 bytes read)
+    assert load.operands[3].data == bytes([0x21, 0, 0x43, 0, 0x65, 0, 0x87, 0]) + bytes(56)
+    sel = t[E0 + 2]                                 # RB_SEL1 or2nx8 v4 = lane | lane << 4: even code low, odd high
+    assert sel.op == "or2nx8" and [x & 0x0F0F for x in sel.operands[2].lanes()[:5]] == [0x201, 0x403, 0x605, 0x807, 0]
+    look = t[E0 + 6]                                # RB_LOOKUP dselnx16t v0, v1 = X of the even / odd codes (c & 7)
+    assert look.op == "dselnx16t" and [o.name for o in look.operands if o.role_name == "dst"] == ["v0", "v1"]
+    assert look.operands[6].lanes()[:5] == [1, 3, 5, 7, 0] and look.operands[7].lanes()[:5] == [2, 4, 6, 0, 0]
     store = t[len(t) - 1]                           # after the loop: the pass's 8 FP8 bytes
     assert store.op == "sav2nx8_xp" and int.from_bytes(store.operands[2].data, "little") == 8
-    first_store = t[E0 + 17]                        # inside the first pass: the (empty) previous pass
+    first_store = t[E0 + 19]                        # inside the first pass: the (empty) previous pass
     assert first_store.op == "sav2nx8_xp" and int.from_bytes(first_store.operands[2].data, "little") == 0
 
 
@@ -172,9 +173,9 @@ def test_ops_filter_limits_recording(word_trace):
     t = rec.trace
     assert t.mnemonics() == ["babssubunx16", "babssubunx16", "sav2nx8_xp", "sav2nx8_xp"]
     assert t.to_raw() == full.subset(full.select(["babssubunx16", "sav2nx8_xp"])).to_raw()
-    # oltnxf16t is op 19 and op 22 of the pass
-    rec2, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), ops=["oltnxf16t"], window=(0, E0 + 23))
-    assert rec2.trace.records["seq"].tolist() == [E0 + 19, E0 + 22]
+    # oltnxf16t is op 5 and op 23 of the pass
+    rec2, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), ops=["oltnxf16t"], window=(0, E0 + 24))
+    assert rec2.trace.records["seq"].tolist() == [E0 + 5, E0 + 23]
 
 
 @pytest.mark.parametrize("bad", [dict(window=(5, 2)), dict(window=(-1, 3)), dict(window="x"),
@@ -224,11 +225,12 @@ def test_jsonl_round_trip_is_byte_exact(word_trace, tmp_path):
     text = buf.getvalue()
     lines = text.splitlines()
     assert json.loads(lines[0])["format"] == "q7emu-trace-jsonl"
-    first = json.loads(lines[E0 + 1])     # RB_LOAD lav2nx8_xp (line 0 is the header)
-    assert first["op"] == "lav2nx8_xp" and first["bundle"] == L["RB_LOAD"] and first["kernel"] == "proc_4bit_non_mx"
-    dst = first["operands"][2]
+    first = json.loads(lines[E0])         # RB_FIRST labvdcmprs2nx8_xp (line 0 is the header)
+    assert first["op"] == "labvdcmprs2nx8_xp" and first["bundle"] == L["RB_FIRST"]
+    assert first["kernel"] == "proc_4bit_non_mx"
+    dst = first["operands"][3]
     assert dst == {"role": "dst", "kind": "vec", "reg": 2, "view": "2nx8", "lanes": dst["lanes"]}
-    assert dst["lanes"][:5] == ["21", "43", "65", "87", "00"] and len(dst["lanes"]) == 64
+    assert dst["lanes"][:5] == ["21", "00", "43", "00", "65"] and len(dst["lanes"]) == 64
     _, raw = full_recording(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8))
     back = Trace.from_jsonl(io.StringIO(text))
     assert back.to_raw() == raw
@@ -283,7 +285,7 @@ def test_diff_names_record_operand_and_lane(word_trace):
     buf = io.StringIO()
     t.to_jsonl(buf)
     # RB_EXT1 packvrnrnx48 v7, wv1, 0 (the odd codes' fp16) -> operand 2 is the dst (nx16), change lane 5
-    s = E0 + 20
+    s = E0 + 22
     op = t[s]
     assert (op.op, op.bundle) == ("packvrnrnx48", L["RB_EXT1"])
     old = op.operands[2].lanes_hex()[5]
@@ -365,8 +367,8 @@ def test_bad_binary_files(tmp_path, word_trace):
 
 def test_show_filters(word_trace):
     t = word_trace[0].trace
-    out = list(t.show(op="srlinx16", lanes=(0, 4)))
-    assert len(out) == 1 and f"B{L['RB_SPLIT']}  srlinx16" in out[0]
-    assert "dst v4    nx16    [ 0] 0002 0004 0006 0008" in out[0]
+    out = list(t.show(op="or2nx8", lanes=(0, 4)))
+    assert len(out) == 1 and f"B{L['RB_SEL1']}  or2nx8" in out[0]
+    assert "dst v4    nx16    [ 0] 0231 0473 0675 08f7" in out[0]
     assert "0000" not in out[0].split("dst")[1]
     assert [s.split()[0] for s in t.show(seq=(13, 16))] == ["#13", "#14", "#15"]

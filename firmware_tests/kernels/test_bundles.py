@@ -54,16 +54,16 @@ def test_the_checker_sees_a_hazard():
     # a hand-made trace: an op reads v3, which an earlier op of the same bundle writes
     from q7emu.analysis.listing import data
     from q7emu.analysis.trace import Trace
-    split = data()["modules"]["dequant"]["enums"]["RB_SPLIT"]      # and2nx8 v3 = v2 & v13 ; srlinx16 v4 = v2 >> 4
+    sel0 = data()["modules"]["dequant"]["enums"]["RB_SEL0"]        # sllinx16 v3 = v2 << 4 ; sllinx16 v9 = v2 << 12
     rec = Recorder()
     q7emu.dequantize(np.zeros((1, 4), np.uint8), 1, trace=rec)
     t = rec.trace
-    rows = [i for i in range(len(t)) if t[i].bundle == split]
-    assert len(rows) == 2 and [t[i].op for i in rows] == ["and2nx8", "srlinx16"]
+    rows = [i for i in range(len(t)) if t[i].bundle == sel0]
+    assert len(rows) == 2 and [t[i].op for i in rows] == ["sllinx16", "sllinx16"]
     assert hazards(t) == []
     r = t.records.copy()
-    sign = rows[1] + 1                                                # RB_SIGN: babssubunx16 vb6, v9, v3, v15
-    assert t[sign].op == "babssubunx16"
-    r["bundle"][sign] = split                                         # pull it into RB_SPLIT (it reads v3)
+    sel = rows[1] + 1                                                 # RB_SEL1: or2nx8 v4 = v2 | v3
+    assert t[sel].op == "or2nx8"
+    r["bundle"][sel] = sel0                                           # pull it into RB_SEL0 (it reads v3)
     bad = hazards(Trace(r, t.operands, t.data, t.runs, t.case))
-    assert len(bad) == 1 and bad[0][2] == "babssubunx16"
+    assert len(bad) == 1 and bad[0][2] == "or2nx8"

@@ -127,14 +127,38 @@ def test_labvdcmprs2nx8_xp_expand_rule():
     vb = np.zeros(64, dtype=np.bool_)
     vb[[1, 2, 10, 63]] = True
     vt, off = ivp.labvdcmprs2nx8_xp(MEM, vb, 32, 48)
-    # R = bytes 32..95 ; true lanes take R[popcount below]: lane1 R[0] = 32, lane2 R[1] = 33, lane10 R[2] = 34,
-    # lane63 R[3] = 35 ; false lanes take R[63] = 95 ; off += 48
-    want = np.full(64, 95, dtype=np.uint8)
+    # R = bytes 32..79 (n = 48), zero above ; true lanes take R[popcount below]: lane1 R[0] = 32, lane2 R[1] = 33,
+    # lane10 R[2] = 34, lane63 R[3] = 35 ; false lanes take R[63] = 0 ; off += 48
+    want = np.zeros(64, dtype=np.uint8)
     want[[1, 2, 10, 63]] = [32, 33, 34, 35]
     eq(vt, want)
     assert off == 80
-    vt, _ = ivp.labvdcmprs2nx8_xp(MEM, np.ones(64, dtype=np.bool_), 0, 0)
-    eq(vt, u8(range(64)))
+    vt, off = ivp.labvdcmprs2nx8_xp(MEM, np.ones(64, dtype=np.bool_), 100, 100)   # n > 64: 64 bytes, off += n
+    eq(vt, u8(range(100, 164)))
+    assert off == 200
+    vt, off = ivp.labvdcmprs2nx8_xp(MEM, np.ones(64, dtype=np.bool_), 7, 0)      # n = 0: nothing read
+    eq(vt, u8([0] * 64))
+    assert off == 7
+
+
+def test_labvdcmprs2nx8_xp_byte_spread():
+    # the even-byte predicate spreads byte j into the low byte of 16-bit lane j; the high byte is R[63]
+    vb = np.zeros(64, dtype=np.bool_)
+    vb[::2] = True
+    vt, off = ivp.labvdcmprs2nx8_xp(MEM, vb, 5, 32)
+    eq(vt.view(np.uint16), np.arange(5, 37, dtype=np.uint16))      # R[63] = 0 (only 32 bytes read)
+    assert off == 37
+    vt, _ = ivp.labvdcmprs2nx8_xp(MEM, vb, 0, 64)
+    eq(vt.view(np.uint16), np.arange(32, dtype=np.uint16) | np.uint16(63 << 8))
+
+
+def test_labvdcmprs2nx8_xp_only_touches_n_bytes():
+    small = np.arange(70, dtype=np.uint8)
+    vt, off = ivp.labvdcmprs2nx8_xp(small, np.ones(64, np.bool_), 60, 10)
+    eq(vt, u8(list(range(60, 70)) + [0] * 54))
+    assert off == 70
+    with pytest.raises(InvalidArgument):
+        ivp.labvdcmprs2nx8_xp(small, np.ones(64, np.bool_), 60, 11)
 
 
 # ===================================================================== stores
@@ -208,13 +232,15 @@ def test_prop_la2nx8_stream(mem, off, count):
 
 
 @PROP
-@given(mem=arrays(np.uint8, 128), vb=arrays(np.bool_, 64), off=st.integers(0, 64), stride=st.integers(-64, 64))
-def test_prop_labvdcmprs2nx8_xp(mem, vb, off, stride):
-    r = mem[off:off + 64]
+@given(mem=arrays(np.uint8, 128), vb=arrays(np.bool_, 64), off=st.integers(0, 64), n=st.integers(-64, 64))
+def test_prop_labvdcmprs2nx8_xp(mem, vb, off, n):
+    k = max(0, min(n, 64))
+    r = np.zeros(64, np.uint8)
+    r[:k] = mem[off:off + k]
     below = np.cumsum(vb) - vb
-    vt, o = ivp.labvdcmprs2nx8_xp(mem, vb, off, stride)
+    vt, o = ivp.labvdcmprs2nx8_xp(mem, vb, off, n)
     eq(vt, np.where(vb, r[np.minimum(below, 63)], r[63]))
-    assert o == off + stride
+    assert o == off + n
 
 
 # ===================================================================== C-only primitives (via _ivp._c_*)
@@ -310,17 +336,19 @@ def test_hostile_sv2nx8_ip(mem, off, inc):
 
 
 @HOSTILE
-@given(mem=arrays(np.uint8, st.integers(0, 300)), off=big_ints, stride=big_ints)
-def test_hostile_labvdcmprs2nx8_xp(mem, off, stride):
+@given(mem=arrays(np.uint8, st.integers(0, 300)), off=big_ints, n=big_ints)
+def test_hostile_labvdcmprs2nx8_xp(mem, off, n):
     vb = np.zeros(64, np.bool_)
     vb[::3] = True
-    valid = fits(off, stride) and 0 <= off <= len(mem) - 64 and fits(off + stride)
-    got = expect(valid, lambda: ivp.labvdcmprs2nx8_xp(mem, vb, off, stride))
+    k = max(0, min(n, 64))
+    valid = fits(off, n) and 0 <= off <= len(mem) - k and fits(off + n)
+    got = expect(valid, lambda: ivp.labvdcmprs2nx8_xp(mem, vb, off, n))
     if valid:
-        r = mem[off:off + 64]
+        r = np.zeros(64, np.uint8)
+        r[:k] = mem[off:off + k]
         below = np.cumsum(vb) - vb
         eq(got[0], np.where(vb, r[np.minimum(below, 63)], r[63]))
-        assert got[1] == off + stride
+        assert got[1] == off + n
 
 
 @HOSTILE

@@ -95,37 +95,37 @@ cdef enum:
     k64 = kP4          # E4M3 re-bias: (15 - 7) << 3
 
 
-# proc_4bit_non_mx, E2M1 and INT4: the re-bias MAC path (docs/model.md §9.7). Its registers are the ones seed
-# @0x01004fc8 names ({ muluupan16xr16 wv3,v0,v23,pr3 ; sel2nx8i v10,v26,v7,53 ; babssub2nx8 vb9,v8,v11,v1 }), so
-# its constants start at v11 (load_rodata's `first`).
+# proc_4bit_non_mx, E2M1 and INT4: the re-bias MAC path (docs/model.md §9.7). Its registers are the ones seeds
+# @0x01004fc8 ({ muluupan16xr16 wv3,v0,v23,pr3 ; sel2nx8i v10,v26,v7,53 ; babssub2nx8 vb9,v8,v11,v1 }) and
+# @0x01004dfc ({ labvdcmprs2nx8_xp vb12,... ; oltnxf16t vb2,... ; dselnx16t v0,... }) name, so its constants start
+# at v11 (load_rodata's `first`).
 cdef enum:
     RB_CONST = 11      # the first constant register
     rbP1 = 11          # the first kink point p1 (E2M1 1, INT4 6)
     rbP2 = 12          # the second kink point p2 (E2M1 2, INT4 4)
-    rbNIB = 13         # 0x000F
-    rbM7 = 14          # 7: the E2M1 magnitude bits
-    rb8 = 15           # 8: the sign test
-    rbBIAS = 16        # the MAC's constant term, in units of the weight w1 (E2M1 183, INT4 -208)
-    rbZMAX = 17        # -(the smallest non-zero magnitude) as fp16 (E2M1 -0.5, INT4 -1.0)
-    rbNEG0 = 18        # fp16 -0
-    rbPR3 = 19         # u32 lane 0: the seed MAC's weights wX | w2 << 16
-    rbZERO = 20        # 0
-    RB_NCONST = 10
+    rbNIB = 13         # 0x000F: its bytes give the spread predicate
+    rbXTAB = 14        # the code -> X table (X of code i & 15 in lane i; E2M1 c & 7, INT4 |c - 8|)
+    rbBIAS = 15        # the MAC's constant term, in units of the weight w1 (E2M1 183, INT4 -208)
+    rbZMAX = 16        # -(the smallest non-zero magnitude) as fp16 (E2M1 -0.5, INT4 -1.0)
+    rbNEG0 = 17        # 0x8000: fp16 -0, and the sign test's bound
+    rbPR3 = 18         # u32 lane 0: the seed MAC's weights wX | w2 << 16
+    rbZERO = 19        # 0
+    RB_NCONST = 9
     # working registers
-    rbX0 = 0           # X of the even codes (E2M1: c & 7; INT4: |c - 8|)
-    rbX1 = 1           # X of the odd codes
-    rbLD = 2           # the loaded pass, then byte j in the low byte of 16-bit lane j
-    rbLO = 3           # low nibbles
-    rbHI = 4           # high nibbles
+    rbX0 = 0           # X of the even codes (dselnx16t vu; seed v0)
+    rbX1 = 1           # X of the odd codes (dselnx16t vt; seed v1)
+    rbLD = 2           # the loaded pass: byte j in the low byte of 16-bit lane j
+    rbT = 3            # the spread shifted by 4 (low-first: left; high-first: right)
+    rbSEL = 4          # the lookup's selector: the even code in the low byte, the odd code in the high byte
     rbK1E = 5          # |p1 - X| of the even codes
     rbK2O = 6          # |p2 - X| of the odd codes
     rbF1 = 7           # the odd codes' fp16 values
     rbK1O = 8          # |p1 - X| of the odd codes
-    rbJ0 = 9           # E2M1: the sign test's (unused) difference
+    rbS12 = 9          # the spread << 12: the low nibble's sign bit at bit 15
     rbPK = 10          # the packed FP8 bytes
     rbK2E = 23         # |p2 - X| of the even codes
     rbF0 = 26          # the even codes' fp16 values
-    rbJ1 = 27
+    rbS8 = 27          # the spread << 8: the high nibble's sign bit at bit 15
     # vbool
     vbEVEN = 12        # the even bytes: the spread's expansion predicate (seed @0x01004dfc: labvdcmprs2nx8_xp vb12)
     vbZ0 = 2           # zero-magnitude lanes of the even codes (seed @0x01004dfc: oltnxf16t vb2)
@@ -155,10 +155,9 @@ cdef struct KCfg:
     int const_reg     # the register rodata row 0 goes to
     int rebias        # proc_4bit_non_mx E2M1 / INT4: the re-bias MAC path
     int w1            # its movpint16 weight (16-bit pattern)
-    int r_even        # rbLO / rbHI: the even codes' nibbles (nibble_order)
-    int r_odd
-    int r_y0          # where the sign test's difference goes (INT4: it is X)
-    int r_y1
+    int high_first    # nibble_order == high-first: the even code is the high nibble
+    int r_sg0         # rbS12 / rbS8: the register whose bit 15 is the even codes' sign bit (nibble_order)
+    int r_sg1         # ... the odd codes'
 
 
 # ============================================================================ bundle labels
@@ -186,18 +185,20 @@ cdef enum:
     G0_PACK = G0_NARROW + NARROW_LEN
     G0_STORE
 
-# proc_4bit_non_mx E2M1 / INT4, the re-bias MAC path (one pass: 32 source bytes; the pack and store of a
-# pass issue in the next pass's RB_SEED / RB_EXT0, and after the loop for the last one)
+# proc_4bit_non_mx E2M1 / INT4, the re-bias MAC path (one pass: 32 source bytes). Software-pipelined the way
+# the seed bundles imply: a pass's load issues in the pass before (RB_LOOKUP; the first in RB_FIRST), and its
+# even codes' zero gate and sign, its pack and its store in the pass after (RB_LOOKUP .. RB_EXT0; after the
+# loop for the last pass)
 cdef enum:
     RB_ENTRY = ENTRY_B                  # the spread predicate, the weight w1
     RB_PR3                              # pr3 = the seed MAC's weights
-    RB_LOAD = G0_STORE + 1
-    RB_SPREAD
-    RB_SPLIT
+    RB_FIRST                            # the first pass's load
+    RB_SEL0 = G0_STORE + 1
+    RB_SEL1
+    RB_LOOKUP                           # seed @0x01004dfc
+    RB_ZERO0
+    RB_NEG0
     RB_SIGN
-    RB_MAG                              # E2M1: X = c & 7
-    RB_KINK0
-    RB_INIT0
     RB_SEED                             # seed @0x01004fc8
     RB_EXT0
     RB_MAC1
@@ -300,7 +301,7 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
     positive codes their sign, and the FP8 byte is the fp16's high byte (sel2nx8i 53). The pack and store of
     a pass issue in the next pass's bundles (software pipelining; seed @0x01004fc8)."""
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
-    cdef int h, n, nout, prev = 0
+    cdef int h, n, nxt, nout, prev = 0
     cdef int chunk = 48 if cfg.fmt == FMT_E2M3 else 32
     load_rodata(tr, rf, cfg.rodata, cfg.nconst, cfg.const_reg)
     if cfg.rebias:
@@ -309,54 +310,64 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
         I_movpint16(tr, rf, RB_ENTRY, prW1, cfg.w1)
         # RB_PR3: pr3 = (wX, w2), the weights of the seed MAC, from a constant lane
         I_extrprn_2x32(tr, rf, RB_PR3, prRB, rbPR3, 0)
+        # RB_FIRST: LOAD + SPREAD the first pass: its 32 bytes (a tail is shorter; zero-filled to 64) expanded
+        # under the even-byte predicate (dcmprs rule): byte j into the low byte of 16-bit lane j, byte 63 (0)
+        # into its high byte
+        n = chunk if left > chunk else <int>left
+        I_labvdcmprs2nx8_xp(tr, rf, RB_FIRST, rbLD, vbEVEN, src, &soff, n)
     while left > 0:
         n = chunk if left > chunk else <int>left
         if cfg.rebias:
-            # RB_LOAD: load the pass's 32 bytes (a tail is shorter), zero-filled to 64
-            I_lav2nx8_xp(tr, rf, RB_LOAD, rbLD, src, &soff, n)
-            # RB_SPREAD: SPREAD: expand under the even-byte predicate (dcmprs rule): byte j into the low byte of 16-bit
-            # lane j, byte 63 (0) into its high byte -- the expansion the seed's labvdcmprs2nx8_xp does in its load
-            # (docs/model.md §9.7)
-            V2B(tr, rf, RB_SPREAD, "dcmprs2nx8", P.dcmprs2nx8, VIEW_2NX8, rbLD, rbLD, vbEVEN)
-            # RB_SPLIT: UNPACK: low nibbles ; high nibbles (the lane's high byte is byte 63 of the load, which
-            # lav2nx8_xp zero-fills: n <= 32)
-            V3(tr, rf, RB_SPLIT, "and2nx8", P.and2nx8, VIEW_NX16, rbLO, rbLD, rbNIB)
-            VI(tr, rf, RB_SPLIT, "srlinx16", P.srlinx16, VIEW_NX16, rbHI, rbLD, 4)
-            # RB_SIGN: ABS-SUB |c - 8| of the even / odd codes: the flag is the positive codes (c < 8); for INT4
-            # the difference is X (|v| = 8 - X for the two's complement value v)
-            BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, cfg.r_y0, cfg.r_even,
-               rb8)
-            BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, cfg.r_y1, cfg.r_odd,
-               rb8)
-            if cfg.fmt == FMT_E2M1:
-                # RB_MAG: E2M1: X = the magnitude bits c & 7
-                V3(tr, rf, RB_MAG, "and2nx8", P.and2nx8, VIEW_NX16, rbX0, cfg.r_even, rbM7)
-                V3(tr, rf, RB_MAG, "and2nx8", P.and2nx8, VIEW_NX16, rbX1, cfg.r_odd, rbM7)
-            # RB_KINK0: ABS-SUB: the even codes' kinks |p1 - X|, |p2 - X|
-            BV(tr, rf, RB_KINK0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK1E, rbK1E, rbP1, rbX0)
-            BV(tr, rf, RB_KINK0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2E, rbK2E, rbP2, rbX0)
-            # RB_INIT0: RE-BIAS MAC, even codes: wv3 = (|p1 - X| + BIAS) * w1 ; the odd codes' |p2 - X|
-            WVVP(tr, rf, RB_INIT0, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvF0, rbK1E, rbBIAS, prW1)
-            BV(tr, rf, RB_INIT0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2O, rbK2O, rbP2, rbX1)
-            # RB_SEED: wv3 += X * wX + |p2 - X| * w2 ; PACK the previous pass: the fp16 high bytes of the even
-            # and odd codes, interleaved ; the odd codes' |p1 - X|
+            nxt = chunk if left - n > chunk else <int>(left - n)
+            # RB_SEL0 / RB_SEL1: UNPACK: the lookup's selector, the even code (nibble) in the low byte of each lane
+            # and the odd code in the high byte (dselnx16t reads 6 bits of each byte, the table repeats every 16
+            # lanes) ; the spread << 12 and << 8: each nibble's sign bit at bit 15
+            if cfg.high_first:
+                VI(tr, rf, RB_SEL0, "srlinx16", P.srlinx16, VIEW_NX16, rbT, rbLD, 4)
+                VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbS8, rbLD, 8)
+                V3(tr, rf, RB_SEL1, "or2nx8", P.or2nx8, VIEW_NX16, rbSEL, rbT, rbS8)
+                VI(tr, rf, RB_SEL1, "sllinx16", P.sllinx16, VIEW_NX16, rbS12, rbLD, 12)
+            else:
+                VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbT, rbLD, 4)
+                VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbS12, rbLD, 12)
+                V3(tr, rf, RB_SEL1, "or2nx8", P.or2nx8, VIEW_NX16, rbSEL, rbLD, rbT)
+                VI(tr, rf, RB_SEL1, "sllinx16", P.sllinx16, VIEW_NX16, rbS8, rbLD, 8)
+            # RB_LOOKUP: seed @0x01004dfc: LOAD + SPREAD the next pass (nothing after the last) ; FP GATE of the
+            # previous pass's even codes: their zero lanes (-min < F) ; this pass's X of the even and odd codes
+            # (v0, v1) through the code -> X table
+            I_labvdcmprs2nx8_xp(tr, rf, RB_LOOKUP, rbLD, vbEVEN, src, &soff, nxt)
+            I_oltnxf16t(tr, rf, RB_LOOKUP, vbZ0, rbZMAX, rbF0, vbALL)
+            I_dselnx16t(tr, rf, RB_LOOKUP, rbX0, rbX1, rbXTAB, rbXTAB, rbSEL, vbALL)
+            # RB_ZERO0: the previous pass's even zeros -> -0 ; ABS-SUB: the even codes' kink |p1 - X|
+            MOVT(tr, rf, RB_ZERO0, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF0, rbNEG0, vbZ0)
+            BV(tr, rf, RB_ZERO0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK1E, rbK1E, rbP1, rbX0)
+            # RB_NEG0: SIGN: the previous pass's positive even codes -F ; the even codes' kink |p2 - X|
+            MOVT(tr, rf, RB_NEG0, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbF0, rbF0, vbP0)
+            BV(tr, rf, RB_NEG0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2E, rbK2E, rbP2, rbX0)
+            # RB_SIGN: ABS-SUB against 0x8000: the flag is this pass's positive codes (sign bit clear), even / odd ;
+            # RE-BIAS MAC, even codes: wv3 = (|p1 - X| + BIAS) * w1
+            BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, cfg.r_sg0, cfg.r_sg0,
+               rbNEG0)
+            BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, cfg.r_sg1, cfg.r_sg1,
+               rbNEG0)
+            WVVP(tr, rf, RB_SIGN, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvF0, rbK1E, rbBIAS, prW1)
+            # RB_SEED: seed @0x01004fc8: wv3 += X * wX + |p2 - X| * w2 ; PACK the previous pass: the fp16 high
+            # bytes of the even and odd codes, interleaved ; the odd codes' |p1 - X|
             WVVPA(tr, rf, RB_SEED, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF0, rbX0, rbK2E, prRB)
             VVI(tr, rf, RB_SEED, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, rbPK, rbF0, rbF1, 53)
             BV(tr, rf, RB_SEED, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK1O, rbK1O, rbP1, rbX1)
             # RB_EXT0: accumulator extract: the even codes' fp16 (sign bit set) ; RE-BIAS MAC of the odd codes ;
-            # store the previous pass (nothing on the first)
+            # store the previous pass (nothing on the first) ; the odd codes' |p2 - X|
             I_packvrnrnx48(tr, rf, RB_EXT0, rbF0, wvF0, 0)
             WVVP(tr, rf, RB_EXT0, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvF1, rbK1O, rbBIAS, prW1)
             I_sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, &doff, prev)
-            # RB_MAC1: the odd codes' second MAC ; FP GATE: the even codes' zero lanes (-min < F)
+            BV(tr, rf, RB_EXT0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2O, rbK2O, rbP2, rbX1)
+            # RB_MAC1: the odd codes' second MAC
             WVVPA(tr, rf, RB_MAC1, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF1, rbX1, rbK2O, prRB)
-            I_oltnxf16t(tr, rf, RB_MAC1, vbZ0, rbZMAX, rbF0, vbALL)
-            # RB_EXT1: the odd codes' fp16 ; the even codes' zeros -> -0
+            # RB_EXT1: the odd codes' fp16
             I_packvrnrnx48(tr, rf, RB_EXT1, rbF1, wvF1, 0)
-            MOVT(tr, rf, RB_EXT1, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF0, rbNEG0, vbZ0)
-            # RB_GATE1: the odd codes' zero lanes ; SIGN: the positive even codes -F
+            # RB_GATE1: FP GATE: the odd codes' zero lanes
             I_oltnxf16t(tr, rf, RB_GATE1, vbZ1, rbZMAX, rbF1, vbALL)
-            MOVT(tr, rf, RB_GATE1, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbF0, rbF0, vbP0)
             # RB_ZERO1: the odd codes' zeros -> -0
             MOVT(tr, rf, RB_ZERO1, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF1, rbNEG0, vbZ1)
             # RB_NEG1: the positive odd codes -F
@@ -403,6 +414,12 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
             I_sav2nx8_xp(tr, rf, G0_STORE, vIN, dst, &doff, nout)
         left -= n
     if cfg.rebias:
+        # RB_LOOKUP: the last pass's even zero lanes
+        I_oltnxf16t(tr, rf, RB_LOOKUP, vbZ0, rbZMAX, rbF0, vbALL)
+        # RB_ZERO0: -> -0
+        MOVT(tr, rf, RB_ZERO0, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF0, rbNEG0, vbZ0)
+        # RB_NEG0: its positive even codes -F
+        MOVT(tr, rf, RB_NEG0, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbF0, rbF0, vbP0)
         # RB_SEED: PACK the last pass
         VVI(tr, rf, RB_SEED, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, rbPK, rbF0, rbF1, 53)
         # RB_EXT0: store it
@@ -536,8 +553,10 @@ def rebias_rodata(int fmt):
     """The re-bias path's constants, uint8 [RB_NCONST, 64], loaded into v11 .. v20 (w1 goes in by movpint16:
     run() sets cfg.w1)."""
     p1, p2, bias, _w1, wx, w2, zmax = REBIAS[fmt]
-    rows = {rbP1: _bcast16(p1), rbP2: _bcast16(p2), rbNIB: _bcast16(0xF), rbM7: _bcast16(7), rb8: _bcast16(8),
-            rbBIAS: _bcast16(bias), rbZMAX: _bcast16(zmax), rbNEG0: _bcast16(0x8000),
+    codes = np.arange(32) & 15
+    xtab = (codes & 7) if fmt == FMT_E2M1 else np.abs(codes - 8)
+    rows = {rbP1: _bcast16(p1), rbP2: _bcast16(p2), rbNIB: _bcast16(0xF),
+            rbXTAB: xtab.astype(np.uint16).view(np.uint8), rbBIAS: _bcast16(bias), rbZMAX: _bcast16(zmax), rbNEG0: _bcast16(0x8000),
             rbPR3: np.array([wx | w2 << 16] + [0] * 15, np.uint32).view(np.uint8), rbZERO: np.zeros(64, np.uint8)}
     out = np.zeros((RB_NCONST, 64), np.uint8)
     for slot, row in rows.items():
@@ -644,10 +663,9 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
     cfg.rebias = group == 0 and fmt in (FMT_E2M1, FMT_INT4)
     cfg.const_reg = RB_CONST if cfg.rebias else 0
     cfg.w1 = 0x0100 if fmt == FMT_E2M1 else 0xFF00       # REBIAS[fmt]'s w1 (a literal: the listing evaluates it)
-    cfg.r_even = rbHI if nibble_order == "high-first" else rbLO
-    cfg.r_odd = rbLO if nibble_order == "high-first" else rbHI
-    cfg.r_y0 = rbX0 if fmt == FMT_INT4 else rbJ0
-    cfg.r_y1 = rbX1 if fmt == FMT_INT4 else rbJ1
+    cfg.high_first = nibble_order == "high-first"
+    cfg.r_sg0 = rbS8 if cfg.high_first else rbS12
+    cfg.r_sg1 = rbS12 if cfg.high_first else rbS8
     if dst.shape[0] != parts or parts == 0:
         raise ValueError("src and dst must have the same (non-zero) number of partitions")
     expected = nbytes // 12 * 16 if six else (nbytes // 20 * 32 if mx else nbytes * 2)

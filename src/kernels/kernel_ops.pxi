@@ -247,6 +247,19 @@ cdef inline void I_lav2nx8_xp(TR tr, regfile_t* rf, int b, int t, const uint8_t*
             tr_vec(tr, ROLE_DST, t, VIEW_2NX8, &rf.v[t]); tr_end(tr)
 
 
+cdef inline void I_labvdcmprs2nx8_xp(TR tr, regfile_t* rf, int b, int t, int pb, const uint8_t* base,
+                                     Py_ssize_t* off, Py_ssize_t n) noexcept nogil:
+    """ivp_labvdcmprs2nx8_xp vt, vb, a(base+off), n   (variable-length load expanded under vb, off += n)"""
+    if TR is TracerP:
+        if tr_begin(tr, "labvdcmprs2nx8_xp", b):
+            tr_vbool(tr, ROLE_SRC, pb, VIEW_VB8, rf.vb[pb]); tr_scalar(tr, 254, off[0]); tr_scalar(tr, 253, n)
+    if run_op(tr, "labvdcmprs2nx8_xp", b):
+        P.labvdcmprs2nx8_xp(&rf.v[t], rf.vb[pb], base, off, n)
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, VIEW_2NX8, &rf.v[t]); tr_end(tr)
+
+
 cdef inline void I_sav2nx8_xp(TR tr, regfile_t* rf, int b, int s, uint8_t* base, Py_ssize_t* off,
                               Py_ssize_t n) noexcept nogil:
     """ivp_sav2nx8_xp vs, a(base+off), n   (variable-length store, off += n)"""
@@ -341,19 +354,6 @@ cdef inline void I_l2a4nx8_ip(TR tr, regfile_t* rf, int b, int t, const uint8_t*
     if TR is TracerP:
         if tr.open:
             tr_vec(tr, ROLE_DST, t, VIEW_2NX8, &rf.v[t]); tr_end(tr)
-
-
-cdef inline void V2B(TR tr, regfile_t* rf, int b, const char* op, f_vvb fn, int view, int t, int s,
-                     int pb) noexcept nogil:
-    """vt <- op(vs, vb)  (the predicate-driven expand)"""
-    if TR is TracerP:
-        if tr_begin(tr, op, b):
-            tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vbool(tr, ROLE_SRC, pb, VIEW_VB8, rf.vb[pb])
-    if run_op(tr, op, b):
-        fn(&rf.v[t], &rf.v[s], rf.vb[pb])
-    if TR is TracerP:
-        if tr.open:
-            tr_vec(tr, ROLE_DST, t, view, &rf.v[t]); tr_end(tr)
 
 
 cdef inline void I_movpint16(TR tr, regfile_t* rf, int b, int p, int imm) noexcept nogil:

@@ -68,11 +68,14 @@ cdef inline void lav2nx8_xp(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_
     q7_load_prefix(vt.u8, base + off[0], <size_t>_tail(n))   # masked load at AVX-512; memset + memcpy else
     off[0] += n
 
-# labvdcmprs2nx8_xp: R = 64 bytes at base+off; vt = expand(R) under vb (dcmprs rule); off += stride
+# labvdcmprs2nx8_xp: R = the first min(n, 64) bytes at base+off, zero-filled above (as lav2nx8_xp);
+# vt = expand(R) under vb (dcmprs rule); off += n (q7emu choice, docs/model.md §8 item 18)
 cdef inline void labvdcmprs2nx8_xp(vec_t* vt, vbool_t vb, const uint8_t* base, Py_ssize_t* off,
-                                   Py_ssize_t stride) noexcept nogil:
-    expand_bytes(vt, base + off[0], vb)
-    off[0] += stride
+                                   Py_ssize_t n) noexcept nogil:
+    cdef vec_t r
+    q7_load_prefix(r.u8, base + off[0], <size_t>_tail(n))
+    expand_bytes(vt, r.u8, vb)
+    off[0] += n
 
 # sv2nx8_ip: store the 64 bytes of vs at base+off; off += inc
 cdef inline void sv2nx8_ip(const vec_t* vs, uint8_t* base, Py_ssize_t* off, Py_ssize_t inc) noexcept nogil:
