@@ -79,13 +79,13 @@ class TraceSink:
 
 def op_histogram(raw: bytes) -> dict[str, int]:
     """Count the records of a raw kernel trace by mnemonic (header: ..., u32 record_bytes at 8,
-    char op[16] at 16)."""
+    char op[32] at 16; the name is NUL-terminated, so an older build's op[16] reads the same)."""
     counts: dict[str, int] = {}
     raw = memoryview(raw).cast("B")          # bytes or a q7emu TraceBuffer (buffer protocol)
     off, n = 0, len(raw)
     while off < n:
         (rec,) = struct.unpack_from("<I", raw, off + 8)
-        op = bytes(raw[off + 16: off + 32]).split(b"\0", 1)[0].decode()
+        op = bytes(raw[off + 16: off + 48]).split(b"\0", 1)[0].decode()
         counts[op] = counts.get(op, 0) + 1
         off += rec
     return counts

@@ -18,14 +18,14 @@ KIND = {1: "vec", 2: "wvec", 3: "vbool", 4: "pr", 5: "scalar"}
 
 
 def parse_trace(raw: bytes) -> list[tuple]:
-    """Raw trace records (src/trace/q7trace.pxd) -> (partition, bundle, mnemonic, [(kind, role, reg, scalar)],
-    kernel id)."""
+    """Raw trace records (src/trace/q7trace.pxd: a 48-byte header, char op[32] at 16) -> (partition, bundle,
+    mnemonic, [(kind, role, reg, scalar)], kernel id)."""
     raw = bytes(memoryview(raw))
     out, off = [], 0
     while off < len(raw):
         seq, bundle, kernel, nops, nbytes, part = struct.unpack_from("<IHBBII", raw, off)
-        op = raw[off + 16:off + 32].split(b"\0")[0].decode()
-        p = off + 32
+        op = raw[off + 16:off + 48].split(b"\0")[0].decode()
+        p = off + 48
         ops = []
         for _ in range(nops):
             kind, role, reg, view, n = struct.unpack_from("<BBBBI", raw, p)

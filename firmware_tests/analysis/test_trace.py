@@ -372,3 +372,119 @@ def test_show_filters(word_trace):
     assert "dst v4    nx16    [ 0] 0231 0473 0675 08f7" in out[0]
     assert "0000" not in out[0].split("dst")[1]
     assert [s.split()[0] for s in t.show(seq=(13, 16))] == ["#13", "#14", "#15"]
+
+
+# ---------------------------------------------------------------------- mnemonic fields (1..31 characters)
+LONG_OPS = ["labvdcmprs2nx8_xp", "z" * 30 + "a"]        # 17 (the one IVP mnemonic past 15) and 31 characters
+
+
+def _jsonl(ops):
+    return "\n".join(json.dumps({"op": op, "bundle": i, "operands": [{"kind": "scalar", "reg": 255,
+                                                                      "lanes": [format(100 + i, "016x")]}]})
+                     for i, op in enumerate(ops)) + "\n"
+
+
+def test_every_mnemonic_fits_the_op_field():
+    from q7emu.analysis.trace import MAX_MNEMONIC, NAME_BYTES, known_mnemonics
+    assert (NAME_BYTES, MAX_MNEMONIC) == (32, 31)
+    known = known_mnemonics()
+    assert "labvdcmprs2nx8_xp" in known and all(0 < len(m) <= MAX_MNEMONIC and m.isascii() for m in known)
+    assert Recorder(ops=["labvdcmprs2nx8_xp"]).ops == ["labvdcmprs2nx8_xp"]
+
+
+def test_kernel_legacy_header_is_48_bytes():
+    """The C recorder's MODE_LEGACY record: a 48-byte header (char op[32] at 16), then the operands."""
+    from q7emu.analysis.trace import HEADER_BYTES, parse_raw
+    _, raw = full_recording(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8))
+    assert HEADER_BYTES == 48
+    assert raw[16:48] == b"lv2nx8_i".ljust(32, b"\0")                  # record 0: the first rodata load
+    pos = 48
+    for _ in range(raw[7]):                                             # its operands follow the header
+        pos += 8 + int.from_bytes(raw[pos + 4:pos + 8], "little")
+    assert pos == int.from_bytes(raw[8:12], "little")
+    assert parse_raw(raw)[0]["op"][0] == b"lv2nx8_i"
+
+
+@pytest.mark.parametrize("op", LONG_OPS)
+def test_long_mnemonic_round_trips(op):
+    """A 17..31-character mnemonic survives the legacy raw stream, the v2 blocks and the recorder's sink."""
+    from q7emu.analysis.trace import parse_raw
+    names = ["addnx16", op, "addnx16", op]
+    text = _jsonl(names)
+    t = Trace.from_jsonl(io.StringIO(text))
+    assert t.mnemonics() == names and t.select(op).tolist() == [1, 3]
+    # legacy (full-operand) layout: op[32] at 16 of a 48-byte header
+    raw = t.to_raw()
+    r1 = 48 + 8 + 8
+    assert raw[r1 + 16:r1 + 48] == op.encode().ljust(32, b"\0") and int.from_bytes(raw[r1 + 8:r1 + 12], "little") == r1
+    back = Trace.from_runs([(raw, {})])
+    assert back.mnemonics() == names and back.to_raw() == raw and parse_raw(raw)[0]["op"][1] == op.encode()
+    # v2 blocks (the file's footer holds the op-name table)
+    blob = t.to_bytes()
+    foot = json.loads(blob[int.from_bytes(blob[-24:-16], "little"):-32])
+    assert foot["runs"][0]["op_names"] == ["addnx16", op]
+    again = Trace.from_bytes(blob)
+    assert again.mnemonics() == names and again.to_bytes() == blob and diff(t, again).same
+    out = io.StringIO()
+    again.to_jsonl(out)
+    assert Trace.from_jsonl(io.StringIO(out.getvalue())).to_bytes() == blob
+    # the recorder's sink: blocks come with the run's name table as 32-byte NUL-padded names (trace_buffer.pxi)
+    rec = Recorder()
+    sink = rec.begin_run("proc_4bit_non_mx")
+    for _, _, table, blocks in t.encode_runs():
+        for b in blocks:
+            sink.block(b, b"".join(n.encode().ljust(32, b"\0") for n in table))
+            assert rec.op_names[0] == ["addnx16", op]
+        sink.finish(len(t), table)
+    assert rec.trace.mnemonics() == names and diff(t, rec.trace).same
+
+
+def test_long_mnemonics_differ_past_character_16():
+    """diff tells two 31-character mnemonics apart that share their first 30 characters."""
+    a = Trace.from_jsonl(io.StringIO(_jsonl(["z" * 30 + "a"])))
+    b = Trace.from_jsonl(io.StringIO(_jsonl(["z" * 30 + "b"])))
+    d = diff(a, b)
+    assert not d.same and d.first.what == "op"
+
+
+def test_mnemonic_of_32_characters_is_refused(tmp_path):
+    from q7emu.analysis.trace import RECORD_DTYPE, BlockEncoder, TraceWriter
+    long = "x" * 32
+    with pytest.raises(TraceError, match=r"'op' must be a mnemonic of 1\.\.31 ASCII characters"):
+        Trace.from_jsonl(io.StringIO(_jsonl([long])))
+    with pytest.raises(InvalidArgument, match="^mutate=.*1..31"):
+        Recorder(mutate=(long, 3))
+    with pytest.raises(InvalidArgument, match="^ops="):
+        Recorder(ops=[long])
+    # a trace in memory whose op field is full (no NUL) cannot be saved
+    t = Trace.from_jsonl(io.StringIO(_jsonl(["addnx16"])))
+    t.records["op"][0] = long.encode()
+    assert t.records.dtype == RECORD_DTYPE and t.mnemonics() == [long]
+    with pytest.raises(TraceError, match="'op' 'x{32}' is not a mnemonic of 1..31 ASCII characters"):
+        t.to_bytes()
+    # a file whose op-name table holds one is refused on reading
+    blocks = []
+    enc = BlockEncoder(blocks.append)
+    enc.add(0, 0, 0, 0, b"addnx16", [(5, 0, 255, 12, bytes(8))])
+    enc.flush()
+    w = TraceWriter(tmp_path / "long.q7t")
+    w.begin_run({})
+    w.add_block(0, blocks[0])
+    w.end_run(0, {"records": 1}, [long])
+    w.close()
+    with pytest.raises(TraceError, match="'op_names' must list at most 256 mnemonics of 1..31 characters"):
+        Trace.load(tmp_path / "long.q7t")
+
+
+def test_v1_file_op_field_is_widened():
+    """A version 1 file's records (op S16) read into today's RECORD_DTYPE (op S32)."""
+    from pathlib import Path
+
+    from q7emu.analysis.trace import RECORD_DTYPE
+    data = Path(__file__).parent / "data"
+    t = Trace.load(data / "v1_two_runs.q7t")
+    assert t.records.dtype == RECORD_DTYPE and len(t) == 165
+    assert t.mnemonics()[:2] == ["lv2nx8_i", "lv2nx8_i"] and t.op_counts()["mulus4tn16xr16"] == 2
+    out = io.StringIO()
+    t.to_jsonl(out)
+    assert out.getvalue() == (data / "v1_two_runs.jsonl").read_text()

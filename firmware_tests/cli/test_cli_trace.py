@@ -164,3 +164,20 @@ def _label(name):
     """A bundle label of the TensorDequantize kernels (docs/model.md §9.1), from the listing tool's enums."""
     from q7emu.analysis.listing import data
     return data()["modules"]["dequant"]["enums"][name]
+
+
+def test_import_and_show_a_long_mnemonic(capsys, tmp_path):
+    """trace import / show / export carry a 17..31-character mnemonic; 32 characters are refused (exit 2)."""
+    def line(op):
+        return json.dumps({"op": op, "operands": [{"kind": "scalar", "reg": 253, "lanes": ["40"]}]}) + "\n"
+
+    (tmp_path / "a.jsonl").write_text(line("addnx16") + line("labvdcmprs2nx8_xp") + line("y" * 31))
+    assert run(capsys, "trace", "import", tmp_path / "a.jsonl", "-o", tmp_path / "a.q7t")[0] == 0
+    rc, out, _ = run(capsys, "trace", "show", tmp_path / "a.q7t", "--op", "labvdcmprs2nx8_xp")
+    assert rc == 0 and "labvdcmprs2nx8_xp" in out and "addnx16" not in out
+    assert run(capsys, "trace", "export", tmp_path / "a.q7t", "-o", tmp_path / "b.jsonl")[0] == 0
+    assert [json.loads(x)["op"] for x in (tmp_path / "b.jsonl").read_text().splitlines()[1:]] == \
+        ["addnx16", "labvdcmprs2nx8_xp", "y" * 31]
+    (tmp_path / "c.jsonl").write_text(line("y" * 32))
+    rc, _, err = run(capsys, "trace", "import", tmp_path / "c.jsonl", "-o", tmp_path / "c.q7t")
+    assert rc == 2 and "'op' must be a mnemonic of 1..31 ASCII characters" in err and not (tmp_path / "c.q7t").exists()

@@ -77,7 +77,8 @@ def test_mutation_removes_only_the_named_ops():
     assert hits == 2 * src.shape[0] and not np.array_equal(got, base)
 
 
-@pytest.mark.parametrize("bad", [("addnx16",), ("x" * 16, 3), ("addnx16", -1), ("addnx16", 1 << 16), "addnx16"])
+@pytest.mark.parametrize("bad", [("addnx16",), ("x" * 32, 3), ("", 3), ("addnx16\u00e9", 3), ("addnx16", -1),
+                                 ("addnx16", 1 << 16), "addnx16"])
 def test_recorder_rejects_a_bad_mutation(bad):
     with pytest.raises(q7emu.InvalidArgument):
         Recorder(mutate=bad)

@@ -29,7 +29,7 @@ In memory (:class:`Trace`) the records are numpy structured arrays:
 
 ``records`` (:data:`RECORD_DTYPE`, one row per record, in recording order)::
 
-    run u4, seq u8, partition u4, kernel u1, bundle u2, op S16 (mnemonic, NUL padded),
+    run u4, seq u8, partition u4, kernel u1, bundle u2, op S32 (mnemonic of 1..31 characters, NUL padded),
     n_operands u1, operand0 u8 (index of the record's first row in ``operands``)
 
 ``operands`` (:data:`OPERAND_DTYPE`, one row per operand, grouped by record in order)::
@@ -97,7 +97,12 @@ from q7emu.fileio import atomic_write
 from q7emu.model.kernels import KernelId
 
 # ---------------------------------------------------------------------- record layout (q7trace.pxd)
-HEADER_BYTES = 32
+#: a mnemonic field (the recorder's name table, the raw record header, RECORD_DTYPE's ``op``): a mnemonic of
+#: 1..NAME_BYTES - 1 ASCII characters, NUL-padded (Q7_NAME_BYTES in src/trace/q7trace.pxd)
+NAME_BYTES = 32
+MAX_MNEMONIC = NAME_BYTES - 1
+OP_DTYPE = f"S{NAME_BYTES}"
+HEADER_BYTES = 16 + NAME_BYTES
 OPERAND_HEADER_BYTES = 8
 KINDS = {1: "vec", 2: "wvec", 3: "vbool", 4: "pr", 5: "scalar"}
 KIND_IDS = {v: k for k, v in KINDS.items()}
@@ -119,10 +124,10 @@ UNKNOWN_BUNDLE = 0xFFFF
 U64_MAX = (1 << 64) - 1
 
 RECORD_DTYPE = np.dtype([("run", "<u4"), ("seq", "<u8"), ("partition", "<u4"), ("kernel", "u1"),
-                         ("bundle", "<u2"), ("op", "S16"), ("n_operands", "u1"), ("operand0", "<u8")])
+                         ("bundle", "<u2"), ("op", OP_DTYPE), ("n_operands", "u1"), ("operand0", "<u8")])
 OPERAND_DTYPE = np.dtype([("record", "<u8"), ("kind", "u1"), ("role", "u1"), ("reg", "u1"), ("view", "u1"),
                           ("nbytes", "<u4"), ("offset", "<u8")])
-#: the arrays of a version 1 file
+#: the arrays of a version 1 file (its op field is 16 bytes: widened to RECORD_DTYPE's on reading)
 V1_RECORD_DTYPE = np.dtype([("run", "<u2"), ("seq", "<u4"), ("partition", "<u4"), ("kernel", "u1"),
                             ("bundle", "<u2"), ("op", "S16"), ("n_operands", "u1"), ("operand0", "<u4")])
 V1_OPERAND_DTYPE = np.dtype([("record", "<u4"), ("kind", "u1"), ("role", "u1"), ("reg", "u1"), ("view", "u1"),
@@ -364,7 +369,7 @@ def parse_raw(raw: bytes | bytearray | memoryview, run: int = 0
     rec["kernel"] = buf[st + 6]
     rec["n_operands"] = buf[st + 7]
     rec["partition"] = _u(buf, st + 12, 4)
-    rec["op"] = buf[st[:, None] + np.arange(16, 32)].view("S16").reshape(nrec)
+    rec["op"] = buf[st[:, None] + np.arange(16, HEADER_BYTES)].view(OP_DTYPE).reshape(nrec)
     rlen = _u(buf, st + 8, 4).astype(np.int64)
     nops = rec["n_operands"].astype(np.int64)
     # operands: walk k = 0, 1, ... over every record that has a k-th operand (vectorised over records)
@@ -496,7 +501,7 @@ def decode_block(raw: bytes | memoryview, names: Sequence[str], run: int = 0, wh
     rec["partition"] = part
     rec["kernel"] = kern
     rec["bundle"] = recs & 0xFFFF
-    rec["op"] = np.array([n.encode() for n in names], "S16")[op_id]
+    rec["op"] = np.array([n.encode() for n in names], OP_DTYPE)[op_id]
     rec["n_operands"] = nops
     rec["operand0"] = np.cumsum(nops) - nops
     # operand descriptors
@@ -604,6 +609,9 @@ class BlockEncoder:
         """One record: ``operands`` = (kind, role, reg, view, bytes) in recorded order."""
         op_id = self.names.get(op)
         if op_id is None:
+            if not 0 < len(op) <= MAX_MNEMONIC or not op.isascii() or b"\0" in op:
+                raise TraceError(f"'op' {op[:40].decode('ascii', 'replace')!r} is not a mnemonic of "
+                                 f"1..{MAX_MNEMONIC} ASCII characters")
             if len(self.names) >= MAX_NAMES:
                 raise TraceError(f"more than {MAX_NAMES} distinct mnemonics in one run")
             op_id = self.names[op] = len(self.names)
@@ -851,7 +859,7 @@ class Trace:
         keep = np.ones(len(self), bool)
         if op:
             names = [op] if isinstance(op, str) else list(op)
-            keep &= np.isin(self.records["op"], np.array([n.encode() for n in names], "S16"))
+            keep &= np.isin(self.records["op"], np.array([n.encode() for n in names], OP_DTYPE))
         if seq is not None:
             lo, hi = seq
             if lo is not None:
@@ -915,7 +923,8 @@ class Trace:
         out[rstart + 7] = r["n_operands"]
         put(rstart + 8, rend - rstart, 4)
         put(rstart + 12, r["partition"], 4)
-        out[rstart[:, None] + np.arange(16, 32)] = np.ascontiguousarray(r["op"]).view(np.uint8).reshape(n, 16)
+        out[rstart[:, None] + np.arange(16, HEADER_BYTES)] = \
+            np.ascontiguousarray(r["op"]).view(np.uint8).reshape(n, NAME_BYTES)
         o = t.operands
         if o.size:
             out[opos] = o["kind"]
@@ -1062,6 +1071,15 @@ def _as_dtype(arr: np.ndarray | None, dt: np.dtype) -> np.ndarray:
     return arr.astype(dt)
 
 
+def _widen_v1(arr: np.ndarray, dt: np.dtype) -> np.ndarray:
+    """A version 1 array in today's layout, field by field (run / seq / operand indices widen, and the 16-byte
+    op field becomes a NAME_BYTES one, NUL-padded)."""
+    out = np.zeros(arr.shape, dt)
+    for name in dt.names:
+        out[name] = arr[name]
+    return out
+
+
 def _first_kernel_per_run(rec: np.ndarray) -> list[int]:
     if rec.size == 0:
         return []
@@ -1133,8 +1151,8 @@ class JsonlReader:
 
     def _op_line(self, obj: dict[str, Any], n: int, where: str) -> tuple[tuple, list]:
         name = obj.get("op")
-        if not isinstance(name, str) or not name or len(name.encode()) > 15 or not name.isascii() or "\0" in name:
-            raise TraceError(f"{where}: 'op' must be a mnemonic of 1..15 ASCII characters")
+        if not isinstance(name, str) or not name or len(name) > MAX_MNEMONIC or not name.isascii() or "\0" in name:
+            raise TraceError(f"{where}: 'op' must be a mnemonic of 1..{MAX_MNEMONIC} ASCII characters")
         kern = obj.get("kernel", 0)
         if isinstance(kern, str):
             if kern not in KERNEL_IDS and not (kern.startswith("kernel") and kern[6:].isdigit()):
@@ -1444,8 +1462,9 @@ class TraceFile:
         for i, r in enumerate(runs):
             names = r.pop("op_names", None)
             if not isinstance(names, list) or len(names) > MAX_NAMES or not all(
-                    isinstance(n, str) and 0 < len(n.encode()) <= 15 for n in names):
-                raise TraceError(f"{w}: run {i}: 'op_names' must list at most {MAX_NAMES} mnemonics")
+                    isinstance(n, str) and 0 < len(n.encode()) <= MAX_MNEMONIC for n in names):
+                raise TraceError(f"{w}: run {i}: 'op_names' must list at most {MAX_NAMES} mnemonics "
+                                 f"of 1..{MAX_MNEMONIC} characters")
             self.names.append(names)
         blocks = foot.get("blocks")
         if not isinstance(blocks, list):
@@ -1517,8 +1536,8 @@ class TraceFile:
         runs = check_runs(meta.get("runs") or [], f"{w}: header")
         if not isinstance(meta.get("case", ""), str):
             raise TraceError(f"{w}: header 'case' must be a string")
-        t = Trace(arrays["records"], arrays["operands"], arrays["data"], runs, str(meta.get("case", "")),
-                  str(meta.get("q7emu_version", "")))
+        t = Trace(_widen_v1(arrays["records"], RECORD_DTYPE), _widen_v1(arrays["operands"], OPERAND_DTYPE),
+                  arrays["data"], runs, str(meta.get("case", "")), str(meta.get("q7emu_version", "")))
         t.validate(w)
         return t
 
@@ -1707,11 +1726,12 @@ class RunSink:
         self.done = False
 
     def block(self, raw: bytes, names: bytes = b"") -> None:
-        """One finished block (raw v2 bytes) and the run's op-name table so far (16-byte NUL-padded names)."""
+        """One finished block (raw v2 bytes) and the run's op-name table so far (NAME_BYTES-byte NUL-padded
+        names)."""
         self.records += int.from_bytes(raw[24:28], "little")
-        if len(names) // 16 != len(self.owner.op_names[self.run]):
-            self.owner.op_names[self.run] = [names[i:i + 16].rstrip(b"\0").decode("ascii", "replace")
-                                             for i in range(0, len(names), 16)]
+        if len(names) // NAME_BYTES != len(self.owner.op_names[self.run]):
+            self.owner.op_names[self.run] = [names[i:i + NAME_BYTES].rstrip(b"\0").decode("ascii", "replace")
+                                             for i in range(0, len(names), NAME_BYTES)]
         self.owner._block(self.run, raw)
 
     def tick(self, executed: int) -> None:
@@ -1912,7 +1932,7 @@ def check_ops(ops: Any) -> list[str] | None:
         raise InvalidArgument("ops", len(names), f"at most {MAX_OPS_FILTER} mnemonics")
     known = known_mnemonics()
     for n in names:
-        if len(n.encode()) > 15 or not n.isascii() or (known and n not in known):
+        if len(n) > MAX_MNEMONIC or not n.isascii() or (known and n not in known):
             raise InvalidArgument("ops", n, "not a mnemonic the kernels record (see `q7emu ops`)")
     return names
 
@@ -1948,13 +1968,15 @@ def check_partitions(parts: Any) -> list[tuple[int, int]] | None:
 
 
 def check_mutate(mutate: Any) -> tuple[str, int] | None:
-    """A mutation (mnemonic, bundle) checked: a mnemonic of 1..15 characters and a bundle 0..65535, or None."""
+    """A mutation (mnemonic, bundle) checked: a mnemonic of 1..31 ASCII characters and a bundle 0..65535, or
+    None."""
     if mutate is None:
         return None
     if (not isinstance(mutate, tuple | list) or len(mutate) != 2 or not isinstance(mutate[0], str)
-            or not 0 < len(mutate[0]) < 16 or isinstance(mutate[1], bool) or not isinstance(mutate[1], int)
-            or not 0 <= mutate[1] <= 0xFFFF):
-        raise InvalidArgument("mutate", mutate, "must be (mnemonic of 1..15 characters, bundle 0..65535)")
+            or not 0 < len(mutate[0]) <= MAX_MNEMONIC or not mutate[0].isascii() or isinstance(mutate[1], bool)
+            or not isinstance(mutate[1], int) or not 0 <= mutate[1] <= 0xFFFF):
+        raise InvalidArgument("mutate", mutate, f"must be (mnemonic of 1..{MAX_MNEMONIC} ASCII characters, "
+                                                "bundle 0..65535)")
     return (mutate[0], int(mutate[1]))
 
 
@@ -2193,11 +2215,13 @@ def _fingerprints(b: Block) -> tuple[np.ndarray, np.ndarray]:
     n = r.size
     out = []
     with np.errstate(over="ignore"):
-        op_words = np.ascontiguousarray(r["op"]).view("<u8").reshape(n, 2)
+        op_words = np.ascontiguousarray(r["op"]).view("<u8").reshape(n, NAME_BYTES // 8)
         nb = o["nbytes"].astype(np.int64)
         for h in range(2):
             m = _MULT[h]
-            rec_h = (op_words[:, 0] * m[0] + op_words[:, 1] * m[1] + r["kernel"].astype(np.uint64) * m[2]
+            # op words 2, 3 (characters 16..31) are zero for a mnemonic of at most 15 characters
+            rec_h = (op_words[:, 0] * m[0] + op_words[:, 1] * m[1] + op_words[:, 2] * m[32] + op_words[:, 3] * m[33]
+                     + r["kernel"].astype(np.uint64) * m[2]
                      + r["bundle"].astype(np.uint64) * m[3] + r["partition"].astype(np.uint64) * m[4]
                      + r["n_operands"].astype(np.uint64) * m[5])
             if o.size:
@@ -2236,7 +2260,8 @@ def _summarise(src: Trace | TraceFile) -> _Summary:
         parts.append((b.records["run"].astype(np.int64), b.records["seq"].copy(), b.records["op"].copy(), h0, h1))
     if not parts:
         z = np.zeros(0, np.int64)
-        return _Summary(z, np.zeros(0, np.uint64), np.zeros(0, "S16"), np.zeros(0, np.uint64), np.zeros(0, np.uint64))
+        return _Summary(z, np.zeros(0, np.uint64), np.zeros(0, OP_DTYPE), np.zeros(0, np.uint64),
+                        np.zeros(0, np.uint64))
     return _Summary(*(np.concatenate([p[i] for p in parts]) for i in range(5)))
 
 

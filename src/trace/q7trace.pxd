@@ -16,8 +16,8 @@ Two output encodings:
 * MODE_LEGACY (``run(..., trace=True)``): the full-operand raw stream in one growing buffer, every
   operand's bytes. It is the uncompressed recording that the compact one is checked against
   (q7emu.analysis.trace.parse_raw). Record layout (little-endian), one per recorded primitive:
-    header 32 B: u32 seq (low 32 bits), u16 bundle, u8 kernel, u8 n_operands, u32 record_bytes,
-                 u32 partition, char op[16] (mnemonic, NUL-padded)
+    header 48 B: u32 seq (low 32 bits), u16 bundle, u8 kernel, u8 n_operands, u32 record_bytes,
+                 u32 partition, char op[32] (mnemonic of 1..31 ASCII characters, NUL-padded)
     operand  8 B + data: u8 kind (1 vec, 2 wvec, 3 vbool, 4 pr, 5 scalar), u8 role (0 src, 1 dst),
                  u8 reg (register index, 255 = none), u8 view (see VIEW_*), u32 nbytes, then the bytes
                  (vec 64, wvec 192 raw image, vbool 8, pr 8, scalar 8 as int64).
@@ -85,7 +85,12 @@ cdef extern from *:
         Q7_SNAP_BYTES = 3072,
         Q7_BLK_RECORDS = 16384, Q7_BLK_OPERANDS = 65536, Q7_BLK_EVENTS = 4096, Q7_BLK_DATA = 1048576,
         Q7_MAX_OP_DATA = 2048, Q7_MAX_OP_OPERANDS = 16, Q7_EV_SEQ = 1, Q7_EV_PARTITION = 2,
-        Q7_MAX_NAMES = 256, Q7_CACHE = 1024, Q7_LEGACY_RECORD = 2048
+        Q7_MAX_NAMES = 256, Q7_CACHE = 1024,
+        Q7_NAME_BYTES = 32,         /* a mnemonic field: 1..31 characters, NUL-padded (name table, legacy header) */
+        Q7_LEGACY_HEADER = 16 + Q7_NAME_BYTES,
+        /* room reserved before each legacy record: its header, at most Q7_MAX_OP_OPERANDS operand headers and
+           Q7_MAX_OP_DATA operand bytes */
+        Q7_LEGACY_RECORD = Q7_LEGACY_HEADER + 8 * Q7_MAX_OP_OPERANDS + Q7_MAX_OP_DATA
     };
 
     typedef struct q7_tracer q7_tracer;
@@ -114,7 +119,7 @@ cdef extern from *:
         const char** only_ops;
         const char* cache_ptr[Q7_CACHE];   /* mnemonic literal address -> op id (-1: filtered out) */
         int cache_id[Q7_CACHE];
-        char names[Q7_MAX_NAMES * 16];
+        char names[Q7_MAX_NAMES * Q7_NAME_BYTES];
         uint8_t* buf;               /* legacy: the growing record buffer */
         size_t len, cap, rec;
         uint8_t* blk;               /* compact: header + snapshot, then the region pointers below */
@@ -131,6 +136,8 @@ cdef extern from *:
         uint64_t mut_hits;          /* ops the mutation turned into no-ops */
         uint8_t shadow[Q7_SNAP_BYTES];   /* what a reader knows about each register */
     };
+    /* the Cython mirror of the struct (below) declares names[8192]: keep the two in step */
+    typedef char q7_names_size_check[sizeof(((q7_tracer*)0)->names) == 8192 ? 1 : -1];
 
     Q7_COLD int q7_tr_intern(q7_tracer* t, const char* op, size_t h) {
         int i, want = t->n_only == 0;
@@ -140,11 +147,11 @@ cdef extern from *:
         t->cache_id[h] = -1;
         if (!want) return -1;
         for (i = 0; i < t->n_names; i++)
-            if (strncmp(t->names + 16 * i, op, 15) == 0) return t->cache_id[h] = i;
+            if (strncmp(t->names + Q7_NAME_BYTES * i, op, Q7_NAME_BYTES - 1) == 0) return t->cache_id[h] = i;
         if (t->n_names >= Q7_MAX_NAMES) { t->failed = 1; return -1; }
         i = t->n_names++;
-        memset(t->names + 16 * i, 0, 16);
-        strncpy(t->names + 16 * i, op, 15);
+        memset(t->names + Q7_NAME_BYTES * i, 0, Q7_NAME_BYTES);
+        strncpy(t->names + Q7_NAME_BYTES * i, op, Q7_NAME_BYTES - 1);
         return t->cache_id[h] = i;
     }
 
@@ -161,15 +168,15 @@ cdef extern from *:
             t->cap = cap;
         }
         h = t->buf + t->len;
-        memset(h, 0, 32);
+        memset(h, 0, Q7_LEGACY_HEADER);
         memcpy(h, &s32, 4);
         h[4] = (uint8_t)(bundle & 0xFF);
         h[5] = (uint8_t)((bundle >> 8) & 0xFF);
         h[6] = (uint8_t)t->kernel;
         memcpy(h + 12, &t->partition, 4);
-        strncpy((char*)h + 16, op, 15);
+        strncpy((char*)h + 16, op, Q7_NAME_BYTES - 1);
         t->rec = t->len;
-        t->len += 32;
+        t->len += Q7_LEGACY_HEADER;
         t->open = 1;
         return 1;
     }
@@ -331,7 +338,7 @@ cdef extern from *:
         uint32_t part_hi[64]
         const uint8_t* bundle_bits
         const char** only_ops
-        char names[4096]
+        char names[8192]            # Q7_MAX_NAMES * Q7_NAME_BYTES (MAX_NAMES * NAME_BYTES below)
         uint8_t* buf
         size_t len
         size_t cap
@@ -394,6 +401,7 @@ cdef enum:
     BLK_EVENTS = 4096           # events (seq jumps, partition changes) per block at most
     BLK_DATA = 1048576          # explicit operand bytes per block (a block is flushed before it could pass this)
     MAX_NAMES = 256             # distinct mnemonics per run (u8 op id)
+    NAME_BYTES = 32             # a mnemonic field: 1..31 characters, NUL-padded (the name table, the legacy header)
     MAX_PART_RANGES = 64
     MAX_ONLY_OPS = 64
 

@@ -97,13 +97,13 @@ cdef object pack_block(Tracer* t):
 
 cdef void blk_flush(Tracer* t) noexcept nogil:
     """Hand the open block to the sink (``sink.block(raw, names)``: the block's bytes, and the run's op-name
-    table so far as 16-byte NUL-padded names) and start an empty one."""
+    table so far as NAME_BYTES-byte (32) NUL-padded names) and start an empty one."""
     if t.nrec == 0:
         return
     with gil:
         try:
             if not t.failed:
-                (<object>t.sink).block(pack_block(t), PyBytes_FromStringAndSize(t.names, 16 * t.n_names))
+                (<object>t.sink).block(pack_block(t), PyBytes_FromStringAndSize(t.names, NAME_BYTES * t.n_names))
         except BaseException as e:
             _keep_error(t, e)
     t.nrec = 0
@@ -185,8 +185,8 @@ cdef object init_tracer(Tracer* tr, int kernel, object trace, object trace_windo
         mutate = getattr(trace, "mutate", None)      # (mnemonic, bundle): those ops become no-ops
         if mutate is not None:
             mut_op = str(mutate[0]).encode()
-            if not 0 < len(mut_op) < 16 or not 0 <= int(mutate[1]) <= 0xFFFF:
-                raise ValueError("trace mutate: (mnemonic of 1..15 characters, bundle 0..65535)")
+            if not 0 < len(mut_op) < NAME_BYTES or not 0 <= int(mutate[1]) <= 0xFFFF:
+                raise ValueError(f"trace mutate: (mnemonic of 1..{NAME_BYTES - 1} characters, bundle 0..65535)")
             keep.append(mut_op)
             tr.mut_op = mut_op
             tr.mut_bundle = int(mutate[1])
@@ -239,7 +239,7 @@ cdef object finish_tracer(Tracer* tr, object trace):
         return take_trace(tr)
     if tr.failed:
         raise ValueError(f"trace: more than {MAX_NAMES} distinct mnemonics in one run")
-    names = [bytes(tr.names[16 * i:16 * i + 16]).rstrip(b"\0").decode() for i in range(tr.n_names)]
+    names = [bytes(tr.names[NAME_BYTES * i:NAME_BYTES * (i + 1)]).rstrip(b"\0").decode() for i in range(tr.n_names)]
     if tr.mut_op != NULL:
         trace.mutate_hits = tr.mut_hits
     trace.finish(tr.seq, names)
