@@ -134,7 +134,8 @@ def test_firmware_provenance_in_listings():
     bynm = {o.mnemonic: o.provenance for o in nm.ops("pass")}
     assert bynm["sel2nx8i"].kind == "firmware" and "0x01004fc8" in bynm["sel2nx8i"].label   # §2.4 non-MX list
     assert bynm["muluupan16xr16"].kind == "firmware" and bynm["babssubunx16"].kind == "firmware"
-    assert bynm["dcmprs2nx8"].kind == "q7emu"           # the seed's load-expand is labvdcmprs2nx8_xp
+    assert bynm["labvdcmprs2nx8_xp"].kind == "firmware" and "0x01004dfc" in bynm["labvdcmprs2nx8_xp"].label
+    assert bynm["dselnx16t"].kind == "firmware" and bynm["sllinx16"].kind == "q7emu"
     nf = build("proc_4bit_non_mx", "nf4")
     assert {o.mnemonic: o.provenance for o in nf.ops("pass")}["sel2nx8i_s4"].kind == "q7emu"   # MX list only
 
@@ -145,9 +146,11 @@ def test_variants_shown_and_resolved():
     closed = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0-nonan"}).format()
     assert "[variant]" not in closed and "ultn_2xf32t" not in closed
     fmt_open = build("proc_4bit_non_mx").format()
-    assert "cfg.fmt == FMT_E2M1" in fmt_open and "dselnx16" in fmt_open   # every format's decode arm
+    assert "[variant] if cfg.rebias" in fmt_open and "decode_nf4" in fmt_open   # the re-bias and NF4 arms
     only_e2m1 = build("proc_4bit_non_mx", "e2m1").format()
-    assert "dselnx16" not in only_e2m1 and "[variant]" not in only_e2m1
+    assert "[variant] if cfg.high_first" in only_e2m1 and "dselnx16 " not in only_e2m1   # the selector's two arms
+    low_first = build("proc_4bit_non_mx", "e2m1", {"nibble_order": "low-first"}).format()
+    assert "[variant]" not in low_first and "dselnx16t v0, v1" in low_first
 
 
 def test_listing_cli(capsys):

@@ -312,7 +312,7 @@ def test_diff_align_op_skips_an_extra_record(word_trace):
     extra = json.loads(rows[1 + 20])
     extra["op"] = "nop"
     extra["operands"] = []
-    edited = _edit_lane(lines.getvalue(), 30, 0, 0, "ffff").splitlines()
+    edited = _edit_lane(lines.getvalue(), 30, 0, 0, "ff").splitlines()     # seq 30: babssub2nx8 (2nx8 lanes)
     objs = [json.loads(x) for x in edited[1:]]
     objs.insert(21, extra)
     for i, o in enumerate(objs):

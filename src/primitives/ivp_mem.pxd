@@ -3,7 +3,7 @@
 `_ip` / `_xp` forms post-increment the offset. Callers check that the bytes touched lie in the buffer."""
 from libc.stdint cimport uint8_t, uint16_t
 from libc.string cimport memcpy, memset
-from q7regs cimport vec_t, vbool_t, valign_t, q7_load_prefix
+from q7regs cimport vec_t, vbool_t, valign_t, q7_load_prefix, q7_spread_bytes16
 
 
 cdef inline Py_ssize_t _tail(Py_ssize_t n) noexcept nogil:
@@ -13,15 +13,12 @@ cdef inline Py_ssize_t _tail(Py_ssize_t n) noexcept nogil:
 
 cdef inline void expand_bytes(vec_t* vt, const uint8_t* r, vbool_t vb) noexcept nogil:
     """The dcmprs rule: vt[k] = vb[k] ? r[popcount(vb bits below k)] : r[63] (r may alias vt). The even-byte
-    and all-true predicates (a byte spread into 16-bit lanes, a plain load) take straight-line loops that give
+    and all-true predicates (a byte spread into 16-bit lanes: the SIMD leaf q7_spread_bytes16; a plain load) give
     the same bytes."""
     cdef vec_t o
     cdef int k, n = 0, bit
-    cdef uint16_t last = <uint16_t>(r[63]) << 8
-    if vb == <vbool_t>0x5555555555555555:     # byte k -> the low byte of 16-bit lane k (little-endian lanes)
-        for k in range(32):
-            o.u16[k] = <uint16_t>r[k] | last
-        vt[0] = o
+    if vb == <vbool_t>0x5555555555555555:     # byte k -> the low byte of 16-bit lane k (the byte spread)
+        q7_spread_bytes16(vt.u8, r)
         return
     if vb == <vbool_t>0xFFFFFFFFFFFFFFFF:
         memcpy(o.u8, r, 64)

@@ -123,8 +123,8 @@ cdef inline void wvec_zero(wvec_t* w, int view) noexcept nogil:
 
 # ---------------------------------------------------------------------------------- SIMD leaves
 # The few lane operations plain C loops cannot express so that GCC vectorises them: vbool <-> lane
-# mask conversion (one bit per byte), the two-register permutes of the select unit and the bounded
-# prefix load of the variable-length loads. Each has an
+# mask conversion (one bit per byte), the two-register permutes of the select unit, the bounded
+# prefix load of the variable-length loads and the byte spread of the expanding loads. Each has an
 # x86 SIMD body (AVX-512 BW / VBMI, AVX2) chosen at compile time and a portable C body that is the
 # reference; all bodies give identical results on every input. Outputs may alias inputs (every
 # body reads all of its inputs before writing).
@@ -165,6 +165,25 @@ cdef extern from *:
     #else
         memset(o, 0, 64);
         if (k) memcpy(o, src, k);
+    #endif
+    }
+    /* the byte spread: 16-bit lane j = r[j] | r[63] << 8, j = 0..31 (the dcmprs rule under the even-byte
+       predicate); o may alias r */
+    static inline void q7_spread_bytes16(uint8_t *o, const uint8_t *r) {
+    #if defined(__AVX512BW__)
+        __m512i v = _mm512_or_si512(_mm512_cvtepu8_epi16(_mm256_loadu_si256((const __m256i *)r)),
+                                    _mm512_set1_epi16((short)((unsigned)r[63] << 8)));
+        _mm512_storeu_si512((void *)o, v);
+    #elif defined(__AVX2__)
+        __m256i hi = _mm256_set1_epi16((short)((unsigned)r[63] << 8));
+        __m256i a = _mm256_or_si256(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)r)), hi);
+        __m256i b = _mm256_or_si256(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(r + 16))), hi);
+        _mm256_storeu_si256((__m256i *)o, a);
+        _mm256_storeu_si256((__m256i *)(o + 32), b);
+    #else
+        uint8_t t[64]; int k;
+        for (k = 0; k < 32; k++) { t[2 * k] = r[k]; t[2 * k + 1] = r[63]; }
+        memcpy(o, t, 64);
     #endif
     }
     /* byte k = 0xFF if bit k of b else 0x00, k = 0..63 */
@@ -216,6 +235,7 @@ cdef extern from *:
     uint64_t q7_bytes_to_bits(const uint8_t* m) nogil
     void q7_bits_to_bytes(uint64_t b, uint8_t* m) nogil
     void q7_load_prefix(uint8_t* o, const uint8_t* src, size_t k) nogil
+    void q7_spread_bytes16(uint8_t* o, const uint8_t* r) nogil
     void q7_permute2_u8(uint8_t* o, const uint8_t* a, const uint8_t* b, const uint8_t* idx) nogil
     void q7_permute2_u16(uint16_t* o, const uint16_t* a, const uint16_t* b, const uint16_t* idx) nogil
     void q7_permute2_u32(uint32_t* o, const uint32_t* a, const uint32_t* b, const uint32_t* idx) nogil
