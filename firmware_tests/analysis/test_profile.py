@@ -57,17 +57,17 @@ def is_mac(mnemonic: str) -> bool:
 
 def listing_sequence(trace, kernel: str, build_args: dict) -> list[tuple[int, int, str, list[tuple[str, str, int]]]]:
     """(partition, bundle, mnemonic, [(kind, role, reg)]) of every op the listing says the run executes:
-    per partition of the trace, the entry then k passes, k solved from the partition's record count."""
+    per partition of the trace, the entry, k passes and the exit, k solved from the partition's record count."""
     lst = build(kernel, expand=True, **build_args)
-    entry, one_pass = lst.ops("entry"), lst.ops("pass")
+    entry, one_pass, exit_ = lst.ops("entry"), lst.ops("pass"), lst.ops("exit")
     parts = trace.records["partition"].tolist()
     counts = Counter(parts)
     seq = []
     for part in dict.fromkeys(parts):           # in the order the kernel ran them
         n = counts[part]
-        k, rem = divmod(n - len(entry), len(one_pass))
-        assert rem == 0 and k >= 1, (kernel, part, n, len(entry), len(one_pass))
-        for op in entry + one_pass * k:
+        k, rem = divmod(n - len(entry) - len(exit_), len(one_pass))
+        assert rem == 0 and k >= 1, (kernel, part, n, len(entry), len(one_pass), len(exit_))
+        for op in entry + one_pass * k + exit_:
             seq.append((part, op.bundle, op.mnemonic, [(o.kind, o.role, o.reg) for o in op.operands]))
     return seq
 
@@ -104,6 +104,8 @@ def reference_schedule(seq, latency: int) -> tuple[list[tuple[int, int]], list[i
 RUNS = {
     "proc_4bit_non_mx nf4": ("proc_4bit_non_mx", lambda rng, tr: q7emu.dequantize(
         rng.integers(0, 256, (3, 72), dtype=np.uint8), 3, 0, trace=tr), {"fmt": 3}),
+    "proc_4bit_non_mx int4": ("proc_4bit_non_mx", lambda rng, tr: q7emu.dequantize(
+        rng.integers(0, 256, (3, 72), dtype=np.uint8), 2, 0, trace=tr), {"fmt": 2}),
     "proc_4bit_mx_8 e2m1": ("proc_4bit_mx_8", lambda rng, tr: q7emu.dequantize(
         _mx_stream(rng, 2, 100), 1, 8, trace=tr), {"fmt": 1}),
     "proc_6bit_non_mx": ("proc_6bit_non_mx", lambda rng, tr: q7emu.dequantize(
@@ -126,13 +128,21 @@ def _mx_stream(rng, parts: int, nbytes: int) -> np.ndarray:
     return src
 
 
+class _Run(tuple):
+    """(kernel, trace, the API's output, listing options) of one traced run; ``call`` runs it again."""
+
+    call = None
+
+
 @pytest.fixture(scope="module", params=sorted(RUNS))
 def run(request):
     """(kernel, trace, the API's output, listing options) of one traced run."""
     kernel, call, which = RUNS[request.param]
     rec = Recorder()
     out = call(np.random.default_rng(11), rec)
-    return kernel, rec.trace, out, _listing_options(kernel, which)
+    r = _Run((kernel, rec.trace, out, _listing_options(kernel, which)))
+    r.call = call
+    return r
 
 
 @pytest.mark.parametrize("latency", [1, 2, 3])
@@ -301,7 +311,7 @@ def test_counters_from_the_kernel_equal_the_trace_profile(run):
     profile of the full in-memory trace of the same run."""
     from q7emu.analysis.profile import ProfileAccumulator
     kernel, t, _out, _opts = run
-    call = next(v[1] for v in RUNS.values() if v[0] == kernel)     # one run per kernel in RUNS
+    call = run.call
     acc = ProfileAccumulator()
     rec = Recorder(skeleton=True)
     call(np.random.default_rng(11), rec)

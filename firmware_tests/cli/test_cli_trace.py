@@ -61,7 +61,8 @@ def test_jsonl_output_and_export_import_byte_exact(capsys, tmp_path, traced):
 
 def test_show_filters(capsys, traced):
     d, _ = traced
-    rc, out, _ = run(capsys, "trace", "show", d / "a.q7t", "--op", "labvdcmprs2nx8_xp", "--seq", "0:16", "--lanes", "0:4")
+    rc, out, _ = run(capsys, "trace", "show", d / "a.q7t", "--op", "labvdcmprs2nx8_xp", "--seq", "0:16",
+                     "--lanes", "0:4")
     assert rc == 0
     recs = [line for line in out.splitlines() if line.startswith("#")]
     assert len(recs) == 1 and f"B{_label('RB_FIRST')}" in recs[0] and "labvdcmprs2nx8_xp" in recs[0]

@@ -86,59 +86,65 @@ cdef enum:
     kIDX_NMS = kP5     # sel2nx8: the scale byte of output byte e's group (e >> 3) into byte e
     kNAN8 = kP6        # NaN byte of the output format (0x7E E5M2 / 0x7F E4M3)
 
-# FP6 constant slots
-cdef enum:
-    kIDX6_0 = kP0      # sel2nx8: two source bytes of code k (codes 0..31) into 16-bit lane k
-    kIDX6_1 = kP1      # ... codes 32..63
-    kSH6 = kP2         # per-lane right shift of those two bytes (lsb-first 0,6,4,2 / msb-first 2,4,6,0)
-    k63 = kP3
-    k64 = kP4          # E4M3 re-bias: (15 - 7) << 3
 
-
-# proc_4bit_non_mx, E2M1 and INT4: the re-bias MAC path (docs/model.md §9.7). Its registers are the ones seeds
-# @0x01004fc8 ({ muluupan16xr16 wv3,v0,v23,pr3 ; sel2nx8i v10,v26,v7,53 ; babssub2nx8 vb9,v8,v11,v1 }) and
-# @0x01004dfc ({ labvdcmprs2nx8_xp vb12,... ; oltnxf16t vb2,... ; dselnx16t v0,... }) name, so its constants start
-# at v11 (load_rodata's `first`).
+# The group-0 re-bias MAC path (docs/model.md §9.7): proc_4bit_non_mx E2M1 / INT4 and proc_6bit_non_mx. Its
+# registers are the ones seeds @0x01004fc8 ({ muluupan16xr16 wv3,v0,v23,pr3 ; sel2nx8i v10,v26,v7,53 ;
+# babssub2nx8 vb9,v8,v11,v1 }) and @0x01004dfc ({ labvdcmprs2nx8_xp vb12,... ; oltnxf16t vb2,... ;
+# dselnx16t v0,... }) name, so its constants start at v11 (load_rodata's `first`).
 cdef enum:
     RB_CONST = 11      # the first constant register
-    rbP1 = 11          # the first kink point p1 (E2M1 1, INT4 6)
-    rbP2 = 12          # the second kink point p2 (E2M1 2, INT4 4)
-    rbNIB = 13         # 0x000F: its bytes give the spread predicate
-    rbXTAB = 14        # the code -> X table (X of code i & 15 in lane i; E2M1 c & 7, INT4 |c - 8|)
-    rbBIAS = 15        # the MAC's constant term, in units of the weight w1 (E2M1 183, INT4 -208)
-    rbZMAX = 16        # -(the smallest non-zero magnitude) as fp16 (E2M1 -0.5, INT4 -1.0)
+    rbP1 = 11          # the first kink point p1 (E2M1 1, INT4 6, FP6 2); FP6: its bytes give the even-byte predicate
+    rbP2 = 12          # the second kink point p2 (E2M1 2, INT4 4, FP6 4)
+    # rbSPREAD: its non-zero bytes are the lanes the expanding load fills (4-bit: the even bytes; FP6: 3 of
+    # every 4); FP6: its 16-bit lanes above 0x8000 are the even ones
+    rbSPREAD = 13
+    rbXTAB = 14        # the code -> X table (lane i: X of code i; E2M1 c & 7, INT4 |c - 8|, FP6 c & 31)
+    rbBIAS = 15        # the MAC's constant term, in units of the weight w1 (E2M1 183, INT4 -208, FP6 46)
+    # rbZMAX: -(the smallest non-zero magnitude), as the MAC forms it (E2M1 -0.5, INT4 -1.0 fp16; FP6 0xA000:
+    # E4M3 2^-3 in the high byte, sign bit set)
+    rbZMAX = 16
     rbNEG0 = 17        # 0x8000: fp16 -0, and the sign test's bound
-    rbPR3 = 18         # u32 lane 0: the seed MAC's weights wX | w2 << 16
+    rbPR3 = 18         # u32 lane 0: the seed MAC's weights wX | w2 << 16; FP6 lane 1: w3 (the third kink's)
     rbZERO = 19        # 0
-    RB_NCONST = 9
+    rbP3 = 20          # FP6: the third kink point p3 (8)
+    rbREV = 21         # FP6 msb-first: sel2nx8 indexes that reverse the 4 bytes of each 32-bit lane
     # working registers
     rbX0 = 0           # X of the even codes (dselnx16t vu; seed v0)
     rbX1 = 1           # X of the odd codes (dselnx16t vt; seed v1)
-    rbLD = 2           # the loaded pass: byte j in the low byte of 16-bit lane j
-    rbT = 3            # the spread shifted by 4 (low-first: left; high-first: right)
-    rbSEL = 4          # the lookup's selector: the even code in the low byte, the odd code in the high byte
+    # rbLD: the loaded pass (4-bit: byte j in the low byte of 16-bit lane j; FP6: 3-byte group i in the low 3
+    # bytes of 32-bit lane i)
+    rbLD = 2
+    rbT = 3            # 4-bit: the spread shifted by 4 (low-first: left; high-first: right); FP6: the groups' halves
+    rbSEL = 4          # the lookup's selector: the even code in the low byte of each 16-bit lane, the odd in the high
     rbK1E = 5          # |p1 - X| of the even codes
     rbK2O = 6          # |p2 - X| of the odd codes
-    rbF1 = 7           # the odd codes' fp16 values
+    rbF1 = 7           # the odd codes' values (fp16; FP6: the E4M3 byte in the high byte)
     rbK1O = 8          # |p1 - X| of the odd codes
-    rbS12 = 9          # the spread << 12: the low nibble's sign bit at bit 15
+    rbSG0 = 9          # the even codes' sign bit at bit 15
     rbPK = 10          # the packed FP8 bytes
     rbK2E = 23         # |p2 - X| of the even codes
-    rbF0 = 26          # the even codes' fp16 values
-    rbS8 = 27          # the spread << 8: the high nibble's sign bit at bit 15
+    rbK3E = 24         # FP6: |p3 - X| of the even codes
+    rbK3O = 25         # FP6: |p3 - X| of the odd codes
+    rbF0 = 26          # the even codes' values
+    rbSG1 = 27         # the odd codes' sign bit at bit 15
     # vbool
-    vbEVEN = 12        # the even bytes: the spread's expansion predicate (seed @0x01004dfc: labvdcmprs2nx8_xp vb12)
+    vbSPREAD = 12      # the expanding load's predicate (seed @0x01004dfc: labvdcmprs2nx8_xp vb12)
     vbZ0 = 2           # zero-magnitude lanes of the even codes (seed @0x01004dfc: oltnxf16t vb2)
     vbZ1 = 13
-    vbP0 = 6           # positive codes (c < 8), even / odd
+    vbP0 = 6           # positive codes (sign bit clear), even / odd
     vbP1 = 7
+    vbE16 = 1          # FP6: the even 16-bit lanes
+    vbE8 = 3           # FP6: the even bytes
     vbK1O = 9          # the kinks' flags (not read); seed vb9: the odd codes' |p1 - X|
     vbK1E = 10
     vbK2E = 11
     vbK2O = 14
+    vbK3E = 4
+    vbK3O = 5
     # pr / wvec
     prW1 = 4           # the weight w1 in every field (movpint16)
     prRB = 3           # (wX, w2): seed pr3
+    prK3 = 5           # FP6: (w3, 0), the third kink's weight
     wvF0 = 3           # seed wv3: the even codes' accumulator
     wvF1 = 1
 
@@ -156,8 +162,8 @@ cdef struct KCfg:
     int rebias        # proc_4bit_non_mx E2M1 / INT4: the re-bias MAC path
     int w1            # its movpint16 weight (16-bit pattern)
     int high_first    # nibble_order == high-first: the even code is the high nibble
-    int r_sg0         # rbS12 / rbS8: the register whose bit 15 is the even codes' sign bit (nibble_order)
-    int r_sg1         # ... the odd codes'
+    int fp6           # proc_6bit_non_mx: the re-bias path with a third kink
+    int msb_first     # fp6_packing == msb-first
 
 
 # ============================================================================ bundle labels
@@ -166,42 +172,42 @@ cdef struct KCfg:
 # bundle is a legal FLIX bundle (at most one MAC, two load / store / pack, two ALU ops; docs/firmware.md
 # §6.3) and its ops read the registers as they were before the bundle (VLIW; docs/model.md §9.2).
 cdef enum:
-    MF_LEN = 7                          # decode_minifloat_f16 (E2M1, E2M3)
     NF4_LEN = 4                         # decode_nf4
     DECODE_MX_LEN = NF4_LEN             # decode_mx: the codebook lookup of every MX format
 
-# proc_4bit_non_mx / proc_6bit_non_mx (one pass: 32 source bytes, or 48 for FP6)
+# proc_4bit_non_mx NF4 (one pass: 32 source bytes)
 cdef enum:
     G0_LOAD = ENTRY_B
     G0_UNPACK
-    G0_SHIFT                            # FP6: per-lane code shift
-    G0_MASK                             # FP6: keep 6 bits
-    G0_DECODE                           # the format decode (at most MF_LEN bundles)
-    G0_TOP = G0_DECODE + MF_LEN         # the fp16 -> FP8 re-bias
-    G0_REBIAS
-    G0_ZERO
-    G0_SIGN
-    G0_NARROW                           # NF4: the rounding narrow (NARROW_LEN bundles)
+    G0_DECODE                           # the codebook lookup (NF4_LEN bundles)
+    G0_NARROW = G0_DECODE + NF4_LEN     # the rounding narrow (NARROW_LEN bundles)
     G0_PACK = G0_NARROW + NARROW_LEN
     G0_STORE
 
-# proc_4bit_non_mx E2M1 / INT4, the re-bias MAC path (one pass: 32 source bytes). Software-pipelined the way
-# the seed bundles imply: a pass's load issues in the pass before (RB_LOOKUP; the first in RB_FIRST), and its
-# even codes' zero gate and sign, its pack and its store in the pass after (RB_LOOKUP .. RB_EXT0; after the
-# loop for the last pass)
+# The re-bias MAC path: proc_4bit_non_mx E2M1 / INT4 (one pass: 32 source bytes) and proc_6bit_non_mx (48).
+# Software-pipelined the way the seed bundles imply: a pass's load issues in the pass before (RB_LOOKUP; the
+# first in RB_FIRST), and its even codes' zero gate and sign, its pack and its store in the pass after
+# (RB_LOOKUP .. RB_EXT0; after the loop for the last pass). Labels only FP6 issues: RB_PRED, RB_SEL2 ..
+# RB_SEL4, RB_MACC0, RB_MACC1.
 cdef enum:
     RB_ENTRY = ENTRY_B                  # the spread predicate, the weight w1
-    RB_PR3                              # pr3 = the seed MAC's weights
+    RB_PR3                              # pr3 = the seed MAC's weights (FP6: and pr5)
+    RB_PRED                             # FP6: the even-byte and even-lane predicates
     RB_FIRST                            # the first pass's load
     RB_SEL0 = G0_STORE + 1
     RB_SEL1
+    RB_SEL2
+    RB_SEL3
+    RB_SEL4                             # FP6 msb-first
     RB_LOOKUP                           # seed @0x01004dfc
     RB_ZERO0
     RB_NEG0
     RB_SIGN
     RB_SEED                             # seed @0x01004fc8
+    RB_MACC0
     RB_EXT0
     RB_MAC1
+    RB_MACC1
     RB_EXT1
     RB_GATE1
     RB_ZERO1
@@ -228,38 +234,6 @@ cdef enum:
 
 
 # ============================================================================ shared sequences
-cdef inline void decode_minifloat_f16(TR tr, regfile_t* rf, int b, int e_shift, int m_mask, int m_shift,
-                                      int s_shift, int sub_imm) noexcept nogil:
-    """E2Mn codes in vCODE (FP4 E2M1: n = 1, FP6 E2M3: n = 3; exponent bias 1) -> the exact fp16
-    magnitude in vSIG and the sign byte (0x80) in vSGN, MF_LEN bundles. kF0 = 3 (exponent mask),
-    kF1 = 14 << 10 (the re-bias 15 - 1), kF2 = the code's sign bit; `m_mask` is the register holding the
-    mantissa mask, e_shift = n, m_shift = 10 - n, s_shift moves the sign bit to bit 7, sub_imm = n."""
-    # b+0: e = c >> n ; m = c & mask
-    VI(tr, rf, b, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vCODE, e_shift)
-    V3(tr, rf, b, "and2nx8", P.and2nx8, VIEW_NX16, vT1, vCODE, m_mask)
-    # b+1: the sign bit ; e & 3
-    V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NX16, vSGN, vCODE, kF2)
-    V3(tr, rf, b + 1, "and2nx8", P.and2nx8, VIEW_NX16, vT0, vT0, kF0)
-    # b+2: m << (10 - n) (the fp16 mantissa) ; sign to bit 7
-    VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT2, vT1, m_shift)
-    VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vSGN, vSGN, s_shift)
-    # b+3: subnormal code (e == 0) ; e << 10
-    CMP(tr, rf, b + 3, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbSUB, vT0, kZERO)
-    VI(tr, rf, b + 3, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vT0, 10)
-    # b+4: exponent RE-BIAS 1.2.n -> fp16 1.5.10: (e + 14) << 10 | m << (10 - n)
-    V3(tr, rf, b + 4, "addnx16", P.addnx16, VIEW_NX16, vSIG, vT0, kF1)
-    # b+5:
-    V3(tr, rf, b + 5, "or2nx8", P.or2nx8, VIEW_NX16, vSIG, vSIG, vT2)
-    # b+6: subnormal codes m * 2^-n by the int -> fp16 convert (normalises; m = 0 gives +0)
-    I_float16nx16t(tr, rf, b + 6, vSIG, vT1, sub_imm, vbSUB)
-
-
-cdef inline void decode_e2m3_f16(TR tr, regfile_t* rf, int b) noexcept nogil:
-    """FP6 E2M3 codes in vCODE -> exact fp16 magnitude in vSIG, sign byte in vSGN (MF_LEN bundles)."""
-    # kF0 = 3, kF1 = 14 << 10, kF2 = 0x20 (sign bit), kF3 = 7 (mantissa mask)
-    decode_minifloat_f16(tr, rf, b, 3, kF3, 7, 2, 3)
-
-
 cdef inline void decode_nf4(TR tr, regfile_t* rf, int b, bint non_mx) noexcept nogil:
     """NF4 indexes in vCODE -> vSIG / vEXP / vSGN from the 16-entry codebook registers (NF4_LEN bundles). The
     lookup is the MX path's dselnx16, or in the non-MX block its predicated form dselnx16t (docs/firmware.md §2.4
@@ -295,47 +269,70 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
     (1 source word = 8 nibble codes -> 2 destination words; 32 source bytes per pass) and, for fmt 4,
     proc_6bit_non_mx (3 source words = 16 six-bit codes -> 4 destination words; 48 bytes per pass).
 
-    E2M1 and INT4 (cfg.rebias) take the re-bias MAC path (docs/model.md §9.7): the 32 bytes are spread into
-    16-bit lanes (dcmprs2nx8), each code's X and its two kinks |p - X| (babssub) go through two paired MACs
-    whose sum is the code's fp16 value with the sign bit set, an fp16 compare finds the zero codes, negnxf16t gives the
-    positive codes their sign, and the FP8 byte is the fp16's high byte (sel2nx8i 53). The pack and store of
-    a pass issue in the next pass's bundles (software pipelining; seed @0x01004fc8)."""
+    E2M1, INT4 and FP6 E2M3 (cfg.rebias) take the re-bias MAC path (docs/model.md §9.7): the expanding load
+    spreads the pass into lanes (labvdcmprs2nx8_xp), shifts and a merge make each lane a selector of two codes,
+    dselnx16t looks up each code's X, its kinks |p - X| (babssub2nx8) go through paired MACs whose sum is the
+    code's value with the sign bit set (fp16; FP6: the E4M3 byte in the high byte), an fp16 compare finds the
+    zero codes, negnxf16t gives the positive codes their sign, and the FP8 byte is the high byte (sel2nx8i 53).
+    A pass's load issues in the pass before and its even codes' gate, sign, pack and store in the pass after
+    (software pipelining; seeds @0x01004dfc, @0x01004fc8). NF4 (its values need rounding) decodes through its
+    codebook and the rounding narrow."""
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
     cdef int h, n, nxt, nout, prev = 0
-    cdef int chunk = 48 if cfg.fmt == FMT_E2M3 else 32
+    cdef int chunk = 48 if cfg.fp6 else 32
     load_rodata(tr, rf, cfg.rodata, cfg.nconst, cfg.const_reg)
     if cfg.rebias:
-        # RB_ENTRY: the spread's expansion predicate: the even bytes (0 < 0x000F's bytes) ; w1 into every field of pr4
-        CMP(tr, rf, RB_ENTRY, "ltu2nx8", P.ltu2nx8, VIEW_2NX8, VIEW_VB8, vbEVEN, rbZERO, rbNIB)
+        # RB_ENTRY: the expanding load's predicate: the non-zero bytes of the spread constant ; w1 into every
+        # field of pr4
+        CMP(tr, rf, RB_ENTRY, "ltu2nx8", P.ltu2nx8, VIEW_2NX8, VIEW_VB8, vbSPREAD, rbZERO, rbSPREAD)
         I_movpint16(tr, rf, RB_ENTRY, prW1, cfg.w1)
-        # RB_PR3: pr3 = (wX, w2), the weights of the seed MAC, from a constant lane
+        # RB_PR3: pr3 = (wX, w2), the weights of the seed MAC, from a constant lane (FP6: pr5 = (w3, 0))
         I_extrprn_2x32(tr, rf, RB_PR3, prRB, rbPR3, 0)
-        # RB_FIRST: LOAD + SPREAD the first pass: its 32 bytes (a tail is shorter; zero-filled to 64) expanded
-        # under the even-byte predicate (dcmprs rule): byte j into the low byte of 16-bit lane j, byte 63 (0)
-        # into its high byte
+        if cfg.fp6:
+            I_extrprn_2x32(tr, rf, RB_PR3, prK3, rbPR3, 1)
+            # RB_PRED: FP6: the even bytes (0 < p1's bytes) ; the even 16-bit lanes (0x8000 < the spread
+            # constant's)
+            CMP(tr, rf, RB_PRED, "ltu2nx8", P.ltu2nx8, VIEW_2NX8, VIEW_VB8, vbE8, rbZERO, rbP1)
+            CMP(tr, rf, RB_PRED, "ltunx16", P.ltunx16, VIEW_NX16, VIEW_VB16, vbE16, rbNEG0, rbSPREAD)
+        # RB_FIRST: LOAD + SPREAD the first pass: its bytes (a tail is shorter; zero-filled to 64) expanded under
+        # the predicate (dcmprs rule). 4-bit: byte j into the low byte of 16-bit lane j; FP6: 3-byte group i
+        # into the low 3 bytes of 32-bit lane i. The lanes' other byte is byte 63 of the load (0)
         n = chunk if left > chunk else <int>left
-        I_labvdcmprs2nx8_xp(tr, rf, RB_FIRST, rbLD, vbEVEN, src, &soff, n)
+        I_labvdcmprs2nx8_xp(tr, rf, RB_FIRST, rbLD, vbSPREAD, src, &soff, n)
     while left > 0:
         n = chunk if left > chunk else <int>left
         if cfg.rebias:
             nxt = chunk if left - n > chunk else <int>(left - n)
-            # RB_SEL0 / RB_SEL1: UNPACK: the lookup's selector, the even code (nibble) in the low byte of each lane
-            # and the odd code in the high byte (dselnx16t reads 6 bits of each byte, the table repeats every 16
-            # lanes) ; the spread << 12 and << 8: each nibble's sign bit at bit 15
-            if cfg.high_first:
+            # RB_SEL0 .. RB_SEL4: UNPACK: the lookup's selector, the even code in the low byte of each 16-bit
+            # lane and the odd code in the high byte (dselnx16t reads the low 6 bits of each byte; the 4-bit
+            # table repeats every 16 entries, so the other nibble's bits there do not matter)
+            if cfg.fp6:
+                # RB_SEL0: FP6: each group << 4 (its codes 2, 3 at bits 0..11 of the high 16-bit lane) ...
+                VI(tr, rf, RB_SEL0, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, rbT, rbLD, 4)
+                # RB_SEL1: ... the low 16-bit lane keeps the group's own bits (codes 0, 1)
+                MOVT(tr, rf, RB_SEL1, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbT, rbLD, vbE16)
+                # RB_SEL2: << 2: each lane's second code at bits 8..13
+                VI(tr, rf, RB_SEL2, "sllinx16", P.sllinx16, VIEW_NX16, rbSEL, rbT, 2)
+                # RB_SEL3: the low bytes back from before the shift (the first code at bits 0..5)
+                MOVT(tr, rf, RB_SEL3, "mov2nx8t", P.mov2nx8t, VIEW_2NX8, VIEW_VB8, rbSEL, rbT, vbE8)
+                if cfg.msb_first:
+                    # RB_SEL4: msb-first: a group's codes in the other order: its 4 bytes reversed
+                    V4(tr, rf, RB_SEL4, "sel2nx8", P.sel2nx8, VIEW_2NX8, rbSEL, rbSEL, rbSEL, rbREV)
+            elif cfg.high_first:
+                # (the spread << 8 and << 12: the high / low nibble's sign bit at bit 15)
                 VI(tr, rf, RB_SEL0, "srlinx16", P.srlinx16, VIEW_NX16, rbT, rbLD, 4)
-                VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbS8, rbLD, 8)
-                V3(tr, rf, RB_SEL1, "or2nx8", P.or2nx8, VIEW_NX16, rbSEL, rbT, rbS8)
-                VI(tr, rf, RB_SEL1, "sllinx16", P.sllinx16, VIEW_NX16, rbS12, rbLD, 12)
+                VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbSG0, rbLD, 8)
+                V3(tr, rf, RB_SEL1, "or2nx8", P.or2nx8, VIEW_NX16, rbSEL, rbT, rbSG0)
+                VI(tr, rf, RB_SEL1, "sllinx16", P.sllinx16, VIEW_NX16, rbSG1, rbLD, 12)
             else:
                 VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbT, rbLD, 4)
-                VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbS12, rbLD, 12)
+                VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbSG0, rbLD, 12)
                 V3(tr, rf, RB_SEL1, "or2nx8", P.or2nx8, VIEW_NX16, rbSEL, rbLD, rbT)
-                VI(tr, rf, RB_SEL1, "sllinx16", P.sllinx16, VIEW_NX16, rbS8, rbLD, 8)
+                VI(tr, rf, RB_SEL1, "sllinx16", P.sllinx16, VIEW_NX16, rbSG1, rbLD, 8)
             # RB_LOOKUP: seed @0x01004dfc: LOAD + SPREAD the next pass (nothing after the last) ; FP GATE of the
             # previous pass's even codes: their zero lanes (-min < F) ; this pass's X of the even and odd codes
             # (v0, v1) through the code -> X table
-            I_labvdcmprs2nx8_xp(tr, rf, RB_LOOKUP, rbLD, vbEVEN, src, &soff, nxt)
+            I_labvdcmprs2nx8_xp(tr, rf, RB_LOOKUP, rbLD, vbSPREAD, src, &soff, nxt)
             I_oltnxf16t(tr, rf, RB_LOOKUP, vbZ0, rbZMAX, rbF0, vbALL)
             I_dselnx16t(tr, rf, RB_LOOKUP, rbX0, rbX1, rbXTAB, rbXTAB, rbSEL, vbALL)
             # RB_ZERO0: the previous pass's even zeros -> -0 ; ABS-SUB: the even codes' kink |p1 - X|
@@ -344,19 +341,28 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
             # RB_NEG0: SIGN: the previous pass's positive even codes -F ; the even codes' kink |p2 - X|
             MOVT(tr, rf, RB_NEG0, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbF0, rbF0, vbP0)
             BV(tr, rf, RB_NEG0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2E, rbK2E, rbP2, rbX0)
-            # RB_SIGN: ABS-SUB against 0x8000: the flag is this pass's positive codes (sign bit clear), even / odd ;
-            # RE-BIAS MAC, even codes: wv3 = (|p1 - X| + BIAS) * w1
-            BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, cfg.r_sg0, cfg.r_sg0,
-               rbNEG0)
-            BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, cfg.r_sg1, cfg.r_sg1,
-               rbNEG0)
+            if cfg.fp6:
+                # RB_SIGN: FP6: the even codes' third kink |p3 - X|
+                BV(tr, rf, RB_SIGN, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK3E, rbK3E, rbP3, rbX0)
+            else:
+                # RB_SIGN: ABS-SUB against 0x8000: the flag is this pass's positive codes (sign bit clear), even /
+                # odd
+                BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, rbSG0, rbSG0,
+                   rbNEG0)
+                BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, rbSG1, rbSG1,
+                   rbNEG0)
+            # RB_SIGN: RE-BIAS MAC, even codes: wv3 = (|p1 - X| + BIAS) * w1
             WVVP(tr, rf, RB_SIGN, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvF0, rbK1E, rbBIAS, prW1)
-            # RB_SEED: seed @0x01004fc8: wv3 += X * wX + |p2 - X| * w2 ; PACK the previous pass: the fp16 high
-            # bytes of the even and odd codes, interleaved ; the odd codes' |p1 - X|
+            # RB_SEED: seed @0x01004fc8: wv3 += X * wX + |p2 - X| * w2 ; PACK the previous pass: the high bytes of
+            # the even and odd codes' values, interleaved ; the odd codes' |p1 - X|
             WVVPA(tr, rf, RB_SEED, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF0, rbX0, rbK2E, prRB)
             VVI(tr, rf, RB_SEED, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, rbPK, rbF0, rbF1, 53)
             BV(tr, rf, RB_SEED, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK1O, rbK1O, rbP1, rbX1)
-            # RB_EXT0: accumulator extract: the even codes' fp16 (sign bit set) ; RE-BIAS MAC of the odd codes ;
+            if cfg.fp6:
+                # RB_MACC0: FP6: wv3 += |p3 - X| * w3 (pr5's second field is 0) ; the odd codes' |p3 - X|
+                WVVPA(tr, rf, RB_MACC0, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF0, rbK3E, rbZERO, prK3)
+                BV(tr, rf, RB_MACC0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK3O, rbK3O, rbP3, rbX1)
+            # RB_EXT0: accumulator extract: the even codes' values (sign bit set) ; RE-BIAS MAC of the odd codes ;
             # store the previous pass (nothing on the first) ; the odd codes' |p2 - X|
             I_packvrnrnx48(tr, rf, RB_EXT0, rbF0, wvF0, 0)
             WVVP(tr, rf, RB_EXT0, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvF1, rbK1O, rbBIAS, prW1)
@@ -364,7 +370,17 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
             BV(tr, rf, RB_EXT0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2O, rbK2O, rbP2, rbX1)
             # RB_MAC1: the odd codes' second MAC
             WVVPA(tr, rf, RB_MAC1, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF1, rbX1, rbK2O, prRB)
-            # RB_EXT1: the odd codes' fp16
+            if cfg.fp6:
+                # RB_MAC1: FP6: the selector << 10 and << 2: the even / odd code's sign bit at bit 15
+                VI(tr, rf, RB_MAC1, "sllinx16", P.sllinx16, VIEW_NX16, rbSG0, rbSEL, 10)
+                VI(tr, rf, RB_MAC1, "sllinx16", P.sllinx16, VIEW_NX16, rbSG1, rbSEL, 2)
+                # RB_MACC1: FP6: the odd codes' third-kink MAC ; ABS-SUB against 0x8000: the positive codes
+                WVVPA(tr, rf, RB_MACC1, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF1, rbK3O, rbZERO, prK3)
+                BV(tr, rf, RB_MACC1, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, rbSG0, rbSG0,
+                   rbNEG0)
+                BV(tr, rf, RB_MACC1, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, rbSG1, rbSG1,
+                   rbNEG0)
+            # RB_EXT1: the odd codes' values
             I_packvrnrnx48(tr, rf, RB_EXT1, rbF1, wvF1, 0)
             # RB_GATE1: FP GATE: the odd codes' zero lanes
             I_oltnxf16t(tr, rf, RB_GATE1, vbZ1, rbZMAX, rbF1, vbALL)
@@ -372,45 +388,22 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
             MOVT(tr, rf, RB_ZERO1, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF1, rbNEG0, vbZ1)
             # RB_NEG1: the positive odd codes -F
             MOVT(tr, rf, RB_NEG1, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbF1, rbF1, vbP1)
-            prev = 2 * n
+            prev = (n // 3) * 4 if cfg.fp6 else 2 * n
         else:
-            # G0_LOAD: load one pass of packed bytes, 32 (4-bit) or 48 (FP6); a tail is shorter (4-bit: zero-filled;
-            # FP6: 12 / 24 / 36)
+            # G0_LOAD: NF4: load one pass of packed bytes (a tail is shorter: zero-filled)
             I_lav2nx8_xp(tr, rf, G0_LOAD, vIN, src, &soff, n)
-            if cfg.fmt == FMT_E2M3:
-                for h in range(2):
-                    # G0_UNPACK: 6-bit UNPACK: the two bytes holding code k into 16-bit lane k
-                    V4(tr, rf, G0_UNPACK, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCODE, vIN, vIN, kIDX6_0 + h)
-                    # G0_SHIFT: shift the code down (per-lane amount) ...
-                    V3(tr, rf, G0_SHIFT, "srlnx16", P.srlnx16, VIEW_NX16, vCODE, vCODE, kSH6)
-                    # G0_MASK: ... and keep 6 bits
-                    V3(tr, rf, G0_MASK, "and2nx8", P.and2nx8, VIEW_NX16, vCODE, vCODE, k63)
-                    # G0_DECODE: exponent re-bias to the exact fp16 value
-                    decode_e2m3_f16(tr, rf, G0_DECODE)
-                    # G0_TOP: fp16 -> E4M3 re-bias: (exp16 << 3 | mant3) - (8 << 3); every FP6 value is an
-                    # E4M3 normal, so this is exact ; zero test
-                    VI(tr, rf, G0_TOP, "srlinx16", P.srlinx16, VIEW_NX16, vT0, vSIG, 7)
-                    CMP(tr, rf, G0_TOP, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbZ, vSIG, kZERO)
-                    # G0_REBIAS:
-                    V3(tr, rf, G0_REBIAS, "subnx16", P.subnx16, VIEW_NX16, vT0, vT0, k64)
-                    # G0_ZERO: zeros stay zero
-                    MOVT(tr, rf, G0_ZERO, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT0, kZERO, vbZ)
-                    # G0_SIGN: sign
-                    V3(tr, rf, G0_SIGN, "or2nx8", P.or2nx8, VIEW_NX16, vOLO + h, vT0, vSGN)
-                nout = (n // 3) * 4
-            else:
-                for h in range(2):
-                    # G0_UNPACK: NF4: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order in the imm)
-                    VVI(tr, rf, G0_UNPACK, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN,
-                        cfg.s4_imm | h)
-                    # G0_DECODE: NF4 codebook lookup (values need rounding)
-                    decode_nf4(tr, rf, G0_DECODE, 1)
-                    # G0_NARROW: round to E4M3 (RNE, saturating), sign
-                    narrow_fp8(tr, rf, G0_NARROW, cfg.m_bits, vOLO + h)
-                nout = 2 * n
+            for h in range(2):
+                # G0_UNPACK: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order in the imm)
+                VVI(tr, rf, G0_UNPACK, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN,
+                    cfg.s4_imm | h)
+                # G0_DECODE: NF4 codebook lookup (values need rounding)
+                decode_nf4(tr, rf, G0_DECODE, 1)
+                # G0_NARROW: round to E4M3 (RNE, saturating), sign
+                narrow_fp8(tr, rf, G0_NARROW, cfg.m_bits, vOLO + h)
+            nout = 2 * n
             # G0_PACK: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
             VVI(tr, rf, G0_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
-            # G0_STORE: store the pass's FP8 bytes: 2 per source byte (4-bit), 4 per 3 (FP6)
+            # G0_STORE: store the pass's 64 FP8 bytes (2 per source byte)
             I_sav2nx8_xp(tr, rf, G0_STORE, vIN, dst, &doff, nout)
         left -= n
     if cfg.rebias:
@@ -541,24 +534,37 @@ def _nf4_tables(values, ebias):
 
 
 #: the re-bias MAC path's per-format numbers (docs/model.md §9.7): F = BIAS' + wX X + w1 |p1 - X| + w2 |p2 - X|
-#: (mod 2^16) is the fp16 pattern of -(the code's magnitude); w1 multiplies both |p1 - X| and the BIAS register
+#: + w3 |p3 - X| (mod 2^16) is the pattern of -(the code's magnitude): fp16 for E2M1 / INT4, the E4M3 byte in the
+#: high byte for FP6 E2M3; w1 multiplies both |p1 - X| and the BIAS register (w3 = 0: no third kink)
 REBIAS = {
-    #          p1  p2  BIAS  w1      wX      w2      -min
-    FMT_E2M1: (1, 2, 183, 0x0100, 0x0200, 0xFF00, 0xB800),    # 0xB700 + 512 m + 256 |1 - m| - 256 |2 - m|
-    FMT_INT4: (6, 4, -208, 0xFF00, 0xFD80, 0xFF80, 0xBC00),   # 0xD000 - 640 y - 256 |6 - y| - 128 |4 - y|
+    #          p1  p2  p3  BIAS  w1      wX      w2      w3      -min
+    FMT_E2M1: (1, 2, 0, 183, 0x0100, 0x0200, 0xFF00, 0, 0xB800),      # 0xB700 + 512 m + 256 |1 - m| - 256 |2 - m|
+    FMT_INT4: (6, 4, 0, -208, 0xFF00, 0xFD80, 0xFF80, 0, 0xBC00),     # 0xD000 - 640 y - 256 |6 - y| - 128 |4 - y|
+    # FP6: 0xA400 + 1152 m - 512 |2 - m| - 256 |4 - m| - 128 |8 - m| (E4M3 in the high byte)
+    FMT_E2M3: (2, 4, 8, 46, 0xFE00, 0x0480, 0xFF00, 0xFF80, 0xA000),
 }
 
 
-def rebias_rodata(int fmt):
-    """The re-bias path's constants, uint8 [RB_NCONST, 64], loaded into v11 .. v20 (w1 goes in by movpint16:
-    run() sets cfg.w1)."""
-    p1, p2, bias, _w1, wx, w2, zmax = REBIAS[fmt]
-    codes = np.arange(32) & 15
-    xtab = (codes & 7) if fmt == FMT_E2M1 else np.abs(codes - 8)
-    rows = {rbP1: _bcast16(p1), rbP2: _bcast16(p2), rbNIB: _bcast16(0xF),
-            rbXTAB: xtab.astype(np.uint16).view(np.uint8), rbBIAS: _bcast16(bias), rbZMAX: _bcast16(zmax), rbNEG0: _bcast16(0x8000),
-            rbPR3: np.array([wx | w2 << 16] + [0] * 15, np.uint32).view(np.uint8), rbZERO: np.zeros(64, np.uint8)}
-    out = np.zeros((RB_NCONST, 64), np.uint8)
+def rebias_rodata(int fmt, str fp6_packing="lsb-first"):
+    """The re-bias path's constants, uint8 [nconst, 64], loaded into v11 .. (w1 goes in by movpint16: run()
+    sets cfg.w1): 9 rows for E2M1 / INT4, 10 for FP6 (11 msb-first)."""
+    p1, p2, p3, bias, _w1, wx, w2, w3, zmax = REBIAS[fmt]
+    if fmt == FMT_E2M3:
+        xtab = np.arange(32)                                   # X = c & 31 (the pool repeats the 32 entries)
+        spread = np.tile(np.array([1, 0xFF, 1, 0], np.uint8), 16)
+    else:
+        codes = np.arange(32) & 15
+        xtab = (codes & 7) if fmt == FMT_E2M1 else np.abs(codes - 8)
+        spread = _bcast16(0xF)
+    rows = {rbP1: _bcast16(p1), rbP2: _bcast16(p2), rbSPREAD: spread,
+            rbXTAB: xtab.astype(np.uint16).view(np.uint8), rbBIAS: _bcast16(bias), rbZMAX: _bcast16(zmax),
+            rbNEG0: _bcast16(0x8000), rbPR3: np.array([wx | w2 << 16, w3] + [0] * 14, np.uint32).view(np.uint8),
+            rbZERO: np.zeros(64, np.uint8)}
+    if fmt == FMT_E2M3:
+        rows[rbP3] = _bcast16(p3)
+        if fp6_packing == "msb-first":
+            rows[rbREV] = np.array([(k & ~3) | (3 - (k & 3)) for k in range(64)], np.uint8)
+    out = np.zeros((max(rows) + 1 - RB_CONST, 64), np.uint8)
     for slot, row in rows.items():
         out[slot - RB_CONST] = row
     return out
@@ -573,8 +579,8 @@ def mx_scale_position(str mx_layout):
 def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_layout, str mx_scale,
                  nf4_values):
     """The constant vectors of one kernel configuration, uint8 [nconst, 64] (the kernel's .rodata)."""
-    if group == 0 and fmt in (FMT_E2M1, FMT_INT4):
-        return rebias_rodata(fmt)
+    if fmt == FMT_E2M3 or (group == 0 and fmt in (FMT_E2M1, FMT_INT4)):
+        return rebias_rodata(fmt, fp6_packing)
     e5m2 = fmt in (FMT_E2M1, FMT_INT4)
     bias, m_bits = (15, 2) if e5m2 else (7, 3)
     mx = group == 8
@@ -591,19 +597,6 @@ def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
     elif fmt == FMT_NF4:
         lo, hi = _nf4_tables(nf4_values, 0)
         rows.update({kF0: lo, kF1: hi, kF2: _bcast16(0x1000)})
-    else:
-        rows.update({kF0: _bcast16(3), kF1: _bcast16(14 << 10), kF2: _bcast16(0x20), kF3: _bcast16(7)})
-        lo_sh = ((0, 0), (0, 6), (1, 4), (2, 2)) if fp6_packing == "lsb-first" else ((2, 2), (1, 4), (0, 6), (0, 0))
-        for h in range(2):
-            idx = []
-            for k in range(32):
-                c = 32 * h + k
-                lo = 3 * (c >> 2) + lo_sh[c & 3][0]
-                idx += [lo, lo + 1]
-            rows[kIDX6_0 + h] = _bytes_vec(idx)
-        rows[kSH6] = np.array([lo_sh[k & 3][1] for k in range(32)], np.uint16).view(np.uint8)
-        rows[k63] = _bcast16(63)
-        rows[k64] = _bcast16(64)
     if mx:
         sc_base, sc_step = mx_scale_position(mx_layout)
         codes = []
@@ -660,12 +653,13 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
     cfg.s4_imm = 8 if nibble_order == "high-first" else 0
     cfg.sc_base = 4 if mx_layout == "scale-last" else 0         # mx_scale_position
     cfg.sc_step = 1 if mx_layout == "word-block" else 5
-    cfg.rebias = group == 0 and fmt in (FMT_E2M1, FMT_INT4)
+    cfg.rebias = fmt == FMT_E2M3 or (group == 0 and fmt in (FMT_E2M1, FMT_INT4))
     cfg.const_reg = RB_CONST if cfg.rebias else 0
-    cfg.w1 = 0x0100 if fmt == FMT_E2M1 else 0xFF00       # REBIAS[fmt]'s w1 (a literal: the listing evaluates it)
+    # REBIAS[fmt]'s w1 (literals: the listing evaluates them)
+    cfg.w1 = 0x0100 if fmt == FMT_E2M1 else (0xFE00 if fmt == FMT_E2M3 else 0xFF00)
     cfg.high_first = nibble_order == "high-first"
-    cfg.r_sg0 = rbS8 if cfg.high_first else rbS12
-    cfg.r_sg1 = rbS12 if cfg.high_first else rbS8
+    cfg.fp6 = fmt == FMT_E2M3
+    cfg.msb_first = fp6_packing == "msb-first"
     if dst.shape[0] != parts or parts == 0:
         raise ValueError("src and dst must have the same (non-zero) number of partitions")
     expected = nbytes // 12 * 16 if six else (nbytes // 20 * 32 if mx else nbytes * 2)
