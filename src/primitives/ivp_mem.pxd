@@ -3,7 +3,7 @@
 `_ip` / `_xp` forms post-increment the offset. Callers check that the bytes touched lie in the buffer."""
 from libc.stdint cimport uint8_t, uint16_t
 from libc.string cimport memcpy, memset
-from q7regs cimport vec_t, vbool_t, valign_t, q7_load_prefix, q7_spread_bytes16
+from q7regs cimport vec_t, vbool_t, valign_t, q7_load_prefix, q7_spread_bytes16, q7_spread_bytes32
 
 
 cdef inline Py_ssize_t _tail(Py_ssize_t n) noexcept nogil:
@@ -12,13 +12,17 @@ cdef inline Py_ssize_t _tail(Py_ssize_t n) noexcept nogil:
 
 
 cdef inline void expand_bytes(vec_t* vt, const uint8_t* r, vbool_t vb) noexcept nogil:
-    """The dcmprs rule: vt[k] = vb[k] ? r[popcount(vb bits below k)] : r[63] (r may alias vt). The even-byte
-    and all-true predicates (a byte spread into 16-bit lanes: the SIMD leaf q7_spread_bytes16; a plain load) give
-    the same bytes."""
+    """The dcmprs rule: vt[k] = vb[k] ? r[popcount(vb bits below k)] : r[63] (r may alias vt). Three predicates
+    take straight-line code that gives the same bytes: the even bytes (a byte spread into 16-bit lanes, the SIMD
+    leaf q7_spread_bytes16), 3 bytes of every 4 (3-byte groups into 32-bit lanes, q7_spread_bytes32) and all
+    bytes (a plain load)."""
     cdef vec_t o
     cdef int k, n = 0, bit
     if vb == <vbool_t>0x5555555555555555:     # byte k -> the low byte of 16-bit lane k (the byte spread)
         q7_spread_bytes16(vt.u8, r)
+        return
+    if vb == <vbool_t>0x7777777777777777:     # 3-byte group i -> the low 3 bytes of 32-bit lane i
+        q7_spread_bytes32(vt.u8, r)
         return
     if vb == <vbool_t>0xFFFFFFFFFFFFFFFF:
         memcpy(o.u8, r, 64)

@@ -124,7 +124,7 @@ cdef inline void wvec_zero(wvec_t* w, int view) noexcept nogil:
 # ---------------------------------------------------------------------------------- SIMD leaves
 # The few lane operations plain C loops cannot express so that GCC vectorises them: vbool <-> lane
 # mask conversion (one bit per byte), the two-register permutes of the select unit, the bounded
-# prefix load of the variable-length loads and the byte spread of the expanding loads. Each has an
+# prefix load of the variable-length loads and the byte spreads of the expanding loads. Each has an
 # x86 SIMD body (AVX-512 BW / VBMI, AVX2) chosen at compile time and a portable C body that is the
 # reference; all bodies give identical results on every input. Outputs may alias inputs (every
 # body reads all of its inputs before writing).
@@ -186,6 +186,36 @@ cdef extern from *:
         memcpy(o, t, 64);
     #endif
     }
+    /* the group spread: 32-bit lane i = r[3i] | r[3i+1] << 8 | r[3i+2] << 16 | r[63] << 24, i = 0..15 (the
+       dcmprs rule under the predicate of 3 bytes in every 4); o may alias r */
+    static inline void q7_spread_bytes32(uint8_t *o, const uint8_t *r) {
+    #if defined(__AVX512BW__)
+        const __m512i shuf = _mm512_set4_epi32((int)0x800B0A09, (int)0x80080706, (int)0x80050403, (int)0x80020100);
+        __m512i d = _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 1, 2, 2, 3, 4, 5, 5, 6, 7, 8, 8, 9, 10, 11, 11),
+                                             _mm512_loadu_si512((const void *)r));
+        __m512i v = _mm512_mask_blend_epi8((__mmask64)0x8888888888888888ULL, _mm512_shuffle_epi8(d, shuf),
+                                           _mm512_set1_epi8((char)r[63]));
+        _mm512_storeu_si512((void *)o, v);
+    #elif defined(__AVX2__)
+        const __m256i shuf = _mm256_setr_epi8(0, 1, 2, -128, 3, 4, 5, -128, 6, 7, 8, -128, 9, 10, 11, -128,
+                                              0, 1, 2, -128, 3, 4, 5, -128, 6, 7, 8, -128, 9, 10, 11, -128);
+        const __m256i perm = _mm256_setr_epi32(0, 1, 2, 2, 3, 4, 5, 5);
+        const __m256i top = _mm256_set1_epi32((int)0xFF000000);
+        __m256i last = _mm256_set1_epi8((char)r[63]);
+        __m256i a = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)r), perm);
+        __m256i b = _mm256_permutevar8x32_epi32(_mm256_loadu_si256((const __m256i *)(r + 24)), perm);
+        a = _mm256_blendv_epi8(_mm256_shuffle_epi8(a, shuf), last, top);
+        b = _mm256_blendv_epi8(_mm256_shuffle_epi8(b, shuf), last, top);
+        _mm256_storeu_si256((__m256i *)o, a);
+        _mm256_storeu_si256((__m256i *)(o + 32), b);
+    #else
+        uint8_t t[64]; int i;
+        for (i = 0; i < 16; i++) {
+            t[4 * i] = r[3 * i]; t[4 * i + 1] = r[3 * i + 1]; t[4 * i + 2] = r[3 * i + 2]; t[4 * i + 3] = r[63];
+        }
+        memcpy(o, t, 64);
+    #endif
+    }
     /* byte k = 0xFF if bit k of b else 0x00, k = 0..63 */
     static inline void q7_bits_to_bytes(uint64_t b, uint8_t *m) {
     #if defined(__AVX512BW__)
@@ -236,6 +266,7 @@ cdef extern from *:
     void q7_bits_to_bytes(uint64_t b, uint8_t* m) nogil
     void q7_load_prefix(uint8_t* o, const uint8_t* src, size_t k) nogil
     void q7_spread_bytes16(uint8_t* o, const uint8_t* r) nogil
+    void q7_spread_bytes32(uint8_t* o, const uint8_t* r) nogil
     void q7_permute2_u8(uint8_t* o, const uint8_t* a, const uint8_t* b, const uint8_t* idx) nogil
     void q7_permute2_u16(uint16_t* o, const uint16_t* a, const uint16_t* b, const uint16_t* idx) nogil
     void q7_permute2_u32(uint32_t* o, const uint32_t* a, const uint32_t* b, const uint32_t* idx) nogil
