@@ -220,6 +220,15 @@ cdef extern from *:
     static inline void q7_bits_to_bytes(uint64_t b, uint8_t *m) {
     #if defined(__AVX512BW__)
         _mm512_storeu_si512((void *)m, _mm512_movm_epi8((__mmask64)b));
+    #elif defined(__AVX2__)
+        /* byte j of each half takes byte j / 8 of the half's 32 bits, then tests bit j % 8 */
+        const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                              2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+        const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+        __m256i lo = _mm256_shuffle_epi8(_mm256_set1_epi32((int)(uint32_t)b), pick);
+        __m256i hi = _mm256_shuffle_epi8(_mm256_set1_epi32((int)(uint32_t)(b >> 32)), pick);
+        _mm256_storeu_si256((__m256i *)m, _mm256_cmpeq_epi8(_mm256_and_si256(lo, bit), bit));
+        _mm256_storeu_si256((__m256i *)(m + 32), _mm256_cmpeq_epi8(_mm256_and_si256(hi, bit), bit));
     #else
         int k;
         for (k = 0; k < 64; k++)
