@@ -152,6 +152,18 @@ def test_labvdcmprs2nx8_xp_byte_spread():
     eq(vt.view(np.uint16), np.arange(32, dtype=np.uint16) | np.uint16(63 << 8))
 
 
+def test_labvdcmprs2nx8_xp_group_spread():
+    # 3 bytes of every 4 (the FP6 path's predicate): 3-byte group i into the low 3 bytes of 32-bit lane i, the
+    # top byte R[63]
+    vb = np.tile(np.array([1, 1, 1, 0], np.bool_), 16)
+    vt, off = ivp.labvdcmprs2nx8_xp(MEM, vb, 7, 48)
+    eq(vt.view(np.uint32), np.array([(7 + 3 * i) | (8 + 3 * i) << 8 | (9 + 3 * i) << 16 for i in range(16)],
+                                    np.uint32))                  # R[63] = 0: only 48 bytes read
+    assert off == 55
+    vt, _ = ivp.labvdcmprs2nx8_xp(MEM, vb, 0, 64)
+    assert vt[3::4].tolist() == [63] * 16 and vt[0::4].tolist() == list(range(0, 48, 3))
+
+
 def test_labvdcmprs2nx8_xp_only_touches_n_bytes():
     small = np.arange(70, dtype=np.uint8)
     vt, off = ivp.labvdcmprs2nx8_xp(small, np.ones(64, np.bool_), 60, 10)
