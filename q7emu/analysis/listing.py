@@ -62,7 +62,7 @@ class Operand:
     code: int | None = None    # scalars: the trace hook's register code (255 immediate, 254 offset, 253 count)
 
     def render(self, names: bool = False) -> str:
-        """Assembly text: ``v23`` / ``v[kIDX6_0 + h]`` / an immediate; ``names`` adds the register's name."""
+        """Assembly text: ``v23`` / ``v[cfg.byte_reg]`` / an immediate; ``names`` adds the register's name."""
         if self.kind == "scalar":
             return str(self.value) if self.value is not None else self.text
         prefix = _PREFIX[self.kind]

@@ -45,7 +45,7 @@ cdef enum:
     kF1 = 10
     kF2 = 11
     kF3 = 12
-    # path-specific constants v13..v19 (MX: gathers, NaN pipeline; FP6: unpack tables)
+    # path-specific constants v13..v19 (MX: gathers, NaN pipeline)
     kP0 = 13
     kP1 = 14
     kP2 = 15
