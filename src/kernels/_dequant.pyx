@@ -7,20 +7,20 @@ Q7 register file `rf`; every instruction is one primitive issued through kernel_
 named by a label (the bundle labels below) with a comment saying what the bundle does.
 
 Datapath (q7emu's reconstruction of the soft-float chain; docs/firmware.md §2.2-§2.4, seed 002 §5.5, §7.1):
-  load (lav2nx8_xp; tails are variable-length loads / stores, never a Python fallback)
-  -> unpack codes into 16-bit lanes (sel2nx8i_s4 nibbles; sel2nx8 + per-lane shifts for 6-bit codes)
-  -> group 0 (proc_4bit_non_mx, proc_6bit_non_mx), the seed's scale-free WIDEN:
-     E2M1 and INT4: the RE-BIAS MAC path (docs/model.md §9.7, seed @0x01004fc8): each code's X (E2M1 c & 7,
-     INT4 |c - 8|) and its two kinks |p - X| (babssub) go through two paired MACs (mulsupn16xr16,
-     muluupan16xr16) whose sum mod 2^16 is the fp16 pattern of -|value|; an ordered fp16 compare (oltnxf16t)
-     finds the zeros, negnxf16t gives the positive codes their sign, and the E5M2 byte is the fp16's high byte
-     (every such value is exact in E5M2).
-     FP6 E2M3: exponent re-bias to the exact fp16 value (subnormal codes through the int -> fp16 convert
-     float16nx16t), then a second re-bias to E4M3 ((bits >> 7) - 64).
-     NF4 values are not exact: they take the rounding path below.
-  -> rounding path (NF4, and every code of the MX path): a soft-float triple per lane -- SIG (the
-     significand, leading one at bit 14; 0 for zero), EXP (its unbiased exponent; -16384 for zero),
-     SGN (0x00 / 0x80) -- from the format's 16-entry codebook registers (dselnx16);
+  group 0 E2M1 / INT4 (proc_4bit_non_mx) and FP6 E2M3 (proc_6bit_non_mx): the RE-BIAS MAC path (docs/model.md
+     §9.7; seeds @0x01004dfc, @0x01004fc8, both issued with their registers):
+     load + spread (labvdcmprs2nx8_xp: the pass's bytes expanded into 16-bit lanes, FP6: 3-byte groups into
+     32-bit lanes) -> unpack (shifts and merges make each 16-bit lane a selector of two codes) -> each code's
+     X through a table (dselnx16t) -> abs-sub: its kinks |p - X| (babssub2nx8; two, FP6 three) and the sign
+     tests (babssubunx16) -> re-bias MAC: paired MACs (mulsupn16xr16, muluupan16xr16) whose sum mod 2^16 is
+     -|value| (fp16; FP6: the E4M3 byte in the high byte) -> extract (packvrnrnx48) -> fp gate: an ordered
+     fp16 compare (oltnxf16t) finds the zeros, negnxf16t gives the positive codes their sign -> pack the high
+     bytes (sel2nx8i 53; every such value is exact in the FP8 format) and store (sav2nx8_xp).
+  NF4 (proc_4bit_non_mx fmt 3) and every format of the MX path: the rounding path:
+     load (lav2nx8_xp; tails are variable-length loads / stores, never a Python fallback) -> unpack the
+     nibbles into 16-bit lanes (sel2nx8i_s4) -> a soft-float triple per lane -- SIG (the significand, leading
+     one at bit 14; 0 for zero), EXP (its unbiased exponent; -16384 for zero), SGN (0x00 / 0x80) -- from the
+     format's 16-entry codebook registers (dselnx16 / dselnx16t);
      MX: THE SCALE THROUGH THE MAC (docs/model.md §9.4): the accumulator lanes are set up as
      EXP * 2^15 + SIG, each group's scale byte goes from the loaded bytes into pr1 (extrpr2nx8) and an
      accumulating MAC adds 2^15 * pr1 to that group's lanes (mulus4tan16xr16 with a lane mask), so the
@@ -28,9 +28,7 @@ Datapath (q7emu's reconstruction of the soft-float chain; docs/firmware.md §2.2
      bytes 0xFF (e8m0) are found with an unordered fp32 compare (ultn_2xf32t) and gate their group's
      bytes to the NaN code;
      then narrow_fp8 (kernel_fp8.pxi): RNE at the output precision incl. subnormals, saturation
-     with bminnx16, sign.
-  -> pack the 16-bit lanes' low bytes (sel2nx8i; the re-bias path: the high bytes, sel2nx8i 53), store
-     (sav2nx8_xp).
+     with bminnx16, sign -> pack the 16-bit lanes' low bytes (sel2nx8i), store (sav2nx8_xp).
 """
 import numpy as np
 include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and the kernel includes
