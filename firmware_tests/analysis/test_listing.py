@@ -140,6 +140,18 @@ def test_firmware_provenance_in_listings():
     assert {o.mnemonic: o.provenance for o in nf.ops("pass")}["sel2nx8i_s4"].kind == "q7emu"   # MX list only
 
 
+def test_a_bundle_split_by_a_resolved_variant_keeps_one_header():
+    # RB_PR3's second extrprn_2x32 (FP6 only) and RB_SIGN's MAC come after a resolved `if cfg.fp6`: the same
+    # bundle, so no second "B<n>" header (a comment of its own goes on a continuation line)
+    from q7emu.analysis.listing import data
+    enums = data()["modules"]["dequant"]["enums"]
+    text = build("proc_6bit_non_mx", None, {"fp6_packing": "lsb-first"}).format().splitlines()
+    for label in ("RB_PR3", "RB_SIGN", "RB_MAC1"):              # none of them is in the exit section
+        heads = [ln for ln in text if ln.lstrip().startswith(f"B{enums[label]} ")]
+        assert len(heads) == 1, (label, heads)
+    assert any(ln.strip().startswith("; RB_SIGN: RE-BIAS MAC") for ln in text)
+
+
 def test_variants_shown_and_resolved():
     open_ = build("proc_4bit_mx_8", "nf4").format()
     assert "[variant] if cfg.nan_gate" in open_ and 'mx_scale == "e8m0"' in open_

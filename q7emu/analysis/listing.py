@@ -271,7 +271,11 @@ def _fmt_items(items: list, lines: list[str], depth: int, names: bool, last: lis
             if (it.bundle, it.comment) != last[0]:
                 head = f"B{it.bundle}" if it.bundle is not None else "B?"
                 com = re.sub(r"^(B\d+(\.\.B\d+)?|b\s*\+\s*\d+):\s*", "", it.comment or "")
-                lines.append(f"{ind}{head:<4} ; {com}".rstrip(" ;"))
+                if last[0] is not None and it.bundle is not None and it.bundle == last[0][0]:
+                    if com:                             # more of the same bundle (a resolved variant's ops)
+                        lines.append(f"{ind}     ; {com}")
+                else:
+                    lines.append(f"{ind}{head:<4} ; {com}".rstrip(" ;"))
                 last[0] = (it.bundle, it.comment)
             text = f"{it.mnemonic} {it.render_operands(names)}"
             lines.append(f"{ind}     {text:<46} {it.provenance.label}")
