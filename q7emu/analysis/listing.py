@@ -66,7 +66,7 @@ class Operand:
         if self.kind == "scalar":
             return str(self.value) if self.value is not None else self.text
         prefix = _PREFIX[self.kind]
-        r = f"{prefix}{self.reg}" if self.reg is not None else f"{prefix}[{self.text.strip('()')}]"
+        r = f"{prefix}{self.reg}" if self.reg is not None else f"{prefix}[{_unwrap(self.text)}]"
         if names and self.reg is not None and re.fullmatch(r"[A-Za-z_]\w*", self.text):
             r += f"({self.text})"
         return r
@@ -74,6 +74,20 @@ class Operand:
     def to_json(self) -> dict:
         """JSON form: kind, role, reg, value, text."""
         return {"kind": self.kind, "role": self.role, "reg": self.reg, "value": self.value, "text": self.text}
+
+
+def _unwrap(text: str) -> str:
+    """``text`` without one pair of parentheses around the whole of it (``(a + b)`` -> ``a + b``; ``(a) + (b)``
+    and ``a + (b)`` stay as they are)."""
+    t = text.strip()
+    if not (t.startswith("(") and t.endswith(")")):
+        return t
+    depth = 0
+    for i, ch in enumerate(t):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and i < len(t) - 1:
+            return t                    # the first "(" closes before the end
+    return t[1:-1]
 
 
 @dataclass

@@ -278,7 +278,7 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
     cdef int h, n, nxt, nout, prev = 0
     cdef int chunk = 48 if cfg.fp6 else 32
-    load_rodata(tr, rf, cfg.rodata, cfg.nconst, cfg.const_reg)
+    load_rodata(tr, rf, cfg.rodata, cfg.nconst, cfg.const_reg, NO_HOLE)
     if cfg.rebias:
         # RB_ENTRY: the expanding load's predicate: the non-zero bytes of the spread constant ; w1 into every
         # field of pr4
@@ -397,7 +397,7 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
                 # G0_DECODE: NF4 codebook lookup (values need rounding)
                 decode_nf4(tr, rf, G0_DECODE, 1)
                 # G0_NARROW: round to E4M3 (RNE, saturating), sign
-                narrow_fp8(tr, rf, G0_NARROW, cfg.m_bits, vOLO + h)
+                narrow_fp8(tr, rf, G0_NARROW, cfg.m_bits, vOLO + h, kMAX)
             nout = 2 * n
             # G0_PACK: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
             VVI(tr, rf, G0_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
@@ -433,7 +433,7 @@ cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* s
     cdef uint32_t num_groups = <uint32_t>((<uint64_t>num_elem * 0xCCCCCCCDu) >> 34)
     cdef uint32_t left = num_groups
     cdef int h, n
-    load_rodata(tr, rf, cfg.rodata, cfg.nconst, 0)
+    load_rodata(tr, rf, cfg.rodata, cfg.nconst, 0, NO_HOLE)
     # MX_ENTRY: pr2 = the pair weights (1, 2^15) of the accumulator set-up, from a constant lane
     I_extrprn_2x32(tr, rf, MX_ENTRY, prPAIR, kPAIRW, 0)
     while left > 0:
@@ -474,7 +474,7 @@ cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* s
             # MX_EXT: accumulator extract: EXP + s
             I_packvrnrnx48(tr, rf, MX_EXT, vEXP, wvACC, 15)
             # MX_NARROW: round to FP8 (RNE), saturate, sign
-            narrow_fp8(tr, rf, MX_NARROW, cfg.m_bits, vOLO + h)
+            narrow_fp8(tr, rf, MX_NARROW, cfg.m_bits, vOLO + h, kMAX)
         # MX_PACK: pack to bytes
         VVI(tr, rf, MX_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
         if cfg.nan_gate:

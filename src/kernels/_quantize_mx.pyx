@@ -29,21 +29,28 @@ include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and t
 
 # ---------------------------------------------------------------------------- register map
 cdef enum:
+    # Constants v0..v13 and v15..v22 (load_rodata skips v14: seed @0x79ec's srln_2x32 writes it). Shared with the
+    # dequant kernels (kernel_fp8.pxi): v0..v4, v7, v8 (kZERO .. kZEXP) and vSIG / vEXP / vSGN / vT0..vT3 =
+    # v23..v29; kernel_fp8's kMAX slot (v5) holds the broadcast 23 here, the seed's v5.
+    k23 = 5            # 23 (32-bit lanes): the exponent-field shift (seed @0x79ec: srln_2x32 v14,v25,v5)
     kMAXEXP = 6        # max_exp (32-bit lanes): 8 / 15 (ocp), 7 / 14 (alt)
-    k23 = 9            # 23 (32-bit lanes): the exponent-field shift
+    kSAT = 9           # largest finite FP8 code (0x7E E4M3, 0x7B E5M2): narrow_fp8's saturation
     kFF = 10           # 0xFF (32-bit lanes)
     kIDX_R1 = 11       # seln_2x32: lane i <- i + 1
     kM1 = 12           # kM0..kM3: 2^15 in the 16-bit lanes of block b (lanes 4b..4b+3, and 16 + 4b..), else 0
     kIDX_B4 = 13       # seln_2x32: lane i <- i & ~3 (block broadcast)
-    kIDX_SCB = 14      # sel2nx8: byte j <- byte 16 j (scale of block j)
-    kIDX_BF16 = 15     # sel2nx8: fp32 lane j <- bf16 lane j << 16
-    kM2 = 16
-    k149 = 17          # 149 (32-bit lanes): fp32 subnormal scale 2^-149
-    kBIG = 18          # 1000 (16-bit lanes): exponent that saturates (±Inf)
-    kIDX_EVEN16 = 19   # selnx16: lane k <- lane 2 (k & 15) (low halves of the 32-bit lanes)
-    kM3 = 20
-    kNANC = 21         # NaN code of the output format (16-bit lanes): 0x7F E4M3 / 0x7E E5M2
-    vX = 22            # the row's data
+    Q_HOLE = 14        # the register load_rodata skips
+    kIDX_SCB = 15      # sel2nx8: byte j <- byte 16 j (scale of block j)
+    kIDX_BF16 = 16     # sel2nx8: fp32 lane j <- bf16 lane j << 16
+    kM2 = 17
+    k149 = 18          # 149 (32-bit lanes): fp32 subnormal scale 2^-149
+    kBIG = 19          # 1000 (16-bit lanes): exponent that saturates (±Inf)
+    kIDX_EVEN16 = 20   # selnx16: lane k <- lane 2 (k & 15) (low halves of the 32-bit lanes)
+    kM3 = 21
+    kNANC = 22         # NaN code of the output format (16-bit lanes): 0x7F E4M3 / 0x7E E5M2
+    vX = 14            # pass 2: the row's data
+    vE = 14            # pass 1: the row's exponent fields (seed @0x79ec: v14)
+    vR1 = 25           # pass 1: the row's data (seed @0x79ec: v25; pass 2 uses v25 as narrow_fp8's vSGN)
     vSC = 30           # per-lane scale byte of the 4 blocks (32-bit lanes)
     vM = 31            # pass 1: exponent max; pass 2: scratch
     vbS = 3            # exponent field 0 (zero or subnormal)
@@ -135,7 +142,7 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
     ncols / 4 scale bytes at scale_row."""
     cdef Py_ssize_t c, off, doff, soff = 0
     cdef int r, cols
-    load_rodata(tr, rf, cfg.rodata, NCONST, 0)
+    load_rodata(tr, rf, cfg.rodata, NCONST, 0, Q_HOLE)
     # Q_PR0: the pair weights (1, 2^15) of the accumulator set-up, from a rodata row
     I_lv2nx8_i(tr, rf, Q_PR0, vT0, <const uint8_t*>cfg.rodata, 64 * kPAIRW_ROW)
     # Q_PR1: ... into pr2
@@ -149,15 +156,15 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
         for r in range(8):
             # Q_LOAD1: load 16 elements of row r (tail: fewer, zero-filled)
             off = r * src_stride + 2 * c
-            I_lav2nx8_xp(tr, rf, Q_LOAD1, vX, src, &off, 2 * cols)
+            I_lav2nx8_xp(tr, rf, Q_LOAD1, vR1, src, &off, 2 * cols)
             # Q_UPCAST1: upcast to fp32 inside the op
-            upcast(tr, rf, Q_UPCAST1, cfg.bf16)
-            # Q_EXP1: biased exponent: (bits >> 23) (per-lane shift by a broadcast 23, seed @0x79ec)
-            V3(tr, rf, Q_EXP1, "srln_2x32", P.srln_2x32, VIEW_N_2X32, vT0, vX, k23)
+            upcast(tr, rf, Q_UPCAST1, cfg.bf16, vR1)
+            # Q_EXP1: biased exponent: (bits >> 23) (per-lane shift by a broadcast 23; seed @0x79ec, its registers)
+            V3(tr, rf, Q_EXP1, "srln_2x32", P.srln_2x32, VIEW_N_2X32, vE, vR1, k23)
             # Q_FIELD1: & 0xFF
-            V3(tr, rf, Q_FIELD1, "and2nx8", P.and2nx8, VIEW_N_2X32, vT0, vT0, kFF)
+            V3(tr, rf, Q_FIELD1, "and2nx8", P.and2nx8, VIEW_N_2X32, vE, vE, kFF)
             # Q_MAX1: MAX over the block's 8 partitions
-            BV(tr, rf, Q_MAX1, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+            BV(tr, rf, Q_MAX1, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vE)
         # Q_RED0: ... and over its 4 elements: neighbour lane
         V4(tr, rf, Q_RED0, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
         # Q_RED1:
@@ -211,7 +218,7 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             off = r * src_stride + 2 * c
             I_lav2nx8_xp(tr, rf, Q_LOAD2, vX, src, &off, 2 * cols)
             # Q_UPCAST2: upcast
-            upcast(tr, rf, Q_UPCAST2, cfg.bf16)
+            upcast(tr, rf, Q_UPCAST2, cfg.bf16, vX)
             # Q_SIGN: sign bit ; NaN GATE (unordered compare with itself)
             VI(tr, rf, Q_SIGN, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vX, 31)
             I_ultn_2xf32t(tr, rf, Q_SIGN, vbN, vX, vX, vbALL)
@@ -275,7 +282,7 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             # Q_EXT: accumulator extract: EXP - scale
             I_packvrnrnx48(tr, rf, Q_EXT, vEXP, wvACC, 15)
             # Q_NARROW: round to FP8 (RNE), saturate, sign
-            narrow_fp8(tr, rf, Q_NARROW, cfg.m_bits, vT1)
+            narrow_fp8(tr, rf, Q_NARROW, cfg.m_bits, vT1, kSAT)
             # Q_NANC: NaN with its sign
             V3(tr, rf, Q_NANC, "or2nx8", P.or2nx8, VIEW_NX16, vM, kNANC, vSGN)
             # Q_NANSET:
@@ -288,12 +295,12 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
         c += cols
 
 
-cdef inline void upcast(TR tr, regfile_t* rf, int b, int bf16) noexcept nogil:
-    """fp16 / bf16 lanes 0..15 of vX -> fp32 (exact)."""
+cdef inline void upcast(TR tr, regfile_t* rf, int b, int bf16, int x) noexcept nogil:
+    """fp16 / bf16 lanes 0..15 of register x -> fp32 (exact), in place."""
     if bf16:
-        V4(tr, rf, b, "sel2nx8", P.sel2nx8, VIEW_2NX8, vX, vX, kZERO, kIDX_BF16)
+        V4(tr, rf, b, "sel2nx8", P.sel2nx8, VIEW_2NX8, x, x, kZERO, kIDX_BF16)
     else:
-        V2(tr, rf, b, "cvtf32nxf16_0", P.cvtf32nxf16_0, VIEW_NXF16, VIEW_N_2XF32, vX, vX)
+        V2(tr, rf, b, "cvtf32nxf16_0", P.cvtf32nxf16_0, VIEW_NXF16, VIEW_N_2XF32, x, x)
 
 
 cdef inline void I_dextrprn_2x32(TR tr, regfile_t* rf, int b, int p, int s, int r, int i, int j) noexcept nogil:
@@ -322,11 +329,11 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
     """The QuantizeMX kernel's constant vectors, uint8 [NCONST + 1, 64] (the last row is loaded once, not kept)."""
     e4m3 = dst_dtype == "float8_e4m3fn"
     bias, m_bits = (7, 3) if e4m3 else (15, 2)
-    rows = np.zeros((NCONST + 1, 64), np.uint8)
+    rows = np.zeros((NCONST + 1, 64), np.uint8)       # by register, v0 .. v22 (v14 is no constant)
     rows[kONE] = _b16(1)
     rows[kA] = _b16(1 - bias)
     rows[kSH0] = _b16(14 - m_bits)
-    rows[kMAX] = _b16(0x7E if e4m3 else 0x7B)
+    rows[kSAT] = _b16(0x7E if e4m3 else 0x7B)
     rows[kMAXEXP] = _b32(max_exp)
     rows[k4000] = _b16(0x4000)
     rows[kZEXP] = _b16(-16384)
@@ -346,9 +353,12 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
     rows[kIDX_EVEN16] = np.array([2 * (k & 15) for k in range(32)], np.uint16).view(np.uint8)
     for b, slot in enumerate((kM0, kM1, kM2, kM3)):
         rows[slot] = np.array([0x8000 if (k & 15) >> 2 == b else 0 for k in range(32)], np.uint16).view(np.uint8)
-    rows[kPAIRW_ROW] = np.array([1 | (1 << 31)] + [0] * 15, np.uint32).view(np.uint8)
     rows[kNANC] = _b16(0x7F if e4m3 else 0x7E)
-    return rows
+    out = np.zeros((NCONST + 1, 64), np.uint8)
+    out[:Q_HOLE] = rows[:Q_HOLE]
+    out[Q_HOLE:NCONST] = rows[Q_HOLE + 1:NCONST + 1]               # v15 .. v22 are rows 14 .. 21
+    out[kPAIRW_ROW] = np.array([1 | (1 << 31)] + [0] * 15, np.uint32).view(np.uint8)
+    return out
 
 
 def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale, bint bf16, str dst_dtype,

@@ -8,7 +8,7 @@ cdef enum:
     kA = 2         # 1 - BIAS(out)        narrow: subnormal shift / exponent field
     kSH0 = 3       # 14 - M(out)          narrow: significand right shift for a normal result
     kCLAMP = 4     # free: narrow_fp8 needs no shift clamp (docs/model.md §9) -- QuantizeMX keeps a mask here
-    kMAX = 5       # largest finite FP8 code (0x7B E5M2, 0x7E E4M3)
+    kMAX = 5       # largest finite FP8 code (0x7B E5M2, 0x7E E4M3); QuantizeMX keeps it elsewhere (narrow_fp8's kmax)
     # slot 6 is kernel-specific
     k4000 = 7      # hidden bit of SIG (bit 14)
     kZEXP = 8      # EXP of zero (-16384)
@@ -33,20 +33,24 @@ cdef enum:
     RODATA_VB = RODATA_B + MAX_CONST // 2  # the all-true predicate
     ENTRY_B = RODATA_VB + 1               # a kernel's first own bundle
     NARROW_LEN = 12                       # narrow_fp8
+    NO_HOLE = 32                          # load_rodata: no register skipped
 
 
-cdef inline void load_rodata(TR tr, regfile_t* rf, const vec_t* rodata, int nconst, int first) noexcept nogil:
-    """Row c of rodata into register first + c (c < nconst), then the all-true predicate vbALL."""
+cdef inline void load_rodata(TR tr, regfile_t* rf, const vec_t* rodata, int nconst, int first,
+                             int hole) noexcept nogil:
+    """Row c of rodata into register first + c (c < nconst), skipping register `hole` (the rows from there on
+    go one register up; NO_HOLE: none), then the all-true predicate vbALL."""
     # RODATA_B: constant vectors from rodata, two loads per bundle
     cdef int c
     for c in range(nconst):
-        I_lv2nx8_i(tr, rf, RODATA_B + c // 2, first + c, <const uint8_t*>rodata, 64 * c)
+        I_lv2nx8_i(tr, rf, RODATA_B + c // 2, first + c + (first + c >= hole), <const uint8_t*>rodata, 64 * c)
     # RODATA_VB: vbALL = (v0 == v0): the all-true predicate
     CMP(tr, rf, RODATA_VB, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbALL, kZERO, kZERO)
 
 
-cdef inline void narrow_fp8(TR tr, regfile_t* rf, int b, int m_bits, int out) noexcept nogil:
-    """(vSIG, vEXP, vSGN) -> FP8 code | sign in 16-bit lanes of `out`: RNE, saturating.
+cdef inline void narrow_fp8(TR tr, regfile_t* rf, int b, int m_bits, int out, int kmax) noexcept nogil:
+    """(vSIG, vEXP, vSGN) -> FP8 code | sign in 16-bit lanes of `out`: RNE, saturating at the code in register
+    `kmax` (the kernel's kMAX slot).
     vSIG holds the significand with its leading one at bit 14 (value = SIG * 2^(EXP - 14)).
     Rounding is q = (SIG + 2^(sh-1) - 1 + lsb) >> sh, lsb = bit sh of SIG: round to nearest, ties
     to even; SIG < 2^15 keeps every sum inside 16 bits (a shift sh >= 16 gives q = 0). Clobbers vT0..vT3."""
@@ -77,6 +81,6 @@ cdef inline void narrow_fp8(TR tr, regfile_t* rf, int b, int m_bits, int out) no
     # b+9: exponent field + rounded significand (a carry moves into the exponent)
     V3(tr, rf, b + 9, "addnx16", P.addnx16, VIEW_NX16, vT1, vT1, vT3)
     # b+10: SATURATE to the largest finite code
-    BV(tr, rf, b + 10, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT1, vT1, kMAX)
+    BV(tr, rf, b + 10, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT1, vT1, kmax)
     # b+11: sign
     V3(tr, rf, b + 11, "or2nx8", P.or2nx8, VIEW_NX16, out, vT1, vSGN)
