@@ -53,8 +53,8 @@ def rodata(n):
 ENTRY_4BIT_NON_MX = rodata(9) + [(L["RB_ENTRY"], "ltu2nx8"), (L["RB_ENTRY"], "movpint16"),
                                  (L["RB_PR3"], "extrprn_2x32"), (L["RB_FIRST"], "labvdcmprs2nx8_xp")]
 PASS_4BIT_NON_MX = [
-    (L["RB_SEL0"], "sllinx16"), (L["RB_SEL0"], "sllinx16"), (L["RB_SEL1"], "or2nx8"), (L["RB_SEL1"], "sllinx16"),
-    (L["RB_LOOKUP"], "labvdcmprs2nx8_xp"), (L["RB_LOOKUP"], "oltnxf16t"), (L["RB_LOOKUP"], "dselnx16t"),
+    (L["RB_SEL0"], "sllinx16"), (L["RB_SEL1"], "or2nx8"), (L["RB_LOOKUP"], "labvdcmprs2nx8_xp"),
+    (L["RB_LOOKUP"], "oltnxf16t"), (L["RB_LOOKUP"], "dselnx16t"),
     (L["RB_ZERO0"], "movnx16t"), (L["RB_ZERO0"], "babssub2nx8"), (L["RB_NEG0"], "negnxf16t"),
     (L["RB_NEG0"], "babssub2nx8"), (L["RB_SIGN"], "babssubunx16"), (L["RB_SIGN"], "babssubunx16"),
     (L["RB_SIGN"], "mulsupn16xr16"), (L["RB_SEED"], "muluupan16xr16"), (L["RB_SEED"], "sel2nx8i"),
@@ -131,14 +131,15 @@ def test_one_word_operands(word_trace):
     assert int.from_bytes(load.operands[2].data, "little") == 4
     # byte j -> the low byte of 16-bit lane j; the high bytes and the tail are zero (only 4 bytes read)
     assert load.operands[3].data == bytes([0x21, 0, 0x43, 0, 0x65, 0, 0x87, 0]) + bytes(56)
-    sel = t[E0 + 2]                                 # RB_SEL1 or2nx8 v4 = lane | lane << 4: even code low, odd high
+    sel = t[E0 + 1]                                 # RB_SEL1 or2nx8 v4 = lane | lane << 4: even code low, odd high
     assert sel.op == "or2nx8" and [x & 0x0F0F for x in sel.operands[2].lanes()[:5]] == [0x201, 0x403, 0x605, 0x807, 0]
-    look = t[E0 + 6]                                # RB_LOOKUP dselnx16t v0, v1 = X of the even / odd codes (c & 7)
+    look = t[E0 + 4]                                # RB_LOOKUP dselnx16t v0, v1 = X of the even / odd codes (c & 7),
     assert look.op == "dselnx16t" and [o.name for o in look.operands if o.role_name == "dst"] == ["v0", "v1"]
-    assert look.operands[6].lanes()[:5] == [1, 3, 5, 7, 0] and look.operands[7].lanes()[:5] == [2, 4, 6, 0, 0]
+    # the sign (c >= 8) in bit 15: code 8 = E2M1 -0
+    assert look.operands[6].lanes()[:5] == [1, 3, 5, 7, 0] and look.operands[7].lanes()[:5] == [2, 4, 6, 0x8000, 0]
     store = t[len(t) - 1]                           # after the loop: the pass's 8 FP8 bytes
     assert store.op == "sav2nx8_xp" and int.from_bytes(store.operands[2].data, "little") == 8
-    first_store = t[E0 + 19]                        # inside the first pass: the (empty) previous pass
+    first_store = t[E0 + 17]                        # inside the first pass: the (empty) previous pass
     assert first_store.op == "sav2nx8_xp" and int.from_bytes(first_store.operands[2].data, "little") == 0
 
 
@@ -173,9 +174,9 @@ def test_ops_filter_limits_recording(word_trace):
     t = rec.trace
     assert t.mnemonics() == ["babssubunx16", "babssubunx16", "sav2nx8_xp", "sav2nx8_xp"]
     assert t.to_raw() == full.subset(full.select(["babssubunx16", "sav2nx8_xp"])).to_raw()
-    # oltnxf16t is op 5 and op 23 of the pass
-    rec2, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), ops=["oltnxf16t"], window=(0, E0 + 24))
-    assert rec2.trace.records["seq"].tolist() == [E0 + 5, E0 + 23]
+    # oltnxf16t is op 3 and op 21 of the pass
+    rec2, _ = _trace_dequant(np.array([[0x21, 0x43, 0x65, 0x87]], np.uint8), ops=["oltnxf16t"], window=(0, E0 + 22))
+    assert rec2.trace.records["seq"].tolist() == [E0 + 3, E0 + 21]
 
 
 @pytest.mark.parametrize("bad", [dict(window=(5, 2)), dict(window=(-1, 3)), dict(window="x"),
@@ -285,7 +286,7 @@ def test_diff_names_record_operand_and_lane(word_trace):
     buf = io.StringIO()
     t.to_jsonl(buf)
     # RB_EXT1 packvrnrnx48 v7, wv1, 0 (the odd codes' fp16) -> operand 2 is the dst (nx16), change lane 5
-    s = E0 + 22
+    s = E0 + 20
     op = t[s]
     assert (op.op, op.bundle) == ("packvrnrnx48", L["RB_EXT1"])
     old = op.operands[2].lanes_hex()[5]

@@ -77,23 +77,23 @@ def test_diff_identical_and_one_lane_changed(capsys, tmp_path, traced):
     d, full = traced
     rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", d / "a.q7t")
     assert rc == 0 and "identical" in out and f"{len(full)} records compared" in out
-    # change lane 7 of the dst of seq 36 (RB_EXT1 packvrnrnx48: the odd codes' fp16) in an exported copy
+    # change lane 7 of the dst of seq 34 (RB_EXT1 packvrnrnx48: the odd codes' fp16) in an exported copy
     run(capsys, "trace", "export", d / "a.q7t", "-o", tmp_path / "e.jsonl")
     lines = (tmp_path / "e.jsonl").read_text().splitlines()
-    obj = json.loads(lines[1 + 36])
-    assert obj["seq"] == 36 and obj["op"] == "packvrnrnx48" and obj["bundle"] == _label("RB_EXT1")
+    obj = json.loads(lines[1 + 34])
+    assert obj["seq"] == 34 and obj["op"] == "packvrnrnx48" and obj["bundle"] == _label("RB_EXT1")
     old = obj["operands"][2]["lanes"][7]
     new = format(int(old, 16) ^ 1, "04x")
     obj["operands"][2]["lanes"][7] = new
-    lines[1 + 36] = json.dumps(obj)
+    lines[1 + 34] = json.dumps(obj)
     (tmp_path / "m.jsonl").write_text("\n".join(lines) + "\n")
     rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", tmp_path / "m.jsonl")
     assert rc == 1
-    assert "seq 36 packvrnrnx48" in out and "operand 2 (dst vec v7, view nx16)" in out
+    assert "seq 34 packvrnrnx48" in out and "operand 2 (dst vec v7, view nx16)" in out
     assert f"lane  7: A {old}  B {new}" in out
-    assert "1 differ (first seq 36, last seq 36)" in out
+    assert "1 differ (first seq 34, last seq 34)" in out
     rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", tmp_path / "m.jsonl", "--align", "op")
-    assert rc == 1 and "align op" in out and "seq 36 packvrnrnx48" in out
+    assert rc == 1 and "align op" in out and "seq 34 packvrnrnx48" in out
 
 
 def test_diff_window_extra_records(capsys, tmp_path, traced):

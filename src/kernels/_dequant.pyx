@@ -96,7 +96,7 @@ cdef enum:
     # rbSPREAD: its non-zero bytes are the lanes the expanding load fills (4-bit: the even bytes; FP6: 3 of
     # every 4); FP6: its 16-bit lanes above 0x8000 are the even ones
     rbSPREAD = 13
-    rbXTAB = 14        # the code -> X table (lane i: X of code i; E2M1 c & 7, INT4 |c - 8|, FP6 c & 31)
+    rbXTAB = 14        # the code -> X table (lane i: X of code i, E2M1 c & 7, INT4 |c - 8|, FP6 c & 31; sign at bit 15)
     rbBIAS = 15        # the MAC's constant term, in units of the weight w1 (E2M1 183, INT4 -208, FP6 46)
     # rbZMAX: -(the smallest non-zero magnitude), as the MAC forms it (E2M1 -0.5, INT4 -1.0 fp16; FP6 0xA000:
     # E4M3 2^-3 in the high byte, sign bit set)
@@ -105,7 +105,8 @@ cdef enum:
     rbPR3 = 18         # u32 lane 0: the seed MAC's weights wX | w2 << 16; FP6 lane 1: w3 (the third kink's)
     rbZERO = 19        # 0
     rbP3 = 20          # FP6: the third kink point p3 (8)
-    rbREV = 21         # FP6 msb-first: sel2nx8 indexes that reverse the 4 bytes of each 32-bit lane
+    rbXTABN = 21       # FP6: the table's second half, codes 32..63 (the negative ones)
+    rbREV = 22         # FP6 msb-first: sel2nx8 indexes that reverse the 4 bytes of each 32-bit lane
     # working registers
     rbX0 = 0           # X of the even codes (dselnx16t vu; seed v0)
     rbX1 = 1           # X of the odd codes (dselnx16t vt; seed v1)
@@ -118,13 +119,13 @@ cdef enum:
     rbK2O = 6          # |p2 - X| of the odd codes
     rbF1 = 7           # the odd codes' values (fp16; FP6: the E4M3 byte in the high byte)
     rbK1O = 8          # |p1 - X| of the odd codes
-    rbSG0 = 9          # the even codes' sign bit at bit 15
+    rbJ0 = 9           # the sign tests' differences (not read); high-first: the spread << 8
     rbPK = 10          # the packed FP8 bytes
     rbK2E = 23         # |p2 - X| of the even codes
     rbK3E = 24         # FP6: |p3 - X| of the even codes
     rbK3O = 25         # FP6: |p3 - X| of the odd codes
     rbF0 = 26          # the even codes' values
-    rbSG1 = 27         # the odd codes' sign bit at bit 15
+    rbJ1 = 27
     # vbool
     vbSPREAD = 12      # the expanding load's predicate (seed @0x01004dfc: labvdcmprs2nx8_xp vb12)
     vbZ0 = 2           # zero-magnitude lanes of the even codes (seed @0x01004dfc: oltnxf16t vb2)
@@ -162,6 +163,7 @@ cdef struct KCfg:
     int high_first    # nibble_order == high-first: the even code is the high nibble
     int fp6           # proc_6bit_non_mx: the re-bias path with a third kink
     int msb_first     # fp6_packing == msb-first
+    int xtab_hi       # the lookup pool's second half: rbXTABN (FP6), rbXTAB (4-bit: the table repeats)
 
 
 # ============================================================================ bundle labels
@@ -317,22 +319,22 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
                     # RB_SEL4: msb-first: a group's codes in the other order: its 4 bytes reversed
                     V4(tr, rf, RB_SEL4, "sel2nx8", P.sel2nx8, VIEW_2NX8, rbSEL, rbSEL, rbSEL, rbREV)
             elif cfg.high_first:
-                # (the spread << 8 and << 12: the high / low nibble's sign bit at bit 15)
+                # RB_SEL0: high-first: the spread >> 4 (the high nibble, the even code, in the low byte) ; << 8
                 VI(tr, rf, RB_SEL0, "srlinx16", P.srlinx16, VIEW_NX16, rbT, rbLD, 4)
-                VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbSG0, rbLD, 8)
-                V3(tr, rf, RB_SEL1, "or2nx8", P.or2nx8, VIEW_NX16, rbSEL, rbT, rbSG0)
-                VI(tr, rf, RB_SEL1, "sllinx16", P.sllinx16, VIEW_NX16, rbSG1, rbLD, 12)
+                VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbJ0, rbLD, 8)
+                # RB_SEL1: or: the low nibble in the high byte
+                V3(tr, rf, RB_SEL1, "or2nx8", P.or2nx8, VIEW_NX16, rbSEL, rbT, rbJ0)
             else:
+                # RB_SEL0: low-first: the spread << 4 (the high nibble, the odd code, in the high byte) ...
                 VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbT, rbLD, 4)
-                VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbSG0, rbLD, 12)
+                # RB_SEL1: ... or the spread (the low nibble, the even code, stays in the low byte)
                 V3(tr, rf, RB_SEL1, "or2nx8", P.or2nx8, VIEW_NX16, rbSEL, rbLD, rbT)
-                VI(tr, rf, RB_SEL1, "sllinx16", P.sllinx16, VIEW_NX16, rbSG1, rbLD, 8)
             # RB_LOOKUP: seed @0x01004dfc: LOAD + SPREAD the next pass (nothing after the last) ; FP GATE of the
             # previous pass's even codes: their zero lanes (-min < F) ; this pass's X of the even and odd codes
-            # (v0, v1) through the code -> X table
+            # (v0, v1) through the code -> X table, with the code's sign in bit 15 (the MACs' even weights drop it)
             I_labvdcmprs2nx8_xp(tr, rf, RB_LOOKUP, rbLD, vbSPREAD, src, &soff, nxt)
             I_oltnxf16t(tr, rf, RB_LOOKUP, vbZ0, rbZMAX, rbF0, vbALL)
-            I_dselnx16t(tr, rf, RB_LOOKUP, rbX0, rbX1, rbXTAB, rbXTAB, rbSEL, vbALL)
+            I_dselnx16t(tr, rf, RB_LOOKUP, rbX0, rbX1, rbXTAB, cfg.xtab_hi, rbSEL, vbALL)
             # RB_ZERO0: the previous pass's even zeros -> -0 ; ABS-SUB: the even codes' kink |p1 - X|
             MOVT(tr, rf, RB_ZERO0, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF0, rbNEG0, vbZ0)
             BV(tr, rf, RB_ZERO0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK1E, rbK1E, rbP1, rbX0)
@@ -343,12 +345,10 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
                 # RB_SIGN: FP6: the even codes' third kink |p3 - X|
                 BV(tr, rf, RB_SIGN, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK3E, rbK3E, rbP3, rbX0)
             else:
-                # RB_SIGN: ABS-SUB against 0x8000: the flag is this pass's positive codes (sign bit clear), even /
-                # odd
-                BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, rbSG0, rbSG0,
-                   rbNEG0)
-                BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, rbSG1, rbSG1,
-                   rbNEG0)
+                # RB_SIGN: ABS-SUB of X against 0x8000: the flag is this pass's positive codes (sign bit clear),
+                # even / odd
+                BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, rbJ0, rbX0, rbNEG0)
+                BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, rbJ1, rbX1, rbNEG0)
             # RB_SIGN: RE-BIAS MAC, even codes: wv3 = (|p1 - X| + BIAS) * w1
             WVVP(tr, rf, RB_SIGN, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvF0, rbK1E, rbBIAS, prW1)
             # RB_SEED: seed @0x01004fc8: wv3 += X * wX + |p2 - X| * w2 ; PACK the previous pass: the high bytes of
@@ -369,15 +369,10 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
             # RB_MAC1: the odd codes' second MAC
             WVVPA(tr, rf, RB_MAC1, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF1, rbX1, rbK2O, prRB)
             if cfg.fp6:
-                # RB_MAC1: FP6: the selector << 10 and << 2: the even / odd code's sign bit at bit 15
-                VI(tr, rf, RB_MAC1, "sllinx16", P.sllinx16, VIEW_NX16, rbSG0, rbSEL, 10)
-                VI(tr, rf, RB_MAC1, "sllinx16", P.sllinx16, VIEW_NX16, rbSG1, rbSEL, 2)
-                # RB_MACC1: FP6: the odd codes' third-kink MAC ; ABS-SUB against 0x8000: the positive codes
+                # RB_MACC1: FP6: the odd codes' third-kink MAC ; ABS-SUB of X against 0x8000: the positive codes
                 WVVPA(tr, rf, RB_MACC1, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF1, rbK3O, rbZERO, prK3)
-                BV(tr, rf, RB_MACC1, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, rbSG0, rbSG0,
-                   rbNEG0)
-                BV(tr, rf, RB_MACC1, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, rbSG1, rbSG1,
-                   rbNEG0)
+                BV(tr, rf, RB_MACC1, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, rbJ0, rbX0, rbNEG0)
+                BV(tr, rf, RB_MACC1, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, rbJ1, rbX1, rbNEG0)
             # RB_EXT1: the odd codes' values
             I_packvrnrnx48(tr, rf, RB_EXT1, rbF1, wvF1, 0)
             # RB_GATE1: FP GATE: the odd codes' zero lanes
@@ -545,14 +540,14 @@ REBIAS = {
 
 def rebias_rodata(int fmt, str fp6_packing="lsb-first"):
     """The re-bias path's constants, uint8 [nconst, 64], loaded into v11 .. (w1 goes in by movpint16: run()
-    sets cfg.w1): 9 rows for E2M1 / INT4, 10 for FP6 (11 msb-first)."""
+    sets cfg.w1): 9 rows for E2M1 / INT4, 11 for FP6 (12 msb-first)."""
     p1, p2, p3, bias, _w1, wx, w2, w3, zmax = REBIAS[fmt]
     if fmt == FMT_E2M3:
-        xtab = np.arange(32)                                   # X = c & 31 (the pool repeats the 32 entries)
+        xtab = np.arange(32)                                   # codes 0..31: X = c (positive)
         spread = np.tile(np.array([1, 0xFF, 1, 0], np.uint8), 16)
     else:
-        codes = np.arange(32) & 15
-        xtab = (codes & 7) if fmt == FMT_E2M1 else np.abs(codes - 8)
+        codes = np.arange(32) & 15                             # the table repeats every 16 entries
+        xtab = ((codes & 7) if fmt == FMT_E2M1 else np.abs(codes - 8)) | (codes & 8) << 12   # sign: c >= 8
         spread = _bcast16(0xF)
     rows = {rbP1: _bcast16(p1), rbP2: _bcast16(p2), rbSPREAD: spread,
             rbXTAB: xtab.astype(np.uint16).view(np.uint8), rbBIAS: _bcast16(bias), rbZMAX: _bcast16(zmax),
@@ -560,6 +555,7 @@ def rebias_rodata(int fmt, str fp6_packing="lsb-first"):
             rbZERO: np.zeros(64, np.uint8)}
     if fmt == FMT_E2M3:
         rows[rbP3] = _bcast16(p3)
+        rows[rbXTABN] = (np.arange(32) | 0x8000).astype(np.uint16).view(np.uint8)   # codes 32..63: c & 31, sign
         if fp6_packing == "msb-first":
             rows[rbREV] = np.array([(k & ~3) | (3 - (k & 3)) for k in range(64)], np.uint8)
     out = np.zeros((max(rows) + 1 - RB_CONST, 64), np.uint8)
@@ -658,6 +654,7 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
     cfg.high_first = nibble_order == "high-first"
     cfg.fp6 = fmt == FMT_E2M3
     cfg.msb_first = fp6_packing == "msb-first"
+    cfg.xtab_hi = rbXTABN if fmt == FMT_E2M3 else rbXTAB
     if dst.shape[0] != parts or parts == 0:
         raise ValueError("src and dst must have the same (non-zero) number of partitions")
     expected = nbytes // 12 * 16 if six else (nbytes // 20 * 32 if mx else nbytes * 2)
