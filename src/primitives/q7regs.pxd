@@ -125,15 +125,18 @@ cdef inline void wvec_zero(wvec_t* w, int view) noexcept nogil:
 # The few lane operations plain C loops cannot express so that GCC vectorises them: vbool <-> lane
 # mask conversion (one bit per byte), the two-register permutes of the select unit, the bounded
 # prefix load of the variable-length loads and the byte spreads of the expanding loads. Each has an
-# x86 SIMD body (AVX-512 BW / VBMI, AVX2) chosen at compile time and a portable C body that is the
-# reference; all bodies give identical results on every input. Outputs may alias inputs (every
-# body reads all of its inputs before writing).
+# x86 SIMD body (AVX-512 BW / VBMI, AVX2; the mask conversions also SSE2, the x86-64 baseline that the
+# generic level gets) chosen at compile time and a portable C body that is the reference; all bodies give
+# identical results on every input. Outputs may alias inputs (every body reads all of its inputs before
+# writing).
 cdef extern from *:
     """
     #include <stdint.h>
     #include <string.h>
     #if defined(__AVX2__) || defined(__AVX512F__)
     #include <immintrin.h>
+    #elif defined(__SSE2__)
+    #include <emmintrin.h>
     #endif
     #if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     #define Q7_LITTLE_ENDIAN 0
@@ -148,6 +151,12 @@ cdef extern from *:
         uint32_t lo = (uint32_t)_mm256_movemask_epi8(_mm256_loadu_si256((const __m256i *)m));
         uint32_t hi = (uint32_t)_mm256_movemask_epi8(_mm256_loadu_si256((const __m256i *)(m + 32)));
         return (uint64_t)lo | ((uint64_t)hi << 32);
+    #elif defined(__SSE2__)
+        uint64_t r = 0;
+        int k;
+        for (k = 0; k < 4; k++)
+            r |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(m + 16 * k))) << (16 * k);
+        return r;
     #else
         uint64_t r = 0;
         int k;
@@ -229,6 +238,16 @@ cdef extern from *:
         __m256i hi = _mm256_shuffle_epi8(_mm256_set1_epi32((int)(uint32_t)(b >> 32)), pick);
         _mm256_storeu_si256((__m256i *)m, _mm256_cmpeq_epi8(_mm256_and_si256(lo, bit), bit));
         _mm256_storeu_si256((__m256i *)(m + 32), _mm256_cmpeq_epi8(_mm256_and_si256(hi, bit), bit));
+    #elif defined(__SSE2__)
+        /* 16 bits at a time: bytes 0..7 take the low byte, 8..15 the high byte, then test bit j % 8 */
+        const __m128i bit = _mm_set1_epi64x((long long)0x8040201008040201ULL);
+        int k;
+        for (k = 0; k < 4; k++) {
+            uint64_t h = (b >> (16 * k)) & 0xFFFFu;
+            __m128i x = _mm_set_epi64x((long long)((h >> 8) * 0x0101010101010101ULL),
+                                       (long long)((h & 0xFFu) * 0x0101010101010101ULL));
+            _mm_storeu_si128((__m128i *)(m + 16 * k), _mm_cmpeq_epi8(_mm_and_si128(x, bit), bit));
+        }
     #else
         int k;
         for (k = 0; k < 64; k++)
