@@ -268,6 +268,26 @@ cdef extern from *:
     static inline void q7_permute2_u8(uint8_t *o, const uint8_t *a, const uint8_t *b, const uint8_t *idx) {
     #if defined(__AVX512VBMI__)
         Q7_PERMUTE2_AVX512(epi8);
+    #elif defined(__AVX2__)
+        /* the pool as eight 16-byte chunks: an in-lane byte shuffle of each, kept where the index's chunk
+           number (bits 4..6) matches */
+        const __m256i m7f = _mm256_set1_epi8(0x7F), m0f = _mm256_set1_epi8(0x0F), m07 = _mm256_set1_epi8(0x07);
+        __m256i tbl[8];
+        uint8_t out[64];
+        int h, c;
+        for (c = 0; c < 8; c++)
+            tbl[c] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(c < 4 ? a + 16 * c : b + 16 * (c - 4))));
+        for (h = 0; h < 2; h++) {
+            __m256i ix = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(idx + 32 * h)), m7f);
+            __m256i lo4 = _mm256_and_si256(ix, m0f);
+            __m256i chunk = _mm256_and_si256(_mm256_srli_epi16(ix, 4), m07);
+            __m256i acc = _mm256_setzero_si256();
+            for (c = 0; c < 8; c++)
+                acc = _mm256_blendv_epi8(acc, _mm256_shuffle_epi8(tbl[c], lo4),
+                                         _mm256_cmpeq_epi8(chunk, _mm256_set1_epi8((char)c)));
+            _mm256_storeu_si256((__m256i *)(out + 32 * h), acc);
+        }
+        memcpy(o, out, 64);
     #else
         Q7_PERMUTE2_C(uint8_t, 64, 0x7F);
     #endif
@@ -276,6 +296,30 @@ cdef extern from *:
     static inline void q7_permute2_u16(uint16_t *o, const uint16_t *a, const uint16_t *b, const uint16_t *idx) {
     #if defined(__AVX512BW__)
         Q7_PERMUTE2_AVX512(epi16);
+    #elif defined(__AVX2__)
+        /* the pool as 32 dwords in four registers: lane k's dword (i >> 1) by four dword permutes and two
+           blends, then its half (i & 1) by a shift; eight lanes per step, packed back to 16 bits */
+        const __m256i t0 = _mm256_loadu_si256((const __m256i *)a), t1 = _mm256_loadu_si256((const __m256i *)(a + 16));
+        const __m256i t2 = _mm256_loadu_si256((const __m256i *)b), t3 = _mm256_loadu_si256((const __m256i *)(b + 16));
+        const __m256i m63 = _mm256_set1_epi32(0x3F), b8 = _mm256_set1_epi32(8), b16 = _mm256_set1_epi32(16);
+        const __m256i one = _mm256_set1_epi32(1), low = _mm256_set1_epi32(0xFFFF);
+        __m256i r[4];
+        uint16_t out[32];
+        int j;
+        for (j = 0; j < 4; j++) {
+            __m256i i = _mm256_and_si256(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(idx + 8 * j))), m63);
+            __m256i dw = _mm256_srli_epi32(i, 1);
+            __m256i lo = _mm256_blendv_epi8(_mm256_permutevar8x32_epi32(t0, dw), _mm256_permutevar8x32_epi32(t1, dw),
+                                            _mm256_cmpeq_epi32(_mm256_and_si256(dw, b8), b8));
+            __m256i hi = _mm256_blendv_epi8(_mm256_permutevar8x32_epi32(t2, dw), _mm256_permutevar8x32_epi32(t3, dw),
+                                            _mm256_cmpeq_epi32(_mm256_and_si256(dw, b8), b8));
+            __m256i v = _mm256_blendv_epi8(lo, hi, _mm256_cmpeq_epi32(_mm256_and_si256(dw, b16), b16));
+            v = _mm256_srlv_epi32(v, _mm256_slli_epi32(_mm256_and_si256(i, one), 4));
+            r[j] = _mm256_and_si256(v, low);
+        }
+        _mm256_storeu_si256((__m256i *)out, _mm256_permute4x64_epi64(_mm256_packus_epi32(r[0], r[1]), 0xD8));
+        _mm256_storeu_si256((__m256i *)(out + 16), _mm256_permute4x64_epi64(_mm256_packus_epi32(r[2], r[3]), 0xD8));
+        memcpy(o, out, 64);
     #else
         Q7_PERMUTE2_C(uint16_t, 32, 0x3F);
     #endif
