@@ -276,7 +276,8 @@ cdef extern from *:
         uint8_t out[64];
         int h, c;
         for (c = 0; c < 8; c++)
-            tbl[c] = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(c < 4 ? a + 16 * c : b + 16 * (c - 4))));
+            tbl[c] = _mm256_broadcastsi128_si256(
+                _mm_loadu_si128((const __m128i *)(c < 4 ? a + 16 * c : b + 16 * (c - 4))));
         for (h = 0; h < 2; h++) {
             __m256i ix = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(idx + 32 * h)), m7f);
             __m256i lo4 = _mm256_and_si256(ix, m0f);
