@@ -58,8 +58,6 @@ cdef enum:
     vOLO = 30
     vOHI = 31
     # vbool registers (vbALL, vbF, vbG: kernel_fp8.pxi)
-    vbSUB = 3      # subnormal-code lanes
-    vbZ = 4        # zero lanes
     vbNAN = 5      # NaN-scale byte lanes
     # pr registers
     prSCALE = 1    # the group's scale byte (seed @0x010051a9: ivp_mulus4tan16xr16 wv2, ..., pr1)

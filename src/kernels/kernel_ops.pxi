@@ -129,19 +129,6 @@ cdef inline void V2(TR tr, regfile_t* rf, int b, const char* op, f_vv fn, int vi
             tr_vec(tr, ROLE_DST, t, view_out, &rf.v[t]); tr_end(tr)
 
 
-cdef inline void I_float16nx16t(TR tr, regfile_t* rf, int b, int t, int s, int imm, int pb) noexcept nogil:
-    """ivp_float16nx16t vt, vs, imm, vb"""
-    if TR is TracerP:
-        if tr_begin(tr, "float16nx16t", b):
-            tr_vec(tr, ROLE_SRC, t, VIEW_NXF16, &rf.v[t]); tr_vec(tr, ROLE_SRC, s, VIEW_NX16, &rf.v[s])
-            tr_scalar(tr, 255, imm); tr_vbool(tr, ROLE_SRC, pb, VIEW_VB16, rf.vb[pb])
-    if run_op(tr, "float16nx16t", b):
-        P.float16nx16t(&rf.v[t], &rf.v[s], imm, rf.vb[pb])
-    if TR is TracerP:
-        if tr.open:
-            tr_vec(tr, ROLE_DST, t, VIEW_NXF16, &rf.v[t]); tr_end(tr)
-
-
 cdef inline void I_floatn_2x32(TR tr, regfile_t* rf, int b, int t, int s, int imm) noexcept nogil:
     """ivp_floatn_2x32 vt, vs, imm"""
     if TR is TracerP:

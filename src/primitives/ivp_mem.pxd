@@ -2,7 +2,7 @@
 """IVP loads and stores (docs/firmware.md §6.2 Loads, B06). Memory operands are (base pointer, byte offset);
 `_ip` / `_xp` forms post-increment the offset. Callers check that the bytes touched lie in the buffer."""
 from libc.stdint cimport uint8_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy
 from q7regs cimport vec_t, vbool_t, valign_t, q7_load_prefix, q7_spread_bytes16, q7_spread_bytes32
 
 

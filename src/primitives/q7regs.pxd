@@ -310,10 +310,11 @@ cdef extern from *:
         for (j = 0; j < 4; j++) {
             __m256i i = _mm256_and_si256(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(idx + 8 * j))), m63);
             __m256i dw = _mm256_srli_epi32(i, 1);
+            __m256i odd8 = _mm256_cmpeq_epi32(_mm256_and_si256(dw, b8), b8);     /* the second 8 dwords of a half */
             __m256i lo = _mm256_blendv_epi8(_mm256_permutevar8x32_epi32(t0, dw), _mm256_permutevar8x32_epi32(t1, dw),
-                                            _mm256_cmpeq_epi32(_mm256_and_si256(dw, b8), b8));
+                                            odd8);
             __m256i hi = _mm256_blendv_epi8(_mm256_permutevar8x32_epi32(t2, dw), _mm256_permutevar8x32_epi32(t3, dw),
-                                            _mm256_cmpeq_epi32(_mm256_and_si256(dw, b8), b8));
+                                            odd8);
             __m256i v = _mm256_blendv_epi8(lo, hi, _mm256_cmpeq_epi32(_mm256_and_si256(dw, b16), b16));
             v = _mm256_srlv_epi32(v, _mm256_slli_epi32(_mm256_and_si256(i, one), 4));
             r[j] = _mm256_and_si256(v, low);
