@@ -128,6 +128,8 @@ def test_firmware_provenance_in_listings():
     byq = {o.mnemonic: o.provenance for o in q.ops("entry") + q.ops("pass")}
     # the divide MACs accumulate: the seed's overwrite form mulus4tn16xr16 @0x66a6 names their family
     assert byq["mulus4tan16xr16"].kind == "firmware~" and "0x66a6" in byq["mulus4tan16xr16"].label
+    assert byq["mulus4tn16xr16"].kind == "firmware"             # block 0's divide MAC: the seed's form and registers
+    assert [o.render_operands() for o in q.ops("pass") if o.mnemonic == "mulus4tn16xr16"] == ["wv0, v31, v7, pr8"]
     assert byq["dextrprn_2x32"].kind == "firmware" and "0x22b5" in byq["dextrprn_2x32"].label
     assert byq["srln_2x32"].kind == "firmware" and "0x79ec" in byq["srln_2x32"].label
     nm = build("proc_4bit_non_mx", "int4")

@@ -52,17 +52,22 @@ cdef enum:
     vE = 14            # pass 1: the row's exponent fields (seed @0x79ec: v14)
     vR1 = 25           # pass 1: the row's data (seed @0x79ec: v25; pass 2 uses v25 as narrow_fp8's vSGN)
     vSC = 30           # per-lane scale byte of the 4 blocks (32-bit lanes)
-    vM = 31            # pass 1: exponent max; pass 2: scratch
+    vM = 4             # pass 1: exponent max; pass 2: scratch (after the entry has moved kPAIRW into pr2)
     vbS = 3            # exponent field 0 (zero or subnormal)
     vbZ = 4            # ±0
     vbI = 5            # exponent field 0xFF (±Inf, NaN)
     vbN = 6            # NaN (32-bit lanes)
     vbN16 = 7          # NaN (16-bit lanes)
     vbNB = 8           # nonfinite=ocp: lanes of a block whose maximum exponent field is 0xFF (NaN / Inf)
-    kM0 = 4            # (kernel_fp8.pxi's kCLAMP slot: narrow_fp8 needs no shift clamp)
+    # kPAIRW: u32 lane 0 = 1 | 2^15 << 16, the pair weights of the accumulator set-up (kernel_fp8.pxi's kCLAMP
+    # slot: narrow_fp8 needs no shift clamp); read once into pr2, then the register is vM
+    kPAIRW = 4
+    # kM0: block 0's mask, in v31 (seed @0x66a6: mulus4tn16xr16 wv0,v31,v7,pr8), loaded from rodata row kM0_ROW
+    kM0 = 31
+    kHI = 7            # the 4-tap MAC's upper pool register (seed v7): k4000, read only by zero taps
     prPAIR = 2         # the pair weights (1, 2^15) of the accumulator set-up
     prSC = 8           # prSC + b: minus block b's scale exponent as the MAC's tap (seed: pr8)
-    kPAIRW_ROW = 22    # rodata row (not a register constant): u32 lane 0 = 1 | 2^15 << 16
+    kM0_ROW = 22       # rodata row (not a register constant): block 0's mask, loaded into v31
     wvACC = 0          # seed: wv0
     NCONST = 22
 
@@ -80,8 +85,8 @@ cdef struct QCfg:
 # Bundle numbers come from these labels (docs/model.md §9.1); every bundle is a legal FLIX bundle and its ops
 # read the registers as they were before it (docs/model.md §9.2, §9.3).
 cdef enum:
-    Q_PR0 = ENTRY_B                     # pr2 set-up
-    Q_PR1
+    Q_PR0 = ENTRY_B                     # block 0's mask into v31
+    Q_PR1                               # pr2 set-up
     Q_ZERO                              # pass 1: the shared-exponent extract
     Q_LOAD1
     Q_UPCAST1
@@ -124,10 +129,6 @@ cdef enum:
     Q_HALF16A
     Q_HALF16B
     Q_ACC
-    Q_MAC0
-    Q_MAC1
-    Q_MAC2
-    Q_MAC3
     Q_EXT
     Q_NARROW
     Q_NANC = Q_NARROW + NARROW_LEN
@@ -143,10 +144,10 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
     cdef Py_ssize_t c, off, doff, soff = 0
     cdef int r, cols
     load_rodata(tr, rf, cfg.rodata, NCONST, 0, Q_HOLE)
-    # Q_PR0: the pair weights (1, 2^15) of the accumulator set-up, from a rodata row
-    I_lv2nx8_i(tr, rf, Q_PR0, vT0, <const uint8_t*>cfg.rodata, 64 * kPAIRW_ROW)
-    # Q_PR1: ... into pr2
-    I_extrprn_2x32(tr, rf, Q_PR1, prPAIR, vT0, 0)
+    # Q_PR0: block 0's divide mask into v31, from a rodata row (the seed's register for it, @0x66a6)
+    I_lv2nx8_i(tr, rf, Q_PR0, kM0, <const uint8_t*>cfg.rodata, 64 * kM0_ROW)
+    # Q_PR1: the pair weights (1, 2^15) of the accumulator set-up into pr2 (v4 is vM from here on)
+    I_extrprn_2x32(tr, rf, Q_PR1, prPAIR, kPAIRW, 0)
     c = 0
     while c < ncols:
         cols = 16 if ncols - c > 16 else <int>(ncols - c)
@@ -219,18 +220,26 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             I_lav2nx8_xp(tr, rf, Q_LOAD2, vX, src, &off, 2 * cols)
             # Q_UPCAST2: upcast
             upcast(tr, rf, Q_UPCAST2, cfg.bf16, vX)
-            # Q_SIGN: sign bit ; NaN GATE (unordered compare with itself)
+            # Q_SIGN: sign bit ; NaN GATE (unordered compare with itself) ; DIVIDE by 2^(scale-127) through the MAC
+            # (docs/model.md §9.4), block 0: the row's accumulator starts as (2^15 in block 0's lanes) x pr8 = minus
+            # its scale exponent (the overwrite form, with the registers of seed @0x66a6: wv0,v31,v7,pr8; v7 is
+            # read only by the zero taps)
             VI(tr, rf, Q_SIGN, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vX, 31)
             I_ultn_2xf32t(tr, rf, Q_SIGN, vbN, vX, vX, vbALL)
-            # Q_ABS: drop the sign ; exponent field
+            WVVP(tr, rf, Q_SIGN, "mulus4tn16xr16", P.mulus4tn16xr16, VIEW_NX16, wvACC, kM0, kHI, prSC)
+            # Q_ABS: drop the sign ; exponent field (per-lane shift by the broadcast 23, as in pass 1) ; block 1
+            # (pr9) accumulates
             VI(tr, rf, Q_ABS, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT1, vX, 1)
-            VI(tr, rf, Q_ABS, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vX, 23)
-            # Q_FIELD2: sign byte (0x80) ; |x| bits
+            V3(tr, rf, Q_ABS, "srln_2x32", P.srln_2x32, VIEW_N_2X32, vT2, vX, k23)
+            WVVPA(tr, rf, Q_ABS, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM1, kZERO, prSC + 1)
+            # Q_FIELD2: sign byte (0x80) ; |x| bits ; block 2 (pr10)
             VI(tr, rf, Q_FIELD2, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 7)
             VI(tr, rf, Q_FIELD2, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT1, vT1, 1)
-            # Q_NORM: exponent field ; subnormal significand normalised by int -> fp32
+            WVVPA(tr, rf, Q_FIELD2, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM2, kZERO, prSC + 2)
+            # Q_NORM: exponent field ; subnormal significand normalised by int -> fp32 ; block 3 (pr11)
             V3(tr, rf, Q_NORM, "and2nx8", P.and2nx8, VIEW_N_2X32, vT2, vT2, kFF)
             I_floatn_2x32(tr, rf, Q_NORM, vT3, vT1, 0)
+            WVVPA(tr, rf, Q_NORM, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM3, kZERO, prSC + 3)
             # Q_CLASS: field 0 (zero / subnormal), field 0xFF (Inf / NaN)
             CMP(tr, rf, Q_CLASS, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbS, vT2, kZERO)
             CMP(tr, rf, Q_CLASS, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbI, vT2, kFF)
@@ -239,7 +248,8 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             if cfg.ocp_nonfinite:
                 # Q_TAKE: nonfinite=ocp: the lanes of a NaN / Inf block lose their sign (positive NaN)
                 MOVT(tr, rf, Q_TAKE, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kZERO, vbNB)
-            # Q_SPLIT: exponent field ; top 14 mantissa bits (fp16 has 10, bf16 7: exact)
+            # Q_SPLIT: exponent field of the normalised value (bf16 subnormals) ; top 14 mantissa bits (fp16 has 10,
+            # bf16 7: exact)
             VI(tr, rf, Q_SPLIT, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vT1, 23)
             VI(tr, rf, Q_SPLIT, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT3, vT1, 9)
             # Q_MANT: zero test ; mantissa to bits 0..13
@@ -267,18 +277,10 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             # Q_HALF16B: ... sign, NaN mask
             V4(tr, rf, Q_HALF16B, "selnx16", P.selnx16, VIEW_NX16, vSGN, vT0, vT0, kIDX_EVEN16)
             V4(tr, rf, Q_HALF16B, "selnx16", P.selnx16, VIEW_NX16, vM, vM, vM, kIDX_EVEN16)
-            # Q_ACC: the accumulator lanes EXP * 2^15 + SIG (paired MAC, weights 1 and 2^15 in pr2) ; NaN
-            # predicate in 16-bit lanes
-            WVVP(tr, rf, Q_ACC, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvACC, vSIG, vEXP, prPAIR)
+            # Q_ACC: + EXP * 2^15 + SIG (paired MAC, weights 1 and 2^15 in pr2; unsigned lanes: a negative EXP adds
+            # 2^31 more, which the 16-bit extract drops) ; NaN predicate in 16-bit lanes
+            WVVPA(tr, rf, Q_ACC, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvACC, vSIG, vEXP, prPAIR)
             CMP(tr, rf, Q_ACC, "neqnx16", P.neqnx16, VIEW_NX16, VIEW_VB16, vbN16, vM, kZERO)
-            # Q_MAC0: DIVIDE by 2^(scale-127): + (2^15 in block 0's lanes) x pr8 = minus its scale exponent
-            WVVPA(tr, rf, Q_MAC0, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM0, kZERO, prSC)
-            # Q_MAC1: block 1 (pr9)
-            WVVPA(tr, rf, Q_MAC1, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM1, kZERO, prSC + 1)
-            # Q_MAC2: block 2 (pr10)
-            WVVPA(tr, rf, Q_MAC2, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM2, kZERO, prSC + 2)
-            # Q_MAC3: block 3 (pr11)
-            WVVPA(tr, rf, Q_MAC3, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM3, kZERO, prSC + 3)
             # Q_EXT: accumulator extract: EXP - scale
             I_packvrnrnx48(tr, rf, Q_EXT, vEXP, wvACC, 15)
             # Q_NARROW: round to FP8 (RNE), saturate, sign
@@ -351,13 +353,15 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
     rows[k149] = _b32(149)
     rows[kBIG] = _b16(1000)
     rows[kIDX_EVEN16] = np.array([2 * (k & 15) for k in range(32)], np.uint16).view(np.uint8)
-    for b, slot in enumerate((kM0, kM1, kM2, kM3)):
-        rows[slot] = np.array([0x8000 if (k & 15) >> 2 == b else 0 for k in range(32)], np.uint16).view(np.uint8)
+    masks = [np.array([0x8000 if (k & 15) >> 2 == b else 0 for k in range(32)], np.uint16).view(np.uint8)
+             for b in range(4)]
+    rows[kM1], rows[kM2], rows[kM3] = masks[1:]
+    rows[kPAIRW] = np.array([1 | (1 << 31)] + [0] * 15, np.uint32).view(np.uint8)
     rows[kNANC] = _b16(0x7F if e4m3 else 0x7E)
     out = np.zeros((NCONST + 1, 64), np.uint8)
     out[:Q_HOLE] = rows[:Q_HOLE]
     out[Q_HOLE:NCONST] = rows[Q_HOLE + 1:NCONST + 1]               # v15 .. v22 are rows 14 .. 21
-    out[kPAIRW_ROW] = np.array([1 | (1 << 31)] + [0] * 15, np.uint32).view(np.uint8)
+    out[kM0_ROW] = masks[0]                                        # block 0's mask goes to v31 (Q_PR0)
     return out
 
 
