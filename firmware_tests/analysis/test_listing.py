@@ -131,6 +131,9 @@ def test_firmware_provenance_in_listings():
     assert byq["mulus4tn16xr16"].kind == "firmware"             # block 0's divide MAC: the seed's form and registers
     assert [o.render_operands() for o in q.ops("pass") if o.mnemonic == "mulus4tn16xr16"] == ["wv0, v31, v7, pr8"]
     assert byq["dextrprn_2x32"].kind == "firmware" and "0x22b5" in byq["dextrprn_2x32"].label
+    assert q.seed_report()["bundles_conflicting"] == {"0x66a6": {"v0": ["trunc16nxf16", "baddnormnx16"]}}
+    assert "@0x66a6 v0 by trunc16nxf16 and baddnormnx16" in q.format()
+    assert mx.seed_report()["bundles_conflicting"] == {}
     assert byq["srln_2x32"].kind == "firmware" and "0x79ec" in byq["srln_2x32"].label
     nm = build("proc_4bit_non_mx", "int4")
     bynm = {o.mnemonic: o.provenance for o in nm.ops("pass")}

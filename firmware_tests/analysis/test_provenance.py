@@ -92,3 +92,21 @@ def test_readme_known_section_is_generated():
     assert r.returncode == 0, r.stderr
     readme = (ROOT / "README.md").read_text()
     assert "<!-- known:begin -->" in readme and "## What is known and what is modelled" in readme
+
+
+def test_seed_bundle_writes_follow_the_operand_roles(monkeypatch):
+    from q7emu.analysis import path_facts
+    # the MAC reads v26 while the unpack writes it: a read of a register another op writes is VLIW, not a conflict
+    w = path_facts.seed_bundle_writes("0x010051a9")
+    assert w == {"wv2": ("mulus4tan16xr16",), "vb3": ("bmin2nx8",), "v4": ("bmin2nx8",), "v26": ("sel2nx8i_s4",)}
+    # as docs/firmware.md §3.6 gives @0x66a6, trunc16nxf16 and baddnormnx16 both write v0; no other seed bundle
+    # writes a register twice
+    conflicts = {a: c for a in path_facts.SEED_OPERANDS if (c := path_facts.seed_write_conflicts(a))}
+    assert conflicts == {"0x66a6": {"v0": ("trunc16nxf16", "baddnormnx16")}}
+    # an op given only in part ("...") does not count: its operand order is open
+    monkeypatch.setitem(path_facts.SEED_OPERANDS, "0xtest", {"addnx16": ("v1", "v2", "v3"),
+                                                              "subnx16": ("v1", "..."), "and2nx8": ("v3", "v1", "v1")})
+    assert path_facts.seed_write_conflicts("0xtest") == {}
+    monkeypatch.setitem(path_facts.SEED_OPERANDS, "0xtest",
+                        {"addnx16": ("v1", "v2", "v3"), "and2nx8": ("v1", "v2", "v2")})
+    assert path_facts.seed_write_conflicts("0xtest") == {"v1": ("addnx16", "and2nx8")}

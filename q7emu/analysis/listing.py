@@ -28,7 +28,14 @@ from types import SimpleNamespace
 from typing import Any
 
 from q7emu import registry
-from q7emu.analysis.path_facts import OpProvenance, classify, operands_match, seed_bundles, seed_operands
+from q7emu.analysis.path_facts import (
+    OpProvenance,
+    classify,
+    operands_match,
+    seed_bundles,
+    seed_operands,
+    seed_write_conflicts,
+)
 from q7emu.errors import InvalidArgument
 from q7emu.machine.machine import MACHINE_KNOBS
 from q7emu.model.kernels import FMT_NAMES
@@ -221,7 +228,9 @@ class Listing:
         (loops shown once) are mnemonics docs/firmware.md places in this path (``share``, 0..1), and which of the
         path's ``bundles`` clean seed bundles have all their legible mnemonics in one bundle of the listing
         (``bundles_present``, addresses), and which of those also have the registers and immediates docs/firmware.md
-        gives for them (``bundles_verbatim``; path_facts.SEED_OPERANDS)."""
+        gives for them (``bundles_verbatim``; path_facts.SEED_OPERANDS); ``bundles_conflicting``: the path's seed
+        bundles in which two ops write one register as docs/firmware.md gives them (address -> register ->
+        mnemonics; docs/model.md §9 item 9), which no VLIW issue can keep whole."""
         ops = self.ops("entry") + self.ops("pass") + self.ops("exit")
         pass_ops = self.ops("pass")
         named = sum(o.provenance.kind == "firmware" for o in pass_ops)
@@ -237,8 +246,10 @@ class Listing:
             return o.mnemonic == mnemonic and (not want or operands_match(want, o.render_operands().split(", ")))
         exact = [a for a in present
                  if any(all(any(op_ok(o, a, m) for o in have) for m in seeds[a]) for have in by_bundle.values())]
+        conflicting = {a: {reg: list(ms) for reg, ms in c.items()} for a in seeds if (c := seed_write_conflicts(a))}
         return {"seed_named": named, "pass_ops": len(pass_ops), "share": named / len(pass_ops) if pass_ops else 0.0,
-                "bundles": len(seeds), "bundles_present": present, "bundles_verbatim": exact}
+                "bundles": len(seeds), "bundles_present": present, "bundles_verbatim": exact,
+                "bundles_conflicting": conflicting}
 
     # -------------------------------------------------------------- text
     def format(self, names: bool = False) -> str:
@@ -259,6 +270,11 @@ class Listing:
                      + f"; with the seed's registers and immediates: {len(seed['bundles_verbatim'])}"
                      + (f" ({', '.join('@' + a for a in seed['bundles_verbatim'])})"
                         if seed["bundles_verbatim"] else ""))
+        if seed["bundles_conflicting"]:
+            lines.append("seed bundles that write one register twice as given (no VLIW issue keeps both; "
+                         "docs/model.md §9 item 9): "
+                         + "; ".join(f"@{a} " + ", ".join(f"{reg} by {' and '.join(ms)}" for reg, ms in c.items())
+                                     for a, c in seed["bundles_conflicting"].items()))
         lines.append("")
         lines.append("entry:")
         _fmt_items(self.entry, lines, 1, names)

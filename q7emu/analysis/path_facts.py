@@ -26,9 +26,10 @@ import re
 from dataclasses import dataclass
 
 from q7emu.model.kernels import KernelId
+from q7emu.primitives import optable
 
 __all__ = ["FirmwareFact", "PATH_FACTS", "NON_MX_BLOCK", "accumulate_base", "OpProvenance", "classify",
-           "seed_bundles", "SEED_OPERANDS", "seed_operands"]
+           "seed_bundles", "SEED_OPERANDS", "seed_operands", "seed_bundle_writes", "seed_write_conflicts"]
 
 # ---------------------------------------------------------------------- firmware facts per path
 NON_MX_BLOCK = "inline non-MX paths in decode (0x4df0..0x511c)"
@@ -188,6 +189,30 @@ def seed_operands(address: str, mnemonic: str) -> tuple[str, ...]:
     """The operand tokens docs/firmware.md gives for ``mnemonic`` in the bundle at ``address`` ("..." = illegible
     rest; empty when it gives none)."""
     return SEED_OPERANDS.get(address, {}).get(mnemonic, ())
+
+
+def seed_bundle_writes(address: str) -> dict[str, tuple[str, ...]]:
+    """The registers the ops of the seed bundle at ``address`` write, read off its operand tokens with the op
+    table's operand roles (disassembly order: the written operands first, then the read ones, as for
+    ``ivp_bmin2nx8 vb3, v4, v20, v16``): register token -> the mnemonics writing it. Only ops whose operands
+    docs/firmware.md gives in full count (an illegible "..." rest leaves the order open)."""
+    out: dict[str, list[str]] = {}
+    for mnemonic, tokens in SEED_OPERANDS.get(address, {}).items():
+        if "..." in tokens:
+            continue
+        fields = optable.op(mnemonic).operands
+        ordered = [f for f in fields if f.role != optable.SRC] + [f for f in fields if f.role == optable.SRC]
+        for token, field in zip(tokens, ordered):
+            if field.role != optable.SRC:
+                out.setdefault(token, []).append(mnemonic)
+    return {reg: tuple(ms) for reg, ms in out.items()}
+
+
+def seed_write_conflicts(address: str) -> dict[str, tuple[str, ...]]:
+    """The registers two or more ops of the seed bundle at ``address`` write (docs/model.md §9 item 9): no VLIW
+    bundle can keep both results, so the bundle cannot be issued with every op doing work under the operand
+    reading of docs/firmware.md §6.2."""
+    return {reg: ms for reg, ms in seed_bundle_writes(address).items() if len(ms) > 1}
 
 
 def operands_match(seed: tuple[str, ...], listed: list[str]) -> bool:
