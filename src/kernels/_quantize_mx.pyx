@@ -15,9 +15,10 @@ of 16 free elements (4 MX blocks of 8 partitions x 4 elements):
      (dextrprn_2x32, seed @0x22b5: a 16-bit tap, the other taps 0).
   pass 2 (DIVIDE, CLIP, ROUND, PACK) per row: split the fp32 value into sign / exponent /
      significand (bf16 subnormals normalised by the int -> fp32 convert), the DIVIDE by 2^(s - 127)
-     through the MAC (docs/model.md §9.4): the accumulator lanes EXP * 2^15 + SIG (mulsupn16xr16),
-     then per block one accumulating MAC adds 2^15 x pr8+b = -s x 2^15 to its lanes (mulus4tan16xr16
-     with a lane mask), the extract (packvrnrnx48 >> 15) gives EXP - s; ±Inf forced to saturate, NaN gated by an
+     through the MAC (docs/model.md §9.4): per block one MAC puts 2^15 x pr8+b = -s x 2^15 into its lanes
+     (a lane mask times the tap; block 0's in the overwrite form mulus4tn16xr16 with seed @0x66a6's
+     registers, blocks 1..3 accumulating, mulus4tan16xr16), then the paired muluupan16xr16 adds
+     EXP * 2^15 + SIG, and the extract (packvrnrnx48 >> 15) gives EXP - s; ±Inf forced to saturate, NaN gated by an
      unordered compare (ultn_2xf32t) to the format's NaN with the sign kept (`nonfinite` = ocp: every
      lane of a vbNB block joins the NaN mask, its sign cleared), then the shared narrow_fp8
      (RNE + saturation to ±max_val = clip) and a byte pack 4 FP8 per u32 word.

@@ -7,7 +7,7 @@ cdef enum:
     kONE = 1       # 1 (16-bit lanes)
     kA = 2         # 1 - BIAS(out)        narrow: subnormal shift / exponent field
     kSH0 = 3       # 14 - M(out)          narrow: significand right shift for a normal result
-    kCLAMP = 4     # free: narrow_fp8 needs no shift clamp (docs/model.md §9) -- QuantizeMX keeps a mask here
+    kCLAMP = 4     # free: narrow_fp8 needs no shift clamp (docs/model.md §9) -- QuantizeMX: pair weights, then scratch
     kMAX = 5       # largest finite FP8 code (0x7B E5M2, 0x7E E4M3); QuantizeMX keeps it elsewhere (narrow_fp8's kmax)
     # slot 6 is kernel-specific
     k4000 = 7      # hidden bit of SIG (bit 14)
