@@ -193,3 +193,5 @@ def test_seed_report_counts_the_path_vocabulary():
     q = build("quantize_mx").seed_report()
     # single-op seed "bundles" (@0x79ec srln_2x32, @0x22b5 dextrprn_2x32) are issued; the three-op ones are not
     assert q["bundles"] == 5 and sorted(q["bundles_present"]) == ["0x22b5", "0x79ec"]
+    # both with the seed's registers: srln_2x32 v14,v25,v5 and dextrprn_2x32 pr8,v14,v16,5,10
+    assert sorted(q["bundles_verbatim"]) == ["0x22b5", "0x79ec"]

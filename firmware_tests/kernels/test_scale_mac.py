@@ -40,8 +40,20 @@ def test_pr8_carries_minus_each_blocks_scale_exponent():
     x = (np.random.default_rng(6).standard_normal((32, 16)) * np.repeat([1e-3, 1, 40, 3e3], 4)).astype(
         ml_dtypes.bfloat16)
     _, want_scale = golden_quantize_mx(x, "float8_e4m3fn", scale_layout="compact")
-    rec = Recorder(ops=["dextrprn_2x32"])
+    rec = Recorder(ops=["dextrprn_2x32", "mulus4tn16xr16", "mulus4tan16xr16"])
     q7emu.quantize_mx(x, "float8_e4m3fn", trace=rec)
-    got = _pr_values(rec.trace, "dextrprn_2x32", 1)         # pr8..pr11 per 8-row block: blocks 0..3
-    want = [(-int(s)) & 0xFFFF for s in np.asarray(want_scale).reshape(-1)]
-    assert got == want and len(set(want)) > 4
+    t = rec.trace
+    # per 8-row block, blocks 1, 0, 2, 3 go into pr8, pr9, pr10, pr11 (block 1's is seed @0x22b5)
+    order = [1, 0, 2, 3]
+    want = [[(-int(s)) & 0xFFFF for s in row] for row in np.asarray(want_scale)]
+    got = _pr_values(t, "dextrprn_2x32", 1)
+    assert got == [row[b] for row in want for b in order] and len({v for row in want for v in row}) > 4
+    regs = [o.reg for i in range(len(t)) if t[i].op == "dextrprn_2x32" for o in t[i].operands
+            if o.kind_name == "pr" and o.role == 1]
+    assert regs == [8, 9, 10, 11] * len(want)
+    # each row's four divide MACs read them: block 1's (the overwrite form, seed @0x66a6) first
+    used = [int.from_bytes(o.data, "little") for i in range(len(t)) if t[i].op.startswith("mulus4t")
+            for o in t[i].operands if o.kind_name == "pr"]
+    assert used == [row[b] for row in want for _ in range(8) for b in order]
+    assert [t[i].op for i in range(len(t)) if t[i].op.startswith("mulus4t")][:4] == \
+        ["mulus4tn16xr16"] + ["mulus4tan16xr16"] * 3

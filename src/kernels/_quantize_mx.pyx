@@ -11,8 +11,9 @@ of 16 free elements (4 MX blocks of 8 partitions x 4 elements):
      register for the store only, and vSC keeps the true (signed) m - max_exp for pass 2's divide.
      Under `nonfinite` = ocp a block whose maximum is field 0xFF (NaN / Inf) is flagged in vbNB and its
      stored byte forced to 0xFF.
-     Then the SCALE TO pr: minus each block's exponent s goes from the scale vector into pr8..pr11
-     (dextrprn_2x32, seed @0x22b5: a 16-bit tap, the other taps 0).
+     Then the SCALE TO pr: minus each block's exponent s, masked to 16 bits in one lane per block (lane
+     4b + 1 of v14), goes into pr8..pr11 (dextrprn_2x32 of that lane and a zero lane, lane 10: a 16-bit tap,
+     the other taps 0; block 1's is seed @0x22b5, `dextrprn_2x32 pr8,v14,v16,5,10`).
   pass 2 (DIVIDE, CLIP, ROUND, PACK) per row: split the fp32 value into sign / exponent /
      significand (bf16 subnormals normalised by the int -> fp32 convert), the DIVIDE by 2^(s - 127)
      through the MAC (docs/model.md §9.4): per block one MAC puts 2^15 x pr8+b = -s x 2^15 into its lanes
@@ -38,7 +39,7 @@ cdef enum:
     kSAT = 9           # largest finite FP8 code (0x7E E4M3, 0x7B E5M2): narrow_fp8's saturation
     kFF = 10           # 0xFF (32-bit lanes)
     kIDX_R1 = 11       # seln_2x32: lane i <- i + 1
-    kM1 = 12           # kM0..kM3: 2^15 in the 16-bit lanes of block b (lanes 4b..4b+3, and 16 + 4b..), else 0
+    kM0 = 12           # kM0, kM1 .. kM3: 2^15 in the 16-bit lanes of block b (lanes 4b..4b+3, and 16 + 4b..), else 0
     kIDX_B4 = 13       # seln_2x32: lane i <- i & ~3 (block broadcast)
     Q_HOLE = 14        # the register load_rodata skips
     kIDX_SCB = 15      # sel2nx8: byte j <- byte 16 j (scale of block j)
@@ -63,18 +64,25 @@ cdef enum:
     # kPAIRW: u32 lane 0 = 1 | 2^15 << 16, the pair weights of the accumulator set-up (kernel_fp8.pxi's kCLAMP
     # slot: narrow_fp8 needs no shift clamp); read once into pr2, then the register is vM
     kPAIRW = 4
-    # kM0: block 0's mask, in v31 (seed @0x66a6: mulus4tn16xr16 wv0,v31,v7,pr8), loaded from rodata row kM0_ROW
-    kM0 = 31
+    # kM1: block 1's mask, in v31 (seed @0x66a6: mulus4tn16xr16 wv0,v31,v7,pr8), loaded from rodata row kM1_ROW
+    kM1 = 31
     kHI = 7            # the 4-tap MAC's upper pool register (seed v7): k4000, read only by zero taps
     prPAIR = 2         # the pair weights (1, 2^15) of the accumulator set-up
-    prSC = 8           # prSC + b: minus block b's scale exponent as the MAC's tap (seed: pr8)
-    kM0_ROW = 22       # rodata row (not a register constant): block 0's mask, loaded into v31
+    # minus block b's scale exponent as the MAC's tap: block 1 in pr8 (seeds @0x22b5, @0x66a6), then blocks 0, 2, 3
+    prSC1 = 8
+    prSC0 = 9
+    prSC2 = 10
+    prSC3 = 11
+    vNS = 14           # end of pass 1: minus block b's exponent in lane 4b + 1, zero elsewhere (seed @0x22b5: v14)
+    kPOOL_HI = 16      # dextrprn_2x32's upper pool register (seed v16): kIDX_BF16, whose lanes it never reads
+    kM1_ROW = 22       # rodata rows (not register constants): block 1's mask, loaded into v31 ...
+    kSPARSE_ROW = 23   # ... and 0xFFFF in 32-bit lanes 1, 5, 9, 13 (the low half of one lane per block)
     wvACC = 0          # seed: wv0
     NCONST = 22
 
 
 cdef struct QCfg:
-    vec_t rodata[23]
+    vec_t rodata[24]
     int bf16
     int wrap
     int byte_reg      # the register the stored scale byte is formed in (vSC, or vT0 under true_div)
@@ -107,8 +115,7 @@ cdef enum:
     Q_SCB
     Q_SSTORE
     Q_NEG
-    Q_NEG16
-    Q_NEG16B
+    Q_SPARSE
     Q_PRS
     Q_PRS2
     Q_LOAD2                             # pass 2: divide, clip, round, pack
@@ -145,8 +152,8 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
     cdef Py_ssize_t c, off, doff, soff = 0
     cdef int r, cols
     load_rodata(tr, rf, cfg.rodata, NCONST, 0, Q_HOLE)
-    # Q_PR0: block 0's divide mask into v31, from a rodata row (the seed's register for it, @0x66a6)
-    I_lv2nx8_i(tr, rf, Q_PR0, kM0, <const uint8_t*>cfg.rodata, 64 * kM0_ROW)
+    # Q_PR0: block 1's divide mask into v31, from a rodata row (the seed's register for it, @0x66a6)
+    I_lv2nx8_i(tr, rf, Q_PR0, kM1, <const uint8_t*>cfg.rodata, 64 * kM1_ROW)
     # Q_PR1: the pair weights (1, 2^15) of the accumulator set-up into pr2 (v4 is vM from here on)
     I_extrprn_2x32(tr, rf, Q_PR1, prPAIR, kPAIRW, 0)
     c = 0
@@ -202,18 +209,18 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
         # Q_SSTORE: store them (E8M0)
         soff = c // 4
         I_sav2nx8_xp(tr, rf, Q_SSTORE, vT0, scale_row, &soff, cols // 4)
-        # Q_NEG: SCALE TO pr (docs/model.md §9.4): minus each block's exponent, as a 16-bit tap ...
+        # Q_NEG: SCALE TO pr (docs/model.md §9.4): minus each block's exponent ... ; the lane mask
         V3(tr, rf, Q_NEG, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vT1, kZERO, vSC)
-        # Q_NEG16: ... zero-extended from 16 bits (the tap above it stays 0)
-        VI(tr, rf, Q_NEG16, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT1, vT1, 16)
-        # Q_NEG16B:
-        VI(tr, rf, Q_NEG16B, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT1, vT1, 16)
-        # Q_PRS: blocks 0 and 1 -> pr8, pr9 (dual-lane extract: the block's lane and a zero lane)
-        I_dextrprn_2x32(tr, rf, Q_PRS, prSC, vT1, kZERO, 0, 16)
-        I_dextrprn_2x32(tr, rf, Q_PRS, prSC + 1, vT1, kZERO, 4, 16)
+        I_lv2nx8_i(tr, rf, Q_NEG, vT2, <const uint8_t*>cfg.rodata, 64 * kSPARSE_ROW)
+        # Q_SPARSE: ... as a 16-bit tap (zero-extended) in lane 4b + 1 of v14, every other lane 0
+        V3(tr, rf, Q_SPARSE, "and2nx8", P.and2nx8, VIEW_N_2X32, vNS, vT1, vT2)
+        # Q_PRS: blocks 1 and 0 -> pr8, pr9 (dual-lane extract: the block's lane and lane 10, a zero lane; block
+        # 1's is seed @0x22b5 with its registers)
+        I_dextrprn_2x32(tr, rf, Q_PRS, prSC1, vNS, kPOOL_HI, 5, 10)
+        I_dextrprn_2x32(tr, rf, Q_PRS, prSC0, vNS, kPOOL_HI, 1, 10)
         # Q_PRS2: blocks 2 and 3 -> pr10, pr11
-        I_dextrprn_2x32(tr, rf, Q_PRS2, prSC + 2, vT1, kZERO, 8, 16)
-        I_dextrprn_2x32(tr, rf, Q_PRS2, prSC + 3, vT1, kZERO, 12, 16)
+        I_dextrprn_2x32(tr, rf, Q_PRS2, prSC2, vNS, kPOOL_HI, 9, 10)
+        I_dextrprn_2x32(tr, rf, Q_PRS2, prSC3, vNS, kPOOL_HI, 13, 10)
         # ---------------- pass 2: divide, clip, round, pack -- row by row
         for r in range(8):
             # Q_LOAD2: reload the row
@@ -222,25 +229,25 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
             # Q_UPCAST2: upcast
             upcast(tr, rf, Q_UPCAST2, cfg.bf16, vX)
             # Q_SIGN: sign bit ; NaN GATE (unordered compare with itself) ; DIVIDE by 2^(scale-127) through the MAC
-            # (docs/model.md §9.4), block 0: the row's accumulator starts as (2^15 in block 0's lanes) x pr8 = minus
+            # (docs/model.md §9.4), block 1: the row's accumulator starts as (2^15 in block 1's lanes) x pr8 = minus
             # its scale exponent (the overwrite form, with the registers of seed @0x66a6: wv0,v31,v7,pr8; v7 is
             # read only by the zero taps)
             VI(tr, rf, Q_SIGN, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vX, 31)
             I_ultn_2xf32t(tr, rf, Q_SIGN, vbN, vX, vX, vbALL)
-            WVVP(tr, rf, Q_SIGN, "mulus4tn16xr16", P.mulus4tn16xr16, VIEW_NX16, wvACC, kM0, kHI, prSC)
-            # Q_ABS: drop the sign ; exponent field (per-lane shift by the broadcast 23, as in pass 1) ; block 1
+            WVVP(tr, rf, Q_SIGN, "mulus4tn16xr16", P.mulus4tn16xr16, VIEW_NX16, wvACC, kM1, kHI, prSC1)
+            # Q_ABS: drop the sign ; exponent field (per-lane shift by the broadcast 23, as in pass 1) ; block 0
             # (pr9) accumulates
             VI(tr, rf, Q_ABS, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT1, vX, 1)
             V3(tr, rf, Q_ABS, "srln_2x32", P.srln_2x32, VIEW_N_2X32, vT2, vX, k23)
-            WVVPA(tr, rf, Q_ABS, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM1, kZERO, prSC + 1)
+            WVVPA(tr, rf, Q_ABS, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM0, kZERO, prSC0)
             # Q_FIELD2: sign byte (0x80) ; |x| bits ; block 2 (pr10)
             VI(tr, rf, Q_FIELD2, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 7)
             VI(tr, rf, Q_FIELD2, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT1, vT1, 1)
-            WVVPA(tr, rf, Q_FIELD2, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM2, kZERO, prSC + 2)
+            WVVPA(tr, rf, Q_FIELD2, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM2, kZERO, prSC2)
             # Q_NORM: exponent field ; subnormal significand normalised by int -> fp32 ; block 3 (pr11)
             V3(tr, rf, Q_NORM, "and2nx8", P.and2nx8, VIEW_N_2X32, vT2, vT2, kFF)
             I_floatn_2x32(tr, rf, Q_NORM, vT3, vT1, 0)
-            WVVPA(tr, rf, Q_NORM, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM3, kZERO, prSC + 3)
+            WVVPA(tr, rf, Q_NORM, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM3, kZERO, prSC3)
             # Q_CLASS: field 0 (zero / subnormal), field 0xFF (Inf / NaN)
             CMP(tr, rf, Q_CLASS, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbS, vT2, kZERO)
             CMP(tr, rf, Q_CLASS, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbI, vT2, kFF)
@@ -329,7 +336,8 @@ def _b32(x):
 
 
 def build_rodata(bint bf16, str dst_dtype, int max_exp):
-    """The QuantizeMX kernel's constant vectors, uint8 [NCONST + 1, 64] (the last row is loaded once, not kept)."""
+    """The QuantizeMX kernel's constant vectors, uint8 [NCONST + 2, 64] (the last two rows are loaded into working
+    registers: block 1's mask into v31 at entry, the lane mask of the pr extract once per chunk)."""
     e4m3 = dst_dtype == "float8_e4m3fn"
     bias, m_bits = (7, 3) if e4m3 else (15, 2)
     rows = np.zeros((NCONST + 1, 64), np.uint8)       # by register, v0 .. v22 (v14 is no constant)
@@ -356,13 +364,14 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
     rows[kIDX_EVEN16] = np.array([2 * (k & 15) for k in range(32)], np.uint16).view(np.uint8)
     masks = [np.array([0x8000 if (k & 15) >> 2 == b else 0 for k in range(32)], np.uint16).view(np.uint8)
              for b in range(4)]
-    rows[kM1], rows[kM2], rows[kM3] = masks[1:]
+    rows[kM0], rows[kM2], rows[kM3] = masks[0], masks[2], masks[3]
     rows[kPAIRW] = np.array([1 | (1 << 31)] + [0] * 15, np.uint32).view(np.uint8)
     rows[kNANC] = _b16(0x7F if e4m3 else 0x7E)
-    out = np.zeros((NCONST + 1, 64), np.uint8)
+    out = np.zeros((NCONST + 2, 64), np.uint8)
     out[:Q_HOLE] = rows[:Q_HOLE]
     out[Q_HOLE:NCONST] = rows[Q_HOLE + 1:NCONST + 1]               # v15 .. v22 are rows 14 .. 21
-    out[kM0_ROW] = masks[0]                                        # block 0's mask goes to v31 (Q_PR0)
+    out[kM1_ROW] = masks[1]                                        # block 1's mask goes to v31 (Q_PR0)
+    out[kSPARSE_ROW] = np.array([0xFFFF if i & 3 == 1 else 0 for i in range(16)], np.uint32).view(np.uint8)
     return out
 
 
