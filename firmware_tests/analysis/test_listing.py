@@ -160,7 +160,8 @@ def test_a_bundle_split_by_a_resolved_variant_keeps_one_header():
 def test_variants_shown_and_resolved():
     open_ = build("proc_4bit_mx_8", "nf4").format()
     assert "[variant] if cfg.nan_gate" in open_ and 'mx_scale == "e8m0"' in open_
-    closed = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0-nonan"}).format()
+    assert "[variant] if cfg.high_first" in open_          # the first unpack's immediate (seed @0x010052ee: 0)
+    closed = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0-nonan", "nibble_order": "low-first"}).format()
     assert "[variant]" not in closed and "ultn_2xf32t" not in closed
     fmt_open = build("proc_4bit_non_mx").format()
     assert "[variant] if cfg.rebias" in fmt_open and "decode_nf4" in fmt_open   # the re-bias and NF4 arms
@@ -185,7 +186,14 @@ def test_listing_cli(capsys):
 
 def test_seed_report_counts_the_path_vocabulary():
     mx = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0"}).seed_report()
-    assert mx["bundles"] == 4 and mx["bundles_present"] == []          # 0x010051a9, 0x010051e1, 0x010052ee, 0x010053c0
+    # of 0x010051a9, 0x010051e1, 0x010052ee, 0x010053c0: the NaN-scale gate's bundle (e8m0 only)
+    assert mx["bundles"] == 4 and mx["bundles_present"] == ["0x010052ee"]
+    low = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0", "nibble_order": "low-first"}).seed_report()
+    assert low["bundles_verbatim"] == ["0x010052ee"]                   # { muln_2x32 ; ultn_2xf32t vb1,v13,v16,vb9 ;
+    high = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0", "nibble_order": "high-first"}).seed_report()
+    assert high["bundles_verbatim"] == []                              # sel2nx8i_s4 v21,v17,v16,0 }: imm 8 here
+    nonan = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0-nonan"}).seed_report()
+    assert nonan["bundles_present"] == []                              # no gate, no scale factors
     pass_ops = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0"}).ops("pass")
     fw = [o.mnemonic for o in pass_ops if o.provenance.kind == "firmware"]
     assert mx["seed_named"] == len(fw) and "mulus4tan16xr16" in fw and "dselnx16" in fw

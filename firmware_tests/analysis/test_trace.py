@@ -67,18 +67,27 @@ EXIT_4BIT_NON_MX = [(L["RB_LOOKUP"], "oltnxf16t"), (L["RB_ZERO0"], "movnx16t"), 
 E0 = len(ENTRY_4BIT_NON_MX)           # seq of the first pass's first op
 LISTING_4BIT_NON_MX_ONE_PASS = ENTRY_4BIT_NON_MX + PASS_4BIT_NON_MX + EXIT_4BIT_NON_MX
 
-# MX E2M1 (e8m0 scales): rodata slots 0..19 = 20 rows, the pair weights into pr2 at MX_ENTRY; one 20-byte
-# block = 4 groups. Per half: the unpack and group 0's scale byte into pr1, the codebook lookup, the
-# accumulator set-up, four scale MACs (each with the next group's scale byte moving into pr1), the extract
+# MX E2M1 (e8m0 scales): 19 rodata rows (v0..v15, v18..v20), then the NaN byte and the pair weights loaded at
+# MX_ENTRY and the weights into pr2; one 20-byte block = 4 groups. The pass: load, split, the previous pass's
+# pack (and group 0's scale byte into pr1), seed @0x010052ee (this pass's scale factors, the previous pass's NaN
+# gate, the first unpack), the previous pass's NaN groups (and this pass's factors out of wv0) and store; then
+# per half the codebook lookup, the accumulator set-up, four scale MACs (each with the next group's scale byte
+# moving into pr1), the extract and the narrow (the second half starts with its unpack). After the loop the last
+# pass's pack, gate, NaN groups and store.
 MAC = [(L["MX_MAC0"], "mulus4tan16xr16"), (L["MX_MAC0"], "extrpr2nx8"), (L["MX_MAC1"], "mulus4tan16xr16"),
        (L["MX_MAC1"], "extrpr2nx8"), (L["MX_MAC2"], "mulus4tan16xr16"), (L["MX_MAC2"], "extrpr2nx8"),
        (L["MX_MAC3"], "mulus4tan16xr16")]
+MX_HALF = (decode_nf4(L["MX_DECODE"]) + [(L["MX_ACC"], "mulsupn16xr16")] + MAC + [(L["MX_EXT"], "packvrnrnx48")]
+           + narrow(L["MX_NARROW"]))
 LISTING_4BIT_MX_ONE_BLOCK = (
-    rodata(20) + [(L["MX_ENTRY"], "extrprn_2x32"), (L["MX_LOAD"], "lav2nx8_xp"), (L["MX_SPLIT"], "sel2nx8"),
-                  (L["MX_SPLIT"], "sel2nx8"), (L["MX_NAN"], "ultn_2xf32t")]
-    + 2 * ([(L["MX_UNPACK"], "sel2nx8i_s4"), (L["MX_UNPACK"], "extrpr2nx8")] + decode_nf4(L["MX_DECODE"])
-           + [(L["MX_ACC"], "mulsupn16xr16")] + MAC + [(L["MX_EXT"], "packvrnrnx48")] + narrow(L["MX_NARROW"]))
-    + [(L["MX_PACK"], "sel2nx8i"), (L["MX_NANSET"], "mov2nx8t"), (L["MX_STORE"], "sav2nx8_xp")])
+    rodata(19) + [(L["MX_ENTRY"], "lv2nx8_i"), (L["MX_ENTRY"], "lv2nx8_i"), (L["MX_PR2"], "extrprn_2x32")]
+    + [(L["MX_LOAD"], "lav2nx8_xp"), (L["MX_SPLIT"], "sel2nx8"), (L["MX_SPLIT"], "sel2nx8"),
+       (L["MX_PACKP"], "sel2nx8i"), (L["MX_PACKP"], "extrpr2nx8"), (L["MX_GATE"], "muln_2x32"),
+       (L["MX_GATE"], "ultn_2xf32t"), (L["MX_GATE"], "sel2nx8i_s4"), (L["MX_NANSET"], "mov2nx8t"),
+       (L["MX_NANSET"], "packvrn_2x96"), (L["MX_STORE"], "sav2nx8_xp")]
+    + MX_HALF + [(L["MX_UNPACK"], "sel2nx8i_s4"), (L["MX_UNPACK"], "extrpr2nx8")] + MX_HALF
+    + [(L["MX_PACKP"], "sel2nx8i"), (L["MX_GATE"], "ultn_2xf32t"), (L["MX_NANSET"], "mov2nx8t"),
+       (L["MX_STORE"], "sav2nx8_xp")])
 
 
 def full_recording(src, fmt=1, group=0, window=None, ops=None, **knobs):

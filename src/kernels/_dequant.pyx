@@ -24,9 +24,10 @@ Datapath (q7emu's reconstruction of the soft-float chain; docs/firmware.md §2.2
      MX: THE SCALE THROUGH THE MAC (docs/model.md §9.4): the accumulator lanes are set up as
      EXP * 2^15 + SIG, each group's scale byte goes from the loaded bytes into pr1 (extrpr2nx8) and an
      accumulating MAC adds 2^15 * pr1 to that group's lanes (mulus4tan16xr16 with a lane mask), so the
-     extract (packvrnrnx48) gives EXP + s: the multiply by 2^(s - 127) done in the multiplier; scale
-     bytes 0xFF (e8m0) are found with an unordered fp32 compare (ultn_2xf32t) and gate their group's
-     bytes to the NaN code;
+     extract (packvrnrnx48) gives EXP + s: the multiply by 2^(s - 127) done in the multiplier; e8m0:
+     muln_2x32 makes each scale byte's factor 2^(s - 127) as an fp32 pattern (s * 2^23; +Inf for 0xFF) and an
+     unordered fp32 compare with 2^127 (ultn_2xf32t) gates the groups of 0xFF bytes to the NaN code, a pass
+     late (seed @0x010052ee, with its registers);
      then narrow_fp8 (kernel_fp8.pxi): RNE at the output precision incl. subnormals, saturation
      with bminnx16, sign -> pack the 16-bit lanes' low bytes (sel2nx8i), store (sav2nx8_xp).
 """
@@ -35,30 +36,18 @@ include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and t
 
 # ---------------------------------------------------------------------------- register map
 # Shared with QuantizeMX (kernel_fp8.pxi): constants v0..v8 (v6 = k32 here), vSIG/vEXP/vSGN/vT0..vT3
-# = v23..v29, vbF / vbG. Constants ("rodata", loaded by lv2nx8_i at kernel entry): v0..v19.
+# = v23..v29, vbF / vbG. Constants ("rodata", loaded by lv2nx8_i at kernel entry).
 cdef enum:
     k32 = 6        # 32: the sign-table selector offset of the codebook lookup
-    # format-specific constants v9..v12
+    # the codebook constants (NF4 and every MX format) v9..v11
     kF0 = 9
     kF1 = 10
     kF2 = 11
-    kF3 = 12
-    # path-specific constants v13..v19 (MX: gathers, NaN pipeline)
-    kP0 = 13
-    kP1 = 14
-    kP2 = 15
-    kP3 = 16
-    kP4 = 17
-    kP5 = 18
-    kP6 = 19
     # working registers (v23..v29 are kernel_fp8.pxi's)
-    vIN = 20
-    vCB = 21
-    vCODE = 22
-    vOLO = 30
-    vOHI = 31
-    # vbool registers (vbALL, vbF, vbG: kernel_fp8.pxi)
-    vbNAN = 5      # NaN-scale byte lanes
+    vIN = 20       # NF4 group 0: the loaded pass
+    vCODE = 21     # the codes of a half (16-bit lanes); MX: then the second half's FP8 codes (seed @0x010052ee v21)
+    vOLO = 30      # the first half's FP8 codes
+    vOHI = 31      # NF4 group 0: the second half's
     # pr registers
     prSCALE = 1    # the group's scale byte (seed @0x010051a9: ivp_mulus4tan16xr16 wv2, ..., pr1)
     prPAIR = 2     # the pair weights (1, 2^15) of the accumulator set-up
@@ -71,16 +60,30 @@ cdef enum:
     FMT_NF4 = 3
     FMT_E2M3 = 4
 
-# MX constant slots
+# proc_4bit_mx_8's registers. Seed @0x010052ee ({ muln_2x32 ; ultn_2xf32t vb1,v13,v16,vb9 ; sel2nx8i_s4
+# v21,v17,v16,0 }) fixes v13, v16, v17, v21, vb1 and vb9: the constants are v0..v15 and v18..v20 (load_rodata's
+# hole: v16, v17) and v22 (loaded at MX_ENTRY).
 cdef enum:
-    kPAIRW = kF3       # u32 lane 0 = 1 | 2^15 << 16: the pair weights (MX only: the 4-bit formats use kF0..kF2)
-    kIDX_CODES = kP0   # sel2nx8: 32 code bytes of 8 groups -> bytes 0..31
-    kM0 = kP1          # kM0..kM3: 2^15 in the 16-bit lanes of group j = 0..3 of a half (8 j .. 8 j + 7), else 0
-    kM1 = kP2
-    kM2 = kP3
-    kM3 = kP4
-    kIDX_NMS = kP5     # sel2nx8: the scale byte of output byte e's group (e >> 3) into byte e
-    kNAN8 = kP6        # NaN byte of the output format (0x7E E5M2 / 0x7F E4M3)
+    mxK2P23 = 4        # 2^23 (32-bit lanes): the scale byte s times it is the fp32 pattern of 2^(s - 127)
+    mxIDX_SPLIT = 12   # sel2nx8: the 32 code bytes of the pass's 8 groups -> bytes 0..31, their scale bytes -> 32..39
+    mxK2P127 = 13      # 2^127 (fp32): the largest finite power of two, the NaN-scale gate's bound
+    mxM0 = 14          # mxM0..mxM3: 2^15 in the 16-bit lanes of group j = 0..3 of a half (8 j .. 8 j + 7), else 0
+    mxM1 = 15
+    mxM2 = 18
+    mxM3 = 19
+    mxIDX_SL = 20      # sel2nx8: 32-bit lane L <- the scale byte of output bytes 4L..4L+3 (group L >> 1), zero-extended
+    mxNAN8 = 22        # NaN byte of the output format (0x7E E5M2 / 0x7F E4M3)
+    MX_HOLE = 16       # load_rodata skips v16, v17
+    MX_NCONST = 19     # rodata rows 0..18 -> v0..v15, v18..v20; row 19 -> v22, row 20 -> the pair weights
+    MX_ROW_NAN8 = 19
+    MX_ROW_PAIRW = 20  # u32 lane 0 = 1 | 2^15 << 16
+    # working registers
+    mxX = 16           # the pass's scale factors 2^(s - 127) as fp32 patterns (+Inf for s = 0xFF), a pass late
+    mxIN = 17          # the loaded pass, split in place: code bytes 0..31, scale bytes 32..39
+    # vbool
+    vbNAN = 1          # the lanes of groups whose scale byte is 0xFF (seed vb1), of the pass before
+    vbALL_MX = 9       # the all-true predicate (seed vb9)
+    wvX = 0            # muln_2x32's products
 
 
 # The group-0 re-bias MAC path (docs/model.md §9.7): proc_4bit_non_mx E2M1 / INT4 and proc_6bit_non_mx. Its
@@ -147,14 +150,12 @@ cdef enum:
 
 
 cdef struct KCfg:
-    vec_t rodata[20]
+    vec_t rodata[24]
     int nconst
     int fmt
     int nan_gate      # mx_scale == e8m0
     int m_bits        # output mantissa bits (2 E5M2, 3 E4M3)
     int s4_imm        # sel2nx8i_s4 immediate base: H<<3 (nibble_order)
-    int sc_base       # MX: byte of group 0's scale in a pass (mx_layout); group g's is at
-    int sc_step       # sc_base + sc_step * (g & 3) + 20 * (g >> 2)
     int const_reg     # the register rodata row 0 goes to
     int rebias        # proc_4bit_non_mx E2M1 / INT4: the re-bias MAC path
     int w1            # its movpint16 weight (16-bit pattern)
@@ -211,13 +212,19 @@ cdef enum:
     RB_ZERO1
     RB_NEG1
 
-# proc_4bit_mx_8 (one pass: 8 groups = 40 source bytes)
+# proc_4bit_mx_8 (one pass: 8 groups = 40 source bytes). Software-pipelined the way seed @0x010052ee implies: a
+# pass's NaN-scale gate, pack and store issue in the pass after (MX_PACKP .. MX_STORE; after the loop for the
+# last pass), so the gate can share its bundle with this pass's scale multiply and first unpack.
 cdef enum:
-    MX_ENTRY = ENTRY_B                  # pr2 = the pair weights of the accumulator set-up
+    MX_ENTRY = ENTRY_B                  # the NaN byte into v22, the pair weights into vT0 ...
+    MX_PR2                              # ... and into pr2
     MX_LOAD
     MX_SPLIT
-    MX_NAN
-    MX_UNPACK
+    MX_PACKP                            # the pass before: pack
+    MX_GATE                             # seed @0x010052ee
+    MX_NANSET                           # the pass before: NaN groups
+    MX_STORE                            # the pass before: store
+    MX_UNPACK                           # the second half's unpack (the first half's is in MX_GATE)
     MX_DECODE
     MX_ACC = MX_DECODE + DECODE_MX_LEN
     MX_MAC0                             # the scale MACs of the half's groups 0..3
@@ -226,9 +233,6 @@ cdef enum:
     MX_MAC3
     MX_EXT
     MX_NARROW
-    MX_PACK = MX_NARROW + NARROW_LEN
-    MX_NANSET
-    MX_STORE
 
 
 # ============================================================================ shared sequences
@@ -278,7 +282,7 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
     cdef int h, n, nxt, nout, prev = 0
     cdef int chunk = 48 if cfg.fp6 else 32
-    load_rodata(tr, rf, cfg.rodata, cfg.nconst, cfg.const_reg, NO_HOLE)
+    load_rodata(tr, rf, cfg.rodata, cfg.nconst, cfg.const_reg, NO_HOLE, 0, vbALL)
     if cfg.rebias:
         # RB_ENTRY: the expanding load's predicate: the non-zero bytes of the spread constant ; w1 into every
         # field of pr4
@@ -410,72 +414,110 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
         I_sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, &doff, prev)
 
 
+cdef inline void mx_half(TR tr, regfile_t* rf, const KCfg* cfg, int b, int h, int out) noexcept nogil:
+    """One half of an MX pass (4 groups, 32 codes in vCODE, the first group's scale byte in pr1) from bundle b =
+    MX_DECODE on: codes -> soft-float triples, the scale through the MAC, the rounding narrow into `out`."""
+    # MX_DECODE: codes -> soft-float triples
+    decode_mx(tr, rf, b, cfg.fmt)
+    # MX_ACC: the accumulator lanes EXP * 2^15 + SIG (paired MAC, weights 1 and 2^15 in pr2)
+    WVVP(tr, rf, MX_ACC, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvACC, vSIG, vEXP, prPAIR)
+    # MX_MAC0: SCALE-MULTIPLY of group 0 of the half: + (2^15 in its lanes) x pr1 = its scale byte ; the
+    # next group's scale byte -> pr1 (read by the next bundle's MAC: VLIW)
+    WVVPA(tr, rf, MX_MAC0, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, mxM0, kZERO, prSCALE)
+    I_extrpr2nx8(tr, rf, MX_MAC0, prSCALE, mxIN, 33 + 4 * h)
+    # MX_MAC1: group 1
+    WVVPA(tr, rf, MX_MAC1, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, mxM1, kZERO, prSCALE)
+    I_extrpr2nx8(tr, rf, MX_MAC1, prSCALE, mxIN, 34 + 4 * h)
+    # MX_MAC2: group 2
+    WVVPA(tr, rf, MX_MAC2, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, mxM2, kZERO, prSCALE)
+    I_extrpr2nx8(tr, rf, MX_MAC2, prSCALE, mxIN, 35 + 4 * h)
+    # MX_MAC3: group 3
+    WVVPA(tr, rf, MX_MAC3, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, mxM3, kZERO, prSCALE)
+    # MX_EXT: accumulator extract: EXP + s
+    I_packvrnrnx48(tr, rf, MX_EXT, vEXP, wvACC, 15)
+    # MX_NARROW: round to FP8 (RNE), saturate, sign
+    narrow_fp8(tr, rf, MX_NARROW, cfg.m_bits, out, kMAX)
+
+
 cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t nbytes,
                          uint8_t* dst) noexcept nogil:
     """Groups of 8 codes + 1 in-band scale byte (5 bytes) -> 8 FP8; 8 groups (40 bytes) per pass.
 
     The block scale goes through the MAC (docs/model.md §9.4): each lane's soft-float exponent is set up in a
     48-bit accumulator lane (EXP * 2^15 + SIG, mulsupn16xr16 with the pair weights in pr2), then for each
-    group the scale byte is moved into pr1 straight from the loaded bytes (extrpr2nx8) and one accumulating
-    MAC adds mask * pr1 to the lanes of that group (mulus4tan16xr16, the mask 2^15 in the group's lanes):
-    the exponent field grows by s, i.e. the value is multiplied by 2^s (the codebook's EXP has the 127 taken off). The
-    extract (packvrnrnx48, a plain >> 15: SIG < 2^15 drops out) returns EXP + s."""
+    group the scale byte is moved into pr1 from the loaded bytes (extrpr2nx8) and one accumulating MAC adds
+    mask * pr1 to the lanes of that group (mulus4tan16xr16, the mask 2^15 in the group's lanes): the exponent
+    field grows by s, i.e. the value is multiplied by 2^s (the codebook's EXP has the 127 taken off). The
+    extract (packvrnrnx48, a plain >> 15: SIG < 2^15 drops out) returns EXP + s.
+
+    mx_scale = e8m0 (cfg.nan_gate): the NaN-scale gate (docs/model.md §9.4). muln_2x32 multiplies each scale
+    byte s by 2^23, the fp32 pattern of the scale factor 2^(s - 127) (s = 0xFF gives +Inf), and an unordered
+    fp32 compare with 2^127, the largest finite power of two, flags the groups to turn NaN. Seed @0x010052ee
+    issues that compare with the multiply and the first unpack of the pass after, so a pass's gate, pack and
+    store come one pass late (the first pass stores 0 bytes; the last pass's follow the loop)."""
     cdef Py_ssize_t soff = 0, doff = 0
     cdef uint32_t num_elem = <uint32_t>(nbytes // 4)
     # num_groups = num_elem / 5 with the firmware's reciprocal (0xCCCCCCCD, >> 34): 5-word blocks
     cdef uint32_t num_groups = <uint32_t>((<uint64_t>num_elem * 0xCCCCCCCDu) >> 34)
     cdef uint32_t left = num_groups
-    cdef int h, n
-    load_rodata(tr, rf, cfg.rodata, cfg.nconst, 0, NO_HOLE)
-    # MX_ENTRY: pr2 = the pair weights (1, 2^15) of the accumulator set-up, from a constant lane
-    I_extrprn_2x32(tr, rf, MX_ENTRY, prPAIR, kPAIRW, 0)
+    cdef int n, prev = 0
+    load_rodata(tr, rf, cfg.rodata, MX_NCONST, 0, MX_HOLE, 2, vbALL_MX)
+    # MX_ENTRY: the NaN byte of the output format into v22 ; the pair weights (1, 2^15) of the accumulator set-up
+    I_lv2nx8_i(tr, rf, MX_ENTRY, mxNAN8, <const uint8_t*>cfg.rodata, 64 * MX_ROW_NAN8)
+    I_lv2nx8_i(tr, rf, MX_ENTRY, vT0, <const uint8_t*>cfg.rodata, 64 * MX_ROW_PAIRW)
+    # MX_PR2: ... into pr2
+    I_extrprn_2x32(tr, rf, MX_PR2, prPAIR, vT0, 0)
     while left > 0:
         n = 2 if left >= 2 else 1          # 5-word blocks this pass (4 groups each)
         # MX_LOAD: group-of-8 packed load: 40 bytes = 8 groups (tail: 20 bytes = 4 groups). A variable-length
         # load, not the seed's l2a4nx8_ip: its 64-byte window would read past the partition's last group
         # (docs/model.md §9.6)
-        I_lav2nx8_xp(tr, rf, MX_LOAD, vIN, src, &soff, 20 * n)
-        # MX_SPLIT: split codes from scales (layout knob in the index vector) ; scale byte of each output byte's group
-        V4(tr, rf, MX_SPLIT, "sel2nx8", P.sel2nx8, VIEW_2NX8, vCB, vIN, kZERO, kIDX_CODES)
+        I_lav2nx8_xp(tr, rf, MX_LOAD, mxIN, src, &soff, 20 * n)
+        # MX_SPLIT: e8m0: each group's scale byte into the 32-bit lanes of its output bytes ; split codes from
+        # scales, in place (layout knob in the index vectors; issued second: VLIW, docs/model.md §9.2)
         if cfg.nan_gate:
-            V4(tr, rf, MX_SPLIT, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT3, vIN, kZERO, kIDX_NMS)
-            # MX_NAN: NaN GATE: a scale byte repeated over a 32-bit lane is an fp32 NaN exactly when it is 0xFF
-            # (E8M0 NaN): unordered compare of that lane with itself
-            I_ultn_2xf32t(tr, rf, MX_NAN, vbNAN, vT3, vT3, vbALL)
-        for h in range(2):
-            # MX_UNPACK: 4-bit UNPACK of 4 groups (16 code bytes -> 32 codes) ; the scale byte of the half's
-            # first group -> pr1
-            VVI(tr, rf, MX_UNPACK, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vCB, vCB,
-                cfg.s4_imm | h)
-            I_extrpr2nx8(tr, rf, MX_UNPACK, prSCALE, vIN, cfg.sc_base + 20 * h)
-            # MX_DECODE: codes -> soft-float triples
-            decode_mx(tr, rf, MX_DECODE, cfg.fmt)
-            # MX_ACC: the accumulator lanes EXP * 2^15 + SIG (paired MAC, weights 1 and 2^15 in pr2)
-            WVVP(tr, rf, MX_ACC, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvACC, vSIG, vEXP, prPAIR)
-            # MX_MAC0: SCALE-MULTIPLY of group 0 of the half: + (2^15 in its lanes) x pr1 = its scale byte ; the
-            # next group's scale byte -> pr1 (read by the next bundle's MAC: VLIW)
-            WVVPA(tr, rf, MX_MAC0, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM0, kZERO, prSCALE)
-            I_extrpr2nx8(tr, rf, MX_MAC0, prSCALE, vIN, cfg.sc_base + cfg.sc_step + 20 * h)
-            # MX_MAC1: group 1
-            WVVPA(tr, rf, MX_MAC1, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM1, kZERO, prSCALE)
-            I_extrpr2nx8(tr, rf, MX_MAC1, prSCALE, vIN, cfg.sc_base + 2 * cfg.sc_step + 20 * h)
-            # MX_MAC2: group 2
-            WVVPA(tr, rf, MX_MAC2, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM2, kZERO, prSCALE)
-            I_extrpr2nx8(tr, rf, MX_MAC2, prSCALE, vIN, cfg.sc_base + 3 * cfg.sc_step + 20 * h)
-            # MX_MAC3: group 3
-            WVVPA(tr, rf, MX_MAC3, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM3, kZERO, prSCALE)
-            # MX_EXT: accumulator extract: EXP + s
-            I_packvrnrnx48(tr, rf, MX_EXT, vEXP, wvACC, 15)
-            # MX_NARROW: round to FP8 (RNE), saturate, sign
-            narrow_fp8(tr, rf, MX_NARROW, cfg.m_bits, vOLO + h, kMAX)
-        # MX_PACK: pack to bytes
-        VVI(tr, rf, MX_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
+            V4(tr, rf, MX_SPLIT, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT3, mxIN, kZERO, mxIDX_SL)
+        V4(tr, rf, MX_SPLIT, "sel2nx8", P.sel2nx8, VIEW_2NX8, mxIN, mxIN, kZERO, mxIDX_SPLIT)
+        # MX_PACKP: the pass before: pack its FP8 bytes (the low bytes of both halves' 16-bit lanes) ; the first
+        # group's scale byte -> pr1
+        VVI(tr, rf, MX_PACKP, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vOLO, vOLO, vCODE, 0)
+        I_extrpr2nx8(tr, rf, MX_PACKP, prSCALE, mxIN, 32)
         if cfg.nan_gate:
-            # MX_NANSET: NaN groups -> the format's NaN byte
-            MOVT(tr, rf, MX_NANSET, "mov2nx8t", P.mov2nx8t, VIEW_2NX8, VIEW_VB8, vIN, kNAN8, vbNAN)
-        # MX_STORE: store 8 FP8 per group
-        I_sav2nx8_xp(tr, rf, MX_STORE, vIN, dst, &doff, 32 * n)
+            # MX_GATE: SCALE FACTORS s * 2^23 = the fp32 pattern of 2^(s - 127) ; NaN GATE of the pass before:
+            # 2^127 < its factor (+Inf: s = 0xFF) ; 4-bit UNPACK of the first half (16 code bytes -> 32 codes)
+            WVV(tr, rf, MX_GATE, "muln_2x32", P.muln_2x32, VIEW_N_2X32, wvX, vT3, mxK2P23)
+            I_ultn_2xf32t(tr, rf, MX_GATE, vbNAN, mxK2P127, mxX, vbALL_MX)
+        if cfg.high_first:
+            VVI(tr, rf, MX_GATE, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, mxIN, mxX, 8)
+        else:
+            # (low-first: the immediate 0 of seed @0x010052ee)
+            VVI(tr, rf, MX_GATE, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, mxIN, mxX, 0)
+        if cfg.nan_gate:
+            # MX_NANSET: the pass before's NaN groups -> the format's NaN byte ; this pass's scale factors out of
+            # the accumulator (exact: below 2^31)
+            MOVT(tr, rf, MX_NANSET, "mov2nx8t", P.mov2nx8t, VIEW_2NX8, VIEW_VB8, vOLO, mxNAN8, vbNAN)
+            I_packvrn_2x96(tr, rf, MX_NANSET, mxX, wvX, 0)
+        # MX_STORE: the pass before's 8 FP8 per group (the first pass: 0 bytes)
+        I_sav2nx8_xp(tr, rf, MX_STORE, vOLO, dst, &doff, prev)
+        # the first half (its unpack is in MX_GATE): decode, scale, narrow into vOLO
+        mx_half(tr, rf, cfg, MX_DECODE, 0, vOLO)
+        # MX_UNPACK: 4-bit UNPACK of the second half ; its first group's scale byte -> pr1
+        VVI(tr, rf, MX_UNPACK, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, mxIN, mxX, cfg.s4_imm | 1)
+        I_extrpr2nx8(tr, rf, MX_UNPACK, prSCALE, mxIN, 36)
+        # the second half: into vCODE, whose codes the decode has read
+        mx_half(tr, rf, cfg, MX_DECODE, 1, vCODE)
+        prev = 32 * n
         left -= n
+    # the last pass's pack, NaN gate and store (the listing's exit)
+    # MX_PACKP: pack
+    VVI(tr, rf, MX_PACKP, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vOLO, vOLO, vCODE, 0)
+    if cfg.nan_gate:
+        # MX_GATE: NaN GATE: 2^127 < the scale factor
+        I_ultn_2xf32t(tr, rf, MX_GATE, vbNAN, mxK2P127, mxX, vbALL_MX)
+        # MX_NANSET: NaN groups -> the format's NaN byte
+        MOVT(tr, rf, MX_NANSET, "mov2nx8t", P.mov2nx8t, VIEW_2NX8, VIEW_VB8, vOLO, mxNAN8, vbNAN)
+    # MX_STORE: 8 FP8 per group
+    I_sav2nx8_xp(tr, rf, MX_STORE, vOLO, dst, &doff, prev)
 
 
 # ============================================================================ configuration ("rodata")
@@ -600,12 +642,24 @@ def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
             else:
                 b, gi = g >> 2, g & 3
                 codes += [20 * b + 4 + 4 * gi + j for j in range(4)]
-        rows[kIDX_CODES] = _bytes_vec(codes)
-        rows[kPAIRW] = np.array([1 | (1 << 31)] + [0] * 15, np.uint32).view(np.uint8)
-        for j in range(4):
-            rows[kM0 + j] = np.array([0x8000 if k >> 3 == j else 0 for k in range(32)], np.uint16).view(np.uint8)
-        rows[kIDX_NMS] = np.array([sc_base + sc_step * ((e >> 3) & 3) + 20 * (e >> 5) for e in range(64)], np.uint8)
-        rows[kNAN8] = np.full(64, 0x7E if e5m2 else 0x7F, np.uint8)
+        scale_at = [sc_base + sc_step * (g & 3) + 20 * (g >> 2) for g in range(8)]
+        rows[mxIDX_SPLIT] = _bytes_vec(codes + scale_at)
+        rows[mxK2P23] = np.full(16, 1 << 23, np.uint32).view(np.uint8)
+        rows[mxK2P127] = np.full(16, 0x7F000000, np.uint32).view(np.uint8)
+        for j, slot in enumerate((mxM0, mxM1, mxM2, mxM3)):
+            rows[slot] = np.array([0x8000 if k >> 3 == j else 0 for k in range(32)], np.uint16).view(np.uint8)
+        sl = np.full(64, 64, np.uint8)                           # 64: pool byte 64, a byte of the zero vector
+        sl[0::4] = [scale_at[lane >> 1] for lane in range(16)]
+        rows[mxIDX_SL] = sl
+        # rows by register (load_rodata skips v16, v17), then the two rows MX_ENTRY loads
+        regs = list(range(MX_HOLE)) + [r + 2 for r in range(MX_HOLE, MX_NCONST)]
+        out = np.zeros((MX_ROW_PAIRW + 1, 64), np.uint8)
+        for row, reg in enumerate(regs):
+            if reg in rows:
+                out[row] = rows[reg]
+        out[MX_ROW_NAN8] = np.full(64, 0x7E if e5m2 else 0x7F, np.uint8)
+        out[MX_ROW_PAIRW] = np.array([1 | (1 << 31)] + [0] * 15, np.uint32).view(np.uint8)
+        return out
     n = max(rows) + 1
     out = np.zeros((n, 64), np.uint8)
     for slot, row in rows.items():
@@ -643,8 +697,6 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
     cfg.nan_gate = group == 8 and mx_scale == "e8m0"
     cfg.m_bits = 2 if fmt in (FMT_E2M1, FMT_INT4) else 3
     cfg.s4_imm = 8 if nibble_order == "high-first" else 0
-    cfg.sc_base = 4 if mx_layout == "scale-last" else 0         # mx_scale_position
-    cfg.sc_step = 1 if mx_layout == "word-block" else 5
     cfg.rebias = fmt == FMT_E2M3 or (group == 0 and fmt in (FMT_E2M1, FMT_INT4))
     cfg.const_reg = RB_CONST if cfg.rebias else 0
     # REBIAS[fmt]'s w1 (literals: the listing evaluates them)

@@ -151,7 +151,7 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
     ncols / 4 scale bytes at scale_row."""
     cdef Py_ssize_t c, off, doff, soff = 0
     cdef int r, cols
-    load_rodata(tr, rf, cfg.rodata, NCONST, 0, Q_HOLE)
+    load_rodata(tr, rf, cfg.rodata, NCONST, 0, Q_HOLE, 1, vbALL)
     # Q_PR0: block 1's divide mask into v31, from a rodata row (the seed's register for it, @0x66a6)
     I_lv2nx8_i(tr, rf, Q_PR0, kM1, <const uint8_t*>cfg.rodata, 64 * kM1_ROW)
     # Q_PR1: the pair weights (1, 2^15) of the accumulator set-up into pr2 (v4 is vM from here on)

@@ -37,15 +37,17 @@ cdef enum:
 
 
 cdef inline void load_rodata(TR tr, regfile_t* rf, const vec_t* rodata, int nconst, int first,
-                             int hole) noexcept nogil:
-    """Row c of rodata into register first + c (c < nconst), skipping register `hole` (the rows from there on
-    go one register up; NO_HOLE: none), then the all-true predicate vbALL."""
+                             int hole, int hole_len, int all_true) noexcept nogil:
+    """Row c of rodata into register first + c (c < nconst), skipping the `hole_len` registers from `hole` on
+    (the rows from there on go hole_len registers up; NO_HOLE: none), then the all-true predicate into vbool
+    register `all_true` (vbALL, or the kernel's own)."""
     # RODATA_B: constant vectors from rodata, two loads per bundle
     cdef int c
     for c in range(nconst):
-        I_lv2nx8_i(tr, rf, RODATA_B + c // 2, first + c + (first + c >= hole), <const uint8_t*>rodata, 64 * c)
-    # RODATA_VB: vbALL = (v0 == v0): the all-true predicate
-    CMP(tr, rf, RODATA_VB, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, vbALL, kZERO, kZERO)
+        I_lv2nx8_i(tr, rf, RODATA_B + c // 2, first + c + hole_len * (first + c >= hole), <const uint8_t*>rodata,
+                   64 * c)
+    # RODATA_VB: the all-true predicate = (v0 == v0)
+    CMP(tr, rf, RODATA_VB, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, all_true, kZERO, kZERO)
 
 
 cdef inline void narrow_fp8(TR tr, regfile_t* rf, int b, int m_bits, int out, int kmax) noexcept nogil:

@@ -209,6 +209,18 @@ cdef inline void I_packvrnrnx48(TR tr, regfile_t* rf, int b, int t, int w, int s
             tr_vec(tr, ROLE_DST, t, VIEW_NX16, &rf.v[t]); tr_end(tr)
 
 
+cdef inline void I_packvrn_2x96(TR tr, regfile_t* rf, int b, int t, int w, int sh) noexcept nogil:
+    """ivp_packvrn_2x96 vt, wv, sh"""
+    if TR is TracerP:
+        if tr_begin(tr, "packvrn_2x96", b):
+            tr_wvec(tr, ROLE_SRC, w, &rf.wv[w]); tr_scalar(tr, 255, sh)
+    if run_op(tr, "packvrn_2x96", b):
+        P.packvrn_2x96(&rf.v[t], &rf.wv[w], sh)
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, t, VIEW_N_2X32, &rf.v[t]); tr_end(tr)
+
+
 cdef inline void I_extrprn_2x32(TR tr, regfile_t* rf, int b, int p, int s, int k) noexcept nogil:
     """ivp_extrprn_2x32 pr, vs, k"""
     if TR is TracerP:
