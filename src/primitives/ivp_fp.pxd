@@ -29,14 +29,15 @@ cdef inline vbool_t fcmp32_unordered(const vec_t* va, const vec_t* vr, int op) n
 
 cdef inline vbool_t fcmp16_olt(const vec_t* va, const vec_t* vr) noexcept nogil:
     """The vbool of a < b over fp16 lanes, false when either is NaN (ordered)."""
-    # branch-free (it vectorises): the order key of a non-NaN pattern is +-magnitude, sign applied as (m ^ s) - s
+    # branch-free (it vectorises): the order key of a non-NaN pattern is +-magnitude, sign applied as (m ^ s) - s;
+    # the keys fit int16 (|key| <= 0x7FFF), and the casts keep GCC's lanes 16 bits wide (32 lanes per vector)
     cdef vec_t m
     cdef int k
     cdef int16_t ma, mb, sa, sb
     for k in range(32):
         ma = <int16_t>(va.u16[k] & 0x7FFF); mb = <int16_t>(vr.u16[k] & 0x7FFF)
         sa = -<int16_t>(va.u16[k] >> 15); sb = -<int16_t>(vr.u16[k] >> 15)
-        m.s16[k] = -<int16_t>((ma <= 0x7C00) & (mb <= 0x7C00) & (((ma ^ sa) - sa) < ((mb ^ sb) - sb)))
+        m.s16[k] = -<int16_t>((ma <= 0x7C00) & (mb <= 0x7C00) & (<int16_t>((ma ^ sa) - sa) < <int16_t>((mb ^ sb) - sb)))
     return vb_from_mask(&m)
 
 
