@@ -334,6 +334,76 @@ cdef extern from *:
         Q7_PERMUTE2_C(uint32_t, 16, 0x1F);
     #endif
     }
+    /* the predicated 16-bit dual select (dselnx16t): lane k of u takes (a || b)[idx[k] & 0x3F], lane k of t
+       (a || b)[(idx[k] >> 8) & 0x3F], each byte j only where bit j of m is set (else it keeps its old value; u is
+       written before t is read). A leaf so that it inlines (GCC outlined the Cython form, a call that spills the
+       kernel's vector registers) */
+    static inline void q7_dsel_u16_merge(uint16_t *u, uint16_t *t, const uint16_t *a, const uint16_t *b,
+                                         const uint16_t *idx, uint64_t m) {
+    #if defined(__AVX512BW__)
+        __m512i x = _mm512_loadu_si512((const void *)a), y = _mm512_loadu_si512((const void *)b);
+        __m512i s = _mm512_loadu_si512((const void *)idx);
+        __m512i ou = _mm512_permutex2var_epi16(x, s, y);
+        __m512i ot = _mm512_permutex2var_epi16(x, _mm512_srli_epi16(s, 8), y);
+        _mm512_storeu_si512((void *)u, _mm512_mask_blend_epi8((__mmask64)m, _mm512_loadu_si512((const void *)u), ou));
+        _mm512_storeu_si512((void *)t, _mm512_mask_blend_epi8((__mmask64)m, _mm512_loadu_si512((const void *)t), ot));
+    #elif defined(__AVX2__)
+        /* byte-plane lookups: the pool's 64 entries as four 16-entry chunks, each chunk's low bytes in the low
+           128-bit half and its high bytes in the high half, so one in-lane byte shuffle looks up both bytes of 16
+           entries; the chunk (index bits 4, 5) by two levels of blends, then the bytes interleaved back */
+        const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                               0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+        const __m256i join = _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
+                                              0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+        const __m256i m3f = _mm256_set1_epi8(0x3F);
+        const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                              2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+        const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+        __m256i tbl[4], r[4], mk[2];
+        int q, g;
+        for (q = 0; q < 4; q++)
+            tbl[q] = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(
+                _mm256_loadu_si256((const __m256i *)(q < 2 ? a + 16 * q : b + 16 * (q - 2))), split), 0xD8);
+        for (g = 0; g < 2; g++) {
+            /* lanes 16g .. 16g + 15: their low index bytes (u) in the low half, high bytes (t) in the high half */
+            __m256i j = _mm256_and_si256(_mm256_permute4x64_epi64(_mm256_shuffle_epi8(
+                _mm256_loadu_si256((const __m256i *)(idx + 16 * g)), split), 0xD8), m3f);
+            int h;
+            for (h = 0; h < 2; h++) {
+                __m256i x = _mm256_permute4x64_epi64(j, h ? 0xEE : 0x44);
+                __m256i b4 = _mm256_slli_epi16(x, 3), b5 = _mm256_slli_epi16(x, 2);   /* bit 4 / 5 -> bit 7 */
+                __m256i lo = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[0], x), _mm256_shuffle_epi8(tbl[1], x), b4);
+                __m256i up = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[2], x), _mm256_shuffle_epi8(tbl[3], x), b4);
+                r[2 * h + g] = _mm256_shuffle_epi8(_mm256_permute4x64_epi64(_mm256_blendv_epi8(lo, up, b5), 0xD8),
+                                                   join);
+            }
+        }
+        for (g = 0; g < 2; g++)     /* the byte mask of bytes 32g .. 32g + 31 (q7_bits_to_bytes) */
+            mk[g] = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(
+                _mm256_set1_epi32((int)(uint32_t)(m >> (32 * g))), pick), bit), bit);
+        for (g = 0; g < 2; g++)
+            _mm256_storeu_si256((__m256i *)(u + 16 * g), _mm256_blendv_epi8(
+                _mm256_loadu_si256((const __m256i *)(u + 16 * g)), r[g], mk[g]));
+        for (g = 0; g < 2; g++)
+            _mm256_storeu_si256((__m256i *)(t + 16 * g), _mm256_blendv_epi8(
+                _mm256_loadu_si256((const __m256i *)(t + 16 * g)), r[2 + g], mk[g]));
+    #else
+        uint16_t hi[32], ou[32], ot[32];
+        uint8_t bu[64], bt[64], mk[64], old[64];
+        int k;
+        for (k = 0; k < 32; k++) hi[k] = (uint16_t)(idx[k] >> 8);
+        q7_permute2_u16(ou, a, b, idx);
+        q7_permute2_u16(ot, a, b, hi);
+        memcpy(bu, ou, 64); memcpy(bt, ot, 64);
+        q7_bits_to_bytes(m, mk);
+        memcpy(old, u, 64);
+        for (k = 0; k < 64; k++) old[k] = (uint8_t)((bu[k] & mk[k]) | (old[k] & ~mk[k]));
+        memcpy(u, old, 64);
+        memcpy(old, t, 64);
+        for (k = 0; k < 64; k++) old[k] = (uint8_t)((bt[k] & mk[k]) | (old[k] & ~mk[k]));
+        memcpy(t, old, 64);
+    #endif
+    }
     """
     const int Q7_LITTLE_ENDIAN     # 1 on a little-endian host (u16 lane 2j = low half of u32 lane j)
     uint64_t q7_bytes_to_bits(const uint8_t* m) nogil
@@ -344,6 +414,8 @@ cdef extern from *:
     void q7_permute2_u8(uint8_t* o, const uint8_t* a, const uint8_t* b, const uint8_t* idx) nogil
     void q7_permute2_u16(uint16_t* o, const uint16_t* a, const uint16_t* b, const uint16_t* idx) nogil
     void q7_permute2_u32(uint32_t* o, const uint32_t* a, const uint32_t* b, const uint32_t* idx) nogil
+    void q7_dsel_u16_merge(uint16_t* u, uint16_t* t, const uint16_t* a, const uint16_t* b, const uint16_t* idx,
+                           uint64_t m) nogil
 
 
 cdef inline vbool_t vb_spread(vbool_t b, int lane_bytes) noexcept nogil:
