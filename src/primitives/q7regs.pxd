@@ -254,6 +254,66 @@ cdef extern from *:
             m[k] = (uint8_t)(0u - (unsigned)((b >> k) & 1u));
     #endif
     }
+    /* Q7_MASK_COMPARE: 1 where the compares below have their AVX-512 bodies (a compare straight into a mask
+       register, its bits spread to the vbool's bits by pdep); the primitives then take them instead of a lane loop
+       that builds a lane mask vector for q7_bytes_to_bits (a mask -> vector -> mask round trip) */
+    #if defined(__AVX512BW__) && defined(__BMI2__)
+    #define Q7_MASK_COMPARE 1
+    #else
+    #define Q7_MASK_COMPARE 0
+    #endif
+    /* the vbool of a < b over lanes of lane_bytes (1, 2 or 4) bytes, signed (sgn) or unsigned: a true lane sets
+       its lane_bytes bits, as a compare writes them */
+    static inline uint64_t q7_lt_bits(const void *a, const void *b, int lane_bytes, int sgn) {
+    #if Q7_MASK_COMPARE
+        __m512i x = _mm512_loadu_si512(a), y = _mm512_loadu_si512(b);
+        if (lane_bytes == 1)
+            return (uint64_t)(sgn ? _mm512_cmplt_epi8_mask(x, y) : _mm512_cmplt_epu8_mask(x, y));
+        if (lane_bytes == 2)
+            return _pdep_u64((uint64_t)(sgn ? _mm512_cmplt_epi16_mask(x, y) : _mm512_cmplt_epu16_mask(x, y)),
+                             0x5555555555555555ULL) * 3;
+        return _pdep_u64((uint64_t)(sgn ? _mm512_cmplt_epi32_mask(x, y) : _mm512_cmplt_epu32_mask(x, y)),
+                         0x1111111111111111ULL) * 15;
+    #else
+        union { uint8_t u8[64]; int8_t s8[64]; uint16_t u16[32]; int16_t s16[32]; uint32_t u32[16]; int32_t s32[16]; }
+            x, y;
+        uint64_t r = 0, ones = (1ULL << lane_bytes) - 1;
+        int k, lt;
+        memcpy(x.u8, a, 64); memcpy(y.u8, b, 64);
+        for (k = 0; k < 64 / lane_bytes; k++) {
+            if (lane_bytes == 1) lt = sgn ? x.s8[k] < y.s8[k] : x.u8[k] < y.u8[k];
+            else if (lane_bytes == 2) lt = sgn ? x.s16[k] < y.s16[k] : x.u16[k] < y.u16[k];
+            else lt = sgn ? x.s32[k] < y.s32[k] : x.u32[k] < y.u32[k];
+            if (lt) r |= ones << (lane_bytes * k);
+        }
+        return r;
+    #endif
+    }
+    /* the vbool of the ordered fp16 compare a < b (false when either is NaN; -0 == +0): the order key of a
+       non-NaN pattern is its magnitude with the sign applied, (m ^ s) - s */
+    static inline uint64_t q7_fcmp16_olt_bits(const uint16_t *a, const uint16_t *b) {
+    #if Q7_MASK_COMPARE
+        const __m512i mag = _mm512_set1_epi16(0x7FFF), inf = _mm512_set1_epi16(0x7C00);
+        __m512i x = _mm512_loadu_si512((const void *)a), y = _mm512_loadu_si512((const void *)b);
+        __m512i mx = _mm512_and_si512(x, mag), my = _mm512_and_si512(y, mag);
+        __m512i sx = _mm512_srai_epi16(x, 15), sy = _mm512_srai_epi16(y, 15);
+        __m512i kx = _mm512_sub_epi16(_mm512_xor_si512(mx, sx), sx);
+        __m512i ky = _mm512_sub_epi16(_mm512_xor_si512(my, sy), sy);
+        __mmask32 k = _mm512_mask_cmplt_epi16_mask(_mm512_mask_cmple_epi16_mask(_mm512_cmple_epi16_mask(mx, inf), my,
+                                                                               inf), kx, ky);
+        return _pdep_u64((uint64_t)k, 0x5555555555555555ULL) * 3;
+    #else
+        uint64_t r = 0;
+        int k;
+        for (k = 0; k < 32; k++) {
+            int16_t ma = (int16_t)(a[k] & 0x7FFF), mb = (int16_t)(b[k] & 0x7FFF);
+            int16_t sa = (int16_t)-(int16_t)(a[k] >> 15), sb = (int16_t)-(int16_t)(b[k] >> 15);
+            if (ma <= 0x7C00 && mb <= 0x7C00 && (int16_t)((ma ^ sa) - sa) < (int16_t)((mb ^ sb) - sb))
+                r |= 3ULL << (2 * k);
+        }
+        return r;
+    #endif
+    }
     /* the portable body of a two-register permute: o[k] = (a || b)[idx[k] & MASK], N lanes of type T */
     #define Q7_PERMUTE2_C(T, N, MASK) do { \
         T pool[2 * (N)], t[N]; int k; \
@@ -406,6 +466,9 @@ cdef extern from *:
     }
     """
     const int Q7_LITTLE_ENDIAN     # 1 on a little-endian host (u16 lane 2j = low half of u32 lane j)
+    const int Q7_MASK_COMPARE      # 1 where q7_lt_bits / q7_fcmp16_olt_bits compare into mask registers (AVX-512)
+    uint64_t q7_lt_bits(const void* a, const void* b, int lane_bytes, int sgn) nogil
+    uint64_t q7_fcmp16_olt_bits(const uint16_t* a, const uint16_t* b) nogil
     uint64_t q7_bytes_to_bits(const uint8_t* m) nogil
     void q7_bits_to_bytes(uint64_t b, uint8_t* m) nogil
     void q7_load_prefix(uint8_t* o, const uint8_t* src, size_t k) nogil
