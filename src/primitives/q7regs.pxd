@@ -166,14 +166,27 @@ cdef extern from *:
     #endif
     }
     /* o = the first k bytes of src (0 <= k <= 64), zero-filled to 64; reads only those k bytes (an AVX-512
-       masked load does not touch the masked-off bytes) */
+       masked load does not touch the masked-off bytes). Else o is written in whole 16-byte blocks (fixed-size
+       copies, one variable-length copy into a zeroed block only for a partial block), so the 16- and 32-byte
+       loads that read o next are each forwarded from one store: after a variable-length memcpy they straddled
+       its narrow stores and waited for them to retire */
     static inline void q7_load_prefix(uint8_t *o, const uint8_t *src, size_t k) {
     #if defined(__AVX512BW__)
         __mmask64 m = k >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << k) - 1);
         _mm512_storeu_si512((void *)o, _mm512_maskz_loadu_epi8(m, (const void *)src));
     #else
-        memset(o, 0, 64);
-        if (k) memcpy(o, src, k);
+        int c;
+        for (c = 0; c < 4; c++) {
+            size_t lo = 16 * (size_t)c;
+            if (k >= lo + 16) {
+                memcpy(o + lo, src + lo, 16);
+            } else {
+                uint8_t t[16];
+                memset(t, 0, 16);
+                if (k > lo) memcpy(t, src + lo, k - lo);
+                memcpy(o + lo, t, 16);
+            }
+        }
     #endif
     }
     /* the byte spread: 16-bit lane j = r[j] | r[63] << 8, j = 0..31 (the dcmprs rule under the even-byte
