@@ -11,7 +11,7 @@ a local plus `merge` (vec) or `vb_merge` (vbool): lanes whose predicate is false
 """
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from libc.string cimport memcpy, memset
-from q7regs cimport vec_t, wvec_t, vbool_t, vb_spread, vb_to_mask, vb_from_mask
+from q7regs cimport vec_t, wvec_t, vbool_t, vb_spread, vb_to_mask, vb_from_mask, Q7_MASK_COMPARE, q7_lt_bits
 
 # The lane types of the helpers: the stdint types with GCC's may_alias attribute. A primitive reads and
 # writes a vec_t in whatever lane view its op has (the kernels issue and2nx8 on a register the next
@@ -149,6 +149,25 @@ cdef inline void lanes_flag(vbool_t* vb, vec_t* vt, const lane_t* a, const lane_
     cdef int64_t s, ovf
     cdef int w = 8 * <int>sizeof(lane_t)
     cdef int k
+    cdef bint sgn = lane_t is s8a or lane_t is s16a or lane_t is s32a
+    cdef vbool_t flags
+    if Q7_MASK_COMPARE and op <= FLAG_ABSDIFF:     # AVX-512: the flags by a compare into a mask register
+        flags = q7_lt_bits(b, a, sizeof(lane_t), sgn) if op == FLAG_MAX else q7_lt_bits(a, b, sizeof(lane_t), sgn)
+        if op == FLAG_MIN:
+            for k in range(<int>(64 // sizeof(lane_t))):
+                x = a[k]; y = b[k]
+                ok[k] = x if x < y else y
+        elif op == FLAG_MAX:
+            for k in range(<int>(64 // sizeof(lane_t))):
+                x = a[k]; y = b[k]
+                ok[k] = x if x > y else y
+        else:
+            for k in range(<int>(64 // sizeof(lane_t))):
+                x = a[k]; y = b[k]
+                ok[k] = <lane_t>(<lane_t>(x if x > y else y) - <lane_t>(y if x > y else x))
+        vt[0] = o
+        vb[0] = flags
+        return
     if op == FLAG_MIN:
         for k in range(<int>(64 // sizeof(lane_t))):
             x = a[k]; y = b[k]

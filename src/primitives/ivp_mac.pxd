@@ -11,6 +11,9 @@ from ivp_lanes cimport u8a, u16a, s16a
 cdef extern from *:
     """
     #include <stdint.h>
+    #if defined(__AVX2__) || defined(__AVX512F__)
+    #include <immintrin.h>
+    #endif
     /* The paired MACs' lane loop, in C for the restrict qualifiers (the accumulator is never one of the sources,
        so GCC vectorises it in place): w[i] (=|+=) a[i] * ca + b[i] * cb over N lanes, wrapping at 64 - SHIFT
        bits. The products fit PROD: u16 x u16 in uint32, s16 x u16 and u8 x s16 in int32. */
@@ -34,8 +37,52 @@ cdef extern from *:
         } \
     }
     Q7_MAC_PAIR(q7_mac_pair_u8, uint8_t, int32_t, 64, 40)
+    #if defined(__AVX512F__)
+    /* The 16-bit pairs at AVX-512: each lane widened straight to its 64-bit cell (vpmov{z,s}xwq) and multiplied by
+       the weight's low 32 bits into a 64-bit product (vpmul{u,}dq: one uop, where GCC's 32-bit products of the
+       macro take vpmulld and a widening of each product); the same values as the macro whenever the products fit
+       PROD (16-bit weights), the 48-bit lanes sign-extended by a shift pair. CVT widens, MUL multiplies. */
+    #define Q7_MAC_PAIR16_AVX512(NAME, LANE, CVT, MUL) \
+    static inline void NAME(int64_t *__restrict w, const LANE *__restrict a, const LANE *__restrict b, \
+                            int64_t ca, int64_t cb, int acc) { \
+        const __m512i wa = _mm512_set1_epi64(ca), wb = _mm512_set1_epi64(cb); \
+        int j; \
+        for (j = 0; j < 4; j++) { \
+            __m512i v = _mm512_add_epi64(MUL(CVT(_mm_loadu_si128((const __m128i *)(a + 8 * j))), wa), \
+                                         MUL(CVT(_mm_loadu_si128((const __m128i *)(b + 8 * j))), wb)); \
+            if (acc) \
+                v = _mm512_srai_epi64(_mm512_slli_epi64( \
+                    _mm512_add_epi64(_mm512_loadu_si512((const void *)(w + 8 * j)), v), 16), 16); \
+            _mm512_storeu_si512((void *)(w + 8 * j), v); \
+        } \
+    }
+    Q7_MAC_PAIR16_AVX512(q7_mac_pair_u16, uint16_t, _mm512_cvtepu16_epi64, _mm512_mul_epu32)
+    Q7_MAC_PAIR16_AVX512(q7_mac_pair_s16, int16_t, _mm512_cvtepi16_epi64, _mm512_mul_epi32)
+    #elif defined(__AVX2__)
+    /* the same at AVX2, 4 lanes per step; no 64-bit arithmetic shift: the 48-bit sign extension is
+       ((v & (2^48 - 1)) ^ 2^47) - 2^47 */
+    #define Q7_MAC_PAIR16_AVX2(NAME, LANE, CVT, MUL) \
+    static inline void NAME(int64_t *__restrict w, const LANE *__restrict a, const LANE *__restrict b, \
+                            int64_t ca, int64_t cb, int acc) { \
+        const __m256i wa = _mm256_set1_epi64x(ca), wb = _mm256_set1_epi64x(cb); \
+        const __m256i m48 = _mm256_set1_epi64x(0xFFFFFFFFFFFFLL), b47 = _mm256_set1_epi64x(0x800000000000LL); \
+        int j; \
+        for (j = 0; j < 8; j++) { \
+            __m256i v = _mm256_add_epi64(MUL(CVT(_mm_loadl_epi64((const __m128i *)(a + 4 * j))), wa), \
+                                         MUL(CVT(_mm_loadl_epi64((const __m128i *)(b + 4 * j))), wb)); \
+            if (acc) { \
+                v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(w + 4 * j)), v); \
+                v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_and_si256(v, m48), b47), b47); \
+            } \
+            _mm256_storeu_si256((__m256i *)(w + 4 * j), v); \
+        } \
+    }
+    Q7_MAC_PAIR16_AVX2(q7_mac_pair_u16, uint16_t, _mm256_cvtepu16_epi64, _mm256_mul_epu32)
+    Q7_MAC_PAIR16_AVX2(q7_mac_pair_s16, int16_t, _mm256_cvtepi16_epi64, _mm256_mul_epi32)
+    #else
     Q7_MAC_PAIR(q7_mac_pair_u16, uint16_t, uint32_t, 32, 16)
     Q7_MAC_PAIR(q7_mac_pair_s16, int16_t, int32_t, 32, 16)
+    #endif
     """
     void q7_mac_pair_u8(int64_t* w, const uint8_t* a, const uint8_t* b, int64_t ca, int64_t cb, int acc) nogil
     void q7_mac_pair_u16(int64_t* w, const uint16_t* a, const uint16_t* b, int64_t ca, int64_t cb, int acc) nogil

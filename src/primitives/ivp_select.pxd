@@ -2,7 +2,8 @@
 """IVP select / shuffle (docs/firmware.md §6.2 B21), the dcmprs expand, predicated moves (§6.1 `t` forms) and the
 lane broadcast. pool = vs (low half) || vr (high half); selectors are read before any output is written."""
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
-from q7regs cimport vec_t, vbool_t, vb_to_mask, q7_permute2_u8, q7_permute2_u16, q7_permute2_u32
+from q7regs cimport vec_t, vbool_t, vb_spread, vb_to_mask, q7_permute2_u8, q7_permute2_u16, q7_permute2_u32, \
+    q7_dsel_u16_merge
 from ivp_lanes cimport merge, merge_mask
 from ivp_mem cimport expand_bytes
 
@@ -118,7 +119,7 @@ cdef inline void dselnx16(vec_t* vu, vec_t* vt, const vec_t* vs, const vec_t* vr
 # dselnx16t: dselnx16 merged under vb (16-bit lanes: bit 2k); false lanes keep vu / vt
 cdef inline void dselnx16t(vec_t* vu, vec_t* vt, const vec_t* vs, const vec_t* vr, const vec_t* sr,
                            vbool_t vb) noexcept nogil:
-    dsel_merged(vu, vt, vs, vr, sr, vb, 2)
+    q7_dsel_u16_merge(vu.u16, vt.u16, vs.u16, vr.u16, sr.u16, vb_spread(vb, 2))
 
 # dseln_2x32t: vu[k] = pool32[sr.u16[2k] & 0x1F], vt[k] = pool32[sr.u16[2k+1] & 0x1F], merged under vb
 # (32-bit lanes: bit 4k); q7emu choice of the index packing

@@ -166,14 +166,27 @@ cdef extern from *:
     #endif
     }
     /* o = the first k bytes of src (0 <= k <= 64), zero-filled to 64; reads only those k bytes (an AVX-512
-       masked load does not touch the masked-off bytes) */
+       masked load does not touch the masked-off bytes). Else o is written in whole 16-byte blocks (fixed-size
+       copies, one variable-length copy into a zeroed block only for a partial block), so the 16- and 32-byte
+       loads that read o next are each forwarded from one store: after a variable-length memcpy they straddled
+       its narrow stores and waited for them to retire */
     static inline void q7_load_prefix(uint8_t *o, const uint8_t *src, size_t k) {
     #if defined(__AVX512BW__)
         __mmask64 m = k >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << k) - 1);
         _mm512_storeu_si512((void *)o, _mm512_maskz_loadu_epi8(m, (const void *)src));
     #else
-        memset(o, 0, 64);
-        if (k) memcpy(o, src, k);
+        int c;
+        for (c = 0; c < 4; c++) {
+            size_t lo = 16 * (size_t)c;
+            if (k >= lo + 16) {
+                memcpy(o + lo, src + lo, 16);
+            } else {
+                uint8_t t[16];
+                memset(t, 0, 16);
+                if (k > lo) memcpy(t, src + lo, k - lo);
+                memcpy(o + lo, t, 16);
+            }
+        }
     #endif
     }
     /* the byte spread: 16-bit lane j = r[j] | r[63] << 8, j = 0..31 (the dcmprs rule under the even-byte
@@ -252,6 +265,66 @@ cdef extern from *:
         int k;
         for (k = 0; k < 64; k++)
             m[k] = (uint8_t)(0u - (unsigned)((b >> k) & 1u));
+    #endif
+    }
+    /* Q7_MASK_COMPARE: 1 where the compares below have their AVX-512 bodies (a compare straight into a mask
+       register, its bits spread to the vbool's bits by pdep); the primitives then take them instead of a lane loop
+       that builds a lane mask vector for q7_bytes_to_bits (a mask -> vector -> mask round trip) */
+    #if defined(__AVX512BW__) && defined(__BMI2__)
+    #define Q7_MASK_COMPARE 1
+    #else
+    #define Q7_MASK_COMPARE 0
+    #endif
+    /* the vbool of a < b over lanes of lane_bytes (1, 2 or 4) bytes, signed (sgn) or unsigned: a true lane sets
+       its lane_bytes bits, as a compare writes them */
+    static inline uint64_t q7_lt_bits(const void *a, const void *b, int lane_bytes, int sgn) {
+    #if Q7_MASK_COMPARE
+        __m512i x = _mm512_loadu_si512(a), y = _mm512_loadu_si512(b);
+        if (lane_bytes == 1)
+            return (uint64_t)(sgn ? _mm512_cmplt_epi8_mask(x, y) : _mm512_cmplt_epu8_mask(x, y));
+        if (lane_bytes == 2)
+            return _pdep_u64((uint64_t)(sgn ? _mm512_cmplt_epi16_mask(x, y) : _mm512_cmplt_epu16_mask(x, y)),
+                             0x5555555555555555ULL) * 3;
+        return _pdep_u64((uint64_t)(sgn ? _mm512_cmplt_epi32_mask(x, y) : _mm512_cmplt_epu32_mask(x, y)),
+                         0x1111111111111111ULL) * 15;
+    #else
+        union { uint8_t u8[64]; int8_t s8[64]; uint16_t u16[32]; int16_t s16[32]; uint32_t u32[16]; int32_t s32[16]; }
+            x, y;
+        uint64_t r = 0, ones = (1ULL << lane_bytes) - 1;
+        int k, lt;
+        memcpy(x.u8, a, 64); memcpy(y.u8, b, 64);
+        for (k = 0; k < 64 / lane_bytes; k++) {
+            if (lane_bytes == 1) lt = sgn ? x.s8[k] < y.s8[k] : x.u8[k] < y.u8[k];
+            else if (lane_bytes == 2) lt = sgn ? x.s16[k] < y.s16[k] : x.u16[k] < y.u16[k];
+            else lt = sgn ? x.s32[k] < y.s32[k] : x.u32[k] < y.u32[k];
+            if (lt) r |= ones << (lane_bytes * k);
+        }
+        return r;
+    #endif
+    }
+    /* the vbool of the ordered fp16 compare a < b (false when either is NaN; -0 == +0): the order key of a
+       non-NaN pattern is its magnitude with the sign applied, (m ^ s) - s */
+    static inline uint64_t q7_fcmp16_olt_bits(const uint16_t *a, const uint16_t *b) {
+    #if Q7_MASK_COMPARE
+        const __m512i mag = _mm512_set1_epi16(0x7FFF), inf = _mm512_set1_epi16(0x7C00);
+        __m512i x = _mm512_loadu_si512((const void *)a), y = _mm512_loadu_si512((const void *)b);
+        __m512i mx = _mm512_and_si512(x, mag), my = _mm512_and_si512(y, mag);
+        __m512i sx = _mm512_srai_epi16(x, 15), sy = _mm512_srai_epi16(y, 15);
+        __m512i kx = _mm512_sub_epi16(_mm512_xor_si512(mx, sx), sx);
+        __m512i ky = _mm512_sub_epi16(_mm512_xor_si512(my, sy), sy);
+        __mmask32 k = _mm512_mask_cmplt_epi16_mask(_mm512_mask_cmple_epi16_mask(_mm512_cmple_epi16_mask(mx, inf), my,
+                                                                               inf), kx, ky);
+        return _pdep_u64((uint64_t)k, 0x5555555555555555ULL) * 3;
+    #else
+        uint64_t r = 0;
+        int k;
+        for (k = 0; k < 32; k++) {
+            int16_t ma = (int16_t)(a[k] & 0x7FFF), mb = (int16_t)(b[k] & 0x7FFF);
+            int16_t sa = (int16_t)-(int16_t)(a[k] >> 15), sb = (int16_t)-(int16_t)(b[k] >> 15);
+            if (ma <= 0x7C00 && mb <= 0x7C00 && (int16_t)((ma ^ sa) - sa) < (int16_t)((mb ^ sb) - sb))
+                r |= 3ULL << (2 * k);
+        }
+        return r;
     #endif
     }
     /* the portable body of a two-register permute: o[k] = (a || b)[idx[k] & MASK], N lanes of type T */
@@ -334,8 +407,81 @@ cdef extern from *:
         Q7_PERMUTE2_C(uint32_t, 16, 0x1F);
     #endif
     }
+    /* the predicated 16-bit dual select (dselnx16t): lane k of u takes (a || b)[idx[k] & 0x3F], lane k of t
+       (a || b)[(idx[k] >> 8) & 0x3F], each byte j only where bit j of m is set (else it keeps its old value; u is
+       written before t is read). A leaf so that it inlines (GCC outlined the Cython form, a call that spills the
+       kernel's vector registers) */
+    static inline void q7_dsel_u16_merge(uint16_t *u, uint16_t *t, const uint16_t *a, const uint16_t *b,
+                                         const uint16_t *idx, uint64_t m) {
+    #if defined(__AVX512BW__)
+        __m512i x = _mm512_loadu_si512((const void *)a), y = _mm512_loadu_si512((const void *)b);
+        __m512i s = _mm512_loadu_si512((const void *)idx);
+        __m512i ou = _mm512_permutex2var_epi16(x, s, y);
+        __m512i ot = _mm512_permutex2var_epi16(x, _mm512_srli_epi16(s, 8), y);
+        _mm512_storeu_si512((void *)u, _mm512_mask_blend_epi8((__mmask64)m, _mm512_loadu_si512((const void *)u), ou));
+        _mm512_storeu_si512((void *)t, _mm512_mask_blend_epi8((__mmask64)m, _mm512_loadu_si512((const void *)t), ot));
+    #elif defined(__AVX2__)
+        /* byte-plane lookups: the pool's 64 entries as four 16-entry chunks, each chunk's low bytes in the low
+           128-bit half and its high bytes in the high half, so one in-lane byte shuffle looks up both bytes of 16
+           entries; the chunk (index bits 4, 5) by two levels of blends, then the bytes interleaved back */
+        const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                               0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+        const __m256i join = _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
+                                              0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
+        const __m256i m3f = _mm256_set1_epi8(0x3F);
+        const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                              2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+        const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+        __m256i tbl[4], r[4], mk[2];
+        int q, g;
+        for (q = 0; q < 4; q++)
+            tbl[q] = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(
+                _mm256_loadu_si256((const __m256i *)(q < 2 ? a + 16 * q : b + 16 * (q - 2))), split), 0xD8);
+        for (g = 0; g < 2; g++) {
+            /* lanes 16g .. 16g + 15: their low index bytes (u) in the low half, high bytes (t) in the high half */
+            __m256i j = _mm256_and_si256(_mm256_permute4x64_epi64(_mm256_shuffle_epi8(
+                _mm256_loadu_si256((const __m256i *)(idx + 16 * g)), split), 0xD8), m3f);
+            int h;
+            for (h = 0; h < 2; h++) {
+                __m256i x = _mm256_permute4x64_epi64(j, h ? 0xEE : 0x44);
+                __m256i b4 = _mm256_slli_epi16(x, 3), b5 = _mm256_slli_epi16(x, 2);   /* bit 4 / 5 -> bit 7 */
+                __m256i lo = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[0], x), _mm256_shuffle_epi8(tbl[1], x), b4);
+                __m256i up = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[2], x), _mm256_shuffle_epi8(tbl[3], x), b4);
+                r[2 * h + g] = _mm256_shuffle_epi8(_mm256_permute4x64_epi64(_mm256_blendv_epi8(lo, up, b5), 0xD8),
+                                                   join);
+            }
+        }
+        for (g = 0; g < 2; g++)     /* the byte mask of bytes 32g .. 32g + 31 (q7_bits_to_bytes) */
+            mk[g] = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(
+                _mm256_set1_epi32((int)(uint32_t)(m >> (32 * g))), pick), bit), bit);
+        for (g = 0; g < 2; g++)
+            _mm256_storeu_si256((__m256i *)(u + 16 * g), _mm256_blendv_epi8(
+                _mm256_loadu_si256((const __m256i *)(u + 16 * g)), r[g], mk[g]));
+        for (g = 0; g < 2; g++)
+            _mm256_storeu_si256((__m256i *)(t + 16 * g), _mm256_blendv_epi8(
+                _mm256_loadu_si256((const __m256i *)(t + 16 * g)), r[2 + g], mk[g]));
+    #else
+        uint16_t hi[32], ou[32], ot[32];
+        uint8_t bu[64], bt[64], mk[64], old[64];
+        int k;
+        for (k = 0; k < 32; k++) hi[k] = (uint16_t)(idx[k] >> 8);
+        q7_permute2_u16(ou, a, b, idx);
+        q7_permute2_u16(ot, a, b, hi);
+        memcpy(bu, ou, 64); memcpy(bt, ot, 64);
+        q7_bits_to_bytes(m, mk);
+        memcpy(old, u, 64);
+        for (k = 0; k < 64; k++) old[k] = (uint8_t)((bu[k] & mk[k]) | (old[k] & ~mk[k]));
+        memcpy(u, old, 64);
+        memcpy(old, t, 64);
+        for (k = 0; k < 64; k++) old[k] = (uint8_t)((bt[k] & mk[k]) | (old[k] & ~mk[k]));
+        memcpy(t, old, 64);
+    #endif
+    }
     """
     const int Q7_LITTLE_ENDIAN     # 1 on a little-endian host (u16 lane 2j = low half of u32 lane j)
+    const int Q7_MASK_COMPARE      # 1 where q7_lt_bits / q7_fcmp16_olt_bits compare into mask registers (AVX-512)
+    uint64_t q7_lt_bits(const void* a, const void* b, int lane_bytes, int sgn) nogil
+    uint64_t q7_fcmp16_olt_bits(const uint16_t* a, const uint16_t* b) nogil
     uint64_t q7_bytes_to_bits(const uint8_t* m) nogil
     void q7_bits_to_bytes(uint64_t b, uint8_t* m) nogil
     void q7_load_prefix(uint8_t* o, const uint8_t* src, size_t k) nogil
@@ -344,6 +490,8 @@ cdef extern from *:
     void q7_permute2_u8(uint8_t* o, const uint8_t* a, const uint8_t* b, const uint8_t* idx) nogil
     void q7_permute2_u16(uint16_t* o, const uint16_t* a, const uint16_t* b, const uint16_t* idx) nogil
     void q7_permute2_u32(uint32_t* o, const uint32_t* a, const uint32_t* b, const uint32_t* idx) nogil
+    void q7_dsel_u16_merge(uint16_t* u, uint16_t* t, const uint16_t* a, const uint16_t* b, const uint16_t* idx,
+                           uint64_t m) nogil
 
 
 cdef inline vbool_t vb_spread(vbool_t b, int lane_bytes) noexcept nogil:
