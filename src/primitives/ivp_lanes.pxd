@@ -11,7 +11,8 @@ a local plus `merge` (vec) or `vb_merge` (vbool): lanes whose predicate is false
 """
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from libc.string cimport memcpy, memset
-from q7regs cimport vec_t, wvec_t, vbool_t, vb_spread, vb_to_mask, vb_from_mask, Q7_MASK_COMPARE, q7_lt_bits
+from q7regs cimport vec_t, wvec_t, vbool_t, vb_spread, vb_to_mask, vb_from_mask, Q7_MASK_COMPARE, q7_lt_bits, \
+    q7_merge_bits
 
 # The lane types of the helpers: the stdint types with GCC's may_alias attribute. A primitive reads and
 # writes a vec_t in whatever lane view its op has (the kernels issue and2nx8 on a register the next
@@ -83,6 +84,9 @@ cdef inline void merge_mask(vec_t* vt, const vec_t* x, const vec_t* m) noexcept 
 cdef inline void merge(vec_t* vt, const vec_t* x, vbool_t vb, int lane_bytes) noexcept nogil:
     """vt[k] = vb[k] ? x[k] : vt[k] for lanes of lane_bytes bytes (predicate bit lane_bytes*k)."""
     cdef vec_t m
+    if Q7_MASK_COMPARE:         # AVX-512: a blend under the mask register
+        q7_merge_bits(vt.u8, x.u8, vb_spread(vb, lane_bytes))
+        return
     vb_to_mask(vb, lane_bytes, &m)
     merge_mask(vt, x, &m)
 

@@ -275,6 +275,21 @@ cdef extern from *:
     #else
     #define Q7_MASK_COMPARE 0
     #endif
+    /* vt[j] = bit j of m ? x[j] : vt[j], j = 0..63 (x may alias vt): the predicated merge. AVX-512: one byte
+       blend under the mask register (Q7_MASK_COMPARE levels take it instead of the lane-mask merge) */
+    static inline void q7_merge_bits(uint8_t *vt, const uint8_t *x, uint64_t m) {
+    #if defined(__AVX512BW__)
+        _mm512_storeu_si512((void *)vt, _mm512_mask_blend_epi8((__mmask64)m, _mm512_loadu_si512((const void *)vt),
+                                                               _mm512_loadu_si512((const void *)x)));
+    #else
+        uint8_t mk[64], a[64], o[64];
+        int k;
+        q7_bits_to_bytes(m, mk);
+        memcpy(a, x, 64); memcpy(o, vt, 64);
+        for (k = 0; k < 64; k++) o[k] = (uint8_t)((a[k] & mk[k]) | (o[k] & ~mk[k]));
+        memcpy(vt, o, 64);
+    #endif
+    }
     /* the vbool of a < b over lanes of lane_bytes (1, 2 or 4) bytes, signed (sgn) or unsigned: a true lane sets
        its lane_bytes bits, as a compare writes them */
     static inline uint64_t q7_lt_bits(const void *a, const void *b, int lane_bytes, int sgn) {
@@ -481,6 +496,7 @@ cdef extern from *:
     const int Q7_LITTLE_ENDIAN     # 1 on a little-endian host (u16 lane 2j = low half of u32 lane j)
     const int Q7_MASK_COMPARE      # 1 where q7_lt_bits / q7_fcmp16_olt_bits compare into mask registers (AVX-512)
     uint64_t q7_lt_bits(const void* a, const void* b, int lane_bytes, int sgn) nogil
+    void q7_merge_bits(uint8_t* vt, const uint8_t* x, uint64_t m) nogil
     uint64_t q7_fcmp16_olt_bits(const uint16_t* a, const uint16_t* b) nogil
     uint64_t q7_bytes_to_bits(const uint8_t* m) nogil
     void q7_bits_to_bytes(uint64_t b, uint8_t* m) nogil
