@@ -277,10 +277,19 @@ cdef extern from *:
     #endif
     /* vt[j] = bit j of m ? x[j] : vt[j], j = 0..63 (x may alias vt): the predicated merge. AVX-512: one byte
        blend under the mask register (Q7_MASK_COMPARE levels take it instead of the lane-mask merge) */
+    /* Q7_NO_MASKED_STORE(v): keeps v in a register, so GCC does not fold a load-blend-store into a masked store,
+       which a following full load of the register cannot forward from (a stall of the store's whole latency) */
+    #if defined(__GNUC__)
+    #define Q7_NO_MASKED_STORE(v) __asm__("" : "+v"(v))
+    #else
+    #define Q7_NO_MASKED_STORE(v) ((void)0)
+    #endif
     static inline void q7_merge_bits(uint8_t *vt, const uint8_t *x, uint64_t m) {
     #if defined(__AVX512BW__)
-        _mm512_storeu_si512((void *)vt, _mm512_mask_blend_epi8((__mmask64)m, _mm512_loadu_si512((const void *)vt),
-                                                               _mm512_loadu_si512((const void *)x)));
+        __m512i r = _mm512_mask_blend_epi8((__mmask64)m, _mm512_loadu_si512((const void *)vt),
+                                           _mm512_loadu_si512((const void *)x));
+        Q7_NO_MASKED_STORE(r);
+        _mm512_storeu_si512((void *)vt, r);
     #else
         uint8_t mk[64], a[64], o[64];
         int k;
@@ -433,8 +442,12 @@ cdef extern from *:
         __m512i s = _mm512_loadu_si512((const void *)idx);
         __m512i ou = _mm512_permutex2var_epi16(x, s, y);
         __m512i ot = _mm512_permutex2var_epi16(x, _mm512_srli_epi16(s, 8), y);
-        _mm512_storeu_si512((void *)u, _mm512_mask_blend_epi8((__mmask64)m, _mm512_loadu_si512((const void *)u), ou));
-        _mm512_storeu_si512((void *)t, _mm512_mask_blend_epi8((__mmask64)m, _mm512_loadu_si512((const void *)t), ot));
+        ou = _mm512_mask_blend_epi8((__mmask64)m, _mm512_loadu_si512((const void *)u), ou);
+        ot = _mm512_mask_blend_epi8((__mmask64)m, _mm512_loadu_si512((const void *)t), ot);
+        Q7_NO_MASKED_STORE(ou);
+        Q7_NO_MASKED_STORE(ot);
+        _mm512_storeu_si512((void *)u, ou);
+        _mm512_storeu_si512((void *)t, ot);
     #elif defined(__AVX2__)
         /* byte-plane lookups: the pool's 64 entries as four 16-entry chunks, each chunk's low bytes in the low
            128-bit half and its high bytes in the high half, so one in-lane byte shuffle looks up both bytes of 16
