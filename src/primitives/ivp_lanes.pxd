@@ -154,38 +154,29 @@ cdef inline void lanes_flag(vbool_t* vb, vec_t* vt, const lane_t* a, const lane_
     cdef int w = 8 * <int>sizeof(lane_t)
     cdef int k
     cdef bint sgn = lane_t is s8a or lane_t is s16a or lane_t is s32a
-    cdef vbool_t flags
-    if Q7_MASK_COMPARE and op <= FLAG_ABSDIFF:     # AVX-512: the flags by a compare into a mask register
+    # AVX-512 (Q7_MASK_COMPARE, a compile-time constant): the min / max / abs-sub flags come from a compare into a
+    # mask register (read before vt, which may alias a or b, is written), and the loops below skip the lane mask
+    cdef bint mask_compare = Q7_MASK_COMPARE and op <= FLAG_ABSDIFF
+    cdef vbool_t flags = 0
+    if mask_compare:
         flags = q7_lt_bits(b, a, sizeof(lane_t), sgn) if op == FLAG_MAX else q7_lt_bits(a, b, sizeof(lane_t), sgn)
-        if op == FLAG_MIN:
-            for k in range(<int>(64 // sizeof(lane_t))):
-                x = a[k]; y = b[k]
-                ok[k] = x if x < y else y
-        elif op == FLAG_MAX:
-            for k in range(<int>(64 // sizeof(lane_t))):
-                x = a[k]; y = b[k]
-                ok[k] = x if x > y else y
-        else:
-            for k in range(<int>(64 // sizeof(lane_t))):
-                x = a[k]; y = b[k]
-                ok[k] = <lane_t>(<lane_t>(x if x > y else y) - <lane_t>(y if x > y else x))
-        vt[0] = o
-        vb[0] = flags
-        return
     if op == FLAG_MIN:
         for k in range(<int>(64 // sizeof(lane_t))):
             x = a[k]; y = b[k]
-            mk[k] = <lane_t>(-1) if x < y else 0
+            if not Q7_MASK_COMPARE:
+                mk[k] = <lane_t>(-1) if x < y else 0
             ok[k] = x if x < y else y
     elif op == FLAG_MAX:
         for k in range(<int>(64 // sizeof(lane_t))):
             x = a[k]; y = b[k]
-            mk[k] = <lane_t>(-1) if x > y else 0
+            if not Q7_MASK_COMPARE:
+                mk[k] = <lane_t>(-1) if x > y else 0
             ok[k] = x if x > y else y
     elif op == FLAG_ABSDIFF:
         for k in range(<int>(64 // sizeof(lane_t))):
             x = a[k]; y = b[k]
-            mk[k] = <lane_t>(-1) if x < y else 0
+            if not Q7_MASK_COMPARE:
+                mk[k] = <lane_t>(-1) if x < y else 0
             ok[k] = <lane_t>(<lane_t>(x if x > y else y) - <lane_t>(y if x > y else x))   # max - min
     else:
         for k in range(<int>(64 // sizeof(lane_t))):
@@ -194,7 +185,7 @@ cdef inline void lanes_flag(vbool_t* vb, vec_t* vt, const lane_t* a, const lane_
             mk[k] = <lane_t>(0 - ovf)
             ok[k] = <lane_t>(s >> ovf)
     vt[0] = o                       # a vec_t copy, not memcpy: the store keeps its type (see lanes_srl)
-    vb[0] = vb_from_mask(&m)
+    vb[0] = flags if mask_compare else vb_from_mask(&m)
 
 
 # ------------------------------------------------------------------------------------ shifts
