@@ -3,7 +3,7 @@
 
 The kernels (src/_dequant.pyx, src/_quantize_mx.pyx, the shared src/kernel_fp8.pxi) issue every IVP op
 through the instruction layer of src/kernel_ops.pxi (``V3(tr, rf, <bundle>, "addnx16", P.addnx16, ...)``,
-``I_mulus4tn16xr16(tr, rf, <bundle>, ...)``). This tool parses that small, regular subset of Cython:
+``I_packvrnrnx48(tr, rf, <bundle>, ...)``). This tool parses that small, regular subset of Cython:
 
 * ``cdef enum:`` blocks -> register / constant slot numbers (``vSIG = 23``);
 * the instruction wrappers (functions taking ``TR tr`` whose body calls ``tr_begin``) -> each wrapper's

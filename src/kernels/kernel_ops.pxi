@@ -184,19 +184,6 @@ cdef inline void I_dselnx16t(TR tr, regfile_t* rf, int b, int u, int t, int s, i
             tr_end(tr)
 
 
-cdef inline void I_mulus4tn16xr16(TR tr, regfile_t* rf, int b, int w, int s, int r, int p) noexcept nogil:
-    """ivp_mulus4tn16xr16 wv, va, vb, pr"""
-    if TR is TracerP:
-        if tr_begin(tr, "mulus4tn16xr16", b):
-            tr_vec(tr, ROLE_SRC, s, VIEW_NX16, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_NX16, &rf.v[r])
-            tr_pr(tr, ROLE_SRC, p, rf.pr[p])
-    if run_op(tr, "mulus4tn16xr16", b):
-        P.mulus4tn16xr16(&rf.wv[w], &rf.v[s], &rf.v[r], rf.pr[p])
-    if TR is TracerP:
-        if tr.open:
-            tr_wvec(tr, ROLE_DST, w, &rf.wv[w]); tr_end(tr)
-
-
 cdef inline void I_packvrnrnx48(TR tr, regfile_t* rf, int b, int t, int w, int sh) noexcept nogil:
     """ivp_packvrnrnx48 vt, wv, sh"""
     if TR is TracerP:
@@ -340,19 +327,6 @@ cdef inline void I_extrpr2nx8(TR tr, regfile_t* rf, int b, int p, int s, int k) 
     if TR is TracerP:
         if tr.open:
             tr_pr(tr, ROLE_DST, p, rf.pr[p]); tr_end(tr)
-
-
-cdef inline void I_l2a4nx8_ip(TR tr, regfile_t* rf, int b, int t, const uint8_t* base, Py_ssize_t* off,
-                              Py_ssize_t inc) noexcept nogil:
-    """ivp_l2a4nx8_ip vt, a(base+off), inc   (64 bytes through the two-row window, off += inc)"""
-    if TR is TracerP:
-        if tr_begin(tr, "l2a4nx8_ip", b):
-            tr_scalar(tr, 254, off[0]); tr_scalar(tr, 253, inc)
-    if run_op(tr, "l2a4nx8_ip", b):
-        P.l2a4nx8_ip(&rf.v[t], base, off, inc)
-    if TR is TracerP:
-        if tr.open:
-            tr_vec(tr, ROLE_DST, t, VIEW_2NX8, &rf.v[t]); tr_end(tr)
 
 
 cdef inline void I_movpint16(TR tr, regfile_t* rf, int b, int p, int imm) noexcept nogil:
