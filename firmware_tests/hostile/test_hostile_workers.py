@@ -176,24 +176,49 @@ def start(*argv):
                             text=True, env=env(), start_new_session=True)
 
 
-def wait_for_workers(p, n, settle=1.0, timeout=60.0):
-    """Wait until the q7emu process has n child processes (its workers), then ``settle`` s for them to work."""
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
+def wait_for_workers(p, n, timeout=60.0):
+    """Wait until the q7emu process has n child processes (its workers); their pids."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         try:
             kids = open(f"/proc/{p.pid}/task/{p.pid}/children").read().split()
         except OSError:
             kids = []
         if len(kids) >= n:
-            time.sleep(settle)
             return [int(k) for k in kids]
-        time.sleep(0.05)
+        if p.poll() is not None:
+            break
+        time.sleep(0.05)                          # polling /proc: there is no event to wait on
     raise AssertionError("the workers never started")
+
+
+def wait_for_progress(p, done=1, timeout=HANG):
+    """Block until the progress bar on p's stderr (``--progress``) shows at least ``done`` finished cases or
+    replays: the event that work is under way (never a fixed sleep: on a slow machine the import alone can take
+    seconds). What was read is kept in ``p.early_err`` for :func:`finish`."""
+    import re
+    import select
+    got, fd = b"", p.stderr.fileno()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.5)
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            got += chunk
+            counts = [int(m) for m in re.findall(rb"\] (\d+)/\d+ ", got)]
+            if counts and max(counts) >= done:
+                p.early_err = got.decode(errors="replace")
+                return
+    p.early_err = got.decode(errors="replace")
+    raise AssertionError(f"no progress shown: {p.early_err[-500:]!r}")
 
 
 def finish(p):
     try:
         out, err = p.communicate(timeout=HANG)
+        err = getattr(p, "early_err", "") + err
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         p.communicate()
@@ -205,8 +230,9 @@ def finish(p):
 @pytest.mark.parametrize("twice", [False, True], ids=["one-ctrl-c", "two-ctrl-c"])
 @pytest.mark.parametrize("command", ["replay", "explore"])
 def test_ctrl_c_during_jobs_2_stops_early_prints_what_finished_exit_130(slow_cases, command, twice):
-    p = start(command, str(slow_cases), "-j", "2", "--no-progress")
+    p = start(command, str(slow_cases), "-j", "2", "--progress")
     kids = wait_for_workers(p, 2)
+    wait_for_progress(p)                         # the workers are replaying cases
     os.killpg(p.pid, signal.SIGINT)              # the terminal sends it to the whole process group
     if twice:
         time.sleep(0.05)
@@ -231,8 +257,8 @@ def test_ctrl_c_during_jobs_2_stops_early_prints_what_finished_exit_130(slow_cas
 
 @pytest.mark.skipif(not LINUX, reason="needs /proc to find the workers")
 def test_ctrl_c_during_sequential_replay(slow_cases):
-    p = start("replay", str(slow_cases), "--no-progress")
-    time.sleep(2.0)
+    p = start("replay", str(slow_cases), "--progress")
+    wait_for_progress(p)                         # a case has finished: replay is under way
     os.killpg(p.pid, signal.SIGINT)
     code, out, err = finish(p)
     assert code in (130, -signal.SIGINT) and "Traceback" not in err, (code, err[-2000:])
@@ -246,8 +272,9 @@ def test_a_killed_worker_during_replay_fails_no_case(slow_cases, tmp_path):
     for i in range(30):
         os.link(slow_cases / f"c{i:02d}.npz", tmp_path / f"c{i:02d}.npz")
         (tmp_path / f"c{i:02d}.json").write_text((slow_cases / f"c{i:02d}.json").read_text())
-    p = start("replay", str(tmp_path), "-j", "2", "--no-progress")
-    kids = wait_for_workers(p, 2, settle=0.3)
+    p = start("replay", str(tmp_path), "-j", "2", "--progress")
+    kids = wait_for_workers(p, 2)
+    wait_for_progress(p)                         # the workers are replaying; most cases are still queued
     os.kill(kids[0], signal.SIGKILL)
     code, out, err = finish(p)
     assert "Traceback" not in err, err

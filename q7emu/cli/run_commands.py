@@ -143,7 +143,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         results = replay(selected, jobs=args.jobs, knobs=knobs, backend=args.backend,
-                         progress=False if args.no_progress else None)
+                         progress=False if args.no_progress else (True if args.progress else None))
     except Interrupted as e:                 # Ctrl-C: the cases that finished, then exit 130
         for r in e.results:
             print(report.format_case(r, None, 0))
@@ -300,6 +300,7 @@ def register(sub: Subparsers) -> None:
     s.add_argument("--durations", type=int, metavar="N", default=None,
                    help="print the N slowest cases (0 = every case)")
     s.add_argument("--json", action="store_true", help="the whole report as JSON (q7emu-replay, docs/cli.md)")
+    s.add_argument("--progress", action="store_true", help="always show the progress bar on stderr")
     s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     s.set_defaults(func=cmd_replay)
 
