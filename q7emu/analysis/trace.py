@@ -144,6 +144,15 @@ JSONL_FORMAT = "q7emu-trace-jsonl"
 JSONL_VERSION = 1
 CODEC = "zlib"
 CODEC_LEVEL = 1
+#: the operand convention a run was recorded under (each run's "operand_order", docs/traces.md §1.4): the C
+#: intrinsics' argument order (a two-register source high half first; dual selects (odd, even)), and the name a run
+#: without the field gets: q7emu's earlier order (low half first; dual selects (even, odd))
+OPERAND_ORDER = "c-intrinsic"
+LEGACY_OPERAND_ORDER = "q7emu-legacy"
+OPERAND_ORDERS = {
+    OPERAND_ORDER: "the C intrinsics' operand order (a two-register source high half first)",
+    LEGACY_OPERAND_ORDER: "q7emu's earlier operand order (a two-register source low half first)",
+}
 MAX_OPS_FILTER = 64      # the kernels keep at most 64 mnemonics in the op filter
 MAX_PARTITION_RANGES = 64
 KERNEL_ONLY_OPS = ("lv2nx8_i", "dextrprn_2x32", "extrprn_2x32")
@@ -792,7 +801,8 @@ class Trace:
         self.records = _as_dtype(records, RECORD_DTYPE)
         self.operands = _as_dtype(operands, OPERAND_DTYPE)
         self.data = data if data is not None else np.zeros(0, np.uint8)
-        self.runs = list(runs or [])
+        # a run built in memory without an operand convention holds this q7emu's records (docs/traces.md §1.4)
+        self.runs = [r if "operand_order" in r else dict(r, operand_order=OPERAND_ORDER) for r in runs or []]
         self.case = case
         self.q7emu_version = q7emu_version
 
@@ -1238,9 +1248,12 @@ def check_runs(runs: Any, where: str) -> list[dict[str, Any]]:
             raise TraceError(f"{w}: must be an object, got {type(r).__name__}")
         for key, types in (("kernel", (str,)), ("knobs", (dict,)), ("window", (list, type(None))),
                            ("ops", (list, type(None))), ("partitions", (list, type(None))),
-                           ("bundles", (list, type(None)))):
+                           ("bundles", (list, type(None))), ("operand_order", (str,))):
             if key in r and not isinstance(r[key], types):
                 raise TraceError(f"{w}: {key!r} has the wrong type ({type(r[key]).__name__})")
+        if r.get("operand_order", LEGACY_OPERAND_ORDER) not in OPERAND_ORDERS:
+            raise TraceError(f"{w}: 'operand_order' {str(r['operand_order'])[:40]!r} is not one of "
+                             f"{', '.join(OPERAND_ORDERS)} (docs/traces.md §1.4)")
         for key in ("kernel_id", "records", "executed", "partition_base"):
             if key in r and r[key] is not None:
                 _int(r, key, w)
@@ -1255,7 +1268,8 @@ def check_runs(runs: Any, where: str) -> list[dict[str, Any]]:
             for x in r.get(key) or []:
                 if not isinstance(x, (str, int)) or isinstance(x, bool):
                     raise TraceError(f"{w}: {key!r} items must be {'strings' if key == 'ops' else 'integers'}")
-        out.append(r)
+        # a run written before the field existed was recorded under q7emu's earlier operand order (§1.4)
+        out.append(r if "operand_order" in r else dict(r, operand_order=LEGACY_OPERAND_ORDER))
     return out
 
 
@@ -1795,6 +1809,7 @@ class Recorder:
     # ------------------------------------------------------------------ the kernel API's protocol
     def _info(self, kernel: str, knobs: dict[str, Any] | None) -> dict[str, Any]:
         return {"kernel": kernel, "kernel_id": KERNEL_IDS.get(kernel, 0), "knobs": dict(knobs or {}),
+                "operand_order": OPERAND_ORDER,
                 "window": list(self.window) if self.window is not None else None,
                 "ops": list(self.ops) if self.ops is not None else None,
                 "partitions": [list(p) for p in self.partitions] if self.partitions is not None else None,
@@ -1850,6 +1865,7 @@ class Recorder:
         if self.runs:
             raise Q7Error("a Recorder holds either full-operand runs (add_run) or compact runs, not both")
         info = {"kernel": kernel, "kernel_id": KERNEL_IDS.get(kernel, 0), "knobs": dict(knobs or {}),
+                "operand_order": OPERAND_ORDER,
                 "window": list(self.window) if self.window is not None else None,
                 "ops": list(self.ops) if self.ops is not None else None}
         self.raw_runs.append((raw if raw is not None else b"", info))
@@ -2390,8 +2406,33 @@ def _gram_ids(ma: Sequence[int], mb: Sequence[int], run: int
     return ga, gb, pa, pb
 
 
+def operand_orders(runs: Iterable[dict[str, Any]]) -> list[str]:
+    """The operand convention of each run (docs/traces.md §1.4): its ``operand_order``. The file readers give a run
+    written before the field existed :data:`LEGACY_OPERAND_ORDER`; a run built in memory without it (raw
+    records of this q7emu's kernels) is :data:`OPERAND_ORDER`."""
+    return [str(r.get("operand_order", OPERAND_ORDER)) for r in runs]
+
+
+class OperandOrderMismatch(TraceError):
+    """Two traces (or runs of one) recorded under different operand conventions: their operand lists do not
+    compare (docs/traces.md §1.4)."""
+
+
+def check_same_operand_order(a: Trace | TraceFile, b: Trace | TraceFile) -> None:
+    """Raise :class:`OperandOrderMismatch` (one line) unless every run of both traces has one operand convention."""
+    oa, ob = set(operand_orders(a.runs)), set(operand_orders(b.runs))
+    if len(oa | ob) > 1:
+        def say(o: set[str]) -> str:
+            return " and ".join(OPERAND_ORDERS.get(x, x) for x in sorted(o)) or "no run"
+        raise OperandOrderMismatch(f"A was recorded under {say(oa)}, B under {say(ob)}: their operand lists do not "
+                                   "compare; record both with one q7emu version (docs/traces.md §1.4)")
+
+
 def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> DiffResult:
     """Compare two traces record by record (in-memory traces or files opened with :class:`TraceFile`).
+
+    Traces recorded under different operand conventions (docs/traces.md §1.4) are refused with one
+    :class:`OperandOrderMismatch` instead of a divergence at every op.
 
     ``align="seq"`` pairs records with the same (run, seq); ``align="op"`` pairs them along the mnemonic
     sequence (resynchronising after records present in only one trace). Two paired records differ when
@@ -2401,6 +2442,7 @@ def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> Diff
     """
     if align not in ("seq", "op"):
         raise InvalidArgument("align", align, "must be 'seq' or 'op'")
+    check_same_operand_order(a, b)
     sa, sb = _summarise(a), _summarise(b)
     if align == "seq":
         def order(s: _Summary) -> np.ndarray:
