@@ -142,10 +142,11 @@ def test_one_word_operands(word_trace):
     assert load.operands[3].data == bytes([0x21, 0, 0x43, 0, 0x65, 0, 0x87, 0]) + bytes(56)
     sel = t[E0 + 1]                                 # RB_SEL1 or2nx8 v4 = lane | lane << 4: even code low, odd high
     assert sel.op == "or2nx8" and [x & 0x0F0F for x in sel.operands[2].lanes()[:5]] == [0x201, 0x403, 0x605, 0x807, 0]
-    look = t[E0 + 4]                                # RB_LOOKUP dselnx16t v0, v1 = X of the even / odd codes (c & 7),
+    look = t[E0 + 4]                                # RB_LOOKUP dselnx16t v0, v1 = X of the odd / even codes (c & 7):
     assert look.op == "dselnx16t" and [o.name for o in look.operands if o.role_name == "dst"] == ["v0", "v1"]
-    # the sign (c >= 8) in bit 15: code 8 = E2M1 -0
-    assert look.operands[6].lanes()[:5] == [1, 3, 5, 7, 0] and look.operands[7].lanes()[:5] == [2, 4, 6, 0x8000, 0]
+    # the first output from the selector's odd bytes (docs/intrinsics.md §3.2); the sign (c >= 8) in bit 15: code 8
+    # = E2M1 -0
+    assert look.operands[6].lanes()[:5] == [2, 4, 6, 0x8000, 0] and look.operands[7].lanes()[:5] == [1, 3, 5, 7, 0]
     store = t[len(t) - 1]                           # after the loop: the pass's 8 FP8 bytes
     assert store.op == "sav2nx8_xp" and int.from_bytes(store.operands[2].data, "little") == 8
     first_store = t[E0 + 17]                        # inside the first pass: the (empty) previous pass

@@ -103,50 +103,53 @@ cdef enum:
     # E4M3 2^-3 in the high byte, sign bit set)
     rbZMAX = 16
     rbNEG0 = 17        # 0x8000: fp16 -0, and the sign test's bound
-    rbPR3 = 18         # u32 lane 0: the seed MAC's weights wX | w2 << 16; FP6 lane 1: w3 (the third kink's)
+    rbPR3 = 18         # u32 lane 0: the seed MAC's weights w2 | wX << 16 (X, its first vector, on the high field);
+    #                    FP6 lane 1: w3 << 16 (the third kink's)
     rbZERO = 19        # 0
     rbP3 = 20          # FP6: the third kink point p3 (8)
     rbXTABN = 21       # FP6: the table's second half, codes 32..63 (the negative ones)
     rbREV = 22         # FP6 msb-first: sel2nx8 indexes that reverse the 4 bytes of each 32-bit lane
     # working registers
-    rbX0 = 0           # X of the even codes (dselnx16t vu; seed v0)
-    rbX1 = 1           # X of the odd codes (dselnx16t vt; seed v1)
+    # X of the odd codes (dselnx16t's first output, the odd selector bytes; seed v0) and of the even codes (its
+    # second output; seed v1: @0x01004fc8's babssub2nx8 reads it)
+    rbXO = 0
+    rbXE = 1
     # rbLD: the loaded pass (4-bit: byte j in the low byte of 16-bit lane j; FP6: 3-byte group i in the low 3
     # bytes of 32-bit lane i)
     rbLD = 2
     rbT = 3            # 4-bit: the spread shifted by 4 (low-first: left; high-first: right); FP6: the groups' halves
     rbSEL = 4          # the lookup's selector: the even code in the low byte of each 16-bit lane, the odd in the high
-    rbK1E = 5          # |p1 - X| of the even codes
-    rbK2O = 6          # |p2 - X| of the odd codes
-    rbF1 = 7           # the odd codes' values (fp16; FP6: the E4M3 byte in the high byte)
-    rbK1O = 8          # |p1 - X| of the odd codes
+    rbK1O = 5          # |p1 - X| of the odd codes
+    rbK2E = 6          # |p2 - X| of the even codes
+    rbFE = 7           # the even codes' values (fp16; FP6: the E4M3 byte in the high byte): the pack's lo
+    rbK1E = 8          # |p1 - X| of the even codes (seed @0x01004fc8: v8)
     rbJ0 = 9           # the sign tests' differences (not read); high-first: the spread << 8
     rbPK = 10          # the packed FP8 bytes
-    rbK2E = 23         # |p2 - X| of the even codes
-    rbK3E = 24         # FP6: |p3 - X| of the even codes
-    rbK3O = 25         # FP6: |p3 - X| of the odd codes
-    rbF0 = 26          # the even codes' values
+    rbK2O = 23         # |p2 - X| of the odd codes (seed @0x01004fc8: v23)
+    rbK3O = 24         # FP6: |p3 - X| of the odd codes
+    rbK3E = 25         # FP6: |p3 - X| of the even codes
+    rbFO = 26          # the odd codes' values: the pack's hi (seed @0x01004fc8: v26)
     rbJ1 = 27
     # vbool
     vbSPREAD = 12      # the expanding load's predicate (seed @0x01004dfc: labvdcmprs2nx8_xp vb12)
-    vbZ0 = 2           # zero-magnitude lanes of the even codes (seed @0x01004dfc: oltnxf16t vb2)
-    vbZ1 = 13
-    vbP0 = 6           # positive codes (sign bit clear), even / odd
-    vbP1 = 7
+    vbZO = 2           # zero-magnitude lanes of the odd codes (seed @0x01004dfc: oltnxf16t vb2)
+    vbZE = 13
+    vbPO = 6           # positive codes (sign bit clear), odd / even
+    vbPE = 7
     vbE16 = 1          # FP6: the even 16-bit lanes
     vbE8 = 3           # FP6: the even bytes
-    vbK1O = 9          # the kinks' flags (not read); seed vb9: the odd codes' |p1 - X|
-    vbK1E = 10
-    vbK2E = 11
-    vbK2O = 14
-    vbK3E = 4
-    vbK3O = 5
+    vbK1E = 9          # the kinks' flags (not read); seed vb9: the even codes' |p1 - X|
+    vbK1O = 10
+    vbK2O = 11
+    vbK2E = 14
+    vbK3O = 4
+    vbK3E = 5
     # pr / wvec
     prW1 = 4           # the weight w1 in every field (movpint16)
-    prRB = 3           # (wX, w2): seed pr3
-    prK3 = 5           # FP6: (w3, 0), the third kink's weight
-    wvF0 = 3           # seed wv3: the even codes' accumulator
-    wvF1 = 1
+    prRB = 3           # w2 | wX << 16 (the first vector, X, takes the high field): seed pr3
+    prK3 = 5           # FP6: w3 << 16, the third kink's weight (the pair's second vector is the zero register)
+    wvFO = 3           # seed wv3: the odd codes' accumulator
+    wvFE = 1           # the even codes'
 
 
 cdef struct KCfg:
@@ -185,7 +188,7 @@ cdef enum:
 
 # The re-bias MAC path: proc_4bit_non_mx E2M1 / INT4 (one pass: 32 source bytes) and proc_6bit_non_mx (48).
 # Software-pipelined the way the seed bundles imply: a pass's load issues in the pass before (RB_LOOKUP; the
-# first in RB_FIRST), and its even codes' zero gate and sign, its pack and its store in the pass after
+# first in RB_FIRST), and its odd codes' zero gate and sign, its pack and its store in the pass after
 # (RB_LOOKUP .. RB_EXT0; after the loop for the last pass). Labels only FP6 issues: RB_PRED, RB_SEL2 ..
 # RB_SEL4, RB_MACC0, RB_MACC1.
 cdef enum:
@@ -245,17 +248,18 @@ cdef inline void decode_nf4(TR tr, regfile_t* rf, int b, bint non_mx) noexcept n
     # b+0: selector lanes: c | (c + 16) << 8 for (SIG, EXP) ; c + 32 for SGN
     VI(tr, rf, b, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vCODE, 8)
     V3(tr, rf, b, "addnx16", P.addnx16, VIEW_NX16, vT1, vCODE, k32)
-    # b+1: c << 8 | c ; SIGN TABLE (pool lanes 32..47)
+    # b+1: c << 8 | c ; SIGN TABLE (pool = kF0 || kF1: lanes 32..47)
     V3(tr, rf, b + 1, "or2nx8", P.or2nx8, VIEW_NX16, vT0, vT0, vCODE)
-    V4(tr, rf, b + 1, "selnx16", P.selnx16, VIEW_NX16, vSGN, kF0, kF1, vT1)
+    V4(tr, rf, b + 1, "selnx16", P.selnx16, VIEW_NX16, vSGN, kF1, kF0, vT1)
     # b+2: + 0x1000 -> low byte c, high byte c + 16
     V3(tr, rf, b + 2, "addnx16", P.addnx16, VIEW_NX16, vT0, vT0, kF2)
     if non_mx:
-        # b+3: 16-ENTRY CODEBOOK LOOKUP: SIG, EXP from the table register pair (every lane: vbALL)
-        I_dselnx16t(tr, rf, b + 3, vSIG, vEXP, kF0, kF1, vT0, vbALL)
+        # b+3: 16-ENTRY CODEBOOK LOOKUP: EXP (the selector's odd bytes, c + 16) and SIG (its even bytes, c) from the
+        # table register pair kF0 || kF1 (every lane: vbALL)
+        I_dselnx16t(tr, rf, b + 3, vEXP, vSIG, kF1, kF0, vT0, vbALL)
     else:
-        # b+3: 16-ENTRY CODEBOOK LOOKUP: SIG, EXP from the table register pair
-        I_dselnx16(tr, rf, b + 3, vSIG, vEXP, kF0, kF1, vT0)
+        # b+3: 16-ENTRY CODEBOOK LOOKUP: EXP and SIG from the table register pair
+        I_dselnx16(tr, rf, b + 3, vEXP, vSIG, kF1, kF0, vT0)
 
 
 cdef inline void decode_mx(TR tr, regfile_t* rf, int b, int fmt) noexcept nogil:
@@ -276,7 +280,7 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
     dselnx16t looks up each code's X, its kinks |p - X| (babssub2nx8) go through paired MACs whose sum is the
     code's value with the sign bit set (fp16; FP6: the E4M3 byte in the high byte), an fp16 compare finds the
     zero codes, negnxf16t gives the positive codes their sign, and the FP8 byte is the high byte (sel2nx8i 53).
-    A pass's load issues in the pass before and its even codes' gate, sign, pack and store in the pass after
+    A pass's load issues in the pass before and its odd codes' gate, sign, pack and store in the pass after
     (software pipelining; seeds @0x01004dfc, @0x01004fc8). NF4 (its values need rounding) decodes through its
     codebook and the rounding narrow."""
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
@@ -288,7 +292,7 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
         # field of pr4
         CMP(tr, rf, RB_ENTRY, "ltu2nx8", P.ltu2nx8, VIEW_2NX8, VIEW_VB8, vbSPREAD, rbZERO, rbSPREAD)
         I_movpint16(tr, rf, RB_ENTRY, prW1, cfg.w1)
-        # RB_PR3: pr3 = (wX, w2), the weights of the seed MAC, from a constant lane (FP6: pr5 = (w3, 0))
+        # RB_PR3: pr3 = w2 | wX << 16, the weights of the seed MAC, from a constant lane (FP6: pr5 = w3 << 16)
         I_extrprn_2x32(tr, rf, RB_PR3, prRB, rbPR3, 0)
         if cfg.fp6:
             I_extrprn_2x32(tr, rf, RB_PR3, prK3, rbPR3, 1)
@@ -332,57 +336,59 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
                 # RB_SEL1: ... or the spread (the low nibble, the even code, stays in the low byte)
                 V3(tr, rf, RB_SEL1, "or2nx8", P.or2nx8, VIEW_NX16, rbSEL, rbLD, rbT)
             # RB_LOOKUP: seed @0x01004dfc: LOAD + SPREAD the next pass (nothing after the last) ; FP GATE of the
-            # previous pass's even codes: their zero lanes (-min < F) ; this pass's X of the even and odd codes
-            # (v0, v1) through the code -> X table, with the code's sign in bit 15 (the MACs' even weights drop it)
+            # previous pass's odd codes: their zero lanes (-min < F) ; this pass's X of the odd and even codes (v0
+            # from the selector's odd bytes, v1 from its even bytes) through the code -> X table (pool = table ||
+            # its second half), with the code's sign in bit 15 (the MACs' even weights drop it)
             I_labvdcmprs2nx8_xp(tr, rf, RB_LOOKUP, rbLD, vbSPREAD, src, &soff, nxt)
-            I_oltnxf16t(tr, rf, RB_LOOKUP, vbZ0, rbZMAX, rbF0, vbALL)
-            I_dselnx16t(tr, rf, RB_LOOKUP, rbX0, rbX1, rbXTAB, cfg.xtab_hi, rbSEL, vbALL)
-            # RB_ZERO0: the previous pass's even zeros -> -0 ; ABS-SUB: the even codes' kink |p1 - X|
-            MOVT(tr, rf, RB_ZERO0, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF0, rbNEG0, vbZ0)
-            BV(tr, rf, RB_ZERO0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK1E, rbK1E, rbP1, rbX0)
-            # RB_NEG0: SIGN: the previous pass's positive even codes -F ; the even codes' kink |p2 - X|
-            MOVT(tr, rf, RB_NEG0, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbF0, rbF0, vbP0)
-            BV(tr, rf, RB_NEG0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2E, rbK2E, rbP2, rbX0)
+            I_oltnxf16t(tr, rf, RB_LOOKUP, vbZO, rbZMAX, rbFO, vbALL)
+            I_dselnx16t(tr, rf, RB_LOOKUP, rbXO, rbXE, cfg.xtab_hi, rbXTAB, rbSEL, vbALL)
+            # RB_ZERO0: the previous pass's odd zeros -> -0 ; ABS-SUB: the odd codes' kink |p1 - X|
+            MOVT(tr, rf, RB_ZERO0, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbFO, rbNEG0, vbZO)
+            BV(tr, rf, RB_ZERO0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK1O, rbK1O, rbP1, rbXO)
+            # RB_NEG0: SIGN: the previous pass's positive odd codes -F ; the odd codes' kink |p2 - X|
+            MOVT(tr, rf, RB_NEG0, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbFO, rbFO, vbPO)
+            BV(tr, rf, RB_NEG0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2O, rbK2O, rbP2, rbXO)
             if cfg.fp6:
-                # RB_SIGN: FP6: the even codes' third kink |p3 - X|
-                BV(tr, rf, RB_SIGN, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK3E, rbK3E, rbP3, rbX0)
+                # RB_SIGN: FP6: the odd codes' third kink |p3 - X|
+                BV(tr, rf, RB_SIGN, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK3O, rbK3O, rbP3, rbXO)
             else:
                 # RB_SIGN: ABS-SUB of X against 0x8000: the flag is this pass's positive codes (sign bit clear),
-                # even / odd
-                BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, rbJ0, rbX0, rbNEG0)
-                BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, rbJ1, rbX1, rbNEG0)
-            # RB_SIGN: RE-BIAS MAC, even codes: wv3 = (|p1 - X| + BIAS) * w1
-            WVVP(tr, rf, RB_SIGN, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvF0, rbK1E, rbBIAS, prW1)
-            # RB_SEED: seed @0x01004fc8: wv3 += X * wX + |p2 - X| * w2 ; PACK the previous pass: the high bytes of
-            # the even and odd codes' values, interleaved ; the odd codes' |p1 - X|
-            WVVPA(tr, rf, RB_SEED, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF0, rbX0, rbK2E, prRB)
-            VVI(tr, rf, RB_SEED, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, rbPK, rbF0, rbF1, 53)
-            BV(tr, rf, RB_SEED, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK1O, rbK1O, rbP1, rbX1)
+                # odd / even
+                BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbPO, rbJ0, rbXO, rbNEG0)
+                BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbPE, rbJ1, rbXE, rbNEG0)
+            # RB_SIGN: RE-BIAS MAC, odd codes: wv3 = (|p1 - X| + BIAS) * w1
+            WVVP(tr, rf, RB_SIGN, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvFO, rbK1O, rbBIAS, prW1)
+            # RB_SEED: seed @0x01004fc8: wv3 += X * wX + |p2 - X| * w2 (X on pr3's high field) ; PACK the previous
+            # pass: the high bytes of the even (lo, v7) and odd (hi, v26) codes' values, interleaved ; the even codes'
+            # |p1 - X|
+            WVVPA(tr, rf, RB_SEED, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvFO, rbXO, rbK2O, prRB)
+            VVI(tr, rf, RB_SEED, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, rbPK, rbFO, rbFE, 53)
+            BV(tr, rf, RB_SEED, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK1E, rbK1E, rbP1, rbXE)
             if cfg.fp6:
-                # RB_MACC0: FP6: wv3 += |p3 - X| * w3 (pr5's second field is 0) ; the odd codes' |p3 - X|
-                WVVPA(tr, rf, RB_MACC0, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF0, rbK3E, rbZERO, prK3)
-                BV(tr, rf, RB_MACC0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK3O, rbK3O, rbP3, rbX1)
-            # RB_EXT0: accumulator extract: the even codes' values (sign bit set) ; RE-BIAS MAC of the odd codes ;
-            # store the previous pass (nothing on the first) ; the odd codes' |p2 - X|
-            I_packvrnrnx48(tr, rf, RB_EXT0, rbF0, wvF0, 0)
-            WVVP(tr, rf, RB_EXT0, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvF1, rbK1O, rbBIAS, prW1)
+                # RB_MACC0: FP6: wv3 += |p3 - X| * w3 (pr5's low field is 0) ; the even codes' |p3 - X|
+                WVVPA(tr, rf, RB_MACC0, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvFO, rbK3O, rbZERO, prK3)
+                BV(tr, rf, RB_MACC0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK3E, rbK3E, rbP3, rbXE)
+            # RB_EXT0: accumulator extract: the odd codes' values (sign bit set) ; RE-BIAS MAC of the even codes ;
+            # store the previous pass (nothing on the first) ; the even codes' |p2 - X|
+            I_packvrnrnx48(tr, rf, RB_EXT0, rbFO, wvFO, 0)
+            WVVP(tr, rf, RB_EXT0, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvFE, rbK1E, rbBIAS, prW1)
             I_sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, &doff, prev)
-            BV(tr, rf, RB_EXT0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2O, rbK2O, rbP2, rbX1)
-            # RB_MAC1: the odd codes' second MAC
-            WVVPA(tr, rf, RB_MAC1, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF1, rbX1, rbK2O, prRB)
+            BV(tr, rf, RB_EXT0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2E, rbK2E, rbP2, rbXE)
+            # RB_MAC1: the even codes' second MAC
+            WVVPA(tr, rf, RB_MAC1, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvFE, rbXE, rbK2E, prRB)
             if cfg.fp6:
-                # RB_MACC1: FP6: the odd codes' third-kink MAC ; ABS-SUB of X against 0x8000: the positive codes
-                WVVPA(tr, rf, RB_MACC1, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF1, rbK3O, rbZERO, prK3)
-                BV(tr, rf, RB_MACC1, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, rbJ0, rbX0, rbNEG0)
-                BV(tr, rf, RB_MACC1, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, rbJ1, rbX1, rbNEG0)
-            # RB_EXT1: the odd codes' values
-            I_packvrnrnx48(tr, rf, RB_EXT1, rbF1, wvF1, 0)
-            # RB_GATE1: FP GATE: the odd codes' zero lanes
-            I_oltnxf16t(tr, rf, RB_GATE1, vbZ1, rbZMAX, rbF1, vbALL)
-            # RB_ZERO1: the odd codes' zeros -> -0
-            MOVT(tr, rf, RB_ZERO1, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF1, rbNEG0, vbZ1)
-            # RB_NEG1: the positive odd codes -F
-            MOVT(tr, rf, RB_NEG1, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbF1, rbF1, vbP1)
+                # RB_MACC1: FP6: the even codes' third-kink MAC ; ABS-SUB of X against 0x8000: the positive codes
+                WVVPA(tr, rf, RB_MACC1, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvFE, rbK3E, rbZERO, prK3)
+                BV(tr, rf, RB_MACC1, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbPO, rbJ0, rbXO, rbNEG0)
+                BV(tr, rf, RB_MACC1, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbPE, rbJ1, rbXE, rbNEG0)
+            # RB_EXT1: the even codes' values
+            I_packvrnrnx48(tr, rf, RB_EXT1, rbFE, wvFE, 0)
+            # RB_GATE1: FP GATE: the even codes' zero lanes
+            I_oltnxf16t(tr, rf, RB_GATE1, vbZE, rbZMAX, rbFE, vbALL)
+            # RB_ZERO1: the even codes' zeros -> -0
+            MOVT(tr, rf, RB_ZERO1, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbFE, rbNEG0, vbZE)
+            # RB_NEG1: the positive even codes -F
+            MOVT(tr, rf, RB_NEG1, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbFE, rbFE, vbPE)
             prev = (n // 3) * 4 if cfg.fp6 else 2 * n
         else:
             # G0_LOAD: NF4: load one pass of packed bytes (a tail is shorter: zero-filled)
@@ -396,20 +402,20 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
                 # G0_NARROW: round to E4M3 (RNE, saturating), sign
                 narrow_fp8(tr, rf, G0_NARROW, cfg.m_bits, vOLO + h, kMAX)
             nout = 2 * n
-            # G0_PACK: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
-            VVI(tr, rf, G0_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
+            # G0_PACK: pack the low bytes of the 16-bit lanes of vOLO || vOHI: 64 FP8 in element order
+            VVI(tr, rf, G0_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOHI, vOLO, 0)
             # G0_STORE: store the pass's 64 FP8 bytes (2 per source byte)
             I_sav2nx8_xp(tr, rf, G0_STORE, vIN, dst, &doff, nout)
         left -= n
     if cfg.rebias:
-        # RB_LOOKUP: the last pass's even zero lanes
-        I_oltnxf16t(tr, rf, RB_LOOKUP, vbZ0, rbZMAX, rbF0, vbALL)
+        # RB_LOOKUP: the last pass's odd zero lanes
+        I_oltnxf16t(tr, rf, RB_LOOKUP, vbZO, rbZMAX, rbFO, vbALL)
         # RB_ZERO0: -> -0
-        MOVT(tr, rf, RB_ZERO0, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF0, rbNEG0, vbZ0)
-        # RB_NEG0: its positive even codes -F
-        MOVT(tr, rf, RB_NEG0, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbF0, rbF0, vbP0)
+        MOVT(tr, rf, RB_ZERO0, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbFO, rbNEG0, vbZO)
+        # RB_NEG0: its positive odd codes -F
+        MOVT(tr, rf, RB_NEG0, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbFO, rbFO, vbPO)
         # RB_SEED: PACK the last pass
-        VVI(tr, rf, RB_SEED, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, rbPK, rbF0, rbF1, 53)
+        VVI(tr, rf, RB_SEED, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, rbPK, rbFO, rbFE, 53)
         # RB_EXT0: store it
         I_sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, &doff, prev)
 
@@ -419,20 +425,20 @@ cdef inline void mx_half(TR tr, regfile_t* rf, const KCfg* cfg, int b, int h, in
     MX_DECODE on: codes -> soft-float triples, the scale through the MAC, the rounding narrow into `out`."""
     # MX_DECODE: codes -> soft-float triples
     decode_mx(tr, rf, b, cfg.fmt)
-    # MX_ACC: the accumulator lanes EXP * 2^15 + SIG (paired MAC, weights 1 and 2^15 in pr2)
-    WVVP(tr, rf, MX_ACC, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvACC, vSIG, vEXP, prPAIR)
+    # MX_ACC: the accumulator lanes EXP * 2^15 + SIG (paired MAC: EXP on pr2's high field 2^15, SIG on its low 1)
+    WVVP(tr, rf, MX_ACC, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvACC, vEXP, vSIG, prPAIR)
     # MX_MAC0: SCALE-MULTIPLY of group 0 of the half: + (2^15 in its lanes) x pr1 = its scale byte ; the
     # next group's scale byte -> pr1 (read by the next bundle's MAC: VLIW)
-    WVVPA(tr, rf, MX_MAC0, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, mxM0, kZERO, prSCALE)
+    WVVPA(tr, rf, MX_MAC0, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kZERO, mxM0, prSCALE)
     I_extrpr2nx8(tr, rf, MX_MAC0, prSCALE, mxIN, 33 + 4 * h)
     # MX_MAC1: group 1
-    WVVPA(tr, rf, MX_MAC1, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, mxM1, kZERO, prSCALE)
+    WVVPA(tr, rf, MX_MAC1, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kZERO, mxM1, prSCALE)
     I_extrpr2nx8(tr, rf, MX_MAC1, prSCALE, mxIN, 34 + 4 * h)
     # MX_MAC2: group 2
-    WVVPA(tr, rf, MX_MAC2, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, mxM2, kZERO, prSCALE)
+    WVVPA(tr, rf, MX_MAC2, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kZERO, mxM2, prSCALE)
     I_extrpr2nx8(tr, rf, MX_MAC2, prSCALE, mxIN, 35 + 4 * h)
     # MX_MAC3: group 3
-    WVVPA(tr, rf, MX_MAC3, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, mxM3, kZERO, prSCALE)
+    WVVPA(tr, rf, MX_MAC3, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kZERO, mxM3, prSCALE)
     # MX_EXT: accumulator extract: EXP + s
     I_packvrnrnx48(tr, rf, MX_EXT, vEXP, wvACC, 15)
     # MX_NARROW: round to FP8 (RNE), saturate, sign
@@ -476,11 +482,11 @@ cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* s
         # MX_SPLIT: e8m0: each group's scale byte into the 32-bit lanes of its output bytes ; split codes from
         # scales, in place (layout knob in the index vectors; issued second: VLIW, docs/model.md §9.2)
         if cfg.nan_gate:
-            V4(tr, rf, MX_SPLIT, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT3, mxIN, kZERO, mxIDX_SL)
-        V4(tr, rf, MX_SPLIT, "sel2nx8", P.sel2nx8, VIEW_2NX8, mxIN, mxIN, kZERO, mxIDX_SPLIT)
+            V4(tr, rf, MX_SPLIT, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT3, kZERO, mxIN, mxIDX_SL)
+        V4(tr, rf, MX_SPLIT, "sel2nx8", P.sel2nx8, VIEW_2NX8, mxIN, kZERO, mxIN, mxIDX_SPLIT)
         # MX_PACKP: the pass before: pack its FP8 bytes (the low bytes of both halves' 16-bit lanes) ; the first
         # group's scale byte -> pr1
-        VVI(tr, rf, MX_PACKP, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vOLO, vOLO, vCODE, 0)
+        VVI(tr, rf, MX_PACKP, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vOLO, vCODE, vOLO, 0)
         I_extrpr2nx8(tr, rf, MX_PACKP, prSCALE, mxIN, 32)
         if cfg.nan_gate:
             # MX_GATE: SCALE FACTORS s * 2^23 = the fp32 pattern of 2^(s - 127) ; NaN GATE of the pass before:
@@ -510,7 +516,7 @@ cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* s
         left -= n
     # the last pass's pack, NaN gate and store (the listing's exit)
     # MX_PACKP: pack
-    VVI(tr, rf, MX_PACKP, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vOLO, vOLO, vCODE, 0)
+    VVI(tr, rf, MX_PACKP, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vOLO, vCODE, vOLO, 0)
     if cfg.nan_gate:
         # MX_GATE: NaN GATE: 2^127 < the scale factor
         I_ultn_2xf32t(tr, rf, MX_GATE, vbNAN, mxK2P127, mxX, vbALL_MX)
@@ -591,7 +597,8 @@ def rebias_rodata(int fmt, str fp6_packing="lsb-first"):
         spread = _bcast16(0xF)
     rows = {rbP1: _bcast16(p1), rbP2: _bcast16(p2), rbSPREAD: spread,
             rbXTAB: xtab.astype(np.uint16).view(np.uint8), rbBIAS: _bcast16(bias), rbZMAX: _bcast16(zmax),
-            rbNEG0: _bcast16(0x8000), rbPR3: np.array([wx | w2 << 16, w3] + [0] * 14, np.uint32).view(np.uint8),
+            rbNEG0: _bcast16(0x8000),
+            rbPR3: np.array([w2 | wx << 16, w3 << 16] + [0] * 14, np.uint32).view(np.uint8),
             rbZERO: np.zeros(64, np.uint8)}
     if fmt == FMT_E2M3:
         rows[rbP3] = _bcast16(p3)

@@ -1,6 +1,8 @@
 # The kernels' instruction layer: issue one IVP primitive on the register file `rf`, the way a
 # firmware listing names it (`ivp_addnx16 v5, v3, v20` -> V3(tr, rf, B, "addnx16", P.addnx16,
-# VIEW_NX16, 5, 3, 20)). Every call executes exactly one primitive from q7ivp.pxd; when the kernel
+# VIEW_NX16, 5, 3, 20)): registers in the disassembly's order, which is the C intrinsic's (a two-register
+# source high half first: `ivp_sel2nx8i v10, v26, v7, 53` = hi v26, lo v7; docs/intrinsics.md §2). Every call
+# executes exactly one primitive from q7ivp.pxd; when the kernel
 # is the TracerP specialisation it also records the op, its bundle index and its operands (sources
 # before, destinations after). In the NoTraceP specialisation the `if TR is TracerP` blocks are
 # removed at compile time. Included by the kernel modules (needs q7regs/q7ivp/q7trace cimports).
@@ -37,7 +39,7 @@ cdef inline void V3(TR tr, regfile_t* rf, int b, const char* op, f_vvv fn, int v
 
 cdef inline void V4(TR tr, regfile_t* rf, int b, const char* op, f_vvvv fn, int view,
                     int t, int s, int r, int x) noexcept nogil:
-    """vt <- op(vs, vr, vx)  (selects with an index vector)"""
+    """vt <- op(vs, vr, vx)  (selects with an index vector: vs is the pool's high half, vr its low)"""
     if TR is TracerP:
         if tr_begin(tr, op, b):
             tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view, &rf.v[r])
@@ -64,7 +66,7 @@ cdef inline void VI(TR tr, regfile_t* rf, int b, const char* op, f_vvi fn, int v
 
 cdef inline void VVI(TR tr, regfile_t* rf, int b, const char* op, f_vvvi fn, int view_in, int view_out,
                      int t, int s, int r, int imm) noexcept nogil:
-    """vt <- op(vs, vr, imm)  (immediate selects)"""
+    """vt <- op(vs, vr, imm)  (immediate selects: vs first, as the disassembly lists it)"""
     if TR is TracerP:
         if tr_begin(tr, op, b):
             tr_vec(tr, ROLE_SRC, s, view_in, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view_in, &rf.v[r])
@@ -155,32 +157,34 @@ cdef inline void I_ultn_2xf32t(TR tr, regfile_t* rf, int b, int fb, int s, int r
             tr_vbool(tr, ROLE_DST, fb, VIEW_VB32, rf.vb[fb]); tr_end(tr)
 
 
-cdef inline void I_dselnx16(TR tr, regfile_t* rf, int b, int u, int t, int s, int r, int x) noexcept nogil:
-    """ivp_dselnx16 vu, vt, vs, vr, vx"""
+cdef inline void I_dselnx16(TR tr, regfile_t* rf, int b, int odd, int even, int hi, int lo, int sel) noexcept nogil:
+    """ivp_dselnx16 odd, even, hi, lo, sel  (even[k] from selector byte 2k, odd[k] from byte 2k+1 of lo || hi)"""
     if TR is TracerP:
         if tr_begin(tr, "dselnx16", b):
-            tr_vec(tr, ROLE_SRC, s, VIEW_NX16, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_NX16, &rf.v[r])
-            tr_vec(tr, ROLE_SRC, x, VIEW_NX16, &rf.v[x])
+            tr_vec(tr, ROLE_SRC, hi, VIEW_NX16, &rf.v[hi]); tr_vec(tr, ROLE_SRC, lo, VIEW_NX16, &rf.v[lo])
+            tr_vec(tr, ROLE_SRC, sel, VIEW_2NX8, &rf.v[sel])
     if run_op(tr, "dselnx16", b):
-        P.dselnx16(&rf.v[u], &rf.v[t], &rf.v[s], &rf.v[r], &rf.v[x])
+        P.dselnx16(&rf.v[odd], &rf.v[even], &rf.v[hi], &rf.v[lo], &rf.v[sel])
     if TR is TracerP:
         if tr.open:
-            tr_vec(tr, ROLE_DST, u, VIEW_NX16, &rf.v[u]); tr_vec(tr, ROLE_DST, t, VIEW_NX16, &rf.v[t])
+            tr_vec(tr, ROLE_DST, odd, VIEW_NX16, &rf.v[odd]); tr_vec(tr, ROLE_DST, even, VIEW_NX16, &rf.v[even])
             tr_end(tr)
 
 
-cdef inline void I_dselnx16t(TR tr, regfile_t* rf, int b, int u, int t, int s, int r, int x, int pb) noexcept nogil:
-    """ivp_dselnx16t vu, vt, vs, vr, vx, vb  (merged under vb: vu and vt are read and written)"""
+cdef inline void I_dselnx16t(TR tr, regfile_t* rf, int b, int odd, int even, int hi, int lo, int sel,
+                             int pb) noexcept nogil:
+    """ivp_dselnx16t odd, even, hi, lo, sel, vb  (merged under the vbool2N vb: bit 2k gates even[k], bit 2k+1
+    odd[k]; odd and even are read and written)"""
     if TR is TracerP:
         if tr_begin(tr, "dselnx16t", b):
-            tr_vec(tr, ROLE_SRC, u, VIEW_NX16, &rf.v[u]); tr_vec(tr, ROLE_SRC, t, VIEW_NX16, &rf.v[t])
-            tr_vec(tr, ROLE_SRC, s, VIEW_NX16, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_NX16, &rf.v[r])
-            tr_vec(tr, ROLE_SRC, x, VIEW_NX16, &rf.v[x]); tr_vbool(tr, ROLE_SRC, pb, VIEW_VB16, rf.vb[pb])
+            tr_vec(tr, ROLE_SRC, odd, VIEW_NX16, &rf.v[odd]); tr_vec(tr, ROLE_SRC, even, VIEW_NX16, &rf.v[even])
+            tr_vec(tr, ROLE_SRC, hi, VIEW_NX16, &rf.v[hi]); tr_vec(tr, ROLE_SRC, lo, VIEW_NX16, &rf.v[lo])
+            tr_vec(tr, ROLE_SRC, sel, VIEW_2NX8, &rf.v[sel]); tr_vbool(tr, ROLE_SRC, pb, VIEW_VB8, rf.vb[pb])
     if run_op(tr, "dselnx16t", b):
-        P.dselnx16t(&rf.v[u], &rf.v[t], &rf.v[s], &rf.v[r], &rf.v[x], rf.vb[pb])
+        P.dselnx16t(&rf.v[odd], &rf.v[even], &rf.v[hi], &rf.v[lo], &rf.v[sel], rf.vb[pb])
     if TR is TracerP:
         if tr.open:
-            tr_vec(tr, ROLE_DST, u, VIEW_NX16, &rf.v[u]); tr_vec(tr, ROLE_DST, t, VIEW_NX16, &rf.v[t])
+            tr_vec(tr, ROLE_DST, odd, VIEW_NX16, &rf.v[odd]); tr_vec(tr, ROLE_DST, even, VIEW_NX16, &rf.v[even])
             tr_end(tr)
 
 
@@ -277,7 +281,7 @@ ctypedef void (*f_wvv)(wvec_t*, const vec_t*, const vec_t*) noexcept nogil
 
 cdef inline void WVVP(TR tr, regfile_t* rf, int b, const char* op, f_wvvp fn, int view, int w, int s, int r,
                       int p) noexcept nogil:
-    """wv <- op(va, vb, pr)  (an overwriting pr MAC)"""
+    """wv <- op(va, vb, pr)  (an overwriting pr MAC; 4-tap: va the window's high half, vb its low)"""
     if TR is TracerP:
         if tr_begin(tr, op, b):
             tr_vec(tr, ROLE_SRC, s, view, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, view, &rf.v[r])
