@@ -80,12 +80,12 @@ def main(argv: list[str] | None = None) -> int:
             dequant._dequant, quantize_mx._quantize_mx = d, q
 
         for name, fn in todo:
-            def run_new(fn=fn):
-                use(new_d, new_q)
+            def run_new(fn=fn, d=new_d, q=new_q):
+                use(d, q)
                 return fn()
 
-            def run_base(fn=fn):
-                use(base_d, base_q)
+            def run_base(fn=fn, d=base_d, q=base_q):
+                use(d, q)
                 return fn()
             out_new, out_base = run_new(), run_base()
             same = all(np.array_equal(x, y) for x, y in zip(out_new, out_base)) if isinstance(out_new, tuple) \

@@ -162,9 +162,11 @@ def test_usage_errors(capsys, argv, msg, tmp_path, monkeypatch):
 
 
 def _label(name):
-    """A bundle label of the TensorDequantize kernels (docs/model.md §9.1), from the listing tool's enums."""
-    from q7emu.analysis.listing import data
-    return data()["modules"]["dequant"]["enums"][name]
+    """A bundle label of the TensorDequantize kernels (docs/model.md §9.1), from the module's label enums."""
+    from q7emu import registry
+    ext = registry.get("proc_4bit_non_mx").load()
+    return next(int(m) for fam in (ext.SharedBundle, ext.NF4Bundle, ext.RebiasBundle, ext.MXBundle) for m in fam
+                if m.name == name)
 
 
 def test_import_and_show_a_long_mnemonic(capsys, tmp_path):

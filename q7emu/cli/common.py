@@ -119,14 +119,15 @@ def parse_partition_bytes(text: str) -> int:
     return value
 
 
-def json_document(command: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """``{"format": "q7emu-COMMAND", "version": 1, "q7emu_version": ..., **payload}`` (docs/cli.md). A payload
-    that names its own format (a profile, a trace header) is returned as it is."""
+def json_document(command: str, payload: dict[str, Any], version: int = JSON_VERSION) -> dict[str, Any]:
+    """``{"format": "q7emu-COMMAND", "version": version, "q7emu_version": ..., **payload}`` (docs/cli.md; a
+    command whose document changed shape passes its own version). A payload that names its own format (a
+    profile, a trace header) is returned as it is."""
     from q7emu._version import __version__
 
     if str(payload.get("format", "")).startswith("q7emu-"):
         return payload
-    return {"format": f"q7emu-{command}", "version": JSON_VERSION, "q7emu_version": __version__, **payload}
+    return {"format": f"q7emu-{command}", "version": version, "q7emu_version": __version__, **payload}
 
 
 def print_json(command: str, payload: dict[str, Any]) -> None:

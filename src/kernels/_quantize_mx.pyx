@@ -103,8 +103,8 @@ cdef struct QCfg:
 # ============================================================================ bundle labels
 # Bundle numbers come from these labels (docs/model.md §9.1); every bundle is a legal FLIX bundle and its ops
 # read the registers as they were before it (docs/model.md §9.2, §9.3).
-cdef enum:
-    Q_PR0 = ENTRY_B                     # block 0's mask into v31
+cpdef enum QuantizeMXBundle:
+    Q_PR0 = ENTRY_B                     # block 3's mask into v31
     Q_PR1                               # pr2 set-up
     Q_ZERO                              # pass 1: the shared-exponent extract
     Q_LOAD1
@@ -154,6 +154,70 @@ cdef enum:
     Q_PACK
     Q_STORE
 
+QMX_NOTES = {
+    "Q_PR0": "block 3's divide mask into v31 from a rodata row (seed @0x66a6's v31, its MAC's high half)",
+    "Q_PR1": "the pair weights (1, 2^15) of the accumulator set-up into pr2 ; the row load's predicate",
+    "Q_ZERO": "pass 1 (the shared-exponent extract): running max = 0",
+    "Q_LOAD1": "load 16 elements of row r, spread into 32-bit lanes (a tail: fewer, zero-filled)",
+    "Q_UPCAST1": "upcast to fp32 inside the op (fp16: cvtf32nxf16_0 of the even lanes; bf16: none needed)",
+    "Q_EXP1": "seed @0x79ec: the biased exponent field, a per-lane shift by the broadcast 23",
+    "Q_FIELD1": "& 0xFF",
+    "Q_MAX1": "MAX over the block's 8 partitions",
+    "Q_RED0": "MAX over the block's 4 elements: the neighbour lane",
+    "Q_RED1": "max with the neighbour lane",
+    "Q_RED2": "again: lanes i .. i + 2",
+    "Q_RED3": "max",
+    "Q_RED4": "and again: lanes i .. i + 3 (the block's 4 elements at lane 4b)",
+    "Q_RED5": "max",
+    "Q_BCAST": "broadcast lane 4b over its block",
+    "Q_SCALE": "scale = max - max_exp (nonfinite = ocp: blocks whose maximum is field 0xFF)",
+    "Q_BYTE": "the stored E8M0 byte: wrapped in uint8 or clamped at 0 (knob underflow)",
+    "Q_NONFIN": "nonfinite = ocp: NaN / Inf blocks store 0xFF",
+    "Q_SCB": "the scale bytes of the 4 blocks",
+    "Q_SSTORE": "store them (E8M0)",
+    "Q_NEG": "SCALE TO pr (docs/model.md §9.4): minus each block's exponent ; the lane mask",
+    "Q_SPARSE": "minus the exponent as a 16-bit tap in lane 4b + 1 of v14, every other lane 0",
+    "Q_PRS": "seed @0x22b5: blocks 1 and 0 -> pr8, pr9 (dual-lane extract: the block's lane, tap 2, and a zero lane)",
+    "Q_PRS2": "blocks 2 and 3 -> pr10, pr11",
+    "Q_LOAD2": "pass 2 (divide, clip, round, pack): reload row r, spread into 32-bit lanes",
+    "Q_UPCAST2": "upcast to fp32",
+    "Q_SIGN": "sign bit ; NaN GATE ; seed @0x66a6's MAC: block 1's divide starts the row's accumulator",
+    "Q_ABS": "drop the sign ; exponent field ; block 0's divide MAC",
+    "Q_FIELD2": "sign byte (0x80) ; |x| bits ; block 2's divide MAC",
+    "Q_NORM": "exponent field ; subnormal significand normalised by int -> fp32 ; block 3's divide MAC",
+    "Q_CLASS": "field 0 (zero / subnormal), field 0xFF (Inf / NaN)",
+    "Q_TAKE": "subnormals take the normalised value (nonfinite = ocp: a NaN / Inf block loses its sign)",
+    "Q_SPLIT": "exponent field of the normalised value ; the top 14 mantissa bits",
+    "Q_MANT": "zero test ; mantissa to bits 0..13",
+    "Q_DIV": "the hidden bit (bit 14)",
+    "Q_SUB149": "subnormal inputs are mant * 2^-149: 149 more",
+    "Q_SUBN": "subnormals take that exponent",
+    "Q_INF": "±Inf: an exponent that saturates (the clip to ±max_val) ; clear the NaN-mask register",
+    "Q_ZEROS": "±0: the far-below exponent (nonfinite = ocp: every lane of a NaN / Inf block -> NaN)",
+    "Q_NAN": "NaN lanes -> non-zero",
+    "Q_HALF16A": "the low halves into 16-bit lanes: significand, exponent",
+    "Q_HALF16B": "the low halves into 16-bit lanes: sign, NaN mask",
+    "Q_ACC": "+ EXP * 2^15 + SIG (paired MAC) ; the NaN predicate in 16-bit lanes",
+    "Q_EXT": "accumulator extract: EXP - scale",
+    "Q_NARROW": "narrow_fp8: round to FP8 (RNE), saturate, sign",
+    "Q_NANC": "the NaN code with its sign",
+    "Q_NANSET": "NaN lanes -> the NaN code",
+    "Q_PACK": "PACK: the low byte of each 16-bit lane, 4 FP8 per u32 word",
+    "Q_STORE": "store the row's FP8 bytes",
+}
+
+
+def bundle_labels():
+    """{bundle: label} of the QuantizeMX body: the shared labels and its own (docs/model.md §9.1); a bundle inside
+    a shared sequence is the label before it plus an offset."""
+    out = {int(m): m.name for m in SharedBundle}
+    out.update({int(m): m.name for m in QuantizeMXBundle})
+    return out
+
+
+#: every label's note (what the listing says of the bundle)
+BUNDLE_NOTES = dict(SHARED_NOTES, **QMX_NOTES)
+
 
 cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* src, Py_ssize_t src_stride,
                          Py_ssize_t ncols, uint8_t* dst, Py_ssize_t dst_stride, uint8_t* scale_row) noexcept nogil:
@@ -163,157 +227,157 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
     cdef int r, cols
     load_rodata(tr, rf, cfg.rodata, NCONST, 0, Q_HOLE, 1, vbALL)
     # Q_PR0: block 3's divide mask into v31, from a rodata row (seed @0x66a6's v31, its MAC's high half)
-    I_lv2nx8_i(tr, rf, Q_PR0, kM3, <const uint8_t*>cfg.rodata, 64 * kM3_ROW)
+    lv2nx8_i(tr, rf, Q_PR0, kM3, <const uint8_t*>cfg.rodata, 64 * kM3_ROW)
     # Q_PR1: the pair weights (1, 2^15) of the accumulator set-up into pr2 (v4 is vM from here on) ; the row
     # load's predicate (0 < kSPREAD's bytes)
-    I_extrprn_2x32(tr, rf, Q_PR1, prPAIR, kPAIRW, 0)
-    CMP(tr, rf, Q_PR1, "ltu2nx8", P.ltu2nx8, VIEW_2NX8, VIEW_VB8, vbSPREAD, kZERO, kSPREAD)
+    extrprn_2x32(tr, rf, Q_PR1, prPAIR, kPAIRW, 0)
+    ltu2nx8(tr, rf, Q_PR1, vbSPREAD, kZERO, kSPREAD)
     c = 0
     while c < ncols:
         cols = 16 if ncols - c > 16 else <int>(ncols - c)
         # ---------------- pass 1: shared-exponent extract over the 8 x 4 blocks
         # Q_ZERO: running max = 0
-        V3(tr, rf, Q_ZERO, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+        and2nx8(tr, rf, Q_ZERO, vM, kZERO, kZERO)
         for r in range(8):
             # Q_LOAD1: load 16 elements of row r (tail: fewer, zero-filled), spread into 32-bit lanes
             off = r * src_stride + 2 * c
-            I_labvdcmprs2nx8_xp(tr, rf, Q_LOAD1, vR1, vbSPREAD, src, &off, 2 * cols)
+            labvdcmprs2nx8_xp(tr, rf, Q_LOAD1, vR1, vbSPREAD, src, &off, 2 * cols)
             # Q_UPCAST1: upcast to fp32 inside the op
             upcast(tr, rf, Q_UPCAST1, cfg.bf16, vR1)
             # Q_EXP1: biased exponent: (bits >> 23) (per-lane shift by a broadcast 23; seed @0x79ec, its registers)
-            V3(tr, rf, Q_EXP1, "srln_2x32", P.srln_2x32, VIEW_N_2X32, vE, vR1, k23)
+            srln_2x32(tr, rf, Q_EXP1, vE, vR1, k23)
             # Q_FIELD1: & 0xFF
-            V3(tr, rf, Q_FIELD1, "and2nx8", P.and2nx8, VIEW_N_2X32, vE, vE, kFF)
+            and2nx8(tr, rf, Q_FIELD1, vE, vE, kFF)
             # Q_MAX1: MAX over the block's 8 partitions
-            BV(tr, rf, Q_MAX1, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vE)
+            bmaxn_2x32(tr, rf, Q_MAX1, vbF, vM, vM, vE)
         # Q_RED0: ... and over its 4 elements: neighbour lane
-        V4(tr, rf, Q_RED0, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
+        seln_2x32(tr, rf, Q_RED0, vT0, vM, vM, kIDX_R1)
         # Q_RED1:
-        BV(tr, rf, Q_RED1, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        bmaxn_2x32(tr, rf, Q_RED1, vbF, vM, vM, vT0)
         # Q_RED2: again: lanes i..i+2
-        V4(tr, rf, Q_RED2, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
+        seln_2x32(tr, rf, Q_RED2, vT0, vM, vM, kIDX_R1)
         # Q_RED3:
-        BV(tr, rf, Q_RED3, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        bmaxn_2x32(tr, rf, Q_RED3, vbF, vM, vM, vT0)
         # Q_RED4: and again: lanes i..i+3 (the block's 4 elements at lane 4b)
-        V4(tr, rf, Q_RED4, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
+        seln_2x32(tr, rf, Q_RED4, vT0, vM, vM, kIDX_R1)
         # Q_RED5:
-        BV(tr, rf, Q_RED5, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        bmaxn_2x32(tr, rf, Q_RED5, vbF, vM, vM, vT0)
         # Q_BCAST: broadcast lane 4b over its block
-        V4(tr, rf, Q_BCAST, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vM, vM, vM, kIDX_B4)
+        seln_2x32(tr, rf, Q_BCAST, vM, vM, vM, kIDX_B4)
         # Q_SCALE: scale = max - max_exp
-        V3(tr, rf, Q_SCALE, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vSC, vM, kMAXEXP)
+        subn_2x32(tr, rf, Q_SCALE, vSC, vM, kMAXEXP)
         if cfg.ocp_nonfinite:
             # Q_SCALE: nonfinite=ocp: blocks whose maximum is field 0xFF (a NaN or an Inf)
-            CMP(tr, rf, Q_SCALE, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbNB, vM, kFF)
+            eqn_2x32(tr, rf, Q_SCALE, vbNB, vM, kFF)
         # Q_BYTE: the stored byte, in cfg.byte_reg: vSC itself, or (underflow = unclamped-data / unwrapped-data)
         # vT0, so that vSC keeps the true m - max_exp for the divide
         if cfg.wrap:
             # Q_BYTE: narrowed to uint8: wraps below 0 (the simulator's order)
-            V3(tr, rf, Q_BYTE, "and2nx8", P.and2nx8, VIEW_N_2X32, cfg.byte_reg, vSC, kFF)
+            and2nx8(tr, rf, Q_BYTE, cfg.byte_reg, vSC, kFF)
         else:
             # Q_BYTE: clamp at 0
-            BV(tr, rf, Q_BYTE, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, cfg.byte_reg, vSC, kZERO)
+            bmaxn_2x32(tr, rf, Q_BYTE, vbF, cfg.byte_reg, vSC, kZERO)
         if cfg.ocp_nonfinite:
             # Q_NONFIN: NaN / Inf blocks store 0xFF (E8M0 NaN); their data is all NaN whatever the divisor
-            MOVT(tr, rf, Q_NONFIN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, cfg.byte_reg, kFF, vbNB)
+            movn_2x32t(tr, rf, Q_NONFIN, cfg.byte_reg, kFF, vbNB)
         # Q_SCB: scale bytes of the 4 blocks
-        V4(tr, rf, Q_SCB, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, kZERO, cfg.byte_reg, kIDX_SCB)
+        sel2nx8(tr, rf, Q_SCB, vT0, kZERO, cfg.byte_reg, kIDX_SCB)
         # Q_SSTORE: store them (E8M0)
         soff = c // 4
-        I_sav2nx8_xp(tr, rf, Q_SSTORE, vT0, scale_row, &soff, cols // 4)
+        sav2nx8_xp(tr, rf, Q_SSTORE, vT0, scale_row, &soff, cols // 4)
         # Q_NEG: SCALE TO pr (docs/model.md §9.4): minus each block's exponent ... ; the lane mask
-        V3(tr, rf, Q_NEG, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vT1, kZERO, vSC)
-        I_lv2nx8_i(tr, rf, Q_NEG, vT2, <const uint8_t*>cfg.rodata, 64 * kSPARSE_ROW)
+        subn_2x32(tr, rf, Q_NEG, vT1, kZERO, vSC)
+        lv2nx8_i(tr, rf, Q_NEG, vT2, <const uint8_t*>cfg.rodata, 64 * kSPARSE_ROW)
         # Q_SPARSE: ... as a 16-bit tap (zero-extended) in lane 4b + 1 of v14, every other lane 0
-        V3(tr, rf, Q_SPARSE, "and2nx8", P.and2nx8, VIEW_N_2X32, vNS, vT1, vT2)
+        and2nx8(tr, rf, Q_SPARSE, vNS, vT1, vT2)
         # Q_PRS: blocks 1 and 0 -> pr8, pr9 (dual-lane extract: the block's lane of v14 into the high word, tap 2,
         # and lane 10 of v16, a zero lane, into the low word; block 1's is seed @0x22b5 with its registers)
-        I_dextrprn_2x32(tr, rf, Q_PRS, prSC1, vNS, kM2, 5, 10)
-        I_dextrprn_2x32(tr, rf, Q_PRS, prSC0, vNS, kM2, 1, 10)
+        dextrprn_2x32(tr, rf, Q_PRS, prSC1, vNS, kM2, 5, 10)
+        dextrprn_2x32(tr, rf, Q_PRS, prSC0, vNS, kM2, 1, 10)
         # Q_PRS2: blocks 2 and 3 -> pr10, pr11
-        I_dextrprn_2x32(tr, rf, Q_PRS2, prSC2, vNS, kM2, 9, 10)
-        I_dextrprn_2x32(tr, rf, Q_PRS2, prSC3, vNS, kM2, 13, 10)
+        dextrprn_2x32(tr, rf, Q_PRS2, prSC2, vNS, kM2, 9, 10)
+        dextrprn_2x32(tr, rf, Q_PRS2, prSC3, vNS, kM2, 13, 10)
         # ---------------- pass 2: divide, clip, round, pack -- row by row
         for r in range(8):
             # Q_LOAD2: reload the row, spread into 32-bit lanes
             off = r * src_stride + 2 * c
-            I_labvdcmprs2nx8_xp(tr, rf, Q_LOAD2, vX, vbSPREAD, src, &off, 2 * cols)
+            labvdcmprs2nx8_xp(tr, rf, Q_LOAD2, vX, vbSPREAD, src, &off, 2 * cols)
             # Q_UPCAST2: upcast
             upcast(tr, rf, Q_UPCAST2, cfg.bf16, vX)
             # Q_SIGN: sign bit ; NaN GATE (unordered compare with itself) ; DIVIDE by 2^(scale-127) through the MAC
             # (docs/model.md §9.4), block 1: the row's accumulator starts as (2^15 in block 1's lanes) x pr8's tap 2
             # = minus its scale exponent (the overwrite form, with the registers of seed @0x66a6: wv0,v31,v7,pr8;
             # v7 the mask, the window's low half)
-            VI(tr, rf, Q_SIGN, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vX, 31)
-            I_ultn_2xf32t(tr, rf, Q_SIGN, vbN, vX, vX, vbALL)
-            WVVP(tr, rf, Q_SIGN, "mulus4tn16xr16", P.mulus4tn16xr16, VIEW_NX16, wvACC, kM3, kM1, prSC1)
+            srlin_2x32(tr, rf, Q_SIGN, vT0, vX, 31)
+            ultn_2xf32t(tr, rf, Q_SIGN, vbN, vX, vX, vbALL)
+            mulus4tn16xr16(tr, rf, Q_SIGN, wvACC, kM3, kM1, prSC1)
             # Q_ABS: drop the sign ; exponent field (per-lane shift by the broadcast 23, as in pass 1) ; block 0
             # (pr9) accumulates
-            VI(tr, rf, Q_ABS, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT1, vX, 1)
-            V3(tr, rf, Q_ABS, "srln_2x32", P.srln_2x32, VIEW_N_2X32, vT2, vX, k23)
-            WVVPA(tr, rf, Q_ABS, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kZERO, kM0, prSC0)
+            sllin_2x32(tr, rf, Q_ABS, vT1, vX, 1)
+            srln_2x32(tr, rf, Q_ABS, vT2, vX, k23)
+            mulus4tan16xr16(tr, rf, Q_ABS, wvACC, kZERO, kM0, prSC0)
             # Q_FIELD2: sign byte (0x80) ; |x| bits ; block 2 (pr10)
-            VI(tr, rf, Q_FIELD2, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 7)
-            VI(tr, rf, Q_FIELD2, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT1, vT1, 1)
-            WVVPA(tr, rf, Q_FIELD2, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kZERO, kM2, prSC2)
+            sllin_2x32(tr, rf, Q_FIELD2, vT0, vT0, 7)
+            srlin_2x32(tr, rf, Q_FIELD2, vT1, vT1, 1)
+            mulus4tan16xr16(tr, rf, Q_FIELD2, wvACC, kZERO, kM2, prSC2)
             # Q_NORM: exponent field ; subnormal significand normalised by int -> fp32 ; block 3 (pr11)
-            V3(tr, rf, Q_NORM, "and2nx8", P.and2nx8, VIEW_N_2X32, vT2, vT2, kFF)
-            I_floatn_2x32(tr, rf, Q_NORM, vT3, vT1, 0)
-            WVVPA(tr, rf, Q_NORM, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kZERO, kM3, prSC3)
+            and2nx8(tr, rf, Q_NORM, vT2, vT2, kFF)
+            floatn_2x32(tr, rf, Q_NORM, vT3, vT1, 0)
+            mulus4tan16xr16(tr, rf, Q_NORM, wvACC, kZERO, kM3, prSC3)
             # Q_CLASS: field 0 (zero / subnormal), field 0xFF (Inf / NaN)
-            CMP(tr, rf, Q_CLASS, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbS, vT2, kZERO)
-            CMP(tr, rf, Q_CLASS, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbI, vT2, kFF)
+            eqn_2x32(tr, rf, Q_CLASS, vbS, vT2, kZERO)
+            eqn_2x32(tr, rf, Q_CLASS, vbI, vT2, kFF)
             # Q_TAKE: subnormals: take the normalised value
-            MOVT(tr, rf, Q_TAKE, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT1, vT3, vbS)
+            movn_2x32t(tr, rf, Q_TAKE, vT1, vT3, vbS)
             if cfg.ocp_nonfinite:
                 # Q_TAKE: nonfinite=ocp: the lanes of a NaN / Inf block lose their sign (positive NaN)
-                MOVT(tr, rf, Q_TAKE, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kZERO, vbNB)
+                movn_2x32t(tr, rf, Q_TAKE, vT0, kZERO, vbNB)
             # Q_SPLIT: exponent field of the normalised value (bf16 subnormals) ; top 14 mantissa bits (fp16 has 10,
             # bf16 7: exact)
-            VI(tr, rf, Q_SPLIT, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vT1, 23)
-            VI(tr, rf, Q_SPLIT, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT3, vT1, 9)
+            srlin_2x32(tr, rf, Q_SPLIT, vT2, vT1, 23)
+            sllin_2x32(tr, rf, Q_SPLIT, vT3, vT1, 9)
             # Q_MANT: zero test ; mantissa to bits 0..13
-            CMP(tr, rf, Q_MANT, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbZ, vT1, kZERO)
-            VI(tr, rf, Q_MANT, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT3, vT3, 18)
+            eqn_2x32(tr, rf, Q_MANT, vbZ, vT1, kZERO)
+            srlin_2x32(tr, rf, Q_MANT, vT3, vT3, 18)
             # Q_DIV: the hidden bit (bit 14) (the divide by 2^(scale-127) is the MAC's, Q_MAC0..Q_MAC3)
-            V3(tr, rf, Q_DIV, "or2nx8", P.or2nx8, VIEW_N_2X32, vT3, vT3, kHID)
+            or2nx8(tr, rf, Q_DIV, vT3, vT3, kHID)
             # Q_SUB149: subnormal inputs are mant * 2^-149: 149 more
-            V3(tr, rf, Q_SUB149, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vM, vT2, k149)
+            subn_2x32(tr, rf, Q_SUB149, vM, vT2, k149)
             # Q_SUBN:
-            MOVT(tr, rf, Q_SUBN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, vM, vbS)
+            movn_2x32t(tr, rf, Q_SUBN, vT2, vM, vbS)
             # Q_INF: ±Inf: an exponent that saturates (the clip to ±max_val) ; clear the NaN-mask register
-            MOVT(tr, rf, Q_INF, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kBIG, vbI)
-            V3(tr, rf, Q_INF, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+            movn_2x32t(tr, rf, Q_INF, vT2, kBIG, vbI)
+            and2nx8(tr, rf, Q_INF, vM, kZERO, kZERO)
             # Q_ZEROS: ±0: the far-below exponent
-            MOVT(tr, rf, Q_ZEROS, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kZEXP, vbZ)
+            movn_2x32t(tr, rf, Q_ZEROS, vT2, kZEXP, vbZ)
             if cfg.ocp_nonfinite:
                 # Q_ZEROS: nonfinite=ocp: every lane of a NaN / Inf block -> NaN
-                MOVT(tr, rf, Q_ZEROS, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kFF, vbNB)
+                movn_2x32t(tr, rf, Q_ZEROS, vM, kFF, vbNB)
             # Q_NAN: NaN lanes -> non-zero
-            MOVT(tr, rf, Q_NAN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kFF, vbN)
+            movn_2x32t(tr, rf, Q_NAN, vM, kFF, vbN)
             # Q_HALF16A: low halves into 16-bit lanes: significand, exponent ...
-            V4(tr, rf, Q_HALF16A, "selnx16", P.selnx16, VIEW_NX16, vSIG, vT3, vT3, kIDX_EVEN16)
-            V4(tr, rf, Q_HALF16A, "selnx16", P.selnx16, VIEW_NX16, vEXP, vT2, vT2, kIDX_EVEN16)
+            selnx16(tr, rf, Q_HALF16A, vSIG, vT3, vT3, kIDX_EVEN16)
+            selnx16(tr, rf, Q_HALF16A, vEXP, vT2, vT2, kIDX_EVEN16)
             # Q_HALF16B: ... sign, NaN mask
-            V4(tr, rf, Q_HALF16B, "selnx16", P.selnx16, VIEW_NX16, vSGN, vT0, vT0, kIDX_EVEN16)
-            V4(tr, rf, Q_HALF16B, "selnx16", P.selnx16, VIEW_NX16, vM, vM, vM, kIDX_EVEN16)
+            selnx16(tr, rf, Q_HALF16B, vSGN, vT0, vT0, kIDX_EVEN16)
+            selnx16(tr, rf, Q_HALF16B, vM, vM, vM, kIDX_EVEN16)
             # Q_ACC: + EXP * 2^15 + SIG (paired MAC: EXP on pr2's high field 2^15, SIG on its low 1; unsigned lanes:
             # a negative EXP adds 2^31 more, which the 16-bit extract drops) ; NaN predicate in 16-bit lanes
-            WVVPA(tr, rf, Q_ACC, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvACC, vEXP, vSIG, prPAIR)
-            CMP(tr, rf, Q_ACC, "neqnx16", P.neqnx16, VIEW_NX16, VIEW_VB16, vbN16, vM, kZERO)
+            muluupan16xr16(tr, rf, Q_ACC, wvACC, vEXP, vSIG, prPAIR)
+            neqnx16(tr, rf, Q_ACC, vbN16, vM, kZERO)
             # Q_EXT: accumulator extract: EXP - scale
-            I_packvrnrnx48(tr, rf, Q_EXT, vEXP, wvACC, 15)
+            packvrnrnx48(tr, rf, Q_EXT, vEXP, wvACC, 15)
             # Q_NARROW: round to FP8 (RNE), saturate, sign
             narrow_fp8(tr, rf, Q_NARROW, cfg.m_bits, vT1, kSAT)
             # Q_NANC: NaN with its sign
-            V3(tr, rf, Q_NANC, "or2nx8", P.or2nx8, VIEW_NX16, vM, kNANC, vSGN)
+            or2nx8(tr, rf, Q_NANC, vM, kNANC, vSGN)
             # Q_NANSET:
-            MOVT(tr, rf, Q_NANSET, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT1, vM, vbN16)
+            movnx16t(tr, rf, Q_NANSET, vT1, vM, vbN16)
             # Q_PACK: PACK: the low byte of each 16-bit lane, 4 FP8 per u32 word
-            VVI(tr, rf, Q_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vX, vT1, vT1, 0)
+            sel2nx8i(tr, rf, Q_PACK, vX, vT1, vT1, 0)
             # Q_STORE: store the row's FP8 bytes
             doff = r * dst_stride + c
-            I_sav2nx8_xp(tr, rf, Q_STORE, vX, dst, &doff, cols)
+            sav2nx8_xp(tr, rf, Q_STORE, vX, dst, &doff, cols)
         c += cols
 
 
@@ -322,21 +386,7 @@ cdef inline void upcast(TR tr, regfile_t* rf, int b, int bf16, int x) noexcept n
     lanes 0..15 (exact), in place: fp16 through cvtf32nxf16_0 (the even lanes); a spread bf16 already is its fp32
     pattern (no op)."""
     if not bf16:
-        V2(tr, rf, b, "cvtf32nxf16_0", P.cvtf32nxf16_0, VIEW_NXF16, VIEW_N_2XF32, x, x)
-
-
-cdef inline void I_dextrprn_2x32(TR tr, regfile_t* rf, int b, int p, int vhi, int vlo, int ihi,
-                                 int ilo) noexcept nogil:
-    """ivp_dextrprn_2x32 pr, vhi, vlo, ihi, ilo  (pr = vlo.u32[ilo] | vhi.u32[ihi] << 32)"""
-    if TR is TracerP:
-        if tr_begin(tr, "dextrprn_2x32", b):
-            tr_vec(tr, ROLE_SRC, vhi, VIEW_N_2X32, &rf.v[vhi]); tr_vec(tr, ROLE_SRC, vlo, VIEW_N_2X32, &rf.v[vlo])
-            tr_scalar(tr, 255, ihi); tr_scalar(tr, 255, ilo)
-    if run_op(tr, "dextrprn_2x32", b):
-        P.dextrprn_2x32(&rf.pr[p], &rf.v[vhi], &rf.v[vlo], ihi, ilo)
-    if TR is TracerP:
-        if tr.open:
-            tr_pr(tr, ROLE_DST, p, rf.pr[p]); tr_end(tr)
+        cvtf32nxf16_0(tr, rf, b, x, x)
 
 
 # ============================================================================ configuration ("rodata")
