@@ -81,46 +81,56 @@ _NPZ_WRITE_CHUNK = 4 << 20
 
 
 class _SafePointSigint:
-    """While active, SIGINT only sets a flag; :meth:`check` acts on it (as the previous handler would: a
-    KeyboardInterrupt for Python's default) at a point the caller chooses. So a Ctrl-C cannot land inside
+    """While active, SIGINT (and SIGTERM / SIGHUP when a Python handler is installed for them, as the CLI does:
+    docs/limits.md §4) only sets a flag; :meth:`check` acts on it (as the previous handler would: a
+    KeyboardInterrupt for Python's default) at a point the caller chooses. So a signal cannot land inside
     zipfile's bookkeeping, which then raises an unrelated ValueError and leaves a broken ZipFile whose
-    finaliser prints a traceback. Does nothing outside the main thread (Python runs no handler there) or when
-    SIGINT is ignored."""
+    finaliser prints a traceback. Does nothing outside the main thread (Python runs no handler there) or for a
+    signal that is ignored."""
 
     def __init__(self) -> None:
-        self.hit = False
-        self.old: Any = None
-        self.active = False
+        self.hit: list[int] = []
+        self.old: dict[int, Any] = {}
 
     def __enter__(self) -> _SafePointSigint:
         if threading.current_thread() is threading.main_thread():
-            old = signal.getsignal(signal.SIGINT)
-            if old not in (signal.SIG_IGN, None):
-                self.old = signal.signal(signal.SIGINT, self._flag)
-                self.active = True
+            for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+                sig = getattr(signal, name, None)
+                if sig is None:
+                    continue
+                old = signal.getsignal(sig)
+                if old in (signal.SIG_IGN, None) or (sig != signal.SIGINT and not callable(old)):
+                    continue
+                self.old[sig] = signal.signal(sig, self._flag)
         return self
 
     def _flag(self, signum: int, frame: Any) -> None:
-        self.hit = True
+        self.hit.append(signum)
 
     def check(self) -> None:
-        """Act on a SIGINT received so far (raises KeyboardInterrupt under Python's default handler)."""
-        if self.hit:
-            self.hit = False
-            if self.old is signal.default_int_handler:
+        """Act on a signal received so far (raises KeyboardInterrupt under Python's default SIGINT handler)."""
+        while self.hit:
+            sig = self.hit.pop(0)
+            old = self.old.get(sig)
+            if old is signal.default_int_handler:
+                self.hit.clear()
                 raise KeyboardInterrupt
-            if callable(self.old):
-                self.old(signal.SIGINT, None)
-            elif self.old == signal.SIG_DFL:
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                os.kill(os.getpid(), signal.SIGINT)
+            if callable(old):
+                old(sig, None)
+            elif old == signal.SIG_DFL:
+                signal.signal(sig, signal.SIG_DFL)
+                os.kill(os.getpid(), sig)
 
     def __exit__(self, *exc: object) -> None:
-        if self.active:
-            signal.signal(signal.SIGINT, self.old)
-            self.active = False
-            if exc[0] is None:
+        old, self.old = self.old, {}
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        if exc[0] is None:
+            self.old = old
+            try:
                 self.check()
+            finally:
+                self.old = {}
 
 
 def write_npz(f: IO[bytes], arrays: dict[str, np.ndarray], *, compress: bool = True) -> None:
