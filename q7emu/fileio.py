@@ -265,24 +265,30 @@ def read_bytes(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     return data
 
 
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+#: a JSON string, or an unterminated one up to the end of the text: possessive, so it never backtracks, and it
+#: always matches from an opening quote, so no quote is the start of a second scan (linear time)
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]++")
+#: brackets counted per numpy step
+_DEPTH_CHUNK = 1 << 20
 
 
-def json_depth(data: bytes, stop: int | None = None) -> int:
-    """The nesting depth of ``[ ]`` / ``{ }`` in JSON text (strings skipped); stops counting once it passes
-    ``stop``. Linear time, no recursion."""
-    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b'""', data))
+def json_depth(data: bytes | str, stop: int | None = None) -> int:
+    """The nesting depth of ``[ ]`` / ``{ }`` in JSON text (strings skipped; an unterminated string runs to
+    the end); stops counting once it passes ``stop``. Linear time in ``len(data)`` (no backtracking, no
+    recursion); ``str`` text is scanned as its UTF-8 bytes."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", data))
     depth = deepest = 0
-    for c in brackets:
-        if c in b"[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if stop is not None and deepest > stop:
-                    break
-        else:
-            depth -= 1
+    for pos in range(0, len(brackets), _DEPTH_CHUNK):
+        step = np.frombuffer(brackets, np.uint8, min(_DEPTH_CHUNK, len(brackets) - pos), pos)
+        # '[' 0x5b and '{' 0x7b open (bit 1 set), ']' 0x5d and '}' 0x7d close (bit 1 clear)
+        levels = np.cumsum((step & 2).astype(np.int64) - 1, dtype=np.int64) + depth
+        deepest = max(deepest, int(levels.max()))
+        depth = int(levels[-1])
+        if stop is not None and deepest > stop:
+            break
     return deepest
 
 

@@ -81,7 +81,6 @@ import contextlib
 import io
 import json
 import os
-import re
 import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -93,7 +92,7 @@ import numpy as np
 
 from q7emu._version import __version__
 from q7emu.errors import InvalidArgument, Q7Error
-from q7emu.fileio import atomic_write
+from q7emu.fileio import atomic_write, json_depth
 from q7emu.model.kernels import KernelId
 
 # ---------------------------------------------------------------------- record layout (q7trace.pxd)
@@ -190,8 +189,6 @@ def known_mnemonics() -> set[str]:
 
 
 # ---------------------------------------------------------------------- bounded JSON
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 def _reject_constant(name: str) -> Any:
@@ -205,13 +202,8 @@ def json_loads(text: str | bytes, where: str, max_depth: int = MAX_JSON_DEPTH) -
             text = text.decode("utf-8")
         except UnicodeDecodeError as e:
             raise TraceError(f"{where}: not UTF-8 ({e.reason} at byte {e.start})") from None
-    depth = deepest = 0
-    for m in _BRACKETS.finditer(_STRINGS.sub("", text)):
-        depth += 1 if m.group() in "[{" else -1
-        if depth > deepest:
-            deepest = depth
-            if deepest > max_depth:
-                raise TraceError(f"{where}: JSON nested deeper than {max_depth} levels")
+    if json_depth(text, stop=max_depth) > max_depth:        # linear time (q7emu.fileio)
+        raise TraceError(f"{where}: JSON nested deeper than {max_depth} levels")
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as e:
