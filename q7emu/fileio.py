@@ -12,6 +12,7 @@ checked from headers before data is read, limits in :data:`LIMITS` (docs/limits.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -31,39 +32,93 @@ import numpy as np
 from q7emu.errors import InvalidArgument
 
 
+def _kind(mode: int) -> str:
+    return ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "not a regular file")
+
+
+def output_target(path: str | os.PathLike[str]) -> Path:
+    """The file an output to ``path`` replaces (docs/limits.md §3), checked before any work is done.
+
+    A symlink (a chain of them, or one whose target does not exist yet) is followed: the file it names is
+    written, in that file's folder, and the link stays. A folder, a FIFO, a socket or a device (``/dev/null``
+    included) is refused, as is a symlink loop; the folder must exist. InvalidArgument names the path and the
+    rule."""
+    dest = Path(path)
+    if not str(path):
+        raise InvalidArgument("output", str(path), "is empty; name a file")
+    if dest.is_symlink():
+        target = Path(os.path.realpath(dest))
+        if target.is_symlink():
+            raise InvalidArgument("output", str(dest), "is a symlink loop; name a file")
+        dest = target
+    try:
+        st = os.stat(dest)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise InvalidArgument("output", str(dest), f"cannot be examined ({e.strerror})") from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        rule = "is a folder; name a file" if stat.S_ISDIR(st.st_mode) else \
+            f"is {_kind(st.st_mode)}; q7emu writes only regular files (docs/limits.md §3)"
+        raise InvalidArgument("output", str(path) if str(path) == str(dest) else f"{path} -> {dest}", rule)
+    folder = dest.parent if str(dest.parent) else Path(".")
+    if not folder.is_dir():
+        raise InvalidArgument("output", str(dest), f"its folder {str(folder)!r} does not exist")
+    return dest
+
+
+#: errors of the file system itself (full, read-only, quota, too large, I/O): they name the output they hit
+_FS_ERRORS = frozenset(getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EROFS", "EFBIG", "EIO", "EACCES", "EPERM")
+                       if hasattr(errno, n))
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path`` for writing; on a clean exit it replaces ``path`` atomically.
 
     Args:
-        path: the destination file. Its folder must exist; ``path`` itself must not be a folder.
+        path: the destination file (:func:`output_target`: a symlink is written through, to the file it
+            names; a folder, FIFO, socket or device is refused). Its folder must exist.
         mode: ``"wb"`` (binary, the default) or ``"w"`` (text; ``encoding`` defaults to UTF-8).
         open_kwargs: passed to :func:`open` (e.g. ``newline``).
 
     Yields the open temporary file. On any exception (KeyboardInterrupt included) the temporary file is
-    removed and ``path`` is unchanged.
+    removed and ``path`` is unchanged. A replaced file keeps its permission bits; a new one gets those a plain
+    ``open`` would (0666 less the umask). An error of the file system (full, read-only, ...) names ``path``.
     """
     if mode not in ("wb", "w"):
         raise InvalidArgument("mode", mode, "atomic_write writes 'wb' or 'w'")
-    dest = Path(path)
-    if dest.is_dir():
-        raise InvalidArgument("output", str(dest), "is a folder; name a file")
+    dest = output_target(path)
     folder = dest.parent if str(dest.parent) else Path(".")
-    if not folder.is_dir():
-        raise InvalidArgument("output", str(dest), f"its folder {str(folder)!r} does not exist")
     if mode == "w":
         open_kwargs.setdefault("encoding", "utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=folder)
     try:
-        # mkstemp creates the file 0600; give it the mode a plain open() would (0666 less the umask)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
+        old_mode: int | None = stat.S_IMODE(os.stat(dest).st_mode)
+    except OSError:
+        old_mode = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise _named(e, dest) from None
+    try:
+        # mkstemp creates the file 0600; give it the mode of the file it replaces, or the one a plain open()
+        # would (0666 less the umask)
+        if old_mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            old_mode = 0o666 & ~umask
+        os.fchmod(fd, old_mode)
         with os.fdopen(fd, mode, **open_kwargs) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, dest)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise _named(e, dest) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -74,6 +129,14 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def _named(e: OSError, dest: Path) -> OSError:
+    """``e`` naming the output ``dest`` when it is a file-system error that names no file (a full disk
+    during a write names nothing)."""
+    if e.filename is None and e.errno in _FS_ERRORS:
+        return type(e)(e.errno, f"{e.strerror} (writing {dest})")
+    return e
 
 
 #: a Ctrl-C during write_npz is acted on after at most this many more bytes of array data are written

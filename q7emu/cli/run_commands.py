@@ -47,6 +47,12 @@ def _output_path(text: str, suffix: str, option: str) -> Path:
         raise UsageError(f"{option} {text}: its folder {str(folder)!r} does not exist")
     if out.is_dir():
         raise UsageError(f"{option} {text}: {out} is a folder; name a file")
+    from q7emu.errors import InvalidArgument
+    from q7emu.fileio import output_target
+    try:
+        output_target(out)          # a FIFO, device or socket is refused before any work (docs/limits.md §3)
+    except InvalidArgument as e:
+        raise UsageError(f"{option} {text}: {e}") from None
     return out
 
 

@@ -493,9 +493,19 @@ def _trace_convert(mode: str, argv: list[str]) -> int:
     p = Parser(prog=f"q7emu trace {mode}",
                description="binary trace -> JSON Lines" if mode == "export" else "JSON Lines -> binary trace")
     p.add_argument("file", metavar="FILE")
-    p.add_argument("-o", "--output", required=True, metavar="OUT")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="the file to write" + (" (- : stdout)" if mode == "export" else ""))
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     a = p.parse_args(argv)
+    if a.output == "-":                     # JSON Lines is text: export may stream it to stdout
+        if mode != "export" or a.json:
+            raise UsageError(f"trace {mode} -o -: only `trace export` without --json writes to stdout "
+                             "(a binary trace needs a file)")
+        from q7emu.analysis.trace import TraceFile
+        with TraceFile(a.file) as tf:
+            for line in tf.iter_jsonl():
+                sys.stdout.write(line + "\n")
+        return EXIT_OK
     n = export_jsonl(a.file, a.output) if mode == "export" else import_jsonl(a.file, a.output)
     if a.json:
         print(json.dumps({"format": f"q7emu-trace-{mode}", "version": 1, "input": str(a.file), "output": str(a.output),
