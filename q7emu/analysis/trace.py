@@ -92,7 +92,7 @@ import numpy as np
 
 from q7emu._version import __version__
 from q7emu.errors import InvalidArgument, Q7Error
-from q7emu.fileio import atomic_write, json_depth
+from q7emu.fileio import atomic_write, json_depth, open_regular
 from q7emu.model.kernels import KernelId
 
 # ---------------------------------------------------------------------- record layout (q7trace.pxd)
@@ -1044,7 +1044,7 @@ class Trace:
         """Read a JSON Lines trace (a path or a text stream); TraceError naming ``where`` and the line."""
         if isinstance(src, (str, os.PathLike)):
             try:
-                with open(src, encoding="utf-8", errors="strict") as fh:
+                with _open_text(src) as fh:
                     return cls.from_jsonl(fh, where=str(src))
             except UnicodeDecodeError as e:
                 raise TraceError(f"{src}: not UTF-8 text ({e.reason})") from None
@@ -1124,7 +1124,12 @@ class JsonlReader:
     def records(self) -> Iterator[tuple[tuple, list[tuple[int, int, int, int, bytes]]]]:
         """((run, seq, partition, kernel, bundle, op bytes), operands) per op line."""
         n = 0
-        for lineno, line in enumerate(self.src, 1):
+        lineno = 0
+        while True:
+            line = self.src.readline(MAX_JSONL_LINE + 1)    # bounded: one endless line is never read whole
+            if not line:
+                break
+            lineno += 1
             where = f"{self.where}:{lineno}"
             if len(line) > MAX_JSONL_LINE:
                 raise TraceError(f"{where}: line longer than {MAX_JSONL_LINE} characters")
@@ -1251,6 +1256,20 @@ def check_runs(runs: Any, where: str) -> list[dict[str, Any]]:
     return out
 
 
+def _open_bytes(path: str | os.PathLike) -> IO[bytes]:
+    """A trace file opened for binary reading through :func:`q7emu.fileio.open_regular` (docs/limits.md §1:
+    a FIFO, device, socket or folder is refused without blocking); TraceError for those."""
+    try:
+        return open_regular(path)
+    except InvalidArgument as e:
+        raise TraceError(f"{path}: {e.rule}") from None
+
+
+def _open_text(path: str | os.PathLike) -> IO[str]:
+    """A JSON Lines trace opened as strict UTF-8 text, read through :func:`_open_bytes`."""
+    return io.TextIOWrapper(_open_bytes(path), encoding="utf-8", errors="strict")
+
+
 # ---------------------------------------------------------------------- the binary file: writing
 class TraceWriter:
     """Writes a ``.q7t`` v2 file block by block (docs/traces.md §2): the preamble at once, each block as it
@@ -1367,9 +1386,7 @@ class TraceFile:
             try:
                 if p.is_dir():
                     raise TraceError(f"{p}: is a folder, not a trace file")
-                if p.exists() and not p.is_file():
-                    raise TraceError(f"{p}: not a regular file")
-                self.fh: IO[bytes] = open(p, "rb")
+                self.fh: IO[bytes] = _open_bytes(p)
             except FileNotFoundError:
                 raise TraceError(f"{p}: no such trace file") from None
             except PermissionError:
@@ -1638,11 +1655,9 @@ def export_jsonl(src: str | os.PathLike, dest: str | os.PathLike) -> int:
 def import_jsonl(src: str | os.PathLike, dest: str | os.PathLike) -> int:
     """Stream a JSON Lines trace into a ``.q7t`` v2 file (written atomically); returns the record count."""
     try:
-        fh = open(src, encoding="utf-8", errors="strict")
+        fh = _open_text(src)
     except FileNotFoundError:
         raise TraceError(f"{src}: no such trace file") from None
-    except IsADirectoryError:
-        raise TraceError(f"{src}: is a folder, not a trace file") from None
     with fh:
         reader = JsonlReader(fh, str(src))
         try:

@@ -4,7 +4,6 @@ Each has ``--json`` (schemas: docs/cli.md)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -93,14 +92,14 @@ def _case_kernels(files: list[str]) -> dict[str, str]:
     """path -> the registry kernel its record runs, read from each case's JSON alone (a file that cannot be
     read is left out: replay reports it)."""
     from q7emu.errors import Q7Error
+    from q7emu.fileio import read_json
     from q7emu.isa.records import RECORD_SIZE, parse_hex
     from q7emu.machine.checks import record_kernel
 
     out = {}
     for f in files:
         try:
-            with open(f, encoding="utf-8") as fh:
-                meta = json.loads(fh.read(1 << 20))
+            meta = read_json(f)          # the bounded reader of every case file (docs/limits.md §1)
             record = parse_hex(meta["record_hex"])
             entry = record_kernel(record) if len(record) == RECORD_SIZE else None
         except (OSError, ValueError, KeyError, TypeError, Q7Error):
