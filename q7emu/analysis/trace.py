@@ -933,8 +933,10 @@ class Trace:
         r = self.records
         runs = self.runs or [{}]
         nrun = max(len(runs), int(r["run"].max()) + 1 if len(self) else 0)
+        order = np.argsort(r["run"], kind="stable")        # the rows of each run, found once (not per run)
+        starts = np.searchsorted(r["run"][order], np.arange(nrun + 1, dtype=np.int64))
         for i in range(nrun):
-            rows = np.nonzero(r["run"] == i)[0]
+            rows = order[starts[i]:starts[i + 1]]
             blocks: list[bytes] = []
             info = dict(runs[i]) if i < len(runs) else {}
             enc = BlockEncoder(blocks.append, int(info.get("kernel_id", 0) or 0))
@@ -995,6 +997,9 @@ class Trace:
             raise TraceError(f"{where}: records' operand0 indices are not contiguous")
         if not o.size and self.data.size:
             raise TraceError(f"{where}: data blob without operands")
+        if r.size and int(r["run"].max()) >= max(len(self.runs), r.size):   # saving makes one entry per run index
+            raise TraceError(f"{where}: run index {int(r['run'].max())} beyond the {len(self.runs)} runs listed "
+                             f"and the {r.size} records (docs/traces.md §4)")
         if o.size:
             if not np.array_equal(o["record"].astype(np.int64), np.repeat(np.arange(r.size), cnt)):
                 raise TraceError(f"{where}: operand rows do not follow their records")
@@ -1159,7 +1164,8 @@ class JsonlReader:
             kid = _int(obj, "kernel", where, 0, 255, default=0)
         if not 0 <= kid <= 255:
             raise TraceError(f"{where}: kernel id {kid} outside 0..255")
-        run = _int(obj, "run", where, 0, 0xFFFFFFFF, default=0)
+        head_runs = len(self.head.get("runs") or ())
+        run = _int(obj, "run", where, 0, max(n, head_runs - 1), default=0)   # work bounded by the input's size
         seq = _int(obj, "seq", where, 0, U64_MAX, default=n)
         part = _int(obj, "partition", where, 0, 0xFFFFFFFF, default=0)
         bundle = _int(obj, "bundle", where, 0, 0xFFFF, default=UNKNOWN_BUNDLE)
@@ -1679,9 +1685,8 @@ def _write_records(reader: JsonlReader, dest: str | os.PathLike) -> int:
             if run != last_run:
                 if last_run >= 0:
                     encs[last_run].flush()
-                for r in range(last_run + 1, run + 1):
-                    pending[r] = []
-                    encs[r] = BlockEncoder(pending[r].append, kid)
+                pending[run] = []             # runs between get no encoder: they hold no record
+                encs[run] = BlockEncoder(pending[run].append, kid)
                 last_run = run
             encs[run].add(seq, part, kid, bundle, name, ops)
             n += 1
