@@ -322,7 +322,15 @@ def read_bytes(path: str | os.PathLike[str], max_bytes: int) -> bytes:
         if size > max_bytes:
             raise _refuse(path, f"{size} bytes", f"is larger than the limit of {max_bytes} bytes "
                                                  "(docs/limits.md §2)")
-        data = f.read(max_bytes + 1)
+        parts = [f.read(size + 1)]           # what fstat says, and one byte more to see a file that grew ...
+        got = len(parts[0])
+        while got > size and got <= max_bytes:   # ... which is read on in chunks, never past the limit
+            part = f.read(min(_CHUNK, max_bytes + 1 - got))
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        data = b"".join(parts) if len(parts) > 1 else parts[0]
     if len(data) > max_bytes:
         raise _refuse(path, f"over {max_bytes} bytes", f"grew past the limit of {max_bytes} bytes while read")
     return data

@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -45,6 +46,18 @@ EXIT_PASS, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 _WORKER_FAILED = "worker failed:"
 #: the byte rows of a hexdump: 16 bytes each
 HEX_ROW = 16
+
+
+# ---------------------------------------------------------------------- text safe for any output
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def shown(text: str) -> str:
+    """``text`` as every report writes it: a file name that is not UTF-8 (its bytes held as surrogates, as
+    ``os.fsdecode`` gives them) and characters XML cannot hold become backslash escapes (``\\xff``), so a
+    row, the JSON document and the JUnit file can always be written (docs/cli.md §1)."""
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 # ---------------------------------------------------------------------- verdicts
@@ -253,11 +266,12 @@ def format_case(result: CaseResult, case: Case | None = None, max_diffs: int = 0
     """A case's row (``OPCODE  PATH  BYTES  VERDICT  TIME``), then for a failure its detail: the first mismatch,
     the per-region summary and, given the ``case``, its first ``max_diffs`` differing bytes with hexdumps."""
     op = f"0x{result.opcode:02x}" if result.opcode >= 0 else "  ? "
-    lines = [f"{op}  {result.path}  {result.nbytes:7d} B  {verdict(result)}  {result.seconds * 1000:8.1f} ms"]
+    lines = [f"{op}  {shown(result.path)}  {result.nbytes:7d} B  {verdict(result)}  "
+             f"{result.seconds * 1000:8.1f} ms"]
     if result.mismatch is not None:
         lines.append("      " + result.mismatch.describe())
     elif result.error:
-        lines.append("      " + result.error)
+        lines.append("      " + shown(result.error))
     lines += ["      " + s for s in summary_lines(result)]
     if case is not None and max_diffs > 0:
         diffs, total = first_diffs(case, result, max_diffs)
@@ -284,11 +298,12 @@ def case_json(result: CaseResult, case: Case | None = None, max_diffs: int = 0) 
     if case is not None:
         diffs, total = first_diffs(case, result, max_diffs)
     return {
-        "name": result.name, "path": result.path, "opcode": result.opcode if result.opcode >= 0 else None,
+        "name": shown(result.name), "path": shown(result.path),
+        "opcode": result.opcode if result.opcode >= 0 else None,
         "verdict": verdict(result), "seconds": round(result.seconds, 6),
         "bytes_compared": sum(d.bytes_compared for d in result.regions),
         "bytes_differing": total,
-        "error": result.error,
+        "error": None if result.error is None else shown(result.error),
         "first_mismatch": None if result.mismatch is None else {
             "region": result.mismatch.region, "partition": result.mismatch.partition,
             "offset": result.mismatch.offset, "expected": result.mismatch.expected,
@@ -348,14 +363,14 @@ def junit_xml(results: Sequence[CaseResult], cases: dict[str, Case] | None = Non
     ts = ET.SubElement(root, "testsuite", attrs)
     props = ET.SubElement(ts, "properties")
     for k, v in (("backend", backend), ("q7emu_version", __version__)):
-        ET.SubElement(props, "property", {"name": k, "value": v})
+        ET.SubElement(props, "property", {"name": k, "value": shown(v)})
     for r, k in zip(results, kinds):
-        tc = ET.SubElement(ts, "testcase", {"classname": _classname(r.path), "name": r.name, "file": r.path,
-                                            "time": f"{r.seconds:.6f}"})
+        tc = ET.SubElement(ts, "testcase", {"classname": shown(_classname(r.path)), "name": shown(r.name),
+                                            "file": shown(r.path), "time": f"{r.seconds:.6f}"})
         if k == "pass":
             continue
         text = format_case(r, cases.get(r.path), max_diffs)
-        first = (r.mismatch.describe() if r.mismatch is not None else (r.error or "failed"))
+        first = shown(r.mismatch.describe() if r.mismatch is not None else (r.error or "failed"))
         if k == "fail":
             el = ET.SubElement(tc, "failure", {"type": "mismatch" if r.mismatch is not None else "divergence",
                                                "message": first})
