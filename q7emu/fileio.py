@@ -248,6 +248,7 @@ LIMITS: dict[str, int] = {
     "Q7EMU_MAX_NPZ_MEMBERS": 4096,         # members of one .npz
     "Q7EMU_MAX_JSON_BYTES": 16 << 20,      # size of one JSON file
     "Q7EMU_MAX_JSON_DEPTH": 64,            # nesting depth of [ ] and { } in one JSON file
+    "Q7EMU_MAX_DIFF_RECORDS": 1 << 24,     # records of both traces of one trace diff (~190 B of memory each)
 }
 #: a deflated member that claims to inflate more than this many times its compressed size has a header that
 #: lies: deflate itself never exceeds about 1032:1 (a run of equal bytes)

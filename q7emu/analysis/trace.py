@@ -92,7 +92,7 @@ import numpy as np
 
 from q7emu._version import __version__
 from q7emu.errors import InvalidArgument, Q7Error
-from q7emu.fileio import atomic_write, json_depth, open_regular
+from q7emu.fileio import atomic_write, json_depth, limit, open_regular
 from q7emu.model.kernels import KernelId
 
 # ---------------------------------------------------------------------- record layout (q7trace.pxd)
@@ -172,6 +172,8 @@ MAX_FOOTER_BYTES = 256 << 20
 MAX_JSONL_LINE = 16 << 20
 MAX_RAW_BLOCK = 64 + SNAP_BYTES + 4 * BLK_RECORDS + 4 * BLK_OPERANDS + 16 * BLK_EVENTS + BLK_DATA
 MAX_V1_BYTES = 4 << 30
+#: seqs of differing records a diff keeps (its JSON lists 1000 and says whether there were more)
+MAX_DIFF_SEQS = 1001
 
 
 class TraceError(Q7Error):
@@ -1529,7 +1531,7 @@ class TraceFile:
         if not isinstance(entries, list):
             raise TraceError(f"{w}: header 'arrays' must be a list")
         for e in entries:
-            if not isinstance(e, dict) or e.get("name") not in want:
+            if not isinstance(e, dict) or not isinstance(e.get("name"), str) or e.get("name") not in want:
                 raise TraceError(f"{w}: bad array entry {str(e)[:60]!r}")
             name = e["name"]
             descr = e.get("descr")
@@ -2163,6 +2165,7 @@ class DiffResult:
     first: Divergence | None
     first_seq: int | None
     last_seq: int | None
+    #: the first :data:`MAX_DIFF_SEQS` seqs of differing records (``differing`` counts them all)
     differing_seqs: list[int] = field(default_factory=list)
 
     @property
@@ -2413,6 +2416,12 @@ def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> Diff
     """
     if align not in ("seq", "op"):
         raise InvalidArgument("align", align, "must be 'seq' or 'op'")
+    cap = limit("Q7EMU_MAX_DIFF_RECORDS")          # memory is ~190 bytes per record of both traces
+    total = (len(a) if isinstance(a, Trace) else a.records) + (len(b) if isinstance(b, Trace) else b.records)
+    if total > cap:
+        raise InvalidArgument("trace diff", f"{total} records", f"more than the limit of {cap} records of both "
+                              "traces together (Q7EMU_MAX_DIFF_RECORDS, docs/limits.md §2): narrow the traces "
+                              "(trace --window / --ops / --partitions) or raise the limit")
     sa, sb = _summarise(a), _summarise(b)
     if align == "seq":
         def order(s: _Summary) -> np.ndarray:
@@ -2432,7 +2441,8 @@ def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> Diff
         dif = (sa.h0[pa] != sb.h0[pb]) | (sa.h1[pa] != sb.h1[pb])
         compared = int(pa.size)
         dif_rows = np.nonzero(dif)[0]
-        seqs = sa.seq[pa[dif_rows]].tolist()
+        seqs = sa.seq[pa[dif_rows[:MAX_DIFF_SEQS]]].tolist()        # kept: bounded, not one per difference
+        last_seq = int(sa.seq[pa[dif_rows[-1]]]) if dif_rows.size else None
         first = _describe_pair(a, int(pa[dif_rows[0]]), b, int(pb[dif_rows[0]])) if dif_rows.size else None
         first_extra = None
         if first is None and (only_a_idx.size or only_b_idx.size):
@@ -2450,12 +2460,13 @@ def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> Diff
             first_extra = (Divergence(i, None, r.seq, None, r.op, None, "only in A") if side == "A"
                            else Divergence(None, i, r.seq, r.seq, r.op, None, "only in B"))
         return DiffResult(align, compared, int(dif_rows.size), int(only_a_idx.size), int(only_b_idx.size),
-                          first or first_extra, seqs[0] if seqs else None, seqs[-1] if seqs else None, seqs)
+                          first or first_extra, seqs[0] if seqs else None, last_seq, seqs)
     names: dict[bytes, int] = {}
     ma = [names.setdefault(x, len(names)) for x in sa.op.tolist()]
     mb = [names.setdefault(x, len(names)) for x in sb.op.tolist()]
     pairs = _align_op(ma, mb)
     compared = differing = only_a = only_b = 0
+    last_seq = 0
     first: Divergence | None = None
     seqs: list[int] = []
     first_extra: Divergence | None = None
@@ -2475,8 +2486,10 @@ def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> Diff
         compared += 1
         if sa.h0[x] != sb.h0[y] or sa.h1[x] != sb.h1[y]:
             differing += 1
-            seqs.append(int(sa.seq[x]))
+            last_seq = int(sa.seq[x])
+            if len(seqs) < MAX_DIFF_SEQS:
+                seqs.append(last_seq)
             if first is None:
                 first = _describe_pair(a, x, b, y)
     return DiffResult(align, compared, differing, only_a, only_b, first or first_extra,
-                      seqs[0] if seqs else None, seqs[-1] if seqs else None, seqs)
+                      seqs[0] if seqs else None, last_seq if seqs else None, seqs)

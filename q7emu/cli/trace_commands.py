@@ -106,8 +106,12 @@ def load_target(target: str, *, sbuf: str | None = None, generation: str | None 
         base = _dst_partition(decode_record(case.record), case.partition_bytes)
         return Target(str(case.path or target), case.record, base, case=case, knobs=kn)
     record = read_record(target)
+    if partition_bytes is not None:          # 0 is a value to refuse, not "the default" (issue 27 item 11)
+        from q7emu.isa.validate import check_partition_bytes
+        check_partition_bytes(partition_bytes, "--partition-bytes")
     arr = load_sbuf_image(sbuf) if sbuf is not None else None
-    pb = arr.shape[1] if arr is not None else (partition_bytes or DEFAULT_PARTITION_BYTES)
+    pb = arr.shape[1] if arr is not None else (DEFAULT_PARTITION_BYTES if partition_bytes is None
+                                                 else partition_bytes)
     return Target(f"record:{record.hex()}", record, _dst_partition(decode_record(record), pb), knobs=kn,
                   sbuf=arr, generation=generation or "MARIANA", partition_bytes=pb)
 

@@ -118,6 +118,12 @@ class CaseResult:
     #: every expected region compared (bytes compared / differing per region and partition); empty when the
     #: record raised or the case file could not be read
     regions: list[RegionDiff] = field(default_factory=list)
+    #: the first differing bytes with their place in the output and hexdump rows
+    #: (:class:`q7emu.machine.report.ByteDiff`), when replay computed them where the case ran (it then drops
+    #: the regions' ``actual`` copies, so a result holds no case data: docs/limits.md §5); None otherwise
+    diffs: list[Any] | None = None
+    #: True when replay dropped ``diffs`` to keep its report within MAX_REPORT_DIFFS (docs/limits.md §5)
+    diffs_omitted: bool = False
 
     @property
     def status(self) -> str:
