@@ -101,7 +101,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=folder)
     except OSError as e:
-        raise _named(e, dest) from None
+        raise type(e)(e.errno, f"{e.strerror}: cannot create a file in {str(folder)!r} (writing {dest})") from None
     try:
         # mkstemp creates the file 0600; give it the mode of the file it replaces, or the one a plain open()
         # would (0666 less the umask)
@@ -118,7 +118,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
     except OSError as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise _named(e, dest) from None
+        raise named_os_error(e, dest) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -131,7 +131,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
             os.close(dir_fd)
 
 
-def _named(e: OSError, dest: Path) -> OSError:
+def named_os_error(e: OSError, dest: str | os.PathLike[str]) -> OSError:
     """``e`` naming the output ``dest`` when it is a file-system error that names no file (a full disk
     during a write names nothing)."""
     if e.filename is None and e.errno in _FS_ERRORS:

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 import pytest
-from hostile_lib import HANG, Outcome, assert_clean_error, cli, env, python
+from hostile_lib import EXAMPLES, HANG, Outcome, assert_clean_error, cli, env, python
 
 LINE = {"op": "ivp_nop", "operands": []}
 
@@ -70,3 +70,19 @@ print(len(t), len(t.runs))
 def test_saving_a_trace_of_many_runs_is_not_quadratic(tmp_path):
     out = python(SAVE_MANY_RUNS, "20000", str(tmp_path / "m.q7t"), timeout=120)
     assert out.returncode == 0 and out.stdout.split() == ["20000", "20000"], out.describe()
+
+
+def test_regions_naming_one_array_read_it_once(tmp_path):
+    """40 regions naming one 32 MiB member (32 KB deflated): it was inflated once per region (1.2 GB peak, then
+    refused by the 1 GiB array budget, exit 2); it is now read once and the case replays."""
+    import numpy as np
+
+    from q7emu.fileio import write_npz
+    case = json.loads(sorted((EXAMPLES / "cayman").glob("*.json"))[0].read_text())
+    meta = dict(case, partition_bytes=0x40000, expected=[],
+                inputs=[{"array": "big", "partition": 0, "count": 128, "offset": 0, "length": 0x40000}] * 40)
+    (tmp_path / "same.json").write_text(json.dumps(meta))
+    with open(tmp_path / "same.npz", "wb") as f:
+        write_npz(f, {"big": np.zeros((128, 0x40000), np.uint8)})
+    out = cli("replay", str(tmp_path / "same.json"))
+    assert out.returncode == 0 and " PASS " in out.stdout, out.describe()

@@ -138,15 +138,21 @@ def _limit_file_size(nbytes):
     ["case", "new", "{out}", "--record", REC, "-g", "CAYMAN", "--partition-bytes", hex(PB),
      "--input", "0:0={region}", "--allow-unread"],
     ["record", "new", "0x7b", "-o", "{out}"],
-], ids=["run", "case-new", "record-new"])
+    ["trace", "{case}", "-o", "{out}"],
+    ["trace", "import", "{jsonl}", "-o", "{out}"],
+], ids=["run", "case-new", "record-new", "trace", "trace-import"])
 def test_a_full_file_system_is_one_line_naming_the_output(tmp_path, sbuf, argv):
     """RLIMIT_FSIZE stands in for a full disk: the write fails (EFBIG, as ENOSPC would) part way."""
     np.save(tmp_path / "region.npy", np.ones((128, PB // 4), np.uint8))
-    out = tmp_path / ("out.npz" if argv[0] == "run" else "out")
+    out = tmp_path / ("out.npz" if argv[0] == "run" else "out.q7t" if argv[0] == "trace" else "out")
     if argv[0] == "record":
         out = tmp_path / "rec.bin"
     out_old = b"old bytes"
-    argv = [a.format(sbuf=sbuf, out=out, region=tmp_path / "region.npy") for a in argv]
+    case = sorted((EXAMPLES_DIR / "cayman").glob("*.json"))[0]
+    if "{jsonl}" in argv:
+        assert cli("trace", str(case), "-o", str(tmp_path / "in.jsonl")).returncode == 0
+    argv = [a.format(sbuf=sbuf, out=out, region=tmp_path / "region.npy", case=case, jsonl=tmp_path / "in.jsonl")
+            for a in argv]
     if argv[0] == "record":
         argv = ["record", "new", "0x7b", "--partition-bytes", "0x400", "src.start_addr=3:0x40",
                 "src.num_elem=4,1,1", "num_active_channels=4", "dequant_fmt=e2m1", "dst.start_addr=3:0x100",
@@ -155,7 +161,8 @@ def test_a_full_file_system_is_one_line_naming_the_output(tmp_path, sbuf, argv):
     p = subprocess.run([sys.executable, "-m", "q7emu", *argv], capture_output=True, text=True, env=env(),
                        timeout=HANG, preexec_fn=_limit_file_size(16))
     from hostile_lib import Outcome
-    line = assert_clean_error(Outcome(p.returncode, p.stdout, p.stderr))
+    err = "\n".join(x for x in p.stderr.splitlines() if not x.startswith("q7emu trace: "))  # the size estimate
+    line = assert_clean_error(Outcome(p.returncode, p.stdout, err))
     assert "File too large" in line and str(tmp_path) in line, line
     assert (out if argv[0] != "case" else out.with_suffix(".npz")).read_bytes() == out_old
     assert not tmp_files(tmp_path)

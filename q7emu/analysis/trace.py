@@ -92,7 +92,7 @@ import numpy as np
 
 from q7emu._version import __version__
 from q7emu.errors import InvalidArgument, Q7Error
-from q7emu.fileio import atomic_write, json_depth, limit, open_regular
+from q7emu.fileio import atomic_write, json_depth, limit, named_os_error, open_regular
 from q7emu.model.kernels import KernelId
 
 # ---------------------------------------------------------------------- record layout (q7trace.pxd)
@@ -1296,6 +1296,7 @@ class TraceWriter:
         self.records = 0
         self.raw_bytes = 0
         self._ctx: Any = None
+        self.dest = Path(dest) if isinstance(dest, (str, os.PathLike)) else None
         if isinstance(dest, (str, os.PathLike)):
             self._ctx = atomic_write(dest, "wb")
             self.fh: IO[bytes] = self._ctx.__enter__()
@@ -1305,7 +1306,7 @@ class TraceWriter:
                            "codec": CODEC}, separators=(",", ":")).encode()
         pre = PREAMBLE.pack(MAGIC, FILE_VERSION, len(head)) + head
         pre += b"\0" * (-len(pre) % 8)
-        self.fh.write(pre)
+        self._put(pre)
         self.pos = len(pre)
         self.closed = False
 
@@ -1318,6 +1319,13 @@ class TraceWriter:
         else:
             self.abort(exc_type, exc, tb)
 
+    def _put(self, data: bytes) -> None:
+        """Write ``data``; a file-system error (full, too large) names the destination."""
+        try:
+            self.fh.write(data)
+        except OSError as e:
+            raise (named_os_error(e, self.dest) if self.dest is not None else e) from None
+
     def begin_run(self, info: dict[str, Any]) -> int:
         """Start a run (its info as in the footer's ``runs``); returns its index."""
         self.runs.append(dict(info))
@@ -1329,8 +1337,8 @@ class TraceWriter:
         st = block_stats(raw)
         comp = zlib.compress(raw, self.level)
         crc = zlib.crc32(comp)
-        self.fh.write(FRAME.pack(FRAME_MAGIC, len(comp), len(raw), crc))
-        self.fh.write(comp)
+        self._put(FRAME.pack(FRAME_MAGIC, len(comp), len(raw), crc))
+        self._put(comp)
         self.index.append([self.pos, len(comp), len(raw), crc, run, st["records"], st["operands"],
                            st["first_seq"], st["last_seq"], st["first_partition"], st["last_partition"],
                            self.records])
@@ -1352,8 +1360,8 @@ class TraceWriter:
         foot = json.dumps({"format": FILE_FORMAT, "version": FILE_VERSION, "q7emu_version": self.q7emu_version,
                            "case": self.case, "codec": CODEC, "records": self.records, "runs": runs,
                            "blocks": self.index}, separators=(",", ":")).encode()
-        self.fh.write(foot)
-        self.fh.write(TRAILER.pack(END_MAGIC, self.pos, len(foot), zlib.crc32(foot), self.records))
+        self._put(foot)
+        self._put(TRAILER.pack(END_MAGIC, self.pos, len(foot), zlib.crc32(foot), self.records))
         self.pos += len(foot) + TRAILER.size
         self.closed = True
         if self._ctx is not None:

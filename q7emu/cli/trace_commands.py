@@ -352,6 +352,10 @@ def _trace_record(a: argparse.Namespace) -> int:
     f = _filters(a)
     t = load_target(a.target, sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes)
     out = Path(a.output) if a.output else None
+    from q7emu.fileio import output_target
+    for dest in (a.output, None if a.log in (None, "-") else a.log):
+        if dest is not None:
+            output_target(dest)      # a FIFO, device or missing folder: refused before the run (docs/limits.md §3)
     jsonl = bool(out is not None and (a.jsonl or out.suffix == ".jsonl"))
     quiet = a.json
     limit = DEFAULT_MAX_SIZE if a.max_size is None else a.max_size

@@ -363,6 +363,7 @@ def load_case(path: str | os.PathLike) -> Case:
     if any(listed.values()):
         try:
             with NpzReader(npath) as z:
+                seen: dict[str, np.ndarray] = {}     # each array is read (inflated) once, however many regions name it
                 for key, items in listed.items():
                     for reg, name, w in items:
                         if name not in z:
@@ -372,7 +373,12 @@ def load_case(path: str | os.PathLike) -> Case:
                             if info.dtype != np.uint8 or info.shape != (reg.count, reg.length):
                                 raise CaseError(f"{w}: region {reg.as_tuple()} needs a uint8 array of shape "
                                                 f"({reg.count}, {reg.length}), got {info.dtype} {info.shape}")
-                        regions[key].append((reg, z.read(name, fits)))
+                        if name in seen:
+                            arr = seen[name]
+                            fits(name, ArrayInfo(arr.shape, arr.dtype, False, arr.nbytes, 0))
+                        else:
+                            arr = seen[name] = z.read(name, fits)
+                        regions[key].append((reg, arr))
         except FileNotFoundError:
             raise CaseError(f"{npath}: array file missing") from None
         except (OSError, InvalidArgument) as e:
