@@ -159,3 +159,26 @@ run_tasks(slow, list(range(4)), 2, lambda i, v: None)
     p.wait(timeout=60)
     assert _gone(kids) == [], "workers outlived their parent"
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+NESTED = """
+import multiprocessing as mp
+from q7emu.machine import workers
+from q7emu.machine.workers import run_tasks
+def sq(x):
+    return x * x
+outer = {}
+def take(i, v):
+    inner = {}
+    run_tasks(sq, [v, v + 1], 2, lambda j, w: inner.__setitem__(j, w))   # a call made from on_result
+    outer[i] = (v, inner)
+run_tasks(sq, list(range(6)), 2, take)
+assert outer == {i: (i * i, {0: i ** 4, 1: (i * i + 1) ** 2}) for i in range(6)}, outer
+print("ok", len(mp.active_children()), len(workers._POOL))
+"""
+
+
+def test_a_call_from_on_result_gets_its_own_workers():
+    """The nested call found the persistent pool busy: it used to clear the outer call's bookkeeping."""
+    out = python(NESTED, timeout=120)
+    assert out.returncode == 0 and out.stdout.split() == ["ok", "2", "2"], out.describe()
