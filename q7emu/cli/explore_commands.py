@@ -6,7 +6,16 @@ import argparse
 import json
 
 from q7emu import registry
-from q7emu.cli.common import EXIT_FAIL, EXIT_OK, Subparsers, UsageError, json_document, parse_knobs
+from q7emu.cli.common import (
+    EXIT_FAIL,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    Subparsers,
+    UsageError,
+    json_document,
+    parse_knobs,
+)
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
@@ -21,6 +30,11 @@ def cmd_explore(args: argparse.Namespace) -> int:
         print(json.dumps(json_document("explore", res.to_json(best=args.best)), indent=1))
     else:
         print(res.format(best=args.best))
+    # a case that could not be read is bad input (2), a dead worker q7emu's own failure (3), as in replay
+    if any("worker failed:" in e for e in res.errors):
+        return EXIT_INTERNAL
+    if res.errors:
+        return EXIT_USAGE
     return EXIT_OK if res.explained else EXIT_FAIL
 
 

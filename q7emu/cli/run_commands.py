@@ -4,7 +4,6 @@ Each has ``--json`` (schemas: docs/cli.md)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -47,6 +46,12 @@ def _output_path(text: str, suffix: str, option: str) -> Path:
         raise UsageError(f"{option} {text}: its folder {str(folder)!r} does not exist")
     if out.is_dir():
         raise UsageError(f"{option} {text}: {out} is a folder; name a file")
+    from q7emu.errors import InvalidArgument
+    from q7emu.fileio import output_target
+    try:
+        output_target(out)          # a FIFO, device or socket is refused before any work (docs/limits.md §3)
+    except InvalidArgument as e:
+        raise UsageError(f"{option} {text}: {e}") from None
     return out
 
 
@@ -87,14 +92,14 @@ def _case_kernels(files: list[str]) -> dict[str, str]:
     """path -> the registry kernel its record runs, read from each case's JSON alone (a file that cannot be
     read is left out: replay reports it)."""
     from q7emu.errors import Q7Error
+    from q7emu.fileio import read_json
     from q7emu.isa.records import RECORD_SIZE, parse_hex
     from q7emu.machine.checks import record_kernel
 
     out = {}
     for f in files:
         try:
-            with open(f, encoding="utf-8") as fh:
-                meta = json.loads(fh.read(1 << 20))
+            meta = read_json(f)          # the bounded reader of every case file (docs/limits.md §1)
             record = parse_hex(meta["record_hex"])
             entry = record_kernel(record) if len(record) == RECORD_SIZE else None
         except (OSError, ValueError, KeyError, TypeError, Q7Error):
@@ -126,8 +131,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
-    if args.max_diffs < 0:
-        raise UsageError(f"--max-diffs must be >= 0, got {args.max_diffs}")
+    if not 0 <= args.max_diffs <= report.MAX_DIFFS:
+        raise UsageError(f"--max-diffs must be in 0..{report.MAX_DIFFS} differing bytes per case, got "
+                         f"{args.max_diffs} (docs/limits.md §5)")
     if args.durations is not None and args.durations < 0:
         raise UsageError(f"--durations must be >= 0, got {args.durations}")
     junit = _output_path(args.junit, ".xml", "--junit") if args.junit else None
@@ -142,7 +148,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         _check_replay_knobs(knobs, selected)
     t0 = time.perf_counter()
     try:
-        results = replay(selected, jobs=args.jobs, knobs=knobs, backend=args.backend,
+        results = replay(selected, jobs=args.jobs, knobs=knobs, backend=args.backend, max_diffs=args.max_diffs,
                          progress=False if args.no_progress else (True if args.progress else None))
     except Interrupted as e:                 # Ctrl-C: the cases that finished, then exit 130
         for r in e.results:
@@ -152,7 +158,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print("q7emu: interrupted", file=sys.stderr)
         return EXIT_INTERRUPT
     seconds = time.perf_counter() - t0
-    cases = report.failing_cases(results) if args.max_diffs > 0 else {}
+    cases: dict = {}                         # each result carries its own differing bytes (docs/limits.md §5)
     code = report.exit_status(results)
     if junit is not None:
         report.write_junit(junit, results, cases, max_diffs=args.max_diffs, backend=args.backend, seconds=seconds)

@@ -11,9 +11,11 @@ input, exit 2; or a replay worker died: q7emu's own failure, exit 3).
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 import os
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -32,7 +34,7 @@ from q7emu.machine.machine import element_offsets
 __all__ = ["REPLAY_FORMAT", "REPLAY_VERSION", "EXIT_PASS", "EXIT_MISMATCH", "EXIT_BAD_INPUT", "EXIT_INTERNAL",
            "kind", "verdict", "exit_status", "ByteDiff", "OutputMap", "first_diffs", "hexdump",
            "format_case", "case_json", "replay_json", "junit_xml", "write_junit", "select_cases",
-           "format_durations", "case_record"]
+           "format_durations", "case_record", "MAX_DIFFS", "MAX_REPORT_DIFFS", "shown", "keep_detail"]
 
 #: the JSON document of ``q7emu replay --json`` (schema: docs/cli.md)
 REPLAY_FORMAT = "q7emu-replay"
@@ -45,6 +47,23 @@ EXIT_PASS, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 _WORKER_FAILED = "worker failed:"
 #: the byte rows of a hexdump: 16 bytes each
 HEX_ROW = 16
+#: the most differing bytes ``--max-diffs`` lists per case (docs/limits.md §5)
+MAX_DIFFS = 1000
+#: the most differing bytes one replay keeps for its report, over all cases (about 400 bytes of memory each):
+#: past it the cases latest in order list none (docs/limits.md §5)
+MAX_REPORT_DIFFS = 100_000
+
+
+# ---------------------------------------------------------------------- text safe for any output
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def shown(text: str) -> str:
+    """``text`` as every report writes it: a file name that is not UTF-8 (its bytes held as surrogates, as
+    ``os.fsdecode`` gives them) and characters XML cannot hold become backslash escapes (``\\xff``), so a
+    row, the JSON document and the JUnit file can always be written (docs/cli.md §1)."""
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 # ---------------------------------------------------------------------- verdicts
@@ -95,6 +114,9 @@ class ByteDiff:
     mx_group: int | None = None
     mx_block: tuple[int, int] | None = None
     part: str = "data"
+    #: the hexdump window around the byte: (partition, first offset, expected bytes, actual bytes), kept so
+    #: the byte can be shown after the case's data is gone (:func:`first_diffs` with ``keep_rows``)
+    rows: tuple[int, int, bytes, bytes] | None = None
 
     def where(self) -> str:
         """``output element 13, MX group 1`` / ``scale of MX block (0, 2)`` / ``not written by the record``."""
@@ -169,12 +191,18 @@ def case_record(case: Case) -> OutputMap:
     return OutputMap(case.record, case.partition_bytes)
 
 
-def first_diffs(case: Case, result: CaseResult, n: int) -> tuple[list[ByteDiff], int]:
+def first_diffs(case: Case | None, result: CaseResult, n: int, *, keep_rows: bool = False
+                ) -> tuple[list[ByteDiff], int]:
     """The first ``n`` differing bytes of a replayed case (region order, then partition, then byte) with their
-    output element / MX group, and the number of differing bytes in all."""
+    output element / MX group, and the number of differing bytes in all.
+
+    When ``result.diffs`` holds them already (replay computed them where the case ran) those are used and
+    ``case`` may be None. ``keep_rows``: each ByteDiff also keeps its hexdump window (``rows``)."""
     total = sum(d.differing for d in result.regions)
+    if result.diffs is not None:
+        return list(result.diffs[:max(n, 0)]), total
     out: list[ByteDiff] = []
-    if n <= 0 or total == 0 or len(result.regions) != len(case.expected):
+    if case is None or n <= 0 or total == 0 or len(result.regions) != len(case.expected):
         return out, total
     omap = case_record(case)
     for d, (reg, exp) in zip(result.regions, case.expected):
@@ -183,14 +211,23 @@ def first_diffs(case: Case, result: CaseResult, n: int) -> tuple[list[ByteDiff],
         for r, c in np.argwhere(d.actual != exp)[: n - len(out)]:
             p, off = reg.partition + int(r), reg.offset + int(c)
             part, element, group, block = omap.locate(p, off)
-            out.append(ByteDiff(d.index, p, off, int(exp[r, c]), int(d.actual[r, c]), element, group, block, part))
+            bd = ByteDiff(d.index, p, off, int(exp[r, c]), int(d.actual[r, c]), element, group, block, part)
+            if keep_rows:
+                rp, start, e, a = _rows(case, result, bd, 1)
+                bd = dataclasses.replace(bd, rows=(rp, start, e.tobytes(), a.tobytes()))
+            out.append(bd)
         if len(out) >= n:
             break
     return out, total
 
 
-def _rows(case: Case, result: CaseResult, diff: ByteDiff, context: int) -> tuple[int, int, np.ndarray, np.ndarray]:
+def _rows(case: Case | None, result: CaseResult, diff: ByteDiff, context: int
+          ) -> tuple[int, int, np.ndarray, np.ndarray]:
     """(partition, first byte offset, expected bytes, actual bytes) of the hexdump rows around ``diff``."""
+    if diff.rows is not None and context == 1:
+        p, start, e, a = diff.rows
+        return p, start, np.frombuffer(e, np.uint8), np.frombuffer(a, np.uint8)
+    assert case is not None
     reg, exp = case.expected[diff.region]
     act = result.regions[diff.region].actual
     row = diff.partition - reg.partition
@@ -201,7 +238,7 @@ def _rows(case: Case, result: CaseResult, diff: ByteDiff, context: int) -> tuple
     return diff.partition, lo_off, exp[row, sl], act[row, sl]
 
 
-def hexdump(case: Case, result: CaseResult, diff: ByteDiff, context: int = 1) -> list[str]:
+def hexdump(case: Case | None, result: CaseResult, diff: ByteDiff, context: int = 1) -> list[str]:
     """Expected vs actual bytes around ``diff``: the 16-byte row holding it and ``context`` rows either side
     (inside its expected region), a ``^^`` under each differing byte."""
     p, start, exp, act = _rows(case, result, diff, context)
@@ -220,7 +257,7 @@ def hexdump(case: Case, result: CaseResult, diff: ByteDiff, context: int = 1) ->
     return lines
 
 
-def _hexdump_json(case: Case, result: CaseResult, diff: ByteDiff, context: int = 1) -> dict[str, Any]:
+def _hexdump_json(case: Case | None, result: CaseResult, diff: ByteDiff, context: int = 1) -> dict[str, Any]:
     p, start, exp, act = _rows(case, result, diff, context)
     return {"partition": p, "offset": start, "expected": exp.tobytes().hex(), "actual": act.tobytes().hex()}
 
@@ -253,19 +290,34 @@ def format_case(result: CaseResult, case: Case | None = None, max_diffs: int = 0
     """A case's row (``OPCODE  PATH  BYTES  VERDICT  TIME``), then for a failure its detail: the first mismatch,
     the per-region summary and, given the ``case``, its first ``max_diffs`` differing bytes with hexdumps."""
     op = f"0x{result.opcode:02x}" if result.opcode >= 0 else "  ? "
-    lines = [f"{op}  {result.path}  {result.nbytes:7d} B  {verdict(result)}  {result.seconds * 1000:8.1f} ms"]
+    lines = [f"{op}  {shown(result.path)}  {result.nbytes:7d} B  {verdict(result)}  "
+             f"{result.seconds * 1000:8.1f} ms"]
     if result.mismatch is not None:
         lines.append("      " + result.mismatch.describe())
     elif result.error:
-        lines.append("      " + result.error)
+        lines.append("      " + shown(result.error))
     lines += ["      " + s for s in summary_lines(result)]
-    if case is not None and max_diffs > 0:
+    if result.diffs_omitted and max_diffs > 0:
+        lines.append(f"      (differing bytes not listed: this replay's report lists at most {MAX_REPORT_DIFFS} "
+                     "in all, docs/limits.md §5)")
+    if (case is not None or result.diffs is not None) and max_diffs > 0:
         diffs, total = first_diffs(case, result, max_diffs)
         for i, d in enumerate(diffs, 1):
             lines.append(f"      diff {i} of {total}: region {d.region}, partition {d.partition}, byte 0x{d.offset:x} "
                          f"({d.where()}): expected 0x{d.expected:02x}, actual 0x{d.actual:02x}")
             lines += ["        " + h for h in hexdump(case, result, d)]
     return "\n".join(lines)
+
+
+def keep_detail(case: Case, result: CaseResult, max_diffs: int) -> CaseResult:
+    """Where a case ran: keep its first ``max_diffs`` differing bytes (with their hexdump rows) in
+    ``result.diffs`` and drop the regions' copies of the SBUF bytes, so the result carries no case data
+    (docs/limits.md §5). Returns ``result``."""
+    if any(d.differing for d in result.regions):
+        result.diffs = first_diffs(case, result, max_diffs, keep_rows=True)[0] if max_diffs > 0 else []
+    for d in result.regions:
+        d.actual = None
+    return result
 
 
 def format_durations(results: Sequence[CaseResult], n: int) -> str:
@@ -281,14 +333,16 @@ def case_json(result: CaseResult, case: Case | None = None, max_diffs: int = 0) 
     """One case of the ``q7emu-replay`` document (docs/cli.md)."""
     diffs: list[ByteDiff] = []
     total = sum(d.differing for d in result.regions)
-    if case is not None:
+    detail = case is not None or result.diffs is not None
+    if detail:
         diffs, total = first_diffs(case, result, max_diffs)
     return {
-        "name": result.name, "path": result.path, "opcode": result.opcode if result.opcode >= 0 else None,
+        "name": shown(result.name), "path": shown(result.path),
+        "opcode": result.opcode if result.opcode >= 0 else None,
         "verdict": verdict(result), "seconds": round(result.seconds, 6),
         "bytes_compared": sum(d.bytes_compared for d in result.regions),
         "bytes_differing": total,
-        "error": result.error,
+        "error": None if result.error is None else shown(result.error),
         "first_mismatch": None if result.mismatch is None else {
             "region": result.mismatch.region, "partition": result.mismatch.partition,
             "offset": result.mismatch.offset, "expected": result.mismatch.expected,
@@ -301,7 +355,8 @@ def case_json(result: CaseResult, case: Case | None = None, max_diffs: int = 0) 
         "diffs": [{"region": d.region, "partition": d.partition, "offset": d.offset, "expected": d.expected,
                    "actual": d.actual, "part": d.part, "element": d.element, "mx_group": d.mx_group,
                    "mx_block": None if d.mx_block is None else list(d.mx_block),
-                   "hexdump": _hexdump_json(case, result, d)} for d in diffs] if case is not None else [],
+                   "hexdump": _hexdump_json(case, result, d)} for d in diffs] if detail else [],
+        "diffs_omitted": result.diffs_omitted,
     }
 
 
@@ -348,14 +403,14 @@ def junit_xml(results: Sequence[CaseResult], cases: dict[str, Case] | None = Non
     ts = ET.SubElement(root, "testsuite", attrs)
     props = ET.SubElement(ts, "properties")
     for k, v in (("backend", backend), ("q7emu_version", __version__)):
-        ET.SubElement(props, "property", {"name": k, "value": v})
+        ET.SubElement(props, "property", {"name": k, "value": shown(v)})
     for r, k in zip(results, kinds):
-        tc = ET.SubElement(ts, "testcase", {"classname": _classname(r.path), "name": r.name, "file": r.path,
-                                            "time": f"{r.seconds:.6f}"})
+        tc = ET.SubElement(ts, "testcase", {"classname": shown(_classname(r.path)), "name": shown(r.name),
+                                            "file": shown(r.path), "time": f"{r.seconds:.6f}"})
         if k == "pass":
             continue
         text = format_case(r, cases.get(r.path), max_diffs)
-        first = (r.mismatch.describe() if r.mismatch is not None else (r.error or "failed"))
+        first = shown(r.mismatch.describe() if r.mismatch is not None else (r.error or "failed"))
         if k == "fail":
             el = ET.SubElement(tc, "failure", {"type": "mismatch" if r.mismatch is not None else "divergence",
                                                "message": first})
