@@ -1,6 +1,6 @@
 """Cost of the trace hook: tracing off vs the compiled-out kernel, and tracing on vs off.
 
-The kernels are fused over TR = NoTraceP | TracerP (src/q7trace.pxd); ``if TR is TracerP`` is resolved at
+The kernels are fused over TR = NoTraceP | TracerP (src/trace/q7trace.pxd); ``if TR is TracerP`` is resolved at
 compile time, so the NoTraceP specialisation *is* the build with the hook compiled out: it contains no
 trace code at all. ``_dequant.run(...)`` without ``trace`` runs exactly that specialisation, so it is the
 "compiled out" baseline. Tracing off through the public API (``dequantize(..., trace=None)``) runs the same

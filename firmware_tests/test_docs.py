@@ -234,3 +234,58 @@ def test_citation_parser_self_test():
     assert citations(text) == [(1, "demo", "1.3"), (1, "demo", "2"), (1, "demo", "4.1.2"),
                                (2, "demo", "8.1.13"), (2, "demo", "8.2.19"), (2, "other", "6.2")]
     assert citations("SPEC §6.2 and MODEL §1") == []
+
+
+# --------------------------------------------------------------------------------------------- paths
+#: a repository-relative path named in a source file or a doc: a top-level folder, then path characters
+_REPO_PATH = re.compile(r"(?<![\w./-])((?:q7emu|src|tools|firmware_tests|bench|docs|examples|\.ci)/[A-Za-z0-9_./-]*"
+                        r"[A-Za-z0-9_/-])")
+#: files that name paths as history or as outputs, not as the current tree
+_PATH_EXEMPT = {"CHANGELOG.md"}
+#: built or written at run time, never tracked
+_BUILT = (".c", ".so", ".html", ".egg-info", ".q7t", ".jsonl", ".png")
+
+
+#: what q7emu's src/ holds: a src/ path with another suffix (.cpp, .cc, .h, .py) is another repository's (Halide's,
+#: Cadence's, the nki-library's), cited with its owner
+_SRC_SUFFIXES = (".pyx", ".pxd", ".pxi")
+
+
+def repo_paths(text: str) -> list[tuple[int, str]]:
+    """(line number, path) of every file path in this repository that ``text`` names: a last component with a
+    suffix (prose like ``src/dst`` is not a path), no placeholder (``<name>``, ``*``, ``{a,b}``, ``…``), not a
+    built file, and under src/ only q7emu's own suffixes."""
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        for m in _REPO_PATH.finditer(line):
+            path, after = m.group(1), line[m.end():m.end() + 1]
+            last = path.rsplit("/", 1)[-1]
+            if (after and after in "<*{…") or path.endswith(_BUILT) or "." not in last.strip(".") \
+                    or (path.startswith("src/") and not path.endswith(_SRC_SUFFIXES)):
+                continue
+            out.append((n, path))
+    return out
+
+
+def test_repository_paths_in_sources_and_docs_exist():
+    """Every repository path a tracked source file or doc names (in a comment, a docstring, a message or prose)
+    exists in the tree: a renamed or deleted file leaves no stale pointer behind."""
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    bad, seen = [], 0
+    for rel in files:
+        path = ROOT / rel
+        if path.suffix not in SCAN_SUFFIXES | {".sh", ".yaml", ".yml"} and rel != ".ci/run" or rel in _PATH_EXEMPT \
+                or not path.is_file():
+            continue
+        for n, named in repo_paths(path.read_text(encoding="utf-8", errors="replace")):
+            seen += 1
+            if not (ROOT / named.rstrip("/")).exists():
+                bad.append(f"{rel}:{n}: {named}")
+    assert seen > 100, "too few repository paths found: the scanner is broken"
+    assert not bad, "paths that do not exist:\n" + "\n".join(bad)
+
+
+def test_repo_path_scanner_self_test():
+    text = ("see q7emu/model/knobs.py, src/kernels/_<name>.pyx and docs/model.md §9.\nbuilt: src/x/_a.c; "
+            "Halide's src/CodeGen_Xtensa.cpp; the src/dst patterns; src/kernels/_dequant.pyx")
+    assert repo_paths(text) == [(1, "q7emu/model/knobs.py"), (1, "docs/model.md"), (2, "src/kernels/_dequant.pyx")]

@@ -91,6 +91,10 @@ class KernelEntry:
         return load_extension(self.extension)
 
 
+#: the instruction layer and the shared FP8 sequences every kernel module includes (kernel_cimports.pxi)
+_KERNEL_INCLUDES = ("src/kernels/kernel_ops.pxi", "src/kernels/kernel_ops_gen.pxi", "src/kernels/kernel_fp8.pxi")
+
+
 def _dequant_entry(kid: KernelId, function: str, abbr: str, unit: tuple[int, str]) -> KernelEntry:
     """A TensorDequantize (POOL 0x7B) path: its (fmt, group) pairs and knobs follow from the model tables."""
     paths = tuple(pair for pair, k in DEQUANT_PATHS.items() if k is kid)
@@ -98,7 +102,7 @@ def _dequant_entry(kid: KernelId, function: str, abbr: str, unit: tuple[int, str
     return KernelEntry(
         kernel_id=kid, engine="POOL", opcode=0x7B, paths=paths,
         knobs=tuple(k for k in DEQUANT_KNOBS if k in used), knob_rule=dequant_knobs,
-        sources=("src/kernels/kernel_ops.pxi", "src/kernels/kernel_fp8.pxi", "src/kernels/_dequant.pyx"),
+        sources=(*_KERNEL_INCLUDES, "src/kernels/_dequant.pyx"),
         extension=_dequant.EXTENSION, function=function,
         handler=_dequant.dequantize, golden=golden_dequantize,
         listing_run=lambda passes, cfg: _dequant.listing_run(passes, cfg["fmt"], paths[0][1], cfg["knobs"]),
@@ -115,7 +119,7 @@ KERNELS: tuple[KernelEntry, ...] = (
         # scale_layout is placed by the record / the caller, not a model knob
         knobs=("emax", "underflow", "nonfinite"),
         src_dtypes=QUANTIZE_MX_SRC_DTYPES, dst_dtypes=QUANTIZE_MX_DST_DTYPES,
-        sources=("src/kernels/kernel_ops.pxi", "src/kernels/kernel_fp8.pxi", "src/kernels/_quantize_mx.pyx"),
+        sources=(*_KERNEL_INCLUDES, "src/kernels/_quantize_mx.pyx"),
         extension=_quantize_mx.EXTENSION, function="quantize_block",
         handler=_quantize_mx.quantize_mx, golden=golden_quantize_mx,
         listing_run=lambda passes, cfg: _quantize_mx.listing_run(passes, cfg["src_dtype"], cfg["dst_dtype"],

@@ -1,7 +1,8 @@
 """Lane-level traces (q7emu.analysis.trace): op sequence from the kernel listing, filters, file formats, diff.
 
-The expected op sequences below are written from the listings in src/_dequant.pyx and
-src/kernel_fp8.pxi (bundle index and mnemonic of every primitive call), not from a recorded trace.
+The expected op sequences come from the kernels' listings (q7emu.analysis.listing: read off runs of two and three
+whole passes); the traces here are of other inputs (a one-word tail pass, several partitions), which must follow
+them, and the spot checks name bundles by the kernels' labels with what each must issue.
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TensorDequantize (POOL 0x7b) kernels (src/_dequant.pyx, q7emu.kernels.dequant) vs the golden model
+"""TensorDequantize (POOL 0x7b) kernels (src/kernels/_dequant.pyx, q7emu.kernels.dequant) vs the golden model
 (q7emu.golden.dequantize) -- issue 3 "Done when".
 
 1. exhaustive kernel == golden, byte for byte, for every fmt x group x knob value;

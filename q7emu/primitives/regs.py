@@ -1,6 +1,6 @@
 """Python views of the Q7 register files (docs/firmware.md §6.1), for tests, traces and exploration.
 
-These mirror the C types of src/q7regs.pxd bit for bit: a ``Vec`` is 64 bytes read in any lane view,
+These mirror the C types of src/primitives/q7regs.pxd bit for bit: a ``Vec`` is 64 bytes read in any lane view,
 a ``WVec`` is the 192-byte architectural image of a wide accumulator read as 64 x 24, 32 x 48 or
 16 x 96-bit two's-complement lanes, a ``VBool`` is 64 predicate bits (1/2/4 per 8/16/32-bit lane),
 a ``PR`` is the 64-bit packed-operand register.

@@ -3,7 +3,7 @@
 
 The three firmware compute paths (docs/firmware.md §1.5, §2; seed 002 §5, §7), rebuilt from the IVP
 primitives of q7ivp.pxd and nothing else. Each kernel runs one partition's byte stream on one
-Q7 register file `rf`; every instruction is one primitive issued through kernel_ops.pxi, in a bundle
+Q7 register file `rf`; every instruction is one primitive issued through kernel_ops_gen.pxi, in a bundle
 named by a label (the bundle labels below) with a comment saying what the bundle does.
 
 Datapath (q7emu's reconstruction of the soft-float chain; docs/firmware.md §2.2-§2.4, seed 002 §5.5, §7.1):
@@ -35,10 +35,13 @@ import numpy as np
 include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and the kernel includes
 
 # ---------------------------------------------------------------------------- register map
-# Shared with QuantizeMX (kernel_fp8.pxi): constants v0..v8 (v6 = k32 here), vSIG/vEXP/vSGN/vT0..vT3
-# = v23..v29, vbF / vbG. Constants ("rodata", loaded by lv2nx8_i at kernel entry).
+# Shared with QuantizeMX (kernel_fp8.pxi): constants v0..v3 and v8, vSIG/vEXP/vSGN/vT0..vT3 = v23..v29, vbALL /
+# vbF / vbG. Constants ("rodata", loaded by lv2nx8_i at kernel entry).
 cdef enum:
+    # v4: mxK2P23 on the MX path, else loaded as 0
+    kMAX = 5       # largest finite FP8 code (0x7B E5M2, 0x7E E4M3): narrow_fp8's saturation
     k32 = 6        # 32: the sign-table selector offset of the codebook lookup
+    k4000 = 7      # 0x4000, the hidden bit of SIG: loaded with the constants, read by no op
     # the codebook constants (NF4 and every MX format) v9..v11
     kF0 = 9
     kF1 = 10
@@ -53,6 +56,12 @@ cdef enum:
     prPAIR = 2     # the pair weights (1, 2^15) of the accumulator set-up
     # wvec
     wvACC = 2      # the exponent accumulator (seed: wv2)
+
+cdef enum:
+    NIBBLE_PASS_BYTES = 32   # source bytes of one pass of a 4-bit group-0 path (64 codes)
+    FP6_PASS_BYTES = 48      # ... of proc_6bit_non_mx (64 six-bit codes)
+    RB_LANE_W2WX = 0         # rbPR3's u32 lanes: w2 | wX << 16 (pr3) ...
+    RB_LANE_W3 = 1           # ... and FP6's w3 << 16 (pr5)
 
 cdef enum:
     FMT_E2M1 = 1
@@ -77,6 +86,11 @@ cdef enum:
     MX_NCONST = 19     # rodata rows 0..18 -> v0..v15, v18..v20; row 19 -> v22, row 20 -> the pair weights
     MX_ROW_NAN8 = 19
     MX_ROW_PAIRW = 20  # u32 lane 0 = 1 | 2^15 << 16
+    MX_BLOCK_BYTES = 20      # a 5-word block: 4 groups of 8 codes and their 4 scale bytes
+    MX_BLOCK_OUT_BYTES = 32  # its FP8 bytes (4 groups x 8)
+    MX_SCALE_AT = 32         # after MX_SPLIT, group g's (0..7) scale byte is byte MX_SCALE_AT + g of mxIN
+    MX_HALF_GROUPS = 4       # groups per half (32 codes)
+    MX_EXP_SHIFT = 15        # the accumulator's EXP field starts at bit 15 (EXP * 2^15 + SIG)
     # working registers
     mxX = 16           # the pass's scale factors 2^(s - 127) as fp32 patterns (+Inf for s = 0xFF), a pass late
     mxIN = 17          # the loaded pass, split in place: code bytes 0..31, scale bytes 32..39
@@ -355,156 +369,186 @@ cdef inline void decode_mx(TR tr, regfile_t* rf, int b, int fmt) noexcept nogil:
 cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t nbytes,
                       uint8_t* dst) noexcept nogil:
     """The group-0 paths, the firmware's inline non-MX block of decode (docs/firmware.md §2.4): proc_4bit_non_mx
-    (1 source word = 8 nibble codes -> 2 destination words; 32 source bytes per pass) and, for fmt 4,
-    proc_6bit_non_mx (3 source words = 16 six-bit codes -> 4 destination words; 48 bytes per pass).
+    (1 source word = 8 nibble codes -> 2 destination words; NIBBLE_PASS_BYTES = 32 source bytes per pass) and, for fmt
+    4, proc_6bit_non_mx (3 source words = 16 six-bit codes -> 4 destination words; FP6_PASS_BYTES = 48 per pass).
 
     E2M1, INT4 and FP6 E2M3 (cfg.rebias) take the re-bias MAC path (docs/model.md §9.7): the expanding load
     spreads the pass into lanes (labvdcmprs2nx8_xp), shifts and a merge make each lane a selector of two codes,
     dselnx16t looks up each code's X, its kinks |p - X| (babssub2nx8) go through paired MACs whose sum is the
     code's value with the sign bit set (fp16; FP6: the E4M3 byte in the high byte), an fp16 compare finds the
-    zero codes, negnxf16t gives the positive codes their sign, and the FP8 byte is the high byte (sel2nx8i 53).
-    A pass's load issues in the pass before and its odd codes' gate, sign, pack and store in the pass after
-    (software pipelining; seeds @0x01004dfc, @0x01004fc8). NF4 (its values need rounding) decodes through its
-    codebook and the rounding narrow."""
+    zero codes, negnxf16t gives the positive codes their sign, and the FP8 byte is the high byte (sel2nx8i
+    PACK_HIGH_BYTES). A pass's load issues in the pass before and its odd codes' gate, sign, pack and store in
+    the pass after (software pipelining; seeds @0x01004dfc, @0x01004fc8). NF4 (its values need rounding) decodes
+    through its codebook and the rounding narrow (nf4_pass)."""
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
-    cdef int h, n, nxt, nout, prev = 0
-    cdef int chunk = 48 if cfg.fp6 else 32
+    cdef int n, nxt, prev = 0
+    cdef int chunk = FP6_PASS_BYTES if cfg.fp6 else NIBBLE_PASS_BYTES
     load_rodata(tr, rf, cfg.rodata, cfg.nconst, cfg.const_reg, NO_HOLE, 0, vbALL)
     if cfg.rebias:
-        # RB_ENTRY: the expanding load's predicate: the non-zero bytes of the spread constant ; w1 into every
-        # field of pr4
-        ltu2nx8(tr, rf, RB_ENTRY, vbSPREAD, rbZERO, rbSPREAD)
-        movpint16(tr, rf, RB_ENTRY, prW1, cfg.w1)
-        # RB_PR3: pr3 = w2 | wX << 16, the weights of the seed MAC, from a constant lane (FP6: pr5 = w3 << 16)
-        extrprn_2x32(tr, rf, RB_PR3, prRB, rbPR3, 0)
-        if cfg.fp6:
-            extrprn_2x32(tr, rf, RB_PR3, prK3, rbPR3, 1)
-            # RB_PRED: FP6: the even bytes (0 < p1's bytes) ; the even 16-bit lanes (0x8000 < the spread
-            # constant's)
-            ltu2nx8(tr, rf, RB_PRED, vbE8, rbZERO, rbP1)
-            ltunx16(tr, rf, RB_PRED, vbE16, rbNEG0, rbSPREAD)
-        # RB_FIRST: LOAD + SPREAD the first pass: its bytes (a tail is shorter; zero-filled to 64) expanded under
-        # the predicate (dcmprs rule). 4-bit: byte j into the low byte of 16-bit lane j; FP6: 3-byte group i
-        # into the low 3 bytes of 32-bit lane i. The lanes' other byte is byte 63 of the load (0)
         n = chunk if left > chunk else <int>left
-        labvdcmprs2nx8_xp(tr, rf, RB_FIRST, rbLD, vbSPREAD, src, &soff, n)
+        rebias_entry(tr, rf, cfg, src, &soff, n)
     while left > 0:
         n = chunk if left > chunk else <int>left
         if cfg.rebias:
             nxt = chunk if left - n > chunk else <int>(left - n)
-            # RB_SEL0 .. RB_SEL4: UNPACK: the lookup's selector, the even code in the low byte of each 16-bit
-            # lane and the odd code in the high byte (dselnx16t reads the low 6 bits of each byte; the 4-bit
-            # table repeats every 16 entries, so the other nibble's bits there do not matter)
-            if cfg.fp6:
-                # RB_SEL0: FP6: each group << 4 (its codes 2, 3 at bits 0..11 of the high 16-bit lane) ...
-                sllin_2x32(tr, rf, RB_SEL0, rbT, rbLD, 4)
-                # RB_SEL1: ... the low 16-bit lane keeps the group's own bits (codes 0, 1)
-                movnx16t(tr, rf, RB_SEL1, rbT, rbLD, vbE16)
-                # RB_SEL2: << 2: each lane's second code at bits 8..13
-                sllinx16(tr, rf, RB_SEL2, rbSEL, rbT, 2)
-                # RB_SEL3: the low bytes back from before the shift (the first code at bits 0..5)
-                mov2nx8t(tr, rf, RB_SEL3, rbSEL, rbT, vbE8)
-                if cfg.msb_first:
-                    # RB_SEL4: msb-first: a group's codes in the other order: its 4 bytes reversed
-                    sel2nx8(tr, rf, RB_SEL4, rbSEL, rbSEL, rbSEL, rbREV)
-            elif cfg.high_first:
-                # RB_SEL0: high-first: the spread >> 4 (the high nibble, the even code, in the low byte) ; << 8
-                srlinx16(tr, rf, RB_SEL0, rbT, rbLD, 4)
-                sllinx16(tr, rf, RB_SEL0, rbJ0, rbLD, 8)
-                # RB_SEL1: or: the low nibble in the high byte
-                or2nx8(tr, rf, RB_SEL1, rbSEL, rbT, rbJ0)
-            else:
-                # RB_SEL0: low-first: the spread << 4 (the high nibble, the odd code, in the high byte) ...
-                sllinx16(tr, rf, RB_SEL0, rbT, rbLD, 4)
-                # RB_SEL1: ... or the spread (the low nibble, the even code, stays in the low byte)
-                or2nx8(tr, rf, RB_SEL1, rbSEL, rbLD, rbT)
-            # RB_LOOKUP: seed @0x01004dfc: LOAD + SPREAD the next pass (nothing after the last) ; FP GATE of the
-            # previous pass's odd codes: their zero lanes (-min < F) ; this pass's X of the odd and even codes (v0
-            # from the selector's odd bytes, v1 from its even bytes) through the code -> X table (pool = table ||
-            # its second half), with the code's sign in bit 15 (the MACs' even weights drop it)
-            labvdcmprs2nx8_xp(tr, rf, RB_LOOKUP, rbLD, vbSPREAD, src, &soff, nxt)
-            oltnxf16t(tr, rf, RB_LOOKUP, vbZO, rbZMAX, rbFO, vbALL)
-            dselnx16t(tr, rf, RB_LOOKUP, rbXO, rbXE, cfg.xtab_hi, rbXTAB, rbSEL, vbALL)
-            # RB_ZERO0: the previous pass's odd zeros -> -0 ; ABS-SUB: the odd codes' kink |p1 - X|
-            movnx16t(tr, rf, RB_ZERO0, rbFO, rbNEG0, vbZO)
-            babssub2nx8(tr, rf, RB_ZERO0, vbK1O, rbK1O, rbP1, rbXO)
-            # RB_NEG0: SIGN: the previous pass's positive odd codes -F ; the odd codes' kink |p2 - X|
-            negnxf16t(tr, rf, RB_NEG0, rbFO, rbFO, vbPO)
-            babssub2nx8(tr, rf, RB_NEG0, vbK2O, rbK2O, rbP2, rbXO)
-            if cfg.fp6:
-                # RB_SIGN: FP6: the odd codes' third kink |p3 - X|
-                babssub2nx8(tr, rf, RB_SIGN, vbK3O, rbK3O, rbP3, rbXO)
-            else:
-                # RB_SIGN: ABS-SUB of X against 0x8000: the flag is this pass's positive codes (sign bit clear),
-                # odd / even
-                babssubunx16(tr, rf, RB_SIGN, vbPO, rbJ0, rbXO, rbNEG0)
-                babssubunx16(tr, rf, RB_SIGN, vbPE, rbJ1, rbXE, rbNEG0)
-            # RB_SIGN: RE-BIAS MAC, odd codes: wv3 = (|p1 - X| + BIAS) * w1
-            mulsupn16xr16(tr, rf, RB_SIGN, wvFO, rbK1O, rbBIAS, prW1)
-            # RB_SEED: seed @0x01004fc8: wv3 += X * wX + |p2 - X| * w2 (X on pr3's high field) ; PACK the previous
-            # pass: the high bytes of the even (lo, v7) and odd (hi, v26) codes' values, interleaved ; the even codes'
-            # |p1 - X|
-            muluupan16xr16(tr, rf, RB_SEED, wvFO, rbXO, rbK2O, prRB)
-            sel2nx8i(tr, rf, RB_SEED, rbPK, rbFO, rbFE, 53)
-            babssub2nx8(tr, rf, RB_SEED, vbK1E, rbK1E, rbP1, rbXE)
-            if cfg.fp6:
-                # RB_MACC0: FP6: wv3 += |p3 - X| * w3 (pr5's low field is 0) ; the even codes' |p3 - X|
-                muluupan16xr16(tr, rf, RB_MACC0, wvFO, rbK3O, rbZERO, prK3)
-                babssub2nx8(tr, rf, RB_MACC0, vbK3E, rbK3E, rbP3, rbXE)
-            # RB_EXT0: accumulator extract: the odd codes' values (sign bit set) ; RE-BIAS MAC of the even codes ;
-            # store the previous pass (nothing on the first) ; the even codes' |p2 - X|
-            packvrnrnx48(tr, rf, RB_EXT0, rbFO, wvFO, 0)
-            mulsupn16xr16(tr, rf, RB_EXT0, wvFE, rbK1E, rbBIAS, prW1)
-            sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, &doff, prev)
-            babssub2nx8(tr, rf, RB_EXT0, vbK2E, rbK2E, rbP2, rbXE)
-            # RB_MAC1: the even codes' second MAC
-            muluupan16xr16(tr, rf, RB_MAC1, wvFE, rbXE, rbK2E, prRB)
-            if cfg.fp6:
-                # RB_MACC1: FP6: the even codes' third-kink MAC ; ABS-SUB of X against 0x8000: the positive codes
-                muluupan16xr16(tr, rf, RB_MACC1, wvFE, rbK3E, rbZERO, prK3)
-                babssubunx16(tr, rf, RB_MACC1, vbPO, rbJ0, rbXO, rbNEG0)
-                babssubunx16(tr, rf, RB_MACC1, vbPE, rbJ1, rbXE, rbNEG0)
-            # RB_EXT1: the even codes' values
-            packvrnrnx48(tr, rf, RB_EXT1, rbFE, wvFE, 0)
-            # RB_GATE1: FP GATE: the even codes' zero lanes
-            oltnxf16t(tr, rf, RB_GATE1, vbZE, rbZMAX, rbFE, vbALL)
-            # RB_ZERO1: the even codes' zeros -> -0
-            movnx16t(tr, rf, RB_ZERO1, rbFE, rbNEG0, vbZE)
-            # RB_NEG1: the positive even codes -F
-            negnxf16t(tr, rf, RB_NEG1, rbFE, rbFE, vbPE)
+            rebias_pass(tr, rf, cfg, src, &soff, nxt, dst, &doff, prev)
+            # the bytes this pass stores, one pass late: 2 FP8 per source byte (FP6: 4 per 3)
             prev = (n // 3) * 4 if cfg.fp6 else 2 * n
         else:
-            # G0_LOAD: NF4: load one pass of packed bytes (a tail is shorter: zero-filled)
-            lav2nx8_xp(tr, rf, G0_LOAD, vIN, src, &soff, n)
-            for h in range(2):
-                # G0_UNPACK: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order in the imm)
-                sel2nx8i_s4(tr, rf, G0_UNPACK, vCODE, vIN, vIN, cfg.s4_imm | h)
-                # G0_DECODE: NF4 codebook lookup (values need rounding)
-                decode_nf4(tr, rf, G0_DECODE, 1)
-                # G0_NARROW: round to E4M3 (RNE, saturating), sign
-                narrow_fp8(tr, rf, G0_NARROW, cfg.m_bits, vOLO + h, kMAX)
-            nout = 2 * n
-            # G0_PACK: pack the low bytes of the 16-bit lanes of vOLO || vOHI: 64 FP8 in element order
-            sel2nx8i(tr, rf, G0_PACK, vIN, vOHI, vOLO, 0)
-            # G0_STORE: store the pass's 64 FP8 bytes (2 per source byte)
-            sav2nx8_xp(tr, rf, G0_STORE, vIN, dst, &doff, nout)
+            nf4_pass(tr, rf, cfg, src, &soff, n, dst, &doff)
         left -= n
     if cfg.rebias:
-        # RB_LOOKUP: the last pass's odd zero lanes
-        oltnxf16t(tr, rf, RB_LOOKUP, vbZO, rbZMAX, rbFO, vbALL)
-        # RB_ZERO0: -> -0
-        movnx16t(tr, rf, RB_ZERO0, rbFO, rbNEG0, vbZO)
-        # RB_NEG0: its positive odd codes -F
-        negnxf16t(tr, rf, RB_NEG0, rbFO, rbFO, vbPO)
-        # RB_SEED: PACK the last pass
-        sel2nx8i(tr, rf, RB_SEED, rbPK, rbFO, rbFE, 53)
-        # RB_EXT0: store it
-        sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, &doff, prev)
+        rebias_exit(tr, rf, dst, &doff, prev)
+
+
+cdef inline void rebias_entry(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t* soff,
+                              int n) noexcept nogil:
+    """The re-bias path's entry: its predicates and pr weights, and the first pass's load (n bytes)."""
+    # RB_ENTRY: the expanding load's predicate: the non-zero bytes of the spread constant ; w1 into every field of
+    # pr4
+    ltu2nx8(tr, rf, RB_ENTRY, vbSPREAD, rbZERO, rbSPREAD)
+    movpint16(tr, rf, RB_ENTRY, prW1, cfg.w1)
+    # RB_PR3: pr3 = w2 | wX << 16, the weights of the seed MAC, from u32 lane RB_LANE_W2WX of a constant (FP6: pr5
+    # = w3 << 16 from lane RB_LANE_W3)
+    extrprn_2x32(tr, rf, RB_PR3, prRB, rbPR3, RB_LANE_W2WX)
+    if cfg.fp6:
+        extrprn_2x32(tr, rf, RB_PR3, prK3, rbPR3, RB_LANE_W3)
+        # RB_PRED: FP6: the even bytes (0 < p1's bytes) ; the even 16-bit lanes (0x8000 < the spread constant's)
+        ltu2nx8(tr, rf, RB_PRED, vbE8, rbZERO, rbP1)
+        ltunx16(tr, rf, RB_PRED, vbE16, rbNEG0, rbSPREAD)
+    # RB_FIRST: LOAD + SPREAD the first pass: its bytes (a tail is shorter; zero-filled to 64) expanded under the
+    # predicate (dcmprs rule). 4-bit: byte j into the low byte of 16-bit lane j; FP6: 3-byte group i into the low
+    # 3 bytes of 32-bit lane i. The lanes' other byte is byte 63 of the load (0)
+    labvdcmprs2nx8_xp(tr, rf, RB_FIRST, rbLD, vbSPREAD, src, soff, n)
+
+
+cdef inline void rebias_unpack(TR tr, regfile_t* rf, const KCfg* cfg) noexcept nogil:
+    """RB_SEL0 .. RB_SEL4, UNPACK: the spread pass in rbLD -> the lookup's selector rbSEL, the even code in the low
+    byte of each 16-bit lane and the odd code in the high byte (dselnx16t reads the low 6 bits of each byte; the
+    4-bit table repeats every 16 entries, so the other nibble's bits there do not matter)."""
+    if cfg.fp6:
+        # RB_SEL0: FP6: each group << 4 (its codes 2, 3 at bits 0..11 of the high 16-bit lane) ...
+        sllin_2x32(tr, rf, RB_SEL0, rbT, rbLD, 4)
+        # RB_SEL1: ... the low 16-bit lane keeps the group's own bits (codes 0, 1)
+        movnx16t(tr, rf, RB_SEL1, rbT, rbLD, vbE16)
+        # RB_SEL2: << 2: each lane's second code at bits 8..13
+        sllinx16(tr, rf, RB_SEL2, rbSEL, rbT, 2)
+        # RB_SEL3: the low bytes back from before the shift (the first code at bits 0..5)
+        mov2nx8t(tr, rf, RB_SEL3, rbSEL, rbT, vbE8)
+        if cfg.msb_first:
+            # RB_SEL4: msb-first: a group's codes in the other order: its 4 bytes reversed
+            sel2nx8(tr, rf, RB_SEL4, rbSEL, rbSEL, rbSEL, rbREV)
+    elif cfg.high_first:
+        # RB_SEL0: high-first: the spread >> 4 (the high nibble, the even code, in the low byte) ; << 8
+        srlinx16(tr, rf, RB_SEL0, rbT, rbLD, 4)
+        sllinx16(tr, rf, RB_SEL0, rbJ0, rbLD, 8)
+        # RB_SEL1: or: the low nibble in the high byte
+        or2nx8(tr, rf, RB_SEL1, rbSEL, rbT, rbJ0)
+    else:
+        # RB_SEL0: low-first: the spread << 4 (the high nibble, the odd code, in the high byte) ...
+        sllinx16(tr, rf, RB_SEL0, rbT, rbLD, 4)
+        # RB_SEL1: ... or the spread (the low nibble, the even code, stays in the low byte)
+        or2nx8(tr, rf, RB_SEL1, rbSEL, rbLD, rbT)
+
+
+cdef inline void rebias_pass(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t* soff, int nxt,
+                             uint8_t* dst, Py_ssize_t* doff, int prev) noexcept nogil:
+    """One pass of the re-bias path: unpack and look up this pass (loaded the pass before), load the next one (nxt
+    bytes; 0 after the last), finish the previous pass's odd codes and store its `prev` bytes, and compute this
+    pass's values (the even codes' gate and sign too; the odd codes' wait for the next pass)."""
+    rebias_unpack(tr, rf, cfg)
+    # RB_LOOKUP: seed @0x01004dfc: LOAD + SPREAD the next pass ; FP GATE of the previous pass's odd codes: their
+    # zero lanes (-min < F) ; this pass's X of the odd and even codes (v0 from the selector's odd bytes, v1 from
+    # its even bytes) through the code -> X table (pool = table || its second half), with the code's sign in bit
+    # 15 (the MACs' even weights drop it)
+    labvdcmprs2nx8_xp(tr, rf, RB_LOOKUP, rbLD, vbSPREAD, src, soff, nxt)
+    oltnxf16t(tr, rf, RB_LOOKUP, vbZO, rbZMAX, rbFO, vbALL)
+    dselnx16t(tr, rf, RB_LOOKUP, rbXO, rbXE, cfg.xtab_hi, rbXTAB, rbSEL, vbALL)
+    # RB_ZERO0: the previous pass's odd zeros -> -0 ; ABS-SUB: the odd codes' kink |p1 - X|
+    movnx16t(tr, rf, RB_ZERO0, rbFO, rbNEG0, vbZO)
+    babssub2nx8(tr, rf, RB_ZERO0, vbK1O, rbK1O, rbP1, rbXO)
+    # RB_NEG0: SIGN: the previous pass's positive odd codes -F ; the odd codes' kink |p2 - X|
+    negnxf16t(tr, rf, RB_NEG0, rbFO, rbFO, vbPO)
+    babssub2nx8(tr, rf, RB_NEG0, vbK2O, rbK2O, rbP2, rbXO)
+    if cfg.fp6:
+        # RB_SIGN: FP6: the odd codes' third kink |p3 - X|
+        babssub2nx8(tr, rf, RB_SIGN, vbK3O, rbK3O, rbP3, rbXO)
+    else:
+        # RB_SIGN: ABS-SUB of X against 0x8000: the flag is this pass's positive codes (sign bit clear), odd / even
+        babssubunx16(tr, rf, RB_SIGN, vbPO, rbJ0, rbXO, rbNEG0)
+        babssubunx16(tr, rf, RB_SIGN, vbPE, rbJ1, rbXE, rbNEG0)
+    # RB_SIGN: RE-BIAS MAC, odd codes: wv3 = (|p1 - X| + BIAS) * w1
+    mulsupn16xr16(tr, rf, RB_SIGN, wvFO, rbK1O, rbBIAS, prW1)
+    # RB_SEED: seed @0x01004fc8: wv3 += X * wX + |p2 - X| * w2 (X on pr3's high field) ; PACK the previous pass:
+    # the high bytes of the even (lo, v7) and odd (hi, v26) codes' values, interleaved ; the even codes' |p1 - X|
+    muluupan16xr16(tr, rf, RB_SEED, wvFO, rbXO, rbK2O, prRB)
+    sel2nx8i(tr, rf, RB_SEED, rbPK, rbFO, rbFE, PACK_HIGH_BYTES)
+    babssub2nx8(tr, rf, RB_SEED, vbK1E, rbK1E, rbP1, rbXE)
+    if cfg.fp6:
+        # RB_MACC0: FP6: wv3 += |p3 - X| * w3 (pr5's low field is 0) ; the even codes' |p3 - X|
+        muluupan16xr16(tr, rf, RB_MACC0, wvFO, rbK3O, rbZERO, prK3)
+        babssub2nx8(tr, rf, RB_MACC0, vbK3E, rbK3E, rbP3, rbXE)
+    # RB_EXT0: accumulator extract: the odd codes' values (sign bit set) ; RE-BIAS MAC of the even codes ; store
+    # the previous pass (nothing on the first) ; the even codes' |p2 - X|
+    packvrnrnx48(tr, rf, RB_EXT0, rbFO, wvFO, 0)
+    mulsupn16xr16(tr, rf, RB_EXT0, wvFE, rbK1E, rbBIAS, prW1)
+    sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, doff, prev)
+    babssub2nx8(tr, rf, RB_EXT0, vbK2E, rbK2E, rbP2, rbXE)
+    # RB_MAC1: the even codes' second MAC
+    muluupan16xr16(tr, rf, RB_MAC1, wvFE, rbXE, rbK2E, prRB)
+    if cfg.fp6:
+        # RB_MACC1: FP6: the even codes' third-kink MAC ; ABS-SUB of X against 0x8000: the positive codes
+        muluupan16xr16(tr, rf, RB_MACC1, wvFE, rbK3E, rbZERO, prK3)
+        babssubunx16(tr, rf, RB_MACC1, vbPO, rbJ0, rbXO, rbNEG0)
+        babssubunx16(tr, rf, RB_MACC1, vbPE, rbJ1, rbXE, rbNEG0)
+    # RB_EXT1: the even codes' values
+    packvrnrnx48(tr, rf, RB_EXT1, rbFE, wvFE, 0)
+    # RB_GATE1: FP GATE: the even codes' zero lanes
+    oltnxf16t(tr, rf, RB_GATE1, vbZE, rbZMAX, rbFE, vbALL)
+    # RB_ZERO1: the even codes' zeros -> -0
+    movnx16t(tr, rf, RB_ZERO1, rbFE, rbNEG0, vbZE)
+    # RB_NEG1: the positive even codes -F
+    negnxf16t(tr, rf, RB_NEG1, rbFE, rbFE, vbPE)
+
+
+cdef inline void rebias_exit(TR tr, regfile_t* rf, uint8_t* dst, Py_ssize_t* doff, int prev) noexcept nogil:
+    """After the main loop: the last pass's odd codes' gate and sign, its pack and the store of its `prev` bytes."""
+    # RB_LOOKUP: the last pass's odd zero lanes
+    oltnxf16t(tr, rf, RB_LOOKUP, vbZO, rbZMAX, rbFO, vbALL)
+    # RB_ZERO0: -> -0
+    movnx16t(tr, rf, RB_ZERO0, rbFO, rbNEG0, vbZO)
+    # RB_NEG0: its positive odd codes -F
+    negnxf16t(tr, rf, RB_NEG0, rbFO, rbFO, vbPO)
+    # RB_SEED: PACK the last pass
+    sel2nx8i(tr, rf, RB_SEED, rbPK, rbFO, rbFE, PACK_HIGH_BYTES)
+    # RB_EXT0: store it
+    sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, doff, prev)
+
+
+cdef inline void nf4_pass(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t* soff, int n,
+                          uint8_t* dst, Py_ssize_t* doff) noexcept nogil:
+    """One NF4 pass: n packed bytes (NIBBLE_PASS_BYTES, a tail fewer) -> 2n FP8 bytes through the codebook and the
+    rounding narrow, a half (16 bytes, 32 codes) at a time."""
+    cdef int h
+    # G0_LOAD: NF4: load one pass of packed bytes (a tail is shorter: zero-filled)
+    lav2nx8_xp(tr, rf, G0_LOAD, vIN, src, soff, n)
+    for h in range(2):
+        # G0_UNPACK: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order in the imm's bit 3, the half in bit 0)
+        sel2nx8i_s4(tr, rf, G0_UNPACK, vCODE, vIN, vIN, cfg.s4_imm | h)
+        # G0_DECODE: NF4 codebook lookup (values need rounding)
+        decode_nf4(tr, rf, G0_DECODE, 1)
+        # G0_NARROW: round to E4M3 (RNE, saturating), sign
+        narrow_fp8(tr, rf, G0_NARROW, cfg.m_bits, vOLO + h, kMAX)
+    # G0_PACK: pack the low bytes of the 16-bit lanes of vOLO || vOHI: 64 FP8 in element order
+    sel2nx8i(tr, rf, G0_PACK, vIN, vOHI, vOLO, PACK_LOW_BYTES)
+    # G0_STORE: store the pass's 64 FP8 bytes (2 per source byte)
+    sav2nx8_xp(tr, rf, G0_STORE, vIN, dst, doff, 2 * n)
 
 
 cdef inline void mx_half(TR tr, regfile_t* rf, const KCfg* cfg, int b, int h, int out) noexcept nogil:
-    """One half of an MX pass (4 groups, 32 codes in vCODE, the first group's scale byte in pr1) from bundle b =
+    """One half h of an MX pass (4 groups, 32 codes in vCODE, the half's first scale byte in pr1) from bundle b =
     MX_DECODE on: codes -> soft-float triples, the scale through the MAC, the rounding narrow into `out`."""
+    cdef int first = MX_SCALE_AT + MX_HALF_GROUPS * h     # the half's group 0's scale byte in mxIN
     # MX_DECODE: codes -> soft-float triples
     decode_mx(tr, rf, b, cfg.fmt)
     # MX_ACC: the accumulator lanes EXP * 2^15 + SIG (paired MAC: EXP on pr2's high field 2^15, SIG on its low 1)
@@ -512,17 +556,17 @@ cdef inline void mx_half(TR tr, regfile_t* rf, const KCfg* cfg, int b, int h, in
     # MX_MAC0: SCALE-MULTIPLY of group 0 of the half: + (2^15 in its lanes) x pr1 = its scale byte ; the
     # next group's scale byte -> pr1 (read by the next bundle's MAC: VLIW)
     mulus4tan16xr16(tr, rf, MX_MAC0, wvACC, kZERO, mxM0, prSCALE)
-    extrpr2nx8(tr, rf, MX_MAC0, prSCALE, mxIN, 33 + 4 * h)
+    extrpr2nx8(tr, rf, MX_MAC0, prSCALE, mxIN, first + 1)
     # MX_MAC1: group 1
     mulus4tan16xr16(tr, rf, MX_MAC1, wvACC, kZERO, mxM1, prSCALE)
-    extrpr2nx8(tr, rf, MX_MAC1, prSCALE, mxIN, 34 + 4 * h)
+    extrpr2nx8(tr, rf, MX_MAC1, prSCALE, mxIN, first + 2)
     # MX_MAC2: group 2
     mulus4tan16xr16(tr, rf, MX_MAC2, wvACC, kZERO, mxM2, prSCALE)
-    extrpr2nx8(tr, rf, MX_MAC2, prSCALE, mxIN, 35 + 4 * h)
+    extrpr2nx8(tr, rf, MX_MAC2, prSCALE, mxIN, first + 3)
     # MX_MAC3: group 3
     mulus4tan16xr16(tr, rf, MX_MAC3, wvACC, kZERO, mxM3, prSCALE)
-    # MX_EXT: accumulator extract: EXP + s
-    packvrnrnx48(tr, rf, MX_EXT, vEXP, wvACC, 15)
+    # MX_EXT: accumulator extract: EXP + s (>> 15: SIG < 2^15 drops out)
+    packvrnrnx48(tr, rf, MX_EXT, vEXP, wvACC, MX_EXP_SHIFT)
     # MX_NARROW: round to FP8 (RNE), saturate, sign
     narrow_fp8(tr, rf, MX_NARROW, cfg.m_bits, out, kMAX)
 
@@ -542,7 +586,7 @@ cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* s
     byte s by 2^23, the fp32 pattern of the scale factor 2^(s - 127) (s = 0xFF gives +Inf), and an unordered
     fp32 compare with 2^127, the largest finite power of two, flags the groups to turn NaN. Seed @0x010052ee
     issues that compare with the multiply and the first unpack of the pass after, so a pass's gate, pack and
-    store come one pass late (the first pass stores 0 bytes; the last pass's follow the loop)."""
+    store come one pass late (the first pass stores 0 bytes; the last pass's follow the loop: mx_exit)."""
     cdef Py_ssize_t soff = 0, doff = 0
     cdef uint32_t num_elem = <uint32_t>(nbytes // 4)
     # num_groups = num_elem / 5 with the firmware's reciprocal (0xCCCCCCCD, >> 34): 5-word blocks
@@ -551,61 +595,70 @@ cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* s
     cdef int n, prev = 0
     load_rodata(tr, rf, cfg.rodata, MX_NCONST, 0, MX_HOLE, 2, vbALL_MX)
     # MX_ENTRY: the NaN byte of the output format into v22 ; the pair weights (1, 2^15) of the accumulator set-up
-    lv2nx8_i(tr, rf, MX_ENTRY, mxNAN8, <const uint8_t*>cfg.rodata, 64 * MX_ROW_NAN8)
-    lv2nx8_i(tr, rf, MX_ENTRY, vT0, <const uint8_t*>cfg.rodata, 64 * MX_ROW_PAIRW)
+    lv2nx8_i(tr, rf, MX_ENTRY, mxNAN8, <const uint8_t*>cfg.rodata, ROW_BYTES * MX_ROW_NAN8)
+    lv2nx8_i(tr, rf, MX_ENTRY, vT0, <const uint8_t*>cfg.rodata, ROW_BYTES * MX_ROW_PAIRW)
     # MX_PR2: ... into pr2
     extrprn_2x32(tr, rf, MX_PR2, prPAIR, vT0, 0)
     while left > 0:
         n = 2 if left >= 2 else 1          # 5-word blocks this pass (4 groups each)
-        # MX_LOAD: group-of-8 packed load: 40 bytes = 8 groups (tail: 20 bytes = 4 groups). A variable-length
-        # load, not the seed's l2a4nx8_ip: its 64-byte window would read past the partition's last group
-        # (docs/model.md §9.6)
-        lav2nx8_xp(tr, rf, MX_LOAD, mxIN, src, &soff, 20 * n)
-        # MX_SPLIT: e8m0: each group's scale byte into the 32-bit lanes of its output bytes ; split codes from
-        # scales, in place (layout knob in the index vectors; issued second: VLIW, docs/model.md §9.2)
-        if cfg.nan_gate:
-            sel2nx8(tr, rf, MX_SPLIT, vT3, kZERO, mxIN, mxIDX_SL)
-        sel2nx8(tr, rf, MX_SPLIT, mxIN, kZERO, mxIN, mxIDX_SPLIT)
-        # MX_PACKP: the pass before: pack its FP8 bytes (the low bytes of both halves' 16-bit lanes) ; the first
-        # group's scale byte -> pr1
-        sel2nx8i(tr, rf, MX_PACKP, vOLO, vCODE, vOLO, 0)
-        extrpr2nx8(tr, rf, MX_PACKP, prSCALE, mxIN, 32)
-        if cfg.nan_gate:
-            # MX_GATE: SCALE FACTORS s * 2^23 = the fp32 pattern of 2^(s - 127) ; NaN GATE of the pass before:
-            # 2^127 < its factor (+Inf: s = 0xFF) ; 4-bit UNPACK of the first half (16 code bytes -> 32 codes)
-            muln_2x32(tr, rf, MX_GATE, wvX, vT3, mxK2P23)
-            ultn_2xf32t(tr, rf, MX_GATE, vbNAN, mxK2P127, mxX, vbALL_MX)
-        if cfg.high_first:
-            sel2nx8i_s4(tr, rf, MX_GATE, vCODE, mxIN, mxX, 8)
-        else:
-            # (low-first: the immediate 0 of seed @0x010052ee)
-            sel2nx8i_s4(tr, rf, MX_GATE, vCODE, mxIN, mxX, 0)
-        if cfg.nan_gate:
-            # MX_NANSET: the pass before's NaN groups -> the format's NaN byte ; this pass's scale factors out of
-            # the accumulator (exact: below 2^31)
-            mov2nx8t(tr, rf, MX_NANSET, vOLO, mxNAN8, vbNAN)
-            packvrn_2x96(tr, rf, MX_NANSET, mxX, wvX, 0)
-        # MX_STORE: the pass before's 8 FP8 per group (the first pass: 0 bytes)
-        sav2nx8_xp(tr, rf, MX_STORE, vOLO, dst, &doff, prev)
+        mx_pass_head(tr, rf, cfg, src, &soff, MX_BLOCK_BYTES * n, dst, &doff, prev)
         # the first half (its unpack is in MX_GATE): decode, scale, narrow into vOLO
         mx_half(tr, rf, cfg, MX_DECODE, 0, vOLO)
         # MX_UNPACK: 4-bit UNPACK of the second half ; its first group's scale byte -> pr1
         sel2nx8i_s4(tr, rf, MX_UNPACK, vCODE, mxIN, mxX, cfg.s4_imm | 1)
-        extrpr2nx8(tr, rf, MX_UNPACK, prSCALE, mxIN, 36)
+        extrpr2nx8(tr, rf, MX_UNPACK, prSCALE, mxIN, MX_SCALE_AT + MX_HALF_GROUPS)
         # the second half: into vCODE, whose codes the decode has read
         mx_half(tr, rf, cfg, MX_DECODE, 1, vCODE)
-        prev = 32 * n
+        prev = MX_BLOCK_OUT_BYTES * n
         left -= n
-    # the last pass's pack, NaN gate and store (the listing's exit)
+    mx_exit(tr, rf, cfg, dst, &doff, prev)
+
+
+cdef inline void mx_pass_head(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t* soff,
+                              int n, uint8_t* dst, Py_ssize_t* doff, int prev) noexcept nogil:
+    """An MX pass up to its first half's decode: load n bytes and split codes from scales, finish the pass before
+    (pack, NaN gate, store its `prev` bytes) and unpack the first half (seed @0x010052ee's bundle)."""
+    # MX_LOAD: group-of-8 packed load: 40 bytes = 8 groups (tail: 20 bytes = 4 groups). A variable-length
+    # load, not the seed's l2a4nx8_ip: its 64-byte window would read past the partition's last group
+    # (docs/model.md §9.6)
+    lav2nx8_xp(tr, rf, MX_LOAD, mxIN, src, soff, n)
+    # MX_SPLIT: e8m0: each group's scale byte into the 32-bit lanes of its output bytes ; split codes from
+    # scales, in place (layout knob in the index vectors; issued second: VLIW, docs/model.md §9.2)
+    if cfg.nan_gate:
+        sel2nx8(tr, rf, MX_SPLIT, vT3, kZERO, mxIN, mxIDX_SL)
+    sel2nx8(tr, rf, MX_SPLIT, mxIN, kZERO, mxIN, mxIDX_SPLIT)
+    # MX_PACKP: the pass before: pack its FP8 bytes (the low bytes of both halves' 16-bit lanes) ; the first
+    # group's scale byte -> pr1
+    sel2nx8i(tr, rf, MX_PACKP, vOLO, vCODE, vOLO, PACK_LOW_BYTES)
+    extrpr2nx8(tr, rf, MX_PACKP, prSCALE, mxIN, MX_SCALE_AT)
+    if cfg.nan_gate:
+        # MX_GATE: SCALE FACTORS s * 2^23 = the fp32 pattern of 2^(s - 127) ; NaN GATE of the pass before:
+        # 2^127 < its factor (+Inf: s = 0xFF) ; 4-bit UNPACK of the first half (16 code bytes -> 32 codes)
+        muln_2x32(tr, rf, MX_GATE, wvX, vT3, mxK2P23)
+        ultn_2xf32t(tr, rf, MX_GATE, vbNAN, mxK2P127, mxX, vbALL_MX)
+    # MX_GATE: the first half's unpack, cfg.s4_imm: high-first 8, low-first 0 (seed @0x010052ee's immediate)
+    sel2nx8i_s4(tr, rf, MX_GATE, vCODE, mxIN, mxX, cfg.s4_imm)
+    if cfg.nan_gate:
+        # MX_NANSET: the pass before's NaN groups -> the format's NaN byte ; this pass's scale factors out of
+        # the accumulator (exact: below 2^31)
+        mov2nx8t(tr, rf, MX_NANSET, vOLO, mxNAN8, vbNAN)
+        packvrn_2x96(tr, rf, MX_NANSET, mxX, wvX, 0)
+    # MX_STORE: the pass before's 8 FP8 per group (the first pass: 0 bytes)
+    sav2nx8_xp(tr, rf, MX_STORE, vOLO, dst, doff, prev)
+
+
+cdef inline void mx_exit(TR tr, regfile_t* rf, const KCfg* cfg, uint8_t* dst, Py_ssize_t* doff,
+                         int prev) noexcept nogil:
+    """After the main loop: the last pass's pack, NaN gate and the store of its `prev` bytes."""
     # MX_PACKP: pack
-    sel2nx8i(tr, rf, MX_PACKP, vOLO, vCODE, vOLO, 0)
+    sel2nx8i(tr, rf, MX_PACKP, vOLO, vCODE, vOLO, PACK_LOW_BYTES)
     if cfg.nan_gate:
         # MX_GATE: NaN GATE: 2^127 < the scale factor
         ultn_2xf32t(tr, rf, MX_GATE, vbNAN, mxK2P127, mxX, vbALL_MX)
         # MX_NANSET: NaN groups -> the format's NaN byte
         mov2nx8t(tr, rf, MX_NANSET, vOLO, mxNAN8, vbNAN)
     # MX_STORE: 8 FP8 per group
-    sav2nx8_xp(tr, rf, MX_STORE, vOLO, dst, &doff, prev)
+    sav2nx8_xp(tr, rf, MX_STORE, vOLO, dst, doff, prev)
 
 
 # ============================================================================ configuration ("rodata")

@@ -35,9 +35,8 @@ include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and t
 # ---------------------------------------------------------------------------- register map
 cdef enum:
     # Constants v0..v13 and v15..v22 (load_rodata skips v14: seed @0x79ec's srln_2x32 writes it). Shared with the
-    # dequant kernels (kernel_fp8.pxi): v0..v4, v8 (kZERO .. kZEXP) and vSIG / vEXP / vSGN / vT0..vT3 = v23..v29;
-    # kernel_fp8's kMAX slot (v5) holds the broadcast 23 here, the seed's v5, and its k4000 slot (v7) block 1's
-    # divide mask, seed @0x66a6's v7 (the hidden bit 0x4000 is kHID, v21).
+    # dequant kernels (kernel_fp8.pxi): v0..v3, v8 (kZERO, kONE, kA, kSH0, kZEXP) and vSIG / vEXP / vSGN / vT0..vT3
+    # = v23..v29. v5 holds the broadcast 23 (the seed's v5) and v7 block 1's divide mask (seed @0x66a6's v7).
     k23 = 5            # 23 (32-bit lanes): the exponent-field shift (seed @0x79ec: srln_2x32 v14,v25,v5)
     kMAXEXP = 6        # max_exp (32-bit lanes): 8 / 15 (ocp), 7 / 14 (alt)
     kSAT = 9           # largest finite FP8 code (0x7E E4M3, 0x7B E5M2): narrow_fp8's saturation
@@ -89,6 +88,21 @@ cdef enum:
     kSPARSE_ROW = 23   # ... and 0xFFFF in 32-bit lanes 1, 5, 9, 13 (the low half of one lane per block)
     wvACC = 0          # seed: wv0
     NCONST = 22
+
+cdef enum:
+    ROWS = 8           # partitions of a row block (an MX block is 8 rows x 4 elements)
+    CHUNK_COLS = 16    # elements of a row per pass: 4 MX blocks, one per 4 32-bit lanes
+    BLOCK_COLS = 4     # elements of a row in one MX block (and its 32-bit lanes)
+    ELEM_BYTES = 2     # bytes of an fp16 / bf16 element
+    NS_LANE = 1        # lane BLOCK_COLS * b + NS_LANE of vNS holds minus block b's exponent (the pr's tap 2) ...
+    ZERO_LANE = 10     # ... and u32 lane 10 of kM2 is 0 (the pr's low word: taps 0 and 1)
+    # fp32 fields: sign bit 31, exponent field 30..23 (FP32_MANT_BITS up), mantissa 22..0
+    FP32_SIGN_BIT = 31
+    FP32_MANT_BITS = 23
+    SIGN_TO_BYTE = 7   # the sign bit (at bit 0) -> 0x80
+    MANT_TO_TOP = 9    # 32 - FP32_MANT_BITS: the mantissa's top bit to bit 31
+    TOP14_DOWN = 18    # 32 - 14: the top 14 mantissa bits down to bits 0..13 (SIG below the hidden bit 14)
+    ACC_EXP_SHIFT = 15  # the accumulator's EXP field starts at bit 15 (EXP * 2^15 + SIG)
 
 
 cdef struct QCfg:
@@ -221,164 +235,190 @@ BUNDLE_NOTES = dict(SHARED_NOTES, **QMX_NOTES)
 
 cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* src, Py_ssize_t src_stride,
                          Py_ssize_t ncols, uint8_t* dst, Py_ssize_t dst_stride, uint8_t* scale_row) noexcept nogil:
-    """8 rows x ncols elements (src: fp16/bf16 rows `src_stride` bytes apart) -> FP8 bytes in dst rows,
-    ncols / 4 scale bytes at scale_row."""
-    cdef Py_ssize_t c, off, doff, soff = 0
+    """ROWS rows x ncols elements (src: fp16/bf16 rows `src_stride` bytes apart) -> FP8 bytes in dst rows,
+    ncols / BLOCK_COLS scale bytes at scale_row; CHUNK_COLS columns per pass (a tail fewer)."""
+    cdef Py_ssize_t c = 0
     cdef int r, cols
     load_rodata(tr, rf, cfg.rodata, NCONST, 0, Q_HOLE, 1, vbALL)
     # Q_PR0: block 3's divide mask into v31, from a rodata row (seed @0x66a6's v31, its MAC's high half)
-    lv2nx8_i(tr, rf, Q_PR0, kM3, <const uint8_t*>cfg.rodata, 64 * kM3_ROW)
+    lv2nx8_i(tr, rf, Q_PR0, kM3, <const uint8_t*>cfg.rodata, ROW_BYTES * kM3_ROW)
     # Q_PR1: the pair weights (1, 2^15) of the accumulator set-up into pr2 (v4 is vM from here on) ; the row
     # load's predicate (0 < kSPREAD's bytes)
     extrprn_2x32(tr, rf, Q_PR1, prPAIR, kPAIRW, 0)
     ltu2nx8(tr, rf, Q_PR1, vbSPREAD, kZERO, kSPREAD)
-    c = 0
     while c < ncols:
-        cols = 16 if ncols - c > 16 else <int>(ncols - c)
-        # ---------------- pass 1: shared-exponent extract over the 8 x 4 blocks
-        # Q_ZERO: running max = 0
-        and2nx8(tr, rf, Q_ZERO, vM, kZERO, kZERO)
-        for r in range(8):
-            # Q_LOAD1: load 16 elements of row r (tail: fewer, zero-filled), spread into 32-bit lanes
-            off = r * src_stride + 2 * c
-            labvdcmprs2nx8_xp(tr, rf, Q_LOAD1, vR1, vbSPREAD, src, &off, 2 * cols)
-            # Q_UPCAST1: upcast to fp32 inside the op
-            upcast(tr, rf, Q_UPCAST1, cfg.bf16, vR1)
-            # Q_EXP1: biased exponent: (bits >> 23) (per-lane shift by a broadcast 23; seed @0x79ec, its registers)
-            srln_2x32(tr, rf, Q_EXP1, vE, vR1, k23)
-            # Q_FIELD1: & 0xFF
-            and2nx8(tr, rf, Q_FIELD1, vE, vE, kFF)
-            # Q_MAX1: MAX over the block's 8 partitions
-            bmaxn_2x32(tr, rf, Q_MAX1, vbF, vM, vM, vE)
-        # Q_RED0: ... and over its 4 elements: neighbour lane
-        seln_2x32(tr, rf, Q_RED0, vT0, vM, vM, kIDX_R1)
-        # Q_RED1:
-        bmaxn_2x32(tr, rf, Q_RED1, vbF, vM, vM, vT0)
-        # Q_RED2: again: lanes i..i+2
-        seln_2x32(tr, rf, Q_RED2, vT0, vM, vM, kIDX_R1)
-        # Q_RED3:
-        bmaxn_2x32(tr, rf, Q_RED3, vbF, vM, vM, vT0)
-        # Q_RED4: and again: lanes i..i+3 (the block's 4 elements at lane 4b)
-        seln_2x32(tr, rf, Q_RED4, vT0, vM, vM, kIDX_R1)
-        # Q_RED5:
-        bmaxn_2x32(tr, rf, Q_RED5, vbF, vM, vM, vT0)
-        # Q_BCAST: broadcast lane 4b over its block
-        seln_2x32(tr, rf, Q_BCAST, vM, vM, vM, kIDX_B4)
-        # Q_SCALE: scale = max - max_exp
-        subn_2x32(tr, rf, Q_SCALE, vSC, vM, kMAXEXP)
-        if cfg.ocp_nonfinite:
-            # Q_SCALE: nonfinite=ocp: blocks whose maximum is field 0xFF (a NaN or an Inf)
-            eqn_2x32(tr, rf, Q_SCALE, vbNB, vM, kFF)
-        # Q_BYTE: the stored byte, in cfg.byte_reg: vSC itself, or (underflow = unclamped-data / unwrapped-data)
-        # vT0, so that vSC keeps the true m - max_exp for the divide
-        if cfg.wrap:
-            # Q_BYTE: narrowed to uint8: wraps below 0 (the simulator's order)
-            and2nx8(tr, rf, Q_BYTE, cfg.byte_reg, vSC, kFF)
-        else:
-            # Q_BYTE: clamp at 0
-            bmaxn_2x32(tr, rf, Q_BYTE, vbF, cfg.byte_reg, vSC, kZERO)
-        if cfg.ocp_nonfinite:
-            # Q_NONFIN: NaN / Inf blocks store 0xFF (E8M0 NaN); their data is all NaN whatever the divisor
-            movn_2x32t(tr, rf, Q_NONFIN, cfg.byte_reg, kFF, vbNB)
-        # Q_SCB: scale bytes of the 4 blocks
-        sel2nx8(tr, rf, Q_SCB, vT0, kZERO, cfg.byte_reg, kIDX_SCB)
-        # Q_SSTORE: store them (E8M0)
-        soff = c // 4
-        sav2nx8_xp(tr, rf, Q_SSTORE, vT0, scale_row, &soff, cols // 4)
-        # Q_NEG: SCALE TO pr (docs/model.md §9.4): minus each block's exponent ... ; the lane mask
-        subn_2x32(tr, rf, Q_NEG, vT1, kZERO, vSC)
-        lv2nx8_i(tr, rf, Q_NEG, vT2, <const uint8_t*>cfg.rodata, 64 * kSPARSE_ROW)
-        # Q_SPARSE: ... as a 16-bit tap (zero-extended) in lane 4b + 1 of v14, every other lane 0
-        and2nx8(tr, rf, Q_SPARSE, vNS, vT1, vT2)
-        # Q_PRS: blocks 1 and 0 -> pr8, pr9 (dual-lane extract: the block's lane of v14 into the high word, tap 2,
-        # and lane 10 of v16, a zero lane, into the low word; block 1's is seed @0x22b5 with its registers)
-        dextrprn_2x32(tr, rf, Q_PRS, prSC1, vNS, kM2, 5, 10)
-        dextrprn_2x32(tr, rf, Q_PRS, prSC0, vNS, kM2, 1, 10)
-        # Q_PRS2: blocks 2 and 3 -> pr10, pr11
-        dextrprn_2x32(tr, rf, Q_PRS2, prSC2, vNS, kM2, 9, 10)
-        dextrprn_2x32(tr, rf, Q_PRS2, prSC3, vNS, kM2, 13, 10)
-        # ---------------- pass 2: divide, clip, round, pack -- row by row
-        for r in range(8):
-            # Q_LOAD2: reload the row, spread into 32-bit lanes
-            off = r * src_stride + 2 * c
-            labvdcmprs2nx8_xp(tr, rf, Q_LOAD2, vX, vbSPREAD, src, &off, 2 * cols)
-            # Q_UPCAST2: upcast
-            upcast(tr, rf, Q_UPCAST2, cfg.bf16, vX)
-            # Q_SIGN: sign bit ; NaN GATE (unordered compare with itself) ; DIVIDE by 2^(scale-127) through the MAC
-            # (docs/model.md §9.4), block 1: the row's accumulator starts as (2^15 in block 1's lanes) x pr8's tap 2
-            # = minus its scale exponent (the overwrite form, with the registers of seed @0x66a6: wv0,v31,v7,pr8;
-            # v7 the mask, the window's low half)
-            srlin_2x32(tr, rf, Q_SIGN, vT0, vX, 31)
-            ultn_2xf32t(tr, rf, Q_SIGN, vbN, vX, vX, vbALL)
-            mulus4tn16xr16(tr, rf, Q_SIGN, wvACC, kM3, kM1, prSC1)
-            # Q_ABS: drop the sign ; exponent field (per-lane shift by the broadcast 23, as in pass 1) ; block 0
-            # (pr9) accumulates
-            sllin_2x32(tr, rf, Q_ABS, vT1, vX, 1)
-            srln_2x32(tr, rf, Q_ABS, vT2, vX, k23)
-            mulus4tan16xr16(tr, rf, Q_ABS, wvACC, kZERO, kM0, prSC0)
-            # Q_FIELD2: sign byte (0x80) ; |x| bits ; block 2 (pr10)
-            sllin_2x32(tr, rf, Q_FIELD2, vT0, vT0, 7)
-            srlin_2x32(tr, rf, Q_FIELD2, vT1, vT1, 1)
-            mulus4tan16xr16(tr, rf, Q_FIELD2, wvACC, kZERO, kM2, prSC2)
-            # Q_NORM: exponent field ; subnormal significand normalised by int -> fp32 ; block 3 (pr11)
-            and2nx8(tr, rf, Q_NORM, vT2, vT2, kFF)
-            floatn_2x32(tr, rf, Q_NORM, vT3, vT1, 0)
-            mulus4tan16xr16(tr, rf, Q_NORM, wvACC, kZERO, kM3, prSC3)
-            # Q_CLASS: field 0 (zero / subnormal), field 0xFF (Inf / NaN)
-            eqn_2x32(tr, rf, Q_CLASS, vbS, vT2, kZERO)
-            eqn_2x32(tr, rf, Q_CLASS, vbI, vT2, kFF)
-            # Q_TAKE: subnormals: take the normalised value
-            movn_2x32t(tr, rf, Q_TAKE, vT1, vT3, vbS)
-            if cfg.ocp_nonfinite:
-                # Q_TAKE: nonfinite=ocp: the lanes of a NaN / Inf block lose their sign (positive NaN)
-                movn_2x32t(tr, rf, Q_TAKE, vT0, kZERO, vbNB)
-            # Q_SPLIT: exponent field of the normalised value (bf16 subnormals) ; top 14 mantissa bits (fp16 has 10,
-            # bf16 7: exact)
-            srlin_2x32(tr, rf, Q_SPLIT, vT2, vT1, 23)
-            sllin_2x32(tr, rf, Q_SPLIT, vT3, vT1, 9)
-            # Q_MANT: zero test ; mantissa to bits 0..13
-            eqn_2x32(tr, rf, Q_MANT, vbZ, vT1, kZERO)
-            srlin_2x32(tr, rf, Q_MANT, vT3, vT3, 18)
-            # Q_DIV: the hidden bit (bit 14) (the divide by 2^(scale-127) is the MAC's, Q_MAC0..Q_MAC3)
-            or2nx8(tr, rf, Q_DIV, vT3, vT3, kHID)
-            # Q_SUB149: subnormal inputs are mant * 2^-149: 149 more
-            subn_2x32(tr, rf, Q_SUB149, vM, vT2, k149)
-            # Q_SUBN:
-            movn_2x32t(tr, rf, Q_SUBN, vT2, vM, vbS)
-            # Q_INF: ±Inf: an exponent that saturates (the clip to ±max_val) ; clear the NaN-mask register
-            movn_2x32t(tr, rf, Q_INF, vT2, kBIG, vbI)
-            and2nx8(tr, rf, Q_INF, vM, kZERO, kZERO)
-            # Q_ZEROS: ±0: the far-below exponent
-            movn_2x32t(tr, rf, Q_ZEROS, vT2, kZEXP, vbZ)
-            if cfg.ocp_nonfinite:
-                # Q_ZEROS: nonfinite=ocp: every lane of a NaN / Inf block -> NaN
-                movn_2x32t(tr, rf, Q_ZEROS, vM, kFF, vbNB)
-            # Q_NAN: NaN lanes -> non-zero
-            movn_2x32t(tr, rf, Q_NAN, vM, kFF, vbN)
-            # Q_HALF16A: low halves into 16-bit lanes: significand, exponent ...
-            selnx16(tr, rf, Q_HALF16A, vSIG, vT3, vT3, kIDX_EVEN16)
-            selnx16(tr, rf, Q_HALF16A, vEXP, vT2, vT2, kIDX_EVEN16)
-            # Q_HALF16B: ... sign, NaN mask
-            selnx16(tr, rf, Q_HALF16B, vSGN, vT0, vT0, kIDX_EVEN16)
-            selnx16(tr, rf, Q_HALF16B, vM, vM, vM, kIDX_EVEN16)
-            # Q_ACC: + EXP * 2^15 + SIG (paired MAC: EXP on pr2's high field 2^15, SIG on its low 1; unsigned lanes:
-            # a negative EXP adds 2^31 more, which the 16-bit extract drops) ; NaN predicate in 16-bit lanes
-            muluupan16xr16(tr, rf, Q_ACC, wvACC, vEXP, vSIG, prPAIR)
-            neqnx16(tr, rf, Q_ACC, vbN16, vM, kZERO)
-            # Q_EXT: accumulator extract: EXP - scale
-            packvrnrnx48(tr, rf, Q_EXT, vEXP, wvACC, 15)
-            # Q_NARROW: round to FP8 (RNE), saturate, sign
-            narrow_fp8(tr, rf, Q_NARROW, cfg.m_bits, vT1, kSAT)
-            # Q_NANC: NaN with its sign
-            or2nx8(tr, rf, Q_NANC, vM, kNANC, vSGN)
-            # Q_NANSET:
-            movnx16t(tr, rf, Q_NANSET, vT1, vM, vbN16)
-            # Q_PACK: PACK: the low byte of each 16-bit lane, 4 FP8 per u32 word
-            sel2nx8i(tr, rf, Q_PACK, vX, vT1, vT1, 0)
-            # Q_STORE: store the row's FP8 bytes
-            doff = r * dst_stride + c
-            sav2nx8_xp(tr, rf, Q_STORE, vX, dst, &doff, cols)
+        cols = CHUNK_COLS if ncols - c > CHUNK_COLS else <int>(ncols - c)
+        shared_exponent(tr, rf, cfg, src, src_stride, c, cols, scale_row)
+        scale_to_pr(tr, rf, cfg)
+        # pass 2: divide, clip, round, pack -- row by row
+        for r in range(ROWS):
+            divide_row(tr, rf, cfg, src, r * src_stride + ELEM_BYTES * c, cols)
+            narrow_row(tr, rf, cfg, dst, r * dst_stride + c, cols)
         c += cols
+
+
+cdef inline void shared_exponent(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* src, Py_ssize_t src_stride,
+                                 Py_ssize_t c, int cols, uint8_t* scale_row) noexcept nogil:
+    """Pass 1 over columns c .. c + cols of the ROWS rows: each block's largest exponent field -> vSC (per lane,
+    its block's m - max_exp) and the stored E8M0 bytes (cols / BLOCK_COLS of them at scale_row[c / BLOCK_COLS])."""
+    cdef Py_ssize_t off, soff
+    cdef int r
+    # Q_ZERO: running max = 0
+    and2nx8(tr, rf, Q_ZERO, vM, kZERO, kZERO)
+    for r in range(ROWS):
+        # Q_LOAD1: load `cols` elements of row r (tail: fewer, zero-filled), spread into 32-bit lanes
+        off = r * src_stride + ELEM_BYTES * c
+        labvdcmprs2nx8_xp(tr, rf, Q_LOAD1, vR1, vbSPREAD, src, &off, ELEM_BYTES * cols)
+        # Q_UPCAST1: upcast to fp32 inside the op
+        upcast(tr, rf, Q_UPCAST1, cfg.bf16, vR1)
+        # Q_EXP1: biased exponent: (bits >> 23) (per-lane shift by a broadcast 23; seed @0x79ec, its registers)
+        srln_2x32(tr, rf, Q_EXP1, vE, vR1, k23)
+        # Q_FIELD1: & 0xFF
+        and2nx8(tr, rf, Q_FIELD1, vE, vE, kFF)
+        # Q_MAX1: MAX over the block's ROWS partitions
+        bmaxn_2x32(tr, rf, Q_MAX1, vbF, vM, vM, vE)
+    # Q_RED0: ... and over its BLOCK_COLS elements: neighbour lane
+    seln_2x32(tr, rf, Q_RED0, vT0, vM, vM, kIDX_R1)
+    # Q_RED1:
+    bmaxn_2x32(tr, rf, Q_RED1, vbF, vM, vM, vT0)
+    # Q_RED2: again: lanes i..i+2
+    seln_2x32(tr, rf, Q_RED2, vT0, vM, vM, kIDX_R1)
+    # Q_RED3:
+    bmaxn_2x32(tr, rf, Q_RED3, vbF, vM, vM, vT0)
+    # Q_RED4: and again: lanes i..i+3 (the block's elements at lane BLOCK_COLS * b)
+    seln_2x32(tr, rf, Q_RED4, vT0, vM, vM, kIDX_R1)
+    # Q_RED5:
+    bmaxn_2x32(tr, rf, Q_RED5, vbF, vM, vM, vT0)
+    # Q_BCAST: broadcast lane BLOCK_COLS * b over its block
+    seln_2x32(tr, rf, Q_BCAST, vM, vM, vM, kIDX_B4)
+    # Q_SCALE: scale = max - max_exp
+    subn_2x32(tr, rf, Q_SCALE, vSC, vM, kMAXEXP)
+    if cfg.ocp_nonfinite:
+        # Q_SCALE: nonfinite=ocp: blocks whose maximum is field 0xFF (a NaN or an Inf)
+        eqn_2x32(tr, rf, Q_SCALE, vbNB, vM, kFF)
+    # Q_BYTE: the stored byte, in cfg.byte_reg: vSC itself, or (underflow = unclamped-data / unwrapped-data) vT0,
+    # so that vSC keeps the true m - max_exp for the divide
+    if cfg.wrap:
+        # Q_BYTE: narrowed to uint8: wraps below 0 (the simulator's order)
+        and2nx8(tr, rf, Q_BYTE, cfg.byte_reg, vSC, kFF)
+    else:
+        # Q_BYTE: clamp at 0
+        bmaxn_2x32(tr, rf, Q_BYTE, vbF, cfg.byte_reg, vSC, kZERO)
+    if cfg.ocp_nonfinite:
+        # Q_NONFIN: NaN / Inf blocks store 0xFF (E8M0 NaN); their data is all NaN whatever the divisor
+        movn_2x32t(tr, rf, Q_NONFIN, cfg.byte_reg, kFF, vbNB)
+    # Q_SCB: scale bytes of the blocks
+    sel2nx8(tr, rf, Q_SCB, vT0, kZERO, cfg.byte_reg, kIDX_SCB)
+    # Q_SSTORE: store them (E8M0)
+    soff = c // BLOCK_COLS
+    sav2nx8_xp(tr, rf, Q_SSTORE, vT0, scale_row, &soff, cols // BLOCK_COLS)
+
+
+cdef inline void scale_to_pr(TR tr, regfile_t* rf, const QCfg* cfg) noexcept nogil:
+    """SCALE TO pr (docs/model.md §9.4): minus block b's exponent (from vSC) -> the high word of its pr (pr8 block
+    1, pr9 block 0, pr10 block 2, pr11 block 3), the divide MACs' tap 2; the low words (taps 0, 1) are 0."""
+    # Q_NEG: minus each block's exponent ... ; the lane mask
+    subn_2x32(tr, rf, Q_NEG, vT1, kZERO, vSC)
+    lv2nx8_i(tr, rf, Q_NEG, vT2, <const uint8_t*>cfg.rodata, ROW_BYTES * kSPARSE_ROW)
+    # Q_SPARSE: ... as a 16-bit tap (zero-extended) in lane BLOCK_COLS * b + NS_LANE of v14, every other lane 0
+    and2nx8(tr, rf, Q_SPARSE, vNS, vT1, vT2)
+    # Q_PRS: blocks 1 and 0 -> pr8, pr9 (dual-lane extract: the block's lane of v14 into the high word, tap 2,
+    # and lane ZERO_LANE of v16, a zero lane, into the low word; block 1's is seed @0x22b5 with its registers)
+    dextrprn_2x32(tr, rf, Q_PRS, prSC1, vNS, kM2, BLOCK_COLS * 1 + NS_LANE, ZERO_LANE)
+    dextrprn_2x32(tr, rf, Q_PRS, prSC0, vNS, kM2, BLOCK_COLS * 0 + NS_LANE, ZERO_LANE)
+    # Q_PRS2: blocks 2 and 3 -> pr10, pr11
+    dextrprn_2x32(tr, rf, Q_PRS2, prSC2, vNS, kM2, BLOCK_COLS * 2 + NS_LANE, ZERO_LANE)
+    dextrprn_2x32(tr, rf, Q_PRS2, prSC3, vNS, kM2, BLOCK_COLS * 3 + NS_LANE, ZERO_LANE)
+
+
+cdef inline void divide_row(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* src, Py_ssize_t off,
+                            int cols) noexcept nogil:
+    """Pass 2, one row (`cols` elements from src + off): sign / exponent / significand fields of the fp32 values,
+    the four blocks' divide MACs into wvACC, the lane classes (zero, subnormal, Inf, NaN) and the exponents they
+    force, up to Q_NAN."""
+    # Q_LOAD2: reload the row, spread into 32-bit lanes
+    labvdcmprs2nx8_xp(tr, rf, Q_LOAD2, vX, vbSPREAD, src, &off, ELEM_BYTES * cols)
+    # Q_UPCAST2: upcast
+    upcast(tr, rf, Q_UPCAST2, cfg.bf16, vX)
+    # Q_SIGN: sign bit ; NaN GATE (unordered compare with itself) ; DIVIDE by 2^(scale-127) through the MAC
+    # (docs/model.md §9.4), block 1: the row's accumulator starts as (2^15 in block 1's lanes) x pr8's tap 2 =
+    # minus its scale exponent (the overwrite form, with the registers of seed @0x66a6: wv0,v31,v7,pr8; v7 the
+    # mask, the window's low half)
+    srlin_2x32(tr, rf, Q_SIGN, vT0, vX, FP32_SIGN_BIT)
+    ultn_2xf32t(tr, rf, Q_SIGN, vbN, vX, vX, vbALL)
+    mulus4tn16xr16(tr, rf, Q_SIGN, wvACC, kM3, kM1, prSC1)
+    # Q_ABS: drop the sign ; exponent field (per-lane shift by the broadcast 23, as in pass 1) ; block 0 (pr9)
+    # accumulates
+    sllin_2x32(tr, rf, Q_ABS, vT1, vX, 1)
+    srln_2x32(tr, rf, Q_ABS, vT2, vX, k23)
+    mulus4tan16xr16(tr, rf, Q_ABS, wvACC, kZERO, kM0, prSC0)
+    # Q_FIELD2: sign byte (0x80) ; |x| bits ; block 2 (pr10)
+    sllin_2x32(tr, rf, Q_FIELD2, vT0, vT0, SIGN_TO_BYTE)
+    srlin_2x32(tr, rf, Q_FIELD2, vT1, vT1, 1)
+    mulus4tan16xr16(tr, rf, Q_FIELD2, wvACC, kZERO, kM2, prSC2)
+    # Q_NORM: exponent field ; subnormal significand normalised by int -> fp32 ; block 3 (pr11)
+    and2nx8(tr, rf, Q_NORM, vT2, vT2, kFF)
+    floatn_2x32(tr, rf, Q_NORM, vT3, vT1, 0)
+    mulus4tan16xr16(tr, rf, Q_NORM, wvACC, kZERO, kM3, prSC3)
+    # Q_CLASS: field 0 (zero / subnormal), field 0xFF (Inf / NaN)
+    eqn_2x32(tr, rf, Q_CLASS, vbS, vT2, kZERO)
+    eqn_2x32(tr, rf, Q_CLASS, vbI, vT2, kFF)
+    # Q_TAKE: subnormals: take the normalised value
+    movn_2x32t(tr, rf, Q_TAKE, vT1, vT3, vbS)
+    if cfg.ocp_nonfinite:
+        # Q_TAKE: nonfinite=ocp: the lanes of a NaN / Inf block lose their sign (positive NaN)
+        movn_2x32t(tr, rf, Q_TAKE, vT0, kZERO, vbNB)
+    # Q_SPLIT: exponent field of the normalised value (bf16 subnormals) ; top 14 mantissa bits (fp16 has 10, bf16
+    # 7: exact)
+    srlin_2x32(tr, rf, Q_SPLIT, vT2, vT1, FP32_MANT_BITS)
+    sllin_2x32(tr, rf, Q_SPLIT, vT3, vT1, MANT_TO_TOP)
+    # Q_MANT: zero test ; mantissa to bits 0..13
+    eqn_2x32(tr, rf, Q_MANT, vbZ, vT1, kZERO)
+    srlin_2x32(tr, rf, Q_MANT, vT3, vT3, TOP14_DOWN)
+    # Q_DIV: the hidden bit (bit 14) (the divide by 2^(scale - 127) is the MACs' of Q_SIGN .. Q_NORM)
+    or2nx8(tr, rf, Q_DIV, vT3, vT3, kHID)
+    # Q_SUB149: subnormal inputs are mant * 2^-149: 149 more
+    subn_2x32(tr, rf, Q_SUB149, vM, vT2, k149)
+    # Q_SUBN:
+    movn_2x32t(tr, rf, Q_SUBN, vT2, vM, vbS)
+    # Q_INF: ±Inf: an exponent that saturates (the clip to ±max_val) ; clear the NaN-mask register
+    movn_2x32t(tr, rf, Q_INF, vT2, kBIG, vbI)
+    and2nx8(tr, rf, Q_INF, vM, kZERO, kZERO)
+    # Q_ZEROS: ±0: the far-below exponent
+    movn_2x32t(tr, rf, Q_ZEROS, vT2, kZEXP, vbZ)
+    if cfg.ocp_nonfinite:
+        # Q_ZEROS: nonfinite=ocp: every lane of a NaN / Inf block -> NaN
+        movn_2x32t(tr, rf, Q_ZEROS, vM, kFF, vbNB)
+    # Q_NAN: NaN lanes -> non-zero
+    movn_2x32t(tr, rf, Q_NAN, vM, kFF, vbN)
+
+
+cdef inline void narrow_row(TR tr, regfile_t* rf, const QCfg* cfg, uint8_t* dst, Py_ssize_t doff,
+                            int cols) noexcept nogil:
+    """Pass 2, one row, from Q_HALF16A: the fields into 16-bit lanes, the accumulator (EXP * 2^15 + SIG - scale)
+    extracted, narrow_fp8, NaN lanes set, packed 4 FP8 per u32 word and stored (`cols` bytes at dst + doff)."""
+    # Q_HALF16A: low halves into 16-bit lanes: significand, exponent ...
+    selnx16(tr, rf, Q_HALF16A, vSIG, vT3, vT3, kIDX_EVEN16)
+    selnx16(tr, rf, Q_HALF16A, vEXP, vT2, vT2, kIDX_EVEN16)
+    # Q_HALF16B: ... sign, NaN mask
+    selnx16(tr, rf, Q_HALF16B, vSGN, vT0, vT0, kIDX_EVEN16)
+    selnx16(tr, rf, Q_HALF16B, vM, vM, vM, kIDX_EVEN16)
+    # Q_ACC: + EXP * 2^15 + SIG (paired MAC: EXP on pr2's high field 2^15, SIG on its low 1; unsigned lanes: a
+    # negative EXP adds 2^31 more, which the 16-bit extract drops) ; NaN predicate in 16-bit lanes
+    muluupan16xr16(tr, rf, Q_ACC, wvACC, vEXP, vSIG, prPAIR)
+    neqnx16(tr, rf, Q_ACC, vbN16, vM, kZERO)
+    # Q_EXT: accumulator extract: EXP - scale
+    packvrnrnx48(tr, rf, Q_EXT, vEXP, wvACC, ACC_EXP_SHIFT)
+    # Q_NARROW: round to FP8 (RNE), saturate, sign
+    narrow_fp8(tr, rf, Q_NARROW, cfg.m_bits, vT1, kSAT)
+    # Q_NANC: NaN with its sign
+    or2nx8(tr, rf, Q_NANC, vM, kNANC, vSGN)
+    # Q_NANSET:
+    movnx16t(tr, rf, Q_NANSET, vT1, vM, vbN16)
+    # Q_PACK: PACK: the low byte of each 16-bit lane, 4 FP8 per u32 word
+    sel2nx8i(tr, rf, Q_PACK, vX, vT1, vT1, PACK_LOW_BYTES)
+    # Q_STORE: store the row's FP8 bytes
+    sav2nx8_xp(tr, rf, Q_STORE, vX, dst, &doff, cols)
 
 
 cdef inline void upcast(TR tr, regfile_t* rf, int b, int bf16, int x) noexcept nogil:

@@ -1,16 +1,13 @@
 # Shared by the TensorDequantize and QuantizeMX kernels: the register/constant slots of the FP8
 # narrowing sequence, the rodata loader, and narrow_fp8 itself (one copy, used by all four kernels).
-# Included after kernel_ops.pxi.
+# Included after kernel_ops.pxi and kernel_ops_gen.pxi (kernel_cimports.pxi).
 
 cdef enum:
+    # the constants narrow_fp8 and both kernels read (v0..v3, v8); v4..v7 are each kernel's own
     kZERO = 0      # 0
     kONE = 1       # 1 (16-bit lanes)
     kA = 2         # 1 - BIAS(out)        narrow: subnormal shift / exponent field
     kSH0 = 3       # 14 - M(out)          narrow: significand right shift for a normal result
-    kCLAMP = 4     # free: narrow_fp8 needs no shift clamp (docs/model.md §9) -- QuantizeMX: pair weights, then scratch
-    kMAX = 5       # largest finite FP8 code (0x7B E5M2, 0x7E E4M3); QuantizeMX keeps it elsewhere (narrow_fp8's kmax)
-    # slot 6 is kernel-specific
-    k4000 = 7      # hidden bit of SIG (bit 14)
     kZEXP = 8      # EXP of zero (-16384)
     vSIG = 23      # significand, leading one at bit 14 (16-bit lanes)
     vEXP = 24      # unbiased exponent of bit 14
@@ -22,6 +19,11 @@ cdef enum:
     vbALL = 0      # all-true predicate
     vbF = 1        # scratch flag output of bmin / bmax
     vbG = 2        # second scratch flag
+    # sel2nx8i immediates (q7emu's numbering, docs/model.md §8 item 20): PACK_LOW_BYTES, the even bytes of the pool
+    # lo || hi (each 16-bit lane's low byte, lo's lanes first); PACK_HIGH_BYTES, the odd bytes interleaved
+    # (vt[2k] = lo[2k+1], vt[2k+1] = hi[2k+1]: the high bytes of lo's and hi's lanes, alternately)
+    PACK_LOW_BYTES = 0
+    PACK_HIGH_BYTES = 53
 
 
 # ---------------------------------------------------------------------------- shared bundle labels
@@ -30,6 +32,7 @@ cdef enum:
 # start at ENTRY_B; a shared sequence that starts at bundle b takes b .. b + its *_LEN - 1.
 cdef enum:
     MAX_CONST = 24                        # constant vectors a kernel may load
+    ROW_BYTES = 64                        # one rodata row: one vector register's bytes
     NARROW_LEN = 12                       # narrow_fp8
     NO_HOLE = 32                          # load_rodata: no register skipped
 
@@ -54,14 +57,15 @@ cdef inline void load_rodata(TR tr, regfile_t* rf, const vec_t* rodata, int ncon
     # RODATA_B: constant vectors from rodata, two loads per bundle
     cdef int c
     for c in range(nconst):
-        lv2nx8_i(tr, rf, RODATA_B + c // 2, first + c + hole_len * (first + c >= hole), <const uint8_t*>rodata, 64 * c)
+        lv2nx8_i(tr, rf, RODATA_B + c // 2, first + c + hole_len * (first + c >= hole), <const uint8_t*>rodata,
+                 ROW_BYTES * c)
     # RODATA_VB: the all-true predicate = (v0 == v0)
     eqnx16(tr, rf, RODATA_VB, all_true, kZERO, kZERO)
 
 
 cdef inline void narrow_fp8(TR tr, regfile_t* rf, int b, int m_bits, int out, int kmax) noexcept nogil:
     """(vSIG, vEXP, vSGN) -> FP8 code | sign in 16-bit lanes of `out`: RNE, saturating at the code in register
-    `kmax` (the kernel's kMAX slot).
+    `kmax` (the largest finite code of the output format: the dequant kernels' kMAX, QuantizeMX's kSAT).
     vSIG holds the significand with its leading one at bit 14 (value = SIG * 2^(EXP - 14)).
     Rounding is q = (SIG + 2^(sh-1) - 1 + lsb) >> sh, lsb = bit sh of SIG: round to nearest, ties
     to even; SIG < 2^15 keeps every sum inside 16 bits (a shift sh >= 16 gives q = 0). Clobbers vT0..vT3."""
