@@ -140,7 +140,10 @@ def test_firmware_provenance_in_listings():
     assert bynm["labvdcmprs2nx8_xp"].kind == "firmware" and "0x01004dfc" in bynm["labvdcmprs2nx8_xp"].label
     assert bynm["dselnx16t"].kind == "firmware" and bynm["sllinx16"].kind == "q7emu"
     nf = build("proc_4bit_non_mx", "nf4")
-    assert {o.mnemonic: o.provenance for o in nf.ops("pass")}["sel2nx8i_s4"].kind == "q7emu"   # MX list only
+    bynf = {o.mnemonic: o.provenance for o in nf.ops("pass")}
+    # NF4 group 0 is the non-MX block's table lookup (docs/model.md §9.10): its load and dselnx16t, no MX unpack
+    assert "sel2nx8i_s4" not in bynf and bynf["dselnx16t"].kind == "firmware"
+    assert bynf["labvdcmprs2nx8_xp"].kind == "firmware" and len(nf.passes) == 6
 
 
 def test_the_seed_registers_read_like_the_disassembly():

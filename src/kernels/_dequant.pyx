@@ -47,15 +47,30 @@ cdef enum:
     kF1 = 10
     kF2 = 11
     # working registers (v23..v29 are kernel_fp8.pxi's)
-    vIN = 20       # NF4 group 0: the loaded pass
-    vCODE = 21     # the codes of a half (16-bit lanes); MX: then the second half's FP8 codes (seed @0x010052ee v21)
-    vOLO = 30      # the first half's FP8 codes
-    vOHI = 31      # NF4 group 0: the second half's
+    vCODE = 21     # the codes of a half (16-bit lanes; NF4 group 0: the 16 codes of its table); MX: then the
+    #                second half's FP8 codes (seed @0x010052ee v21)
+    vOLO = 30      # MX: the first half's FP8 codes
     # pr registers
     prSCALE = 1    # the group's scale byte (seed @0x010051a9: ivp_mulus4tan16xr16 wv2, ..., pr1)
     prPAIR = 2     # the pair weights (1, 2^15) of the accumulator set-up
     # wvec
     wvACC = 2      # the exponent accumulator (seed: wv2)
+
+# proc_4bit_non_mx NF4 (the table path): constants v0..v12 (kZERO .., the codebook kF0..kF2, the spread constant);
+# rodata row N4_ROW_CODES (the codes) goes straight into vCODE at the entry
+cdef enum:
+    n4SPREAD = 12      # 0x000F in every 16-bit lane: its non-zero bytes are the lanes the expanding load fills
+    N4_NCONST = 13
+    N4_ROW_CODES = 13  # 16-bit lane c: c & 15 (the table's 32 lanes repeat the 16 codes)
+    n4TABLE = 14       # 16-bit lane c: the E4M3 byte of code c & 15 in the high byte
+    n4LD = 15          # the loaded pass: byte j in the low byte of 16-bit lane j
+    n4T = 16           # the spread shifted
+    n4SEL = 17         # the lookup's selector: the even code in the low byte of each 16-bit lane, the odd in the high
+    n4XO = 18          # the odd codes' E4M3 bytes (the lookup's first output), in the high bytes
+    n4XE = 19          # the even codes'
+    n4PK = 20          # the packed FP8 bytes
+    n4J = 22           # high-first: the spread << 8
+    vbN4SPREAD = 12    # the expanding load's predicate
 
 cdef enum:
     NIBBLE_PASS_BYTES = 32   # source bytes of one pass of a 4-bit group-0 path (64 codes)
@@ -190,23 +205,38 @@ cdef struct KCfg:
 cdef enum:
     NF4_LEN = 4                         # decode_nf4
     DECODE_MX_LEN = NF4_LEN             # decode_mx: the codebook lookup of every MX format
+    # the first bundle of the group-0 paths' main loops: after their longest entry (NF4's table), numbered as
+    # before the NF4 table path (the re-bias listings keep their bundle numbers)
+    LOOP_B = ENTRY_B + 20
 
-# proc_4bit_non_mx NF4 (one pass: 32 source bytes)
+# proc_4bit_non_mx NF4 (one pass: 32 source bytes): a 16-entry table lookup (docs/model.md §9.10). The entry builds
+# the table, code -> its E4M3 byte, with the rounding path's own primitives on the 16 codes; a pass is the non-MX
+# block's load + spread, unpack and dselnx16t, then a pack of the looked-up bytes.
 cpdef enum NF4Bundle:
-    G0_LOAD = ENTRY_B
-    G0_UNPACK
-    G0_DECODE                           # the codebook lookup (NF4_LEN bundles)
-    G0_NARROW = G0_DECODE + NF4_LEN     # the rounding narrow (NARROW_LEN bundles)
-    G0_PACK = G0_NARROW + NARROW_LEN
-    G0_STORE
+    N4_ENTRY = ENTRY_B                  # the spread predicate ; the codes 0..15 into vCODE
+    N4_DECODE                           # decode_nf4 of the 16 codes (NF4_LEN bundles)
+    N4_NARROW = N4_DECODE + NF4_LEN     # their rounding narrow (NARROW_LEN bundles)
+    N4_TABLE = N4_NARROW + NARROW_LEN   # the table: each code's E4M3 byte in the high byte of its lane
+    N4_LOAD = LOOP_B
+    N4_SEL0
+    N4_SEL1
+    N4_LOOKUP
+    N4_PACK
+    N4_STORE
 
 NF4_NOTES = {
-    "G0_LOAD": "NF4: load one pass of packed bytes (a tail is shorter: zero-filled)",
-    "G0_UNPACK": "4-bit UNPACK: 16 bytes -> 32 codes (the nibble order in the immediate)",
-    "G0_DECODE": "decode_nf4: the 16-entry codebook lookup (soft-float SIG, EXP, SGN of each code)",
-    "G0_NARROW": "narrow_fp8: round to E4M3 (RNE, saturating), sign",
-    "G0_PACK": "pack the low bytes of the 16-bit lanes of both halves: 64 FP8 in element order",
-    "G0_STORE": "store the pass's 64 FP8 bytes (2 per source byte)",
+    "N4_ENTRY": "the expanding load's predicate (the spread constant's non-zero bytes) ; the codes c & 15 of lane c "
+                "into vCODE",
+    "N4_DECODE": "decode_nf4: the codebook's soft-float SIG, EXP, SGN of each of the 16 codes",
+    "N4_NARROW": "narrow_fp8: each code's value rounded to E4M3 (RNE, saturating), sign",
+    "N4_TABLE": "the code -> E4M3 table: the byte into the high byte of each 16-bit lane",
+    "N4_LOAD": "LOAD + SPREAD one pass: byte j into the low byte of 16-bit lane j (a tail is shorter: zero-filled)",
+    "N4_SEL0": "UNPACK: the spread shifted (low-first: << 4; high-first: >> 4, and << 8)",
+    "N4_SEL1": "UNPACK: the lookup's selector: the even code in each 16-bit lane's low byte, the odd code in its high "
+               "byte",
+    "N4_LOOKUP": "the 16-entry TABLE LOOKUP of the odd and even codes (the table repeats every 16 entries)",
+    "N4_PACK": "pack the looked-up bytes, even and odd codes interleaved: 64 FP8 in element order",
+    "N4_STORE": "store the pass's 64 FP8 bytes (2 per source byte)",
 }
 
 # The re-bias MAC path: proc_4bit_non_mx E2M1 / INT4 (one pass: 32 source bytes) and proc_6bit_non_mx (48).
@@ -219,7 +249,7 @@ cpdef enum RebiasBundle:
     RB_PR3                              # pr3 = the seed MAC's weights (FP6: and pr5)
     RB_PRED                             # FP6: the even-byte and even-lane predicates
     RB_FIRST                            # the first pass's load
-    RB_SEL0 = G0_STORE + 1
+    RB_SEL0 = LOOP_B
     RB_SEL1
     RB_SEL2
     RB_SEL3
@@ -378,15 +408,19 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
     code's value with the sign bit set (fp16; FP6: the E4M3 byte in the high byte), an fp16 compare finds the
     zero codes, negnxf16t gives the positive codes their sign, and the FP8 byte is the high byte (sel2nx8i
     PACK_HIGH_BYTES). A pass's load issues in the pass before and its odd codes' gate, sign, pack and store in
-    the pass after (software pipelining; seeds @0x01004dfc, @0x01004fc8). NF4 (its values need rounding) decodes
-    through its codebook and the rounding narrow (nf4_pass)."""
+    the pass after (software pipelining; seeds @0x01004dfc, @0x01004fc8). NF4, a pure function of its code, is a
+    16-entry table lookup (docs/model.md §9.10): the entry computes the table (nf4_table), a pass looks its codes up
+    (nf4_pass)."""
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
     cdef int n, nxt, prev = 0
     cdef int chunk = FP6_PASS_BYTES if cfg.fp6 else NIBBLE_PASS_BYTES
-    load_rodata(tr, rf, cfg.rodata, cfg.nconst, cfg.const_reg, NO_HOLE, 0, vbALL)
+    # the constants (NF4: not the codes' row, which the entry loads into vCODE)
+    load_rodata(tr, rf, cfg.rodata, cfg.nconst if cfg.rebias else N4_NCONST, cfg.const_reg, NO_HOLE, 0, vbALL)
     if cfg.rebias:
         n = chunk if left > chunk else <int>left
         rebias_entry(tr, rf, cfg, src, &soff, n)
+    else:
+        nf4_table(tr, rf, cfg)
     while left > 0:
         n = chunk if left > chunk else <int>left
         if cfg.rebias:
@@ -525,24 +559,43 @@ cdef inline void rebias_exit(TR tr, regfile_t* rf, uint8_t* dst, Py_ssize_t* dof
     sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, doff, prev)
 
 
+cdef inline void nf4_table(TR tr, regfile_t* rf, const KCfg* cfg) noexcept nogil:
+    """The NF4 table path's entry: the expanding load's predicate, and the code -> E4M3 table in n4TABLE, computed
+    by the rounding path's primitives (decode_nf4, narrow_fp8) on the codes 0..15."""
+    # N4_ENTRY: the predicate: the non-zero bytes of the spread constant ; the codes into vCODE
+    ltu2nx8(tr, rf, N4_ENTRY, vbN4SPREAD, kZERO, n4SPREAD)
+    lv2nx8_i(tr, rf, N4_ENTRY, vCODE, <const uint8_t*>cfg.rodata, ROW_BYTES * N4_ROW_CODES)
+    # N4_DECODE: the codebook lookup (soft-float SIG, EXP, SGN of each code)
+    decode_nf4(tr, rf, N4_DECODE, 1)
+    # N4_NARROW: each value rounded to E4M3 (RNE, saturating), sign
+    narrow_fp8(tr, rf, N4_NARROW, cfg.m_bits, n4TABLE, kMAX)
+    # N4_TABLE: the byte into the high byte of the lane (where the pack takes it from)
+    sllinx16(tr, rf, N4_TABLE, n4TABLE, n4TABLE, 8)
+
+
 cdef inline void nf4_pass(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t* soff, int n,
                           uint8_t* dst, Py_ssize_t* doff) noexcept nogil:
-    """One NF4 pass: n packed bytes (NIBBLE_PASS_BYTES, a tail fewer) -> 2n FP8 bytes through the codebook and the
-    rounding narrow, a half (16 bytes, 32 codes) at a time."""
-    cdef int h
-    # G0_LOAD: NF4: load one pass of packed bytes (a tail is shorter: zero-filled)
-    lav2nx8_xp(tr, rf, G0_LOAD, vIN, src, soff, n)
-    for h in range(2):
-        # G0_UNPACK: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order in the imm's bit 3, the half in bit 0)
-        sel2nx8i_s4(tr, rf, G0_UNPACK, vCODE, vIN, vIN, cfg.s4_imm | h)
-        # G0_DECODE: NF4 codebook lookup (values need rounding)
-        decode_nf4(tr, rf, G0_DECODE, 1)
-        # G0_NARROW: round to E4M3 (RNE, saturating), sign
-        narrow_fp8(tr, rf, G0_NARROW, cfg.m_bits, vOLO + h, kMAX)
-    # G0_PACK: pack the low bytes of the 16-bit lanes of vOLO || vOHI: 64 FP8 in element order
-    sel2nx8i(tr, rf, G0_PACK, vIN, vOHI, vOLO, PACK_LOW_BYTES)
-    # G0_STORE: store the pass's 64 FP8 bytes (2 per source byte)
-    sav2nx8_xp(tr, rf, G0_STORE, vIN, dst, doff, 2 * n)
+    """One NF4 pass: n packed bytes (NIBBLE_PASS_BYTES, a tail fewer) -> 2n FP8 bytes by a 16-entry table lookup."""
+    # N4_LOAD: LOAD + SPREAD: byte j into the low byte of 16-bit lane j (a tail is shorter: zero-filled)
+    labvdcmprs2nx8_xp(tr, rf, N4_LOAD, n4LD, vbN4SPREAD, src, soff, n)
+    if cfg.high_first:
+        # N4_SEL0: high-first: the spread >> 4 (the high nibble, the even code, in the low byte) ; << 8
+        srlinx16(tr, rf, N4_SEL0, n4T, n4LD, 4)
+        sllinx16(tr, rf, N4_SEL0, n4J, n4LD, 8)
+        # N4_SEL1: or: the low nibble in the high byte
+        or2nx8(tr, rf, N4_SEL1, n4SEL, n4T, n4J)
+    else:
+        # N4_SEL0: low-first: the spread << 4 (the high nibble, the odd code, in the high byte) ...
+        sllinx16(tr, rf, N4_SEL0, n4T, n4LD, 4)
+        # N4_SEL1: ... or the spread (the low nibble, the even code, stays in the low byte)
+        or2nx8(tr, rf, N4_SEL1, n4SEL, n4LD, n4T)
+    # N4_LOOKUP: the TABLE LOOKUP: the odd codes' bytes (the selector's odd bytes) and the even codes' (pool = the
+    # table twice; dselnx16t reads the low 6 bits of each selector byte, and the table repeats every 16 entries)
+    dselnx16t(tr, rf, N4_LOOKUP, n4XO, n4XE, n4TABLE, n4TABLE, n4SEL, vbALL)
+    # N4_PACK: the high bytes of the even (lo) and odd (hi) codes' lanes, interleaved
+    sel2nx8i(tr, rf, N4_PACK, n4PK, n4XO, n4XE, PACK_HIGH_BYTES)
+    # N4_STORE: store the pass's FP8 bytes (2 per source byte)
+    sav2nx8_xp(tr, rf, N4_STORE, n4PK, dst, doff, 2 * n)
 
 
 cdef inline void mx_half(TR tr, regfile_t* rf, const KCfg* cfg, int b, int h, int out) noexcept nogil:
@@ -772,7 +825,8 @@ def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
         rows.update({kF0: lo, kF1: hi, kF2: _bcast16(0x1000)})
     elif fmt == FMT_NF4:
         lo, hi = _nf4_tables(nf4_values, 0)
-        rows.update({kF0: lo, kF1: hi, kF2: _bcast16(0x1000)})
+        rows.update({kF0: lo, kF1: hi, kF2: _bcast16(0x1000), n4SPREAD: _bcast16(0xF),
+                     N4_ROW_CODES: (np.arange(32) & 15).astype(np.uint16).view(np.uint8)})
     if mx:
         sc_base, sc_step = mx_scale_position(mx_layout)
         codes = []

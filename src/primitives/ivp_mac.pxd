@@ -162,14 +162,19 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
             memcpy(wv.c, x, sizeof(x))
         return
     _pool16_shifts(&p1, &p2, &p3, va, vb)
+    # each product of a 16-bit lane and a signed 16-bit tap fits int32 (|u16 x s16| < 2^31): 32-bit multiplies, then
+    # a 64-bit sum (no 64-bit multiply, which SSE2 / AVX2 lack); into a local first, as above
+    cdef int32_t d0 = <int32_t>c0, d1 = <int32_t>c1, d2 = <int32_t>c2, d3 = <int32_t>c3
+    for i in range(32):
+        x[i] = (<int64_t>(<int32_t>a[i] * d0) + <int64_t>(<int32_t>q1[i] * d1)) \
+            + (<int64_t>(<int32_t>q2[i] * d2) + <int64_t>(<int32_t>q3[i] * d3))
     if acc:
         wvec_as(wv, 48)
         for i in range(32):
-            wv.c[i] = sext(wv.c[i] + a[i] * c0 + q1[i] * c1 + q2[i] * c2 + q3[i] * c3, 48)
+            wv.c[i] = sext(wv.c[i] + x[i], 48)
         return
     _overwrite(wv, 48, 32)
-    for i in range(32):
-        wv.c[i] = a[i] * c0 + q1[i] * c1 + q2[i] * c2 + q3[i] * c3
+    memcpy(wv.c, x, sizeof(x))
 
 
 cdef inline void mac_pair(wvec_t* wv, const pair_t* a, const pair_t* b, int64_t ca, int64_t cb,

@@ -61,8 +61,10 @@ cdef inline void pack_shift_wrap(out_t* vt, wvec_t* wv, int sh) noexcept nogil:
     cdef int s = _clamp_sh(sh, 23 if sizeof(out_t) == 1 else 32)
     cdef out_t o[64]
     wvec_as(wv, 24 * <int>sizeof(out_t))
-    for i in range(<int>(64 // sizeof(out_t))):    # into a local first: vt (may_alias) could alias wv for GCC
-        o[i] = <out_t>(wv.c[i] >> s)
+    # into a local first: vt (may_alias) could alias wv for GCC. A logical shift: the output's bits s .. s + width - 1
+    # (<= 47) are the same as the arithmetic shift's, and SSE2 / AVX2 have it for 64-bit lanes (psrlq)
+    for i in range(<int>(64 // sizeof(out_t))):
+        o[i] = <out_t>((<uint64_t>wv.c[i]) >> s)
     memcpy(vt, o, 64)
 
 

@@ -90,20 +90,27 @@ cdef inline void sel2nx8i(vec_t* vt, const vec_t* hi, const vec_t* lo, int imm) 
 # 16-byte chunk of pool = vs || vr: chunks 0..3 come from the FIRST operand, the order seeds @0x010052ee and
 # @0x010051a9 fix; H = 1 puts the high nibble first). q7emu choice (docs/firmware.md §8.2.8, docs/model.md §8 item 2)
 cdef inline void sel2nx8i_s4(vec_t* vt, const vec_t* vs, const vec_t* vr, int imm) noexcept nogil:
-    # byte 16*C + (k >> 1) of pool = vs || vr into both bytes of 16-bit lane k (one permute), then the
-    # per-lane nibble shift 4 * ((k & 1) ^ H) and the optional sign extension (n ^ 8) - 8
-    cdef vec_t idx, x, o
-    cdef int k
+    # chunk C is 16 contiguous bytes of the pool: vs bytes 16C .. (C < 4), else vr bytes 16(C - 4) ..; byte j of it
+    # gives 16-bit lanes 2j (nibble H) and 2j + 1 (nibble 1 - H), fixed shifts (a per-lane shift amount would need a
+    # variable 16-bit shift, which SSE2 / AVX2 lack), then the optional sign extension (n ^ 8) - 8
+    cdef vec_t o
+    cdef int j, k
     cdef int c = imm & 7, h = (imm >> 3) & 1, s = (imm >> 4) & 1
     cdef uint16_t sx = <uint16_t>(8 if s else 0)
-    cdef uint16_t n
-    for k in range(64):
-        idx.u8[k] = <uint8_t>(16 * c + (k >> 2))
-    q7_permute2_u8(x.u8, vs.u8, vr.u8, idx.u8)
-    for k in range(32):
-        n = ((x.u16[k] & 0xFF) >> (4 * ((k & 1) ^ h))) & 0xF
-        o.u16[k] = <uint16_t>((n ^ sx) - sx)
+    cdef const uint8_t* chunk = &vs.u8[16 * c] if c < 4 else &vr.u8[16 * (c - 4)]
+    if h:
+        for j in range(16):
+            o.u16[2 * j] = chunk[j] >> 4
+            o.u16[2 * j + 1] = chunk[j] & 0xF
+    else:
+        for j in range(16):
+            o.u16[2 * j] = chunk[j] & 0xF
+            o.u16[2 * j + 1] = chunk[j] >> 4
+    if s:
+        for k in range(32):
+            o.u16[k] = <uint16_t>((o.u16[k] ^ sx) - sx)
     vt[0] = o
+
 
 # dselnx16: even[k] = pool16[sel.u8[2k] & 0x3F], odd[k] = pool16[sel.u8[2k+1] & 0x3F], pool16 = lo || hi
 # (Cadence's user-guide interleave, docs/intrinsics.md §3.2)

@@ -56,8 +56,14 @@ cdef inline void regfile_reset(regfile_t* rf) noexcept nogil:
 
 
 cdef inline int64_t sext(int64_t x, int bits) noexcept nogil:
-    """Sign-extend the low `bits` bits of x (bits <= 63)."""
-    return (<int64_t>((<uint64_t>x) << (64 - bits))) >> (64 - bits)     # two shifts (GCC: vpsllq, vpsraq)
+    """Sign-extend the low `bits` bits of x (1 <= bits <= 63). With a 64-bit arithmetic shift in the vector ISA
+    (AVX-512: vpsraq) two shifts; below it ((x & (2^bits - 1)) ^ 2^(bits-1)) - 2^(bits-1), three ops SSE2 / AVX2
+    have for 64-bit lanes, where GCC would emulate the arithmetic shift lane by lane."""
+    cdef uint64_t m
+    if Q7_HAS_SRAQ:
+        return (<int64_t>((<uint64_t>x) << (64 - bits))) >> (64 - bits)
+    m = (<uint64_t>1) << (bits - 1)
+    return <int64_t>((((<uint64_t>x) & ((m << 1) - 1)) ^ m) - m)
 
 
 cdef inline void wvec_to_raw(const wvec_t* w, uint8_t* raw) noexcept nogil:
@@ -294,6 +300,12 @@ cdef extern from *:
     /* Q7_MASK_COMPARE: 1 where the compares below have their AVX-512 bodies (a compare straight into a mask
        register, its bits spread to the vbool's bits by pdep); the primitives then take them instead of a lane loop
        that builds a lane mask vector for q7_bytes_to_bits (a mask -> vector -> mask round trip) */
+    /* Q7_HAS_SRAQ: 1 where the vector ISA shifts 64-bit lanes arithmetically (AVX-512F vpsraq): sext's form */
+    #if defined(__AVX512F__)
+    #define Q7_HAS_SRAQ 1
+    #else
+    #define Q7_HAS_SRAQ 0
+    #endif
     #if defined(__AVX512BW__) && defined(__BMI2__)
     #define Q7_MASK_COMPARE 1
     #else
@@ -533,6 +545,7 @@ cdef extern from *:
     """
     const int Q7_LITTLE_ENDIAN     # 1 on a little-endian host (u16 lane 2j = low half of u32 lane j)
     const int Q7_MASK_COMPARE      # 1 where q7_lt_bits / q7_fcmp16_olt_bits compare into mask registers (AVX-512)
+    const int Q7_HAS_SRAQ          # 1 where 64-bit lanes shift arithmetically in one op (AVX-512F)
     uint64_t q7_lt_bits(const void* a, const void* b, int lane_bytes, int sgn) nogil
     void q7_merge_bits(uint8_t* vt, const uint8_t* x, uint64_t m) nogil
     uint64_t q7_fcmp16_olt_bits(const uint16_t* a, const uint16_t* b) nogil
