@@ -508,14 +508,31 @@ NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 
 
-def array_file_kind(path: str | os.PathLike[str]) -> str:
-    """``"npz"`` or ``"npy"`` from the file's first bytes (not its name); InvalidArgument for anything else."""
+def head_text(head: bytes) -> str:
+    """The first bytes of a file as a person reads them: ``starts with 5f 82 c2 d9 00 01 02 03`` (hex, never a
+    Python bytes literal), or ``is empty``."""
+    return f"starts with {head.hex(' ')}" if head else "is empty"
+
+
+class UnknownFileKind(InvalidArgument):
+    """A file that is neither an .npz nor an .npy: ``value`` is its first bytes; the message shows them in hex."""
+
+    def __init__(self, path: str | os.PathLike[str], head: bytes, rule: str) -> None:
+        super().__init__(str(path), head, rule)
+        self.args = (f"{path}: {head_text(head)}: {rule}",)
+
+
+def array_file_kind(path: str | os.PathLike[str], *, raw: bool = False) -> str:
+    """``"npz"`` or ``"npy"`` from the file's first bytes (not its name); with ``raw``, ``"raw"`` for anything
+    else (a raw dump), otherwise InvalidArgument showing the first bytes in hex."""
     head = read_head(path, 8)
     if head.startswith(NPY_MAGIC):
         return "npy"
     if head.startswith(ZIP_MAGIC):
         return "npz"
-    raise _refuse(path, head[:8], "is neither an .npz (zip) nor an .npy file")
+    if raw:
+        return "raw"
+    raise UnknownFileKind(path, head[:8], "is neither an .npz (zip) nor an .npy file")
 
 
 def read_array_file(path: str | os.PathLike[str], name: str | None = None, *, check: ArrayCheck | None = None
