@@ -76,8 +76,9 @@ def test_k_selects_with_and_or_not_over_the_case_keywords(farm):
     code, out, _ = pytest_run(farm, "--q7emu-cases", "cases", "-p", "no:cacheprovider", "--co", "-q",
                               "-k", "nf4 and g8")
     items = [ln for ln in out.splitlines() if "::" in ln]
-    assert code == 0 and sorted(items) == ["cases/cayman/cayman_7b_proc_4bit_mx_8_nf4.json::cayman_7b_proc_4bit_mx_8_nf4",
-                                           "cases/mariana/mariana_7b_proc_4bit_mx_8_nf4.json::mariana_7b_proc_4bit_mx_8_nf4"]
+    assert code == 0 and sorted(items) == [
+        "cases/cayman/cayman_7b_proc_4bit_mx_8_nf4.json::cayman_7b_proc_4bit_mx_8_nf4",
+        "cases/mariana/mariana_7b_proc_4bit_mx_8_nf4.json::mariana_7b_proc_4bit_mx_8_nf4"]
     code, out, _ = pytest_run(farm, "--q7emu-cases", "cases", "-p", "no:cacheprovider", "--co", "-q",
                               "-k", "mariana and not (e3 or nf4) and g0")
     items = sorted(ln.split("::")[1] for ln in out.splitlines() if "::" in ln)
