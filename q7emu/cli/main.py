@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 import traceback
 import zipfile
 from collections.abc import Sequence
@@ -109,7 +111,15 @@ def _json_error(wanted: bool, code: int, message: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0 pass, 1 mismatch or divergence, 2 bad input, 3 internal error,
-    130 interrupted)."""
+    130 interrupted). Run as the program (``argv`` None) and interrupted, it ignores SIGINT from then on: all was
+    printed, and a second Ctrl-C must not print a traceback while Python exits (docs/limits.md §4)."""
+    code = _main(argv)
+    if code == EXIT_INTERRUPT and argv is None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return code
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     want_json = "--json" in argv
     debug = False

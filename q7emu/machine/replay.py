@@ -47,7 +47,7 @@ def find_cases(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 #: the progress bar's layout (tqdm ``bar_format``): ``[#####.....] 12/60 1 failed [00:03<00:12, 4.10 cases/s]``;
 #: scripts and tests read ``] DONE/TOTAL `` from it
-BAR_FORMAT = "{desc}[{bar:30}] {n_fmt}/{total_fmt} {failed} failed [{elapsed}<{remaining}, {rate_fmt}]"
+BAR_FORMAT = "{desc}[{bar:30}] {n_fmt}/{total_fmt} {failed} failed [{elapsed}<{remaining}, {rate_text}]"
 
 
 def _tqdm_class() -> Any:
@@ -56,11 +56,15 @@ def _tqdm_class() -> Any:
 
     class Bar(tqdm):  # type: ignore[misc]
         failed = 0
+        #: no monitor thread: its atexit hook would print a traceback when a second Ctrl-C lands at exit
+        monitor_interval = 0
 
         @property
         def format_dict(self) -> dict[str, Any]:
             d = super().format_dict
             d["failed"] = self.failed
+            n, t, unit = d["n"], d["elapsed"], str(d["unit"]).strip()
+            d["rate_text"] = f"{n / t:.1f} {unit}/s" if n and t else f"? {unit}/s"
             return d
     return Bar
 
