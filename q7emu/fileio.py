@@ -12,6 +12,8 @@ checked from headers before data is read, limits in :data:`LIMITS` (docs/limits.
 from __future__ import annotations
 
 import contextlib
+import functools
+import io
 import json
 import os
 import re
@@ -320,16 +322,29 @@ class ArrayInfo:
 ArrayCheck = Callable[[str, ArrayInfo], None]
 
 
+@functools.lru_cache(maxsize=512)
+def _parse_npy_header(version: tuple[int, int], raw: bytes) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, fortran order, dtype) of a .npy header (its length prefix and text), by numpy's own parser;
+    remembered, since the cases of a farm repeat a handful of headers and numpy parses each with ``ast``."""
+    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    return read(io.BytesIO(raw), max_header_size=_MAX_NPY_HEADER)
+
+
 def _read_npy_header(f: IO[bytes], where: str) -> ArrayInfo:
     """Parse the .npy header at the start of ``f`` (numpy's own parser, bounded) and size the array."""
     try:
         version = np.lib.format.read_magic(f)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f, max_header_size=_MAX_NPY_HEADER)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f, max_header_size=_MAX_NPY_HEADER)
-        else:
+        if version not in ((1, 0), (2, 0)):
             raise _refuse(where, f"npy format {version}", "q7emu reads .npy format 1.0 and 2.0")
+        size_bytes = 2 if version == (1, 0) else 4
+        prefix = f.read(size_bytes)
+        length = int.from_bytes(prefix, "little") if len(prefix) == size_bytes else -1
+        if not 0 <= length <= _MAX_NPY_HEADER:     # numpy's own limit, checked before the header is read
+            raise ValueError(f"header length {length} (at most {_MAX_NPY_HEADER})")
+        text = f.read(length)
+        if len(text) != length:
+            raise ValueError("the header is cut short")
+        shape, fortran, dtype = _parse_npy_header(version, prefix + text)
         header = f.tell()
     except InvalidArgument:
         raise

@@ -49,7 +49,7 @@ def cluster():
     """Two worker processes, one thread each; the scheduler ends a task whose worker died in KilledWorker at once
     (allowed-failures 0), q7emu runs it once more (docs/cli.md §4.2)."""
     with dask.config.set({"distributed.scheduler.allowed-failures": 0, "distributed.comm.timeouts.connect": "5s"}):
-        c = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+        c = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
                                      host="127.0.0.1", silence_logs=logging.CRITICAL)
         yield c
         c.close()
@@ -117,14 +117,16 @@ def client(cluster):
     farm.disconnect(c)
 
 
-def collect(client, fn, tasks):
+def collect(client, fn, tasks, chunk=None):
     got = {}
-    farm.run_tasks_dask(fn, tasks, client, lambda i, v: got.__setitem__(i, v))
+    farm.run_tasks_dask(fn, tasks, client, lambda i, v: got.__setitem__(i, v), chunk=chunk)
     return got
 
 
-def test_results_are_the_functions(client):
-    assert collect(client, times_ten, list(range(20))) == {i: 10 * i for i in range(20)}
+@pytest.mark.parametrize("chunk", [None, 1, 3, 16])
+def test_results_are_the_functions(client, chunk):
+    assert collect(client, times_ten, list(range(20)), chunk) == {i: 10 * i for i in range(20)}
+    assert farm.chunk_size(2000, 2) == farm.MAX_CHUNK and farm.chunk_size(16, 2) == 1 and farm.chunk_size(0, 0) == 1
 
 
 def test_a_task_whose_worker_dies_once_is_run_again(client, tmp_path):
@@ -133,16 +135,18 @@ def test_a_task_whose_worker_dies_once_is_run_again(client, tmp_path):
     assert os.path.exists(marker) and got == {k: 10 * k for k in range(16)}
 
 
-def test_a_task_whose_worker_always_dies_fails_alone_after_one_retry(client):
-    """Dask counts a worker's death against every task it held, also the ones queued behind the one it ran;
-    q7emu runs a killed task once more, alone: only the task that kills its worker fails."""
-    got = collect(client, kill_my_worker_on, [(k, None) for k in range(16)])
+@pytest.mark.parametrize("chunk", [1, 4])
+def test_a_task_whose_worker_always_dies_fails_alone_after_one_retry(client, chunk):
+    """Dask counts a worker's death against every task it held, also the ones queued behind the one it ran, and
+    a chunk dies with its killer; q7emu runs each task of a killed chunk once more, alone: only the task that
+    kills its worker fails."""
+    got = collect(client, kill_my_worker_on, [(k, None) for k in range(16)], chunk)
     assert isinstance(got[3], TaskFailure) and got[3].reason == "Dask worker process died while running it (2 attempts)"
     assert {k: v for k, v in got.items() if k != 3} == {k: 10 * k for k in range(16) if k != 3}
 
 
 def test_an_exception_fails_only_its_task(client):
-    got = collect(client, raise_on_two, list(range(5)))
+    got = collect(client, raise_on_two, list(range(5)), chunk=5)
     assert got[2] == TaskFailure("ValueError: bad task") and all(got[k] == k for k in (0, 1, 3, 4))
 
 

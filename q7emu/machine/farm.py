@@ -7,11 +7,14 @@
 task carries a case's path (and the knobs), never its arrays, so every worker reads its own cases from a file
 system it shares with the client (the paths are made absolute). Results come back as they finish.
 
+* **Chunks.** A Dask task replays a chunk of up to :data:`MAX_CHUNK` cases (:func:`chunk_size`): the scheduler
+  and a worker spend about a millisecond on each task, as much as a small case takes to replay.
 * **A worker that dies** (killed, out of memory, its machine gone): the scheduler runs the tasks it held again
   elsewhere until their workers died ``distributed.scheduler.allowed-failures + 1`` times (Dask's default 3),
   then ends them in ``KilledWorker``. Dask counts that death against every task the worker held, also those
-  queued behind the one it ran, so q7emu submits a task that ended in ``KilledWorker`` once more as a new task
-  (:data:`RETRIES`); when that one ends in ``KilledWorker`` too, the task is a TaskFailure naming the attempts.
+  queued behind the one it ran, so q7emu splits a task that ended in ``KilledWorker`` into its cases and runs
+  each once more (:data:`RETRIES`) alone, one at a time; a case whose run ends in ``KilledWorker`` again is a
+  TaskFailure naming the attempts, and no other case fails with it.
   With ``allowed-failures = 0`` (``DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=0`` when starting the scheduler;
   docs/cli.md §4.2) that is ``-j``'s rule: a case whose worker dies is run once more, then fails alone, and
   every other case reports. q7emu does not change a scheduler that other clients share.
@@ -36,8 +39,8 @@ from q7emu._version import __version__
 from q7emu.errors import InvalidArgument
 from q7emu.machine.workers import Interrupted, TaskFailure
 
-__all__ = ["CONNECT_SECONDS", "NO_WORKER_SECONDS", "require_distributed", "connect_seconds", "connect", "disconnect",
-           "run_tasks_dask", "worker_info"]
+__all__ = ["CONNECT_SECONDS", "NO_WORKER_SECONDS", "MAX_CHUNK", "RETRIES", "require_distributed", "connect_seconds",
+           "connect", "disconnect", "run_tasks_dask", "chunk_size", "worker_info"]
 
 #: seconds to reach the scheduler, and to wait for a first worker (``Q7EMU_DASK_CONNECT_SECONDS`` overrides it)
 CONNECT_SECONDS = 30.0
@@ -45,8 +48,10 @@ CONNECT_SECONDS = 30.0
 NO_WORKER_SECONDS = 60.0
 #: how often the client looks for finished tasks and for workers (seconds)
 POLL_SECONDS = 0.02
-#: how often q7emu submits again a task that ended in KilledWorker (as q7emu.machine.workers.RETRIES)
+#: how often q7emu runs again a task that ended in KilledWorker (as q7emu.machine.workers.RETRIES)
 RETRIES = 1
+#: the most cases one Dask task replays (chunk_size)
+MAX_CHUNK = 16
 
 
 def require_distributed() -> Any:
@@ -154,39 +159,79 @@ def _n_workers(client: Any) -> int:
         return len(client.scheduler_info()["workers"])
 
 
+def _apply_chunk(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[tuple[bool, Any]]:
+    """One Dask task: ``fn`` over a chunk of tasks, ``(True, result)`` or ``(False, "Type: message")`` each, so that
+    an exception fails only its own task (as :func:`q7emu.machine.workers.run_tasks` does)."""
+    out: list[tuple[bool, Any]] = []
+    for item in items:
+        try:
+            out.append((True, fn(item)))
+        except Exception as e:  # noqa: BLE001 - reported as that task's failure
+            out.append((False, _one_line(e)))
+    return out
+
+
+def _n_threads(client: Any) -> int:
+    try:
+        return sum(int(w.get("nthreads", 1)) for w in client.scheduler_info(n_workers=-1)["workers"].values())
+    except Exception:  # noqa: BLE001 - only sizes the chunks
+        return 1
+
+
+def chunk_size(n: int, threads: int) -> int:
+    """Tasks per Dask task: enough that the per-task overhead of the scheduler and the workers (about a
+    millisecond each) is shared by several cases, few enough that every worker thread gets about eight
+    chunks (no long tail); at most :data:`MAX_CHUNK`."""
+    return max(1, min(MAX_CHUNK, n // (8 * max(1, threads))))
+
+
 def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
-                   on_result: Callable[[int, Any], None], *, retries: int = RETRIES,
+                   on_result: Callable[[int, Any], None], *, retries: int = RETRIES, chunk: int | None = None,
                    no_worker_seconds: float = NO_WORKER_SECONDS) -> None:
-    """Call ``on_result(i, fn(tasks[i]))`` for every task, run as Dask tasks through ``client`` (from
-    :func:`connect`), in completion order (module docstring). A task that ends in ``KilledWorker`` is submitted
-    again as a new task ``retries`` times. ``fn`` must be importable on the workers (a module-level function of
+    """Call ``on_result(i, fn(tasks[i]))`` for every task, run through ``client`` (from :func:`connect`) as Dask
+    tasks of ``chunk`` tasks each (default :func:`chunk_size`), in completion order (module docstring).
+
+    A Dask task that ends in ``KilledWorker`` is split into its tasks, and each runs again alone, one at a time
+    (no other retried task beside it), until it has run ``retries`` more times; a task whose last run ends in
+    ``KilledWorker`` too is a TaskFailure. ``fn`` must be importable on the workers (a module-level function of
     q7emu) and the tasks small (paths, not arrays)."""
     distributed = require_distributed()
     n = len(tasks)
     if n == 0:
         return
-    stamp = time.time_ns()
-    futures = client.map(fn, list(tasks), pure=False, key=[f"q7emu-{stamp}-{i}-0" for i in range(n)])
-    index = {f.key: i for i, f in enumerate(futures)}
-    pending = dict(enumerate(futures))
-    resubmitted = [0] * n
+    size = chunk if chunk is not None else chunk_size(n, _n_threads(client))
+    stamp, serial = time.time_ns(), 0
+    jobs: dict[str, tuple[int, ...]] = {}           # Dask key -> the task indexes it runs
+    futures: dict[str, Any] = {}
+    reruns = [0] * n
     deaths = [0] * n
-    again: list[int] = []               # killed tasks to submit once more, one at a time (quarantine)
+    again: list[int] = []                           # killed tasks to run once more, alone, one at a time
     retrying: int | None = None
     done = 0
+
+    def submit(idx: tuple[int, ...]) -> Any:
+        nonlocal serial
+        serial += 1
+        f = client.submit(_apply_chunk, fn, [tasks[i] for i in idx], pure=False, key=f"q7emu-{stamp}-{serial}")
+        jobs[f.key] = idx
+        futures[f.key] = f
+        return f
+
+    def finish(i: int, value: Any) -> None:
+        nonlocal done
+        done += 1
+        on_result(i, value)
+
     try:
-        ac = distributed.as_completed(futures, loop=client.loop, with_results=True, raise_errors=False)
+        first = [submit(tuple(range(k, min(k + size, n)))) for k in range(0, n, size)]
+        ac = distributed.as_completed(first, loop=client.loop, with_results=True, raise_errors=False)
         no_worker_since: float | None = None
         last_check = 0.0
         while done < n:
-            if retrying is None and again:  # alone: a retried case never sits on a worker beside another one
+            if retrying is None and again:
                 retrying = again.pop(0)
-                resubmitted[retrying] += 1
-                f = client.submit(fn, tasks[retrying], pure=False,
-                                  key=f"q7emu-{stamp}-{retrying}-{resubmitted[retrying]}")
-                index[f.key] = retrying
-                pending[retrying] = f
-                ac.add(f)
+                reruns[retrying] += 1
+                ac.add(submit((retrying,)))
             batch = ac.next_batch(block=False) if ac.has_ready() else []
             if not batch:
                 now = time.monotonic()
@@ -197,11 +242,10 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
                     elif no_worker_since is None:
                         no_worker_since = now
                     elif now - no_worker_since >= no_worker_seconds:
-                        for i in sorted(pending):
-                            done += 1
-                            on_result(i, TaskFailure(f"no Dask worker for {no_worker_seconds:g} s: not run"))
-                        client.cancel(list(pending.values()))
-                        pending.clear()
+                        left = sorted({i for idx in jobs.values() for i in idx} | set(again))
+                        client.cancel(list(futures.values()))
+                        for i in left:
+                            finish(i, TaskFailure(f"no Dask worker for {no_worker_seconds:g} s: not run"))
                         return
                 time.sleep(POLL_SECONDS)
                 continue
@@ -209,23 +253,30 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
                 if future.status not in ("finished", "error", "cancelled"):
                     ac.add(future)                  # "lost": its worker died holding the result, it runs again
                     continue
-                i = index.pop(future.key)
-                if i == retrying:
+                idx = jobs.pop(future.key)
+                futures.pop(future.key, None)
+                if retrying is not None and idx == (retrying,):
                     retrying = None
                 killed = _killed(future, value)
                 if killed is not None:
-                    deaths[i] += killed
-                    if resubmitted[i] < retries:         # run it again, as a new task (alone, above)
-                        again.append(i)
-                        continue
-                    value = TaskFailure(f"Dask worker process died while running it ({deaths[i]} attempts)")
-                    future = None
-                pending.pop(i, None)
-                done += 1
-                on_result(i, value if future is None else _outcome(future, value))
+                    for i in idx:
+                        deaths[i] += killed
+                        if reruns[i] < retries:
+                            again.append(i)
+                        else:
+                            finish(i, TaskFailure(f"Dask worker process died while running it ({deaths[i]} "
+                                                  "attempts)"))
+                    continue
+                if future.status == "finished" and isinstance(value, list) and len(value) == len(idx):
+                    for i, (ok, v) in zip(idx, value):
+                        finish(i, v if ok else TaskFailure(v))
+                else:
+                    failure = _outcome(future, value)
+                    for i in idx:
+                        finish(i, failure if isinstance(failure, TaskFailure) else TaskFailure("malformed result"))
     except KeyboardInterrupt:
         with _sigint_ignored(), contextlib.suppress(Exception):
-            client.cancel(list(pending.values()), force=True)
+            client.cancel(list(futures.values()), force=True)
         raise Interrupted(done, n) from None
 
 

@@ -37,6 +37,7 @@ QuantizeMX (0xE3) reading (q7emu's choice; docs/firmware.md does not pin it):
 """
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -278,6 +279,26 @@ class EngineModel:
         return rec, handler
 
 
+@functools.cache
+def _engines(gen: Generation) -> tuple[EngineModel, EngineModel]:
+    """The POOL and DVE engines of a generation: its kernel_info tables with the registry's handlers bound
+    (the same for every Machine of that generation, so built once: a farm builds thousands of machines)."""
+    tables = {Engine.POOL: pool_table(gen), Engine.DVE: dve_table(gen)}
+    bind: dict[Engine, tuple[dict[int, Handler], dict[int, Handler]]] = {e: ({}, {}) for e in tables}
+    for entry in registry.KERNELS:     # every opcode with a kernel: its handler at the table's record
+        engine = Engine(entry.engine)
+        rec = tables[engine].find(entry.opcode)
+        if rec is None:
+            continue
+        by_va, by_key = bind[engine]
+        if rec.func_va_known:
+            by_va[rec.func_va] = RECORD_HANDLERS[entry.opcode]
+        else:
+            by_key[rec.key] = RECORD_HANDLERS[entry.opcode]
+    return (EngineModel(Engine.POOL, tables[Engine.POOL], *bind[Engine.POOL]),
+            EngineModel(Engine.DVE, tables[Engine.DVE], *bind[Engine.DVE]))
+
+
 class Machine:
     """SBUF (uint8 [128, partition_bytes]) plus the POOL and DVE engines of one generation.
 
@@ -314,21 +335,7 @@ class Machine:
         self.sbuf = np.zeros((NUM_PARTITIONS, self.partition_bytes), dtype=np.uint8)
         if image is not None:
             self.sbuf[:] = image
-        gen = self.generation
-        tables = {Engine.POOL: pool_table(gen), Engine.DVE: dve_table(gen)}
-        bind: dict[Engine, tuple[dict[int, Handler], dict[int, Handler]]] = {e: ({}, {}) for e in tables}
-        for entry in registry.KERNELS:     # every opcode with a kernel: its handler at the table's record
-            engine = Engine(entry.engine)
-            rec = tables[engine].find(entry.opcode)
-            if rec is None:
-                continue
-            by_va, by_key = bind[engine]
-            if rec.func_va_known:
-                by_va[rec.func_va] = RECORD_HANDLERS[entry.opcode]
-            else:
-                by_key[rec.key] = RECORD_HANDLERS[entry.opcode]
-        self.pool = EngineModel(Engine.POOL, tables[Engine.POOL], *bind[Engine.POOL])
-        self.dve = EngineModel(Engine.DVE, tables[Engine.DVE], *bind[Engine.DVE])
+        self.pool, self.dve = _engines(self.generation)
 
     # ------------------------------------------------------------------ SBUF access
     def load(self, partition: int, offset: int, data: np.ndarray) -> None:
