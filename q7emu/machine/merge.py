@@ -39,7 +39,8 @@ def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         doc = read_json(path)
     except (OSError, InvalidArgument) as e:
-        raise CaseError(f"{path}: not a readable JSON report ({str(e).splitlines()[0] if str(e) else e!r})") from None
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CaseError(f"{path}: not a readable JSON report ({why})") from None
     if not isinstance(doc, dict) or doc.get("format") != REPLAY_FORMAT:
         raise CaseError(f"{path}: not a {REPLAY_FORMAT} document (q7emu replay --json)")
     if doc.get("version") != REPLAY_VERSION:
