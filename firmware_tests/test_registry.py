@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from q7emu import registry
-from q7emu.analysis.listing import data as listing_data
 from q7emu.analysis.trace import Recorder
 from q7emu.isa.enums import Engine, Opcode
 from q7emu.isa.kernel_info import engine_of
@@ -83,9 +82,9 @@ def test_sources_extension_and_listing_exist(name):
     src = Path(pyx[0])
     assert src.parts[0] == "src" and src.stem.startswith("_")
     assert e.extension == f"q7emu.{src.parent.name}.{src.stem}"
-    d = listing_data()
-    assert d["kernels"][e.name] == {"module": e.module, "function": e.function}
-    assert sorted(d["sources"]) == sorted({s for x in registry.KERNELS for s in x.sources})
+    # the module names its bundle labels and their notes (the listing reads them: docs/model.md §9.1)
+    ext = e.load()
+    assert callable(ext.bundle_labels) and isinstance(ext.BUNDLE_NOTES, dict)
 
 
 def _inputs(e: registry.KernelEntry, rng: np.random.Generator):
@@ -124,7 +123,7 @@ def test_every_kernel_equals_its_golden_model_and_traces_its_id(name):
 
 
 def test_registry_and_golden_machine_import_without_the_extensions():
-    """With every compiled module blocked: the registry, the machine and the listings' data import, the
+    """With every compiled module blocked: the registry and the machine import, the
     golden backend replays a case, and a kernel call is a one-line Q7Error that says to build."""
     code = r'''
 import sys, importlib.abc
@@ -155,10 +154,3 @@ print("ok")
     case = ROOT / "examples" / "cases" / "mariana" / "mariana_7b_proc_4bit_mx_8_e2m1.json"
     r = subprocess.run([sys.executable, "-c", code, str(case)], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
-
-
-def test_modules_group_sources_per_extension():
-    mods = registry.modules()
-    assert set(mods) == {e.module for e in registry.KERNELS}
-    for e in registry.KERNELS:
-        assert mods[e.module] == e.sources

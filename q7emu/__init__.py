@@ -31,6 +31,10 @@ extensions are not built, the first compiled name raises an ImportError in one l
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
 from typing import Any
 
 from q7emu._version import __version__
@@ -68,6 +72,39 @@ _LAZY: dict[str, tuple[str, str | None]] = {
 }
 
 __all__ = ["__version__", "CaseError", "DispatchError", "InvalidArgument", "Q7Error", "ValidityError", *_LAZY]
+
+#: short module names that ``import q7emu.NAME`` accepts (as ``import numpy.linalg`` does) -> the module they are
+_ALIASES = {"q7emu.ivp": "q7emu.primitives.ivp", "q7emu.trace": "q7emu.analysis.trace",
+            "q7emu.profile": "q7emu.analysis.profile", "q7emu.listing": "q7emu.analysis.listing",
+            "q7emu.formats": "q7emu.golden.formats"}
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Loads ``q7emu.trace`` etc. as the module they name: ``sys.modules`` then holds the one module object
+    under both names, so ``q7emu.trace is q7emu.analysis.trace``."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module: Any) -> None:
+        """Nothing to run: the target module ran when it was imported."""
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    """Finds the names of :data:`_ALIASES` (and nothing else)."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in _ALIASES:
+            return None
+        return importlib.util.spec_from_loader(fullname, _AliasLoader(_ALIASES[fullname]))
+
+
+if not any(isinstance(f, _AliasFinder) for f in sys.meta_path):
+    sys.meta_path.append(_AliasFinder())
+
 
 def __getattr__(name: str) -> Any:
     try:

@@ -12,6 +12,7 @@ checked from headers before data is read, limits in :data:`LIMITS` (docs/limits.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import io
 import json
@@ -33,39 +34,93 @@ import numpy as np
 from q7emu.errors import InvalidArgument
 
 
+def _kind(mode: int) -> str:
+    return ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "not a regular file")
+
+
+def output_target(path: str | os.PathLike[str]) -> Path:
+    """The file an output to ``path`` replaces (docs/limits.md §3), checked before any work is done.
+
+    A symlink (a chain of them, or one whose target does not exist yet) is followed: the file it names is
+    written, in that file's folder, and the link stays. A folder, a FIFO, a socket or a device (``/dev/null``
+    included) is refused, as is a symlink loop; the folder must exist. InvalidArgument names the path and the
+    rule."""
+    dest = Path(path)
+    if not str(path):
+        raise InvalidArgument("output", str(path), "is empty; name a file")
+    if dest.is_symlink():
+        target = Path(os.path.realpath(dest))
+        if target.is_symlink():
+            raise InvalidArgument("output", str(dest), "is a symlink loop; name a file")
+        dest = target
+    try:
+        st = os.stat(dest)
+    except FileNotFoundError:
+        st = None
+    except OSError as e:
+        raise InvalidArgument("output", str(dest), f"cannot be examined ({e.strerror})") from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        rule = "is a folder; name a file" if stat.S_ISDIR(st.st_mode) else \
+            f"is {_kind(st.st_mode)}; q7emu writes only regular files (docs/limits.md §3)"
+        raise InvalidArgument("output", str(path) if str(path) == str(dest) else f"{path} -> {dest}", rule)
+    folder = dest.parent if str(dest.parent) else Path(".")
+    if not folder.is_dir():
+        raise InvalidArgument("output", str(dest), f"its folder {str(folder)!r} does not exist")
+    return dest
+
+
+#: errors of the file system itself (full, read-only, quota, too large, I/O): they name the output they hit
+_FS_ERRORS = frozenset(getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EROFS", "EFBIG", "EIO", "EACCES", "EPERM")
+                       if hasattr(errno, n))
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path`` for writing; on a clean exit it replaces ``path`` atomically.
 
     Args:
-        path: the destination file. Its folder must exist; ``path`` itself must not be a folder.
+        path: the destination file (:func:`output_target`: a symlink is written through, to the file it
+            names; a folder, FIFO, socket or device is refused). Its folder must exist.
         mode: ``"wb"`` (binary, the default) or ``"w"`` (text; ``encoding`` defaults to UTF-8).
         open_kwargs: passed to :func:`open` (e.g. ``newline``).
 
     Yields the open temporary file. On any exception (KeyboardInterrupt included) the temporary file is
-    removed and ``path`` is unchanged.
+    removed and ``path`` is unchanged. A replaced file keeps its permission bits; a new one gets those a plain
+    ``open`` would (0666 less the umask). An error of the file system (full, read-only, ...) names ``path``.
     """
     if mode not in ("wb", "w"):
         raise InvalidArgument("mode", mode, "atomic_write writes 'wb' or 'w'")
-    dest = Path(path)
-    if dest.is_dir():
-        raise InvalidArgument("output", str(dest), "is a folder; name a file")
+    dest = output_target(path)
     folder = dest.parent if str(dest.parent) else Path(".")
-    if not folder.is_dir():
-        raise InvalidArgument("output", str(dest), f"its folder {str(folder)!r} does not exist")
     if mode == "w":
         open_kwargs.setdefault("encoding", "utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=folder)
     try:
-        # mkstemp creates the file 0600; give it the mode a plain open() would (0666 less the umask)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
+        old_mode: int | None = stat.S_IMODE(os.stat(dest).st_mode)
+    except OSError:
+        old_mode = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise type(e)(e.errno, f"{e.strerror}: cannot create a file in {str(folder)!r} (writing {dest})") from None
+    try:
+        # mkstemp creates the file 0600; give it the mode of the file it replaces, or the one a plain open()
+        # would (0666 less the umask)
+        if old_mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            old_mode = 0o666 & ~umask
+        os.fchmod(fd, old_mode)
         with os.fdopen(fd, mode, **open_kwargs) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, dest)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise named_os_error(e, dest) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -78,51 +133,69 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
             os.close(dir_fd)
 
 
+def named_os_error(e: OSError, dest: str | os.PathLike[str]) -> OSError:
+    """``e`` naming the output ``dest`` when it is a file-system error that names no file (a full disk
+    during a write names nothing)."""
+    if e.filename is None and e.errno in _FS_ERRORS:
+        return type(e)(e.errno, f"{e.strerror} (writing {dest})")
+    return e
+
+
 #: a Ctrl-C during write_npz is acted on after at most this many more bytes of array data are written
 _NPZ_WRITE_CHUNK = 4 << 20
 
 
 class _SafePointSigint:
-    """While active, SIGINT only sets a flag; :meth:`check` acts on it (as the previous handler would: a
-    KeyboardInterrupt for Python's default) at a point the caller chooses. So a Ctrl-C cannot land inside
+    """While active, SIGINT (and SIGTERM / SIGHUP when a Python handler is installed for them, as the CLI does:
+    docs/limits.md §4) only sets a flag; :meth:`check` acts on it (as the previous handler would: a
+    KeyboardInterrupt for Python's default) at a point the caller chooses. So a signal cannot land inside
     zipfile's bookkeeping, which then raises an unrelated ValueError and leaves a broken ZipFile whose
-    finaliser prints a traceback. Does nothing outside the main thread (Python runs no handler there) or when
-    SIGINT is ignored."""
+    finaliser prints a traceback. Does nothing outside the main thread (Python runs no handler there) or for a
+    signal that is ignored."""
 
     def __init__(self) -> None:
-        self.hit = False
-        self.old: Any = None
-        self.active = False
+        self.hit: list[int] = []
+        self.old: dict[int, Any] = {}
 
     def __enter__(self) -> _SafePointSigint:
         if threading.current_thread() is threading.main_thread():
-            old = signal.getsignal(signal.SIGINT)
-            if old not in (signal.SIG_IGN, None):
-                self.old = signal.signal(signal.SIGINT, self._flag)
-                self.active = True
+            for name in ("SIGINT", "SIGTERM", "SIGHUP"):
+                sig = getattr(signal, name, None)
+                if sig is None:
+                    continue
+                old = signal.getsignal(sig)
+                if old in (signal.SIG_IGN, None) or (sig != signal.SIGINT and not callable(old)):
+                    continue
+                self.old[sig] = signal.signal(sig, self._flag)
         return self
 
     def _flag(self, signum: int, frame: Any) -> None:
-        self.hit = True
+        self.hit.append(signum)
 
     def check(self) -> None:
-        """Act on a SIGINT received so far (raises KeyboardInterrupt under Python's default handler)."""
-        if self.hit:
-            self.hit = False
-            if self.old is signal.default_int_handler:
+        """Act on a signal received so far (raises KeyboardInterrupt under Python's default SIGINT handler)."""
+        while self.hit:
+            sig = self.hit.pop(0)
+            old = self.old.get(sig)
+            if old is signal.default_int_handler:
+                self.hit.clear()
                 raise KeyboardInterrupt
-            if callable(self.old):
-                self.old(signal.SIGINT, None)
-            elif self.old == signal.SIG_DFL:
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                os.kill(os.getpid(), signal.SIGINT)
+            if callable(old):
+                old(sig, None)
+            elif old == signal.SIG_DFL:
+                signal.signal(sig, signal.SIG_DFL)
+                os.kill(os.getpid(), sig)
 
     def __exit__(self, *exc: object) -> None:
-        if self.active:
-            signal.signal(signal.SIGINT, self.old)
-            self.active = False
-            if exc[0] is None:
+        old, self.old = self.old, {}
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        if exc[0] is None:
+            self.old = old
+            try:
                 self.check()
+            finally:
+                self.old = {}
 
 
 def write_npz(f: IO[bytes], arrays: dict[str, np.ndarray], *, compress: bool = True) -> None:
@@ -177,6 +250,7 @@ LIMITS: dict[str, int] = {
     "Q7EMU_MAX_NPZ_MEMBERS": 4096,         # members of one .npz
     "Q7EMU_MAX_JSON_BYTES": 16 << 20,      # size of one JSON file
     "Q7EMU_MAX_JSON_DEPTH": 64,            # nesting depth of [ ] and { } in one JSON file
+    "Q7EMU_MAX_DIFF_RECORDS": 1 << 24,     # records of both traces of one trace diff (~190 B of memory each)
 }
 #: a deflated member that claims to inflate more than this many times its compressed size has a header that
 #: lies: deflate itself never exceeds about 1032:1 (a run of equal bytes)
@@ -251,30 +325,44 @@ def read_bytes(path: str | os.PathLike[str], max_bytes: int) -> bytes:
         if size > max_bytes:
             raise _refuse(path, f"{size} bytes", f"is larger than the limit of {max_bytes} bytes "
                                                  "(docs/limits.md §2)")
-        data = f.read(max_bytes + 1)
+        parts = [f.read(size + 1)]           # what fstat says, and one byte more to see a file that grew ...
+        got = len(parts[0])
+        while got > size and got <= max_bytes:   # ... which is read on in chunks, never past the limit
+            part = f.read(min(_CHUNK, max_bytes + 1 - got))
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        data = b"".join(parts) if len(parts) > 1 else parts[0]
     if len(data) > max_bytes:
         raise _refuse(path, f"over {max_bytes} bytes", f"grew past the limit of {max_bytes} bytes while read")
     return data
 
 
-_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_NOT_BRACKET = re.compile(rb"[^\[\]{}]+")
+#: a JSON string, or an unterminated one up to the end of the text: possessive, so it never backtracks, and it
+#: always matches from an opening quote, so no quote is the start of a second scan (linear time)
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKET = re.compile(rb"[^\[\]{}]++")
+#: brackets counted per numpy step
+_DEPTH_CHUNK = 1 << 20
 
 
-def json_depth(data: bytes, stop: int | None = None) -> int:
-    """The nesting depth of ``[ ]`` / ``{ }`` in JSON text (strings skipped); stops counting once it passes
-    ``stop``. Linear time, no recursion."""
-    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b'""', data))
+def json_depth(data: bytes | str, stop: int | None = None) -> int:
+    """The nesting depth of ``[ ]`` / ``{ }`` in JSON text (strings skipped; an unterminated string runs to
+    the end); stops counting once it passes ``stop``. Linear time in ``len(data)`` (no backtracking, no
+    recursion); ``str`` text is scanned as its UTF-8 bytes."""
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    brackets = _NOT_BRACKET.sub(b"", _JSON_STRING.sub(b"", data))
     depth = deepest = 0
-    for c in brackets:
-        if c in b"[{":
-            depth += 1
-            if depth > deepest:
-                deepest = depth
-                if stop is not None and deepest > stop:
-                    break
-        else:
-            depth -= 1
+    for pos in range(0, len(brackets), _DEPTH_CHUNK):
+        step = np.frombuffer(brackets, np.uint8, min(_DEPTH_CHUNK, len(brackets) - pos), pos)
+        # '[' 0x5b and '{' 0x7b open (bit 1 set), ']' 0x5d and '}' 0x7d close (bit 1 clear)
+        levels = np.cumsum((step & 2).astype(np.int64) - 1, dtype=np.int64) + depth
+        deepest = max(deepest, int(levels.max()))
+        depth = int(levels[-1])
+        if stop is not None and deepest > stop:
+            break
     return deepest
 
 

@@ -40,7 +40,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--q7emu-backend", default="kernel", choices=("kernel", "golden"),
                 help="replay on the kernels (default) or the golden models")
     g.addoption("--q7emu-max-diffs", type=int, default=1, metavar="N",
-                help="differing bytes explained in a failure's report (default 1; 0 = only the summary)")
+                help="differing bytes explained in a failure's report (0..1000, default 1; 0 = only the summary)")
 
 
 class _Settings:
@@ -65,9 +65,12 @@ def pytest_configure(config: pytest.Config) -> None:
     for d in dirs:
         if not os.path.exists(d):
             raise pytest.UsageError(f"--q7emu-cases {d}: no such case or folder")
+    from q7emu.machine.report import MAX_DIFFS
+
     max_diffs = config.getoption("q7emu_max_diffs")
-    if max_diffs < 0:
-        raise pytest.UsageError(f"--q7emu-max-diffs {max_diffs}: must be >= 0")
+    if not 0 <= max_diffs <= MAX_DIFFS:
+        raise pytest.UsageError(f"--q7emu-max-diffs {max_diffs}: must be in 0..{MAX_DIFFS} differing bytes per "
+                                "case (docs/limits.md §5)")
     knobs: dict[str, str] = {}
     for item in config.getoption("q7emu_knob") or []:
         if "=" not in item:
@@ -158,15 +161,18 @@ class CaseItem(pytest.Item):
         self.case = got
 
     def runtest(self) -> None:
-        """Replay the case; raise :class:`CaseReport` with replay's text when it does not pass."""
-        from q7emu.machine.cases import run_case
+        """Replay the case as replay does (:func:`q7emu.machine.replay.replay_loaded`, the second half of
+        ``replay_one``: the first ``--q7emu-max-diffs`` differing bytes explained where the case ran, its data
+        then dropped); raise :class:`CaseReport` with replay's text when it does not pass."""
+        from q7emu.machine.replay import replay_loaded
         from q7emu.machine.report import format_case
 
         s = self._settings()
-        result = run_case(self.case, knobs=s.knobs or None, backend=s.backend)
+        case, self.case = self.case, None
+        result = replay_loaded(case, s.knobs or None, s.backend, s.max_diffs)
+        del case
         if not result.ok:
-            detail = self.case if any(d.differing for d in result.regions) else None
-            raise CaseReport(format_case(result, detail, s.max_diffs, knobs=s.knobs))
+            raise CaseReport(format_case(result, None, s.max_diffs))
 
     def teardown(self) -> None:
         """Drop the case's arrays."""

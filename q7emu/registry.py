@@ -1,9 +1,8 @@
 """The kernel registry: one entry per emulated kernel, the only table of kernels in q7emu.
 
 Every consumer reads the kernels from here: the machine (which kernel runs a record, on the kernel or the
-golden backend), the trace / profile / listing / provenance / explore tools, and tools/gen_listings.py
-(which source files to parse). Importing this module needs no compiled extension: the kernel modules
-load theirs on the first call.
+golden backend) and the trace / profile / listing / provenance / explore tools. Importing this module needs
+no compiled extension: the kernel modules load theirs on the first call.
 
 An entry (:class:`KernelEntry`) holds
 
@@ -15,10 +14,10 @@ An entry (:class:`KernelEntry`) holds
   ``()`` for an op without a format), or ``src_dtypes`` / ``dst_dtypes`` for one that has dtypes instead;
 * ``knobs``: the model knobs (docs/model.md §1-§2) its bytes can depend on; ``knob_rule`` narrows them per record;
 * ``sources``, ``extension``, ``function``: its kernel source files in include order, the compiled module
-  whose ``run()`` executes it, and the kernel body (a cdef function of the sources) its listing starts at;
+  whose ``run()`` executes it, and the kernel body (the cdef function of the sources its ``run()`` calls);
 * ``handler`` / ``golden``: the kernel's Python entry and its golden model, called the same way (the
-  handler also takes ``trace=`` and ``cores=``); ``run_params``: the options -> ``run()`` arguments map of
-  the kernel's Python module (used by the listings);
+  handler also takes ``trace=`` and ``cores=``); ``listing_run``: one traced pass-count run for the listings
+  (q7emu.analysis.listing), returning the raw trace and the bundle labels and notes;
 * ``abbr`` (the tag in ``q7emu ops``) and ``unit`` (output elements per group of work, for profiles).
 
 To add a kernel: its sources, one entry here, its golden model and its tests (the "Add a kernel"
@@ -40,7 +39,7 @@ from q7emu.kernels.extension import load_extension
 from q7emu.model.kernels import DEQUANT_PATHS, KernelId
 from q7emu.model.knobs import DEQUANT_KNOBS, QUANTIZE_MX_DST_DTYPES, QUANTIZE_MX_SRC_DTYPES, dequant_knobs
 
-__all__ = ["KernelEntry", "KERNELS", "names", "get", "find", "for_opcode", "select", "modules"]
+__all__ = ["KernelEntry", "KERNELS", "names", "get", "find", "for_opcode", "select"]
 
 
 @dataclass(frozen=True)
@@ -55,7 +54,7 @@ class KernelEntry:
     function: str
     handler: Callable[..., Any]
     golden: Callable[..., Any]
-    run_params: Callable[..., dict[str, Any]]
+    listing_run: Callable[..., tuple[Any, dict[int, str], dict[str, str]]]
     abbr: str
     unit: tuple[int, str]
     knobs: tuple[str, ...] = ()
@@ -80,11 +79,6 @@ class KernelEntry:
         groups = {g for _, g in self.paths}
         return groups.pop() if len(groups) == 1 else None
 
-    @property
-    def module(self) -> str:
-        """Its extension's short name (``dequant`` for q7emu.kernels._dequant): the listings' module key."""
-        return self.extension.rsplit(".", 1)[-1].lstrip("_")
-
     def knobs_for(self, fmt: int | None = None, group_size: int | None = None) -> tuple[str, ...]:
         """The knobs whose value can change the bytes of one record of this kernel with (fmt, group_size)
         (``knobs`` when the kernel has no per-record rule or the record's fields are not given)."""
@@ -106,7 +100,8 @@ def _dequant_entry(kid: KernelId, function: str, abbr: str, unit: tuple[int, str
         knobs=tuple(k for k in DEQUANT_KNOBS if k in used), knob_rule=dequant_knobs,
         sources=("src/kernels/kernel_ops.pxi", "src/kernels/kernel_fp8.pxi", "src/kernels/_dequant.pyx"),
         extension=_dequant.EXTENSION, function=function,
-        handler=_dequant.dequantize, golden=golden_dequantize, run_params=_dequant.run_params,
+        handler=_dequant.dequantize, golden=golden_dequantize,
+        listing_run=lambda passes, cfg: _dequant.listing_run(passes, cfg["fmt"], paths[0][1], cfg["knobs"]),
         abbr=abbr, unit=unit)
 
 
@@ -122,7 +117,9 @@ KERNELS: tuple[KernelEntry, ...] = (
         src_dtypes=QUANTIZE_MX_SRC_DTYPES, dst_dtypes=QUANTIZE_MX_DST_DTYPES,
         sources=("src/kernels/kernel_ops.pxi", "src/kernels/kernel_fp8.pxi", "src/kernels/_quantize_mx.pyx"),
         extension=_quantize_mx.EXTENSION, function="quantize_block",
-        handler=_quantize_mx.quantize_mx, golden=golden_quantize_mx, run_params=_quantize_mx.run_params,
+        handler=_quantize_mx.quantize_mx, golden=golden_quantize_mx,
+        listing_run=lambda passes, cfg: _quantize_mx.listing_run(passes, cfg["src_dtype"], cfg["dst_dtype"],
+                                                                 cfg["knobs"]),
         abbr="qmx", unit=(32, "MX block (8 partitions x 4)")),
 )
 
@@ -166,13 +163,3 @@ def select(opcode: int, fmt: int | None = None, group_size: int | None = None) -
         if (fmt, group_size) in e.paths or (not e.paths and len(entries) == 1):
             return e
     return None
-
-
-def modules() -> dict[str, tuple[str, ...]]:
-    """Listing module (:attr:`KernelEntry.module`) -> its source files in include order, for
-    tools/gen_listings.py. The kernels of one module must name the same sources."""
-    out: dict[str, tuple[str, ...]] = {}
-    for e in KERNELS:
-        if out.setdefault(e.module, e.sources) != e.sources:
-            raise InvalidArgument("sources", e.name, f"differ from the other kernels of module {e.module}")
-    return out

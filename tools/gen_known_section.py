@@ -19,7 +19,7 @@ BEGIN, END = "<!-- known:begin -->", "<!-- known:end -->"
 
 def section() -> str:
     """The generated section's Markdown (ends with a newline)."""
-    from q7emu.analysis.listing import build
+    from q7emu.analysis.listing import seed_report, variants
     from q7emu.analysis.provenance import (
         KERNELS,
         KNOB_FACTS,
@@ -43,22 +43,24 @@ def section() -> str:
     out += ["", "| knob | values (default first) | applies to | decides | open question |", "|---|---|---|---|---|"]
     for k in KNOB_FACTS:
         out.append(f"| `{k.knob}` | {', '.join(MACHINE_KNOBS[k.knob])} | {k.applies} | {k.decides} | {k.spec} |")
-    out += ["", "Kernel listings (`q7emu listing KERNEL`), all variants: how many ops are mnemonics "
-            "docs/firmware.md places "
-            "in that path (*firmware*; *firmware~* = the other MAC accumulate form) and how many are q7emu's; "
-            "and the mnemonics of the path the firmware facts name that q7emu does not issue.", "",
+    out += ["", "Kernel listings (`q7emu listing KERNEL --variants`), every configuration: how many distinct ops "
+            "(bundle, mnemonic, registers, immediates) the entry, one pass and the exit issue, how many are "
+            "mnemonics docs/firmware.md places in that path (*firmware*; *firmware~* = the other MAC accumulate "
+            "form) and how many are q7emu's; and the mnemonics of the path the firmware facts name that q7emu does "
+            "not issue.", "",
             "| kernel | ops | firmware | firmware~ | q7emu | seed-named share of one pass | seed bundles issued "
             "together (mnemonics) | ... with the seed's registers | ops of the path (docs/firmware.md) not issued |",
             "|---|--:|--:|--:|--:|--:|--:|--:|---|"]
     for kern in KERNELS:
-        lst = build(kern)
-        ops = lst.ops("entry") + lst.ops("pass") + lst.ops("exit")
+        lsts = variants(kern)
+        ops = list({(sec, o.key()): o for lst in lsts for sec in ("entry", "pass", "exit")
+                    for o in lst.ops(sec)}.values())
         c = {"firmware": 0, "firmware~": 0, "q7emu": 0}
         for o in ops:
             c[o.provenance.kind] += 1
         used = {f.mnemonic for o in ops for f in o.provenance.facts}
         missing = [f"`{f.mnemonic}`" for f in PATH_FACTS.get(kern, ()) if f.mnemonic not in used]
-        seed = lst.seed_report()
+        seed = seed_report(kern, lsts)
         out.append(f"| `{kern}` | {len(ops)} | {c['firmware']} | {c['firmware~']} | {c['q7emu']} | "
                    f"{100 * seed['share']:.0f} % | {len(seed['bundles_present'])} of {seed['bundles']} | "
                    f"{len(seed['bundles_verbatim'])} of {seed['bundles']} | "

@@ -1,118 +1,116 @@
-"""Kernel listings (q7emu.analysis.listing): derived from the sources, and equal to what the kernels execute."""
+"""Kernel listings (q7emu.analysis.listing): read off runs of the kernels, they predict what a kernel executes.
+
+A listing is built from runs of two and three whole passes; the tests check it against runs it was not built from:
+longer inputs, several partitions, a shorter last pass."""
 from __future__ import annotations
 
-import struct
-import subprocess
-import sys
-from pathlib import Path
+import json
 
 import numpy as np
 import pytest
 
 from q7emu import registry
-from q7emu.analysis import listing
-from q7emu.analysis.listing import KERNELS, all_variant_configs, build
-
-ROOT = Path(__file__).resolve().parents[2]
-KIND = {1: "vec", 2: "wvec", 3: "vbool", 4: "pr", 5: "scalar"}
+from q7emu.analysis.listing import KERNELS, all_variant_configs, build, variant_diff, variants
+from q7emu.analysis.trace import Recorder
 
 
-def parse_trace(raw: bytes) -> list[tuple]:
-    """Raw trace records (src/trace/q7trace.pxd: a 48-byte header, char op[32] at 16) -> (partition, bundle,
-    mnemonic, [(kind, role, reg, scalar)], kernel id)."""
-    raw = bytes(memoryview(raw))
-    out, off = [], 0
-    while off < len(raw):
-        seq, bundle, kernel, nops, nbytes, part = struct.unpack_from("<IHBBII", raw, off)
-        op = raw[off + 16:off + 48].split(b"\0")[0].decode()
-        p = off + 48
-        ops = []
-        for _ in range(nops):
-            kind, role, reg, view, n = struct.unpack_from("<BBBBI", raw, p)
-            val = struct.unpack_from("<q", raw, p + 8)[0] if kind == 5 else None
-            ops.append((KIND[kind], "dst" if role else "src", reg, val))
-            p += 8 + n
-        assert p == off + nbytes
-        out.append((part, bundle, op, ops, kernel))
-        off += nbytes
+def _keys(trace) -> list[tuple]:
+    """(bundle, mnemonic, registers, immediates) of every record: what a listing op fixes."""
+    out = []
+    for i in range(len(trace)):
+        r = trace[i]
+        ops = tuple((o.kind_name, o.role_name, o.reg if o.kind_name != "scalar" else None,
+                     int.from_bytes(o.data, "little", signed=True) if o.kind_name == "scalar" and o.reg == 255
+                     else None) for o in r.operands)
+        out.append((int(r.bundle), r.op, ops))
     return out
 
 
-def traced(kernel: str, cfg: dict, rng) -> tuple[list[tuple], int]:
-    """Trace one partition (row block) over 3 passes, the last a tail; returns (records, passes).
-
-    The extension's run() gets the arguments the kernel's module derives from the options (the registry
-    entry's run_params) and the kernel id."""
-    entry = registry.get(kernel)
-    params = entry.run_params(fmt=cfg.get("fmt"), group_size=entry.group_size, knobs=cfg.get("knobs", {}),
-                              src_dtype=cfg.get("src_dtype"), dst_dtype=cfg.get("dst_dtype"))
-    ext = entry.load()
+def _run(kernel: str, cfg: dict, passes: int, tail: int = 0, partitions: int = 1) -> list[tuple]:
+    """The records of a public-API run of ``passes`` whole passes (+ a shorter last pass of ``tail`` units) on
+    ``partitions`` partitions (row blocks of 8 partitions for quantize_mx, which takes 32 partitions or more),
+    traced."""
+    import q7emu
+    rng = np.random.default_rng(passes + 10 * tail)
+    rec = Recorder()
+    knobs = cfg.get("knobs", {})
     if kernel == "quantize_mx":
-        src = rng.integers(0, 1 << 16, size=(8, 40), dtype=np.uint16)
-        data = np.zeros((8, 40), np.uint8)
-        scale = np.zeros((1, 10), np.uint8)
-        raw = ext.run(src, data, scale, scatter=False, trace=True, kernel_id=int(entry.kernel_id), **params)
+        x = rng.standard_normal((8 * partitions, 16 * passes + 4 * tail)).astype(
+            np.float16 if cfg["src_dtype"] == "float16" else np.float32)
+        if cfg["src_dtype"] == "bfloat16":
+            import ml_dtypes
+            x = x.astype(ml_dtypes.bfloat16)
+        q7emu.quantize_mx(x, cfg["dst_dtype"], trace=rec, cores=1, **knobs)
     else:
-        nbytes = {"proc_4bit_non_mx": 72, "proc_4bit_mx_8": 100, "proc_6bit_non_mx": 108}[kernel]
-        out = {"proc_4bit_non_mx": 144, "proc_4bit_mx_8": 160, "proc_6bit_non_mx": 144}[kernel]
-        src = rng.integers(0, 256, size=(1, nbytes), dtype=np.uint8)
-        dst = np.zeros((1, out), np.uint8)
-        raw = ext.run(src, dst, trace=True, kernel_id=int(entry.kernel_id), **params)
-    recs = parse_trace(raw)
-    assert {k for *_, k in recs} == {int(entry.kernel_id)}
-    return [r[:4] for r in recs], 3
+        fmt = cfg["fmt"]
+        group = registry.get(kernel).group_size or 0
+        unit = 20 if group == 8 else (12 if fmt == 4 else 4)                 # source bytes of a tail unit
+        per = 40 if group == 8 else (48 if fmt == 4 else 32)
+        src = rng.integers(0, 256, (partitions, per * passes + unit * tail), dtype=np.uint8)
+        q7emu.dequantize(src, fmt, group, trace=rec, cores=1, **knobs)
+    return _keys(rec.trace)
 
 
-def _check(kernel: str, cfg: dict, rng) -> listing.Listing:
-    lst = build(kernel, cfg.get("fmt"), cfg.get("knobs"), src_dtype=cfg.get("src_dtype"),
-                dst_dtype=cfg.get("dst_dtype"), expand=True)
-    recs, passes = traced(kernel, cfg, rng)
-    want = lst.entry + lst.passes * passes + lst.exit
-    assert len(recs) == len(want), (kernel, cfg, len(recs), len(want))
-    for i, (rec, op) in enumerate(zip(recs, want)):
-        _part, bundle, mnem, operands = rec
-        where = f"{kernel} {cfg} op {i} ({op.source})"
-        assert (bundle, mnem) == (op.bundle, op.mnemonic), where
-        assert [(k, r, g) for k, r, g, _ in operands if k != "scalar"] == \
-               [(o.kind, o.role, o.reg) for o in op.operands if o.kind != "scalar"], where
-        scal = [v for k, _r, _g, v in operands if k == "scalar"]
-        lst_scal = [o.value for o in op.operands if o.kind == "scalar"]
-        assert len(scal) == len(lst_scal), where
-        for got, exp in zip(scal, lst_scal):
-            if exp is not None:
-                assert got == exp, where
-    return lst
+def _want(lst, passes: int, partitions: int = 1) -> list[tuple]:
+    one = [(o.bundle, o.mnemonic, tuple(x.key()[:2] + (x.reg, x.key()[3]) for x in o.operands))
+           for o in lst.entry + lst.passes * passes + lst.exit]
+    return one * partitions
+
+
+def _parts(kernel: str) -> int:
+    """Partitions (row blocks) of a multi-partition run: QuantizeMX's smallest input is 32 partitions."""
+    return 4 if kernel == "quantize_mx" else 2
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_listing_ops_are_the_executed_ops(kernel):
-    """Every configuration: the expanded listing (entry + pass x 3) is the traced (bundle, mnemonic, operand
-    registers, known immediates) sequence; every branch arm the listing shows is taken by some configuration."""
-    rng = np.random.default_rng(7)
-    taken = set()
-    cfgs = all_variant_configs(kernel)
-    assert cfgs
-    for cfg in cfgs:
-        taken |= _check(kernel, cfg, rng).taken
-    # the branch arms the all-variants listing shows are exactly the arms the traced configurations took
-    full = build(kernel)
-    # (proc_6bit_non_mx shows only the FP6 arm of the non-MX body it shares with proc_4bit_non_mx)
-    assert full.arms == taken, (sorted(full.arms - taken), sorted(taken - full.arms))
+def test_the_listing_predicts_longer_runs(kernel):
+    """Every configuration: entry + pass x 5 + exit is what a 5-pass run on several partitions executes (bundles,
+    mnemonics, registers, immediates), though the listing was read off runs of two and three passes."""
+    for cfg in all_variant_configs(kernel):
+        lst = build(kernel, cfg.get("fmt"), cfg.get("knobs"), src_dtype=cfg.get("src_dtype"),
+                    dst_dtype=cfg.get("dst_dtype"))
+        assert lst.passes, (kernel, cfg)
+        got = _run(kernel, lst.config, 5, partitions=_parts(kernel))
+        assert got == _want(lst, 5, partitions=_parts(kernel)), (kernel, cfg)
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_every_kernel_has_a_listing(kernel, capsys):
-    text = build(kernel).format()
-    assert kernel in text and "main loop" in text and "B1" in text
-    ops = build(kernel).ops("pass")
-    assert len(ops) >= 10
-    assert all(o.bundle is not None for o in ops)
+def test_a_short_last_pass_issues_the_same_ops(kernel):
+    """A tail (a last pass shorter than the others) issues the pass's ops: only lengths and offsets differ."""
+    lst = build(kernel)
+    assert _run(kernel, lst.config, 2, tail=1, partitions=_parts(kernel)) == _want(lst, 3, _parts(kernel))
 
 
-def test_listings_json_is_generated_from_the_sources():
-    r = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_listings.py"), "--check"], capture_output=True,
-                       text=True)
-    assert r.returncode == 0, r.stderr
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_every_kernel_has_a_labelled_listing(kernel):
+    lst = build(kernel)
+    text = lst.format()
+    assert kernel in text and "main loop, one pass:" in text and "B13" in text
+    assert len(lst.passes) >= 10 and all(o.label != "?" for o in lst.all_ops())
+    # every label of the kernel's module has a note, and no note names a label that does not exist
+    ext = registry.get(kernel).load()
+    labels = set(ext.bundle_labels(lst.config["fmt"], registry.get(kernel).group_size or 0).values()) \
+        if "fmt" in lst.config else set(ext.bundle_labels().values())
+    assert labels <= set(ext.BUNDLE_NOTES)
+    for o in lst.all_ops():
+        assert o.label.split("+")[0] in labels and o.note
+
+
+def test_labels_and_notes_of_the_modules_agree():
+    """Every label an extension's kernels use over all their paths has a note, and every note a label."""
+    labels: dict[str, set[str]] = {}
+    for e in registry.KERNELS:
+        ext = e.load()
+        every = labels.setdefault(e.extension, set())
+        if e.fmts:
+            for f, g in e.paths:
+                every |= set(ext.bundle_labels(f, g).values())
+        else:
+            every |= set(ext.bundle_labels().values())
+    for name, every in labels.items():
+        notes = registry.KERNELS[[e.extension for e in registry.KERNELS].index(name)].load().BUNDLE_NOTES
+        assert set(notes) == every, (name, set(notes) ^ every)
+        assert all(isinstance(v, str) and v for v in notes.values())
 
 
 def test_firmware_provenance_in_listings():
@@ -128,8 +126,8 @@ def test_firmware_provenance_in_listings():
     byq = {o.mnemonic: o.provenance for o in q.ops("entry") + q.ops("pass")}
     # the divide MACs accumulate: the seed's overwrite form mulus4tn16xr16 @0x66a6 names their family
     assert byq["mulus4tan16xr16"].kind == "firmware~" and "0x66a6" in byq["mulus4tan16xr16"].label
-    assert byq["mulus4tn16xr16"].kind == "firmware"             # block 0's divide MAC: the seed's form and registers
-    assert [o.render_operands() for o in q.ops("pass") if o.mnemonic == "mulus4tn16xr16"] == ["wv0, v31, v7, pr8"]
+    assert byq["mulus4tn16xr16"].kind == "firmware"             # block 1's divide MAC: the seed's form and registers
+    assert {o.render_operands() for o in q.ops("pass") if o.mnemonic == "mulus4tn16xr16"} == {"wv0, v31, v7, pr8"}
     assert byq["dextrprn_2x32"].kind == "firmware" and "0x22b5" in byq["dextrprn_2x32"].label
     assert q.seed_report()["bundles_conflicting"] == {"0x66a6": {"v0": ["trunc16nxf16", "baddnormnx16"]}}
     assert "@0x66a6 v0 by trunc16nxf16 and baddnormnx16" in q.format()
@@ -145,41 +143,43 @@ def test_firmware_provenance_in_listings():
     assert {o.mnemonic: o.provenance for o in nf.ops("pass")}["sel2nx8i_s4"].kind == "q7emu"   # MX list only
 
 
-def test_a_bundle_split_by_a_resolved_variant_keeps_one_header():
-    # RB_PR3's second extrprn_2x32 (FP6 only) and RB_SIGN's MAC come after a resolved `if cfg.fp6`: the same
-    # bundle, so no second "B<n>" header (a comment of its own goes on a continuation line)
-    from q7emu.analysis.listing import data
-    enums = data()["modules"]["dequant"]["enums"]
-    text = build("proc_6bit_non_mx", None, {"fp6_packing": "lsb-first"}).format().splitlines()
-    for label in ("RB_PR3", "RB_SIGN", "RB_MAC1"):              # none of them is in the exit section
-        heads = [ln for ln in text if ln.lstrip().startswith(f"B{enums[label]} ")]
-        assert len(heads) == 1, (label, heads)
-    assert any(ln.strip().startswith("; RB_SIGN: RE-BIAS MAC") for ln in text)
+def test_the_seed_registers_read_like_the_disassembly():
+    """The listing renders operands in disassembly order (docs/intrinsics.md §2): the seeds' bundles, verbatim."""
+    rb = build("proc_4bit_non_mx", "e2m1")
+    texts = {o.text() for o in rb.passes}
+    assert {"muluupan16xr16 wv3, v0, v23, pr3", "sel2nx8i v10, v26, v7, 53", "babssub2nx8 vb9, v8, v11, v1"} <= texts
+    mx = build("proc_4bit_mx_8", "e2m1", {"mx_scale": "e8m0", "nibble_order": "low-first"})
+    assert {"ultn_2xf32t vb1, v13, v16, vb9", "sel2nx8i_s4 v21, v17, v16, 0"} <= {o.text() for o in mx.passes}
+    q = build("quantize_mx")
+    assert {"srln_2x32 v14, v25, v5", "dextrprn_2x32 pr8, v14, v16, 5, 10"} <= {o.text() for o in q.all_ops()}
 
 
-def test_variants_shown_and_resolved():
-    open_ = build("proc_4bit_mx_8", "nf4").format()
-    assert "[variant] if cfg.nan_gate" in open_ and 'mx_scale == "e8m0"' in open_
-    assert "[variant] if cfg.high_first" in open_          # the first unpack's immediate (seed @0x010052ee: 0)
-    closed = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0-nonan", "nibble_order": "low-first"}).format()
-    assert "[variant]" not in closed and "ultn_2xf32t" not in closed
-    fmt_open = build("proc_4bit_non_mx").format()
-    assert "[variant] if cfg.rebias" in fmt_open and "decode_nf4" in fmt_open   # the re-bias and NF4 arms
-    only_e2m1 = build("proc_4bit_non_mx", "e2m1").format()
-    assert "[variant] if cfg.high_first" in only_e2m1 and "dselnx16 " not in only_e2m1   # the selector's two arms
-    low_first = build("proc_4bit_non_mx", "e2m1", {"nibble_order": "low-first"}).format()
-    assert "[variant]" not in low_first and "dselnx16t v0, v1" in low_first
+def test_one_listing_per_configuration_and_the_variants_differ_where_they_should():
+    nonan = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0-nonan"})
+    gate = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0"})
+    assert "ultn_2xf32t" not in nonan.mnemonics() and "ultn_2xf32t" in gate.mnemonics()
+    d = variant_diff(gate, nonan)
+    assert d and all(ln[0] in "+-" for ln in d)
+    assert any("ultn_2xf32t" in ln and ln.startswith("-") for ln in d)
+    assert variant_diff(gate, gate) == []
+    high = build("proc_4bit_mx_8", "nf4", {"nibble_order": "high-first"})
+    assert any("sel2nx8i_s4 v21, v17, v16, 8" in ln for ln in variant_diff(gate, high))
+    # defaults fill what is not given
+    assert build("proc_4bit_non_mx").config == {"fmt": 1, "knobs": {"nibble_order": "low-first"}}
+    assert len(variants("proc_4bit_mx_8")) == len(all_variant_configs("proc_4bit_mx_8"))
 
 
 def test_listing_cli(capsys):
     from q7emu.cli.main import main
     assert main(["listing", "proc_4bit_mx_8", "--fmt", "e2m1", "--knob", "mx_scale=e8m0"]) == 0
     out = capsys.readouterr().out
-    assert "mulus4tan16xr16" in out and "0x010051a9" in out and "pr1" in out
+    assert "mulus4tan16xr16" in out and "0x010051a9" in out and "pr1" in out and "MX_GATE" in out
     assert main(["listing", "quantize_mx", "--json"]) == 0
-    import json
     d = json.loads(capsys.readouterr().out)
-    assert d["kernel"] == "quantize_mx" and d["pass"]
+    assert d["kernel"] == "quantize_mx" and d["pass"] and d["pass"][0]["label"]
+    assert main(["listing", "proc_4bit_non_mx", "--variants"]) == 0
+    out = capsys.readouterr().out
+    assert "fmt=1 nibble_order=high-first: 5 line(s)" in out and "other 5 configuration(s)" in out
     assert main(["listing", "nope"]) == 2
     assert main(["listing", "proc_6bit_non_mx", "--fmt", "e2m1"]) == 2
 
@@ -194,7 +194,8 @@ def test_seed_report_counts_the_path_vocabulary():
     assert high["bundles_verbatim"] == []                              # sel2nx8i_s4 v21,v17,v16,0 }: imm 8 here
     nonan = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0-nonan"}).seed_report()
     assert nonan["bundles_present"] == []                              # no gate, no scale factors
-    pass_ops = build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0"}).ops("pass")
+    # distinct ops of a pass: the two halves' and four groups' repeats (same bundle, registers, immediates) once
+    pass_ops = list({o.key(): o for o in build("proc_4bit_mx_8", "nf4", {"mx_scale": "e8m0"}).ops("pass")}.values())
     fw = [o.mnemonic for o in pass_ops if o.provenance.kind == "firmware"]
     assert mx["seed_named"] == len(fw) and "mulus4tan16xr16" in fw and "dselnx16" in fw
     assert mx["share"] == len(fw) / len(pass_ops)

@@ -46,7 +46,7 @@ def test_counts_equal_trace_counts(mx):
 
 # ---------------------------------------------------------------- the cycle model, computed independently
 # The reference below is the cycle model of q7emu.analysis.profile's docstring, applied to the kernel
-# *listing* (q7emu.analysis.listing, derived from the sources) rather than to the trace: issue a bundle
+# *listing* (q7emu.analysis.listing, read off runs of whole passes) rather than to the trace: issue a bundle
 # each time the bundle index (or the partition) changes, 1 cycle each; a bundle whose non-MAC op reads a
 # wvec register that a MAC op (mul* / dmul*) wrote d cycles earlier stalls max(0, L - d); a non-MAC write
 # makes the register ordinary again. Nothing in it is a count typed from today's kernels, so an edit
@@ -58,7 +58,7 @@ def is_mac(mnemonic: str) -> bool:
 def listing_sequence(trace, kernel: str, build_args: dict) -> list[tuple[int, int, str, list[tuple[str, str, int]]]]:
     """(partition, bundle, mnemonic, [(kind, role, reg)]) of every op the listing says the run executes:
     per partition of the trace, the entry, k passes and the exit, k solved from the partition's record count."""
-    lst = build(kernel, expand=True, **build_args)
+    lst = build(kernel, **build_args)
     entry, one_pass, exit_ = lst.ops("entry"), lst.ops("pass"), lst.ops("exit")
     parts = trace.records["partition"].tolist()
     counts = Counter(parts)

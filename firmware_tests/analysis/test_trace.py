@@ -16,78 +16,49 @@ from q7emu.analysis.trace import VIEW_IDS, Recorder, Trace, TraceError, bytes_fr
 from q7emu.errors import InvalidArgument
 
 
-# ---------------------------------------------------------------------- the listing, by hand
-# Bundle numbers are the kernels' labels (docs/model.md §9.1): their values come from the enums the listing
-# tool reads out of the sources; the op order inside each bundle is written here by hand.
-def _labels():
-    from q7emu.analysis.listing import data
-    return data()["modules"]["dequant"]["enums"]
+# ---------------------------------------------------------------------- the listings
+# Bundle numbers are the kernels' labels (docs/model.md §9.1), from the kernel module's label enums; the op
+# sequences come from the kernels' listings (read off runs of whole passes), which these traces of other inputs
+# (a one-word tail pass, several partitions) must follow.
+def _labels() -> dict[str, int]:
+    from q7emu import registry
+    ext = registry.get("proc_4bit_non_mx").load()
+    return {m.name: int(m) for fam in (ext.SharedBundle, ext.NF4Bundle, ext.RebiasBundle, ext.MXBundle) for m in fam}
 
 
 L = _labels()
 
 
-def decode_nf4(b):
-    """decode_nf4 (every MX format's codebook lookup) at bundle b (b .. b+3)."""
-    return [(b, "sllinx16"), (b, "addnx16"), (b + 1, "or2nx8"), (b + 1, "selnx16"), (b + 2, "addnx16"),
-            (b + 3, "dselnx16")]
+def _seq(ops):
+    return [(o.bundle, o.mnemonic) for o in ops]
 
 
-def narrow(b):
-    """narrow_fp8 at bundle b (b .. b+11)."""
-    return [(b, "subnx16"), (b, "subnx16"), (b + 1, "bmaxnx16"), (b + 1, "bmaxnx16"),
-            (b + 2, "addnx16"), (b + 2, "sllinx16"),
-            (b + 3, "srlnx16"), (b + 3, "subnx16"), (b + 4, "and2nx8"), (b + 4, "sllnx16"),
-            (b + 5, "subnx16"), (b + 6, "addnx16"), (b + 7, "addnx16"), (b + 8, "srlnx16"),
-            (b + 9, "addnx16"), (b + 10, "bminnx16"), (b + 11, "or2nx8")]
+def _listing(*args, **kw):
+    from q7emu.analysis.listing import build
+    return build(*args, **kw)
 
 
-def rodata(n):
-    """load_rodata: n constant loads, two per bundle from RODATA_B, then the all-true predicate."""
-    return [(L["RODATA_B"] + c // 2, "lv2nx8_i") for c in range(n)] + [(L["RODATA_VB"], "eqnx16")]
-
-
-# E2M1 non-MX, the re-bias MAC path (docs/model.md §9.7): rodata v11..v19 = 9 rows, the spread predicate, w1, pr3
-# and the first pass's load at entry; the pass's ops; after the loop the gate, sign, pack and store of the last
-# pass's even codes (software pipelining: a pass loads the next one and finishes the one before it)
-ENTRY_4BIT_NON_MX = rodata(9) + [(L["RB_ENTRY"], "ltu2nx8"), (L["RB_ENTRY"], "movpint16"),
-                                 (L["RB_PR3"], "extrprn_2x32"), (L["RB_FIRST"], "labvdcmprs2nx8_xp")]
-PASS_4BIT_NON_MX = [
-    (L["RB_SEL0"], "sllinx16"), (L["RB_SEL1"], "or2nx8"), (L["RB_LOOKUP"], "labvdcmprs2nx8_xp"),
-    (L["RB_LOOKUP"], "oltnxf16t"), (L["RB_LOOKUP"], "dselnx16t"),
-    (L["RB_ZERO0"], "movnx16t"), (L["RB_ZERO0"], "babssub2nx8"), (L["RB_NEG0"], "negnxf16t"),
-    (L["RB_NEG0"], "babssub2nx8"), (L["RB_SIGN"], "babssubunx16"), (L["RB_SIGN"], "babssubunx16"),
-    (L["RB_SIGN"], "mulsupn16xr16"), (L["RB_SEED"], "muluupan16xr16"), (L["RB_SEED"], "sel2nx8i"),
-    (L["RB_SEED"], "babssub2nx8"), (L["RB_EXT0"], "packvrnrnx48"), (L["RB_EXT0"], "mulsupn16xr16"),
-    (L["RB_EXT0"], "sav2nx8_xp"), (L["RB_EXT0"], "babssub2nx8"), (L["RB_MAC1"], "muluupan16xr16"),
-    (L["RB_EXT1"], "packvrnrnx48"), (L["RB_GATE1"], "oltnxf16t"), (L["RB_ZERO1"], "movnx16t"),
-    (L["RB_NEG1"], "negnxf16t")]
-EXIT_4BIT_NON_MX = [(L["RB_LOOKUP"], "oltnxf16t"), (L["RB_ZERO0"], "movnx16t"), (L["RB_NEG0"], "negnxf16t"),
-                    (L["RB_SEED"], "sel2nx8i"), (L["RB_EXT0"], "sav2nx8_xp")]
+# E2M1 non-MX, the re-bias MAC path (docs/model.md §9.7): the entry loads the constants and the first pass; a pass
+# finishes the one before it (software pipelining); the exit finishes the last pass's odd codes
+_NON_MX = _listing("proc_4bit_non_mx", "e2m1")
+ENTRY_4BIT_NON_MX, PASS_4BIT_NON_MX, EXIT_4BIT_NON_MX = (_seq(_NON_MX.entry), _seq(_NON_MX.passes),
+                                                         _seq(_NON_MX.exit))
 E0 = len(ENTRY_4BIT_NON_MX)           # seq of the first pass's first op
 LISTING_4BIT_NON_MX_ONE_PASS = ENTRY_4BIT_NON_MX + PASS_4BIT_NON_MX + EXIT_4BIT_NON_MX
+_MX = _listing("proc_4bit_mx_8", "e2m1", {"mx_scale": "e8m0"})
+LISTING_4BIT_MX_ONE_BLOCK = _seq(_MX.entry) + _seq(_MX.passes) + _seq(_MX.exit)
 
-# MX E2M1 (e8m0 scales): 19 rodata rows (v0..v15, v18..v20), then the NaN byte and the pair weights loaded at
-# MX_ENTRY and the weights into pr2; one 20-byte block = 4 groups. The pass: load, split, the previous pass's
-# pack (and group 0's scale byte into pr1), seed @0x010052ee (this pass's scale factors, the previous pass's NaN
-# gate, the first unpack), the previous pass's NaN groups (and this pass's factors out of wv0) and store; then
-# per half the codebook lookup, the accumulator set-up, four scale MACs (each with the next group's scale byte
-# moving into pr1), the extract and the narrow (the second half starts with its unpack). After the loop the last
-# pass's pack, gate, NaN groups and store.
-MAC = [(L["MX_MAC0"], "mulus4tan16xr16"), (L["MX_MAC0"], "extrpr2nx8"), (L["MX_MAC1"], "mulus4tan16xr16"),
-       (L["MX_MAC1"], "extrpr2nx8"), (L["MX_MAC2"], "mulus4tan16xr16"), (L["MX_MAC2"], "extrpr2nx8"),
-       (L["MX_MAC3"], "mulus4tan16xr16")]
-MX_HALF = (decode_nf4(L["MX_DECODE"]) + [(L["MX_ACC"], "mulsupn16xr16")] + MAC + [(L["MX_EXT"], "packvrnrnx48")]
-           + narrow(L["MX_NARROW"]))
-LISTING_4BIT_MX_ONE_BLOCK = (
-    rodata(19) + [(L["MX_ENTRY"], "lv2nx8_i"), (L["MX_ENTRY"], "lv2nx8_i"), (L["MX_PR2"], "extrprn_2x32")]
-    + [(L["MX_LOAD"], "lav2nx8_xp"), (L["MX_SPLIT"], "sel2nx8"), (L["MX_SPLIT"], "sel2nx8"),
-       (L["MX_PACKP"], "sel2nx8i"), (L["MX_PACKP"], "extrpr2nx8"), (L["MX_GATE"], "muln_2x32"),
-       (L["MX_GATE"], "ultn_2xf32t"), (L["MX_GATE"], "sel2nx8i_s4"), (L["MX_NANSET"], "mov2nx8t"),
-       (L["MX_NANSET"], "packvrn_2x96"), (L["MX_STORE"], "sav2nx8_xp")]
-    + MX_HALF + [(L["MX_UNPACK"], "sel2nx8i_s4"), (L["MX_UNPACK"], "extrpr2nx8")] + MX_HALF
-    + [(L["MX_PACKP"], "sel2nx8i"), (L["MX_GATE"], "ultn_2xf32t"), (L["MX_NANSET"], "mov2nx8t"),
-       (L["MX_STORE"], "sav2nx8_xp")])
+
+def test_the_listings_name_the_seed_bundles_where_the_traces_show_them():
+    """Spot checks of the listings these tests follow, in the kernels' own labels."""
+    assert ENTRY_4BIT_NON_MX[-1] == (L["RB_FIRST"], "labvdcmprs2nx8_xp") and PASS_4BIT_NON_MX[0] == (L["RB_SEL0"],
+                                                                                                     "sllinx16")
+    assert [m for b, m in PASS_4BIT_NON_MX if b == L["RB_LOOKUP"]] == ["labvdcmprs2nx8_xp", "oltnxf16t", "dselnx16t"]
+    assert [m for b, m in PASS_4BIT_NON_MX if b == L["RB_SEED"]] == ["muluupan16xr16", "sel2nx8i", "babssub2nx8"]
+    assert EXIT_4BIT_NON_MX == [(L["RB_LOOKUP"], "oltnxf16t"), (L["RB_ZERO0"], "movnx16t"), (L["RB_NEG0"],
+                                "negnxf16t"), (L["RB_SEED"], "sel2nx8i"), (L["RB_EXT0"], "sav2nx8_xp")]
+    assert [m for b, m in LISTING_4BIT_MX_ONE_BLOCK if b == L["MX_GATE"]][:3] == ["muln_2x32", "ultn_2xf32t",
+                                                                                  "sel2nx8i_s4"]
 
 
 def full_recording(src, fmt=1, group=0, window=None, ops=None, **knobs):
@@ -141,11 +112,13 @@ def test_one_word_operands(word_trace):
     # byte j -> the low byte of 16-bit lane j; the high bytes and the tail are zero (only 4 bytes read)
     assert load.operands[3].data == bytes([0x21, 0, 0x43, 0, 0x65, 0, 0x87, 0]) + bytes(56)
     sel = t[E0 + 1]                                 # RB_SEL1 or2nx8 v4 = lane | lane << 4: even code low, odd high
-    assert sel.op == "or2nx8" and [x & 0x0F0F for x in sel.operands[2].lanes()[:5]] == [0x201, 0x403, 0x605, 0x807, 0]
-    look = t[E0 + 4]                                # RB_LOOKUP dselnx16t v0, v1 = X of the even / odd codes (c & 7),
+    v4 = np.frombuffer(sel.operands[2].data, "<u2")      # the op table views or2nx8 as 8-bit lanes; read 16
+    assert sel.op == "or2nx8" and [int(x) & 0x0F0F for x in v4[:5]] == [0x201, 0x403, 0x605, 0x807, 0]
+    look = t[E0 + 4]                                # RB_LOOKUP dselnx16t v0, v1 = X of the odd / even codes (c & 7):
     assert look.op == "dselnx16t" and [o.name for o in look.operands if o.role_name == "dst"] == ["v0", "v1"]
-    # the sign (c >= 8) in bit 15: code 8 = E2M1 -0
-    assert look.operands[6].lanes()[:5] == [1, 3, 5, 7, 0] and look.operands[7].lanes()[:5] == [2, 4, 6, 0x8000, 0]
+    # the first output from the selector's odd bytes (docs/intrinsics.md §3.2); the sign (c >= 8) in bit 15: code 8
+    # = E2M1 -0
+    assert look.operands[6].lanes()[:5] == [2, 4, 6, 0x8000, 0] and look.operands[7].lanes()[:5] == [1, 3, 5, 7, 0]
     store = t[len(t) - 1]                           # after the loop: the pass's 8 FP8 bytes
     assert store.op == "sav2nx8_xp" and int.from_bytes(store.operands[2].data, "little") == 8
     first_store = t[E0 + 17]                        # inside the first pass: the (empty) previous pass
@@ -379,7 +352,7 @@ def test_show_filters(word_trace):
     t = word_trace[0].trace
     out = list(t.show(op="or2nx8", lanes=(0, 4)))
     assert len(out) == 1 and f"B{L['RB_SEL1']}  or2nx8" in out[0]
-    assert "dst v4    nx16    [ 0] 0231 0473 0675 08f7" in out[0]
+    assert "dst v4    2nx8    [ 0] 31 02 73 04" in out[0]          # the op table's lane view of or2nx8
     assert "0000" not in out[0].split("dst")[1]
     assert [s.split()[0] for s in t.show(seq=(13, 16))] == ["#13", "#14", "#15"]
 

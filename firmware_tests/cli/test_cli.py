@@ -267,6 +267,26 @@ def test_ops(capsys):
     assert code == 0 and len(out.splitlines()) > 5
 
 
+def test_ops_one_primitive_shows_its_c_operand_order_and_public_evidence(capsys):
+    """docs/intrinsics.md §2: the named op's operands in the C intrinsic's order, with its public evidence."""
+    code, out, _ = run(capsys, "ops", "IVP_DSELNX16T", "sel2nx8")
+    assert code == 0
+    assert "ivp_dselnx16t odd, even, hi, lo, sel, vb" in out and "ivp_sel2nx8 vt, hi, lo, sel" in out
+    assert "halide/Halide:src/CodeGen_Xtensa_vectors.template.cpp@001745e0290e" in out and "(strong)" in out
+    code, out, _ = run(capsys, "ops", "dselnx16", "--json")
+    doc = json.loads(out)
+    [row] = doc["primitives"]
+    assert code == 0 and row["mnemonic"] == "dselnx16" and row["provenance"] == "PUBLIC HIGH"
+    assert [o["name"] for o in row["operands"]] == ["odd", "even", "hi", "lo", "sel"] and row["evidence"]
+    code, out, _ = run(capsys, "ops", "sel2nx8i_s4")
+    assert code == 0 and "public evidence: none found" in out
+
+
+def test_ops_unknown_mnemonic_is_one_line_exit_2(capsys):
+    code, out, err = run(capsys, "ops", "vmulq")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "'vmulq'" in err
+
+
 def test_python_dash_m():
     p = subprocess.run([sys.executable, "-m", "q7emu", "decode", "7b"], cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "Traceback" not in p.stderr

@@ -162,9 +162,11 @@ def test_usage_errors(capsys, argv, msg, tmp_path, monkeypatch):
 
 
 def _label(name):
-    """A bundle label of the TensorDequantize kernels (docs/model.md §9.1), from the listing tool's enums."""
-    from q7emu.analysis.listing import data
-    return data()["modules"]["dequant"]["enums"][name]
+    """A bundle label of the TensorDequantize kernels (docs/model.md §9.1), from the module's label enums."""
+    from q7emu import registry
+    ext = registry.get("proc_4bit_non_mx").load()
+    return next(int(m) for fam in (ext.SharedBundle, ext.NF4Bundle, ext.RebiasBundle, ext.MXBundle) for m in fam
+                if m.name == name)
 
 
 def test_import_and_show_a_long_mnemonic(capsys, tmp_path):
@@ -182,3 +184,51 @@ def test_import_and_show_a_long_mnemonic(capsys, tmp_path):
     (tmp_path / "c.jsonl").write_text(line("y" * 32))
     rc, _, err = run(capsys, "trace", "import", tmp_path / "c.jsonl", "-o", tmp_path / "c.q7t")
     assert rc == 2 and "'op' must be a mnemonic of 1..31 ASCII characters" in err and not (tmp_path / "c.q7t").exists()
+
+
+# ------------------------------------------------------------------------------ the operand convention
+def test_runs_record_the_c_intrinsic_operand_order(traced):
+    """docs/traces.md §1.4: every run says which operand order its records follow."""
+    from q7emu.analysis.trace import OPERAND_ORDER, operand_orders
+    _, t = traced
+    assert OPERAND_ORDER == "c-intrinsic" and operand_orders(t.runs) == [OPERAND_ORDER] * len(t.runs)
+    # a dual select's operands in the trace: odd, even, hi, lo, sel, vb (sources first, then the outputs)
+    rec = next(t[i] for i in range(len(t)) if t[i].op == "dselnx16t")
+    assert [(o.role, o.kind_name) for o in rec.operands][-2:] == [(1, "vec"), (1, "vec")]
+
+
+def _legacy_copy(src: Path, dst: Path) -> None:
+    """The same trace as an earlier q7emu wrote it: its runs without ``operand_order``."""
+    t = Trace.load(src)
+    t.runs = [{k: v for k, v in r.items() if k != "operand_order"} for r in t.runs]
+    t.save(dst)
+
+
+def test_a_trace_without_operand_order_loads_as_legacy(tmp_path, traced):
+    from q7emu.analysis.trace import LEGACY_OPERAND_ORDER, operand_orders
+    d, t = traced
+    _legacy_copy(d / "a.q7t", tmp_path / "old.q7t")
+    old = Trace.load(tmp_path / "old.q7t")
+    assert operand_orders(old.runs) == [LEGACY_OPERAND_ORDER] * len(old.runs) and len(old) == len(t)
+    assert old.to_raw() == t.to_raw()                  # the records themselves load unchanged
+
+
+def test_diff_across_operand_orders_is_one_line_exit_2(capsys, tmp_path, traced):
+    d, _ = traced
+    _legacy_copy(d / "a.q7t", tmp_path / "old.q7t")
+    rc, out, err = run(capsys, "trace", "diff", d / "a.q7t", tmp_path / "old.q7t")
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1, (rc, out, err)
+    assert "C intrinsics' operand order" in err and "earlier operand order" in err and "§1.4" in err
+    # the same files with the same convention compare as usual
+    rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", d / "a.q7t")
+    assert rc == 0
+
+
+def test_an_unknown_operand_order_is_refused(tmp_path, traced):
+    from q7emu.analysis.trace import TraceError
+    d, _ = traced
+    t = Trace.load(d / "a.q7t")
+    t.runs = [dict(r, operand_order="middle-out") for r in t.runs]
+    t.save(tmp_path / "bad.q7t")
+    with pytest.raises(TraceError, match="operand_order"):
+        Trace.load(tmp_path / "bad.q7t")

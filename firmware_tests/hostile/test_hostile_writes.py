@@ -65,7 +65,13 @@ def leftovers(folder, dest_name):
     return [n for n in os.listdir(folder) if n.startswith(f".{dest_name}.") and n.endswith(".tmp")]
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+#: the signals the CLI handles (Ctrl-C, and since issue 27 item 11 SIGTERM and SIGHUP): the temporary file goes
+HANDLED = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
+SIGNALS = pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT, signal.SIGTERM, signal.SIGHUP],
+                                  ids=["SIGKILL", "SIGINT", "SIGTERM", "SIGHUP"])
+
+
+@SIGNALS
 def test_interrupted_run_output_keeps_the_old_file(inputs, tmp_path, sig):
     out = tmp_path / "out.npz"
     old = np.zeros((128, PB), np.uint8)
@@ -86,15 +92,15 @@ def test_interrupted_run_output_keeps_the_old_file(inputs, tmp_path, sig):
                 assert z["sbuf"].shape == (128, PB) and z["sbuf"][4:].any()
             outcomes["new"] += 1
             out.write_bytes(old_bytes)
-        if sig == signal.SIGINT:
-            assert not leftovers(tmp_path, "out.npz") and code in (130, -signal.SIGINT, 0), (code, err)
+        if sig in HANDLED:
+            assert not leftovers(tmp_path, "out.npz") and code in (HANDLED[sig], -sig, 0), (code, err)
         for n in leftovers(tmp_path, "out.npz"):
             os.unlink(tmp_path / n)
     assert outcomes["interrupted-in-write"] >= ROUNDS // 2, outcomes
     print(f"\nrun -o under {signal.Signals(sig).name}: {outcomes}")
 
 
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+@SIGNALS
 def test_interrupted_case_new_keeps_the_old_case(inputs, tmp_path, sig):
     stem = tmp_path / "c"
     argv = ["case", "new", str(stem), "--record", REC, "-g", "CAYMAN", "--partition-bytes", hex(PB),
@@ -122,8 +128,9 @@ def test_interrupted_case_new_keeps_the_old_case(inputs, tmp_path, sig):
                     assert z["in0"].shape == (128, PB // 4)
         case = load_case(stem)                       # the pair still loads (same regions either way)
         assert case.inputs[0][1].shape == (128, PB // 4)
-        if sig == signal.SIGINT:
+        if sig in HANDLED:
             assert not leftovers(tmp_path, "c.npz") and not leftovers(tmp_path, "c.json")
+            assert code in (HANDLED[sig], -sig, 0), (code, err)
         for s in (".json", ".npz"):
             stem.with_suffix(s).write_bytes(old[s])
         for n in leftovers(tmp_path, "c.npz") + leftovers(tmp_path, "c.json"):

@@ -52,9 +52,9 @@ def test_quantize_mx_bundles_have_no_intra_bundle_hazards(dtype, underflow, nonf
 
 def test_the_checker_sees_a_hazard():
     # a hand-made trace: an op reads v3, which an earlier op of the same bundle writes
-    from q7emu.analysis.listing import data
+    from q7emu import registry
     from q7emu.analysis.trace import Trace
-    sel0 = data()["modules"]["dequant"]["enums"]["RB_SEL0"]        # sllinx16 v3 = v2 << 4
+    sel0 = int(registry.get("proc_4bit_non_mx").load().RebiasBundle.RB_SEL0)    # sllinx16 v3 = v2 << 4
     rec = Recorder()
     q7emu.dequantize(np.zeros((1, 4), np.uint8), 1, trace=rec)
     t = rec.trace

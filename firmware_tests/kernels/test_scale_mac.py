@@ -43,9 +43,11 @@ def test_pr8_carries_minus_each_blocks_scale_exponent():
     rec = Recorder(ops=["dextrprn_2x32", "mulus4tn16xr16", "mulus4tan16xr16"])
     q7emu.quantize_mx(x, "float8_e4m3fn", trace=rec)
     t = rec.trace
-    # per 8-row block, blocks 1, 0, 2, 3 go into pr8, pr9, pr10, pr11 (block 1's is seed @0x22b5)
+    # per 8-row block, blocks 1, 0, 2, 3 go into pr8, pr9, pr10, pr11 (block 1's is seed @0x22b5): minus the
+    # block's scale exponent as pr's 16-bit field 2 (the high word's low half: tap 2 of the 4-tap MACs), the
+    # other fields 0 (docs/model.md §9.4)
     order = [1, 0, 2, 3]
-    want = [[(-int(s)) & 0xFFFF for s in row] for row in np.asarray(want_scale)]
+    want = [[((-int(s)) & 0xFFFF) << 32 for s in row] for row in np.asarray(want_scale)]
     got = _pr_values(t, "dextrprn_2x32", 1)
     assert got == [row[b] for row in want for b in order] and len({v for row in want for v in row}) > 4
     regs = [o.reg for i in range(len(t)) if t[i].op == "dextrprn_2x32" for o in t[i].operands

@@ -153,6 +153,55 @@ def test_diff_map_of_quantize_mx_counts_scale_bytes_apart(tmp_path):
     assert m["values"]["scale"]["format"] == "E8M0" and m["values"]["data"]["format"] == "E4M3"
 
 
+# ------------------------------------------- the detail is computed where the case ran (with issue 27 item 10)
+def _detail(text):
+    """A report's text without its first row (the row's time differs between two runs)."""
+    return text.splitlines()[1:]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_replay_explains_each_diff_where_the_case_ran(tmp_path, monkeypatch, jobs):
+    bad = damaged(tmp_path, QMX, [(0, 9, 5), (2, 1, 2)], "qmx")
+    case = load_case(bad)
+    s = int(case.expected[1][1][1, 1])             # p5 byte 0xc1, as in the test above
+    direct = run_case(case, backend="golden")      # its actual bytes still held: the report computes the detail
+    res = replay([bad, G0], jobs=jobs, backend="golden", progress=False, max_diffs=2, diff_maps=True)
+    r = res[0]
+    monkeypatch.setattr(report, "load_case", lambda *a, **k: pytest.fail("the report read a case again"))
+    assert all(d.actual is None for d in r.regions) and len(r.diffs) == 2 and r.diff_map is not None
+    text = report.format_case(r, None, 2)
+    assert f"MX block (1, 1): scale byte at p5 0xc1: expected 0x{s:02x} = 2^{s - 127} E8M0" in text
+    assert "fp16 element 5" in text
+    assert _detail(text) == _detail(report.format_case(direct, case, 2))
+    doc = json.loads(json.dumps(report.case_json(r, None, 2)))
+    want = json.loads(json.dumps(report.case_json(direct, case, 2)))
+    assert doc["diffs"] == want["diffs"] and doc["diff_map"] == want["diff_map"]
+    assert doc["diff_map"]["values"]["scale"]["bytes"] == 1 and not doc["diffs_omitted"]
+    assert res[1].ok and res[1].diffs is None and res[1].diff_map is None
+
+
+def test_replay_keeps_no_diff_map_unless_asked(tmp_path):
+    bad = damaged(tmp_path, MX8, [(0, 4, 0x11)], "mx8")
+    (r,) = replay([bad], progress=False, max_diffs=1)
+    assert r.diff_map is None and len(r.diffs) == 1 and r.diffs[0].explanation is not None
+    assert report.case_json(r, None, 1)["diff_map"] is None
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_diff_maps_count_against_the_reports_budget(tmp_path, monkeypatch, jobs):
+    from q7emu.machine import replay as replay_mod
+    bads = [damaged(tmp_path, MX8, [(0, 4, 0x11), (0, 0, 0x7F)], f"mx8_{i}") for i in range(4)]
+    case = load_case(MX8)
+    e1, e2 = int(case.expected[0][1][4, 0x11]), int(case.expected[0][1][0, 0x7F])
+    entries = 2 + len({(e1, e1 ^ 1), (e2, e2 ^ 1)})       # two cells, one or two (expected, actual) pairs
+    monkeypatch.setattr(replay_mod, "MAX_REPORT_MAP_ENTRIES", 2 * entries + 1)
+    res = replay(bads, jobs=jobs, progress=False, max_diffs=0, diff_maps=True)
+    assert [r.diff_map is not None for r in res] == [True, True, False, False]
+    assert [r.diffs_omitted for r in res] == [False, False, True, True]
+    assert [sum(d.differing for d in r.regions) for r in res] == [2] * 4
+    assert "diff-map entries" in report.format_case(res[3], None, 1)
+
+
 def test_replay_plot_draws_a_png(tmp_path):
     pytest.importorskip("matplotlib")
     from q7emu.cli.main import main

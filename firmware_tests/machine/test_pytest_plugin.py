@@ -121,6 +121,9 @@ def test_knob_backend_and_max_diffs_options(farm):
     assert code == 4 and "--q7emu-knob" in err
     code, _, err = pytest_run(farm, "--q7emu-cases", "nowhere")
     assert code == 4 and "--q7emu-cases nowhere: no such case or folder" in err
+    for n in ("1001", "-1"):                    # replay's cap (docs/limits.md §5)
+        code, _, err = pytest_run(farm, "--q7emu-cases", "cases", "--q7emu-max-diffs", n)
+        assert code == 4 and f"--q7emu-max-diffs {n}: must be in 0..1000" in err, err
 
 
 COST_PROBE = """

@@ -121,16 +121,34 @@ def test_sllin_srlin_srain_2x32():
 # ===================================================================== per-lane shifts (hand)
 def test_srlnx16_amounts_0_width_and_beyond():
     x = V("u16", [0x8421, 0x8421, 0x8421, 0x8421, 0x8421, 0xFFFF], 0xFFFF)
-    amt = V("u16", [0, 1, 15, 16, 17, 0xFFFF], 100)
-    # 0x8421 >> 0 = 0x8421 ; >> 1 = 0x4210 ; >> 15 = 1 ; >= 16 -> 0 ; 0xFFFF amount -> 0 ; fill 100 -> 0
+    amt = V("u16", [0, 1, 15, 16, 17, 0x7FFF], 100)
+    # 0x8421 >> 0 = 0x8421 ; >> 1 = 0x4210 ; >> 15 = 1 ; >= 16 -> 0 ; 32767 -> 0 ; fill 100 -> 0
     eq(ivp.srlnx16(x, amt), V("u16", [0x8421, 0x4210, 1, 0, 0, 0], 0))
+
+
+def test_srlnx16_negative_amount_shifts_left():
+    # the amount is vr read as int16: a < 0 shifts left by -a (logical, 16-bit result), |a| >= 16 gives 0
+    x = V("u16", [0xFFFF, 0x8421, 0x8421, 0x0001, 0x0001, 0xFFFF, 0xFFFF, 0x1234], 0x8421)
+    amt = V("u16", [0xFFFF, 0xFFFE, 0xFFFC, 0xFFF1, 0xFFF0, 0xFFEF, 0x8000, 0xFFF8])
+    # -1: 0xFFFF << 1 = 0x1FFFE -> 0xFFFE ; -2: 0x8421 << 2 = 0x21084 -> 0x1084 ; -4: 0x84210 -> 0x4210 ;
+    # -15: 1 << 15 = 0x8000 ; -16: 0 ; -17: 0 ; -32768: 0 ; -8: 0x1234 << 8 = 0x123400 -> 0x3400 ; tail amount 0
+    eq(ivp.srlnx16(x, amt), V("u16", [0xFFFE, 0x1084, 0x4210, 0x8000, 0, 0, 0, 0x3400], 0x8421))
 
 
 def test_srln_2x32_amounts_0_width_and_beyond():
     x = V("u32", [0x80000001, 0x80000001, 0x80000001, 0x80000001, 0xFFFFFFFF, 0xFFFFFFFF], 0xDEADBEEF)
-    amt = V("u32", [0, 4, 31, 32, 33, 0xFFFFFFFF], 64)
-    # >>0 identity ; 0x80000001 >> 4 = 0x08000000 ; >> 31 = 1 ; 32, 33, 2^32-1, 64 -> 0 (past the width)
+    amt = V("u32", [0, 4, 31, 32, 33, 0x7FFFFFFF], 64)
+    # >>0 identity ; 0x80000001 >> 4 = 0x08000000 ; >> 31 = 1 ; 32, 33, 2^31-1, 64 -> 0 (past the width)
     eq(ivp.srln_2x32(x, amt), V("u32", [0x80000001, 0x08000000, 1, 0, 0, 0], 0))
+
+
+def test_srln_2x32_negative_amount_shifts_left():
+    # the amount is vr read as int32: a < 0 shifts left by -a (logical, 32-bit result), |a| >= 32 gives 0
+    x = V("u32", [0xFFFFFFFF, 0x80000001, 0x00000001, 0x00000001, 0xFFFFFFFF, 0xFFFFFFFF, 0x12345678])
+    amt = V("u32", [0xFFFFFFFF, 0xFFFFFFFC, 0xFFFFFFE1, 0xFFFFFFE0, 0xFFFFFFDF, 0x80000000, 0xFFFFFFF0])
+    # -1: 0xFFFFFFFE ; -4: 0x800000010 -> 0x00000010 ; -31: 1 << 31 = 0x80000000 ; -32: 0 ; -33: 0 ;
+    # -2^31: 0 ; -16: 0x12345678 << 16 -> 0x56780000 ; tail x 0
+    eq(ivp.srln_2x32(x, amt), V("u32", [0xFFFFFFFE, 0x00000010, 0x80000000, 0, 0, 0, 0x56780000]))
 
 
 def test_sllnx16_signed_6bit_amount():
@@ -385,24 +403,37 @@ def _sra_ref(x, amt, bits, abits):
     return np.where(a >= 0, right, left)
 
 
+def _srl_ref(x, amt, bits):
+    """srl: the amount is the whole lane read as a signed `bits`-bit integer; negative shifts left; |a| >= bits
+    gives 0."""
+    a = _i(amt.view(np.dtype(f"int{bits}")))
+    x = _i(x)
+    right = np.where(a < bits, x >> np.clip(a, 0, bits - 1), 0)
+    left = np.where(-a < bits, (x << np.clip(-a, 0, bits - 1)) & ((1 << bits) - 1), 0)
+    return np.where(a >= 0, right, left)
+
+
 def _check_lane_shifts(x, amt, bits, srl, sll, sra):
-    """srl / sll / sra by per-lane amounts on `bits`-bit lanes against the numpy references (the signed
-    amount is log2(bits) + 2 bits wide: 6 for 16-bit lanes, 7 for 32-bit)."""
-    a, ab = _i(amt), {16: 6, 32: 7}[bits]
+    """srl / sll / sra by per-lane amounts on `bits`-bit lanes against the numpy references (srl reads the
+    whole lane as a signed amount; sll / sra a signed amount log2(bits) + 2 bits wide: 6 for 16-bit lanes, 7 for
+    32-bit)."""
+    ab = {16: 6, 32: 7}[bits]
     u, s = x.dtype, np.dtype(f"int{bits}")
-    eq(srl(x, amt), np.where(a < bits, _i(x) >> np.minimum(a, bits - 1), 0).astype(u))
+    eq(srl(x, amt), _srl_ref(x, amt, bits).astype(u))
     eq(sll(x, amt), _sll_ref(x, amt, bits, ab).astype(u))
     eq(sra(x.view(s), amt.view(s)), _sra_ref(x.view(s), amt, bits, ab).astype(s))
 
 
 @PROP
-@given(x=vec_st("u16"), amt=arrays(np.uint16, 32, elements=st.integers(0, 70) | st.integers(0, 0xFFFF)))
+@given(x=vec_st("u16"), amt=arrays(np.uint16, 32, elements=st.integers(0, 70) | st.integers(0, 0xFFFF)
+                                    | st.integers(0x10000 - 70, 0xFFFF)))
 def test_prop_lane_shifts_16(x, amt):
     _check_lane_shifts(x, amt, 16, ivp.srlnx16, ivp.sllnx16, ivp.sranx16)
 
 
 @PROP
-@given(x=vec_st("u32"), amt=arrays(np.uint32, 16, elements=st.integers(0, 140) | st.integers(0, 2 ** 32 - 1)))
+@given(x=vec_st("u32"), amt=arrays(np.uint32, 16, elements=st.integers(0, 140) | st.integers(0, 2 ** 32 - 1)
+                                    | st.integers(2 ** 32 - 140, 2 ** 32 - 1)))
 def test_prop_lane_shifts_32(x, amt):
     _check_lane_shifts(x, amt, 32, ivp.srln_2x32, ivp.slln_2x32, ivp.sran_2x32)
 

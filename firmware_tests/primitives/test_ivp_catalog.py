@@ -1,7 +1,8 @@
 """The op table (q7emu/primitives/optable.py) against the compiled module, the family files and the tests.
 
 * list() / catalog() cover every primitive named in issue 2, each with semantics, a docs/firmware.md reference and a
-  provenance;
+  provenance; an op whose lane map public code pins is PUBLIC HIGH / MED with its evidence, an open one is
+  "q7emu choice"; the public evidence (q7emu/primitives/evidence.py) names real ops, sources and strengths;
 * the table and the compiled module agree both ways: every row has a wrapper taking the table's arguments,
   every wrapper _ivp exports has a row; a call with operands of the table's dtypes and shapes returns the
   table's dtypes and shapes (one parametrized case per row, C-only rows through _ivp._c_<mnemonic>); the
@@ -22,7 +23,7 @@ import numpy as np
 import pytest
 
 from q7emu.errors import InvalidArgument
-from q7emu.primitives import _ivp, gen_wrappers, ivp, optable
+from q7emu.primitives import _ivp, evidence, gen_wrappers, ivp, optable
 
 HERE = pathlib.Path(__file__).parent
 SRC = HERE.parents[1] / "src" / "primitives"
@@ -77,12 +78,69 @@ def test_catalog_reference_and_provenance():
         assert r.provenance.startswith(PROVENANCES), (r.mnemonic, r.provenance)
 
 
-@pytest.mark.parametrize("name", ["sel2nx8i", "sel2nx8i_s4", "dselnx16", "dseln_2x32t", "cvtg48n_2x32l",
-                                  "cvtg48n_2x32h", "mulus4tan16xr16", "dmulqa2n8xr8", "dextrprn_2x32"])
+#: docs/firmware.md §8.1.12/13 leaves these lane maps open and no public code pins them (sel2nx8i: the immediate
+#: numbers; sel2nx8i_s4: the unpack; dseln_2x32t: no variable-selector use; cvtg48: no use of the op itself)
+OPEN_LANE_MAPS = ["sel2nx8i", "sel2nx8i_s4", "dseln_2x32t", "cvtg48n_2x32l", "cvtg48n_2x32h"]
+#: lane maps that public code written with the real toolchain pins (docs/intrinsics.md): Cadence's user-guide
+#: interleave (dsel), the #ifdef pair of Cadence's conv kernel (dmulqa / dextrprn), the xai_intrin.h 4-tap
+#: fallback, the paired-MAC convention, Halide's f16 -> f32 conversion and Cadence's variable-length streams
+PUBLIC_LANE_MAPS = ["dselnx16", "dselnx16t", "mulus4tn16xr16", "mulus4tan16xr16", "mul4tn16xr16", "mul4tan16xr16",
+                    "dmulqa2n8xr8", "dextrprn_2x32", "muluupan16xr16", "mulsupn16xr16", "cvtf32nxf16_0",
+                    "cvtf32nxf16_1", "lav2nx8_xp", "sav2nx8_xp"]
+PUBLIC = (optable.PUBLIC_HIGH, optable.PUBLIC_MED)
+
+
+@pytest.mark.parametrize("name", OPEN_LANE_MAPS)
 def test_open_lane_maps_are_marked_q7emu_choice(name):
-    # docs/firmware.md §8.1.12/13 leaves these lane maps open: q7emu must say the mapping is its own choice
+    # an open lane map: q7emu must say the mapping is its own choice
     row = {r.mnemonic: r for r in ivp.catalog()}[name]
     assert row.provenance.startswith("q7emu choice"), row
+    assert optable.op(name).provenance == optable.Q7EMU_CHOICE
+
+
+@pytest.mark.parametrize("name", PUBLIC_LANE_MAPS)
+def test_public_lane_maps_are_marked_public_with_evidence(name):
+    # a lane map public code pins: PUBLIC HIGH / MED, with at least one Evidence naming the place
+    op = optable.op(name)
+    assert op.provenance in PUBLIC, (name, op.provenance)
+    row = {r.mnemonic: r for r in ivp.catalog()}[name]
+    assert row.provenance.startswith(PUBLIC), row
+    assert len(op.evidence) >= 1 and all(isinstance(e, evidence.Evidence) for e in op.evidence), name
+    assert op.evidence == evidence.EVIDENCE[name]
+
+
+def test_provenance_classes_include_public():
+    assert {optable.PUBLIC_HIGH, optable.PUBLIC_MED} <= set(optable.PROVENANCE_CLASSES)
+    assert {"PUBLIC HIGH", "PUBLIC MED", "q7emu choice"} <= set(PROVENANCES)
+    assert len(set(optable.PROVENANCE_CLASSES)) == len(optable.PROVENANCE_CLASSES)
+
+
+def test_evidence_is_well_formed():
+    # every mnemonic with evidence is an op of the table; every Evidence names a known source and strength
+    assert set(evidence.EVIDENCE) <= set(optable.BY_NAME), sorted(set(evidence.EVIDENCE) - set(optable.BY_NAME))
+    for name, items in evidence.EVIDENCE.items():
+        assert isinstance(items, tuple) and items, name
+        for e in items:
+            assert isinstance(e, evidence.Evidence), (name, e)
+            assert e.source in evidence.SOURCES, (name, e.source)
+            assert e.strength in evidence.STRENGTHS, (name, e.strength)
+            assert e.lines and e.intrinsic.startswith("IVP_") and e.pins, (name, e)
+            assert evidence.SOURCES[e.source].where(e.lines) in e.cite(), (name, e)
+    assert set(evidence.STRENGTHS) == {"strong", "medium", "weak"}
+    for key, src in evidence.SOURCES.items():
+        assert src.path and src.what, key
+        assert src.commit == "" or re.fullmatch(r"[0-9a-f]{40}", src.commit), (key, src.commit)
+        assert src.repo == "" or re.fullmatch(r"[\w.-]+/[\w.-]+", src.repo), (key, src.repo)
+
+
+def test_every_public_op_has_evidence():
+    public = [op.mnemonic for op in optable.ALL_OPS if op.provenance in PUBLIC]
+    assert public, "no PUBLIC HIGH / MED op"
+    missing = [m for m in public if not optable.op(m).evidence]
+    assert not missing, f"PUBLIC HIGH / MED ops without evidence: {missing}"
+    # and the op's evidence is exactly its EVIDENCE entry (the table reads it, it does not keep its own copy)
+    for m in public:
+        assert optable.op(m).evidence == evidence.EVIDENCE[m], m
 
 
 def test_helpers_not_listed():

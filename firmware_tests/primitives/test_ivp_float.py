@@ -3,6 +3,7 @@ floatn_2x32, truncn_2xf32, trunc16nxf16, cvtf32nxf16_0/_1), negnxf16t and addexp
 Converts B13/B20).
 
 Values are written as bit patterns and the expected patterns are worked out by hand in the comments.
+cvtf32nxf16_0 widens the even fp16 lanes (2k) and cvtf32nxf16_1 the odd lanes (2k + 1), not the low / high halves.
 """
 from __future__ import annotations
 
@@ -206,9 +207,12 @@ def test_trunc16nxf16_scaled():
 
 
 def test_cvtf32nxf16_0_1_exact_widen():
-    src = [0x3C00, 0x8000, 0x7C00, 0x0001, 0x7E00, 0xFE01, 0x7BFF, 0x03FF, 0xC000, 0x7C01] + [0] * 6
-    src += [0x4000] + [0x3555] * 14 + [0xBC00]
+    even = [0x3C00, 0x8000, 0x7C00, 0x0001, 0x7E00, 0xFE01, 0x7BFF, 0x03FF, 0xC000, 0x7C01] + [0] * 6
+    odd = [0x4000] + [0x3555] * 14 + [0xBC00]
+    src = [h for pair in zip(even, odd) for h in pair]     # lane 2k = even[k], lane 2k + 1 = odd[k]
+    assert src[:4] == [0x3C00, 0x4000, 0x8000, 0x3555]
     vs = F16(src)
+    # _0 widens the even lanes:
     # 1.0 -> 0x3F800000 ; -0 -> 0x80000000 ; inf -> 0x7F800000 ; 2^-24 -> exp 103 -> 0x33800000 ;
     # qNaN 0x7E00 -> 0x7F800000 | 0x200 << 13 = 0x7FC00000 ; 0xFE01 -> 0xFF800000 | 0x201 << 13 = 0xFFC02000 ;
     # 65504 -> 0x477FE000 ; 0x03FF = 1.998046875 * 2^-15 -> exp 112, field 511 << 14 -> 0x387FC000 ;
@@ -216,7 +220,7 @@ def test_cvtf32nxf16_0_1_exact_widen():
     eq(bits32(ivp.cvtf32nxf16_0(vs)),
        np.array([0x3F800000, 0x80000000, 0x7F800000, 0x33800000, 0x7FC00000, 0xFFC02000, 0x477FE000, 0x387FC000,
                  0xC0000000, 0x7F802000] + [0] * 6, dtype=np.uint32))
-    # _1 widens lanes 16..31: 2.0 -> 0x40000000 ; 0x3555 = 2^-2 * (1 + 0x155/1024) -> exp 125, field 0x155 << 13 ;
+    # _1 widens the odd lanes: 2.0 -> 0x40000000 ; 0x3555 = 2^-2 * (1 + 0x155/1024) -> exp 125, field 0x155 << 13 ;
     # -1 -> 0xBF800000
     eq(bits32(ivp.cvtf32nxf16_1(vs)),
        np.array([0x40000000] + [(125 << 23) | (0x155 << 13)] * 14 + [0xBF800000], dtype=np.uint32))
@@ -317,8 +321,8 @@ def _widen_ref(h):
 @given(vs=F16BITS)
 def test_prop_cvtf32nxf16(vs):
     f = vs.view(np.float16)
-    eq(bits32(ivp.cvtf32nxf16_0(f)), _widen_ref(vs[:16]))
-    eq(bits32(ivp.cvtf32nxf16_1(f)), _widen_ref(vs[16:]))
+    eq(bits32(ivp.cvtf32nxf16_0(f)), _widen_ref(vs[0::2]))
+    eq(bits32(ivp.cvtf32nxf16_1(f)), _widen_ref(vs[1::2]))
 
 
 @PROP

@@ -1,17 +1,24 @@
 """IVP integer MACs (docs/firmware.md §6.2 Integer MAC, B04/B05) and the moves into pr (XPR).
 
 Accumulators wrap modulo 2^(3L) (24 / 48 / 96 bits) and never saturate; wrapper outputs give each wide
-lane as a signed integer. pr fields follow the q7emu choice written beside the primitives: 16-bit field t
-= pr bits [16t, 16t+16), 8-bit field j = pr bits [8j, 8j+8). Expectations are hand-computed from those
+lane as a signed integer. pr fields: 16-bit field t = pr bits [16t, 16t+16), 8-bit field j = pr bits [8j, 8j+8).
+Operands are in the Xtensa C intrinsics' order (q7emu/primitives/optable.py): the 4-tap MACs take (acc, hi, lo, pr)
+with the window lo || hi and tap 0 on lo; dmulqa2n8xr8 takes (acc_hi, acc_lo, v3, v2, v1, v0, pr), acc_lo
+accumulating pr bytes 0..3 and acc_hi bytes 4..7, byte j (4+j) times vj (the last vector is v0), and returns
+(acc_hi, acc_lo); the paired MACs multiply their first vector by pr bits 16..31 and the second by bits 0..15;
+dextrprn_2x32(vhi, vlo, ihi, ilo) = vlo.u32[ilo] | vhi.u32[ihi] << 32. Expectations are hand-computed from those
 definitions; the hypothesis tests re-implement each MAC in numpy.
 """
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from ivp_testlib import pool, wrap
 
+from q7emu.errors import InvalidArgument
 from q7emu.primitives import ivp
 
 PROP = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -53,14 +60,14 @@ def pr8(*c):
 
 
 # ===================================================================== 4-tap MACs (hand)
-def test_mulus4tn16xr16_taps_and_pool():
+def test_mulus4tn16xr16_taps_and_window():
     p = pr16(1, -1, 2, -2)
     assert p == 0xFFFE_0002_FFFF_0001
-    va = V(np.uint16, 32, [0xFFFF, 1, 2, 3])
-    va[31] = 10
-    vb = V(np.uint16, 32, [20, 30, 40])
-    got = ivp.mulus4tn16xr16(va, vb, p)
-    # wv[i] = pool[i]*1 + pool[i+1]*(-1) + pool[i+2]*2 + pool[i+3]*(-2), pool = va || vb, va unsigned:
+    lo = V(np.uint16, 32, [0xFFFF, 1, 2, 3])
+    lo[31] = 10
+    hi = V(np.uint16, 32, [20, 30, 40])
+    got = ivp.mulus4tn16xr16(hi, lo, p)
+    # wv[i] = W[i]*1 + W[i+1]*(-1) + W[i+2]*2 + W[i+3]*(-2), window W = lo || hi, unsigned:
     # i=0: 65535 - 1 + 4 - 6 = 65532 ; i=1: 1 - 2 + 6 - 0 = 5 ; i=2: 2 - 3 = -1 ; i=3: 3
     # i=28: 10*(-2) = -20 ; i=29: 10*2 + 20*(-2) = -20 ; i=30: -10 + 40 - 60 = -30 ; i=31: 10 - 20 + 60 - 80 = -30
     want = W(32, [65532, 5, -1, 3])
@@ -68,46 +75,57 @@ def test_mulus4tn16xr16_taps_and_pool():
     eq(got, want)
 
 
-def test_mulus4_unsigned_first_operand_times_negative_tap():
-    va = V(np.uint16, 32, [0xFFFF, 0x8000, 1])
-    vb = V(np.uint16, 32, [])
+def test_mulus4_unsigned_window_times_negative_tap():
+    lo = V(np.uint16, 32, [0xFFFF, 0x8000, 1])
+    hi = V(np.uint16, 32, [])
     # pr tap0 = 0xFFFF = -1 (signed), other taps 0:
-    # mulus (a unsigned): 65535 * -1 = -65535 ; 32768 * -1 = -32768 ; 1 * -1 = -1
-    eq(ivp.mulus4tn16xr16(va, vb, pr16(-1)), W(32, [-65535, -32768, -1]))
+    # mulus (window unsigned): 65535 * -1 = -65535 ; 32768 * -1 = -32768 ; 1 * -1 = -1
+    eq(ivp.mulus4tn16xr16(hi, lo, pr16(-1)), W(32, [-65535, -32768, -1]))
     # mul4t (signed x signed): -1 * -1 = 1 ; -32768 * -1 = 32768 ; -1
-    eq(ivp.mul4tn16xr16(va.view(np.int16), vb.view(np.int16), pr16(-1)), W(32, [1, 32768, -1]))
+    eq(ivp.mul4tn16xr16(hi.view(np.int16), lo.view(np.int16), pr16(-1)), W(32, [1, 32768, -1]))
+
+
+def test_4tap_window_starts_in_the_second_operand():
+    hi = V(np.uint16, 32, [], 7)
+    lo = V(np.uint16, 32, [])
+    # tap 0 reads lo[i] only: 0 everywhere
+    eq(ivp.mulus4tn16xr16(hi, lo, pr16(1)), W(32, []))
+    # tap 3 reads W[i+3]: lanes 29..31 reach hi[0..2] = 7
+    eq(ivp.mulus4tn16xr16(hi, lo, pr16(0, 0, 0, 1)), W(32, [0] * 29 + [7, 7, 7]))
+    eq(ivp.mul4tan16xr16(None, hi.view(np.int16), lo.view(np.int16), pr16(0, 0, 0, -2)),
+       W(32, [0] * 29 + [-14, -14, -14]))
 
 
 def test_mulus4tan16xr16_accumulates():
-    va = V(np.uint16, 32, [0xFFFF, 2])
+    lo = V(np.uint16, 32, [0xFFFF, 2])
     acc = W(32, [100, 7], 3)
-    # tap1 = 3: wv[i] += pool[i+1]*3 ; lane0: 100 + 2*3 = 106 ; lane1: 7 + 0 = 7 ; others 3
-    eq(ivp.mulus4tan16xr16(acc, va, V(np.uint16, 32, []), pr16(0, 3)), W(32, [106, 7], 3))
+    # tap1 = 3: wv[i] += W[i+1]*3 ; lane0: 100 + 2*3 = 106 ; lane1: 7 + 0 = 7 ; others 3
+    eq(ivp.mulus4tan16xr16(acc, V(np.uint16, 32, []), lo, pr16(0, 3)), W(32, [106, 7], 3))
     # acc None means 0: lane0 = 0xFFFF * 5 = 327675 (tap0 = 5)
-    eq(ivp.mulus4tan16xr16(None, va, V(np.uint16, 32, []), pr16(5)), W(32, [327675, 10]))
+    eq(ivp.mulus4tan16xr16(None, V(np.uint16, 32, []), lo, pr16(5)), W(32, [327675, 10]))
 
 
 def test_mul4tan16xr16_accumulates():
-    va = V(np.int16, 32, [-32768, 32767])
+    lo = V(np.int16, 32, [-32768, 32767])
     # taps (2, -3): lane0 = acc 1000 + (-32768*2) + 32767*(-3) = 1000 - 65536 - 98301 = -162837
     # lane1 = acc 0 + 32767*2 + 0 = 65534
-    eq(ivp.mul4tan16xr16(W(32, [1000]), va, V(np.int16, 32, []), pr16(2, -3)), W(32, [-162837, 65534]))
+    eq(ivp.mul4tan16xr16(W(32, [1000]), V(np.int16, 32, []), lo, pr16(2, -3)), W(32, [-162837, 65534]))
 
 
 def test_mulus4tan16xr16_wraps_at_2_48():
-    va = V(np.uint16, 32, [1, 0xFFFF, 0])
+    lo = V(np.uint16, 32, [1, 0xFFFF, 0])
     acc = W(32, [TWO47 - 1, TWO47 - 65530, -TWO47])
     # tap0 = +1: lane0 2^47-1+1 = 2^47 -> -2^47 ; lane1 2^47-65530+65535 = 2^47+5 -> -2^47+5 ; lane2 stays -2^47
-    eq(ivp.mulus4tan16xr16(acc, va, V(np.uint16, 32, []), pr16(1)), W(32, [-TWO47, -TWO47 + 5, -TWO47]))
+    eq(ivp.mulus4tan16xr16(acc, V(np.uint16, 32, []), lo, pr16(1)), W(32, [-TWO47, -TWO47 + 5, -TWO47]))
     # tap0 = -1: lane0 -2^47 - 1 -> 2^47 - 1 (the other way round)
-    eq(ivp.mulus4tan16xr16(W(32, [-TWO47]), va, V(np.uint16, 32, []), pr16(-1)), W(32, [TWO47 - 1, -65535]))
+    eq(ivp.mulus4tan16xr16(W(32, [-TWO47]), V(np.uint16, 32, []), lo, pr16(-1)), W(32, [TWO47 - 1, -65535]))
 
 
 def test_mul4tan16xr16_wraps_at_2_48():
     # (-32768) * (-32768) * 4 taps = 2^32 ; acc 2^47 - 2^32 + 2^32 = 2^47 -> -2^47
-    va = V(np.int16, 32, [-32768] * 32)
-    vb = V(np.int16, 32, [-32768] * 32)
-    got = ivp.mul4tan16xr16(W(32, [TWO47 - 2 ** 32]), va, vb, pr16(-32768, -32768, -32768, -32768))
+    hi = V(np.int16, 32, [-32768] * 32)
+    lo = V(np.int16, 32, [-32768] * 32)
+    got = ivp.mul4tan16xr16(W(32, [TWO47 - 2 ** 32]), hi, lo, pr16(-32768, -32768, -32768, -32768))
     assert got[0] == -TWO47 and got[1] == 2 ** 32
 
 
@@ -125,52 +143,73 @@ def test_dmulqa2n8xr8_lanes():
     v1 = V(np.int8, 64, [20, 127])
     v2 = V(np.int8, 64, [30, -1])
     v3 = V(np.int8, 64, [40, 0])
-    wa, wb = ivp.dmulqa2n8xr8(W(64, [], 5), None, v0, v1, v2, v3, p)
-    # wa[0] = 5 + 10*1 + 20*2 + 30*3 + 40*4 = 5 + 300 = 305 ; wb[0] = 0 - 300 = -300
-    # wa[1] = 5 + (-128) + 127*2 + (-1)*3 = 5 + 123 = 128 ; wb[1] = 128 - 254 + 3 = -123 ; other lanes: acc
-    eq(wa, W(64, [305, 128], 5))
-    eq(wb, W(64, [-300, -123], 0))
+    acc_hi, acc_lo = ivp.dmulqa2n8xr8(None, W(64, [], 5), v3, v2, v1, v0, p)
+    # acc_lo takes bytes 0..3 (1, 2, 3, 4), byte j times vj: acc_lo[0] = 5 + 10*1 + 20*2 + 30*3 + 40*4 = 305 ;
+    # acc_hi takes bytes 4..7 (-1, -2, -3, -4): acc_hi[0] = 0 - 300 = -300
+    # acc_lo[1] = 5 + (-128) + 127*2 + (-1)*3 = 5 + 123 = 128 ; acc_hi[1] = 128 - 254 + 3 = -123 ; others: acc
+    eq(acc_lo, W(64, [305, 128], 5))
+    eq(acc_hi, W(64, [-300, -123], 0))
+
+
+def test_dmulqa2n8xr8_last_vector_takes_byte_0():
+    one = V(np.int8, 64, [], 1)
+    z = V(np.int8, 64, [])
+    p = pr8(2, 3, 5, 7, 11, 13, 17, 19)
+    # only the last vector argument (v0) is 1: acc_lo += byte 0 = 2, acc_hi += byte 4 = 11
+    acc_hi, acc_lo = ivp.dmulqa2n8xr8(None, None, z, z, z, one, p)
+    eq(acc_lo, W(64, [], 2))
+    eq(acc_hi, W(64, [], 11))
+    # only the first vector argument (v3) is 1: byte 3 = 7, byte 7 = 19
+    acc_hi, acc_lo = ivp.dmulqa2n8xr8(None, None, one, z, z, z, p)
+    eq(acc_lo, W(64, [], 7))
+    eq(acc_hi, W(64, [], 19))
 
 
 def test_dmulqa2n8xr8_wraps_at_2_24():
     v0 = V(np.int8, 64, [-128] * 64)
     z = V(np.int8, 64, [])
-    # taps c0 = -128 (wa) and c4 = 127 (wb): wa += (-128)*(-128) = 16384 ; wb += (-128)*127 = -16256
+    # v0 (the last vector) takes byte 0 = -128 (acc_lo) and byte 4 = 127 (acc_hi):
+    # acc_lo += (-128)*(-128) = 16384 ; acc_hi += (-128)*127 = -16256
     p = pr8(-128, 0, 0, 0, 127)
-    acc_a = W(64, [2 ** 23 - 16384, 2 ** 23 - 1, -2 ** 23])
-    acc_b = W(64, [-2 ** 23 + 5, 0, 2 ** 23 - 1])
-    wa, wb = ivp.dmulqa2n8xr8(acc_a, acc_b, v0, z, z, z, p)
-    # wa: 2^23 -> -2^23 ; 2^23 - 1 + 16384 = 2^23 + 16383 -> -2^23 + 16383 ; -2^23 + 16384 ; rest 16384
-    eq(wa, W(64, [-2 ** 23, -2 ** 23 + 16383, -2 ** 23 + 16384], 16384))
-    # wb: -2^23 + 5 - 16256 -> + 2^24 -> 2^23 + 5 - 16256 = 8372357 ; -16256 ; 2^23 - 1 - 16256 = 8372351
-    eq(wb, W(64, [8372357, -16256, 8372351], -16256))
+    acc_lo = W(64, [2 ** 23 - 16384, 2 ** 23 - 1, -2 ** 23])
+    acc_hi = W(64, [-2 ** 23 + 5, 0, 2 ** 23 - 1])
+    hi, lo = ivp.dmulqa2n8xr8(acc_hi, acc_lo, z, z, z, v0, p)
+    # lo: 2^23 -> -2^23 ; 2^23 - 1 + 16384 = 2^23 + 16383 -> -2^23 + 16383 ; -2^23 + 16384 ; rest 16384
+    eq(lo, W(64, [-2 ** 23, -2 ** 23 + 16383, -2 ** 23 + 16384], 16384))
+    # hi: -2^23 + 5 - 16256 -> + 2^24 -> 2^23 + 5 - 16256 = 8372357 ; -16256 ; 2^23 - 1 - 16256 = 8372351
+    eq(hi, W(64, [8372357, -16256, 8372351], -16256))
 
 
 # ===================================================================== paired MACs (hand)
 def test_muluupan16xr16_unsigned_zero_fill():
     va = V(np.uint16, 32, [0xFFFF, 2])
     vb = V(np.uint16, 32, [0xFFFF, 3])
-    # pr.u16[0] = 5, pr.u16[1] = 7: lane0 = 65535*5 + 65535*7 = 327675 + 458745 = 786420 (signed reading
-    # would give -12) ; lane1 = 2*5 + 3*7 = 31 ; acc lane0 = 4 -> 786424
-    eq(ivp.muluupan16xr16(W(32, [4]), va, vb, (7 << 16) | 5), W(32, [786424, 31]))
+    # va takes pr bits 16..31 = 7, vb bits 0..15 = 5: lane0 = 65535*7 + 65535*5 = 458745 + 327675 = 786420
+    # (a signed reading would give -12) ; lane1 = 2*7 + 3*5 = 29 ; acc lane0 = 4 -> 786424
+    eq(ivp.muluupan16xr16(W(32, [4]), va, vb, (7 << 16) | 5), W(32, [786424, 29]))
     # both fields 0xFFFF: 65535^2 * 2 = 2 * 4294836225 = 8589672450 (positive, zero-filled)
     eq(ivp.muluupan16xr16(None, va, vb, 0xFFFF_FFFF), W(32, [8589672450, 2 * 65535 + 3 * 65535]))
     # pr bits above 32 are not read
-    eq(ivp.muluupan16xr16(None, va, vb, (0xDEAD << 48) | (7 << 16) | 5), W(32, [786420, 31]))
+    eq(ivp.muluupan16xr16(None, va, vb, (0xDEAD << 48) | (7 << 16) | 5), W(32, [786420, 29]))
 
 
 def test_muluupan16xr16_wraps_at_2_48():
-    # acc 2^48 - 1 (given unsigned; the lane reads back as -1) + 1*1 = 2^48 -> 0
-    eq(ivp.muluupan16xr16(W(32, [TWO48 - 1]), V(np.uint16, 32, [1]), V(np.uint16, 32, []), 1), W(32, [0]))
+    # acc 2^48 - 1 (given unsigned; the lane reads back as -1) + 1*1 = 2^48 -> 0: va times pr bits 16..31 = 1
+    eq(ivp.muluupan16xr16(W(32, [TWO48 - 1]), V(np.uint16, 32, [1]), V(np.uint16, 32, []), 1 << 16), W(32, [0]))
+    # the same through vb and pr bits 0..15
+    eq(ivp.muluupan16xr16(W(32, [TWO48 - 1]), V(np.uint16, 32, []), V(np.uint16, 32, [1]), 1), W(32, [0]))
 
 
 def test_mulsupn16xr16_signed_times_unsigned():
     va = V(np.int16, 32, [-1, 1, 32767])
     vb = V(np.int16, 32, [-32768, 1, 0])
-    p = (0x8000 << 16) | 0xFFFF                 # pr.u16[0] = 65535, pr.u16[1] = 32768 (unsigned)
-    # lane0 = -1*65535 + (-32768)*32768 = -65535 - 1073741824 = -1073807359
-    # lane1 = 65535 + 32768 = 98303 ; lane2 = 32767*65535 = 2147385345
-    eq(ivp.mulsupn16xr16(va, vb, p), W(32, [-1073807359, 98303, 2147385345]))
+    p = (0x8000 << 16) | 0xFFFF                 # bits 16..31 = 32768 (for va), bits 0..15 = 65535 (for vb), unsigned
+    # lane0 = -1*32768 + (-32768)*65535 = -32768 - 2147450880 = -2147483648
+    # lane1 = 32768 + 65535 = 98303 ; lane2 = 32767*32768 = 1073709056
+    eq(ivp.mulsupn16xr16(va, vb, p), W(32, [-2147483648, 98303, 1073709056]))
+    # one field at a time: va alone times bits 16..31, vb alone times bits 0..15
+    eq(ivp.mulsupn16xr16(va, V(np.int16, 32, []), 3 << 16), W(32, [-3, 3, 98301]))
+    eq(ivp.mulsupn16xr16(V(np.int16, 32, []), vb, 3), W(32, [-98304, 3, 0]))
 
 
 def test_muluspa2n8xr16_paired_anchor():
@@ -247,18 +286,26 @@ def test_extrprn_2x32():
 
 
 def test_dextrprn_2x32_pairing():
-    vs = V(np.uint32, 16, [0xA0 + k for k in range(16)])
-    vr = V(np.uint32, 16, [0xB0000000 + k for k in range(16)])
-    # pr = pool[i] | pool[j] << 32 ; seed operands (5, 10): vs[5] | vs[10] << 32
-    assert ivp.dextrprn_2x32(vs, vr, 5, 10) == 0xA5 | (0xAA << 32)
-    # 16 -> vr[0] ; 31 -> vr[15]
-    assert ivp.dextrprn_2x32(vs, vr, 16, 31) == 0xB0000000 | (0xB000000F << 32)
+    vlo = V(np.uint32, 16, [0xA0 + k for k in range(16)])
+    vhi = V(np.uint32, 16, [0xB0000000 + k for k in range(16)])
+    # pr = vlo[ilo] | vhi[ihi] << 32 ; seed operands (5, 10): vlo[10] | vhi[5] << 32
+    assert ivp.dextrprn_2x32(vhi, vlo, 5, 10) == 0xAA | (0xB0000005 << 32)
+    assert ivp.dextrprn_2x32(vhi, vlo, 15, 0) == 0xA0 | (0xB000000F << 32)
+    assert ivp.dextrprn_2x32(vhi, vlo, 0, 15) == 0xAF | (0xB0000000 << 32)
+    # the same vector twice (Cadence's conv kernel: DEXTRPRN(d1, d1, 2, 0)): lane 0 low, lane 2 high
+    assert ivp.dextrprn_2x32(vlo, vlo, 2, 0) == 0xA0 | (0xA2 << 32)
+
+
+@pytest.mark.parametrize("ihi,ilo", [(16, 0), (0, 16), (31, 0), (-1, 0)])
+def test_dextrprn_2x32_indices_are_lanes_of_their_own_vector(ihi, ilo):
+    # each index picks one of its own vector's 16 lanes: 16 and above (the old 32-lane pool) are refused
+    v = V(np.uint32, 16, [])
+    with pytest.raises(InvalidArgument):
+        ivp.dextrprn_2x32(v, v, ihi, ilo)
 
 
 # ===================================================================== numpy-reference properties
-def _wrap(x, bits):
-    x = np.asarray(x, dtype=np.int64)
-    return ((x + (1 << (bits - 1))) & ((1 << bits) - 1)) - (1 << (bits - 1))
+_wrap = wrap
 
 
 def _taps16(p, signed):
@@ -266,10 +313,10 @@ def _taps16(p, signed):
     return np.where(t >= 0x8000, t - 0x10000, t) if signed else t
 
 
-def _four_tap(va, vb, p):
-    pool = np.concatenate([va, vb]).astype(np.int64)
+def _four_tap(hi, lo, p):
+    window = pool(hi, lo).astype(np.int64)          # lo || hi, tap 0 on lo
     c = _taps16(p, True)
-    return sum(pool[t: t + 32] * c[t] for t in range(4))
+    return sum(window[t: t + 32] * c[t] for t in range(4))
 
 
 ACC48_SMALL = arrays(np.int64, 32, elements=st.integers(0, 2 ** 16 - 1))
@@ -279,37 +326,37 @@ S16 = arrays(np.int16, 32)
 PR = st.integers(0, 2 ** 64 - 1)
 
 
-def _check_four_tap(mul, mula, va, vb, p, acc):
+def _check_four_tap(mul, mula, hi, lo, p, acc):
     """The overwrite and accumulate forms of one 4-tap MAC against the numpy reference."""
-    prod = _four_tap(va, vb, p)
-    eq(mul(va, vb, p), _wrap(prod, 48))
-    eq(mula(acc, va, vb, p), _wrap(acc + prod, 48))
+    prod = _four_tap(hi, lo, p)
+    eq(mul(hi, lo, p), _wrap(prod, 48))
+    eq(mula(acc, hi, lo, p), _wrap(acc + prod, 48))
 
 
 @PROP
-@given(va=U16, vb=U16, p=PR, acc=ACC48_SMALL)
-def test_prop_mulus4t(va, vb, p, acc):
-    _check_four_tap(ivp.mulus4tn16xr16, ivp.mulus4tan16xr16, va, vb, p, acc)
+@given(hi=U16, lo=U16, p=PR, acc=ACC48_SMALL)
+def test_prop_mulus4t(hi, lo, p, acc):
+    _check_four_tap(ivp.mulus4tn16xr16, ivp.mulus4tan16xr16, hi, lo, p, acc)
 
 
 @PROP
-@given(va=S16, vb=S16, p=PR, acc=ACC48_SMALL)
-def test_prop_mul4t(va, vb, p, acc):
-    _check_four_tap(ivp.mul4tn16xr16, ivp.mul4tan16xr16, va, vb, p, acc)
+@given(hi=S16, lo=S16, p=PR, acc=ACC48_SMALL)
+def test_prop_mul4t(hi, lo, p, acc):
+    _check_four_tap(ivp.mul4tn16xr16, ivp.mul4tan16xr16, hi, lo, p, acc)
 
 
 @PROP_XFAIL
-@given(va=U16, vb=U16, p=PR, acc=ACC48_FULL)
-def test_prop_mulus4tan16xr16_full_range_acc(va, vb, p, acc):
-    eq(ivp.mulus4tan16xr16(acc, va, vb, p), _wrap(acc + _four_tap(va, vb, p), 48))
+@given(hi=U16, lo=U16, p=PR, acc=ACC48_FULL)
+def test_prop_mulus4tan16xr16_full_range_acc(hi, lo, p, acc):
+    eq(ivp.mulus4tan16xr16(acc, hi, lo, p), _wrap(acc + _four_tap(hi, lo, p), 48))
 
 
 @PROP
 @given(va=U16, vb=U16, sa=S16, sb=S16, p=PR, acc=ACC48_SMALL)
 def test_prop_paired_16(va, vb, sa, sb, p, acc):
-    c = _taps16(p, False)
-    eq(ivp.muluupan16xr16(acc, va, vb, p), _wrap(acc + va.astype(np.int64) * c[0] + vb.astype(np.int64) * c[1], 48))
-    eq(ivp.mulsupn16xr16(sa, sb, p), _wrap(sa.astype(np.int64) * c[0] + sb.astype(np.int64) * c[1], 48))
+    c = _taps16(p, False)                   # the first vector takes field 1 (bits 16..31), the second field 0
+    eq(ivp.muluupan16xr16(acc, va, vb, p), _wrap(acc + va.astype(np.int64) * c[1] + vb.astype(np.int64) * c[0], 48))
+    eq(ivp.mulsupn16xr16(sa, sb, p), _wrap(sa.astype(np.int64) * c[1] + sb.astype(np.int64) * c[0], 48))
 
 
 ACC24 = arrays(np.int64, 64, elements=st.integers(-2 ** 23, 2 ** 23 - 1))
@@ -317,14 +364,14 @@ S8 = arrays(np.int8, 64)
 
 
 @PROP
-@given(acc_a=ACC24, acc_b=ACC24, v0=S8, v1=S8, v2=S8, v3=S8, p=PR)
-def test_prop_dmulqa2n8xr8(acc_a, acc_b, v0, v1, v2, v3, p):
+@given(acc_hi=ACC24, acc_lo=ACC24, v0=S8, v1=S8, v2=S8, v3=S8, p=PR)
+def test_prop_dmulqa2n8xr8(acc_hi, acc_lo, v0, v1, v2, v3, p):
     c = np.array([(p >> (8 * j)) & 0xFF for j in range(8)], dtype=np.int64)
     c = np.where(c >= 0x80, c - 0x100, c)
     vs = [v.astype(np.int64) for v in (v0, v1, v2, v3)]
-    wa, wb = ivp.dmulqa2n8xr8(acc_a, acc_b, v0, v1, v2, v3, p)
-    eq(wa, _wrap(acc_a + sum(vs[j] * c[j] for j in range(4)), 24))
-    eq(wb, _wrap(acc_b + sum(vs[j] * c[4 + j] for j in range(4)), 24))
+    hi, lo = ivp.dmulqa2n8xr8(acc_hi, acc_lo, v3, v2, v1, v0, p)
+    eq(lo, _wrap(acc_lo + sum(vs[j] * c[j] for j in range(4)), 24))
+    eq(hi, _wrap(acc_hi + sum(vs[j] * c[4 + j] for j in range(4)), 24))
 
 
 @PROP
@@ -352,10 +399,9 @@ def test_prop_mulan_2x32_full_range_acc(va, vb, acc):
 
 
 @PROP
-@given(vs=arrays(np.uint8, 64), vw=arrays(np.uint32, 16), vr=arrays(np.uint32, 16), k8=st.integers(0, 63),
-       k32=st.integers(0, 15), i=st.integers(0, 31), j=st.integers(0, 31))
-def test_prop_pr_moves(vs, vw, vr, k8, k32, i, j):
+@given(vs=arrays(np.uint8, 64), vhi=arrays(np.uint32, 16), vlo=arrays(np.uint32, 16), k8=st.integers(0, 63),
+       k32=st.integers(0, 15), ihi=st.integers(0, 15), ilo=st.integers(0, 15))
+def test_prop_pr_moves(vs, vhi, vlo, k8, k32, ihi, ilo):
     assert ivp.extrpr2nx8(vs, k8) == int(vs[k8])
-    assert ivp.extrprn_2x32(vw, k32) == int(vw[k32])
-    pool = np.concatenate([vw, vr])
-    assert ivp.dextrprn_2x32(vw, vr, i, j) == int(pool[i]) | (int(pool[j]) << 32)
+    assert ivp.extrprn_2x32(vhi, k32) == int(vhi[k32])
+    assert ivp.dextrprn_2x32(vhi, vlo, ihi, ilo) == int(vlo[ilo]) | (int(vhi[ihi]) << 32)

@@ -2,7 +2,9 @@
 l2a4nx8_ip,
 lav2nx8_xp, the la2nx8 streaming helper, labvdcmprs2nx8_xp, sv2nx8_ip, sav2nx8_xp.
 
-Memory is a uint8 buffer with a byte offset; the `_ip` / `_xp` forms return the post-incremented offset.
+Memory is a uint8 buffer with a byte offset; the `_ip` / `_xp` forms return the post-incremented offset. The
+variable-length forms (lav2nx8_xp, labvdcmprs2nx8_xp, sav2nx8_xp) move c = min(max(n, 0), 64) bytes and advance
+the offset by the same c (not by n), as Cadence's kernels need when they issue n, n - 64, ... on one stream.
 """
 from __future__ import annotations
 
@@ -76,15 +78,18 @@ def test_lav2nx8_xp_tails():
     vt, off = ivp.lav2nx8_xp(MEM, 0, 64)      # n = 64: the full vector
     eq(vt, u8(range(64)))
     assert off == 64
-    vt, off = ivp.lav2nx8_xp(MEM, 100, 100)   # n > 64: 64 bytes, off still += n
+    vt, off = ivp.lav2nx8_xp(MEM, 100, 100)   # n > 64: 64 bytes, off += 64 (the bytes moved)
     eq(vt, u8(range(100, 164)))
-    assert off == 200
+    assert off == 164
     vt, off = ivp.lav2nx8_xp(MEM, 7, 0)       # n = 0: nothing read
     eq(vt, u8([0] * 64))
     assert off == 7
-    vt, off = ivp.lav2nx8_xp(MEM, 7, -5)      # n < 0: nothing read, off += n
+    vt, off = ivp.lav2nx8_xp(MEM, 7, -5)      # n < 0: nothing read, the offset does not move
     eq(vt, u8([0] * 64))
-    assert off == 2
+    assert off == 7
+    vt, off = ivp.lav2nx8_xp(MEM, 192, 65)    # n = 65: 64 bytes (the last row), off += 64
+    eq(vt, u8(range(192, 256)))
+    assert off == 256
     vt, off = ivp.lav2nx8_xp(MEM, 63, 1)      # n = 1
     eq(vt, u8([63] + [0] * 63))
     assert off == 64
@@ -133,10 +138,13 @@ def test_labvdcmprs2nx8_xp_expand_rule():
     want[[1, 2, 10, 63]] = [32, 33, 34, 35]
     eq(vt, want)
     assert off == 80
-    vt, off = ivp.labvdcmprs2nx8_xp(MEM, np.ones(64, dtype=np.bool_), 100, 100)   # n > 64: 64 bytes, off += n
+    vt, off = ivp.labvdcmprs2nx8_xp(MEM, np.ones(64, dtype=np.bool_), 100, 100)   # n > 64: 64 bytes, off += 64
     eq(vt, u8(range(100, 164)))
-    assert off == 200
+    assert off == 164
     vt, off = ivp.labvdcmprs2nx8_xp(MEM, np.ones(64, dtype=np.bool_), 7, 0)      # n = 0: nothing read
+    eq(vt, u8([0] * 64))
+    assert off == 7
+    vt, off = ivp.labvdcmprs2nx8_xp(MEM, np.ones(64, dtype=np.bool_), 7, -9)     # n < 0: nothing, off stays
     eq(vt, u8([0] * 64))
     assert off == 7
 
@@ -191,11 +199,24 @@ def test_sav2nx8_xp_tails():
     assert not mem[:10].any() and not mem[15:].any()
     mem[:] = 0
     assert ivp.sav2nx8_xp(mem, vs, 10, 0) == 10          # n = 0: nothing written
-    assert ivp.sav2nx8_xp(mem, vs, 10, -3) == 7          # n < 0: nothing written, off += n
+    assert ivp.sav2nx8_xp(mem, vs, 10, -3) == 10         # n < 0: nothing written, the offset does not move
     assert not mem.any()
-    assert ivp.sav2nx8_xp(mem, vs, 100, 70) == 170       # n > 64: 64 bytes written
+    assert ivp.sav2nx8_xp(mem, vs, 100, 70) == 164       # n > 64: 64 bytes written, off += 64
     eq(mem[100:164], vs)
     assert not mem[164:].any()
+
+
+def test_variable_length_pair_streams_n_bytes_in_64_byte_steps():
+    # n = 150 over four calls n, n - 64, n - 128, n - 192 (64, 64, 22, 0 bytes): one contiguous stream
+    src = np.arange(256, dtype=np.uint8)
+    dst = np.zeros(256, dtype=np.uint8)
+    off_in, off_out = 3, 5
+    for m in (150, 86, 22, -42):
+        vt, off_in = ivp.lav2nx8_xp(src, off_in, m)
+        off_out = ivp.sav2nx8_xp(dst, vt, off_out, m)
+    assert off_in == 3 + 150 and off_out == 5 + 150
+    eq(dst[5:155], src[3:153])
+    assert not dst[:5].any() and not dst[155:].any()
 
 
 def test_stores_reject_bad_memory():
@@ -226,11 +247,11 @@ def test_prop_lav_sav(mem, off, n):
     k = max(0, min(n, 64))
     vt, o = ivp.lav2nx8_xp(mem, off, n)
     eq(vt, np.concatenate([mem[off:off + k], np.zeros(64 - k, dtype=np.uint8)]))
-    assert o == off + n
+    assert o == off + k
     dst = np.zeros(256, dtype=np.uint8)
     want = dst.copy()
     want[off:off + k] = mem[:k]
-    assert ivp.sav2nx8_xp(dst, mem[:64].copy(), off, n) == off + n
+    assert ivp.sav2nx8_xp(dst, mem[:64].copy(), off, n) == off + k
     eq(dst, want)
 
 
@@ -252,7 +273,7 @@ def test_prop_labvdcmprs2nx8_xp(mem, vb, off, n):
     below = np.cumsum(vb) - vb
     vt, o = ivp.labvdcmprs2nx8_xp(mem, vb, off, n)
     eq(vt, np.where(vb, r[np.minimum(below, 63)], r[63]))
-    assert o == off + n
+    assert o == off + k
 
 
 # ===================================================================== C-only primitives (via _ivp._c_*)
@@ -318,18 +339,19 @@ def test_hostile_full_loads(mem, off, inc):
 @given(mem=arrays(np.uint8, st.integers(0, 300)), off=big_ints, n=big_ints)
 def test_hostile_lav_sav(mem, off, n):
     k = max(0, min(n, 64))
-    valid = fits(off, n) and 0 <= off <= len(mem) - k and fits(off + n)
+    # the op moves and advances by k: off + k <= len(mem) always fits, whatever n is
+    valid = fits(off, n) and 0 <= off <= len(mem) - k
     got = expect(valid, lambda: ivp.lav2nx8_xp(mem, off, n))
-    if valid:
+    if got is not None:
         eq(got[0], np.concatenate([mem[off:off + k], np.zeros(64 - k, np.uint8)]))
-        assert got[1] == off + n
+        assert got[1] == off + k
     dst = np.arange(len(mem), dtype=np.uint8)
     want = dst.copy()
     vs = np.full(64, 0xA5, np.uint8)
     got = expect(valid, lambda: ivp.sav2nx8_xp(dst, vs, off, n))
-    if valid:
+    if got is not None:
         want[off:off + k] = 0xA5
-        assert got == off + n
+        assert got == off + k
     eq(dst, want)                              # nothing written outside [off, off + k), nothing at all when refused
 
 
@@ -353,14 +375,28 @@ def test_hostile_labvdcmprs2nx8_xp(mem, off, n):
     vb = np.zeros(64, np.bool_)
     vb[::3] = True
     k = max(0, min(n, 64))
-    valid = fits(off, n) and 0 <= off <= len(mem) - k and fits(off + n)
+    valid = fits(off, n) and 0 <= off <= len(mem) - k
     got = expect(valid, lambda: ivp.labvdcmprs2nx8_xp(mem, vb, off, n))
-    if valid:
+    if got is not None:
         r = np.zeros(64, np.uint8)
         r[:k] = mem[off:off + k]
         below = np.cumsum(vb) - vb
         eq(got[0], np.where(vb, r[np.minimum(below, 63)], r[63]))
-        assert got[1] == off + n
+        assert got[1] == off + k
+
+
+VARIABLE_LENGTH = {
+    "lav2nx8_xp": lambda mem, off, n: ivp.lav2nx8_xp(mem, off, n)[1],
+    "labvdcmprs2nx8_xp": lambda mem, off, n: ivp.labvdcmprs2nx8_xp(mem, np.ones(64, np.bool_), off, n)[1],
+    "sav2nx8_xp": lambda mem, off, n: ivp.sav2nx8_xp(mem, np.zeros(64, np.uint8), off, n),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VARIABLE_LENGTH))
+@pytest.mark.parametrize("off,n", [(1, I64_MAX), (100, I64_MAX - 99)])
+def test_variable_length_n_past_int64_is_valid(name, off, n):
+    # 64 bytes moved at offset off of an (off + 64)-byte buffer: the new offset is off + 64, whatever n >= 64 is
+    assert VARIABLE_LENGTH[name](np.zeros(off + 64, np.uint8), off, n) == off + 64
 
 
 @HOSTILE

@@ -5,7 +5,8 @@ docs/anchors.md §7 PACKVRU / PACKVRNR / PACKL probes), and the wvec_raw / wvec_
 
 packvr*: (x + 2^(sh-1)) >> sh (arithmetic, half up), then saturate (signed; `u` unsigned); packvrnr*: x >> sh
 truncating, keep the low bits (wraps); the AR shift is clamped to 23 (8-bit out) / 32 (16/32-bit out).
-Wide lanes are given and returned as signed integers of the view width.
+Wide lanes are given and returned as signed integers of the view width. cvtg48n_2x32l/h take their two sources
+in the Xtensa C intrinsics' order, high half first: (hi, lo) with pool32 = lo (lanes 0..15) || hi (lanes 16..31).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from ivp_testlib import pool
 
 from q7emu.errors import InvalidArgument
 from q7emu.primitives import ivp
@@ -45,10 +47,10 @@ def V(dt, n, head, fill=0):
 
 # ===================================================================== cvtg48
 def test_cvtg48n_2x32l_zero_fill_identity_gather():
-    vs = V(np.uint32, 16, [0xFFFFFFFF, 1, 0x80000000])
-    vr = V(np.uint32, 16, [0x80000000, 0x12345678])
-    got = ivp.cvtg48n_2x32l(vs, vr)
-    # lane i < 16 = vs[i] zero-extended ; lane 16 + i = vr[i] ; high 16 bits 0, so every lane is >= 0
+    lo = V(np.uint32, 16, [0xFFFFFFFF, 1, 0x80000000])
+    hi = V(np.uint32, 16, [0x80000000, 0x12345678])
+    got = ivp.cvtg48n_2x32l(hi, lo)
+    # lane i < 16 = lo[i] zero-extended ; lane 16 + i = hi[i] ; high 16 bits 0, so every lane is >= 0
     # (0xFFFFFFFF -> 4294967295, not -1)
     want = np.zeros(32, dtype=np.int64)
     want[:3] = [4294967295, 1, 2147483648]
@@ -58,12 +60,12 @@ def test_cvtg48n_2x32l_zero_fill_identity_gather():
 
 def test_cvtg48n_2x32h_small_acc():
     acc = A(32, [0x1234, 0x0FFF, 7])
-    vs = V(np.uint32, 16, [0x00018765, 0xFFFF0002])
-    vr = V(np.uint32, 16, [0x0003])
-    got = ivp.cvtg48n_2x32h(acc, vs, vr)
-    # lane = low 32 bits of acc | (low 16 bits of pool lane) << 32:
+    lo = V(np.uint32, 16, [0x00018765, 0xFFFF0002])
+    hi = V(np.uint32, 16, [0x0003])
+    got = ivp.cvtg48n_2x32h(acc, hi, lo)
+    # lane = low 32 bits of acc | (low 16 bits of pool lane) << 32, pool = lo || hi:
     # lane0 = 0x8765_0000_1234 -> top bit set -> reads back as 0x876500001234 - 2^48
-    # lane1 = 0x0002_0000_0FFF ; lane2 = acc 7, pool lane 2 = vs[2] = 0 ; lane16 = vr[0] = 3 -> 3 << 32
+    # lane1 = 0x0002_0000_0FFF ; lane2 = acc 7, pool lane 2 = lo[2] = 0 ; lane16 = hi[0] = 3 -> 3 << 32
     want = np.array(A(32, [0x876500001234 - 2 ** 48, 0x000200000FFF, 7]), dtype=np.int64)
     want[16] = 3 << 32
     eq(got, want)
@@ -71,11 +73,17 @@ def test_cvtg48n_2x32h_small_acc():
 
 def test_cvtg48n_2x32h_keeps_low_32_bits_of_large_acc():
     acc = A(32, [0x7FFF_89AB_CDEF, -1])
-    vs = V(np.uint32, 16, [0x00000002, 0])
-    # lane0: low 32 = 0x89ABCDEF, high 16 from vs[0] = 2 -> 0x0002_89AB_CDEF ;
+    lo = V(np.uint32, 16, [0x00000002, 0])
+    # lane0: low 32 = 0x89ABCDEF, high 16 from lo[0] = 2 -> 0x0002_89AB_CDEF ;
     # lane1: acc -1 = 0xFFFF_FFFF_FFFF: low 32 kept, high 16 = 0 -> 0x0000_FFFF_FFFF = 4294967295
-    got = ivp.cvtg48n_2x32h(acc, vs, V(np.uint32, 16, []))
+    got = ivp.cvtg48n_2x32h(acc, V(np.uint32, 16, []), lo)
     assert got[0] == 0x000289ABCDEF and got[1] == 4294967295
+
+
+def test_cvtg48_first_operand_fills_lanes_16_to_31():
+    ones, zero = V(np.uint32, 16, [], 1), V(np.uint32, 16, [])
+    eq(ivp.cvtg48n_2x32l(ones, zero), np.array([0] * 16 + [1] * 16, dtype=np.int64))
+    eq(ivp.cvtg48n_2x32h(A(32, []), ones, zero), np.array([0] * 16 + [1 << 32] * 16, dtype=np.int64))
 
 
 # ===================================================================== packvr 24 -> 8
@@ -354,9 +362,9 @@ def test_prop_packs_96(acc, sh):
 
 
 @PROP
-@given(vs=arrays(np.uint32, 16), vr=arrays(np.uint32, 16), acc=ACC48_SMALL)
-def test_prop_cvtg48(vs, vr, acc):
-    pool = np.concatenate([vs, vr]).astype(np.int64)
-    eq(ivp.cvtg48n_2x32l(vs, vr), pool)
-    lane = (acc & 0xFFFFFFFF) | ((pool & 0xFFFF) << 32)
-    eq(ivp.cvtg48n_2x32h(acc, vs, vr), np.where(lane >= 2 ** 47, lane - 2 ** 48, lane))
+@given(hi=arrays(np.uint32, 16), lo=arrays(np.uint32, 16), acc=ACC48_SMALL)
+def test_prop_cvtg48(hi, lo, acc):
+    p = pool(hi, lo).astype(np.int64)
+    eq(ivp.cvtg48n_2x32l(hi, lo), p)
+    lane = (acc & 0xFFFFFFFF) | ((p & 0xFFFF) << 32)
+    eq(ivp.cvtg48n_2x32h(acc, hi, lo), np.where(lane >= 2 ** 47, lane - 2 ** 48, lane))

@@ -1,9 +1,12 @@
 """IVP select / shuffle primitives: sel*, sel2nx8i, sel2nx8i_s4, dsel*, dcmprs2nx8.
 
-Hand-computed expectations from docs/firmware.md §6.2 Select (B21) and, where docs/firmware.md leaves the lane
-map open, the
-mapping written beside the primitive (q7ivp.pxd, "q7emu choice"). The pool of every two-source op is
-vs (low half) || vr (high half).
+Hand-computed expectations from docs/firmware.md §6.2 Select (B21) and the op table's stated semantics
+(q7emu/primitives/optable.py); where docs/firmware.md leaves a lane map open (the sel2nx8i immediate numbers, the
+nibble unpack, dseln_2x32t) the table records q7emu's own choice. Operands are in the Xtensa C intrinsics' order:
+a two-register source lists its HIGH half first (``sel2nx8(hi, lo, sel)``) and the pool is lo (lanes 0..N-1) ||
+hi (lanes N..2N-1). The dual selects return (odd, even): even[k] takes selector element 2k, odd[k] element 2k+1,
+and the predicated forms gate even[k] / odd[k] with vbool lanes 2k / 2k+1. sel2nx8i_s4 keeps its (vs, vr)
+operands: nibble chunks 0..3 come from the first one.
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from ivp_testlib import pool
 
 from q7emu.errors import InvalidArgument
 from q7emu.primitives import ivp
@@ -41,9 +45,9 @@ def u32(x):
     return np.array(x, dtype=np.int64).astype(np.uint32)
 
 
-# vs[k] = k, vr[k] = 0x80 + k: pool byte i is i for i < 64 and 0x80 + (i - 64) = i + 64 for i >= 64.
-VS8 = u8(range(64))
-VR8 = u8([0x80 + k for k in range(64)])
+# lo[k] = k, hi[k] = 0x80 + k: pool (lo || hi) byte i is i for i < 64 and 0x80 + (i - 64) = i + 64 for i >= 64.
+LO8 = u8(range(64))
+HI8 = u8([0x80 + k for k in range(64)])
 
 
 def pool8(i):
@@ -54,69 +58,83 @@ def pool8(i):
 def test_sel2nx8_mask_0x7f():
     sr = np.zeros(64, dtype=np.uint8)
     sr[:8] = [0, 63, 64, 127, 128, 255, 0x85, 0xC1]
-    got = ivp.sel2nx8(VS8, VR8, sr)
-    # idx = sr & 0x7F: 0 -> vs[0] = 0 ; 63 -> vs[63] = 63 ; 64 -> vr[0] = 0x80 ; 127 -> vr[63] = 0xBF ;
-    # 128 -> 0 -> 0 ; 255 -> 127 -> 0xBF ; 0x85 -> 5 -> 5 ; 0xC1 -> 0x41 = 65 -> vr[1] = 0x81 ; rest sr 0 -> 0
+    got = ivp.sel2nx8(HI8, LO8, sr)
+    # idx = sr & 0x7F: 0 -> lo[0] = 0 ; 63 -> lo[63] = 63 ; 64 -> hi[0] = 0x80 ; 127 -> hi[63] = 0xBF ;
+    # 128 -> 0 -> 0 ; 255 -> 127 -> 0xBF ; 0x85 -> 5 -> 5 ; 0xC1 -> 0x41 = 65 -> hi[1] = 0x81 ; rest sr 0 -> 0
     eq(got, u8([0, 63, 0x80, 0xBF, 0, 0xBF, 5, 0x81] + [0] * 56))
 
 
 def test_selnx16_mask_0x3f():
-    vs, vr = u16([0x1000 + k for k in range(32)]), u16([0x2000 + k for k in range(32)])
+    lo, hi = u16([0x1000 + k for k in range(32)]), u16([0x2000 + k for k in range(32)])
     sr = u16([0, 31, 32, 63, 64, 0xFFFF, 0x8021] + [1] * 25)
-    # & 0x3F: 0 -> 0x1000 ; 31 -> 0x101F ; 32 -> vr[0] = 0x2000 ; 63 -> 0x201F ; 64 -> 0 -> 0x1000 ;
-    # 0xFFFF -> 63 -> 0x201F ; 0x8021 -> 0x21 = 33 -> vr[1] = 0x2001 ; 1 -> 0x1001
-    eq(ivp.selnx16(vs, vr, sr), u16([0x1000, 0x101F, 0x2000, 0x201F, 0x1000, 0x201F, 0x2001] + [0x1001] * 25))
+    # & 0x3F: 0 -> lo[0] = 0x1000 ; 31 -> 0x101F ; 32 -> hi[0] = 0x2000 ; 63 -> 0x201F ; 64 -> 0 -> 0x1000 ;
+    # 0xFFFF -> 63 -> 0x201F ; 0x8021 -> 0x21 = 33 -> hi[1] = 0x2001 ; 1 -> 0x1001
+    eq(ivp.selnx16(hi, lo, sr), u16([0x1000, 0x101F, 0x2000, 0x201F, 0x1000, 0x201F, 0x2001] + [0x1001] * 25))
 
 
 def test_seln_2x32_mask_0x1f():
-    vs, vr = u32([0xA0000000 + k for k in range(16)]), u32([0xB0000000 + k for k in range(16)])
+    lo, hi = u32([0xA0000000 + k for k in range(16)]), u32([0xB0000000 + k for k in range(16)])
     sr = u32([0, 15, 16, 31, 32, 0xFFFFFFFF, 0x11] + [2] * 9)
-    # & 0x1F: 0 -> vs0 ; 15 -> vs15 ; 16 -> vr0 ; 31 -> vr15 ; 32 -> 0 -> vs0 ; 2^32-1 -> 31 -> vr15 ; 17 -> vr1
-    eq(ivp.seln_2x32(vs, vr, sr),
+    # & 0x1F: 0 -> lo0 ; 15 -> lo15 ; 16 -> hi0 ; 31 -> hi15 ; 32 -> 0 -> lo0 ; 2^32-1 -> 31 -> hi15 ; 17 -> hi1
+    eq(ivp.seln_2x32(hi, lo, sr),
        u32([0xA0000000, 0xA000000F, 0xB0000000, 0xB000000F, 0xA0000000, 0xB000000F, 0xB0000001] + [0xA0000002] * 9))
 
 
-# ===================================================================== sel2nx8i (q7emu lane maps)
+def test_sel_first_operand_is_the_high_half():
+    # index 0 reads lane 0 of the SECOND operand (lo), index N lane 0 of the FIRST (hi)
+    z8, z16, z32 = np.zeros(64, np.uint8), np.zeros(32, np.uint16), np.zeros(16, np.uint32)
+    eq(ivp.sel2nx8(HI8, LO8, z8), u8([0] * 64))                       # lo[0] = 0
+    eq(ivp.sel2nx8(HI8, LO8, z8 + 64), u8([0x80] * 64))               # hi[0] = 0x80
+    eq(ivp.sel2nx8(LO8, HI8, z8), u8([0x80] * 64))                    # operands swapped: so is the pool
+    lo16, hi16 = u16([7] * 32), u16([9] * 32)
+    eq(ivp.selnx16(hi16, lo16, z16), lo16)
+    eq(ivp.selnx16(hi16, lo16, z16 + 32), hi16)
+    lo32, hi32 = u32([0x11111111] * 16), u32([0x22222222] * 16)
+    eq(ivp.seln_2x32(hi32, lo32, z32), lo32)
+    eq(ivp.seln_2x32(hi32, lo32, z32 + 16), hi32)
+
+
+# ===================================================================== sel2nx8i (q7emu immediate numbers)
 def test_sel2nx8i_extract_even_odd():
     # 0x00: vt[k] = pool[2k] ; 0x01: pool[2k+1]. pool[2k] for k < 32 is 2k ; for k >= 32, 2k >= 64 -> 2k + 64
-    eq(ivp.sel2nx8i(VS8, VR8, 0x00), u8([pool8(2 * k) for k in range(64)]))
-    eq(ivp.sel2nx8i(VS8, VR8, 0x01), u8([pool8(2 * k + 1) for k in range(64)]))
-    got = ivp.sel2nx8i(VS8, VR8, 0x00)
-    assert (got[0], got[1], got[31], got[32], got[63]) == (0, 2, 62, 0x80, 0xBE)   # pool[126] = vr[62] = 0xBE
-    got = ivp.sel2nx8i(VS8, VR8, 0x01)
+    eq(ivp.sel2nx8i(HI8, LO8, 0x00), u8([pool8(2 * k) for k in range(64)]))
+    eq(ivp.sel2nx8i(HI8, LO8, 0x01), u8([pool8(2 * k + 1) for k in range(64)]))
+    got = ivp.sel2nx8i(HI8, LO8, 0x00)
+    assert (got[0], got[1], got[31], got[32], got[63]) == (0, 2, 62, 0x80, 0xBE)   # pool[126] = hi[62] = 0xBE
+    got = ivp.sel2nx8i(HI8, LO8, 0x01)
     assert (got[0], got[31], got[32], got[63]) == (1, 63, 0x81, 0xBF)
 
 
 def test_sel2nx8i_interleave_lo_hi():
-    got = ivp.sel2nx8i(VS8, VR8, 0x02)
-    # vt[2k] = pool[k] = k, vt[2k+1] = pool[64+k] = 0x80+k (k < 32)
+    got = ivp.sel2nx8i(HI8, LO8, 0x02)
+    # vt[2k] = pool[k] = lo[k] = k, vt[2k+1] = pool[64+k] = hi[k] = 0x80+k (k < 32)
     assert list(got[:6]) == [0, 0x80, 1, 0x81, 2, 0x82]
     assert (got[62], got[63]) == (31, 0x9F)
-    got = ivp.sel2nx8i(VS8, VR8, 0x03)
-    # vt[2k] = pool[32+k] = 32+k, vt[2k+1] = pool[96+k] = 0x80+32+k = 0xA0+k
+    got = ivp.sel2nx8i(HI8, LO8, 0x03)
+    # vt[2k] = pool[32+k] = lo[32+k] = 32+k, vt[2k+1] = pool[96+k] = hi[32+k] = 0xA0+k
     assert list(got[:4]) == [32, 0xA0, 33, 0xA1]
     assert (got[62], got[63]) == (63, 0xBF)
 
 
 @pytest.mark.parametrize("j", [0, 1, 2, 3])
 def test_sel2nx8i_extract_1_of_4(j):
-    got = ivp.sel2nx8i(VS8, VR8, 0x08 + j)
-    # vt[k] = pool[(4k + j) & 127]: k=0 -> j ; k=15 -> 60+j ; k=16 -> 64+j -> vr[j] = 0x80+j ;
-    # k=31 -> 124+j -> vr[60+j] ; k=32 -> 128+j & 127 = j (wraps) ; k=63 -> 252+j & 127 = 124+j -> vr[60+j]
+    got = ivp.sel2nx8i(HI8, LO8, 0x08 + j)
+    # vt[k] = pool[(4k + j) & 127]: k=0 -> j ; k=15 -> 60+j ; k=16 -> 64+j -> hi[j] = 0x80+j ;
+    # k=31 -> 124+j -> hi[60+j] ; k=32 -> 128+j & 127 = j (wraps) ; k=63 -> 252+j & 127 = 124+j -> hi[60+j]
     assert got[0] == j and got[15] == 60 + j and got[16] == 0x80 + j
     assert got[31] == 0x80 + 60 + j and got[32] == j and got[63] == 0x80 + 60 + j
 
 
 def test_sel2nx8i_rotate():
-    # 0x10: vt[k] = pool[k+1] -> 1..63 then vr[0] = 0x80 ; 0x11: pool[k+4] -> 4..63, vr[0..3]
-    eq(ivp.sel2nx8i(VS8, VR8, 0x10), u8(list(range(1, 64)) + [0x80]))
-    eq(ivp.sel2nx8i(VS8, VR8, 0x11), u8(list(range(4, 64)) + [0x80, 0x81, 0x82, 0x83]))
+    # 0x10: vt[k] = pool[k+1] -> lo[1..63] = 1..63 then hi[0] = 0x80 ; 0x11: pool[k+4] -> 4..63, hi[0..3]
+    eq(ivp.sel2nx8i(HI8, LO8, 0x10), u8(list(range(1, 64)) + [0x80]))
+    eq(ivp.sel2nx8i(HI8, LO8, 0x11), u8(list(range(4, 64)) + [0x80, 0x81, 0x82, 0x83]))
 
 
 @pytest.mark.parametrize("imm", [4, 5, 0x12, 0x3B, 127, 128, -1])
 def test_sel2nx8i_rejects_unmodelled_imm(imm):
     with pytest.raises(InvalidArgument):
-        ivp.sel2nx8i(VS8, VR8, imm)
+        ivp.sel2nx8i(HI8, LO8, imm)
 
 
 # ===================================================================== sel2nx8i_s4 (nibble unpack)
@@ -178,45 +196,74 @@ def test_sel2nx8i_s4_rejects_bad_imm(imm):
 
 
 # ===================================================================== dsel (dual select)
-VS16 = u16([0x100 + k for k in range(32)])
-VR16 = u16([0x200 + k for k in range(32)])
+LO16 = u16([0x100 + k for k in range(32)])     # pool16 lanes 0..31
+HI16 = u16([0x200 + k for k in range(32)])     # pool16 lanes 32..63
 
 
-def test_dselnx16_index_packing():
-    sr = u16([0x0503, 0x3F20, 0xC0FF, 0x0000] + [0x0101] * 28)
-    vu, vt = ivp.dselnx16(VS16, VR16, sr)
-    # lane k: low byte -> vu index, high byte -> vt index (both & 0x3F):
-    # 0x0503: vu = pool[3] = 0x103, vt = pool[5] = 0x105
-    # 0x3F20: vu = pool[32] = vr[0] = 0x200, vt = pool[63] = vr[31] = 0x21F
-    # 0xC0FF: vu = pool[0xFF & 63 = 63] = 0x21F, vt = pool[0xC0 & 63 = 0] = 0x100
-    # 0x0000: both pool[0] = 0x100 ; 0x0101: both pool[1] = 0x101
-    eq(vu, u16([0x103, 0x200, 0x21F, 0x100] + [0x101] * 28))
-    eq(vt, u16([0x105, 0x21F, 0x100, 0x100] + [0x101] * 28))
+def test_dselnx16_selector_bytes():
+    # selector byte 2k -> even[k], byte 2k+1 -> odd[k], both & 63
+    sel = u8([3, 5, 0x20, 0x3F, 0xFF, 0xC0, 0, 0] + [1, 1] * 28)
+    odd, even = ivp.dselnx16(HI16, LO16, sel)
+    # lane 0: even = pool[3] = 0x103, odd = pool[5] = 0x105
+    # lane 1: even = pool[32] = hi[0] = 0x200, odd = pool[63] = hi[31] = 0x21F
+    # lane 2: even = pool[0xFF & 63 = 63] = 0x21F, odd = pool[0xC0 & 63 = 0] = lo[0] = 0x100
+    # lane 3: both pool[0] = 0x100 ; lanes 4..31: both pool[1] = 0x101
+    eq(even, u16([0x103, 0x200, 0x21F, 0x100] + [0x101] * 28))
+    eq(odd, u16([0x105, 0x21F, 0x100, 0x100] + [0x101] * 28))
 
 
-def test_dselnx16t_merge():
-    sr = u16([0x0503] * 32)
-    old_u, old_t = u16([0xAAAA] * 32), u16([0xBBBB] * 32)
-    m = np.zeros(32, dtype=np.bool_)
-    m[[0, 5, 31]] = True
-    vu, vt = ivp.dselnx16t(old_u, old_t, VS16, VR16, sr, m)
-    # true lanes take pool[3] = 0x103 / pool[5] = 0x105 ; false lanes keep 0xAAAA / 0xBBBB
-    eq(vu, np.where(m, 0x103, 0xAAAA).astype(np.uint16))
-    eq(vt, np.where(m, 0x105, 0xBBBB).astype(np.uint16))
+def test_dselnx16_first_output_is_odd_first_source_is_high():
+    sel = u8([0, 32] * 32)                     # even[k] = pool[0] = lo[0], odd[k] = pool[32] = hi[0]
+    odd, even = ivp.dselnx16(HI16, LO16, sel)
+    eq(even, u16([0x100] * 32))
+    eq(odd, u16([0x200] * 32))
+    odd, even = ivp.dselnx16(LO16, HI16, sel)  # sources swapped: the pool halves swap
+    eq(even, u16([0x200] * 32))
+    eq(odd, u16([0x100] * 32))
 
 
-def test_dseln_2x32t_index_packing_and_merge():
-    vs, vr = u32([0xA0000000 + k for k in range(16)]), u32([0xB0000000 + k for k in range(16)])
-    sr = np.zeros(32, dtype=np.uint16)
-    # lane k: sr[2k] -> vu index, sr[2k+1] -> vt index, & 0x1F
-    sr[0:2] = [1, 16]        # vu0 = vs1, vt0 = vr0
-    sr[2:4] = [31, 0x20]     # vu1 = vr15, vt1 = 0x20 & 31 = 0 -> vs0
-    sr[4:6] = [0xFFFF, 17]   # vu2 = 31 -> vr15, vt2 = vr1
-    m = np.array([True, True, True] + [False] * 13)
-    old_u, old_t = u32([7] * 16), u32([9] * 16)
-    vu, vt = ivp.dseln_2x32t(old_u, old_t, vs, vr, sr, m)
-    eq(vu, u32([0xA0000001, 0xB000000F, 0xB000000F] + [7] * 13))
-    eq(vt, u32([0xB0000000, 0xA0000000, 0xB0000001] + [9] * 13))
+def test_dselnx16t_merge_bit_per_output_lane():
+    sel = u8([3, 5] * 32)                      # even[k] = pool[3] = 0x103, odd[k] = pool[5] = 0x105
+    odd_old, even_old = u16([0xAAAA] * 32), u16([0xBBBB] * 32)
+    vb = np.zeros(64, dtype=np.bool_)
+    vb[[0, 10, 62]] = True                     # bits 2k: even lanes 0, 5, 31
+    vb[[1, 15]] = True                         # bits 2k+1: odd lanes 0, 7
+    odd, even = ivp.dselnx16t(odd_old, even_old, HI16, LO16, sel, vb)
+    want_even = np.full(32, 0xBBBB, np.uint16)
+    want_even[[0, 5, 31]] = 0x103
+    want_odd = np.full(32, 0xAAAA, np.uint16)
+    want_odd[[0, 7]] = 0x105
+    eq(even, want_even)
+    eq(odd, want_odd)
+
+
+def test_dselnx16t_user_guide_mask():
+    # the vbool2N 0xffffffff55555555 of Cadence's 3-way interleave: bits 0, 2, .., 30 and 32..63 set ->
+    # even lanes 0..31 all written, odd lanes 0..15 keep their old value, odd lanes 16..31 written
+    mask = 0xFFFFFFFF55555555
+    vb = np.array([(mask >> i) & 1 for i in range(64)], dtype=np.bool_)
+    sel = u8([k % 64 for k in range(64)])      # even[k] = pool[2k], odd[k] = pool[2k+1]
+    odd, even = ivp.dselnx16t(u16([0xAAAA] * 32), u16([0xBBBB] * 32), HI16, LO16, sel, vb)
+    eq(even, u16([0x100 + 2 * k for k in range(16)] + [0x200 + 2 * k - 32 for k in range(16, 32)]))
+    eq(odd, u16([0xAAAA] * 16 + [0x200 + 2 * k + 1 - 32 for k in range(16, 32)]))
+
+
+def test_dseln_2x32t_selector_lanes_and_merge():
+    lo, hi = u32([0xA0000000 + k for k in range(16)]), u32([0xB0000000 + k for k in range(16)])
+    sel = np.zeros(32, dtype=np.uint16)
+    # lane k: sel[2k] -> even index, sel[2k+1] -> odd index, & 0x1F; pool32 = lo || hi
+    sel[0:2] = [1, 16]        # even0 = lo1, odd0 = hi0
+    sel[2:4] = [31, 0x20]     # even1 = hi15, odd1 = 0x20 & 31 = 0 -> lo0
+    sel[4:6] = [0xFFFF, 17]   # even2 = 31 -> hi15, odd2 = hi1
+    sel[6:8] = [2, 3]         # even3 = lo2, odd3 = lo3
+    # vb lane 2k gates even[k], lane 2k+1 odd[k]: lanes 0..5 (pairs 0..2), lane 6 (even3 only), lane 9 (odd4 only)
+    vb = np.zeros(32, dtype=np.bool_)
+    vb[[0, 1, 2, 3, 4, 5, 6, 9]] = True
+    odd_old, even_old = u32([9] * 16), u32([7] * 16)
+    odd, even = ivp.dseln_2x32t(odd_old, even_old, hi, lo, sel, vb)
+    # even4 keeps 7 (lane 8 false) ; odd3 keeps 9 (lane 7 false) ; odd4 = pool[sel[9] = 0] = lo0
+    eq(even, u32([0xA0000001, 0xB000000F, 0xB000000F, 0xA0000002] + [7] * 12))
+    eq(odd, u32([0xB0000000, 0xA0000000, 0xB0000001, 9, 0xA0000000] + [9] * 11))
 
 
 # ===================================================================== dcmprs (expand)
@@ -235,26 +282,22 @@ def test_dcmprs2nx8_expand():
 
 
 # ===================================================================== numpy-reference properties
-def _pool(vs, vr):
-    return np.concatenate([vs, vr])
+@PROP
+@given(hi=arrays(np.uint8, 64), lo=arrays(np.uint8, 64), sel=arrays(np.uint8, 64))
+def test_prop_sel2nx8(hi, lo, sel):
+    eq(ivp.sel2nx8(hi, lo, sel), pool(hi, lo)[sel & 0x7F])
 
 
 @PROP
-@given(vs=arrays(np.uint8, 64), vr=arrays(np.uint8, 64), sr=arrays(np.uint8, 64))
-def test_prop_sel2nx8(vs, vr, sr):
-    eq(ivp.sel2nx8(vs, vr, sr), _pool(vs, vr)[sr & 0x7F])
+@given(hi=arrays(np.uint16, 32), lo=arrays(np.uint16, 32), sel=arrays(np.uint16, 32))
+def test_prop_selnx16(hi, lo, sel):
+    eq(ivp.selnx16(hi, lo, sel), pool(hi, lo)[sel & 0x3F])
 
 
 @PROP
-@given(vs=arrays(np.uint16, 32), vr=arrays(np.uint16, 32), sr=arrays(np.uint16, 32))
-def test_prop_selnx16(vs, vr, sr):
-    eq(ivp.selnx16(vs, vr, sr), _pool(vs, vr)[sr & 0x3F])
-
-
-@PROP
-@given(vs=arrays(np.uint32, 16), vr=arrays(np.uint32, 16), sr=arrays(np.uint32, 16))
-def test_prop_seln_2x32(vs, vr, sr):
-    eq(ivp.seln_2x32(vs, vr, sr), _pool(vs, vr)[sr & 0x1F])
+@given(hi=arrays(np.uint32, 16), lo=arrays(np.uint32, 16), sel=arrays(np.uint32, 16))
+def test_prop_seln_2x32(hi, lo, sel):
+    eq(ivp.seln_2x32(hi, lo, sel), pool(hi, lo)[sel & 0x1F])
 
 
 _K = np.arange(64)
@@ -265,14 +308,15 @@ SELI_REF = {
     0x08: lambda p: p[(4 * _K) & 127], 0x09: lambda p: p[(4 * _K + 1) & 127],
     0x0A: lambda p: p[(4 * _K + 2) & 127], 0x0B: lambda p: p[(4 * _K + 3) & 127],
     0x10: lambda p: p[1:65], 0x11: lambda p: p[4:68],
-    53: lambda p: np.stack([p[1:64:2], p[65:128:2]], axis=1).ravel(),     # the high bytes of two nx16 vectors
+    53: lambda p: np.stack([p[1:64:2], p[65:128:2]], axis=1).ravel(),     # the odd bytes of lo and of hi
 }
 
 
 def test_sel2nx8i_53_interleaves_the_high_bytes():
     lo = np.arange(32, dtype=np.uint16) | 0x3C00          # fp16 lanes: the E5M2 byte is the high byte
     hi = np.arange(32, dtype=np.uint16) | 0xC000
-    out = ivp.sel2nx8i(lo.view(np.uint8), hi.view(np.uint8), 53)
+    out = ivp.sel2nx8i(hi.view(np.uint8), lo.view(np.uint8), 53)
+    # vt[2k] = lo byte 2k+1 (the high byte of lo's 16-bit lane k), vt[2k+1] = hi byte 2k+1
     assert out[0::2].tolist() == [0x3C] * 32 and out[1::2].tolist() == [0xC0] * 32
 
 
@@ -281,9 +325,9 @@ def test_seli_table_matches_wrapper_constant():
 
 
 @PROP
-@given(vs=arrays(np.uint8, 64), vr=arrays(np.uint8, 64), imm=st.sampled_from(sorted(SELI_REF)))
-def test_prop_sel2nx8i(vs, vr, imm):
-    eq(ivp.sel2nx8i(vs, vr, imm), SELI_REF[imm](_pool(vs, vr)))
+@given(hi=arrays(np.uint8, 64), lo=arrays(np.uint8, 64), imm=st.sampled_from(sorted(SELI_REF)))
+def test_prop_sel2nx8i(hi, lo, imm):
+    eq(ivp.sel2nx8i(hi, lo, imm), SELI_REF[imm](pool(hi, lo)))
 
 
 @PROP
@@ -291,7 +335,7 @@ def test_prop_sel2nx8i(vs, vr, imm):
        s=st.integers(0, 1))
 def test_prop_sel2nx8i_s4(vs, vr, c, h, s):
     imm = s << 4 | h << 3 | c
-    chunk = _pool(vs, vr)[16 * c: 16 * c + 16].astype(np.int64)
+    chunk = np.concatenate([vs, vr])[16 * c: 16 * c + 16].astype(np.int64)     # chunks 0..3: the first operand
     lo, hi = chunk & 15, chunk >> 4
     nib = np.stack([hi, lo] if h else [lo, hi], axis=1).ravel()
     want = (((nib ^ 8) - 8).astype(np.int16)) if s else nib.astype(np.uint16)
@@ -299,27 +343,27 @@ def test_prop_sel2nx8i_s4(vs, vr, c, h, s):
 
 
 @PROP
-@given(vs=arrays(np.uint16, 32), vr=arrays(np.uint16, 32), sr=arrays(np.uint16, 32),
-       ou=arrays(np.uint16, 32), ot=arrays(np.uint16, 32), m=arrays(np.bool_, 32))
-def test_prop_dselnx16(vs, vr, sr, ou, ot, m):
-    p, idx = _pool(vs, vr), sr.view(np.uint8)
-    ru, rt = p[idx[0::2] & 63], p[idx[1::2] & 63]
-    vu, vt = ivp.dselnx16(vs, vr, sr)
-    eq(vu, ru)
-    eq(vt, rt)
-    vu, vt = ivp.dselnx16t(ou, ot, vs, vr, sr, m)
-    eq(vu, np.where(m, ru, ou))
-    eq(vt, np.where(m, rt, ot))
+@given(hi=arrays(np.uint16, 32), lo=arrays(np.uint16, 32), sel=arrays(np.uint8, 64),
+       odd_old=arrays(np.uint16, 32), even_old=arrays(np.uint16, 32), vb=arrays(np.bool_, 64))
+def test_prop_dselnx16(hi, lo, sel, odd_old, even_old, vb):
+    p = pool(hi, lo)
+    r_even, r_odd = p[sel[0::2] & 63], p[sel[1::2] & 63]
+    odd, even = ivp.dselnx16(hi, lo, sel)
+    eq(even, r_even)
+    eq(odd, r_odd)
+    odd, even = ivp.dselnx16t(odd_old, even_old, hi, lo, sel, vb)
+    eq(even, np.where(vb[0::2], r_even, even_old))
+    eq(odd, np.where(vb[1::2], r_odd, odd_old))
 
 
 @PROP
-@given(vs=arrays(np.uint32, 16), vr=arrays(np.uint32, 16), sr=arrays(np.uint16, 32),
-       ou=arrays(np.uint32, 16), ot=arrays(np.uint32, 16), m=arrays(np.bool_, 16))
-def test_prop_dseln_2x32t(vs, vr, sr, ou, ot, m):
-    p = _pool(vs, vr)
-    vu, vt = ivp.dseln_2x32t(ou, ot, vs, vr, sr, m)
-    eq(vu, np.where(m, p[sr[0::2] & 31], ou))
-    eq(vt, np.where(m, p[sr[1::2] & 31], ot))
+@given(hi=arrays(np.uint32, 16), lo=arrays(np.uint32, 16), sel=arrays(np.uint16, 32),
+       odd_old=arrays(np.uint32, 16), even_old=arrays(np.uint32, 16), vb=arrays(np.bool_, 32))
+def test_prop_dseln_2x32t(hi, lo, sel, odd_old, even_old, vb):
+    p = pool(hi, lo)
+    odd, even = ivp.dseln_2x32t(odd_old, even_old, hi, lo, sel, vb)
+    eq(even, np.where(vb[0::2], p[sel[0::2] & 31], even_old))
+    eq(odd, np.where(vb[1::2], p[sel[1::2] & 31], odd_old))
 
 
 @PROP

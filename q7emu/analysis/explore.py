@@ -27,6 +27,7 @@ import itertools
 import os
 import sys
 import time
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -332,25 +333,38 @@ def _case_combos(case_knobs: Sequence[str], space: dict[str, tuple[str, ...]]) -
     return list(itertools.product(*(space[k] for k in ks)))
 
 
-#: case files already loaded in this process: path -> ((mtime_ns, size) of the .json and .npz, Case)
-_CASE_CACHE: dict[str, tuple[tuple, Case]] = {}
+#: case files already loaded in this process, least recently used first: path -> (stamp of the .json and
+#: .npz, Case, bytes of array data); at most CASE_CACHE_BYTES of array data in all (docs/limits.md §5)
+_CASE_CACHE: OrderedDict[str, tuple[tuple, Case, int]] = OrderedDict()
+#: the most case array data (inputs + expected) the explore case cache of one process keeps
+CASE_CACHE_BYTES = 256 << 20
+
+
+def _stamp(p: Path) -> tuple:
+    """What changes whenever a file's content can have changed: device, inode (a file renamed over it), size,
+    mtime and ctime (``cp -p`` keeps the mtime, but no one can set the ctime)."""
+    try:
+        st = p.stat()
+        return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    except OSError:
+        return ()
 
 
 def _load_cached(path: str) -> Case:
     """load_case, reusing this process's earlier load while the case's files are unchanged."""
-    def stamp(p: Path) -> tuple:
-        try:
-            st = p.stat()
-            return (st.st_mtime_ns, st.st_size)
-        except OSError:
-            return ()
     j = Path(path) if str(path).endswith(".json") else Path(str(path) + ".json")
-    key = (stamp(j), stamp(j.with_suffix(".npz")))
+    key = (_stamp(j), _stamp(j.with_suffix(".npz")))
     hit = _CASE_CACHE.get(str(path))
     if hit is not None and hit[0] == key and key[0]:
+        _CASE_CACHE.move_to_end(str(path))
         return hit[1]
+    _CASE_CACHE.pop(str(path), None)
     case = load_case(path)
-    _CASE_CACHE[str(path)] = (key, case)
+    size = sum(a.nbytes for _, a in case.inputs) + sum(a.nbytes for _, a in case.expected)
+    if key[0] and size <= CASE_CACHE_BYTES:
+        _CASE_CACHE[str(path)] = (key, case, size)
+        while sum(v[2] for v in _CASE_CACHE.values()) > CASE_CACHE_BYTES:
+            _CASE_CACHE.popitem(last=False)
     return case
 
 

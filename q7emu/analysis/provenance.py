@@ -95,10 +95,12 @@ PRIMITIVE_CLASSES = optable.PROVENANCE_CLASSES
 
 
 def primitive_class(provenance: str) -> str:
-    """Map an ``ivp.catalog()`` provenance string to SPEC HIGH / SPEC MED / ANCHORS HIGH / q7emu choice.
+    """Map an ``ivp.catalog()`` provenance string to its class (SPEC HIGH / SPEC MED / PUBLIC HIGH / PUBLIC MED /
+    ANCHORS HIGH / q7emu choice).
 
     ANCHORS HIGH: semantics taken from the Cadence cstub probes quoted in docs/anchors.md §7 (functional-model
-    truth, not a firmware fact of docs/firmware.md)."""
+    truth, not a firmware fact of docs/firmware.md); PUBLIC: pinned by public code written with the real toolchain
+    (docs/intrinsics.md)."""
     for c in PRIMITIVE_CLASSES:
         if provenance.startswith(c):
             return c
@@ -113,6 +115,13 @@ class PrimitiveRow:
     reference: str
     semantics: str
     kernels: list[str] = field(default_factory=list)
+    evidence: list[str] = field(default_factory=list)      # Evidence.cite() lines (docs/intrinsics.md)
+    operands: list[dict[str, str]] = field(default_factory=list)
+
+
+def _operand_json(o: optable.Operand) -> dict[str, str]:
+    """{"name", "role", "kind", "view"} of one operand (in the C intrinsic's order)."""
+    return {"name": o.name, "role": o.role, "kind": o.kind, "view": o.view}
 
 
 def primitive_rows() -> list[PrimitiveRow]:
@@ -124,7 +133,8 @@ def primitive_rows() -> list[PrimitiveRow]:
             used.setdefault(m, []).append(k)
     rows = []
     for o in sorted(optable.OPS, key=lambda o: o.mnemonic):
-        rows.append(PrimitiveRow(o.mnemonic, o.provenance, o.note, o.cite, o.semantics, used.get(o.mnemonic, [])))
+        rows.append(PrimitiveRow(o.mnemonic, o.provenance, o.note, o.cite, o.semantics, used.get(o.mnemonic, []),
+                                 [e.cite() for e in o.evidence], [_operand_json(x) for x in o.operands]))
     return rows
 
 
@@ -140,9 +150,31 @@ def format_ops_table() -> str:
     out = [f"{'mnemonic':<{w}}  {'provenance':<12}  {'kernels':<15}  semantics  [reference; provenance detail]"]
     for r in rows:
         ks = ",".join(_KABBR[k] for k in r.kernels) or "-"
-        ref = "; ".join(x for x in (r.reference, r.detail) if x)
+        pub = f"{len(r.evidence)} public source(s)" if r.evidence else ""
+        ref = "; ".join(x for x in (r.reference, r.detail, pub) if x)
         out.append(f"{r.mnemonic:<{w}}  {r.cls:<12}  {ks:<15}  {r.semantics}" + (f"  [{ref}]" if ref else ""))
     counts = {c: sum(r.cls == c for r in rows) for c in PRIMITIVE_CLASSES}
     out.append(f"{len(rows)} primitives: " + ", ".join(f"{n} {c}" for c, n in counts.items())
-               + "; kernels: 4nm proc_4bit_non_mx, mx8 proc_4bit_mx_8, 6nm proc_6bit_non_mx, qmx quantize_mx")
+               + "; kernels: 4nm proc_4bit_non_mx, mx8 proc_4bit_mx_8, 6nm proc_6bit_non_mx, qmx quantize_mx"
+               + "; `q7emu ops MNEMONIC` shows one op with its operands and public evidence (docs/intrinsics.md)")
     return "\n".join(out)
+
+
+def format_op_detail(mnemonic: str) -> str:
+    """One primitive in full (``q7emu ops MNEMONIC``): the disassembly / C intrinsic operand order with each
+    operand's role and lane view, the semantics, the docs/ reference, the provenance and the public evidence.
+    Raises KeyError for an unknown mnemonic."""
+    o = optable.op(mnemonic)
+    opnds = ", ".join(f"{x.name}" for x in o.operands)
+    lines = [f"ivp_{o.mnemonic} {opnds}      (IVP_{o.mnemonic.upper()}; operands in the C intrinsic's order, "
+             "docs/intrinsics.md §2)"]
+    for x in o.operands:
+        lines.append(f"  {x.name:<8} {x.role:<6} {x.describe()}")
+    lines += [f"semantics: {o.semantics}", f"reference: {o.cite}", f"provenance: {o.provenance_text}",
+              f"FLIX slots: {', '.join(o.slots)} ({o.slot})"]
+    if o.evidence:
+        lines.append("public evidence (docs/intrinsics.md):")
+        lines += [f"  - {e.cite()}" for e in o.evidence]
+    else:
+        lines.append("public evidence: none found (docs/intrinsics.md §3.10)")
+    return "\n".join(lines)

@@ -81,7 +81,6 @@ import contextlib
 import io
 import json
 import os
-import re
 import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -93,7 +92,7 @@ import numpy as np
 
 from q7emu._version import __version__
 from q7emu.errors import InvalidArgument, Q7Error
-from q7emu.fileio import atomic_write
+from q7emu.fileio import atomic_write, json_depth, limit, named_os_error, open_regular
 from q7emu.model.kernels import KernelId
 
 # ---------------------------------------------------------------------- record layout (q7trace.pxd)
@@ -144,6 +143,15 @@ JSONL_FORMAT = "q7emu-trace-jsonl"
 JSONL_VERSION = 1
 CODEC = "zlib"
 CODEC_LEVEL = 1
+#: the operand convention a run was recorded under (each run's "operand_order", docs/traces.md §1.4): the C
+#: intrinsics' argument order (a two-register source high half first; dual selects (odd, even)), and the name a run
+#: without the field gets: q7emu's earlier order (low half first; dual selects (even, odd))
+OPERAND_ORDER = "c-intrinsic"
+LEGACY_OPERAND_ORDER = "q7emu-legacy"
+OPERAND_ORDERS = {
+    OPERAND_ORDER: "the C intrinsics' operand order (a two-register source high half first)",
+    LEGACY_OPERAND_ORDER: "q7emu's earlier operand order (a two-register source low half first)",
+}
 MAX_OPS_FILTER = 64      # the kernels keep at most 64 mnemonics in the op filter
 MAX_PARTITION_RANGES = 64
 KERNEL_ONLY_OPS = ("lv2nx8_i", "dextrprn_2x32", "extrprn_2x32")
@@ -173,6 +181,8 @@ MAX_FOOTER_BYTES = 256 << 20
 MAX_JSONL_LINE = 16 << 20
 MAX_RAW_BLOCK = 64 + SNAP_BYTES + 4 * BLK_RECORDS + 4 * BLK_OPERANDS + 16 * BLK_EVENTS + BLK_DATA
 MAX_V1_BYTES = 4 << 30
+#: seqs of differing records a diff keeps (its JSON lists 1000 and says whether there were more)
+MAX_DIFF_SEQS = 1001
 
 
 class TraceError(Q7Error):
@@ -190,8 +200,6 @@ def known_mnemonics() -> set[str]:
 
 
 # ---------------------------------------------------------------------- bounded JSON
-_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
-_BRACKETS = re.compile(r"[\[\]{}]")
 
 
 def _reject_constant(name: str) -> Any:
@@ -205,13 +213,8 @@ def json_loads(text: str | bytes, where: str, max_depth: int = MAX_JSON_DEPTH) -
             text = text.decode("utf-8")
         except UnicodeDecodeError as e:
             raise TraceError(f"{where}: not UTF-8 ({e.reason} at byte {e.start})") from None
-    depth = deepest = 0
-    for m in _BRACKETS.finditer(_STRINGS.sub("", text)):
-        depth += 1 if m.group() in "[{" else -1
-        if depth > deepest:
-            deepest = depth
-            if deepest > max_depth:
-                raise TraceError(f"{where}: JSON nested deeper than {max_depth} levels")
+    if json_depth(text, stop=max_depth) > max_depth:        # linear time (q7emu.fileio)
+        raise TraceError(f"{where}: JSON nested deeper than {max_depth} levels")
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as e:
@@ -792,7 +795,8 @@ class Trace:
         self.records = _as_dtype(records, RECORD_DTYPE)
         self.operands = _as_dtype(operands, OPERAND_DTYPE)
         self.data = data if data is not None else np.zeros(0, np.uint8)
-        self.runs = list(runs or [])
+        # a run built in memory without an operand convention holds this q7emu's records (docs/traces.md §1.4)
+        self.runs = [r if "operand_order" in r else dict(r, operand_order=OPERAND_ORDER) for r in runs or []]
         self.case = case
         self.q7emu_version = q7emu_version
 
@@ -941,8 +945,10 @@ class Trace:
         r = self.records
         runs = self.runs or [{}]
         nrun = max(len(runs), int(r["run"].max()) + 1 if len(self) else 0)
+        order = np.argsort(r["run"], kind="stable")        # the rows of each run, found once (not per run)
+        starts = np.searchsorted(r["run"][order], np.arange(nrun + 1, dtype=np.int64))
         for i in range(nrun):
-            rows = np.nonzero(r["run"] == i)[0]
+            rows = order[starts[i]:starts[i + 1]]
             blocks: list[bytes] = []
             info = dict(runs[i]) if i < len(runs) else {}
             enc = BlockEncoder(blocks.append, int(info.get("kernel_id", 0) or 0))
@@ -1003,6 +1009,9 @@ class Trace:
             raise TraceError(f"{where}: records' operand0 indices are not contiguous")
         if not o.size and self.data.size:
             raise TraceError(f"{where}: data blob without operands")
+        if r.size and int(r["run"].max()) >= max(len(self.runs), r.size):   # saving makes one entry per run index
+            raise TraceError(f"{where}: run index {int(r['run'].max())} beyond the {len(self.runs)} runs listed "
+                             f"and the {r.size} records (docs/traces.md §4)")
         if o.size:
             if not np.array_equal(o["record"].astype(np.int64), np.repeat(np.arange(r.size), cnt)):
                 raise TraceError(f"{where}: operand rows do not follow their records")
@@ -1052,7 +1061,7 @@ class Trace:
         """Read a JSON Lines trace (a path or a text stream); TraceError naming ``where`` and the line."""
         if isinstance(src, (str, os.PathLike)):
             try:
-                with open(src, encoding="utf-8", errors="strict") as fh:
+                with _open_text(src) as fh:
                     return cls.from_jsonl(fh, where=str(src))
             except UnicodeDecodeError as e:
                 raise TraceError(f"{src}: not UTF-8 text ({e.reason})") from None
@@ -1132,7 +1141,12 @@ class JsonlReader:
     def records(self) -> Iterator[tuple[tuple, list[tuple[int, int, int, int, bytes]]]]:
         """((run, seq, partition, kernel, bundle, op bytes), operands) per op line."""
         n = 0
-        for lineno, line in enumerate(self.src, 1):
+        lineno = 0
+        while True:
+            line = self.src.readline(MAX_JSONL_LINE + 1)    # bounded: one endless line is never read whole
+            if not line:
+                break
+            lineno += 1
             where = f"{self.where}:{lineno}"
             if len(line) > MAX_JSONL_LINE:
                 raise TraceError(f"{where}: line longer than {MAX_JSONL_LINE} characters")
@@ -1162,7 +1176,8 @@ class JsonlReader:
             kid = _int(obj, "kernel", where, 0, 255, default=0)
         if not 0 <= kid <= 255:
             raise TraceError(f"{where}: kernel id {kid} outside 0..255")
-        run = _int(obj, "run", where, 0, 0xFFFFFFFF, default=0)
+        head_runs = len(self.head.get("runs") or ())
+        run = _int(obj, "run", where, 0, max(n, head_runs - 1), default=0)   # work bounded by the input's size
         seq = _int(obj, "seq", where, 0, U64_MAX, default=n)
         part = _int(obj, "partition", where, 0, 0xFFFFFFFF, default=0)
         bundle = _int(obj, "bundle", where, 0, 0xFFFF, default=UNKNOWN_BUNDLE)
@@ -1238,9 +1253,12 @@ def check_runs(runs: Any, where: str) -> list[dict[str, Any]]:
             raise TraceError(f"{w}: must be an object, got {type(r).__name__}")
         for key, types in (("kernel", (str,)), ("knobs", (dict,)), ("window", (list, type(None))),
                            ("ops", (list, type(None))), ("partitions", (list, type(None))),
-                           ("bundles", (list, type(None)))):
+                           ("bundles", (list, type(None))), ("operand_order", (str,))):
             if key in r and not isinstance(r[key], types):
                 raise TraceError(f"{w}: {key!r} has the wrong type ({type(r[key]).__name__})")
+        if r.get("operand_order", LEGACY_OPERAND_ORDER) not in OPERAND_ORDERS:
+            raise TraceError(f"{w}: 'operand_order' {str(r['operand_order'])[:40]!r} is not one of "
+                             f"{', '.join(OPERAND_ORDERS)} (docs/traces.md §1.4)")
         for key in ("kernel_id", "records", "executed", "partition_base"):
             if key in r and r[key] is not None:
                 _int(r, key, w)
@@ -1255,8 +1273,23 @@ def check_runs(runs: Any, where: str) -> list[dict[str, Any]]:
             for x in r.get(key) or []:
                 if not isinstance(x, (str, int)) or isinstance(x, bool):
                     raise TraceError(f"{w}: {key!r} items must be {'strings' if key == 'ops' else 'integers'}")
-        out.append(r)
+        # a run written before the field existed was recorded under q7emu's earlier operand order (§1.4)
+        out.append(r if "operand_order" in r else dict(r, operand_order=LEGACY_OPERAND_ORDER))
     return out
+
+
+def _open_bytes(path: str | os.PathLike) -> IO[bytes]:
+    """A trace file opened for binary reading through :func:`q7emu.fileio.open_regular` (docs/limits.md §1:
+    a FIFO, device, socket or folder is refused without blocking); TraceError for those."""
+    try:
+        return open_regular(path)
+    except InvalidArgument as e:
+        raise TraceError(f"{path}: {e.rule}") from None
+
+
+def _open_text(path: str | os.PathLike) -> IO[str]:
+    """A JSON Lines trace opened as strict UTF-8 text, read through :func:`_open_bytes`."""
+    return io.TextIOWrapper(_open_bytes(path), encoding="utf-8", errors="strict")
 
 
 # ---------------------------------------------------------------------- the binary file: writing
@@ -1277,6 +1310,7 @@ class TraceWriter:
         self.records = 0
         self.raw_bytes = 0
         self._ctx: Any = None
+        self.dest = Path(dest) if isinstance(dest, (str, os.PathLike)) else None
         if isinstance(dest, (str, os.PathLike)):
             self._ctx = atomic_write(dest, "wb")
             self.fh: IO[bytes] = self._ctx.__enter__()
@@ -1286,7 +1320,7 @@ class TraceWriter:
                            "codec": CODEC}, separators=(",", ":")).encode()
         pre = PREAMBLE.pack(MAGIC, FILE_VERSION, len(head)) + head
         pre += b"\0" * (-len(pre) % 8)
-        self.fh.write(pre)
+        self._put(pre)
         self.pos = len(pre)
         self.closed = False
 
@@ -1299,6 +1333,13 @@ class TraceWriter:
         else:
             self.abort(exc_type, exc, tb)
 
+    def _put(self, data: bytes) -> None:
+        """Write ``data``; a file-system error (full, too large) names the destination."""
+        try:
+            self.fh.write(data)
+        except OSError as e:
+            raise (named_os_error(e, self.dest) if self.dest is not None else e) from None
+
     def begin_run(self, info: dict[str, Any]) -> int:
         """Start a run (its info as in the footer's ``runs``); returns its index."""
         self.runs.append(dict(info))
@@ -1310,8 +1351,8 @@ class TraceWriter:
         st = block_stats(raw)
         comp = zlib.compress(raw, self.level)
         crc = zlib.crc32(comp)
-        self.fh.write(FRAME.pack(FRAME_MAGIC, len(comp), len(raw), crc))
-        self.fh.write(comp)
+        self._put(FRAME.pack(FRAME_MAGIC, len(comp), len(raw), crc))
+        self._put(comp)
         self.index.append([self.pos, len(comp), len(raw), crc, run, st["records"], st["operands"],
                            st["first_seq"], st["last_seq"], st["first_partition"], st["last_partition"],
                            self.records])
@@ -1333,8 +1374,8 @@ class TraceWriter:
         foot = json.dumps({"format": FILE_FORMAT, "version": FILE_VERSION, "q7emu_version": self.q7emu_version,
                            "case": self.case, "codec": CODEC, "records": self.records, "runs": runs,
                            "blocks": self.index}, separators=(",", ":")).encode()
-        self.fh.write(foot)
-        self.fh.write(TRAILER.pack(END_MAGIC, self.pos, len(foot), zlib.crc32(foot), self.records))
+        self._put(foot)
+        self._put(TRAILER.pack(END_MAGIC, self.pos, len(foot), zlib.crc32(foot), self.records))
         self.pos += len(foot) + TRAILER.size
         self.closed = True
         if self._ctx is not None:
@@ -1375,9 +1416,7 @@ class TraceFile:
             try:
                 if p.is_dir():
                     raise TraceError(f"{p}: is a folder, not a trace file")
-                if p.exists() and not p.is_file():
-                    raise TraceError(f"{p}: not a regular file")
-                self.fh: IO[bytes] = open(p, "rb")
+                self.fh: IO[bytes] = _open_bytes(p)
             except FileNotFoundError:
                 raise TraceError(f"{p}: no such trace file") from None
             except PermissionError:
@@ -1514,7 +1553,7 @@ class TraceFile:
         if not isinstance(entries, list):
             raise TraceError(f"{w}: header 'arrays' must be a list")
         for e in entries:
-            if not isinstance(e, dict) or e.get("name") not in want:
+            if not isinstance(e, dict) or not isinstance(e.get("name"), str) or e.get("name") not in want:
                 raise TraceError(f"{w}: bad array entry {str(e)[:60]!r}")
             name = e["name"]
             descr = e.get("descr")
@@ -1646,11 +1685,9 @@ def export_jsonl(src: str | os.PathLike, dest: str | os.PathLike) -> int:
 def import_jsonl(src: str | os.PathLike, dest: str | os.PathLike) -> int:
     """Stream a JSON Lines trace into a ``.q7t`` v2 file (written atomically); returns the record count."""
     try:
-        fh = open(src, encoding="utf-8", errors="strict")
+        fh = _open_text(src)
     except FileNotFoundError:
         raise TraceError(f"{src}: no such trace file") from None
-    except IsADirectoryError:
-        raise TraceError(f"{src}: is a folder, not a trace file") from None
     with fh:
         reader = JsonlReader(fh, str(src))
         try:
@@ -1672,9 +1709,8 @@ def _write_records(reader: JsonlReader, dest: str | os.PathLike) -> int:
             if run != last_run:
                 if last_run >= 0:
                     encs[last_run].flush()
-                for r in range(last_run + 1, run + 1):
-                    pending[r] = []
-                    encs[r] = BlockEncoder(pending[r].append, kid)
+                pending[run] = []             # runs between get no encoder: they hold no record
+                encs[run] = BlockEncoder(pending[run].append, kid)
                 last_run = run
             encs[run].add(seq, part, kid, bundle, name, ops)
             n += 1
@@ -1795,6 +1831,7 @@ class Recorder:
     # ------------------------------------------------------------------ the kernel API's protocol
     def _info(self, kernel: str, knobs: dict[str, Any] | None) -> dict[str, Any]:
         return {"kernel": kernel, "kernel_id": KERNEL_IDS.get(kernel, 0), "knobs": dict(knobs or {}),
+                "operand_order": OPERAND_ORDER,
                 "window": list(self.window) if self.window is not None else None,
                 "ops": list(self.ops) if self.ops is not None else None,
                 "partitions": [list(p) for p in self.partitions] if self.partitions is not None else None,
@@ -1850,6 +1887,7 @@ class Recorder:
         if self.runs:
             raise Q7Error("a Recorder holds either full-operand runs (add_run) or compact runs, not both")
         info = {"kernel": kernel, "kernel_id": KERNEL_IDS.get(kernel, 0), "knobs": dict(knobs or {}),
+                "operand_order": OPERAND_ORDER,
                 "window": list(self.window) if self.window is not None else None,
                 "ops": list(self.ops) if self.ops is not None else None}
         self.raw_runs.append((raw if raw is not None else b"", info))
@@ -2151,6 +2189,7 @@ class DiffResult:
     first: Divergence | None
     first_seq: int | None
     last_seq: int | None
+    #: the first :data:`MAX_DIFF_SEQS` seqs of differing records (``differing`` counts them all)
     differing_seqs: list[int] = field(default_factory=list)
 
     @property
@@ -2390,8 +2429,33 @@ def _gram_ids(ma: Sequence[int], mb: Sequence[int], run: int
     return ga, gb, pa, pb
 
 
+def operand_orders(runs: Iterable[dict[str, Any]]) -> list[str]:
+    """The operand convention of each run (docs/traces.md §1.4): its ``operand_order``. The file readers give a run
+    written before the field existed :data:`LEGACY_OPERAND_ORDER`; a run built in memory without it (raw
+    records of this q7emu's kernels) is :data:`OPERAND_ORDER`."""
+    return [str(r.get("operand_order", OPERAND_ORDER)) for r in runs]
+
+
+class OperandOrderMismatch(TraceError):
+    """Two traces (or runs of one) recorded under different operand conventions: their operand lists do not
+    compare (docs/traces.md §1.4)."""
+
+
+def check_same_operand_order(a: Trace | TraceFile, b: Trace | TraceFile) -> None:
+    """Raise :class:`OperandOrderMismatch` (one line) unless every run of both traces has one operand convention."""
+    oa, ob = set(operand_orders(a.runs)), set(operand_orders(b.runs))
+    if len(oa | ob) > 1:
+        def say(o: set[str]) -> str:
+            return " and ".join(OPERAND_ORDERS.get(x, x) for x in sorted(o)) or "no run"
+        raise OperandOrderMismatch(f"A was recorded under {say(oa)}, B under {say(ob)}: their operand lists do not "
+                                   "compare; record both with one q7emu version (docs/traces.md §1.4)")
+
+
 def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> DiffResult:
     """Compare two traces record by record (in-memory traces or files opened with :class:`TraceFile`).
+
+    Traces recorded under different operand conventions (docs/traces.md §1.4) are refused with one
+    :class:`OperandOrderMismatch` instead of a divergence at every op.
 
     ``align="seq"`` pairs records with the same (run, seq); ``align="op"`` pairs them along the mnemonic
     sequence (resynchronising after records present in only one trace). Two paired records differ when
@@ -2401,6 +2465,13 @@ def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> Diff
     """
     if align not in ("seq", "op"):
         raise InvalidArgument("align", align, "must be 'seq' or 'op'")
+    check_same_operand_order(a, b)
+    cap = limit("Q7EMU_MAX_DIFF_RECORDS")          # memory is ~190 bytes per record of both traces
+    total = (len(a) if isinstance(a, Trace) else a.records) + (len(b) if isinstance(b, Trace) else b.records)
+    if total > cap:
+        raise InvalidArgument("trace diff", f"{total} records", f"more than the limit of {cap} records of both "
+                              "traces together (Q7EMU_MAX_DIFF_RECORDS, docs/limits.md §2): narrow the traces "
+                              "(trace --window / --ops / --partitions) or raise the limit")
     sa, sb = _summarise(a), _summarise(b)
     if align == "seq":
         def order(s: _Summary) -> np.ndarray:
@@ -2420,7 +2491,8 @@ def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> Diff
         dif = (sa.h0[pa] != sb.h0[pb]) | (sa.h1[pa] != sb.h1[pb])
         compared = int(pa.size)
         dif_rows = np.nonzero(dif)[0]
-        seqs = sa.seq[pa[dif_rows]].tolist()
+        seqs = sa.seq[pa[dif_rows[:MAX_DIFF_SEQS]]].tolist()        # kept: bounded, not one per difference
+        last_seq = int(sa.seq[pa[dif_rows[-1]]]) if dif_rows.size else None
         first = _describe_pair(a, int(pa[dif_rows[0]]), b, int(pb[dif_rows[0]])) if dif_rows.size else None
         first_extra = None
         if first is None and (only_a_idx.size or only_b_idx.size):
@@ -2438,12 +2510,13 @@ def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> Diff
             first_extra = (Divergence(i, None, r.seq, None, r.op, None, "only in A") if side == "A"
                            else Divergence(None, i, r.seq, r.seq, r.op, None, "only in B"))
         return DiffResult(align, compared, int(dif_rows.size), int(only_a_idx.size), int(only_b_idx.size),
-                          first or first_extra, seqs[0] if seqs else None, seqs[-1] if seqs else None, seqs)
+                          first or first_extra, seqs[0] if seqs else None, last_seq, seqs)
     names: dict[bytes, int] = {}
     ma = [names.setdefault(x, len(names)) for x in sa.op.tolist()]
     mb = [names.setdefault(x, len(names)) for x in sb.op.tolist()]
     pairs = _align_op(ma, mb)
     compared = differing = only_a = only_b = 0
+    last_seq = 0
     first: Divergence | None = None
     seqs: list[int] = []
     first_extra: Divergence | None = None
@@ -2463,8 +2536,10 @@ def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> Diff
         compared += 1
         if sa.h0[x] != sb.h0[y] or sa.h1[x] != sb.h1[y]:
             differing += 1
-            seqs.append(int(sa.seq[x]))
+            last_seq = int(sa.seq[x])
+            if len(seqs) < MAX_DIFF_SEQS:
+                seqs.append(last_seq)
             if first is None:
                 first = _describe_pair(a, x, b, y)
     return DiffResult(align, compared, differing, only_a, only_b, first or first_extra,
-                      seqs[0] if seqs else None, seqs[-1] if seqs else None, seqs)
+                      seqs[0] if seqs else None, last_seq if seqs else None, seqs)

@@ -81,13 +81,18 @@ def parse_knobs(items: Sequence[str] | None, *, check: bool = True) -> dict[str,
     return out
 
 
+#: the largest record file read (docs/limits.md §2): 64 raw bytes, or their hex text with room for spacing
+RECORD_FILE_MAX = 1 << 16
+
+
 def read_record(text: str, allow_kernel_info: bool = False) -> bytes:
     """64 record bytes from hex text or a file (raw 64 bytes, or hex text); 8 bytes if ``allow_kernel_info``."""
     from q7emu.isa.records import RECORD_SIZE, parse_hex
 
     p = Path(text)
     if len(text) < 256 and p.exists() and p.is_file():
-        data = p.read_bytes()
+        from q7emu.fileio import read_bytes
+        data = read_bytes(p, RECORD_FILE_MAX)      # bounded: a record file is 64 bytes or their hex text
         if len(data) != RECORD_SIZE:
             try:
                 data = parse_hex(data.decode("ascii"))
@@ -119,14 +124,15 @@ def parse_partition_bytes(text: str) -> int:
     return value
 
 
-def json_document(command: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """``{"format": "q7emu-COMMAND", "version": 1, "q7emu_version": ..., **payload}`` (docs/cli.md). A payload
-    that names its own format (a profile, a trace header) is returned as it is."""
+def json_document(command: str, payload: dict[str, Any], version: int = JSON_VERSION) -> dict[str, Any]:
+    """``{"format": "q7emu-COMMAND", "version": version, "q7emu_version": ..., **payload}`` (docs/cli.md; a
+    command whose document changed shape passes its own version). A payload that names its own format (a
+    profile, a trace header) is returned as it is."""
     from q7emu._version import __version__
 
     if str(payload.get("format", "")).startswith("q7emu-"):
         return payload
-    return {"format": f"q7emu-{command}", "version": JSON_VERSION, "q7emu_version": __version__, **payload}
+    return {"format": f"q7emu-{command}", "version": version, "q7emu_version": __version__, **payload}
 
 
 def print_json(command: str, payload: dict[str, Any]) -> None:

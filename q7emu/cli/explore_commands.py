@@ -8,7 +8,9 @@ import json
 from q7emu import registry
 from q7emu.cli.common import (
     EXIT_FAIL,
+    EXIT_INTERNAL,
     EXIT_OK,
+    EXIT_USAGE,
     Subparsers,
     UsageError,
     json_document,
@@ -33,12 +35,22 @@ def cmd_explore(args: argparse.Namespace) -> int:
         print(json.dumps(json_document("explore", res.to_json(best=args.best)), indent=1))
     else:
         print(res.format(best=args.best))
+    # a case that could not be read is bad input (2), a dead worker q7emu's own failure (3), as in replay
+    if any("worker failed:" in e for e in res.errors):
+        return EXIT_INTERNAL
+    if res.errors:
+        return EXIT_USAGE
     return EXIT_OK if res.explained else EXIT_FAIL
 
 
+#: q7emu-listing v2: a listing read off runs (entry / pass / exit of executed ops); v1 was parsed from the source
+LISTING_JSON_VERSION = 2
+
+
 def cmd_listing(args: argparse.Namespace) -> int:
-    """``q7emu listing``: print (or dump as JSON) a kernel's bundles with operands and provenance."""
-    from q7emu.analysis.listing import build
+    """``q7emu listing``: print (or dump as JSON) a kernel configuration's bundles with operands and provenance;
+    ``--variants`` adds, for every other configuration, the ops in which its listing differs."""
+    from q7emu.analysis.listing import all_variant_configs, build, variant_diff
     from q7emu.model.dtypes import fp8_dtype, src_dtype
 
     knobs = parse_knobs(args.knob, check=False)     # the listing checks them against the kernel's own knobs
@@ -49,10 +61,29 @@ def cmd_listing(args: argparse.Namespace) -> int:
         takes_dtypes = ", ".join(e.name for e in registry.KERNELS if e.dst_dtypes)
         raise UsageError(f"--src-dtype / --dst-dtype apply to {takes_dtypes} only")
     lst = build(args.kernel, args.fmt, knobs, src_dtype=src, dst_dtype=dst)
+    diffs = []
+    if args.variants:
+        for c in all_variant_configs(lst.kernel):
+            other = build(lst.kernel, c.get("fmt"), c.get("knobs"), src_dtype=c.get("src_dtype"),
+                          dst_dtype=c.get("dst_dtype"))
+            if other.config != lst.config:
+                diffs.append((other.config, variant_diff(lst, other)))
     if args.json:
-        print(json.dumps(json_document("listing", lst.to_json()), indent=1))
-    else:
-        print(lst.format(names=args.names))
+        doc = lst.to_json()
+        if args.variants:
+            doc["variants"] = [{"config": c, "diff": d} for c, d in diffs]
+        print(json.dumps(json_document("listing", doc, version=LISTING_JSON_VERSION), indent=1))
+        return EXIT_OK
+    print(lst.format())
+    if args.variants:
+        print(f"\nthe other {len(diffs)} configuration(s), each as the ops in which it differs from the one above "
+              "(- this listing only, + that configuration only):")
+        for c, d in diffs:
+            knobs_text = " ".join(f"{k}={v}" for k, v in c.get("knobs", {}).items())
+            head = " ".join(f"{k}={v}" for k, v in c.items() if k != "knobs")
+            print(f"\n{head} {knobs_text}: " + ("the same ops" if not d else f"{len(d)} line(s)"))
+            for line in d:
+                print("  " + line)
     return EXIT_OK
 
 
@@ -85,8 +116,9 @@ def register(sub: Subparsers) -> None:
                     "(docs/firmware.md §2.4 / "
                     "§3.6 place the mnemonic in this path, with the bundle address where docs/firmware.md gives one), "
                     "firmware~ (the same op in the other MAC accumulate form) or q7emu (q7emu's "
-                    "reconstruction). Derived from the kernel sources. Branches the options leave open are "
-                    "shown as [variant] blocks.")
+                    "reconstruction). Read off a run of the kernel for one configuration (its entry, one pass of "
+                    "its main loop, its exit; docs/model.md §9.1): the options not given take their defaults; "
+                    "--variants lists how every other configuration differs.")
     s.add_argument("kernel", metavar="KERNEL",
                    help=", ".join(registry.names()[:-1]) + " or " + registry.names()[-1])
     s.add_argument("--fmt", help="dequant format: 1..4 or e2m1, int4, nf4, e2m3 (the decode bundles differ)")
@@ -95,6 +127,7 @@ def register(sub: Subparsers) -> None:
     s.add_argument("--src-dtype", metavar="DTYPE", help="quantize_mx input: fp16 / float16 or bf16 / bfloat16")
     s.add_argument("--dst-dtype", metavar="DTYPE",
                    help="quantize_mx output: e4m3 / float8_e4m3fn / FP8_EXP4 or e5m2 / float8_e5m2 / FP8_EXP5")
-    s.add_argument("--names", action="store_true", help="show register names beside indices (v23(vSIG))")
+    s.add_argument("--variants", action="store_true",
+                   help="also every other configuration of the kernel, as the ops in which it differs")
     s.add_argument("--json", action="store_true", help="the listing as JSON (q7emu-listing, docs/cli.md)")
     s.set_defaults(func=cmd_listing)

@@ -10,6 +10,7 @@ from q7emu.cli.common import (
     EXIT_OK,
     GENERATIONS,
     Subparsers,
+    UsageError,
     parse_partition_bytes,
     print_json,
     read_record,
@@ -21,18 +22,25 @@ DEFAULT_PARTITION_BYTES = 0x30000
 
 
 def cmd_ops(args: argparse.Namespace) -> int:
-    """``q7emu ops``: print the IVP primitive table (mnemonic, provenance, kernels, semantics)."""
+    """``q7emu ops [MNEMONIC ...]``: print the IVP primitive table (mnemonic, provenance, kernels, semantics), or the
+    named primitives in full (operands in the C intrinsic's order, public evidence)."""
     try:
-        from q7emu.analysis.provenance import PRIMITIVE_CLASSES, format_ops_table, primitive_rows
+        from q7emu.analysis.provenance import PRIMITIVE_CLASSES, format_op_detail, format_ops_table, primitive_rows
+        rows = primitive_rows()
+        known = {r.mnemonic for r in rows}
+        names = [m.lower().removeprefix("ivp_") for m in args.mnemonics or []]
+        for m in names:
+            if m not in known:
+                raise UsageError(f"ops: {m!r} is not a q7emu primitive (`q7emu ops` lists them)")
         if args.json:
-            rows = primitive_rows()
             print_json("ops", {
                 "primitives": [{"mnemonic": r.mnemonic, "provenance": r.cls, "provenance_detail": r.detail,
-                                "reference": r.reference, "semantics": r.semantics, "kernels": list(r.kernels)}
-                               for r in rows],
+                                "reference": r.reference, "semantics": r.semantics, "kernels": list(r.kernels),
+                                "operands": r.operands, "evidence": r.evidence}
+                               for r in rows if not names or r.mnemonic in names],
                 "counts": {c: sum(r.cls == c for r in rows) for c in PRIMITIVE_CLASSES}})
             return EXIT_OK
-        table = format_ops_table()
+        table = "\n\n".join(format_op_detail(m) for m in names) if names else format_ops_table()
     except ImportError as e:
         raise Q7Error(f"q7emu.primitives.ivp is not available ({e})") from None
     print(table)
@@ -132,7 +140,11 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 def register(sub: Subparsers) -> None:
     """Add ``ops``, ``decode`` and ``table`` to the ``q7emu`` subparsers."""
-    s = sub.add_parser("ops", help="list the IVP primitives (mnemonic, provenance, kernels, semantics)")
+    s = sub.add_parser("ops", help="list the IVP primitives (mnemonic, provenance, kernels, semantics)",
+                       description="The IVP primitive table, or the named primitives in full: operands in the C "
+                                   "intrinsic's order (docs/intrinsics.md §2) with roles and lane views, semantics, "
+                                   "provenance and the public code that pins them (docs/intrinsics.md §3).")
+    s.add_argument("mnemonics", nargs="*", metavar="MNEMONIC", help="show these primitives in full (ivp_ optional)")
     s.add_argument("--json", action="store_true", help="the table as JSON (q7emu-ops, docs/cli.md)")
     s.set_defaults(func=cmd_ops)
 

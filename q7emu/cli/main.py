@@ -11,6 +11,7 @@ With ``--json`` an error is also a ``q7emu-error`` document on stdout, so stdout
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -18,7 +19,7 @@ import sys
 import threading
 import traceback
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from q7emu._version import __version__
@@ -109,13 +110,65 @@ def _json_error(wanted: bool, code: int, message: str) -> None:
                           "exit_code": code, "error": message}, indent=1))
 
 
+#: the signals that stop a command the way Ctrl-C does (docs/limits.md §4): temporary files removed, workers
+#: killed, what finished reported; the exit status is then 128 + the signal's number
+STOP_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[list[int]]:
+    """While a command runs (main thread only), SIGTERM and SIGHUP raise KeyboardInterrupt once, as Ctrl-C
+    does (a signal the parent set to be ignored, as ``nohup`` does, stays ignored); later ones are ignored
+    while the command cleans up. Yields the list the first such signal's number is put in."""
+    got: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        if not got:
+            got.append(signum)
+            raise KeyboardInterrupt
+
+    old = {}
+    for name in STOP_SIGNALS:
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) not in (signal.SIG_IGN, None):
+            old[sig] = signal.signal(sig, stop)
+    try:
+        yield got
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+
+
+def _usable_streams() -> None:
+    """A closed stdout / stderr (``>&-``, ``2>&-``: Python then sets it to None) becomes a sink that drops what
+    is written, as ``print`` does for None: the command still runs, writes its files and exits with its status
+    (docs/cli.md §1). Text that the stream's encoding cannot carry (a file name that is not UTF-8) is written
+    with backslash escapes instead of failing."""
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - lives as long as sys.<name>
+        elif hasattr(stream, "reconfigure") and getattr(stream, "errors", "strict") == "strict":
+            with contextlib.suppress(Exception):
+                stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0 pass, 1 mismatch or divergence, 2 bad input, 3 internal error,
-    130 interrupted). Run as the program (``argv`` None) and interrupted, it ignores SIGINT from then on: all was
-    printed, and a second Ctrl-C must not print a traceback while Python exits (docs/limits.md §4)."""
-    code = _main(argv)
-    if code == EXIT_INTERRUPT and argv is None and threading.current_thread() is threading.main_thread():
+    130 interrupted, 128 + N stopped by signal N: SIGTERM 143, SIGHUP 129). Run as the program (``argv`` None)
+    and interrupted (or stopped by one of those signals), it ignores SIGINT from then on: all was printed, and a
+    second Ctrl-C must not print a traceback while Python exits (docs/limits.md §4)."""
+    _usable_streams()
+    with _stop_signals() as got:
+        code = _main(argv)
+    if ((got or code == EXIT_INTERRUPT) and argv is None
+            and threading.current_thread() is threading.main_thread()):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if got:
+        return 128 + got[0]
     return code
 
 
@@ -160,6 +213,12 @@ def _main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("q7emu: interrupted", file=sys.stderr)
         return EXIT_INTERRUPT
+    except MemoryError as e:       # the machine's memory, not q7emu's logic: the input needs more than there is
+        line = (f"out of memory ({error_line(e)}): the input needs more memory than this machine gives q7emu; "
+                "see the limits in docs/limits.md §2")
+        print_error(line)
+        _json_error(want_json, EXIT_USAGE, line)
+        return EXIT_USAGE
     except BAD_INPUT as e:
         if not _is_internal(e):
             print_error(error_line(e))

@@ -4,7 +4,6 @@ Each has ``--json`` (schemas: docs/cli.md)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -48,6 +47,12 @@ def _output_path(text: str, suffix: str, option: str) -> Path:
         raise UsageError(f"{option} {text}: its folder {str(folder)!r} does not exist")
     if out.is_dir():
         raise UsageError(f"{option} {text}: {out} is a folder; name a file")
+    from q7emu.errors import InvalidArgument
+    from q7emu.fileio import output_target
+    try:
+        output_target(out)          # a FIFO, device or socket is refused before any work (docs/limits.md §3)
+    except InvalidArgument as e:
+        raise UsageError(f"{option} {text}: {e}") from None
     return out
 
 
@@ -87,14 +92,14 @@ def _case_kernels(files: list[str]) -> dict[str, str]:
     """path -> the registry kernel its record runs, read from each case's JSON alone (a file that cannot be
     read is left out: replay reports it)."""
     from q7emu.errors import Q7Error
+    from q7emu.fileio import read_json
     from q7emu.isa.records import RECORD_SIZE, parse_hex
     from q7emu.machine.checks import record_kernel
 
     out = {}
     for f in files:
         try:
-            with open(f, encoding="utf-8") as fh:
-                meta = json.loads(fh.read(1 << 20))
+            meta = read_json(f)          # the bounded reader of every case file (docs/limits.md §1)
             record = parse_hex(meta["record_hex"])
             entry = record_kernel(record) if len(record) == RECORD_SIZE else None
         except (OSError, ValueError, KeyError, TypeError, Q7Error):
@@ -126,8 +131,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
-    if args.max_diffs < 0:
-        raise UsageError(f"--max-diffs must be >= 0, got {args.max_diffs}")
+    if not 0 <= args.max_diffs <= report.MAX_DIFFS:
+        raise UsageError(f"--max-diffs must be in 0..{report.MAX_DIFFS} differing bytes per case, got "
+                         f"{args.max_diffs} (docs/limits.md §5)")
     if args.durations is not None and args.durations < 0:
         raise UsageError(f"--durations must be >= 0, got {args.durations}")
     if args.dask is not None and args.jobs != 1:
@@ -158,6 +164,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     try:
         results = replay(selected, jobs=args.jobs, knobs=knobs, backend=args.backend, dask=args.dask,
+                         max_diffs=args.max_diffs, diff_maps=plot is not None or (args.json and args.max_diffs > 0),
                          progress=False if args.no_progress else (True if args.progress else None))
     except Interrupted as e:                 # Ctrl-C: the cases that finished, then exit 130
         width = report.path_width(e.results)
@@ -168,23 +175,20 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print("q7emu: interrupted", file=sys.stderr)
         return EXIT_INTERRUPT
     seconds = time.perf_counter() - t0
-    cases = report.failing_cases(results) if (args.max_diffs > 0 or plot is not None) else {}
     code = report.exit_status(results)
     shard_doc = None if sh is None else {"index": sh[0], "count": sh[1], "cases_selected": n_selected}
+    # each result carries its own detail, computed where its case ran (docs/limits.md §5): no case is read again
     if junit is not None:
-        report.write_junit(junit, results, cases, max_diffs=args.max_diffs, backend=args.backend, seconds=seconds,
-                           knobs=knobs)
+        report.write_junit(junit, results, max_diffs=args.max_diffs, backend=args.backend, seconds=seconds)
     plotted = None
     if plot is not None:
         from q7emu.machine.diffmap import plot_diff_maps
 
-        maps = [(r.path, m) for r in results if r.path in cases
-                for m in [report.case_json(r, cases[r.path], 0, knobs)["diff_map"]] if m]
-        plotted = plot_diff_maps(maps, str(plot))
+        plotted = plot_diff_maps([(report.shown(r.path), r.diff_map) for r in results if r.diff_map], str(plot))
     if args.json:
-        doc = report.replay_json(results, cases if args.max_diffs > 0 else {}, max_diffs=args.max_diffs,
-                                 backend=args.backend, knobs=knobs, jobs=args.jobs, select=args.k or [],
-                                 seconds=seconds, shard=shard_doc, dask=args.dask)
+        doc = report.replay_json(results, max_diffs=args.max_diffs, backend=args.backend, knobs=knobs,
+                                 jobs=args.jobs, select=args.k or [], seconds=seconds, shard=shard_doc,
+                                 dask=args.dask)
         if junit is not None:
             doc["junit"] = str(junit)
         if plot is not None:
@@ -193,8 +197,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return code
     width = report.path_width(results)
     for r in results:
-        print(report.format_case(r, cases.get(r.path) if args.max_diffs > 0 else None, args.max_diffs,
-                                 width=width, knobs=knobs))
+        print(report.format_case(r, None, args.max_diffs, width=width))
     kinds = [report.kind(r) for r in results]
     errors = kinds.count("broken") + kinds.count("internal")
     compared = sum(d.bytes_compared for r in results for d in r.regions)
@@ -221,14 +224,14 @@ def cmd_merge(args: argparse.Namespace) -> int:
     status as replay's over all the cases."""
     from q7emu.machine import merge, report
 
+    junit = _output_path(args.junit, ".xml", "--junit") if args.junit else None    # checked before any read
+    out = _output_path(args.output, ".json", "-o") if args.output else None
     docs = [(str(p), merge.read_report(p)) for p in args.reports]
     try:
         doc = merge.merge_reports(docs)
     except ValueError as e:
         raise UsageError(str(e)) from None
     results = merge.results_of(doc)
-    junit = _output_path(args.junit, ".xml", "--junit") if args.junit else None
-    out = _output_path(args.output, ".json", "-o") if args.output else None
     if junit is not None:
         report.write_junit(junit, results, backend=doc["backend"], seconds=doc["summary"]["seconds"],
                            suite="q7emu replay (merged)")
@@ -404,8 +407,8 @@ def register(sub: Subparsers) -> None:
                    help="override a case knob (cases whose kernel has no such knob are unaffected); " + KNOB_HELP)
     s.add_argument("--backend", choices=("kernel", "golden"), default="kernel", help=_BACKEND_HELP)
     s.add_argument("--max-diffs", type=int, default=1, metavar="N",
-                   help="differing bytes listed per failing case, with element / MX group and hexdump (default 1; "
-                        "0 = only the summary)")
+                   help="differing bytes listed per failing case, with element / MX group, values, source and "
+                        "hexdump (0..1000, default 1; 0 = only the summary)")
     s.add_argument("--junit", metavar="FILE.xml", help="also write a JUnit XML report (one testcase per case)")
     s.add_argument("--durations", type=int, metavar="N", default=None,
                    help="print the N slowest cases (0 = every case)")

@@ -108,8 +108,12 @@ def load_target(target: str, *, sbuf: str | None = None, generation: str | None 
         # the case's file name, not the path as typed: the same run gives the same bytes in any checkout
         return Target(Path(case.path or target).name, case.record, base, case=case, knobs=kn)
     record = read_record(target)
+    if partition_bytes is not None:          # 0 is a value to refuse, not "the default" (issue 27 item 11)
+        from q7emu.isa.validate import check_partition_bytes
+        check_partition_bytes(partition_bytes, "--partition-bytes")
     arr = load_sbuf_image(sbuf, partition_bytes) if sbuf is not None else None
-    pb = arr.shape[1] if arr is not None else (partition_bytes or DEFAULT_PARTITION_BYTES)
+    pb = arr.shape[1] if arr is not None else (DEFAULT_PARTITION_BYTES if partition_bytes is None
+                                                 else partition_bytes)
     return Target(f"record:{record.hex()}", record, _dst_partition(decode_record(record), pb), knobs=kn,
                   sbuf=arr, generation=generation or "MARIANA", partition_bytes=pb)
 
@@ -350,6 +354,10 @@ def _trace_record(a: argparse.Namespace) -> int:
     f = _filters(a)
     t = load_target(a.target, sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes)
     out = Path(a.output) if a.output else None
+    from q7emu.fileio import output_target
+    for dest in (a.output, None if a.log in (None, "-") else a.log):
+        if dest is not None:
+            output_target(dest)      # a FIFO, device or missing folder: refused before the run (docs/limits.md §3)
     jsonl = bool(out is not None and (a.jsonl or out.suffix == ".jsonl"))
     quiet = a.json
     limit = DEFAULT_MAX_SIZE if a.max_size is None else a.max_size
@@ -498,9 +506,19 @@ def _trace_convert(mode: str, argv: list[str]) -> int:
     p = Parser(prog=f"q7emu trace {mode}",
                description="binary trace -> JSON Lines" if mode == "export" else "JSON Lines -> binary trace")
     p.add_argument("file", metavar="FILE")
-    p.add_argument("-o", "--output", required=True, metavar="OUT")
+    p.add_argument("-o", "--output", required=True, metavar="OUT",
+                   help="the file to write" + (" (- : stdout)" if mode == "export" else ""))
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     a = p.parse_args(argv)
+    if a.output == "-":                     # JSON Lines is text: export may stream it to stdout
+        if mode != "export" or a.json:
+            raise UsageError(f"trace {mode} -o -: only `trace export` without --json writes to stdout "
+                             "(a binary trace needs a file)")
+        from q7emu.analysis.trace import TraceFile
+        with TraceFile(a.file) as tf:
+            for line in tf.iter_jsonl():
+                sys.stdout.write(line + "\n")
+        return EXIT_OK
     n = export_jsonl(a.file, a.output) if mode == "export" else import_jsonl(a.file, a.output)
     if a.json:
         print(json.dumps({"format": f"q7emu-trace-{mode}", "version": 1, "q7emu_version": __version__,

@@ -20,7 +20,7 @@ from q7emu.model.kernels import DEQUANT_PATHS, DequantFmt, dequant_kernel
 from q7emu.model.knobs import dequant_out_bytes, normalize_dequant_args, normalize_fmt
 from q7emu.model.tables import NF4_TABLES
 
-__all__ = ["dequantize", "dequantize_path", "run_params", "run_traced", "EXTENSION"]
+__all__ = ["dequantize", "dequantize_path", "run_params", "run_traced", "listing_run", "EXTENSION"]
 
 #: the compiled module whose ``run()`` executes the three paths
 EXTENSION = "q7emu.kernels._dequant"
@@ -68,6 +68,27 @@ def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Map
     if "nf4_table" in knobs:
         params["nf4_values"] = NF4_TABLES[knobs["nf4_table"]]
     return params
+
+
+#: source bytes one pass of a path's main loop reads (one partition): 64 outputs from 32 nibble bytes, 32 codes
+#: + 8 scale bytes (MX, docs/firmware.md §1.3.5), or 48 bytes of 64 six-bit codes (FP6)
+_PASS_SOURCE_BYTES = {(False, 0): 32, (False, 8): 40, (True, 0): 48}
+
+
+def listing_run(passes: int, fmt: int, group_size: int, knobs: Mapping[str, str]) -> tuple[Any, dict[int, str],
+                                                                                          dict[str, str]]:
+    """One traced partition of ``passes`` whole passes of the main loop, for the listings (q7emu.analysis.listing).
+
+    Returns the raw full-operand trace (``run(trace=True)``), the path's bundle labels {bundle: label} and every
+    label's note. The source bytes are fixed pseudo-random (a listing does not depend on data)."""
+    six = fmt == DequantFmt.E2M3_TO_E4M3
+    ext = cached_extension(globals(), "_dequant", EXTENSION)
+    src = np.random.default_rng(7).integers(0, 256, size=(1, _PASS_SOURCE_BYTES[six, group_size] * passes),
+                                            dtype=np.uint8)
+    dst = np.zeros((1, 64 * passes), np.uint8)
+    params = run_params(fmt, group_size, knobs)
+    raw = ext.run(src, dst, trace=True, kernel_id=int(dequant_kernel(fmt, group_size)), **params)
+    return raw, ext.bundle_labels(fmt, group_size), dict(ext.BUNDLE_NOTES)
 
 
 def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0, *,

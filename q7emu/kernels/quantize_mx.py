@@ -20,7 +20,7 @@ from q7emu.model.knobs import normalize_quantize_mx_args
 #: max_exp per (emax knob, dst dtype): model data (q7emu.model.tables), re-exported here
 from q7emu.model.tables import MAX_EXP
 
-__all__ = ["quantize_mx", "run_params", "EXTENSION", "MAX_EXP"]
+__all__ = ["quantize_mx", "run_params", "listing_run", "EXTENSION", "MAX_EXP"]
 
 #: the compiled module whose ``run()`` executes the quantize body
 EXTENSION = "q7emu.kernels._quantize_mx"
@@ -54,6 +54,22 @@ def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Map
     if knobs.get("scale_layout") in ("scatter", "compact"):
         params["scatter"] = knobs["scale_layout"] == "scatter"
     return params
+
+
+def listing_run(passes: int, src_dtype: str, dst_dtype: str, knobs: Mapping[str, str]) -> tuple[
+        Any, dict[int, str], dict[str, str]]:
+    """One traced row block (8 partitions) of ``passes`` whole passes of the main loop (16 columns = 4 MX blocks
+    each), compact scale layout, for the listings (q7emu.analysis.listing).
+
+    Returns the raw full-operand trace (``run(trace=True)``), the bundle labels {bundle: label} and every label's
+    note. The source values are fixed pseudo-random (a listing does not depend on data)."""
+    ext = cached_extension(globals(), "_quantize_mx", EXTENSION)
+    src = np.random.default_rng(7).integers(0, 1 << 16, size=(8, 16 * passes), dtype=np.uint16)
+    data = np.zeros((8, 16 * passes), np.uint8)
+    scale = np.zeros((1, 4 * passes), np.uint8)
+    params = run_params(knobs=knobs, src_dtype=src_dtype, dst_dtype=dst_dtype)
+    raw = ext.run(src, data, scale, scatter=False, trace=True, kernel_id=int(KernelId.QUANTIZE_MX), **params)
+    return raw, ext.bundle_labels(), dict(ext.BUNDLE_NOTES)
 
 
 def quantize_mx(src: np.ndarray, dst_dtype: str = "float8_e4m3fn", *, scale_layout: str = "auto",

@@ -118,6 +118,16 @@ class CaseResult:
     #: every expected region compared (bytes compared / differing per region and partition); empty when the
     #: record raised or the case file could not be read
     regions: list[RegionDiff] = field(default_factory=list)
+    #: the first differing bytes with their place in the output and hexdump rows
+    #: (:class:`q7emu.machine.report.ByteDiff`), when replay computed them where the case ran (it then drops
+    #: the regions' ``actual`` copies, so a result holds no case data: docs/limits.md §5); None otherwise
+    diffs: list[Any] | None = None
+    #: where the bytes differ (``replay --json``'s ``diff_map``, ``replay --plot``: q7emu.machine.diffmap), when
+    #: replay computed it where the case ran; None otherwise
+    diff_map: dict[str, Any] | None = None
+    #: True when replay dropped ``diffs`` and ``diff_map`` to keep its report within MAX_REPORT_DIFFS listed bytes
+    #: and MAX_REPORT_MAP_ENTRIES diff-map entries (docs/limits.md §5)
+    diffs_omitted: bool = False
 
     @property
     def status(self) -> str:
@@ -427,6 +437,7 @@ def load_case(path: str | os.PathLike) -> Case:
     if any(listed.values()):
         try:
             with NpzReader(npath) as z:
+                seen: dict[str, np.ndarray] = {}     # each array is read (inflated) once, however many regions name it
                 for key, items in listed.items():
                     for reg, name, w in items:
                         if name not in z:
@@ -436,7 +447,12 @@ def load_case(path: str | os.PathLike) -> Case:
                             if info.dtype != np.uint8 or info.shape != (reg.count, reg.length):
                                 raise CaseError(f"{w}: region {reg.as_tuple()} needs a uint8 array of shape "
                                                 f"({reg.count}, {reg.length}), got {info.dtype} {info.shape}")
-                        regions[key].append((reg, z.read(name, fits)))
+                        if name in seen:
+                            arr = seen[name]
+                            fits(name, ArrayInfo(arr.shape, arr.dtype, False, arr.nbytes, 0))
+                        else:
+                            arr = seen[name] = z.read(name, fits)
+                        regions[key].append((reg, arr))
         except FileNotFoundError:
             raise CaseError(f"{npath}: array file missing") from None
         except (OSError, InvalidArgument) as e:

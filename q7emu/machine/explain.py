@@ -34,7 +34,7 @@ __all__ = ["SourceByte", "Explanation", "Explainer", "output_format"]
 _DEQUANT_FORMATS = {1: ("E2M1", "E5M2"), 2: ("INT4", "E5M2"), 3: ("NF4", "E4M3"), 4: ("E2M3", "E4M3")}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceByte:
     """One SBUF byte the record reads: partition, byte offset and its value before the record ran."""
 
@@ -51,9 +51,11 @@ class SourceByte:
         return {"partition": self.partition, "offset": self.offset, "value": self.value}
 
 
-@dataclass
+@dataclass(slots=True)
 class Explanation:
-    """Where an output byte comes from (see the module docstring); ``None`` fields do not apply."""
+    """Where an output byte comes from (see the module docstring); ``None`` fields do not apply. The
+    explanations of one :class:`Explainer` share its ``knobs`` dict (read-only): a replay keeps up to 100,000 of
+    them (docs/limits.md §5)."""
 
     out_format: str | None = None            # E5M2 / E4M3 (data) or E8M0 (a QuantizeMX scale byte)
     source: list[SourceByte] = field(default_factory=list)
@@ -177,7 +179,7 @@ class Explainer:
                 block: tuple[int, int] | None = None) -> Explanation:
         """The :class:`Explanation` of the output byte at ``partition`` that is output ``element`` (``part``
         ``data``) or the scale byte of QuantizeMX block ``block`` (``part`` ``scale``)."""
-        ex = Explanation(knobs=dict(self.knobs))
+        ex = Explanation(knobs=self.knobs)
         r = self.rec
         if r is None or part == "unwritten":
             return ex

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from q7emu.errors import CaseError, InvalidArgument, Q7Error
 from q7emu.fileio import SCAN_HEAD_BYTES, is_regular_file, read_head
 from q7emu.machine.cases import CASE_FORMAT, Case, CaseResult, load_case, run_case
+from q7emu.machine.report import MAX_DIFFS, MAX_REPORT_DIFFS, MAX_REPORT_MAP_ENTRIES, keep_detail, map_entries
 from q7emu.machine.workers import Interrupted, TaskFailure, run_tasks
 
 #: show a progress bar when at least this many cases are replayed
@@ -112,18 +113,30 @@ def load_or_result(path: str) -> Case | CaseResult:
                           error=f"{type(e).__name__}: {e}")
 
 
-def replay_one(path: str, knobs: dict[str, Any] | None = None, backend: str = "kernel") -> CaseResult:
+def replay_loaded(case: Case, knobs: dict[str, Any] | None = None, backend: str = "kernel", max_diffs: int = 1,
+                  diff_map: bool = False) -> CaseResult:
+    """Run a loaded case and keep its detail where it ran (:func:`q7emu.machine.report.keep_detail`: its first
+    ``max_diffs`` differing bytes with their hexdump rows, values and source, with ``diff_map`` its diff map,
+    and no copy of its data): the second half of :func:`replay_one`, shared with the pytest plugin."""
+    return keep_detail(case, run_case(case, knobs=knobs, backend=backend), max_diffs, knobs, diff_map=diff_map)
+
+
+def replay_one(path: str, knobs: dict[str, Any] | None = None, backend: str = "kernel", max_diffs: int = 1,
+               diff_map: bool = False) -> CaseResult:
     """Replay the case file at ``path``: the core that ``q7emu replay`` (in this process, in worker processes or
     on a Dask cluster) and the pytest plugin (``pytest --q7emu-cases``) share. Never raises for a bad case: a
-    file that cannot be read is an ERROR result, a record that fails a FAIL result."""
+    file that cannot be read is an ERROR result, a record that fails a FAIL result. The result carries its
+    first ``max_diffs`` differing bytes explained (and with ``diff_map`` its diff map), computed here, where the
+    case's data is, and no copy of that data (docs/limits.md §5)."""
     got = load_or_result(path)
     if isinstance(got, CaseResult):
         return got
-    return run_case(got, knobs=knobs, backend=backend)
+    return replay_loaded(got, knobs, backend, max_diffs, diff_map)
 
 
-def _run_path_task(task: tuple[str, dict[str, Any] | None, str]) -> CaseResult:
-    """One replay task of :func:`q7emu.machine.workers.run_tasks` / the Dask route: (path, knobs, backend)."""
+def _run_path_task(task: tuple[Any, ...]) -> CaseResult:
+    """One replay task of :func:`q7emu.machine.workers.run_tasks` / the Dask route: (path, knobs, backend[,
+    max_diffs[, diff_map]]), the arguments of :func:`replay_one`."""
     return replay_one(*task)
 
 
@@ -150,7 +163,7 @@ def shard(files: Sequence[str], index: int, count: int) -> list[str]:
 
 def replay(paths: Iterable[str | os.PathLike], jobs: int = 1, knobs: dict[str, Any] | None = None,
            backend: str = "kernel", progress: bool | None = None, stream: TextIO | None = None,
-           dask: str | None = None) -> list[CaseResult]:
+           dask: str | None = None, max_diffs: int = 1, diff_maps: bool = False) -> list[CaseResult]:
     """Replay every case under ``paths``; results in the order the cases were found.
 
     ``jobs`` > 1 runs cases in worker processes (:mod:`q7emu.machine.workers`): a worker that dies fails only
@@ -158,10 +171,21 @@ def replay(paths: Iterable[str | os.PathLike], jobs: int = 1, knobs: dict[str, A
     :mod:`q7emu.machine.farm`); each case is a task that reads its own files on a worker (``jobs`` is then
     not used). Ctrl-C stops within a second and raises :class:`~q7emu.machine.workers.Interrupted` whose
     ``results`` are the cases that finished, in order. ``progress`` None = a bar on stderr when there are at
-    least :data:`PROGRESS_THRESHOLD` cases and stderr is a terminal; True / False force it on / off."""
+    least :data:`PROGRESS_THRESHOLD` cases and stderr is a terminal; True / False force it on / off.
+
+    Memory is bounded by what one case needs, not by how many fail (docs/limits.md §5): each case runs in
+    :func:`replay_one` (here, in a worker process or on a Dask worker), whose result keeps the first
+    ``max_diffs`` (0..:data:`~q7emu.machine.report.MAX_DIFFS`) differing bytes of its case, with their hexdump
+    rows, values and source, in ``diffs`` (with ``diff_maps``, the case's diff map in ``diff_map``) and no copy
+    of the case's data; over the whole replay at most :data:`~q7emu.machine.report.MAX_REPORT_DIFFS` listed
+    bytes and :data:`~q7emu.machine.report.MAX_REPORT_MAP_ENTRIES` diff-map entries are kept (the cases latest
+    in order then keep none and say so, ``diffs_omitted``)."""
     files = [str(p) for p in find_cases(paths)]
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise CaseError(f"--jobs must be an integer >= 1, got {jobs!r}")
+    if isinstance(max_diffs, bool) or not isinstance(max_diffs, int) or not 0 <= max_diffs <= MAX_DIFFS:
+        raise InvalidArgument("max_diffs", max_diffs if isinstance(max_diffs, int) else type(max_diffs).__name__,
+                              f"must be an integer in 0..{MAX_DIFFS} differing bytes per case (docs/limits.md §5)")
     if progress is None:
         out = stream or sys.stderr
         progress = len(files) >= PROGRESS_THRESHOLD and bool(getattr(out, "isatty", lambda: False)())
@@ -172,21 +196,44 @@ def replay(paths: Iterable[str | os.PathLike], jobs: int = 1, knobs: dict[str, A
         client = connect(dask)              # before the bar: a wrong address is one line, not a half-drawn bar
     bar = ProgressBar(len(files), stream, enabled=progress)
     results: list[CaseResult | None] = [None] * len(files)
+    kept: dict[int, tuple[int, int]] = {}     # case index -> (differing bytes listed, diff-map entries) it keeps
+    used = [0, 0]                             # their sums over the cases in ``kept``
+    cutoff = [len(files)]                     # cases from this index on keep none (the report's budget is spent)
 
     def take(i: int, r: CaseResult | TaskFailure) -> None:
         if isinstance(r, TaskFailure):        # the worker died (twice) or raised: this case fails, only this one
             r = CaseResult(Path(files[i]).stem, files[i], -1, False, 0, 0.0, error=f"worker failed: {r.reason}")
         r.path = files[i]                     # as found (a Dask worker was given the absolute path)
         results[i] = r
+        cost = (len(r.diffs or ()), map_entries(r.diff_map))
+        if cost != (0, 0):
+            kept[i] = cost
+            used[0] += cost[0]
+            used[1] += cost[1]
+            if i >= cutoff[0]:
+                _omit(i)
+            while used[0] > MAX_REPORT_DIFFS or used[1] > MAX_REPORT_MAP_ENTRIES:
+                last = max(kept)              # drop the latest cases' detail: the same ones whatever the order
+                _omit(last)
+                cutoff[0] = min(cutoff[0], last)
         bar.update(r.ok)
 
+    def _omit(i: int) -> None:
+        r = results[i]
+        assert r is not None
+        r.diffs, r.diff_map, r.diffs_omitted = [], None, True
+        n, m = kept.pop(i)
+        used[0] -= n
+        used[1] -= m
+
+    tasks = [(f, knobs, backend, max_diffs, diff_maps) for f in files]
     try:
         if client is not None:
             from q7emu.machine.farm import run_tasks_dask
 
-            run_tasks_dask(_run_path_task, [(os.path.abspath(f), knobs, backend) for f in files], client, take)
+            run_tasks_dask(_run_path_task, [(os.path.abspath(t[0]), *t[1:]) for t in tasks], client, take)
         else:
-            run_tasks(_run_path_task, [(f, knobs, backend) for f in files], jobs, take)
+            run_tasks(_run_path_task, tasks, jobs, take)
     except Interrupted as e:
         bar.close()
         raise Interrupted(e.done, e.total, [r for r in results if r is not None]) from None

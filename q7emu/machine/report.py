@@ -2,8 +2,11 @@
 output element / MX group and a hexdump, the ``q7emu-replay`` JSON document, JUnit XML, ``-k`` selection and
 durations.
 
-Everything here reads finished :class:`~q7emu.machine.cases.CaseResult` objects (and, for the byte-level detail
-of a failing case, its :class:`~q7emu.machine.cases.Case`); it never runs a record.
+Everything here reads finished :class:`~q7emu.machine.cases.CaseResult` objects; it never runs a record. The
+byte-level detail of a failing case (its first differing bytes, what each is worth and where it comes from, its
+diff map) needs the case's data, so replay computes it where the case ran (:func:`keep_detail`, in the worker)
+and the result carries it without the data (docs/limits.md §5); given a :class:`~q7emu.machine.cases.Case` and a
+result that still holds its actual bytes, the functions here compute it themselves.
 
 Verdicts (:func:`verdict`): ``PASS``; ``FAIL`` (a byte differs, the record raised where the case expects bytes,
 or the other way round: a mismatch or divergence, exit 1); ``ERROR`` (the case file could not be read: bad
@@ -11,6 +14,7 @@ input, exit 2; or a replay worker died: q7emu's own failure, exit 3).
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import json
 import os
@@ -36,7 +40,8 @@ __all__ = ["REPLAY_FORMAT", "REPLAY_VERSION", "EXIT_PASS", "EXIT_MISMATCH", "EXI
            "kind", "verdict", "exit_status", "ByteDiff", "OutputMap", "first_diffs", "hexdump",
            "format_case", "case_json", "replay_json", "junit_xml", "write_junit", "select_cases",
            "format_durations", "case_record", "KeywordExpression", "case_keywords", "path_width", "junit_identity",
-           "diff_json", "explainer"]
+           "diff_json", "explainer", "MAX_DIFFS", "MAX_REPORT_DIFFS", "MAX_REPORT_MAP_ENTRIES", "shown",
+           "keep_detail", "case_diff_map", "map_entries", "failing_cases", "dumps"]
 
 #: the JSON document of ``q7emu replay --json`` (schema: docs/cli.md)
 REPLAY_FORMAT = "q7emu-replay"
@@ -49,6 +54,26 @@ EXIT_PASS, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 _WORKER_FAILED = "worker failed:"
 #: the byte rows of a hexdump: 16 bytes each
 HEX_ROW = 16
+#: the most differing bytes ``--max-diffs`` lists per case (docs/limits.md §5)
+MAX_DIFFS = 1000
+#: the most differing bytes one replay keeps for its report, over all cases (about 500 bytes of memory each,
+#: with their values and source): past it the cases latest in order list none (docs/limits.md §5)
+MAX_REPORT_DIFFS = 100_000
+#: the most diff-map entries (``cells`` and value ``pairs``, about 100 bytes each) one replay keeps over all
+#: cases: past it the cases latest in order keep no map (docs/limits.md §5)
+MAX_REPORT_MAP_ENTRIES = 200_000
+
+
+# ---------------------------------------------------------------------- text safe for any output
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def shown(text: str) -> str:
+    """``text`` as every report writes it: a file name that is not UTF-8 (its bytes held as surrogates, as
+    ``os.fsdecode`` gives them) and characters XML cannot hold become backslash escapes (``\\xff``), so a
+    row, the JSON document and the JUnit file can always be written (docs/cli.md §1)."""
+    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 # ---------------------------------------------------------------------- verdicts
@@ -79,7 +104,7 @@ def exit_status(results: Iterable[CaseResult]) -> int:
 
 
 # ---------------------------------------------------------------------- where a byte sits in the output
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ByteDiff:
     """One differing byte: expected region index, SBUF partition and byte offset, both values, and where it
     sits in the kernel's output.
@@ -101,6 +126,12 @@ class ByteDiff:
     part: str = "data"
     #: where the byte comes from and how to read it (its format, source bytes and code, scale byte)
     explanation: Explanation | None = field(default=None, compare=False, repr=False)
+    #: the hexdump window around the byte: (partition, first offset, expected bytes, actual bytes), kept so
+    #: the byte can be shown after the case's data is gone (:func:`first_diffs` with ``keep_rows``)
+    rows: tuple[int, int, bytes, bytes] | None = field(default=None, compare=False, repr=False)
+    #: a QuantizeMX data byte's block scale byte, (expected, actual), when an expected region holds it (the
+    #: explanation's ``scale_at``); None otherwise
+    scale_bytes: tuple[int, int] | None = field(default=None, compare=False, repr=False)
 
     def value_text(self, byte: int) -> str:
         """``0x39 = 0.625 E5M2`` in the output format of this byte (just ``0x39`` for an unwritten byte)."""
@@ -199,14 +230,20 @@ def explainer(case: Case, knobs: dict[str, Any] | None = None) -> Explainer:
     return Explainer(case.record, case.partition_bytes, case.inputs, case.fill, kn)
 
 
-def first_diffs(case: Case, result: CaseResult, n: int,
-                knobs: dict[str, Any] | None = None) -> tuple[list[ByteDiff], int]:
+def first_diffs(case: Case | None, result: CaseResult, n: int, knobs: dict[str, Any] | None = None, *,
+                keep_rows: bool = False) -> tuple[list[ByteDiff], int]:
     """The first ``n`` differing bytes of a replayed case (region order, then partition, then byte) with their
     output element / MX group and where they come from (``knobs``: the replay's overrides of the case's knobs),
-    and the number of differing bytes in all."""
+    and the number of differing bytes in all.
+
+    When ``result.diffs`` holds them already (replay computed them where the case ran, :func:`keep_detail`)
+    those are used and ``case`` may be None. ``keep_rows``: each ByteDiff also keeps its hexdump window
+    (``rows``)."""
     total = sum(d.differing for d in result.regions)
+    if result.diffs is not None:
+        return list(result.diffs[:max(n, 0)]), total
     out: list[ByteDiff] = []
-    if n <= 0 or total == 0 or len(result.regions) != len(case.expected):
+    if case is None or n <= 0 or total == 0 or len(result.regions) != len(case.expected):
         return out, total
     omap = case_record(case)
     ex = explainer(case, knobs)
@@ -216,15 +253,27 @@ def first_diffs(case: Case, result: CaseResult, n: int,
         for r, c in np.argwhere(d.actual != exp)[: n - len(out)]:
             p, off = reg.partition + int(r), reg.offset + int(c)
             part, element, group, block = omap.locate(p, off)
-            out.append(ByteDiff(d.index, p, off, int(exp[r, c]), int(d.actual[r, c]), element, group, block, part,
-                                ex.explain(p, part, element, block)))
+            why = ex.explain(p, part, element, block)
+            scale = (_region_byte(case, result, *why.scale_at)
+                     if why.scale_at is not None and part == "data" else None)
+            bd = ByteDiff(d.index, p, off, int(exp[r, c]), int(d.actual[r, c]), element, group, block, part, why,
+                          scale_bytes=scale)
+            if keep_rows:
+                rp, start, e, a = _rows(case, result, bd, 1)
+                bd = dataclasses.replace(bd, rows=(rp, start, e.tobytes(), a.tobytes()))
+            out.append(bd)
         if len(out) >= n:
             break
     return out, total
 
 
-def _rows(case: Case, result: CaseResult, diff: ByteDiff, context: int) -> tuple[int, int, np.ndarray, np.ndarray]:
+def _rows(case: Case | None, result: CaseResult, diff: ByteDiff, context: int
+          ) -> tuple[int, int, np.ndarray, np.ndarray]:
     """(partition, first byte offset, expected bytes, actual bytes) of the hexdump rows around ``diff``."""
+    if diff.rows is not None and context == 1:
+        p, start, e, a = diff.rows
+        return p, start, np.frombuffer(e, np.uint8), np.frombuffer(a, np.uint8)
+    assert case is not None
     reg, exp = case.expected[diff.region]
     act = result.regions[diff.region].actual
     row = diff.partition - reg.partition
@@ -235,9 +284,10 @@ def _rows(case: Case, result: CaseResult, diff: ByteDiff, context: int) -> tuple
     return diff.partition, lo_off, exp[row, sl], act[row, sl]
 
 
-def hexdump(case: Case, result: CaseResult, diff: ByteDiff, context: int = 1) -> list[str]:
+def hexdump(case: Case | None, result: CaseResult, diff: ByteDiff, context: int = 1) -> list[str]:
     """Expected vs actual bytes around ``diff``: the 16-byte row holding it and ``context`` rows either side
-    (inside its expected region), a ``^^`` under each differing byte."""
+    (inside its expected region), a ``^^`` under each differing byte. ``case`` may be None when ``diff`` kept
+    its rows (``context`` 1)."""
     p, start, exp, act = _rows(case, result, diff, context)
     lines = []
     end = start + exp.size
@@ -254,7 +304,7 @@ def hexdump(case: Case, result: CaseResult, diff: ByteDiff, context: int = 1) ->
     return lines
 
 
-def _hexdump_json(case: Case, result: CaseResult, diff: ByteDiff, context: int = 1) -> dict[str, Any]:
+def _hexdump_json(case: Case | None, result: CaseResult, diff: ByteDiff, context: int = 1) -> dict[str, Any]:
     p, start, exp, act = _rows(case, result, diff, context)
     return {"partition": p, "offset": start, "expected": exp.tobytes().hex(), "actual": act.tobytes().hex()}
 
@@ -295,7 +345,7 @@ def _region_byte(case: Case, result: CaseResult, partition: int, offset: int) ->
     return None
 
 
-def scale_text(case: Case, result: CaseResult, diff: ByteDiff) -> str | None:
+def scale_text(diff: ByteDiff) -> str | None:
     """For a QuantizeMX data byte: ``MX block (1, 1): scale byte at p4 0xc1: expected 0x7f = 2^0, actual ...``
     (or that no expected region holds the scale byte); None otherwise."""
     ex = diff.explanation
@@ -303,17 +353,17 @@ def scale_text(case: Case, result: CaseResult, diff: ByteDiff) -> str | None:
         return None
     p, off = ex.scale_at
     head = f"MX block {ex.block}: scale byte at p{p} 0x{off:x}"
-    got = _region_byte(case, result, p, off)
-    if got is None:
+    if diff.scale_bytes is None:
         return head + " (in no expected region)"
-    e, a = got
+    e, a = diff.scale_bytes
     same = "" if e != a else " (the same)"
     return f"{head}: expected {format_value(e, 'E8M0')}, actual {format_value(a, 'E8M0')}{same}"
 
 
-def diff_lines(case: Case, result: CaseResult, diff: ByteDiff, i: int, total: int) -> list[str]:
+def diff_lines(case: Case | None, result: CaseResult, diff: ByteDiff, i: int, total: int) -> list[str]:
     """The lines of one listed differing byte: where it is, both values in its format, where it comes from
-    (source bytes and code, the MX scale byte and block) and the hexdump around it."""
+    (source bytes and code, the MX scale byte and block) and the hexdump around it (``case`` may be None when
+    ``diff`` kept its rows)."""
     lines = [f"diff {i} of {total}: region {diff.region}, partition {diff.partition}, byte 0x{diff.offset:x} "
              f"({diff.where()}): expected {diff.value_text(diff.expected)}, actual {diff.value_text(diff.actual)}"]
     ex = diff.explanation
@@ -321,7 +371,7 @@ def diff_lines(case: Case, result: CaseResult, diff: ByteDiff, i: int, total: in
         src = ex.source_text()
         if src:
             lines.append("  " + src)
-        sc = scale_text(case, result, diff)
+        sc = scale_text(diff)
         if sc:
             lines.append("  " + sc)
     lines += ["  " + h for h in hexdump(case, result, diff)]
@@ -329,37 +379,75 @@ def diff_lines(case: Case, result: CaseResult, diff: ByteDiff, i: int, total: in
 
 
 def path_width(results: Sequence[CaseResult]) -> int:
-    """The width of the path column of :func:`format_case` rows: the longest path of ``results``."""
-    return max((len(r.path) for r in results), default=0)
+    """The width of the path column of :func:`format_case` rows: the longest path of ``results`` as shown."""
+    return max((len(shown(r.path)) for r in results), default=0)
 
 
 def format_case(result: CaseResult, case: Case | None = None, max_diffs: int = 0, *, width: int = 0,
                 knobs: dict[str, Any] | None = None) -> str:
     """A case's row (``OPCODE  PATH  BYTES  VERDICT  TIME``, the path padded to ``width`` so the columns of many
-    rows line up), then for a failure its detail: the first mismatch, the per-region summary and, given the
-    ``case``, its first ``max_diffs`` differing bytes with their values, source and hexdumps (``knobs``: the
-    replay's knob overrides, which decide how source bytes are read)."""
+    rows line up), then for a failure its detail: the first mismatch, the per-region summary and its first
+    ``max_diffs`` differing bytes with their values, source and hexdumps: those replay kept in the result
+    (:func:`keep_detail`), or, given the ``case`` of a result that holds its actual bytes, computed here
+    (``knobs``: the replay's knob overrides, which decide how source bytes are read)."""
     op = f"0x{result.opcode:02x}" if result.opcode >= 0 else "  ? "
-    lines = [f"{op}  {result.path:<{width}}  {result.nbytes:7d} B  {verdict(result):<5}  "
+    lines = [f"{op}  {shown(result.path):<{width}}  {result.nbytes:7d} B  {verdict(result):<5}  "
              f"{result.seconds * 1000:8.1f} ms".rstrip()]
     if result.mismatch is not None:
         lines.append("      " + result.mismatch.describe())
     elif result.error:
-        lines.append("      " + result.error)
+        lines.append("      " + shown(result.error))
     lines += ["      " + s for s in summary_lines(result)]
-    if case is not None and max_diffs > 0:
+    if result.diffs_omitted and max_diffs > 0:
+        lines.append(f"      (differing bytes not listed: this replay's report lists at most {MAX_REPORT_DIFFS} "
+                     f"in all and keeps at most {MAX_REPORT_MAP_ENTRIES} diff-map entries, docs/limits.md §5)")
+    if (case is not None or result.diffs is not None) and max_diffs > 0:
         diffs, total = first_diffs(case, result, max_diffs, knobs)
         for i, d in enumerate(diffs, 1):
             lines += ["      " + ln for ln in diff_lines(case, result, d, i, total)]
     return "\n".join(lines)
 
 
+def case_diff_map(case: Case, result: CaseResult) -> dict[str, Any] | None:
+    """The ``diff_map`` of a replayed case whose result still holds its actual bytes (None when no byte
+    differs): :func:`q7emu.machine.diffmap.diff_map` in the record's output format, scale bytes apart."""
+    from q7emu.machine.diffmap import diff_map
+    from q7emu.machine.explain import output_format
+
+    if not any(d.differing for d in result.regions) or len(result.regions) != len(case.expected):
+        return None
+    return diff_map(case, result, output_format(case.record), case_record(case).scale_mask)
+
+
+def map_entries(m: dict[str, Any] | None) -> int:
+    """What a diff map costs against :data:`MAX_REPORT_MAP_ENTRIES`: its cells and value pairs."""
+    if not m:
+        return 0
+    return len(m["cells"]) + sum(len(st["pairs"]) for st in m["values"].values() if st)
+
+
+def keep_detail(case: Case, result: CaseResult, max_diffs: int, knobs: dict[str, Any] | None = None, *,
+                diff_map: bool = False) -> CaseResult:
+    """Where a case ran: keep its first ``max_diffs`` differing bytes in ``result.diffs``, each with its
+    hexdump rows, its values, where it comes from and its block's scale byte (``knobs``: the replay's
+    overrides), with ``diff_map`` its diff map in ``result.diff_map``, and drop the regions' copies of the SBUF
+    bytes, so the result carries no case data and the report never reads the case again (docs/limits.md §5).
+    Returns ``result``."""
+    if any(d.differing for d in result.regions):
+        result.diffs = first_diffs(case, result, max_diffs, knobs, keep_rows=True)[0] if max_diffs > 0 else []
+        if diff_map:
+            result.diff_map = case_diff_map(case, result)
+    for d in result.regions:
+        d.actual = None
+    return result
+
+
 def format_durations(results: Sequence[CaseResult], n: int) -> str:
     """The ``n`` slowest cases (all when ``n`` is 0), slowest first: ``  12.3 ms  PATH``."""
     ranked = sorted(results, key=lambda r: r.seconds, reverse=True)
-    shown = ranked if n <= 0 else ranked[:n]
-    head = f"slowest {len(shown)} of {len(results)} case(s):" if n > 0 else f"durations of {len(results)} case(s):"
-    return "\n".join([head] + [f"  {r.seconds * 1000:8.1f} ms  {r.path}" for r in shown])
+    top = ranked if n <= 0 else ranked[:n]
+    head = f"slowest {len(top)} of {len(results)} case(s):" if n > 0 else f"durations of {len(results)} case(s):"
+    return "\n".join([head] + [f"  {r.seconds * 1000:8.1f} ms  {shown(r.path)}" for r in top])
 
 
 # ---------------------------------------------------------------------- JSON
@@ -373,14 +461,15 @@ def _value_json(diff: ByteDiff, byte: int) -> dict[str, Any]:
     return {"value": v if v == v and abs(v) != float("inf") else None, "text": format_value(byte, fmt)}
 
 
-def diff_json(case: Case, result: CaseResult, d: ByteDiff) -> dict[str, Any]:
+def diff_json(case: Case | None, result: CaseResult, d: ByteDiff) -> dict[str, Any]:
     """One entry of ``diffs`` (docs/cli.md §3.1): place, both bytes and values, element / MX group / block,
-    where the byte comes from (``source``), the QuantizeMX block's scale byte and the hexdump."""
+    where the byte comes from (``source``), the QuantizeMX block's scale byte and the hexdump (``case`` may be
+    None when ``d`` kept its rows)."""
     ex = d.explanation
     scale_byte = None
     if ex is not None and ex.scale_at is not None and d.part == "data":
         p, off = ex.scale_at
-        got = _region_byte(case, result, p, off)
+        got = d.scale_bytes
         scale_byte = {"partition": p, "offset": off, "expected": got[0] if got else None,
                       "actual": got[1] if got else None,
                       "expected_text": format_value(got[0], "E8M0") if got else None,
@@ -398,24 +487,26 @@ def diff_json(case: Case, result: CaseResult, d: ByteDiff) -> dict[str, Any]:
 
 def case_json(result: CaseResult, case: Case | None = None, max_diffs: int = 0,
               knobs: dict[str, Any] | None = None) -> dict[str, Any]:
-    """One case of the ``q7emu-replay`` document (docs/cli.md): given its ``case``, the first ``max_diffs``
-    differing bytes explained (``knobs``: the replay's overrides) and the ``diff_map`` of where bytes differ."""
-    from q7emu.machine.diffmap import diff_map
-    from q7emu.machine.explain import output_format
-
+    """One case of the ``q7emu-replay`` document (docs/cli.md): with ``max_diffs`` > 0, its first ``max_diffs``
+    differing bytes explained and the ``diff_map`` of where its bytes differ, as replay kept them in the result
+    (:func:`keep_detail`) or, given its ``case`` and a result that holds its actual bytes, computed here
+    (``knobs``: the replay's overrides)."""
     diffs: list[ByteDiff] = []
     total = sum(d.differing for d in result.regions)
     dmap = None
-    if case is not None:
+    detail = (case is not None or result.diffs is not None) and max_diffs > 0
+    if detail:
         diffs, total = first_diffs(case, result, max_diffs, knobs)
-        if total and len(result.regions) == len(case.expected):
-            dmap = diff_map(case, result, output_format(case.record), case_record(case).scale_mask)
+        dmap = result.diff_map
+        if dmap is None and case is not None and result.diffs is None:
+            dmap = case_diff_map(case, result)
     return {
-        "name": result.name, "path": result.path, "opcode": result.opcode if result.opcode >= 0 else None,
+        "name": shown(result.name), "path": shown(result.path),
+        "opcode": result.opcode if result.opcode >= 0 else None,
         "verdict": verdict(result), "seconds": round(result.seconds, 6),
         "bytes_compared": sum(d.bytes_compared for d in result.regions),
         "bytes_differing": total,
-        "error": result.error,
+        "error": None if result.error is None else shown(result.error),
         "first_mismatch": None if result.mismatch is None else {
             "region": result.mismatch.region, "partition": result.mismatch.partition,
             "offset": result.mismatch.offset, "expected": result.mismatch.expected,
@@ -425,8 +516,9 @@ def case_json(result: CaseResult, case: Case | None = None, max_diffs: int = 0,
                      "bytes_differing": d.differing,
                      "partitions": [{"partition": p, "bytes_differing": n} for p, n in sorted(d.partitions.items())]}
                     for d in result.regions],
-        "diffs": [diff_json(case, result, d) for d in diffs] if case is not None else [],
+        "diffs": [diff_json(case, result, d) for d in diffs],
         "diff_map": dmap,
+        "diffs_omitted": result.diffs_omitted,
     }
 
 
@@ -435,7 +527,8 @@ def replay_json(results: Sequence[CaseResult], cases: dict[str, Case] | None = N
                 select: Sequence[str] = (), seconds: float = 0.0, **extra: Any) -> dict[str, Any]:
     """The ``q7emu-replay`` v1 document of a replay (docs/cli.md): settings, summary and one entry per case.
 
-    ``cases``: path -> Case of the failing cases whose byte-level detail (``diffs``) is wanted."""
+    ``cases``: path -> Case of failing cases whose results still hold their actual bytes, for their byte-level
+    detail (``diffs``, ``diff_map``); a result that carries its detail (:func:`keep_detail`) needs none."""
     cases = cases or {}
     entries = [case_json(r, cases.get(r.path), max_diffs, knobs) for r in results]
     kinds = [kind(r) for r in results]
@@ -470,7 +563,8 @@ def junit_xml(results: Sequence[CaseResult], cases: dict[str, Case] | None = Non
               knobs: dict[str, Any] | None = None) -> str:
     """JUnit XML of a replay: one ``<testcase>`` per case (classname and name from its path,
     :func:`junit_identity`; ``time`` in seconds); a FAIL carries a ``<failure>`` whose text is the case's summary
-    (and its first ``max_diffs`` differing bytes, given its Case in ``cases``), an ERROR an ``<error>``."""
+    (and its first ``max_diffs`` differing bytes, kept in its result or computed from its Case in ``cases``), an
+    ERROR an ``<error>``."""
     cases = cases or {}
     kinds = [kind(r) for r in results]
     attrs = {"name": suite, "tests": str(len(results)), "failures": str(kinds.count("fail")),
@@ -480,15 +574,15 @@ def junit_xml(results: Sequence[CaseResult], cases: dict[str, Case] | None = Non
     ts = ET.SubElement(root, "testsuite", attrs)
     props = ET.SubElement(ts, "properties")
     for k, v in (("backend", backend), ("q7emu_version", __version__)):
-        ET.SubElement(props, "property", {"name": k, "value": v})
+        ET.SubElement(props, "property", {"name": k, "value": shown(v)})
     for r, k in zip(results, kinds):
         classname, name = junit_identity(r.path)
-        tc = ET.SubElement(ts, "testcase", {"classname": classname, "name": name, "file": r.path,
-                                            "time": f"{r.seconds:.6f}"})
+        tc = ET.SubElement(ts, "testcase", {"classname": shown(classname), "name": shown(name),
+                                            "file": shown(r.path), "time": f"{r.seconds:.6f}"})
         if k == "pass":
             continue
         text = format_case(r, cases.get(r.path), max_diffs, knobs=knobs)
-        first = (r.mismatch.describe() if r.mismatch is not None else (r.error or "failed"))
+        first = shown(r.mismatch.describe() if r.mismatch is not None else (r.error or "failed"))
         if k == "fail":
             el = ET.SubElement(tc, "failure", {"type": "mismatch" if r.mismatch is not None else "divergence",
                                                "message": first})
@@ -643,11 +737,12 @@ def select_cases(files: Sequence[str | os.PathLike[str]], patterns: Sequence[str
 
 
 def failing_cases(results: Sequence[CaseResult]) -> dict[str, Case]:
-    """path -> Case, re-read from disk, of every FAIL whose bytes differ (for the byte-level detail); a case that
-    can no longer be read is left out."""
+    """path -> Case, re-read from disk, of every FAIL whose bytes differ and whose result does not carry its
+    detail (a result of :func:`q7emu.machine.replay.replay` does: :func:`keep_detail`); a case that can no longer
+    be read is left out."""
     out: dict[str, Case] = {}
     for r in results:
-        if kind(r) == "fail" and any(d.differing for d in r.regions):
+        if kind(r) == "fail" and r.diffs is None and any(d.differing for d in r.regions):
             try:
                 out[r.path] = load_case(r.path)
             except Q7Error:

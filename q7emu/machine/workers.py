@@ -1,23 +1,34 @@
-"""Worker processes for replay and explore: Ctrl-C stops within a second, a dead worker fails only its own task.
+"""Worker processes for replay and explore: Ctrl-C stops within a second, a dead worker fails only its own task,
+no worker outlives the process that started it, and concurrent calls never share a worker.
 
 :func:`run_tasks` runs ``fn(task)`` for each task, in the calling process (``jobs == 1``) or in ``jobs``
-persistent worker processes while the calling process only hands out tasks and collects results, so it
-answers a signal at once:
+worker processes while the calling process only hands out tasks and collects results, so it answers a signal
+at once:
 
 * **Ctrl-C.** The workers ignore SIGINT (the terminal sends it to the whole process group). On the first
   SIGINT the caller's process kills its workers (SIGKILL, they hold no state worth saving and write no file)
   and raises :class:`Interrupted`, which says how many tasks finished; the results of those were already
   handed to ``on_result``. While the workers are being killed SIGINT is ignored, so a second Ctrl-C cannot
-  leave them running or hang the exit.
+  leave them running or hang the exit. Any other exception (the CLI turns SIGTERM / SIGHUP into one) kills
+  the call's workers the same way before it propagates.
 * **A dead worker** (killed, out of memory, a crash in native code) fails only the task it was running. That
   task is retried once in a fresh worker; if that worker dies too the task's result is a
   :class:`TaskFailure`. Tasks that were queued on the dead worker but not started are simply handed out again.
 * **An exception** raised by ``fn`` in a worker becomes a :class:`TaskFailure` for that task (one line); in
   the calling process (``jobs == 1``) it propagates.
+* **A dead parent** (SIGKILL, or any signal the process does not handle) takes its workers with it: on Linux
+  each worker asks the kernel for SIGKILL when its parent dies (``PR_SET_PDEATHSIG``), and on every platform
+  each forked worker closes the parent's ends of every worker pipe it inherited (its own included), so an
+  idle worker sees end-of-file as soon as the parent is gone (docs/limits.md §4).
 
-Workers are forked where the platform can (started once per process and kept for later calls, so only the
-first call pays for starting them; the copy-on-write heap is frozen first) and spawned elsewhere; ``fn`` and
-the tasks must be picklable for the spawn case and their results always are sent back pickled.
+**One pool per call at a time** (docs/limits.md §4). The persistent pool (started once per process, kept for
+later calls, so only the first call pays for starting the workers; the copy-on-write heap is frozen first) is
+used by one call at a time, and only from the main thread: a call from another thread, or one made while the
+persistent pool is busy (two threads, a nested call from ``on_result``), gets workers of its own, started
+for it and killed when it returns. So results can never cross between calls.
+
+Workers are forked where the platform can and spawned elsewhere; ``fn`` and the tasks must be picklable for
+the spawn case and their results always are sent back pickled.
 """
 from __future__ import annotations
 
@@ -27,6 +38,7 @@ import multiprocessing as mp
 import multiprocessing.connection as mpc
 import os
 import signal
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -43,6 +55,8 @@ RETRIES = 1
 REAP_SECONDS = 1.0
 #: the most worker processes one call may start (docs/limits.md §2): -j 100000 must not fork a machine to death
 MAX_JOBS = 64
+#: prctl(2) option: the signal a process gets when its parent dies (Linux)
+_PR_SET_PDEATHSIG = 1
 
 
 class Interrupted(KeyboardInterrupt):
@@ -67,12 +81,35 @@ class TaskFailure:
 
 
 # ---------------------------------------------------------------------- the worker side
-def _worker_main(conn: Any) -> None:
+def _die_with_parent(ppid: int) -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux; elsewhere the closed pipe ends
+    of :func:`_worker_main` are the only guard), and exit at once if the parent is already gone."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(Exception):
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    if os.getppid() != ppid:            # the parent died before the request took effect
+        os._exit(0)
+
+
+def _worker_main(conn: Any, ppid: int = 0, inherited: Sequence[Any] = ()) -> None:
     """A worker: receive (fn, task), send back (True, fn(task)) or (False, "Type: message"); None or a closed
-    pipe ends it. SIGINT is ignored: the parent decides when a worker stops."""
+    pipe ends it. ``inherited``: the parent's ends of worker pipes this forked child holds a copy of (its own
+    included): closed first, so that only the parent keeps them and its death reaches every worker as
+    end-of-file. SIGINT is ignored and SIGTERM / SIGHUP take their default action: the parent decides when a
+    worker stops (a signal handler the parent installed must not run here)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, sig) and signal.getsignal(getattr(signal, sig)) not in (signal.SIG_IGN, None):
+            signal.signal(getattr(signal, sig), signal.SIG_DFL)
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    for c in inherited:
+        with contextlib.suppress(Exception):
+            c.close()
+    if ppid:
+        _die_with_parent(ppid)
     while True:
         try:
             msg = conn.recv()
@@ -102,17 +139,34 @@ def _one_line(e: BaseException) -> str:
 
 
 # ---------------------------------------------------------------------- the parent side
+#: every worker of this process that is not yet killed, in any pool (their parent ends are closed in each
+#: newly forked worker); changed only with the GIL held, so a fork always copies a consistent set
+_LIVE: set[_Worker] = set()
+#: held while a worker is started and while a worker's pipe end is closed
+_FORK_LOCK = threading.Lock()
+
+
 class _Worker:
     """One worker process and the parent's end of its pipe; ``held`` are the task indexes sent, in order."""
 
     def __init__(self, ctx: Any) -> None:
-        parent_end, child_end = ctx.Pipe(duplex=True)
-        with _sigint_blocked():        # the child starts with SIGINT blocked until it ignores it
-            self.proc = ctx.Process(target=_worker_main, args=(child_end,), daemon=True, name="q7emu-worker")
-            self.proc.start()
-        child_end.close()
-        self.conn = parent_end
         self.held: deque[int] = deque()
+        with _FORK_LOCK:                   # no other thread forks or closes a pipe end while this child starts
+            parent_end, child_end = ctx.Pipe(duplex=True)
+            forked = ctx.get_start_method() == "fork"
+            inherited = [parent_end, *(w.conn for w in list(_LIVE))] if forked else []
+            try:
+                with _sigint_blocked():        # the child starts with SIGINT blocked until it ignores it
+                    self.proc = ctx.Process(target=_worker_main, args=(child_end, os.getpid(), inherited),
+                                            daemon=True, name="q7emu-worker")
+                    self.proc.start()
+            except BaseException:
+                parent_end.close()
+                child_end.close()
+                raise
+            child_end.close()
+            self.conn = parent_end
+            _LIVE.add(self)
 
     def alive(self) -> bool:
         return self.proc.is_alive()
@@ -133,10 +187,12 @@ class _Worker:
     def kill(self) -> None:
         with contextlib.suppress(Exception):
             self.proc.kill()
+        with _FORK_LOCK:
+            _LIVE.discard(self)
+            with contextlib.suppress(Exception):
+                self.conn.close()
         with contextlib.suppress(Exception):
             self.proc.join(REAP_SECONDS)
-        with contextlib.suppress(Exception):
-            self.conn.close()
 
 
 @contextlib.contextmanager
@@ -166,6 +222,8 @@ def _sigint_ignored() -> Iterator[None]:
 _POOL: list[_Worker] = []
 #: the Q7EMU_* environment the workers were started with (the limits of docs/limits.md §2 are read there)
 _POOL_ENV: dict[str, str] = {}
+#: held by the one call that uses the persistent pool; a call that cannot take it gets workers of its own
+_POOL_LOCK = threading.Lock()
 
 
 def _q7emu_env() -> dict[str, str]:
@@ -179,42 +237,89 @@ def _context() -> Any:
         return mp.get_context("spawn")
 
 
-def _acquire(ctx: Any, n: int) -> list[_Worker]:
-    """n live workers of the persistent pool (started on first need; restarted when a Q7EMU_* variable
-    changed since they were started, so they apply the same limits as this process)."""
-    if _POOL and _POOL_ENV != _q7emu_env():
-        shutdown()
-    _POOL_ENV.clear()
-    _POOL_ENV.update(_q7emu_env())
-    dead = [w for w in _POOL if not w.alive()]
-    for w in dead:
-        w.kill()
-    _POOL[:] = [w for w in _POOL if w not in dead]
-    if len(_POOL) < n:
+def _start(ctx: Any, pool: list[_Worker], n: int) -> None:
+    """Grow ``pool`` to ``n`` workers."""
+    if len(pool) < n:
         gc.freeze()          # forked children share the parent's heap without a copy-on-write storm from the GC
         try:
-            while len(_POOL) < n:
-                _POOL.append(_Worker(ctx))
+            while len(pool) < n:
+                pool.append(_Worker(ctx))
         finally:
             gc.unfreeze()
-    for w in _POOL:
-        w.held.clear()
-    return _POOL[:n]
 
 
-def _replace(ctx: Any, old: _Worker) -> _Worker:
-    old.kill()
-    new = _Worker(ctx)
-    _POOL[_POOL.index(old)] = new
-    return new
+def _kill_all(pool: list[_Worker]) -> None:
+    with _sigint_ignored():
+        for w in pool:
+            w.kill()
+        pool.clear()
+
+
+class _Pool:
+    """The workers of one :func:`run_tasks` call: the persistent pool (``shared``, while the call holds
+    ``_POOL_LOCK``) or workers of its own (killed when the call returns)."""
+
+    def __init__(self, ctx: Any, n: int, shared: bool) -> None:
+        self.ctx = ctx
+        self.shared = shared
+        self.workers: list[_Worker] = _POOL if shared else []
+        if shared:
+            if _POOL and _POOL_ENV != _q7emu_env():     # restarted so the workers apply this process's limits
+                _kill_all(_POOL)
+            _POOL_ENV.clear()
+            _POOL_ENV.update(_q7emu_env())
+            for w in [w for w in _POOL if not w.alive()]:
+                w.kill()
+                _POOL.remove(w)
+        try:
+            _start(ctx, self.workers, n)
+        except BaseException:
+            if not shared:
+                _kill_all(self.workers)
+            raise
+        for w in self.workers:
+            w.held.clear()
+        self.active = self.workers[:n]
+
+    def replace(self, old: _Worker) -> _Worker:
+        """A fresh worker in place of ``old`` (killed)."""
+        old.kill()
+        new = _Worker(self.ctx)
+        self.workers[self.workers.index(old)] = new
+        return new
+
+    def kill(self) -> None:
+        """Kill every worker of this pool (for the persistent pool: every persistent worker)."""
+        _kill_all(self.workers)
+
+    def release(self) -> None:
+        """The call is over: own workers are killed, the persistent pool stays for the next call."""
+        if not self.shared:
+            self.kill()
+
+
+@contextlib.contextmanager
+def _pool(ctx: Any, n: int) -> Iterator[_Pool]:
+    """The pool of one call: the persistent one when this is the main thread and no other call uses it."""
+    shared = threading.current_thread() is threading.main_thread() and _POOL_LOCK.acquire(blocking=False)
+    try:
+        p = _Pool(ctx, n, shared)
+        try:
+            yield p
+        except BaseException:
+            p.kill()
+            raise
+        p.release()
+    finally:
+        if shared:
+            _POOL_LOCK.release()
 
 
 def shutdown() -> None:
-    """Kill every persistent worker of this process (they are also killed on Ctrl-C and at exit)."""
-    with _sigint_ignored():
-        for w in _POOL:
-            w.kill()
-        _POOL.clear()
+    """Kill every persistent worker of this process (they are also killed on Ctrl-C and at exit). Waits for
+    a call that is using them to return."""
+    with _POOL_LOCK:
+        _kill_all(_POOL)
 
 
 def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int,
@@ -225,7 +330,8 @@ def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int,
     ``min(jobs, len(tasks))`` worker processes run the tasks; a task whose worker died is run ``retries`` more
     times, after which its result is a :class:`TaskFailure`, as it is when ``fn`` raised in the worker. On
     Ctrl-C (KeyboardInterrupt) the workers are killed and :class:`Interrupted` is raised. InvalidArgument when
-    ``jobs`` is not an int in 1..:data:`MAX_JOBS`."""
+    ``jobs`` is not an int in 1..:data:`MAX_JOBS`. Safe to call from several threads at once (each call has
+    workers no other call uses)."""
     if isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS:
         raise InvalidArgument("jobs", jobs if isinstance(jobs, int) else type(jobs).__name__,
                               f"must be an integer in 1..{MAX_JOBS} worker processes")
@@ -240,61 +346,57 @@ def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int,
         except KeyboardInterrupt:
             raise Interrupted(done, n) from None
         return
-    ctx = _context()
     queue: deque[int] = deque(range(n))
     attempts = [0] * n
     try:
-        workers = _acquire(ctx, min(jobs, n))
-        while done < n:
-            for k in range(len(workers)):
-                w = workers[k]
-                if not w.held and not w.alive():
-                    workers[k] = w = _replace(ctx, w)
-                while queue and len(w.held) < PREFETCH:
-                    i = queue.popleft()
-                    try:
-                        w.conn.send((fn, tasks[i]))
-                    except (OSError, EOFError):      # it died idle: its death is seen below or next round
-                        queue.appendleft(i)
-                        break
-                    w.held.append(i)
-            busy = [w for w in workers if w.held]
-            if not busy:                              # every send failed: start fresh workers
-                workers = [_replace(ctx, w) for w in workers]
-                continue
-            ready = set(mpc.wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=1.0))
-            for w in busy:
-                if w.conn not in ready and w.proc.sentinel not in ready:
+        with _pool(_context(), min(jobs, n)) as pool:
+            workers = pool.active
+            while done < n:
+                for k in range(len(workers)):
+                    w = workers[k]
+                    if not w.held and not w.alive():
+                        workers[k] = w = pool.replace(w)
+                    while queue and len(w.held) < PREFETCH:
+                        i = queue.popleft()
+                        try:
+                            w.conn.send((fn, tasks[i]))
+                        except (OSError, EOFError):      # it died idle: its death is seen below or next round
+                            queue.appendleft(i)
+                            break
+                        w.held.append(i)
+                busy = [w for w in workers if w.held]
+                if not busy:                              # every send failed: start fresh workers
+                    workers = [pool.replace(w) for w in workers]
                     continue
-                broken = False
-                try:
-                    while w.held and w.conn.poll():
-                        ok, value = w.conn.recv()
-                        i = w.held.popleft()
-                        done += 1
-                        on_result(i, value if ok else TaskFailure(value))
-                except (EOFError, OSError):
-                    broken = True
-                except KeyboardInterrupt:
-                    raise
-                except Exception:           # a torn message from a dying worker
-                    broken = True
-                if w.held and (broken or not w.alive()):
-                    why = w.death()
-                    i = w.held.popleft()                   # the task it was running
-                    queue.extendleft(reversed(w.held))     # the ones it had not started
-                    w.held.clear()
-                    attempts[i] += 1
-                    if attempts[i] > retries:
-                        done += 1
-                        on_result(i, TaskFailure(f"worker process {why} while running it "
-                                                 f"({attempts[i]} attempts)"))
-                    else:
-                        queue.appendleft(i)
-                    workers[workers.index(w)] = _replace(ctx, w)
+                ready = set(mpc.wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=1.0))
+                for w in busy:
+                    if w.conn not in ready and w.proc.sentinel not in ready:
+                        continue
+                    broken = False
+                    try:
+                        while w.held and w.conn.poll():
+                            ok, value = w.conn.recv()
+                            i = w.held.popleft()
+                            done += 1
+                            on_result(i, value if ok else TaskFailure(value))
+                    except (EOFError, OSError):
+                        broken = True
+                    except KeyboardInterrupt:
+                        raise
+                    except Exception:           # a torn message from a dying worker
+                        broken = True
+                    if w.held and (broken or not w.alive()):
+                        why = w.death()
+                        i = w.held.popleft()                   # the task it was running
+                        queue.extendleft(reversed(w.held))     # the ones it had not started
+                        w.held.clear()
+                        attempts[i] += 1
+                        if attempts[i] > retries:
+                            done += 1
+                            on_result(i, TaskFailure(f"worker process {why} while running it "
+                                                     f"({attempts[i]} attempts)"))
+                        else:
+                            queue.appendleft(i)
+                        workers[workers.index(w)] = pool.replace(w)
     except KeyboardInterrupt:
-        shutdown()
         raise Interrupted(done, n) from None
-    except BaseException:
-        shutdown()
-        raise

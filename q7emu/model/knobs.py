@@ -47,11 +47,16 @@ VALID_P = (32, 64, 96, 128)
 
 
 def check_knob(name: str, value: Any, table: Mapping[str, tuple[str, ...]]) -> str:
-    """Return ``value`` if it is a legal value of knob ``name``; raise InvalidArgument otherwise."""
+    """Return ``value`` as a plain ``str`` if it is a legal value of knob ``name``; raise InvalidArgument
+    otherwise. A ``str`` subclass (``np.str_``) is accepted and returned as the plain string: the compiled
+    kernels take only ``str`` itself."""
     allowed = table[name]
-    if not isinstance(value, str) or value not in allowed:
+    if not isinstance(value, str):
         raise InvalidArgument(name, value, f"must be one of {', '.join(allowed)}")
-    return value
+    plain = str.__str__(value)
+    if plain not in allowed:
+        raise InvalidArgument(name, plain, f"must be one of {', '.join(allowed)}")
+    return plain
 
 
 def check_knobs(knobs: Mapping[str, Any], table: Mapping[str, tuple[str, ...]]) -> dict[str, str]:
@@ -95,6 +100,22 @@ def _is_format_spelling(fmt: Any) -> bool:
     return isinstance(fmt, (str, np.dtype)) or (isinstance(fmt, type) and issubclass(fmt, np.generic))
 
 
+def check_array_size(name: str, arr: np.ndarray) -> None:
+    """InvalidArgument when ``arr`` holds more data than ``Q7EMU_MAX_ARRAY_BYTES`` (docs/limits.md §2), judged
+    from its shape before anything copies it: a stride-0 view (``np.broadcast_to``) of a petabyte costs no
+    memory until it is made contiguous, which numpy then fails with a MemoryError."""
+    from q7emu.fileio import limit
+
+    cap = limit("Q7EMU_MAX_ARRAY_BYTES")
+    nbytes = arr.dtype.itemsize
+    for n in arr.shape:
+        nbytes *= int(n)
+    if nbytes > cap:
+        raise InvalidArgument(f"{name}.shape", tuple(int(n) for n in arr.shape),
+                              f"{nbytes} bytes of array data, more than the limit of {cap} "
+                              "(Q7EMU_MAX_ARRAY_BYTES, docs/limits.md §2)")
+
+
 def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: Mapping[str, Any]
                            ) -> tuple[np.ndarray, int, int, str, dict[str, str]]:
     """Check every TensorDequantize rule before anything is computed.
@@ -122,6 +143,7 @@ def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: Mapping[s
     if not 1 <= parts <= 128:
         raise InvalidArgument("src.shape[0]", parts,
                               "partitions (num_active_channels) must be 1..128 [docs/firmware.md §1.3.3]")
+    check_array_size("src", src)
     src_bytes = np.ascontiguousarray(src.astype(src.dtype.newbyteorder("<"), copy=False)).view(np.uint8)
     if src_bytes.shape[1] % 4:
         raise InvalidArgument("src.shape[1]", src_bytes.shape[1],
@@ -172,6 +194,7 @@ def normalize_quantize_mx_args(src: Any, dst_dtype: Any, knobs: Mapping[str, Any
         raise InvalidArgument("src.shape[0]", p, "partitions must be 32, 64, 96 or 128 [docs/firmware.md §3.1]")
     if f == 0 or f % 4:
         raise InvalidArgument("src.shape[1]", f, "free size must be a positive multiple of 4 [docs/firmware.md §3.4]")
+    check_array_size("src", src)
     if checked["scale_layout"] == "auto":
         checked["scale_layout"] = "scatter" if p > 32 else "compact"
     bits = np.ascontiguousarray(src).view(np.uint16)

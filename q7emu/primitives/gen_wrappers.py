@@ -1,14 +1,19 @@
 """Generate the op-table-driven parts of the Python wrapper layer from :mod:`q7emu.primitives.optable`.
 
-Two committed files come out of the table (``python -m q7emu.primitives.gen_wrappers [--check]``;
-``--check`` exits 1 when either is stale, and ``firmware_tests/primitives/test_ivp_catalog.py`` runs it):
+Three committed files come out of the table (``python -m q7emu.primitives.gen_wrappers [--check]``;
+``--check`` exits 1 when one is stale, and ``firmware_tests/primitives/test_ivp_catalog.py`` runs it):
 
 * ``src/primitives/_ivp_table.pxi`` (included by ``_ivp.pyx``): one C function-pointer type per distinct C
   signature of the primitives, a typed table of the primitives of each signature (assigning ``P.<mnemonic>``
   to a typed pointer makes the C compiler check the table's operand list against the C function), and
   ``_dispatch``, which calls primitive ``i`` of signature ``s`` on the operand slots ``_Slots``;
 * ``q7emu/primitives/_ivp.pyi``: the type stub of the compiled module (every wrapper with its argument
-  and return types).
+  and return types);
+* ``src/kernels/kernel_ops_gen.pxi`` (included by the kernels): the kernels' instruction layer, one issue function
+  per op (``or2nx8(tr, rf, B, vt, vs, vr)`` issues ``ivp_or2nx8 vt, vs, vr`` in bundle B on register file rf): its
+  operands in the op's order (the C intrinsic's, docs/intrinsics.md §2), each recorded in the trace with its role
+  and lane view from the table, sources before the op and destinations after (docs/traces.md §1.1), and the
+  mutation hook (docs/traces.md §8).
 
 The wrappers themselves are built when ``_ivp`` is imported (:func:`wrapper_source` gives each one's
 Python source: its signature, docstring and annotations come from the table), so nothing per-op is written
@@ -24,6 +29,7 @@ from q7emu.primitives import optable as T
 ROOT = Path(__file__).resolve().parents[2]
 PXI = ROOT / "src" / "primitives" / "_ivp_table.pxi"
 PYI = ROOT / "q7emu" / "primitives" / "_ivp.pyi"
+KOPS = ROOT / "src" / "kernels" / "kernel_ops_gen.pxi"
 
 #: operand slots of _Slots, per kind: (field, how many)
 SLOTS = {T.VEC: ("v", 8), T.WVEC: ("w", 2), T.VBOOL: ("b", 4), T.PR: ("p", 2), T.VALIGN: ("u", 1),
@@ -229,9 +235,109 @@ def render_pyi() -> str:
     return "\n".join(L) + "\n"
 
 
+# ------------------------------------------------------------------------------------ kernel instruction layer
+#: vec / vbool lane view -> the trace's VIEW_* constant (src/trace/q7trace.pxd)
+TRACE_VIEW = {"2nx8": "VIEW_2NX8", "nx16": "VIEW_NX16", "n_2x32": "VIEW_N_2X32", "nxf16": "VIEW_NXF16",
+              "n_2xf32": "VIEW_N_2XF32"}
+TRACE_VBOOL_VIEW = {"2nx8": "VIEW_VB8", "nx16": "VIEW_VB16", "n_2x32": "VIEW_VB32", "nxf16": "VIEW_VB16",
+                    "n_2xf32": "VIEW_VB32"}
+#: the trace's register code of a scalar operand (docs/traces.md §1.1): a memory offset, a length, an immediate
+SCALAR_CODE = {"off": 254, "n": 253}
+
+
+def kernel_issuable(op: T.Op) -> bool:
+    """An op the kernels can issue: every operand lives in the register file (valign has none) or is an
+    immediate, a scalar or the memory base."""
+    return all(o.kind != T.VALIGN for o in op.operands)
+
+
+def _k_param(o: T.Operand) -> str:
+    """The issue function's parameter for one operand: a register index, an immediate, a scalar, a base pointer."""
+    if o.kind == T.MEMORY:
+        return ("uint8_t* " if o.role != T.SRC else "const uint8_t* ") + o.name
+    if o.kind == T.SCALAR:
+        return ("Py_ssize_t* " if o.role != T.SRC else "Py_ssize_t ") + o.name
+    return "int " + o.name
+
+
+def _k_arg(o: T.Operand) -> str:
+    """The primitive's argument for one operand (as gen's C signature wants it: pointers for outputs)."""
+    out = o.role != T.SRC
+    if o.kind == T.VEC:
+        return f"&rf.v[{o.name}]"
+    if o.kind == T.WVEC:
+        return f"&rf.wv[{o.name}]"
+    if o.kind == T.VBOOL:
+        return f"&rf.vb[{o.name}]" if out else f"rf.vb[{o.name}]"
+    if o.kind == T.PR:
+        return f"&rf.pr[{o.name}]" if out else f"rf.pr[{o.name}]"
+    return o.name                     # imm, scalar (value or pointer as declared), memory base
+
+
+def _k_record(o: T.Operand, role: str) -> str | None:
+    """The trace hook call of one operand (None: a memory base, not recorded)."""
+    n = o.name
+    if o.kind == T.VEC:
+        return f"tr_vec(tr, {role}, {n}, {TRACE_VIEW[o.view]}, &rf.v[{n}])"
+    if o.kind == T.WVEC:
+        return f"tr_wvec(tr, {role}, {n}, &rf.wv[{n}])"
+    if o.kind == T.VBOOL:
+        return f"tr_vbool(tr, {role}, {n}, {TRACE_VBOOL_VIEW[o.view]}, rf.vb[{n}])"
+    if o.kind == T.PR:
+        return f"tr_pr(tr, {role}, {n}, rf.pr[{n}])"
+    if o.kind == T.IMM:
+        return f"tr_scalar(tr, 255, {n})"
+    if o.kind == T.SCALAR:
+        return f"tr_scalar(tr, {SCALAR_CODE.get(n, 255)}, {n + '[0]' if o.role != T.SRC else n})"
+    return None
+
+
+def render_kernel_ops() -> str:
+    """The text of src/kernels/kernel_ops_gen.pxi: one issue function per kernel-issuable op of the table."""
+    L = [HEADER.rstrip(),
+         "# The kernels' instruction layer: `<mnemonic>(tr, rf, b, <operands>)` issues one IVP primitive in bundle b",
+         "# on the register file rf, its operands in the op's order (docs/intrinsics.md §2): register indexes,",
+         "# immediates, scalars and memory bases. Under the TracerP specialisation it records the op, the bundle",
+         "# and every operand with its role and lane view (sources before the op, destinations after: a",
+         "# read-modify-write operand both; scalars once, as sources); run_op is the mutation hook (docs/traces.md",
+         "# §8). Under NoTraceP only the primitive call remains. Included by kernel_cimports.pxi."]
+    for op in T.ALL_OPS:
+        if not kernel_issuable(op):
+            continue
+        head = f"cdef inline void {op.mnemonic}(TR tr, regfile_t* rf, int bundle"
+        params = [_k_param(o) for o in op.operands]
+        line = head + "".join(", " + x for x in params) + ") noexcept nogil:"
+        if len(line) > 120:              # continuation lines under the opening parenthesis
+            pad = " " * (len(f"cdef inline void {op.mnemonic}("))
+            line, cur = "", head
+            for x in params:
+                if len(cur) + len(x) + 2 + len(") noexcept nogil:") > 120:
+                    line += cur + ",\n"
+                    cur = pad + x
+                else:
+                    cur += ", " + x
+            line += cur + ") noexcept nogil:"
+        operands = ", ".join(o.name for o in op.operands)
+        srcs = [r for o in op.operands if o.role != T.DST for r in [_k_record(o, "ROLE_SRC")] if r]
+        dsts = [r for o in op.operands if o.role != T.SRC and o.kind != T.SCALAR
+                for r in [_k_record(o, "ROLE_DST")] if r]
+        L += ["", "", line, f'    """ivp_{op.mnemonic} {operands}"""']
+        if srcs:
+            L += ["    if TR is TracerP:", f'        if tr_begin(tr, "{op.mnemonic}", bundle):']
+            L += [f"            {r}" for r in srcs]
+        else:
+            L += ["    if TR is TracerP:", f'        tr_begin(tr, "{op.mnemonic}", bundle)']
+        L += [f'    if run_op(tr, "{op.mnemonic}", bundle):',
+              f"        P.{op.mnemonic}({', '.join(_k_arg(o) for o in op.operands)})",
+              "    if TR is TracerP:", "        if tr.open:"]
+        L += [f"            {r}" for r in dsts]
+        L.append("            tr_end(tr)")
+    return "\n".join(L) + "\n"
+
+
 def outputs() -> dict[Path, str]:
     """Every generated file and its text."""
-    return {PXI: render_pxi(), PYI: render_pyi()}
+    return {PXI: render_pxi(), PYI: render_pyi(), KOPS: render_kernel_ops()}
 
 
 def main(argv: list[str]) -> int:

@@ -7,19 +7,27 @@ and checked against the compiled module and the family ``.pxd`` files by
 ``firmware_tests/primitives/test_ivp_catalog.py``.
 
 A record (:class:`Op`) holds the mnemonic (no ``ivp_`` prefix; the C function of that name lives in
-``src/primitives/<FAMILY_FILES[family]>.pxd``), its family, its operands in disassembly order
-(destinations first, as the C primitive takes them: ``ivp_addnx16 vt, vs, vr`` -> ``addnx16(&vt, &vs, &vr)``),
-the one-line semantics, the docs/firmware.md / ANCHORS section it follows, the provenance class of those semantics (with
-a detail note), and the FLIX slot class it issues in (:data:`SLOT_CLASSES`, docs/firmware.md §6.3).
+``src/primitives/<FAMILY_FILES[family]>.pxd``), its family, its operands in the Xtensa C intrinsic's argument
+order, which is the disassembly's operand order (docs/intrinsics.md §2): the outputs first (as the C intrinsic
+lists its out-parameters; a value-returning intrinsic's result is its first operand in the disassembly), then
+the sources in argument order, a two-register source with its **high half first** (``IVP_SEL2NX8I(hi, lo,
+imm)``, ``ivp_sel2nx8i vt, hi, lo, imm``), and the C primitive takes them in that order (``ivp_addnx16 vt, vs,
+vr`` -> ``addnx16(&vt, &vs, &vr)``). Then the one-line semantics, the docs/ section it follows, the provenance
+class of those semantics (with a detail note), the FLIX slot class it issues in (:data:`SLOT_CLASSES`,
+docs/firmware.md §6.3), and (:attr:`Op.evidence`, from :mod:`q7emu.primitives.evidence`) the public code written
+with the real toolchain that pins its operand order or meaning.
 
 The Python wrapper of an op takes its non-destination operands in that order, except that a memory buffer
 comes first, and returns its destination and read-modify-write operands in that order (a memory buffer is
-written in place and not returned): ``bmin2nx8(va, vb) -> (flags, vt)``, ``lv2nx8_ip(mem, off, inc) -> (vt, off)``.
+written in place and not returned): ``bmin2nx8(va, vb) -> (flags, vt)``, ``lv2nx8_ip(mem, off, inc) -> (vt, off)``,
+``dselnx16(hi, lo, sel) -> (odd, even)``.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+
+from q7emu.primitives.evidence import EVIDENCE, Evidence
 
 # ---------------------------------------------------------------------------------- provenance classes
 #: semantics rest on a firmware fact docs/firmware.md records at HIGH / MED confidence
@@ -27,9 +35,14 @@ SPEC_HIGH = "SPEC HIGH"
 SPEC_MED = "SPEC MED"
 #: semantics from the Cadence cstub probes quoted in docs/anchors.md §7 (functional-model truth, not a docs/firmware.md fact)
 ANCHORS_HIGH = "ANCHORS HIGH"
+#: semantics pinned by public code written with the real toolchain (docs/intrinsics.md): HIGH = a C fallback, an
+#: #ifdef alternative, a value check against Cadence's functional model or Cadence's user-guide sequence; MED = a
+#: generic code path or a sibling intrinsic's convention
+PUBLIC_HIGH = "PUBLIC HIGH"
+PUBLIC_MED = "PUBLIC MED"
 #: docs/firmware.md leaves the lane map (or the whole op) open: q7emu's own choice, pinned by docs/ and the tests
 Q7EMU_CHOICE = "q7emu choice"
-PROVENANCE_CLASSES = (SPEC_HIGH, SPEC_MED, ANCHORS_HIGH, Q7EMU_CHOICE)
+PROVENANCE_CLASSES = (SPEC_HIGH, SPEC_MED, PUBLIC_HIGH, PUBLIC_MED, ANCHORS_HIGH, Q7EMU_CHOICE)
 
 # ---------------------------------------------------------------------------------- families
 MEM = "mem"              # loads / stores (docs/firmware.md §6.2 Loads, B06)
@@ -208,12 +221,14 @@ def _vvv(view: str, dt: str) -> tuple[Operand, ...]:
     return vec("vt", view, dt, DST), vec("vs", view, dt), vec("vr", view, dt)
 
 
-def _vvv_src(view: str, dt: str, third: str) -> tuple[Operand, ...]:
-    return vec("vs", view, dt), vec("vr", view, dt), vec(third, view, dt)
+def _hilo(view: str, dt: str) -> tuple[Operand, ...]:
+    """A two-register source, high half first (pool = lo || hi)."""
+    return vec("hi", view, dt), vec("lo", view, dt)
 
 
-def _vvvv(view: str, dt: str) -> tuple[Operand, ...]:
-    return (vec("vt", view, dt, DST),) + _vvv_src(view, dt, "sr")
+def _sel(view: str, dt: str) -> tuple[Operand, ...]:
+    """vt, hi, lo, sel of a variable select (the selector in the same lane view)."""
+    return (vec("vt", view, dt, DST),) + _hilo(view, dt) + (vec("sel", view, dt),)
 
 
 def _vvb(view: str, dt: str, role: str) -> tuple[Operand, ...]:
@@ -236,11 +251,20 @@ def _bvvv(view: str, dt: str, out: str) -> tuple[Operand, ...]:
 OVERWRITE, ACCUMULATE = False, True      # a MAC's `mul` / `mula` form
 
 
-def _wvvp(view: str, dt: str, acc: bool) -> tuple[Operand, ...]:
-    """wv, va, vb, pr of a pr MAC on `view` lanes (into 24-bit wvec lanes for 8-bit, 48-bit for 16-bit)."""
+def _macc(view: str, acc: bool) -> Operand:
+    """The wvec of a MAC on `view` lanes (24-bit wvec lanes for 8-bit, 48-bit for 16-bit): dst or accumulated."""
     bits = 1536 // VEC_LANES[view]          # a wvec lane is 3x the vec lane
-    w = wvec("wv", bits, SRCDST, arg="acc", optional=True) if acc else wvec("wv", bits, DST)
-    return w, vec("va", view, dt), vec("vb", view, dt), pr("pr")
+    return wvec("wv", bits, SRCDST, arg="acc", optional=True) if acc else wvec("wv", bits, DST)
+
+
+def _wvvp(view: str, dt: str, acc: bool) -> tuple[Operand, ...]:
+    """wv, va, vb, pr of a paired pr MAC (va takes pr bits 16..31, vb bits 0..15)."""
+    return _macc(view, acc), vec("va", view, dt), vec("vb", view, dt), pr("pr")
+
+
+def _wtap(view: str, dt: str, acc: bool) -> tuple[Operand, ...]:
+    """wv, hi, lo, pr of a 4-tap pr MAC: the window is lo || hi, tap 0 on lo."""
+    return (_macc(view, acc),) + _hilo(view, dt) + (pr("pr"),)
 
 
 def _vw(view: str, dt: str, bits: int) -> tuple[Operand, ...]:
@@ -287,6 +311,11 @@ class Op:
         return f"{self.provenance} ({self.note})" if self.note else self.provenance
 
     @property
+    def evidence(self) -> tuple[Evidence, ...]:
+        """The public code that pins this op's operand order or meaning (docs/intrinsics.md); () when none does."""
+        return EVIDENCE.get(self.mnemonic, ())
+
+    @property
     def slots(self) -> tuple[str, ...]:
         """The FLIX slots the op may issue in."""
         return SLOT_CLASSES[self.slot][0]
@@ -313,41 +342,41 @@ OPS: tuple[Op, ...] = (
        "vt = the 64 bytes at mem[off] read through the two-row (1024-bit) window; off += inc.",
        "docs/firmware.md §6.2 Loads (B06), §8.2.9", Q7EMU_CHOICE, "", LDST2),
     Op("lav2nx8_xp", MEM, (vec("vt", "2nx8", U8, DST), mem(touches="n"), scalar("off", SRCDST), scalar("n"),),
-       "vt = first min(n, 64) bytes at mem[off], zero-filled; off += n (variable-length tail load).",
-       "docs/firmware.md §6.2 Loads (B06)", Q7EMU_CHOICE, "valign carry not modelled", LDST),
+       "vt = the first c = min(max(n, 0), 64) bytes at mem[off], zero-filled; off += c (variable-length load).",
+       "docs/firmware.md §6.2 Loads (B06); docs/intrinsics.md §3.8", PUBLIC_HIGH, "valign carry not modelled", LDST),
     Op("labvdcmprs2nx8_xp", MEM, (vec("vt", "2nx8", U8, DST), vbool("vb", "2nx8"), mem(touches="n"), scalar("off", SRCDST), scalar("n"),),
-       "R = first min(n, 64) bytes at mem[off], zero-filled; vt[k] = vb[k] ? R[popcount(vb below k)] : R[63]; off += n.",
+       "R = the first c = min(max(n, 0), 64) bytes at mem[off], zero-filled; vt[k] = vb[k] ? R[popcount(vb below k)] : R[63]; off += c.",
        "docs/firmware.md §6.2 Loads (B06), docs/model.md §8 item 18", SPEC_MED, "lane wiring; byte count as lav2nx8_xp (q7emu choice)", LDST),
     Op("sv2nx8_ip", MEM, (vec("vs", "2nx8", U8), mem(SRCDST), scalar("off", SRCDST), scalar("inc"),),
        "Store the 64 bytes of vs at mem[off] (in place); returns off + inc.",
        "docs/firmware.md §6.2 Loads/stores (B06)", SPEC_HIGH, "", ST),
     Op("sav2nx8_xp", MEM, (vec("vs", "2nx8", U8), mem(SRCDST, touches="n"), scalar("off", SRCDST), scalar("n"),),
-       "Store the first min(n, 64) bytes of vs at mem[off] (in place); returns off + n.",
-       "docs/firmware.md §6.2 Loads/stores (B06)", Q7EMU_CHOICE, "", ST),
-    Op("sel2nx8", SELECT, (*_vvvv("2nx8", U8),),
-       "vt[k] = pool[sr[k] & 0x7F], pool = vs || vr (128 bytes).",
-       "docs/firmware.md §6.2 Select (B21)", SPEC_HIGH, "", ALU_SLOT),
-    Op("selnx16", SELECT, (*_vvvv("nx16", U16),),
-       "vt[k] = pool16[sr[k] & 0x3F], pool = vs || vr (64 x 16-bit lanes).",
-       "docs/firmware.md §6.2 Select (B21)", SPEC_HIGH, "", ALU_SLOT),
-    Op("seln_2x32", SELECT, (*_vvvv("n_2x32", U32),),
-       "vt[k] = pool32[sr[k] & 0x1F], pool = vs || vr (32 x 32-bit lanes).",
-       "docs/firmware.md §6.2 Select (B21)", SPEC_HIGH, "", ALU_SLOT),
-    Op("sel2nx8i", SELECT, (vec("vt", "2nx8", U8, DST), vec("vs", "2nx8", U8), vec("vr", "2nx8", U8), imm("imm", 0, 127, example=0, values=SEL2NX8I_IMMS),),
-       "vt = fixed permutation `imm` of pool = vs || vr: 0/1 even/odd bytes, 2/3 interleave lo/hi, 8..11 every 4th byte from offset imm-8, 0x10/0x11 rotate right by 1/4, 53 interleave the odd bytes (vt[2k] = vs[2k+1], vt[2k+1] = vr[2k+1]).",
-       "docs/firmware.md §6.2 Select (B21), §8.1.12", Q7EMU_CHOICE, "", ALU_SLOT),
+       "Store the first c = min(max(n, 0), 64) bytes of vs at mem[off] (in place); returns off + c.",
+       "docs/firmware.md §6.2 Loads/stores (B06); docs/intrinsics.md §3.8", PUBLIC_HIGH, "valign flush not modelled", ST),
+    Op("sel2nx8", SELECT, (*_sel("2nx8", U8),),
+       "vt[k] = pool[sel[k] & 0x7F], pool = lo (bytes 0..63) || hi (64..127).",
+       "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.1 (order)", SPEC_HIGH, "", ALU_SLOT),
+    Op("selnx16", SELECT, (*_sel("nx16", U16),),
+       "vt[k] = pool16[sel[k] & 0x3F], pool16 = lo (lanes 0..31) || hi (32..63).",
+       "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.1 (order)", SPEC_HIGH, "", ALU_SLOT),
+    Op("seln_2x32", SELECT, (*_sel("n_2x32", U32),),
+       "vt[k] = pool32[sel[k] & 0x1F], pool32 = lo (lanes 0..15) || hi (16..31).",
+       "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.1 (order)", SPEC_HIGH, "", ALU_SLOT),
+    Op("sel2nx8i", SELECT, (vec("vt", "2nx8", U8, DST), *_hilo("2nx8", U8), imm("imm", 0, 127, example=0, values=SEL2NX8I_IMMS),),
+       "vt = fixed permutation `imm` of pool = lo (bytes 0..63) || hi (64..127): 0/1 even/odd bytes, 2/3 interleave lo/hi halves, 8..11 every 4th byte from offset imm-8, 0x10/0x11 rotate right by 1/4, 53 interleave the odd bytes (vt[2k] = lo[2k+1], vt[2k+1] = hi[2k+1]).",
+       "docs/firmware.md §6.2 Select (B21), §8.1.12; docs/intrinsics.md §3.1", Q7EMU_CHOICE, "immediate numbers", ALU_SLOT),
     Op("sel2nx8i_s4", SELECT, (vec("vt", "nx16", U16, DST, signed_when="imm & 16"), vec("vs", "2nx8", U8), vec("vr", "2nx8", U8), imm("imm", 0, 31, example=9),),
-       "Nibble unpack: vt.16[k] = nibble ((k&1)^H) of pool byte 16*C + (k>>1), zero/sign-extended; imm = S<<4 | H<<3 | C.",
-       "docs/firmware.md §8.2.8, seed @0x010051a9", Q7EMU_CHOICE, "", S4),
-    Op("dselnx16", SELECT, (vec("vu", "nx16", U16, DST), vec("vt", "nx16", U16, DST), *_vvv_src("nx16", U16, "sr"),),
-       "Two permutations of pool16 = vs || vr: vu[k] = pool[sr.u8[2k] & 63], vt[k] = pool[sr.u8[2k+1] & 63]; returns (vu, vt).",
-       "docs/firmware.md §6.2 Select (B21)", Q7EMU_CHOICE, "index packing", ALU_SLOT),
-    Op("dselnx16t", SELECT, (vec("vu", "nx16", U16, SRCDST, arg="vu_old"), vec("vt", "nx16", U16, SRCDST, arg="vt_old"), *_vvv_src("nx16", U16, "sr"), vbool("vb", "nx16"),),
-       "dselnx16 merged under vb: false lanes keep vu_old / vt_old; returns (vu, vt).",
-       "docs/firmware.md §6.2 Select (B21), §6.1 t forms", Q7EMU_CHOICE, "index packing", ALU_SLOT),
-    Op("dseln_2x32t", SELECT, (vec("vu", "n_2x32", U32, SRCDST, arg="vu_old"), vec("vt", "n_2x32", U32, SRCDST, arg="vt_old"), vec("vs", "n_2x32", U32), vec("vr", "n_2x32", U32), vec("sr", "nx16", U16), vbool("vb", "n_2x32"),),
-       "vu[k] = pool32[sr.u16[2k] & 31], vt[k] = pool32[sr.u16[2k+1] & 31], merged under vb; returns (vu, vt).",
-       "docs/firmware.md §6.2 Select (B21)", Q7EMU_CHOICE, "index packing", ALU_SLOT),
+       "Nibble unpack: vt.16[k] = nibble ((k&1)^H) of byte 16*C + (k>>1) of vs || vr (chunks 0..3 from the first operand), zero/sign-extended; imm = S<<4 | H<<3 | C.",
+       "docs/firmware.md §8.2.8, seeds @0x010051a9, @0x010052ee; docs/model.md §8 item 2", Q7EMU_CHOICE, "unpack reading; chunk order from the seeds", S4),
+    Op("dselnx16", SELECT, (vec("odd", "nx16", U16, DST), vec("even", "nx16", U16, DST), *_hilo("nx16", U16), vec("sel", "2nx8", U8),),
+       "Two permutations of pool16 = lo (lanes 0..31) || hi (32..63): even[k] = pool[sel.u8[2k] & 63], odd[k] = pool[sel.u8[2k+1] & 63]; returns (odd, even).",
+       "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.2", PUBLIC_HIGH, "Cadence user-guide sequence", ALU_SLOT),
+    Op("dselnx16t", SELECT, (vec("odd", "nx16", U16, SRCDST, arg="odd_old"), vec("even", "nx16", U16, SRCDST, arg="even_old"), *_hilo("nx16", U16), vec("sel", "2nx8", U8), vbool("vb", "2nx8"),),
+       "dselnx16 merged under the vbool2N vb: bit 2k gates even[k], bit 2k+1 gates odd[k]; false lanes keep odd_old / even_old; returns (odd, even).",
+       "docs/firmware.md §6.2 Select (B21), §6.1 t forms; docs/intrinsics.md §3.2", PUBLIC_HIGH, "Cadence user-guide sequence", ALU_SLOT),
+    Op("dseln_2x32t", SELECT, (vec("odd", "n_2x32", U32, SRCDST, arg="odd_old"), vec("even", "n_2x32", U32, SRCDST, arg="even_old"), *_hilo("n_2x32", U32), vec("sel", "nx16", U16), vbool("vb", "nx16"),),
+       "even[k] = pool32[sel.u16[2k] & 31], odd[k] = pool32[sel.u16[2k+1] & 31], pool32 = lo || hi; vb lane 2k gates even[k], lane 2k+1 odd[k]; returns (odd, even).",
+       "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.2", Q7EMU_CHOICE, "by analogy with dselnx16t", ALU_SLOT),
     Op("dcmprs2nx8", SELECT, (vec("vt", "2nx8", U8, DST), vec("vr", "2nx8", U8), vbool("vb", "2nx8"),),
        "Expand: vt[k] = vb[k] ? vr[popcount(vb bits below k)] : vr[63].",
        "docs/firmware.md §6.2 Select (B21)", SPEC_HIGH, "", ALU_SLOT),
@@ -436,11 +465,11 @@ OPS: tuple[Op, ...] = (
        "vt = vs >> imm (arithmetic) on 32-bit lanes (imm5).",
        "docs/firmware.md §6.2 Shifts (B12)", SPEC_HIGH, "", ALU_SLOT),
     Op("srlnx16", SHIFT, (*_vvv("nx16", U16),),
-       "vt[k] = vs[k] >> vr[k] (logical, unsigned amount; >= 16 gives 0).",
-       "docs/firmware.md §6.2 Shifts (B12)", SPEC_HIGH, "", ALU_SLOT),
+       "vt[k] = vs[k] >> a (logical), a = vr[k] read as int16; a < 0 shifts left by -a; |a| >= 16 gives 0.",
+       "docs/firmware.md §6.2 Shifts (B12); docs/intrinsics.md §3.7", SPEC_HIGH, "negative amounts: public code", ALU_SLOT),
     Op("srln_2x32", SHIFT, (*_vvv("n_2x32", U32),),
-       "vt[k] = vs[k] >> vr[k] (logical, unsigned amount; >= 32 gives 0).",
-       "docs/firmware.md §6.2 Shifts (B12), §3.6 @0x79ec", SPEC_HIGH, "", ALU_SLOT),
+       "vt[k] = vs[k] >> a (logical), a = vr[k] read as int32; a < 0 shifts left by -a; |a| >= 32 gives 0.",
+       "docs/firmware.md §6.2 Shifts (B12), §3.6 @0x79ec; docs/intrinsics.md §3.7", SPEC_HIGH, "negative amounts: public code", ALU_SLOT),
     Op("sllnx16", SHIFT, (*_vvv("nx16", U16),),
        "vt[k] = vs[k] << a, a = signed 6-bit vr[k] (negative: logical right).",
        "docs/firmware.md §6.2 Shifts (B12)", SPEC_HIGH, "", ALU_SLOT),
@@ -507,27 +536,27 @@ OPS: tuple[Op, ...] = (
     Op("bsubnormnx16", FLAG, (*_bvvv("nx16", S16, S16),),
        "(flags, vt): s = a - b (17-bit); flag = bit15 != bit16; vt = flag ? s >> 1 : s.",
        "docs/firmware.md §6.2 Flag ALU (B03)", SPEC_HIGH, "", ALU_SLOT),
-    Op("mulus4tn16xr16", MAC, (*_wvvp("nx16", U16, OVERWRITE),),
-       "wv48[i] = sum_t pool.u16[i+t] * pr.s16[t], pool = va || vb (4-tap, overwrite); returns int64[32].",
-       "docs/firmware.md §6.2 Integer MAC (B04/B05), §8.2.19", Q7EMU_CHOICE, "4t lane map", MUL),
-    Op("mulus4tan16xr16", MAC, (*_wvvp("nx16", U16, ACCUMULATE),),
-       "wv48[i] += sum_t pool.u16[i+t] * pr.s16[t], pool = va || vb; acc int64[32] (None = 0).",
-       "docs/firmware.md §6.2 Integer MAC (B04/B05), seed @0x010051a9", Q7EMU_CHOICE, "4t lane map", MUL),
-    Op("mul4tn16xr16", MAC, (*_wvvp("nx16", S16, OVERWRITE),),
-       "wv48[i] = sum_t pool.s16[i+t] * pr.s16[t] (signed x signed, overwrite).",
-       "docs/firmware.md §6.2 Integer MAC (B04)", Q7EMU_CHOICE, "4t lane map", MUL),
-    Op("mul4tan16xr16", MAC, (*_wvvp("nx16", S16, ACCUMULATE),),
-       "wv48[i] += sum_t pool.s16[i+t] * pr.s16[t] (signed x signed).",
-       "docs/firmware.md §6.2 Integer MAC (B04), §2.4 MX path", Q7EMU_CHOICE, "4t lane map", MUL),
-    Op("dmulqa2n8xr8", MAC, (wvec("wa", 24, SRCDST, arg="acc_a", optional=True), wvec("wb", 24, SRCDST, arg="acc_b", optional=True), *(vec(f"v{j}", "2nx8", S8) for j in range(4)), pr("pr"),),
-       "wa24[i] += sum_j vj.s8[i] * pr.s8[j]; wb24[i] += sum_j vj.s8[i] * pr.s8[4+j] (j < 4); returns (wa, wb).",
-       "docs/firmware.md §6.2 Integer MAC (B04/B05), seed @0x010053c0", Q7EMU_CHOICE, "q lane map", MUL),
+    Op("mulus4tn16xr16", MAC, (*_wtap("nx16", U16, OVERWRITE),),
+       "wv48[i] = sum_t pool.u16[i+t] * pr.s16[t], pool = lo (lanes 0..31) || hi (32..63), tap 0 on lo (4-tap, overwrite); returns int64[32].",
+       "docs/firmware.md §6.2 Integer MAC (B04/B05), §8.2.19; docs/intrinsics.md §3.3", PUBLIC_MED, "the 8-bit sibling's C fallback; 16-bit taps", MUL),
+    Op("mulus4tan16xr16", MAC, (*_wtap("nx16", U16, ACCUMULATE),),
+       "wv48[i] += sum_t pool.u16[i+t] * pr.s16[t], pool = lo || hi, tap 0 on lo; acc int64[32] (None = 0).",
+       "docs/firmware.md §6.2 Integer MAC (B04/B05), seed @0x010051a9; docs/intrinsics.md §3.3", PUBLIC_MED, "the 8-bit sibling's C fallback; 16-bit taps", MUL),
+    Op("mul4tn16xr16", MAC, (*_wtap("nx16", S16, OVERWRITE),),
+       "wv48[i] = sum_t pool.s16[i+t] * pr.s16[t], pool = lo || hi (signed x signed, overwrite).",
+       "docs/firmware.md §6.2 Integer MAC (B04); docs/intrinsics.md §3.3", PUBLIC_MED, "the 8-bit sibling's C fallback; 16-bit taps", MUL),
+    Op("mul4tan16xr16", MAC, (*_wtap("nx16", S16, ACCUMULATE),),
+       "wv48[i] += sum_t pool.s16[i+t] * pr.s16[t], pool = lo || hi (signed x signed).",
+       "docs/firmware.md §6.2 Integer MAC (B04), §2.4 MX path; docs/intrinsics.md §3.3", PUBLIC_MED, "the 8-bit sibling's C fallback; 16-bit taps", MUL),
+    Op("dmulqa2n8xr8", MAC, (wvec("wh", 24, SRCDST, arg="acc_hi", optional=True), wvec("wl", 24, SRCDST, arg="acc_lo", optional=True), *(vec(f"v{j}", "2nx8", S8) for j in (3, 2, 1, 0)), pr("pr"),),
+       "acc_lo24[i] += sum_j vj.s8[i] * pr.s8[j]; acc_hi24[i] += sum_j vj.s8[i] * pr.s8[4+j] (j < 4; the last vector is v0); returns (acc_hi, acc_lo).",
+       "docs/firmware.md §6.2 Integer MAC (B04/B05), seed @0x010053c0; docs/intrinsics.md §3.4", PUBLIC_HIGH, "#ifdef pair in Cadence's conv kernel", MUL),
     Op("muluupan16xr16", MAC, (*_wvvp("nx16", U16, ACCUMULATE),),
-       "wv48[i] += va.u16[i] * pr.u16[0] + vb.u16[i] * pr.u16[1] (unsigned, paired).",
-       "docs/firmware.md §6.2 Integer MAC (B04/B05), §2.4 @0x01004fc8", Q7EMU_CHOICE, "pr fields", MUL),
+       "wv48[i] += va.u16[i] * pr.u16[1] + vb.u16[i] * pr.u16[0] (unsigned, paired: the first vector takes pr bits 16..31).",
+       "docs/firmware.md §6.2 Integer MAC (B04/B05), §2.4 @0x01004fc8; docs/intrinsics.md §3.5", PUBLIC_MED, "the paired family's convention", MUL),
     Op("mulsupn16xr16", MAC, (*_wvvp("nx16", S16, OVERWRITE),),
-       "wv48[i] = va.s16[i] * pr.u16[0] + vb.s16[i] * pr.u16[1] (signed x unsigned, paired, overwrite).",
-       "docs/firmware.md §6.2 Integer MAC (B04/B05)", Q7EMU_CHOICE, "pr fields", MUL),
+       "wv48[i] = va.s16[i] * pr.u16[1] + vb.s16[i] * pr.u16[0] (signed x unsigned, paired, overwrite: the first vector takes pr bits 16..31).",
+       "docs/firmware.md §6.2 Integer MAC (B04/B05); docs/intrinsics.md §3.5", PUBLIC_MED, "the paired family's convention", MUL),
     Op("muluspa2n8xr16", MAC, (*_wvvp("2nx8", U8, ACCUMULATE),),
        "wv24[i] += va.u8[i] * hi16(w) + vb.u8[i] * lo16(w), w = pr bits [0, 32), weights signed.",
        "docs/anchors.md §7 (IVP_MULUSPA2N8XR16), docs/firmware.md §3.6 @0x6c4b", ANCHORS_HIGH, "Cadence cstub probe", MUL),
@@ -537,12 +566,12 @@ OPS: tuple[Op, ...] = (
     Op("mulan_2x32", MAC, (wvec("wv", 96, SRCDST, arg="acc", optional=True), vec("va", "n_2x32", S32), vec("vb", "n_2x32", S32),),
        "wv96[i] += va.s32[i] * vb.s32[i], wrapping modulo 2^96.",
        "docs/firmware.md §6.2 Integer MAC (B04)", SPEC_HIGH, "", MUL),
-    Op("cvtg48n_2x32l", WIDEN, (wvec("wv", 48, DST), vec("vs", "n_2x32", U32), vec("vr", "n_2x32", U32),),
-       "wv48[i] = zero-extended u32 lane i of vs || vr (high 16 bits 0); returns int64[32].",
-       "docs/firmware.md §6.2 (B22), §8.2.5", Q7EMU_CHOICE, "identity gather", MUL),
-    Op("cvtg48n_2x32h", WIDEN, (wvec("wv", 48, SRCDST, arg="acc"), vec("vs", "n_2x32", U32), vec("vr", "n_2x32", U32),),
-       "wv48[i] keeps its low 32 bits; high 16 bits = low 16 bits of u32 lane i of vs || vr.",
-       "docs/firmware.md §6.2 (B22), §3.6 @0x216d", Q7EMU_CHOICE, "identity gather", MUL),
+    Op("cvtg48n_2x32l", WIDEN, (wvec("wv", 48, DST), *_hilo("n_2x32", U32),),
+       "wv48[i] = zero-extended u32 lane i of pool32 = lo (lanes 0..15) || hi (16..31) (high 16 bits 0); returns int64[32].",
+       "docs/firmware.md §6.2 (B22), §8.2.5; docs/intrinsics.md §3.1", Q7EMU_CHOICE, "identity gather; the order of its sibling CVT48SNX32", MUL),
+    Op("cvtg48n_2x32h", WIDEN, (wvec("wv", 48, SRCDST, arg="acc"), *_hilo("n_2x32", U32),),
+       "wv48[i] keeps its low 32 bits; high 16 bits = low 16 bits of u32 lane i of pool32 = lo || hi.",
+       "docs/firmware.md §6.2 (B22), §3.6 @0x216d; docs/intrinsics.md §3.1", Q7EMU_CHOICE, "identity gather; the order of its sibling CVT48SNX32", MUL),
     Op("packvr2nx24", PACK, (*_vwi("2nx8", S8, 24),),
        "vt.s8[i] = sat8((wv24[i] + 2^(sh-1)) >> sh), sh clamped to 23.",
        "docs/firmware.md §6.2 pack (B10)", SPEC_HIGH, "", LD),
@@ -607,20 +636,20 @@ OPS: tuple[Op, ...] = (
        "vt[k] = int16 trunc(fp16 vs[k] * 2^imm), saturating; NaN -> INT16_MAX.",
        "docs/firmware.md §6.2 Converts (B20), §8.2.7", SPEC_HIGH, "", ALU_SLOT),
     Op("cvtf32nxf16_0", CONVERT, (vec("vt", "n_2xf32", F32, DST), vec("vs", "nxf16", F16),),
-       "vt.f32[k] = fp16 lane k of vs (k < 16), exact.",
-       "docs/firmware.md §6.2 Converts", SPEC_HIGH, "", ALU_SLOT),
+       "vt.f32[k] = fp16 lane 2k of vs (the even lanes), exact.",
+       "docs/firmware.md §6.2 Converts; docs/intrinsics.md §3.6", PUBLIC_MED, "against docs/firmware.md §6.2's low / high halves", ALU_SLOT),
     Op("cvtf32nxf16_1", CONVERT, (vec("vt", "n_2xf32", F32, DST), vec("vs", "nxf16", F16),),
-       "vt.f32[k] = fp16 lane 16+k of vs, exact.",
-       "docs/firmware.md §6.2 Converts", SPEC_HIGH, "", ALU_SLOT),
+       "vt.f32[k] = fp16 lane 2k+1 of vs (the odd lanes), exact.",
+       "docs/firmware.md §6.2 Converts; docs/intrinsics.md §3.6", PUBLIC_MED, "against docs/firmware.md §6.2's low / high halves", ALU_SLOT),
     Op("extrpr2nx8", PR_MOVE, (pr("pr", DST), vec("vs", "2nx8", U8), imm("k", 0, 63, example=5),),
        "pr = u8 lane k of vs, upper bits 0 (returns int).",
        "docs/firmware.md §6.2 Moves into pr (XPR)", SPEC_HIGH, "", ALU_SLOT),
     Op("extrprn_2x32", PR_MOVE, (pr("pr", DST), vec("vs", "n_2x32", U32), imm("k", 0, 15, example=5),),
        "pr = u32 lane k of vs, upper bits 0 (returns int).",
        "docs/firmware.md §6.2 Moves into pr (XPR)", SPEC_HIGH, "", ALU_SLOT),
-    Op("dextrprn_2x32", PR_MOVE, (pr("pr", DST), vec("vs", "n_2x32", U32), vec("vr", "n_2x32", U32), imm("i", 0, 31, example=5), imm("j", 0, 31, example=10),),
-       "pr = pool32[i] | pool32[j] << 32, pool = vs || vr (returns int).",
-       "docs/firmware.md §6.2 (XPR), §3.6 @0x22b5", Q7EMU_CHOICE, "pairing", ALU_SLOT),
+    Op("dextrprn_2x32", PR_MOVE, (pr("pr", DST), vec("vhi", "n_2x32", U32), vec("vlo", "n_2x32", U32), imm("ihi", 0, 15, example=5), imm("ilo", 0, 15, example=10),),
+       "pr = vlo.u32[ilo] | vhi.u32[ihi] << 32: each index is a lane of its own vector (returns int).",
+       "docs/firmware.md §6.2 (XPR), §3.6 @0x22b5; docs/intrinsics.md §3.4", PUBLIC_HIGH, "#ifdef pair in Cadence's conv kernel", ALU_SLOT),
     Op("movpint16", PR_MOVE, (pr("pr", DST), imm("imm", -32768, 65535, example=256),),
        "pr = the 16-bit immediate (imm mod 2^16) in each of pr's four 16-bit fields (returns int).",
        "docs/firmware.md §2.4, §8.1 item 15; docs/model.md §8 item 19", Q7EMU_CHOICE, "semantics", ALU_SLOT),

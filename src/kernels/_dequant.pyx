@@ -103,50 +103,53 @@ cdef enum:
     # E4M3 2^-3 in the high byte, sign bit set)
     rbZMAX = 16
     rbNEG0 = 17        # 0x8000: fp16 -0, and the sign test's bound
-    rbPR3 = 18         # u32 lane 0: the seed MAC's weights wX | w2 << 16; FP6 lane 1: w3 (the third kink's)
+    rbPR3 = 18         # u32 lane 0: the seed MAC's weights w2 | wX << 16 (X, its first vector, on the high field);
+    #                    FP6 lane 1: w3 << 16 (the third kink's)
     rbZERO = 19        # 0
     rbP3 = 20          # FP6: the third kink point p3 (8)
     rbXTABN = 21       # FP6: the table's second half, codes 32..63 (the negative ones)
     rbREV = 22         # FP6 msb-first: sel2nx8 indexes that reverse the 4 bytes of each 32-bit lane
     # working registers
-    rbX0 = 0           # X of the even codes (dselnx16t vu; seed v0)
-    rbX1 = 1           # X of the odd codes (dselnx16t vt; seed v1)
+    # X of the odd codes (dselnx16t's first output, the odd selector bytes; seed v0) and of the even codes (its
+    # second output; seed v1: @0x01004fc8's babssub2nx8 reads it)
+    rbXO = 0
+    rbXE = 1
     # rbLD: the loaded pass (4-bit: byte j in the low byte of 16-bit lane j; FP6: 3-byte group i in the low 3
     # bytes of 32-bit lane i)
     rbLD = 2
     rbT = 3            # 4-bit: the spread shifted by 4 (low-first: left; high-first: right); FP6: the groups' halves
     rbSEL = 4          # the lookup's selector: the even code in the low byte of each 16-bit lane, the odd in the high
-    rbK1E = 5          # |p1 - X| of the even codes
-    rbK2O = 6          # |p2 - X| of the odd codes
-    rbF1 = 7           # the odd codes' values (fp16; FP6: the E4M3 byte in the high byte)
-    rbK1O = 8          # |p1 - X| of the odd codes
+    rbK1O = 5          # |p1 - X| of the odd codes
+    rbK2E = 6          # |p2 - X| of the even codes
+    rbFE = 7           # the even codes' values (fp16; FP6: the E4M3 byte in the high byte): the pack's lo
+    rbK1E = 8          # |p1 - X| of the even codes (seed @0x01004fc8: v8)
     rbJ0 = 9           # the sign tests' differences (not read); high-first: the spread << 8
     rbPK = 10          # the packed FP8 bytes
-    rbK2E = 23         # |p2 - X| of the even codes
-    rbK3E = 24         # FP6: |p3 - X| of the even codes
-    rbK3O = 25         # FP6: |p3 - X| of the odd codes
-    rbF0 = 26          # the even codes' values
+    rbK2O = 23         # |p2 - X| of the odd codes (seed @0x01004fc8: v23)
+    rbK3O = 24         # FP6: |p3 - X| of the odd codes
+    rbK3E = 25         # FP6: |p3 - X| of the even codes
+    rbFO = 26          # the odd codes' values: the pack's hi (seed @0x01004fc8: v26)
     rbJ1 = 27
     # vbool
     vbSPREAD = 12      # the expanding load's predicate (seed @0x01004dfc: labvdcmprs2nx8_xp vb12)
-    vbZ0 = 2           # zero-magnitude lanes of the even codes (seed @0x01004dfc: oltnxf16t vb2)
-    vbZ1 = 13
-    vbP0 = 6           # positive codes (sign bit clear), even / odd
-    vbP1 = 7
+    vbZO = 2           # zero-magnitude lanes of the odd codes (seed @0x01004dfc: oltnxf16t vb2)
+    vbZE = 13
+    vbPO = 6           # positive codes (sign bit clear), odd / even
+    vbPE = 7
     vbE16 = 1          # FP6: the even 16-bit lanes
     vbE8 = 3           # FP6: the even bytes
-    vbK1O = 9          # the kinks' flags (not read); seed vb9: the odd codes' |p1 - X|
-    vbK1E = 10
-    vbK2E = 11
-    vbK2O = 14
-    vbK3E = 4
-    vbK3O = 5
+    vbK1E = 9          # the kinks' flags (not read); seed vb9: the even codes' |p1 - X|
+    vbK1O = 10
+    vbK2O = 11
+    vbK2E = 14
+    vbK3O = 4
+    vbK3E = 5
     # pr / wvec
     prW1 = 4           # the weight w1 in every field (movpint16)
-    prRB = 3           # (wX, w2): seed pr3
-    prK3 = 5           # FP6: (w3, 0), the third kink's weight
-    wvF0 = 3           # seed wv3: the even codes' accumulator
-    wvF1 = 1
+    prRB = 3           # w2 | wX << 16 (the first vector, X, takes the high field): seed pr3
+    prK3 = 5           # FP6: w3 << 16, the third kink's weight (the pair's second vector is the zero register)
+    wvFO = 3           # seed wv3: the odd codes' accumulator
+    wvFE = 1           # the even codes'
 
 
 cdef struct KCfg:
@@ -175,7 +178,7 @@ cdef enum:
     DECODE_MX_LEN = NF4_LEN             # decode_mx: the codebook lookup of every MX format
 
 # proc_4bit_non_mx NF4 (one pass: 32 source bytes)
-cdef enum:
+cpdef enum NF4Bundle:
     G0_LOAD = ENTRY_B
     G0_UNPACK
     G0_DECODE                           # the codebook lookup (NF4_LEN bundles)
@@ -183,12 +186,21 @@ cdef enum:
     G0_PACK = G0_NARROW + NARROW_LEN
     G0_STORE
 
+NF4_NOTES = {
+    "G0_LOAD": "NF4: load one pass of packed bytes (a tail is shorter: zero-filled)",
+    "G0_UNPACK": "4-bit UNPACK: 16 bytes -> 32 codes (the nibble order in the immediate)",
+    "G0_DECODE": "decode_nf4: the 16-entry codebook lookup (soft-float SIG, EXP, SGN of each code)",
+    "G0_NARROW": "narrow_fp8: round to E4M3 (RNE, saturating), sign",
+    "G0_PACK": "pack the low bytes of the 16-bit lanes of both halves: 64 FP8 in element order",
+    "G0_STORE": "store the pass's 64 FP8 bytes (2 per source byte)",
+}
+
 # The re-bias MAC path: proc_4bit_non_mx E2M1 / INT4 (one pass: 32 source bytes) and proc_6bit_non_mx (48).
 # Software-pipelined the way the seed bundles imply: a pass's load issues in the pass before (RB_LOOKUP; the
-# first in RB_FIRST), and its even codes' zero gate and sign, its pack and its store in the pass after
+# first in RB_FIRST), and its odd codes' zero gate and sign, its pack and its store in the pass after
 # (RB_LOOKUP .. RB_EXT0; after the loop for the last pass). Labels only FP6 issues: RB_PRED, RB_SEL2 ..
 # RB_SEL4, RB_MACC0, RB_MACC1.
-cdef enum:
+cpdef enum RebiasBundle:
     RB_ENTRY = ENTRY_B                  # the spread predicate, the weight w1
     RB_PR3                              # pr3 = the seed MAC's weights (FP6: and pr5)
     RB_PRED                             # FP6: the even-byte and even-lane predicates
@@ -212,10 +224,41 @@ cdef enum:
     RB_ZERO1
     RB_NEG1
 
+REBIAS_NOTES = {
+    "RB_ENTRY": "the expanding load's predicate (the spread constant's non-zero bytes) ; w1 into every field of pr4",
+    "RB_PR3": "pr3 = w2 | wX << 16, the seed MAC's weights, from a constant lane (FP6: pr5 = w3 << 16)",
+    "RB_PRED": "FP6: the even-byte and the even-16-bit-lane predicates",
+    "RB_FIRST": "LOAD + SPREAD the first pass: byte j into the low byte of 16-bit lane j (FP6: 3-byte group i into "
+                "32-bit lane i)",
+    "RB_SEL0": "UNPACK: the spread shifted (4-bit: by 4; FP6: each group << 4)",
+    "RB_SEL1": "UNPACK: the lookup's selector: the even code in each 16-bit lane's low byte, the odd code in its high "
+               "byte (FP6: the group's own codes kept in the low lane)",
+    "RB_SEL2": "FP6: << 2: each lane's second code at bits 8..13",
+    "RB_SEL3": "FP6: the low bytes back from before the shift (the first code at bits 0..5)",
+    "RB_SEL4": "FP6 msb-first: a group's codes in the other order (its 4 bytes reversed)",
+    "RB_LOOKUP": "seed @0x01004dfc: LOAD + SPREAD the next pass ; FP GATE of the previous pass's odd codes ; X of "
+                 "this pass's odd (v0) and even (v1) codes through the code -> X table",
+    "RB_ZERO0": "the previous pass's odd zero codes -> -0 ; ABS-SUB: the odd codes' kink |p1 - X|",
+    "RB_NEG0": "SIGN: the previous pass's positive odd codes ; the odd codes' kink |p2 - X|",
+    "RB_SIGN": "the positive-code flags (ABS-SUB of X against 0x8000; FP6: the odd codes' third kink) ; RE-BIAS MAC "
+               "of the odd codes: wv3 = (|p1 - X| + BIAS) * w1",
+    "RB_SEED": "seed @0x01004fc8: wv3 += X * wX + |p2 - X| * w2 ; PACK the previous pass (the high bytes of the "
+               "even and odd codes' values) ; the even codes' |p1 - X|",
+    "RB_MACC0": "FP6: wv3 += |p3 - X| * w3 ; the even codes' |p3 - X|",
+    "RB_EXT0": "extract the odd codes' values ; RE-BIAS MAC of the even codes ; store the previous pass ; the even "
+               "codes' |p2 - X|",
+    "RB_MAC1": "the even codes' second MAC",
+    "RB_MACC1": "FP6: the even codes' third-kink MAC ; the positive-code flags",
+    "RB_EXT1": "extract the even codes' values",
+    "RB_GATE1": "FP GATE: the even codes' zero lanes",
+    "RB_ZERO1": "the even zero codes -> -0",
+    "RB_NEG1": "SIGN: the positive even codes",
+}
+
 # proc_4bit_mx_8 (one pass: 8 groups = 40 source bytes). Software-pipelined the way seed @0x010052ee implies: a
 # pass's NaN-scale gate, pack and store issue in the pass after (MX_PACKP .. MX_STORE; after the loop for the
 # last pass), so the gate can share its bundle with this pass's scale multiply and first unpack.
-cdef enum:
+cpdef enum MXBundle:
     MX_ENTRY = ENTRY_B                  # the NaN byte into v22, the pair weights into vT0 ...
     MX_PR2                              # ... and into pr2
     MX_LOAD
@@ -234,6 +277,49 @@ cdef enum:
     MX_EXT
     MX_NARROW
 
+MX_NOTES = {
+    "MX_ENTRY": "the NaN byte of the output format into v22 ; the pair weights (1, 2^15) of the accumulator set-up",
+    "MX_PR2": "the pair weights into pr2",
+    "MX_LOAD": "group-of-8 packed load: 40 bytes = 8 groups (a tail: 20 bytes), a variable-length load "
+               "(docs/model.md §9.6)",
+    "MX_SPLIT": "split the code bytes from the scale bytes in place (the mx_layout knob in the index vectors) ; "
+                "e8m0: each group's scale byte into the 32-bit lanes of its output bytes",
+    "MX_PACKP": "the pass before: pack its FP8 bytes ; the first group's scale byte -> pr1",
+    "MX_GATE": "seed @0x010052ee: the scale factors s * 2^23 ; NaN GATE of the pass before (2^127 < its factor) ; "
+               "4-bit UNPACK of the first half",
+    "MX_NANSET": "the pass before's NaN groups -> the format's NaN byte ; this pass's scale factors out of the "
+                 "accumulator",
+    "MX_STORE": "store the pass before's 8 FP8 per group (the first pass: 0 bytes)",
+    "MX_UNPACK": "4-bit UNPACK of the second half ; its first group's scale byte -> pr1",
+    "MX_DECODE": "decode_nf4: codes -> soft-float triples through the format's 16-entry codebook",
+    "MX_ACC": "the accumulator lanes EXP * 2^15 + SIG (paired MAC)",
+    "MX_MAC0": "SCALE-MULTIPLY of group 0 of the half: + (2^15 in its lanes) x pr1 ; the next scale byte -> pr1",
+    "MX_MAC1": "SCALE-MULTIPLY of group 1 ; the next scale byte -> pr1",
+    "MX_MAC2": "SCALE-MULTIPLY of group 2 ; the next scale byte -> pr1",
+    "MX_MAC3": "SCALE-MULTIPLY of group 3",
+    "MX_EXT": "accumulator extract: EXP + s",
+    "MX_NARROW": "narrow_fp8: round to FP8 (RNE), saturate, sign",
+}
+
+
+def bundle_labels(int fmt, int group):
+    """{bundle: label} of the path (fmt, group) runs: the shared labels and its own family's (docs/model.md §9.1);
+    a bundle inside a shared sequence is the label before it plus an offset."""
+    cdef object fam
+    if group == 8 and fmt != FMT_E2M3:
+        fam = <object>MXBundle
+    elif fmt == FMT_NF4:
+        fam = <object>NF4Bundle
+    else:
+        fam = <object>RebiasBundle
+    out = {int(m): m.name for m in <object>SharedBundle}
+    out.update({int(m): m.name for m in fam})
+    return out
+
+
+#: every label's note (what the listing says of the bundle)
+BUNDLE_NOTES = dict(SHARED_NOTES, **NF4_NOTES, **REBIAS_NOTES, **MX_NOTES)
+
 
 # ============================================================================ shared sequences
 cdef inline void decode_nf4(TR tr, regfile_t* rf, int b, bint non_mx) noexcept nogil:
@@ -243,19 +329,20 @@ cdef inline void decode_nf4(TR tr, regfile_t* rf, int b, bint non_mx) noexcept n
     # kF0 = table lanes 0..15 SIG[c], 16..31 EXP[c] (unbiased: MX takes the 127 off here); kF1 = table
     # lanes 0..15 SGN[c]; kF2 = 0x1000; k32 = 32
     # b+0: selector lanes: c | (c + 16) << 8 for (SIG, EXP) ; c + 32 for SGN
-    VI(tr, rf, b, "sllinx16", P.sllinx16, VIEW_NX16, vT0, vCODE, 8)
-    V3(tr, rf, b, "addnx16", P.addnx16, VIEW_NX16, vT1, vCODE, k32)
-    # b+1: c << 8 | c ; SIGN TABLE (pool lanes 32..47)
-    V3(tr, rf, b + 1, "or2nx8", P.or2nx8, VIEW_NX16, vT0, vT0, vCODE)
-    V4(tr, rf, b + 1, "selnx16", P.selnx16, VIEW_NX16, vSGN, kF0, kF1, vT1)
+    sllinx16(tr, rf, b, vT0, vCODE, 8)
+    addnx16(tr, rf, b, vT1, vCODE, k32)
+    # b+1: c << 8 | c ; SIGN TABLE (pool = kF0 || kF1: lanes 32..47)
+    or2nx8(tr, rf, b + 1, vT0, vT0, vCODE)
+    selnx16(tr, rf, b + 1, vSGN, kF1, kF0, vT1)
     # b+2: + 0x1000 -> low byte c, high byte c + 16
-    V3(tr, rf, b + 2, "addnx16", P.addnx16, VIEW_NX16, vT0, vT0, kF2)
+    addnx16(tr, rf, b + 2, vT0, vT0, kF2)
     if non_mx:
-        # b+3: 16-ENTRY CODEBOOK LOOKUP: SIG, EXP from the table register pair (every lane: vbALL)
-        I_dselnx16t(tr, rf, b + 3, vSIG, vEXP, kF0, kF1, vT0, vbALL)
+        # b+3: 16-ENTRY CODEBOOK LOOKUP: EXP (the selector's odd bytes, c + 16) and SIG (its even bytes, c) from the
+        # table register pair kF0 || kF1 (every lane: vbALL)
+        dselnx16t(tr, rf, b + 3, vEXP, vSIG, kF1, kF0, vT0, vbALL)
     else:
-        # b+3: 16-ENTRY CODEBOOK LOOKUP: SIG, EXP from the table register pair
-        I_dselnx16(tr, rf, b + 3, vSIG, vEXP, kF0, kF1, vT0)
+        # b+3: 16-ENTRY CODEBOOK LOOKUP: EXP and SIG from the table register pair
+        dselnx16(tr, rf, b + 3, vEXP, vSIG, kF1, kF0, vT0)
 
 
 cdef inline void decode_mx(TR tr, regfile_t* rf, int b, int fmt) noexcept nogil:
@@ -276,7 +363,7 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
     dselnx16t looks up each code's X, its kinks |p - X| (babssub2nx8) go through paired MACs whose sum is the
     code's value with the sign bit set (fp16; FP6: the E4M3 byte in the high byte), an fp16 compare finds the
     zero codes, negnxf16t gives the positive codes their sign, and the FP8 byte is the high byte (sel2nx8i 53).
-    A pass's load issues in the pass before and its even codes' gate, sign, pack and store in the pass after
+    A pass's load issues in the pass before and its odd codes' gate, sign, pack and store in the pass after
     (software pipelining; seeds @0x01004dfc, @0x01004fc8). NF4 (its values need rounding) decodes through its
     codebook and the rounding narrow."""
     cdef Py_ssize_t soff = 0, doff = 0, left = nbytes
@@ -286,21 +373,21 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
     if cfg.rebias:
         # RB_ENTRY: the expanding load's predicate: the non-zero bytes of the spread constant ; w1 into every
         # field of pr4
-        CMP(tr, rf, RB_ENTRY, "ltu2nx8", P.ltu2nx8, VIEW_2NX8, VIEW_VB8, vbSPREAD, rbZERO, rbSPREAD)
-        I_movpint16(tr, rf, RB_ENTRY, prW1, cfg.w1)
-        # RB_PR3: pr3 = (wX, w2), the weights of the seed MAC, from a constant lane (FP6: pr5 = (w3, 0))
-        I_extrprn_2x32(tr, rf, RB_PR3, prRB, rbPR3, 0)
+        ltu2nx8(tr, rf, RB_ENTRY, vbSPREAD, rbZERO, rbSPREAD)
+        movpint16(tr, rf, RB_ENTRY, prW1, cfg.w1)
+        # RB_PR3: pr3 = w2 | wX << 16, the weights of the seed MAC, from a constant lane (FP6: pr5 = w3 << 16)
+        extrprn_2x32(tr, rf, RB_PR3, prRB, rbPR3, 0)
         if cfg.fp6:
-            I_extrprn_2x32(tr, rf, RB_PR3, prK3, rbPR3, 1)
+            extrprn_2x32(tr, rf, RB_PR3, prK3, rbPR3, 1)
             # RB_PRED: FP6: the even bytes (0 < p1's bytes) ; the even 16-bit lanes (0x8000 < the spread
             # constant's)
-            CMP(tr, rf, RB_PRED, "ltu2nx8", P.ltu2nx8, VIEW_2NX8, VIEW_VB8, vbE8, rbZERO, rbP1)
-            CMP(tr, rf, RB_PRED, "ltunx16", P.ltunx16, VIEW_NX16, VIEW_VB16, vbE16, rbNEG0, rbSPREAD)
+            ltu2nx8(tr, rf, RB_PRED, vbE8, rbZERO, rbP1)
+            ltunx16(tr, rf, RB_PRED, vbE16, rbNEG0, rbSPREAD)
         # RB_FIRST: LOAD + SPREAD the first pass: its bytes (a tail is shorter; zero-filled to 64) expanded under
         # the predicate (dcmprs rule). 4-bit: byte j into the low byte of 16-bit lane j; FP6: 3-byte group i
         # into the low 3 bytes of 32-bit lane i. The lanes' other byte is byte 63 of the load (0)
         n = chunk if left > chunk else <int>left
-        I_labvdcmprs2nx8_xp(tr, rf, RB_FIRST, rbLD, vbSPREAD, src, &soff, n)
+        labvdcmprs2nx8_xp(tr, rf, RB_FIRST, rbLD, vbSPREAD, src, &soff, n)
     while left > 0:
         n = chunk if left > chunk else <int>left
         if cfg.rebias:
@@ -310,108 +397,109 @@ cdef void proc_non_mx(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src,
             # table repeats every 16 entries, so the other nibble's bits there do not matter)
             if cfg.fp6:
                 # RB_SEL0: FP6: each group << 4 (its codes 2, 3 at bits 0..11 of the high 16-bit lane) ...
-                VI(tr, rf, RB_SEL0, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, rbT, rbLD, 4)
+                sllin_2x32(tr, rf, RB_SEL0, rbT, rbLD, 4)
                 # RB_SEL1: ... the low 16-bit lane keeps the group's own bits (codes 0, 1)
-                MOVT(tr, rf, RB_SEL1, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbT, rbLD, vbE16)
+                movnx16t(tr, rf, RB_SEL1, rbT, rbLD, vbE16)
                 # RB_SEL2: << 2: each lane's second code at bits 8..13
-                VI(tr, rf, RB_SEL2, "sllinx16", P.sllinx16, VIEW_NX16, rbSEL, rbT, 2)
+                sllinx16(tr, rf, RB_SEL2, rbSEL, rbT, 2)
                 # RB_SEL3: the low bytes back from before the shift (the first code at bits 0..5)
-                MOVT(tr, rf, RB_SEL3, "mov2nx8t", P.mov2nx8t, VIEW_2NX8, VIEW_VB8, rbSEL, rbT, vbE8)
+                mov2nx8t(tr, rf, RB_SEL3, rbSEL, rbT, vbE8)
                 if cfg.msb_first:
                     # RB_SEL4: msb-first: a group's codes in the other order: its 4 bytes reversed
-                    V4(tr, rf, RB_SEL4, "sel2nx8", P.sel2nx8, VIEW_2NX8, rbSEL, rbSEL, rbSEL, rbREV)
+                    sel2nx8(tr, rf, RB_SEL4, rbSEL, rbSEL, rbSEL, rbREV)
             elif cfg.high_first:
                 # RB_SEL0: high-first: the spread >> 4 (the high nibble, the even code, in the low byte) ; << 8
-                VI(tr, rf, RB_SEL0, "srlinx16", P.srlinx16, VIEW_NX16, rbT, rbLD, 4)
-                VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbJ0, rbLD, 8)
+                srlinx16(tr, rf, RB_SEL0, rbT, rbLD, 4)
+                sllinx16(tr, rf, RB_SEL0, rbJ0, rbLD, 8)
                 # RB_SEL1: or: the low nibble in the high byte
-                V3(tr, rf, RB_SEL1, "or2nx8", P.or2nx8, VIEW_NX16, rbSEL, rbT, rbJ0)
+                or2nx8(tr, rf, RB_SEL1, rbSEL, rbT, rbJ0)
             else:
                 # RB_SEL0: low-first: the spread << 4 (the high nibble, the odd code, in the high byte) ...
-                VI(tr, rf, RB_SEL0, "sllinx16", P.sllinx16, VIEW_NX16, rbT, rbLD, 4)
+                sllinx16(tr, rf, RB_SEL0, rbT, rbLD, 4)
                 # RB_SEL1: ... or the spread (the low nibble, the even code, stays in the low byte)
-                V3(tr, rf, RB_SEL1, "or2nx8", P.or2nx8, VIEW_NX16, rbSEL, rbLD, rbT)
+                or2nx8(tr, rf, RB_SEL1, rbSEL, rbLD, rbT)
             # RB_LOOKUP: seed @0x01004dfc: LOAD + SPREAD the next pass (nothing after the last) ; FP GATE of the
-            # previous pass's even codes: their zero lanes (-min < F) ; this pass's X of the even and odd codes
-            # (v0, v1) through the code -> X table, with the code's sign in bit 15 (the MACs' even weights drop it)
-            I_labvdcmprs2nx8_xp(tr, rf, RB_LOOKUP, rbLD, vbSPREAD, src, &soff, nxt)
-            I_oltnxf16t(tr, rf, RB_LOOKUP, vbZ0, rbZMAX, rbF0, vbALL)
-            I_dselnx16t(tr, rf, RB_LOOKUP, rbX0, rbX1, rbXTAB, cfg.xtab_hi, rbSEL, vbALL)
-            # RB_ZERO0: the previous pass's even zeros -> -0 ; ABS-SUB: the even codes' kink |p1 - X|
-            MOVT(tr, rf, RB_ZERO0, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF0, rbNEG0, vbZ0)
-            BV(tr, rf, RB_ZERO0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK1E, rbK1E, rbP1, rbX0)
-            # RB_NEG0: SIGN: the previous pass's positive even codes -F ; the even codes' kink |p2 - X|
-            MOVT(tr, rf, RB_NEG0, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbF0, rbF0, vbP0)
-            BV(tr, rf, RB_NEG0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2E, rbK2E, rbP2, rbX0)
+            # previous pass's odd codes: their zero lanes (-min < F) ; this pass's X of the odd and even codes (v0
+            # from the selector's odd bytes, v1 from its even bytes) through the code -> X table (pool = table ||
+            # its second half), with the code's sign in bit 15 (the MACs' even weights drop it)
+            labvdcmprs2nx8_xp(tr, rf, RB_LOOKUP, rbLD, vbSPREAD, src, &soff, nxt)
+            oltnxf16t(tr, rf, RB_LOOKUP, vbZO, rbZMAX, rbFO, vbALL)
+            dselnx16t(tr, rf, RB_LOOKUP, rbXO, rbXE, cfg.xtab_hi, rbXTAB, rbSEL, vbALL)
+            # RB_ZERO0: the previous pass's odd zeros -> -0 ; ABS-SUB: the odd codes' kink |p1 - X|
+            movnx16t(tr, rf, RB_ZERO0, rbFO, rbNEG0, vbZO)
+            babssub2nx8(tr, rf, RB_ZERO0, vbK1O, rbK1O, rbP1, rbXO)
+            # RB_NEG0: SIGN: the previous pass's positive odd codes -F ; the odd codes' kink |p2 - X|
+            negnxf16t(tr, rf, RB_NEG0, rbFO, rbFO, vbPO)
+            babssub2nx8(tr, rf, RB_NEG0, vbK2O, rbK2O, rbP2, rbXO)
             if cfg.fp6:
-                # RB_SIGN: FP6: the even codes' third kink |p3 - X|
-                BV(tr, rf, RB_SIGN, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK3E, rbK3E, rbP3, rbX0)
+                # RB_SIGN: FP6: the odd codes' third kink |p3 - X|
+                babssub2nx8(tr, rf, RB_SIGN, vbK3O, rbK3O, rbP3, rbXO)
             else:
                 # RB_SIGN: ABS-SUB of X against 0x8000: the flag is this pass's positive codes (sign bit clear),
-                # even / odd
-                BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, rbJ0, rbX0, rbNEG0)
-                BV(tr, rf, RB_SIGN, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, rbJ1, rbX1, rbNEG0)
-            # RB_SIGN: RE-BIAS MAC, even codes: wv3 = (|p1 - X| + BIAS) * w1
-            WVVP(tr, rf, RB_SIGN, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvF0, rbK1E, rbBIAS, prW1)
-            # RB_SEED: seed @0x01004fc8: wv3 += X * wX + |p2 - X| * w2 ; PACK the previous pass: the high bytes of
-            # the even and odd codes' values, interleaved ; the odd codes' |p1 - X|
-            WVVPA(tr, rf, RB_SEED, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF0, rbX0, rbK2E, prRB)
-            VVI(tr, rf, RB_SEED, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, rbPK, rbF0, rbF1, 53)
-            BV(tr, rf, RB_SEED, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK1O, rbK1O, rbP1, rbX1)
+                # odd / even
+                babssubunx16(tr, rf, RB_SIGN, vbPO, rbJ0, rbXO, rbNEG0)
+                babssubunx16(tr, rf, RB_SIGN, vbPE, rbJ1, rbXE, rbNEG0)
+            # RB_SIGN: RE-BIAS MAC, odd codes: wv3 = (|p1 - X| + BIAS) * w1
+            mulsupn16xr16(tr, rf, RB_SIGN, wvFO, rbK1O, rbBIAS, prW1)
+            # RB_SEED: seed @0x01004fc8: wv3 += X * wX + |p2 - X| * w2 (X on pr3's high field) ; PACK the previous
+            # pass: the high bytes of the even (lo, v7) and odd (hi, v26) codes' values, interleaved ; the even codes'
+            # |p1 - X|
+            muluupan16xr16(tr, rf, RB_SEED, wvFO, rbXO, rbK2O, prRB)
+            sel2nx8i(tr, rf, RB_SEED, rbPK, rbFO, rbFE, 53)
+            babssub2nx8(tr, rf, RB_SEED, vbK1E, rbK1E, rbP1, rbXE)
             if cfg.fp6:
-                # RB_MACC0: FP6: wv3 += |p3 - X| * w3 (pr5's second field is 0) ; the odd codes' |p3 - X|
-                WVVPA(tr, rf, RB_MACC0, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF0, rbK3E, rbZERO, prK3)
-                BV(tr, rf, RB_MACC0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK3O, rbK3O, rbP3, rbX1)
-            # RB_EXT0: accumulator extract: the even codes' values (sign bit set) ; RE-BIAS MAC of the odd codes ;
-            # store the previous pass (nothing on the first) ; the odd codes' |p2 - X|
-            I_packvrnrnx48(tr, rf, RB_EXT0, rbF0, wvF0, 0)
-            WVVP(tr, rf, RB_EXT0, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvF1, rbK1O, rbBIAS, prW1)
-            I_sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, &doff, prev)
-            BV(tr, rf, RB_EXT0, "babssub2nx8", P.babssub2nx8, VIEW_2NX8, VIEW_VB8, vbK2O, rbK2O, rbP2, rbX1)
-            # RB_MAC1: the odd codes' second MAC
-            WVVPA(tr, rf, RB_MAC1, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF1, rbX1, rbK2O, prRB)
+                # RB_MACC0: FP6: wv3 += |p3 - X| * w3 (pr5's low field is 0) ; the even codes' |p3 - X|
+                muluupan16xr16(tr, rf, RB_MACC0, wvFO, rbK3O, rbZERO, prK3)
+                babssub2nx8(tr, rf, RB_MACC0, vbK3E, rbK3E, rbP3, rbXE)
+            # RB_EXT0: accumulator extract: the odd codes' values (sign bit set) ; RE-BIAS MAC of the even codes ;
+            # store the previous pass (nothing on the first) ; the even codes' |p2 - X|
+            packvrnrnx48(tr, rf, RB_EXT0, rbFO, wvFO, 0)
+            mulsupn16xr16(tr, rf, RB_EXT0, wvFE, rbK1E, rbBIAS, prW1)
+            sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, &doff, prev)
+            babssub2nx8(tr, rf, RB_EXT0, vbK2E, rbK2E, rbP2, rbXE)
+            # RB_MAC1: the even codes' second MAC
+            muluupan16xr16(tr, rf, RB_MAC1, wvFE, rbXE, rbK2E, prRB)
             if cfg.fp6:
-                # RB_MACC1: FP6: the odd codes' third-kink MAC ; ABS-SUB of X against 0x8000: the positive codes
-                WVVPA(tr, rf, RB_MACC1, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvF1, rbK3O, rbZERO, prK3)
-                BV(tr, rf, RB_MACC1, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP0, rbJ0, rbX0, rbNEG0)
-                BV(tr, rf, RB_MACC1, "babssubunx16", P.babssubunx16, VIEW_NX16, VIEW_VB16, vbP1, rbJ1, rbX1, rbNEG0)
-            # RB_EXT1: the odd codes' values
-            I_packvrnrnx48(tr, rf, RB_EXT1, rbF1, wvF1, 0)
-            # RB_GATE1: FP GATE: the odd codes' zero lanes
-            I_oltnxf16t(tr, rf, RB_GATE1, vbZ1, rbZMAX, rbF1, vbALL)
-            # RB_ZERO1: the odd codes' zeros -> -0
-            MOVT(tr, rf, RB_ZERO1, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF1, rbNEG0, vbZ1)
-            # RB_NEG1: the positive odd codes -F
-            MOVT(tr, rf, RB_NEG1, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbF1, rbF1, vbP1)
+                # RB_MACC1: FP6: the even codes' third-kink MAC ; ABS-SUB of X against 0x8000: the positive codes
+                muluupan16xr16(tr, rf, RB_MACC1, wvFE, rbK3E, rbZERO, prK3)
+                babssubunx16(tr, rf, RB_MACC1, vbPO, rbJ0, rbXO, rbNEG0)
+                babssubunx16(tr, rf, RB_MACC1, vbPE, rbJ1, rbXE, rbNEG0)
+            # RB_EXT1: the even codes' values
+            packvrnrnx48(tr, rf, RB_EXT1, rbFE, wvFE, 0)
+            # RB_GATE1: FP GATE: the even codes' zero lanes
+            oltnxf16t(tr, rf, RB_GATE1, vbZE, rbZMAX, rbFE, vbALL)
+            # RB_ZERO1: the even codes' zeros -> -0
+            movnx16t(tr, rf, RB_ZERO1, rbFE, rbNEG0, vbZE)
+            # RB_NEG1: the positive even codes -F
+            negnxf16t(tr, rf, RB_NEG1, rbFE, rbFE, vbPE)
             prev = (n // 3) * 4 if cfg.fp6 else 2 * n
         else:
             # G0_LOAD: NF4: load one pass of packed bytes (a tail is shorter: zero-filled)
-            I_lav2nx8_xp(tr, rf, G0_LOAD, vIN, src, &soff, n)
+            lav2nx8_xp(tr, rf, G0_LOAD, vIN, src, &soff, n)
             for h in range(2):
                 # G0_UNPACK: 4-bit UNPACK: 16 bytes -> 32 codes (nibble order in the imm)
-                VVI(tr, rf, G0_UNPACK, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, vIN, vIN,
-                    cfg.s4_imm | h)
+                sel2nx8i_s4(tr, rf, G0_UNPACK, vCODE, vIN, vIN, cfg.s4_imm | h)
                 # G0_DECODE: NF4 codebook lookup (values need rounding)
                 decode_nf4(tr, rf, G0_DECODE, 1)
                 # G0_NARROW: round to E4M3 (RNE, saturating), sign
                 narrow_fp8(tr, rf, G0_NARROW, cfg.m_bits, vOLO + h, kMAX)
             nout = 2 * n
-            # G0_PACK: pack the low bytes of the 16-bit lanes: 64 FP8 in element order
-            VVI(tr, rf, G0_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vIN, vOLO, vOHI, 0)
+            # G0_PACK: pack the low bytes of the 16-bit lanes of vOLO || vOHI: 64 FP8 in element order
+            sel2nx8i(tr, rf, G0_PACK, vIN, vOHI, vOLO, 0)
             # G0_STORE: store the pass's 64 FP8 bytes (2 per source byte)
-            I_sav2nx8_xp(tr, rf, G0_STORE, vIN, dst, &doff, nout)
+            sav2nx8_xp(tr, rf, G0_STORE, vIN, dst, &doff, nout)
         left -= n
     if cfg.rebias:
-        # RB_LOOKUP: the last pass's even zero lanes
-        I_oltnxf16t(tr, rf, RB_LOOKUP, vbZ0, rbZMAX, rbF0, vbALL)
+        # RB_LOOKUP: the last pass's odd zero lanes
+        oltnxf16t(tr, rf, RB_LOOKUP, vbZO, rbZMAX, rbFO, vbALL)
         # RB_ZERO0: -> -0
-        MOVT(tr, rf, RB_ZERO0, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, rbF0, rbNEG0, vbZ0)
-        # RB_NEG0: its positive even codes -F
-        MOVT(tr, rf, RB_NEG0, "negnxf16t", P.negnxf16t, VIEW_NXF16, VIEW_VB16, rbF0, rbF0, vbP0)
+        movnx16t(tr, rf, RB_ZERO0, rbFO, rbNEG0, vbZO)
+        # RB_NEG0: its positive odd codes -F
+        negnxf16t(tr, rf, RB_NEG0, rbFO, rbFO, vbPO)
         # RB_SEED: PACK the last pass
-        VVI(tr, rf, RB_SEED, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, rbPK, rbF0, rbF1, 53)
+        sel2nx8i(tr, rf, RB_SEED, rbPK, rbFO, rbFE, 53)
         # RB_EXT0: store it
-        I_sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, &doff, prev)
+        sav2nx8_xp(tr, rf, RB_EXT0, rbPK, dst, &doff, prev)
 
 
 cdef inline void mx_half(TR tr, regfile_t* rf, const KCfg* cfg, int b, int h, int out) noexcept nogil:
@@ -419,22 +507,22 @@ cdef inline void mx_half(TR tr, regfile_t* rf, const KCfg* cfg, int b, int h, in
     MX_DECODE on: codes -> soft-float triples, the scale through the MAC, the rounding narrow into `out`."""
     # MX_DECODE: codes -> soft-float triples
     decode_mx(tr, rf, b, cfg.fmt)
-    # MX_ACC: the accumulator lanes EXP * 2^15 + SIG (paired MAC, weights 1 and 2^15 in pr2)
-    WVVP(tr, rf, MX_ACC, "mulsupn16xr16", P.mulsupn16xr16, VIEW_NX16, wvACC, vSIG, vEXP, prPAIR)
+    # MX_ACC: the accumulator lanes EXP * 2^15 + SIG (paired MAC: EXP on pr2's high field 2^15, SIG on its low 1)
+    mulsupn16xr16(tr, rf, MX_ACC, wvACC, vEXP, vSIG, prPAIR)
     # MX_MAC0: SCALE-MULTIPLY of group 0 of the half: + (2^15 in its lanes) x pr1 = its scale byte ; the
     # next group's scale byte -> pr1 (read by the next bundle's MAC: VLIW)
-    WVVPA(tr, rf, MX_MAC0, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, mxM0, kZERO, prSCALE)
-    I_extrpr2nx8(tr, rf, MX_MAC0, prSCALE, mxIN, 33 + 4 * h)
+    mulus4tan16xr16(tr, rf, MX_MAC0, wvACC, kZERO, mxM0, prSCALE)
+    extrpr2nx8(tr, rf, MX_MAC0, prSCALE, mxIN, 33 + 4 * h)
     # MX_MAC1: group 1
-    WVVPA(tr, rf, MX_MAC1, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, mxM1, kZERO, prSCALE)
-    I_extrpr2nx8(tr, rf, MX_MAC1, prSCALE, mxIN, 34 + 4 * h)
+    mulus4tan16xr16(tr, rf, MX_MAC1, wvACC, kZERO, mxM1, prSCALE)
+    extrpr2nx8(tr, rf, MX_MAC1, prSCALE, mxIN, 34 + 4 * h)
     # MX_MAC2: group 2
-    WVVPA(tr, rf, MX_MAC2, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, mxM2, kZERO, prSCALE)
-    I_extrpr2nx8(tr, rf, MX_MAC2, prSCALE, mxIN, 35 + 4 * h)
+    mulus4tan16xr16(tr, rf, MX_MAC2, wvACC, kZERO, mxM2, prSCALE)
+    extrpr2nx8(tr, rf, MX_MAC2, prSCALE, mxIN, 35 + 4 * h)
     # MX_MAC3: group 3
-    WVVPA(tr, rf, MX_MAC3, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, mxM3, kZERO, prSCALE)
+    mulus4tan16xr16(tr, rf, MX_MAC3, wvACC, kZERO, mxM3, prSCALE)
     # MX_EXT: accumulator extract: EXP + s
-    I_packvrnrnx48(tr, rf, MX_EXT, vEXP, wvACC, 15)
+    packvrnrnx48(tr, rf, MX_EXT, vEXP, wvACC, 15)
     # MX_NARROW: round to FP8 (RNE), saturate, sign
     narrow_fp8(tr, rf, MX_NARROW, cfg.m_bits, out, kMAX)
 
@@ -463,61 +551,61 @@ cdef void proc_4bit_mx_8(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* s
     cdef int n, prev = 0
     load_rodata(tr, rf, cfg.rodata, MX_NCONST, 0, MX_HOLE, 2, vbALL_MX)
     # MX_ENTRY: the NaN byte of the output format into v22 ; the pair weights (1, 2^15) of the accumulator set-up
-    I_lv2nx8_i(tr, rf, MX_ENTRY, mxNAN8, <const uint8_t*>cfg.rodata, 64 * MX_ROW_NAN8)
-    I_lv2nx8_i(tr, rf, MX_ENTRY, vT0, <const uint8_t*>cfg.rodata, 64 * MX_ROW_PAIRW)
+    lv2nx8_i(tr, rf, MX_ENTRY, mxNAN8, <const uint8_t*>cfg.rodata, 64 * MX_ROW_NAN8)
+    lv2nx8_i(tr, rf, MX_ENTRY, vT0, <const uint8_t*>cfg.rodata, 64 * MX_ROW_PAIRW)
     # MX_PR2: ... into pr2
-    I_extrprn_2x32(tr, rf, MX_PR2, prPAIR, vT0, 0)
+    extrprn_2x32(tr, rf, MX_PR2, prPAIR, vT0, 0)
     while left > 0:
         n = 2 if left >= 2 else 1          # 5-word blocks this pass (4 groups each)
         # MX_LOAD: group-of-8 packed load: 40 bytes = 8 groups (tail: 20 bytes = 4 groups). A variable-length
         # load, not the seed's l2a4nx8_ip: its 64-byte window would read past the partition's last group
         # (docs/model.md §9.6)
-        I_lav2nx8_xp(tr, rf, MX_LOAD, mxIN, src, &soff, 20 * n)
+        lav2nx8_xp(tr, rf, MX_LOAD, mxIN, src, &soff, 20 * n)
         # MX_SPLIT: e8m0: each group's scale byte into the 32-bit lanes of its output bytes ; split codes from
         # scales, in place (layout knob in the index vectors; issued second: VLIW, docs/model.md §9.2)
         if cfg.nan_gate:
-            V4(tr, rf, MX_SPLIT, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT3, mxIN, kZERO, mxIDX_SL)
-        V4(tr, rf, MX_SPLIT, "sel2nx8", P.sel2nx8, VIEW_2NX8, mxIN, mxIN, kZERO, mxIDX_SPLIT)
+            sel2nx8(tr, rf, MX_SPLIT, vT3, kZERO, mxIN, mxIDX_SL)
+        sel2nx8(tr, rf, MX_SPLIT, mxIN, kZERO, mxIN, mxIDX_SPLIT)
         # MX_PACKP: the pass before: pack its FP8 bytes (the low bytes of both halves' 16-bit lanes) ; the first
         # group's scale byte -> pr1
-        VVI(tr, rf, MX_PACKP, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vOLO, vOLO, vCODE, 0)
-        I_extrpr2nx8(tr, rf, MX_PACKP, prSCALE, mxIN, 32)
+        sel2nx8i(tr, rf, MX_PACKP, vOLO, vCODE, vOLO, 0)
+        extrpr2nx8(tr, rf, MX_PACKP, prSCALE, mxIN, 32)
         if cfg.nan_gate:
             # MX_GATE: SCALE FACTORS s * 2^23 = the fp32 pattern of 2^(s - 127) ; NaN GATE of the pass before:
             # 2^127 < its factor (+Inf: s = 0xFF) ; 4-bit UNPACK of the first half (16 code bytes -> 32 codes)
-            WVV(tr, rf, MX_GATE, "muln_2x32", P.muln_2x32, VIEW_N_2X32, wvX, vT3, mxK2P23)
-            I_ultn_2xf32t(tr, rf, MX_GATE, vbNAN, mxK2P127, mxX, vbALL_MX)
+            muln_2x32(tr, rf, MX_GATE, wvX, vT3, mxK2P23)
+            ultn_2xf32t(tr, rf, MX_GATE, vbNAN, mxK2P127, mxX, vbALL_MX)
         if cfg.high_first:
-            VVI(tr, rf, MX_GATE, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, mxIN, mxX, 8)
+            sel2nx8i_s4(tr, rf, MX_GATE, vCODE, mxIN, mxX, 8)
         else:
             # (low-first: the immediate 0 of seed @0x010052ee)
-            VVI(tr, rf, MX_GATE, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, mxIN, mxX, 0)
+            sel2nx8i_s4(tr, rf, MX_GATE, vCODE, mxIN, mxX, 0)
         if cfg.nan_gate:
             # MX_NANSET: the pass before's NaN groups -> the format's NaN byte ; this pass's scale factors out of
             # the accumulator (exact: below 2^31)
-            MOVT(tr, rf, MX_NANSET, "mov2nx8t", P.mov2nx8t, VIEW_2NX8, VIEW_VB8, vOLO, mxNAN8, vbNAN)
-            I_packvrn_2x96(tr, rf, MX_NANSET, mxX, wvX, 0)
+            mov2nx8t(tr, rf, MX_NANSET, vOLO, mxNAN8, vbNAN)
+            packvrn_2x96(tr, rf, MX_NANSET, mxX, wvX, 0)
         # MX_STORE: the pass before's 8 FP8 per group (the first pass: 0 bytes)
-        I_sav2nx8_xp(tr, rf, MX_STORE, vOLO, dst, &doff, prev)
+        sav2nx8_xp(tr, rf, MX_STORE, vOLO, dst, &doff, prev)
         # the first half (its unpack is in MX_GATE): decode, scale, narrow into vOLO
         mx_half(tr, rf, cfg, MX_DECODE, 0, vOLO)
         # MX_UNPACK: 4-bit UNPACK of the second half ; its first group's scale byte -> pr1
-        VVI(tr, rf, MX_UNPACK, "sel2nx8i_s4", P.sel2nx8i_s4, VIEW_2NX8, VIEW_NX16, vCODE, mxIN, mxX, cfg.s4_imm | 1)
-        I_extrpr2nx8(tr, rf, MX_UNPACK, prSCALE, mxIN, 36)
+        sel2nx8i_s4(tr, rf, MX_UNPACK, vCODE, mxIN, mxX, cfg.s4_imm | 1)
+        extrpr2nx8(tr, rf, MX_UNPACK, prSCALE, mxIN, 36)
         # the second half: into vCODE, whose codes the decode has read
         mx_half(tr, rf, cfg, MX_DECODE, 1, vCODE)
         prev = 32 * n
         left -= n
     # the last pass's pack, NaN gate and store (the listing's exit)
     # MX_PACKP: pack
-    VVI(tr, rf, MX_PACKP, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vOLO, vOLO, vCODE, 0)
+    sel2nx8i(tr, rf, MX_PACKP, vOLO, vCODE, vOLO, 0)
     if cfg.nan_gate:
         # MX_GATE: NaN GATE: 2^127 < the scale factor
-        I_ultn_2xf32t(tr, rf, MX_GATE, vbNAN, mxK2P127, mxX, vbALL_MX)
+        ultn_2xf32t(tr, rf, MX_GATE, vbNAN, mxK2P127, mxX, vbALL_MX)
         # MX_NANSET: NaN groups -> the format's NaN byte
-        MOVT(tr, rf, MX_NANSET, "mov2nx8t", P.mov2nx8t, VIEW_2NX8, VIEW_VB8, vOLO, mxNAN8, vbNAN)
+        mov2nx8t(tr, rf, MX_NANSET, vOLO, mxNAN8, vbNAN)
     # MX_STORE: 8 FP8 per group
-    I_sav2nx8_xp(tr, rf, MX_STORE, vOLO, dst, &doff, prev)
+    sav2nx8_xp(tr, rf, MX_STORE, vOLO, dst, &doff, prev)
 
 
 # ============================================================================ configuration ("rodata")
@@ -591,7 +679,8 @@ def rebias_rodata(int fmt, str fp6_packing="lsb-first"):
         spread = _bcast16(0xF)
     rows = {rbP1: _bcast16(p1), rbP2: _bcast16(p2), rbSPREAD: spread,
             rbXTAB: xtab.astype(np.uint16).view(np.uint8), rbBIAS: _bcast16(bias), rbZMAX: _bcast16(zmax),
-            rbNEG0: _bcast16(0x8000), rbPR3: np.array([wx | w2 << 16, w3] + [0] * 14, np.uint32).view(np.uint8),
+            rbNEG0: _bcast16(0x8000),
+            rbPR3: np.array([w2 | wx << 16, w3 << 16] + [0] * 14, np.uint32).view(np.uint8),
             rbZERO: np.zeros(64, np.uint8)}
     if fmt == FMT_E2M3:
         rows[rbP3] = _bcast16(p3)

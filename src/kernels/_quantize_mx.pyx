@@ -12,19 +12,22 @@ of 16 free elements (4 MX blocks of 8 partitions x 4 elements):
      Under `nonfinite` = ocp a block whose maximum is field 0xFF (NaN / Inf) is flagged in vbNB and its
      stored byte forced to 0xFF.
      Then the SCALE TO pr: minus each block's exponent s, masked to 16 bits in one lane per block (lane
-     4b + 1 of v14), goes into pr8..pr11 (dextrprn_2x32 of that lane and a zero lane, lane 10: a 16-bit tap,
-     the other taps 0; block 1's is seed @0x22b5, `dextrprn_2x32 pr8,v14,v16,5,10`).
+     4b + 1 of v14), goes into pr8..pr11 (dextrprn_2x32 of that lane, the pr's high word: tap 2, and of lane 10
+     of v16, a zero lane, its low word: taps 0 and 1; block 1's is seed @0x22b5, `dextrprn_2x32
+     pr8,v14,v16,5,10`).
   pass 2 (DIVIDE, CLIP, ROUND, PACK) per row: split the fp32 value into sign / exponent /
      significand (bf16 subnormals normalised by the int -> fp32 convert), the DIVIDE by 2^(s - 127)
-     through the MAC (docs/model.md §9.4): per block one MAC puts 2^15 x pr8+b = -s x 2^15 into its lanes
-     (a lane mask times the tap; block 0's in the overwrite form mulus4tn16xr16 with seed @0x66a6's
-     registers, blocks 1..3 accumulating, mulus4tan16xr16), then the paired muluupan16xr16 adds
+     through the MAC (docs/model.md §9.4): per block one MAC puts 2^15 x (-s) into its lanes (tap 2 times a lane
+     mask two lanes up: lane i of the window lo || hi is i + 2; block 1's in the overwrite form mulus4tn16xr16
+     with seed @0x66a6's registers, the others accumulating, mulus4tan16xr16), then the paired muluupan16xr16 adds
      EXP * 2^15 + SIG, and the extract (packvrnrnx48 >> 15) gives EXP - s; ±Inf forced to saturate, NaN gated by an
      unordered compare (ultn_2xf32t) to the format's NaN with the sign kept (`nonfinite` = ocp: every
      lane of a vbNB block joins the NaN mask, its sign cleared), then the shared narrow_fp8
      (RNE + saturation to ±max_val = clip) and a byte pack 4 FP8 per u32 word.
-The fp32 values are processed 16 per vector (N_2X32); the 16-bit narrowing then runs on their low
-halves (lanes 0..15; lanes 16..31 carry duplicates that are never stored).
+The row's 16 elements are loaded spread into 32-bit lanes (labvdcmprs2nx8_xp: fp16 element j into 16-bit lane 2j,
+which cvtf32nxf16_0, the even lanes, widens to fp32; bf16 element j into the high half of 32-bit lane j, already
+the fp32 pattern), so the fp32 values are processed 16 per vector (N_2X32); the 16-bit narrowing then runs on their
+low halves (lanes 0..15; lanes 16..31 carry duplicates that are never stored).
 """
 import numpy as np
 include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and the kernel includes
@@ -32,23 +35,28 @@ include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and t
 # ---------------------------------------------------------------------------- register map
 cdef enum:
     # Constants v0..v13 and v15..v22 (load_rodata skips v14: seed @0x79ec's srln_2x32 writes it). Shared with the
-    # dequant kernels (kernel_fp8.pxi): v0..v4, v7, v8 (kZERO .. kZEXP) and vSIG / vEXP / vSGN / vT0..vT3 =
-    # v23..v29; kernel_fp8's kMAX slot (v5) holds the broadcast 23 here, the seed's v5.
+    # dequant kernels (kernel_fp8.pxi): v0..v4, v8 (kZERO .. kZEXP) and vSIG / vEXP / vSGN / vT0..vT3 = v23..v29;
+    # kernel_fp8's kMAX slot (v5) holds the broadcast 23 here, the seed's v5, and its k4000 slot (v7) block 1's
+    # divide mask, seed @0x66a6's v7 (the hidden bit 0x4000 is kHID, v21).
     k23 = 5            # 23 (32-bit lanes): the exponent-field shift (seed @0x79ec: srln_2x32 v14,v25,v5)
     kMAXEXP = 6        # max_exp (32-bit lanes): 8 / 15 (ocp), 7 / 14 (alt)
     kSAT = 9           # largest finite FP8 code (0x7E E4M3, 0x7B E5M2): narrow_fp8's saturation
     kFF = 10           # 0xFF (32-bit lanes)
     kIDX_R1 = 11       # seln_2x32: lane i <- i + 1
-    kM0 = 12           # kM0, kM1 .. kM3: 2^15 in the 16-bit lanes of block b (lanes 4b..4b+3, and 16 + 4b..), else 0
+    # kM0, kM1 .. kM3: the divide MACs' lane masks: 2^15 in 16-bit lanes 4b + 2 .. 4b + 5 and 16 + 4b + 2 .. (up to
+    # 31) of block b's, else 0: tap 2 reads lane i + 2 of the window for output lane i (docs/model.md §9.4)
+    kM0 = 12
     kIDX_B4 = 13       # seln_2x32: lane i <- i & ~3 (block broadcast)
     Q_HOLE = 14        # the register load_rodata skips
     kIDX_SCB = 15      # sel2nx8: byte j <- byte 16 j (scale of block j)
-    kIDX_BF16 = 16     # sel2nx8: fp32 lane j <- bf16 lane j << 16
-    kM2 = 17
+    # kM2: block 2's mask; also dextrprn_2x32's low vector (seed @0x22b5's v16): its u32 lane 10 is 0, so every
+    # pr's low word (taps 0 and 1) is 0
+    kM2 = 16
+    kSPREAD = 17       # the row load's predicate bytes: fp16 (1, 1, 0, 0) x 16, bf16 (0, 0, 1, 1) x 16
     k149 = 18          # 149 (32-bit lanes): fp32 subnormal scale 2^-149
     kBIG = 19          # 1000 (16-bit lanes): exponent that saturates (±Inf)
     kIDX_EVEN16 = 20   # selnx16: lane k <- lane 2 (k & 15) (low halves of the 32-bit lanes)
-    kM3 = 21
+    kHID = 21          # 0x4000 (16-bit lanes): the hidden bit of SIG (bit 14)
     kNANC = 22         # NaN code of the output format (16-bit lanes): 0x7F E4M3 / 0x7E E5M2
     vX = 14            # pass 2: the row's data
     vE = 14            # pass 1: the row's exponent fields (seed @0x79ec: v14)
@@ -61,21 +69,23 @@ cdef enum:
     vbN = 6            # NaN (32-bit lanes)
     vbN16 = 7          # NaN (16-bit lanes)
     vbNB = 8           # nonfinite=ocp: lanes of a block whose maximum exponent field is 0xFF (NaN / Inf)
+    vbSPREAD = 9       # the row load's predicate: the bytes kSPREAD marks
     # kPAIRW: u32 lane 0 = 1 | 2^15 << 16, the pair weights of the accumulator set-up (kernel_fp8.pxi's kCLAMP
     # slot: narrow_fp8 needs no shift clamp); read once into pr2, then the register is vM
     kPAIRW = 4
-    # kM1: block 1's mask, in v31 (seed @0x66a6: mulus4tn16xr16 wv0,v31,v7,pr8), loaded from rodata row kM1_ROW
-    kM1 = 31
-    kHI = 7            # the 4-tap MAC's upper pool register (seed v7): k4000, read only by zero taps
-    prPAIR = 2         # the pair weights (1, 2^15) of the accumulator set-up
+    # kM1: block 1's mask, the window's low half of seed @0x66a6 (mulus4tn16xr16 wv0,v31,v7,pr8); kM3: block 3's,
+    # its high half v31 (loaded from rodata row kM3_ROW), whose lanes 0 and 1 (read only for output lanes 30, 31,
+    # never stored) are 0
+    kM1 = 7
+    kM3 = 31
+    prPAIR = 2         # the pair weights (1, 2^15) of the accumulator set-up: SIG on the low field, EXP the high
     # minus block b's scale exponent as the MAC's tap: block 1 in pr8 (seeds @0x22b5, @0x66a6), then blocks 0, 2, 3
     prSC1 = 8
     prSC0 = 9
     prSC2 = 10
     prSC3 = 11
     vNS = 14           # end of pass 1: minus block b's exponent in lane 4b + 1, zero elsewhere (seed @0x22b5: v14)
-    kPOOL_HI = 16      # dextrprn_2x32's upper pool register (seed v16): kIDX_BF16, whose lanes it never reads
-    kM1_ROW = 22       # rodata rows (not register constants): block 1's mask, loaded into v31 ...
+    kM3_ROW = 22       # rodata rows (not register constants): block 3's mask, loaded into v31 ...
     kSPARSE_ROW = 23   # ... and 0xFFFF in 32-bit lanes 1, 5, 9, 13 (the low half of one lane per block)
     wvACC = 0          # seed: wv0
     NCONST = 22
@@ -93,8 +103,8 @@ cdef struct QCfg:
 # ============================================================================ bundle labels
 # Bundle numbers come from these labels (docs/model.md §9.1); every bundle is a legal FLIX bundle and its ops
 # read the registers as they were before it (docs/model.md §9.2, §9.3).
-cdef enum:
-    Q_PR0 = ENTRY_B                     # block 0's mask into v31
+cpdef enum QuantizeMXBundle:
+    Q_PR0 = ENTRY_B                     # block 3's mask into v31
     Q_PR1                               # pr2 set-up
     Q_ZERO                              # pass 1: the shared-exponent extract
     Q_LOAD1
@@ -144,6 +154,70 @@ cdef enum:
     Q_PACK
     Q_STORE
 
+QMX_NOTES = {
+    "Q_PR0": "block 3's divide mask into v31 from a rodata row (seed @0x66a6's v31, its MAC's high half)",
+    "Q_PR1": "the pair weights (1, 2^15) of the accumulator set-up into pr2 ; the row load's predicate",
+    "Q_ZERO": "pass 1 (the shared-exponent extract): running max = 0",
+    "Q_LOAD1": "load 16 elements of row r, spread into 32-bit lanes (a tail: fewer, zero-filled)",
+    "Q_UPCAST1": "upcast to fp32 inside the op (fp16: cvtf32nxf16_0 of the even lanes; bf16: none needed)",
+    "Q_EXP1": "seed @0x79ec: the biased exponent field, a per-lane shift by the broadcast 23",
+    "Q_FIELD1": "& 0xFF",
+    "Q_MAX1": "MAX over the block's 8 partitions",
+    "Q_RED0": "MAX over the block's 4 elements: the neighbour lane",
+    "Q_RED1": "max with the neighbour lane",
+    "Q_RED2": "again: lanes i .. i + 2",
+    "Q_RED3": "max",
+    "Q_RED4": "and again: lanes i .. i + 3 (the block's 4 elements at lane 4b)",
+    "Q_RED5": "max",
+    "Q_BCAST": "broadcast lane 4b over its block",
+    "Q_SCALE": "scale = max - max_exp (nonfinite = ocp: blocks whose maximum is field 0xFF)",
+    "Q_BYTE": "the stored E8M0 byte: wrapped in uint8 or clamped at 0 (knob underflow)",
+    "Q_NONFIN": "nonfinite = ocp: NaN / Inf blocks store 0xFF",
+    "Q_SCB": "the scale bytes of the 4 blocks",
+    "Q_SSTORE": "store them (E8M0)",
+    "Q_NEG": "SCALE TO pr (docs/model.md §9.4): minus each block's exponent ; the lane mask",
+    "Q_SPARSE": "minus the exponent as a 16-bit tap in lane 4b + 1 of v14, every other lane 0",
+    "Q_PRS": "seed @0x22b5: blocks 1 and 0 -> pr8, pr9 (dual-lane extract: the block's lane, tap 2, and a zero lane)",
+    "Q_PRS2": "blocks 2 and 3 -> pr10, pr11",
+    "Q_LOAD2": "pass 2 (divide, clip, round, pack): reload row r, spread into 32-bit lanes",
+    "Q_UPCAST2": "upcast to fp32",
+    "Q_SIGN": "sign bit ; NaN GATE ; seed @0x66a6's MAC: block 1's divide starts the row's accumulator",
+    "Q_ABS": "drop the sign ; exponent field ; block 0's divide MAC",
+    "Q_FIELD2": "sign byte (0x80) ; |x| bits ; block 2's divide MAC",
+    "Q_NORM": "exponent field ; subnormal significand normalised by int -> fp32 ; block 3's divide MAC",
+    "Q_CLASS": "field 0 (zero / subnormal), field 0xFF (Inf / NaN)",
+    "Q_TAKE": "subnormals take the normalised value (nonfinite = ocp: a NaN / Inf block loses its sign)",
+    "Q_SPLIT": "exponent field of the normalised value ; the top 14 mantissa bits",
+    "Q_MANT": "zero test ; mantissa to bits 0..13",
+    "Q_DIV": "the hidden bit (bit 14)",
+    "Q_SUB149": "subnormal inputs are mant * 2^-149: 149 more",
+    "Q_SUBN": "subnormals take that exponent",
+    "Q_INF": "±Inf: an exponent that saturates (the clip to ±max_val) ; clear the NaN-mask register",
+    "Q_ZEROS": "±0: the far-below exponent (nonfinite = ocp: every lane of a NaN / Inf block -> NaN)",
+    "Q_NAN": "NaN lanes -> non-zero",
+    "Q_HALF16A": "the low halves into 16-bit lanes: significand, exponent",
+    "Q_HALF16B": "the low halves into 16-bit lanes: sign, NaN mask",
+    "Q_ACC": "+ EXP * 2^15 + SIG (paired MAC) ; the NaN predicate in 16-bit lanes",
+    "Q_EXT": "accumulator extract: EXP - scale",
+    "Q_NARROW": "narrow_fp8: round to FP8 (RNE), saturate, sign",
+    "Q_NANC": "the NaN code with its sign",
+    "Q_NANSET": "NaN lanes -> the NaN code",
+    "Q_PACK": "PACK: the low byte of each 16-bit lane, 4 FP8 per u32 word",
+    "Q_STORE": "store the row's FP8 bytes",
+}
+
+
+def bundle_labels():
+    """{bundle: label} of the QuantizeMX body: the shared labels and its own (docs/model.md §9.1); a bundle inside
+    a shared sequence is the label before it plus an offset."""
+    out = {int(m): m.name for m in SharedBundle}
+    out.update({int(m): m.name for m in QuantizeMXBundle})
+    return out
+
+
+#: every label's note (what the listing says of the bundle)
+BUNDLE_NOTES = dict(SHARED_NOTES, **QMX_NOTES)
+
 
 cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* src, Py_ssize_t src_stride,
                          Py_ssize_t ncols, uint8_t* dst, Py_ssize_t dst_stride, uint8_t* scale_row) noexcept nogil:
@@ -152,178 +226,167 @@ cdef void quantize_block(TR tr, regfile_t* rf, const QCfg* cfg, const uint8_t* s
     cdef Py_ssize_t c, off, doff, soff = 0
     cdef int r, cols
     load_rodata(tr, rf, cfg.rodata, NCONST, 0, Q_HOLE, 1, vbALL)
-    # Q_PR0: block 1's divide mask into v31, from a rodata row (the seed's register for it, @0x66a6)
-    I_lv2nx8_i(tr, rf, Q_PR0, kM1, <const uint8_t*>cfg.rodata, 64 * kM1_ROW)
-    # Q_PR1: the pair weights (1, 2^15) of the accumulator set-up into pr2 (v4 is vM from here on)
-    I_extrprn_2x32(tr, rf, Q_PR1, prPAIR, kPAIRW, 0)
+    # Q_PR0: block 3's divide mask into v31, from a rodata row (seed @0x66a6's v31, its MAC's high half)
+    lv2nx8_i(tr, rf, Q_PR0, kM3, <const uint8_t*>cfg.rodata, 64 * kM3_ROW)
+    # Q_PR1: the pair weights (1, 2^15) of the accumulator set-up into pr2 (v4 is vM from here on) ; the row
+    # load's predicate (0 < kSPREAD's bytes)
+    extrprn_2x32(tr, rf, Q_PR1, prPAIR, kPAIRW, 0)
+    ltu2nx8(tr, rf, Q_PR1, vbSPREAD, kZERO, kSPREAD)
     c = 0
     while c < ncols:
         cols = 16 if ncols - c > 16 else <int>(ncols - c)
         # ---------------- pass 1: shared-exponent extract over the 8 x 4 blocks
         # Q_ZERO: running max = 0
-        V3(tr, rf, Q_ZERO, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+        and2nx8(tr, rf, Q_ZERO, vM, kZERO, kZERO)
         for r in range(8):
-            # Q_LOAD1: load 16 elements of row r (tail: fewer, zero-filled)
+            # Q_LOAD1: load 16 elements of row r (tail: fewer, zero-filled), spread into 32-bit lanes
             off = r * src_stride + 2 * c
-            I_lav2nx8_xp(tr, rf, Q_LOAD1, vR1, src, &off, 2 * cols)
+            labvdcmprs2nx8_xp(tr, rf, Q_LOAD1, vR1, vbSPREAD, src, &off, 2 * cols)
             # Q_UPCAST1: upcast to fp32 inside the op
             upcast(tr, rf, Q_UPCAST1, cfg.bf16, vR1)
             # Q_EXP1: biased exponent: (bits >> 23) (per-lane shift by a broadcast 23; seed @0x79ec, its registers)
-            V3(tr, rf, Q_EXP1, "srln_2x32", P.srln_2x32, VIEW_N_2X32, vE, vR1, k23)
+            srln_2x32(tr, rf, Q_EXP1, vE, vR1, k23)
             # Q_FIELD1: & 0xFF
-            V3(tr, rf, Q_FIELD1, "and2nx8", P.and2nx8, VIEW_N_2X32, vE, vE, kFF)
+            and2nx8(tr, rf, Q_FIELD1, vE, vE, kFF)
             # Q_MAX1: MAX over the block's 8 partitions
-            BV(tr, rf, Q_MAX1, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vE)
+            bmaxn_2x32(tr, rf, Q_MAX1, vbF, vM, vM, vE)
         # Q_RED0: ... and over its 4 elements: neighbour lane
-        V4(tr, rf, Q_RED0, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
+        seln_2x32(tr, rf, Q_RED0, vT0, vM, vM, kIDX_R1)
         # Q_RED1:
-        BV(tr, rf, Q_RED1, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        bmaxn_2x32(tr, rf, Q_RED1, vbF, vM, vM, vT0)
         # Q_RED2: again: lanes i..i+2
-        V4(tr, rf, Q_RED2, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
+        seln_2x32(tr, rf, Q_RED2, vT0, vM, vM, kIDX_R1)
         # Q_RED3:
-        BV(tr, rf, Q_RED3, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        bmaxn_2x32(tr, rf, Q_RED3, vbF, vM, vM, vT0)
         # Q_RED4: and again: lanes i..i+3 (the block's 4 elements at lane 4b)
-        V4(tr, rf, Q_RED4, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vT0, vM, vM, kIDX_R1)
+        seln_2x32(tr, rf, Q_RED4, vT0, vM, vM, kIDX_R1)
         # Q_RED5:
-        BV(tr, rf, Q_RED5, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, vM, vM, vT0)
+        bmaxn_2x32(tr, rf, Q_RED5, vbF, vM, vM, vT0)
         # Q_BCAST: broadcast lane 4b over its block
-        V4(tr, rf, Q_BCAST, "seln_2x32", P.seln_2x32, VIEW_N_2X32, vM, vM, vM, kIDX_B4)
+        seln_2x32(tr, rf, Q_BCAST, vM, vM, vM, kIDX_B4)
         # Q_SCALE: scale = max - max_exp
-        V3(tr, rf, Q_SCALE, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vSC, vM, kMAXEXP)
+        subn_2x32(tr, rf, Q_SCALE, vSC, vM, kMAXEXP)
         if cfg.ocp_nonfinite:
             # Q_SCALE: nonfinite=ocp: blocks whose maximum is field 0xFF (a NaN or an Inf)
-            CMP(tr, rf, Q_SCALE, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbNB, vM, kFF)
+            eqn_2x32(tr, rf, Q_SCALE, vbNB, vM, kFF)
         # Q_BYTE: the stored byte, in cfg.byte_reg: vSC itself, or (underflow = unclamped-data / unwrapped-data)
         # vT0, so that vSC keeps the true m - max_exp for the divide
         if cfg.wrap:
             # Q_BYTE: narrowed to uint8: wraps below 0 (the simulator's order)
-            V3(tr, rf, Q_BYTE, "and2nx8", P.and2nx8, VIEW_N_2X32, cfg.byte_reg, vSC, kFF)
+            and2nx8(tr, rf, Q_BYTE, cfg.byte_reg, vSC, kFF)
         else:
             # Q_BYTE: clamp at 0
-            BV(tr, rf, Q_BYTE, "bmaxn_2x32", P.bmaxn_2x32, VIEW_N_2X32, VIEW_VB32, vbF, cfg.byte_reg, vSC, kZERO)
+            bmaxn_2x32(tr, rf, Q_BYTE, vbF, cfg.byte_reg, vSC, kZERO)
         if cfg.ocp_nonfinite:
             # Q_NONFIN: NaN / Inf blocks store 0xFF (E8M0 NaN); their data is all NaN whatever the divisor
-            MOVT(tr, rf, Q_NONFIN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, cfg.byte_reg, kFF, vbNB)
+            movn_2x32t(tr, rf, Q_NONFIN, cfg.byte_reg, kFF, vbNB)
         # Q_SCB: scale bytes of the 4 blocks
-        V4(tr, rf, Q_SCB, "sel2nx8", P.sel2nx8, VIEW_2NX8, vT0, cfg.byte_reg, kZERO, kIDX_SCB)
+        sel2nx8(tr, rf, Q_SCB, vT0, kZERO, cfg.byte_reg, kIDX_SCB)
         # Q_SSTORE: store them (E8M0)
         soff = c // 4
-        I_sav2nx8_xp(tr, rf, Q_SSTORE, vT0, scale_row, &soff, cols // 4)
+        sav2nx8_xp(tr, rf, Q_SSTORE, vT0, scale_row, &soff, cols // 4)
         # Q_NEG: SCALE TO pr (docs/model.md §9.4): minus each block's exponent ... ; the lane mask
-        V3(tr, rf, Q_NEG, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vT1, kZERO, vSC)
-        I_lv2nx8_i(tr, rf, Q_NEG, vT2, <const uint8_t*>cfg.rodata, 64 * kSPARSE_ROW)
+        subn_2x32(tr, rf, Q_NEG, vT1, kZERO, vSC)
+        lv2nx8_i(tr, rf, Q_NEG, vT2, <const uint8_t*>cfg.rodata, 64 * kSPARSE_ROW)
         # Q_SPARSE: ... as a 16-bit tap (zero-extended) in lane 4b + 1 of v14, every other lane 0
-        V3(tr, rf, Q_SPARSE, "and2nx8", P.and2nx8, VIEW_N_2X32, vNS, vT1, vT2)
-        # Q_PRS: blocks 1 and 0 -> pr8, pr9 (dual-lane extract: the block's lane and lane 10, a zero lane; block
-        # 1's is seed @0x22b5 with its registers)
-        I_dextrprn_2x32(tr, rf, Q_PRS, prSC1, vNS, kPOOL_HI, 5, 10)
-        I_dextrprn_2x32(tr, rf, Q_PRS, prSC0, vNS, kPOOL_HI, 1, 10)
+        and2nx8(tr, rf, Q_SPARSE, vNS, vT1, vT2)
+        # Q_PRS: blocks 1 and 0 -> pr8, pr9 (dual-lane extract: the block's lane of v14 into the high word, tap 2,
+        # and lane 10 of v16, a zero lane, into the low word; block 1's is seed @0x22b5 with its registers)
+        dextrprn_2x32(tr, rf, Q_PRS, prSC1, vNS, kM2, 5, 10)
+        dextrprn_2x32(tr, rf, Q_PRS, prSC0, vNS, kM2, 1, 10)
         # Q_PRS2: blocks 2 and 3 -> pr10, pr11
-        I_dextrprn_2x32(tr, rf, Q_PRS2, prSC2, vNS, kPOOL_HI, 9, 10)
-        I_dextrprn_2x32(tr, rf, Q_PRS2, prSC3, vNS, kPOOL_HI, 13, 10)
+        dextrprn_2x32(tr, rf, Q_PRS2, prSC2, vNS, kM2, 9, 10)
+        dextrprn_2x32(tr, rf, Q_PRS2, prSC3, vNS, kM2, 13, 10)
         # ---------------- pass 2: divide, clip, round, pack -- row by row
         for r in range(8):
-            # Q_LOAD2: reload the row
+            # Q_LOAD2: reload the row, spread into 32-bit lanes
             off = r * src_stride + 2 * c
-            I_lav2nx8_xp(tr, rf, Q_LOAD2, vX, src, &off, 2 * cols)
+            labvdcmprs2nx8_xp(tr, rf, Q_LOAD2, vX, vbSPREAD, src, &off, 2 * cols)
             # Q_UPCAST2: upcast
             upcast(tr, rf, Q_UPCAST2, cfg.bf16, vX)
             # Q_SIGN: sign bit ; NaN GATE (unordered compare with itself) ; DIVIDE by 2^(scale-127) through the MAC
-            # (docs/model.md §9.4), block 1: the row's accumulator starts as (2^15 in block 1's lanes) x pr8 = minus
-            # its scale exponent (the overwrite form, with the registers of seed @0x66a6: wv0,v31,v7,pr8; v7 is
-            # read only by the zero taps)
-            VI(tr, rf, Q_SIGN, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT0, vX, 31)
-            I_ultn_2xf32t(tr, rf, Q_SIGN, vbN, vX, vX, vbALL)
-            WVVP(tr, rf, Q_SIGN, "mulus4tn16xr16", P.mulus4tn16xr16, VIEW_NX16, wvACC, kM1, kHI, prSC1)
+            # (docs/model.md §9.4), block 1: the row's accumulator starts as (2^15 in block 1's lanes) x pr8's tap 2
+            # = minus its scale exponent (the overwrite form, with the registers of seed @0x66a6: wv0,v31,v7,pr8;
+            # v7 the mask, the window's low half)
+            srlin_2x32(tr, rf, Q_SIGN, vT0, vX, 31)
+            ultn_2xf32t(tr, rf, Q_SIGN, vbN, vX, vX, vbALL)
+            mulus4tn16xr16(tr, rf, Q_SIGN, wvACC, kM3, kM1, prSC1)
             # Q_ABS: drop the sign ; exponent field (per-lane shift by the broadcast 23, as in pass 1) ; block 0
             # (pr9) accumulates
-            VI(tr, rf, Q_ABS, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT1, vX, 1)
-            V3(tr, rf, Q_ABS, "srln_2x32", P.srln_2x32, VIEW_N_2X32, vT2, vX, k23)
-            WVVPA(tr, rf, Q_ABS, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM0, kZERO, prSC0)
+            sllin_2x32(tr, rf, Q_ABS, vT1, vX, 1)
+            srln_2x32(tr, rf, Q_ABS, vT2, vX, k23)
+            mulus4tan16xr16(tr, rf, Q_ABS, wvACC, kZERO, kM0, prSC0)
             # Q_FIELD2: sign byte (0x80) ; |x| bits ; block 2 (pr10)
-            VI(tr, rf, Q_FIELD2, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT0, vT0, 7)
-            VI(tr, rf, Q_FIELD2, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT1, vT1, 1)
-            WVVPA(tr, rf, Q_FIELD2, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM2, kZERO, prSC2)
+            sllin_2x32(tr, rf, Q_FIELD2, vT0, vT0, 7)
+            srlin_2x32(tr, rf, Q_FIELD2, vT1, vT1, 1)
+            mulus4tan16xr16(tr, rf, Q_FIELD2, wvACC, kZERO, kM2, prSC2)
             # Q_NORM: exponent field ; subnormal significand normalised by int -> fp32 ; block 3 (pr11)
-            V3(tr, rf, Q_NORM, "and2nx8", P.and2nx8, VIEW_N_2X32, vT2, vT2, kFF)
-            I_floatn_2x32(tr, rf, Q_NORM, vT3, vT1, 0)
-            WVVPA(tr, rf, Q_NORM, "mulus4tan16xr16", P.mulus4tan16xr16, VIEW_NX16, wvACC, kM3, kZERO, prSC3)
+            and2nx8(tr, rf, Q_NORM, vT2, vT2, kFF)
+            floatn_2x32(tr, rf, Q_NORM, vT3, vT1, 0)
+            mulus4tan16xr16(tr, rf, Q_NORM, wvACC, kZERO, kM3, prSC3)
             # Q_CLASS: field 0 (zero / subnormal), field 0xFF (Inf / NaN)
-            CMP(tr, rf, Q_CLASS, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbS, vT2, kZERO)
-            CMP(tr, rf, Q_CLASS, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbI, vT2, kFF)
+            eqn_2x32(tr, rf, Q_CLASS, vbS, vT2, kZERO)
+            eqn_2x32(tr, rf, Q_CLASS, vbI, vT2, kFF)
             # Q_TAKE: subnormals: take the normalised value
-            MOVT(tr, rf, Q_TAKE, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT1, vT3, vbS)
+            movn_2x32t(tr, rf, Q_TAKE, vT1, vT3, vbS)
             if cfg.ocp_nonfinite:
                 # Q_TAKE: nonfinite=ocp: the lanes of a NaN / Inf block lose their sign (positive NaN)
-                MOVT(tr, rf, Q_TAKE, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT0, kZERO, vbNB)
+                movn_2x32t(tr, rf, Q_TAKE, vT0, kZERO, vbNB)
             # Q_SPLIT: exponent field of the normalised value (bf16 subnormals) ; top 14 mantissa bits (fp16 has 10,
             # bf16 7: exact)
-            VI(tr, rf, Q_SPLIT, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT2, vT1, 23)
-            VI(tr, rf, Q_SPLIT, "sllin_2x32", P.sllin_2x32, VIEW_N_2X32, vT3, vT1, 9)
+            srlin_2x32(tr, rf, Q_SPLIT, vT2, vT1, 23)
+            sllin_2x32(tr, rf, Q_SPLIT, vT3, vT1, 9)
             # Q_MANT: zero test ; mantissa to bits 0..13
-            CMP(tr, rf, Q_MANT, "eqn_2x32", P.eqn_2x32, VIEW_N_2X32, VIEW_VB32, vbZ, vT1, kZERO)
-            VI(tr, rf, Q_MANT, "srlin_2x32", P.srlin_2x32, VIEW_N_2X32, vT3, vT3, 18)
+            eqn_2x32(tr, rf, Q_MANT, vbZ, vT1, kZERO)
+            srlin_2x32(tr, rf, Q_MANT, vT3, vT3, 18)
             # Q_DIV: the hidden bit (bit 14) (the divide by 2^(scale-127) is the MAC's, Q_MAC0..Q_MAC3)
-            V3(tr, rf, Q_DIV, "or2nx8", P.or2nx8, VIEW_N_2X32, vT3, vT3, k4000)
+            or2nx8(tr, rf, Q_DIV, vT3, vT3, kHID)
             # Q_SUB149: subnormal inputs are mant * 2^-149: 149 more
-            V3(tr, rf, Q_SUB149, "subn_2x32", P.subn_2x32, VIEW_N_2X32, vM, vT2, k149)
+            subn_2x32(tr, rf, Q_SUB149, vM, vT2, k149)
             # Q_SUBN:
-            MOVT(tr, rf, Q_SUBN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, vM, vbS)
+            movn_2x32t(tr, rf, Q_SUBN, vT2, vM, vbS)
             # Q_INF: ±Inf: an exponent that saturates (the clip to ±max_val) ; clear the NaN-mask register
-            MOVT(tr, rf, Q_INF, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kBIG, vbI)
-            V3(tr, rf, Q_INF, "and2nx8", P.and2nx8, VIEW_N_2X32, vM, kZERO, kZERO)
+            movn_2x32t(tr, rf, Q_INF, vT2, kBIG, vbI)
+            and2nx8(tr, rf, Q_INF, vM, kZERO, kZERO)
             # Q_ZEROS: ±0: the far-below exponent
-            MOVT(tr, rf, Q_ZEROS, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vT2, kZEXP, vbZ)
+            movn_2x32t(tr, rf, Q_ZEROS, vT2, kZEXP, vbZ)
             if cfg.ocp_nonfinite:
                 # Q_ZEROS: nonfinite=ocp: every lane of a NaN / Inf block -> NaN
-                MOVT(tr, rf, Q_ZEROS, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kFF, vbNB)
+                movn_2x32t(tr, rf, Q_ZEROS, vM, kFF, vbNB)
             # Q_NAN: NaN lanes -> non-zero
-            MOVT(tr, rf, Q_NAN, "movn_2x32t", P.movn_2x32t, VIEW_N_2X32, VIEW_VB32, vM, kFF, vbN)
+            movn_2x32t(tr, rf, Q_NAN, vM, kFF, vbN)
             # Q_HALF16A: low halves into 16-bit lanes: significand, exponent ...
-            V4(tr, rf, Q_HALF16A, "selnx16", P.selnx16, VIEW_NX16, vSIG, vT3, vT3, kIDX_EVEN16)
-            V4(tr, rf, Q_HALF16A, "selnx16", P.selnx16, VIEW_NX16, vEXP, vT2, vT2, kIDX_EVEN16)
+            selnx16(tr, rf, Q_HALF16A, vSIG, vT3, vT3, kIDX_EVEN16)
+            selnx16(tr, rf, Q_HALF16A, vEXP, vT2, vT2, kIDX_EVEN16)
             # Q_HALF16B: ... sign, NaN mask
-            V4(tr, rf, Q_HALF16B, "selnx16", P.selnx16, VIEW_NX16, vSGN, vT0, vT0, kIDX_EVEN16)
-            V4(tr, rf, Q_HALF16B, "selnx16", P.selnx16, VIEW_NX16, vM, vM, vM, kIDX_EVEN16)
-            # Q_ACC: + EXP * 2^15 + SIG (paired MAC, weights 1 and 2^15 in pr2; unsigned lanes: a negative EXP adds
-            # 2^31 more, which the 16-bit extract drops) ; NaN predicate in 16-bit lanes
-            WVVPA(tr, rf, Q_ACC, "muluupan16xr16", P.muluupan16xr16, VIEW_NX16, wvACC, vSIG, vEXP, prPAIR)
-            CMP(tr, rf, Q_ACC, "neqnx16", P.neqnx16, VIEW_NX16, VIEW_VB16, vbN16, vM, kZERO)
+            selnx16(tr, rf, Q_HALF16B, vSGN, vT0, vT0, kIDX_EVEN16)
+            selnx16(tr, rf, Q_HALF16B, vM, vM, vM, kIDX_EVEN16)
+            # Q_ACC: + EXP * 2^15 + SIG (paired MAC: EXP on pr2's high field 2^15, SIG on its low 1; unsigned lanes:
+            # a negative EXP adds 2^31 more, which the 16-bit extract drops) ; NaN predicate in 16-bit lanes
+            muluupan16xr16(tr, rf, Q_ACC, wvACC, vEXP, vSIG, prPAIR)
+            neqnx16(tr, rf, Q_ACC, vbN16, vM, kZERO)
             # Q_EXT: accumulator extract: EXP - scale
-            I_packvrnrnx48(tr, rf, Q_EXT, vEXP, wvACC, 15)
+            packvrnrnx48(tr, rf, Q_EXT, vEXP, wvACC, 15)
             # Q_NARROW: round to FP8 (RNE), saturate, sign
             narrow_fp8(tr, rf, Q_NARROW, cfg.m_bits, vT1, kSAT)
             # Q_NANC: NaN with its sign
-            V3(tr, rf, Q_NANC, "or2nx8", P.or2nx8, VIEW_NX16, vM, kNANC, vSGN)
+            or2nx8(tr, rf, Q_NANC, vM, kNANC, vSGN)
             # Q_NANSET:
-            MOVT(tr, rf, Q_NANSET, "movnx16t", P.movnx16t, VIEW_NX16, VIEW_VB16, vT1, vM, vbN16)
+            movnx16t(tr, rf, Q_NANSET, vT1, vM, vbN16)
             # Q_PACK: PACK: the low byte of each 16-bit lane, 4 FP8 per u32 word
-            VVI(tr, rf, Q_PACK, "sel2nx8i", P.sel2nx8i, VIEW_NX16, VIEW_2NX8, vX, vT1, vT1, 0)
+            sel2nx8i(tr, rf, Q_PACK, vX, vT1, vT1, 0)
             # Q_STORE: store the row's FP8 bytes
             doff = r * dst_stride + c
-            I_sav2nx8_xp(tr, rf, Q_STORE, vX, dst, &doff, cols)
+            sav2nx8_xp(tr, rf, Q_STORE, vX, dst, &doff, cols)
         c += cols
 
 
 cdef inline void upcast(TR tr, regfile_t* rf, int b, int bf16, int x) noexcept nogil:
-    """fp16 / bf16 lanes 0..15 of register x -> fp32 (exact), in place."""
-    if bf16:
-        V4(tr, rf, b, "sel2nx8", P.sel2nx8, VIEW_2NX8, x, x, kZERO, kIDX_BF16)
-    else:
-        V2(tr, rf, b, "cvtf32nxf16_0", P.cvtf32nxf16_0, VIEW_NXF16, VIEW_N_2XF32, x, x)
-
-
-cdef inline void I_dextrprn_2x32(TR tr, regfile_t* rf, int b, int p, int s, int r, int i, int j) noexcept nogil:
-    """ivp_dextrprn_2x32 pr, vs, vr, i, j"""
-    if TR is TracerP:
-        if tr_begin(tr, "dextrprn_2x32", b):
-            tr_vec(tr, ROLE_SRC, s, VIEW_N_2X32, &rf.v[s]); tr_vec(tr, ROLE_SRC, r, VIEW_N_2X32, &rf.v[r])
-            tr_scalar(tr, 255, i); tr_scalar(tr, 255, j)
-    if run_op(tr, "dextrprn_2x32", b):
-        P.dextrprn_2x32(&rf.pr[p], &rf.v[s], &rf.v[r], i, j)
-    if TR is TracerP:
-        if tr.open:
-            tr_pr(tr, ROLE_DST, p, rf.pr[p]); tr_end(tr)
+    """The row as loaded (element j in 16-bit lane 2j for fp16, in the high half of 32-bit lane j for bf16) -> fp32
+    lanes 0..15 (exact), in place: fp16 through cvtf32nxf16_0 (the even lanes); a spread bf16 already is its fp32
+    pattern (no op)."""
+    if not bf16:
+        cvtf32nxf16_0(tr, rf, b, x, x)
 
 
 # ============================================================================ configuration ("rodata")
@@ -337,7 +400,7 @@ def _b32(x):
 
 def build_rodata(bint bf16, str dst_dtype, int max_exp):
     """The QuantizeMX kernel's constant vectors, uint8 [NCONST + 2, 64] (the last two rows are loaded into working
-    registers: block 1's mask into v31 at entry, the lane mask of the pr extract once per chunk)."""
+    registers: block 3's mask into v31 at entry, the lane mask of the pr extract once per chunk)."""
     e4m3 = dst_dtype == "float8_e4m3fn"
     bias, m_bits = (7, 3) if e4m3 else (15, 2)
     rows = np.zeros((NCONST + 1, 64), np.uint8)       # by register, v0 .. v22 (v14 is no constant)
@@ -346,7 +409,7 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
     rows[kSH0] = _b16(14 - m_bits)
     rows[kSAT] = _b16(0x7E if e4m3 else 0x7B)
     rows[kMAXEXP] = _b32(max_exp)
-    rows[k4000] = _b16(0x4000)
+    rows[kHID] = _b16(0x4000)
     rows[kZEXP] = _b16(-16384)
     rows[k23] = _b32(23)
     rows[kFF] = _b32(0xFF)
@@ -355,22 +418,21 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
     scb = np.full(64, 64, np.uint8)
     scb[:4] = [0, 16, 32, 48]
     rows[kIDX_SCB] = scb
-    bf = np.full(64, 64, np.uint8)
-    for j in range(16):
-        bf[4 * j + 2], bf[4 * j + 3] = 2 * j, 2 * j + 1
-    rows[kIDX_BF16] = bf
+    rows[kSPREAD] = np.tile(np.array([0, 0, 1, 1] if bf16 else [1, 1, 0, 0], np.uint8), 16)
     rows[k149] = _b32(149)
     rows[kBIG] = _b16(1000)
     rows[kIDX_EVEN16] = np.array([2 * (k & 15) for k in range(32)], np.uint16).view(np.uint8)
-    masks = [np.array([0x8000 if (k & 15) >> 2 == b else 0 for k in range(32)], np.uint16).view(np.uint8)
-             for b in range(4)]
-    rows[kM0], rows[kM2], rows[kM3] = masks[0], masks[2], masks[3]
+    # output lane i of block b (i & 15 in 4b .. 4b + 3) reads window lane i + 2 (tap 2); lanes past 31 are the
+    # window's high half
+    masks = [np.array([0x8000 if k >= 2 and ((k - 2) & 15) >> 2 == b else 0 for k in range(32)],
+                      np.uint16).view(np.uint8) for b in range(4)]
+    rows[kM0], rows[kM1], rows[kM2] = masks[0], masks[1], masks[2]
     rows[kPAIRW] = np.array([1 | (1 << 31)] + [0] * 15, np.uint32).view(np.uint8)
     rows[kNANC] = _b16(0x7F if e4m3 else 0x7E)
     out = np.zeros((NCONST + 2, 64), np.uint8)
     out[:Q_HOLE] = rows[:Q_HOLE]
     out[Q_HOLE:NCONST] = rows[Q_HOLE + 1:NCONST + 1]               # v15 .. v22 are rows 14 .. 21
-    out[kM1_ROW] = masks[1]                                        # block 1's mask goes to v31 (Q_PR0)
+    out[kM3_ROW] = masks[3]                                        # block 3's mask goes to v31 (Q_PR0)
     out[kSPARSE_ROW] = np.array([0xFFFF if i & 3 == 1 else 0 for i in range(16)], np.uint32).view(np.uint8)
     return out
 

@@ -25,15 +25,25 @@ cdef enum:
 
 
 # ---------------------------------------------------------------------------- shared bundle labels
-# Bundle numbers are labels (docs/model.md §9.1): a kernel's labels start at ENTRY_B; a shared sequence that
-# starts at bundle b takes b .. b + its *_LEN - 1.
+# Bundle numbers are labels (docs/model.md §9.1): the members of a `cpdef enum` (a Python enum of the module too,
+# which the listing reads) and a note each (*_NOTES, what the listing says of the bundle). A kernel's labels
+# start at ENTRY_B; a shared sequence that starts at bundle b takes b .. b + its *_LEN - 1.
 cdef enum:
-    RODATA_B = 0                          # the constant loads, two per bundle (s0 and s1)
     MAX_CONST = 24                        # constant vectors a kernel may load
-    RODATA_VB = RODATA_B + MAX_CONST // 2  # the all-true predicate
-    ENTRY_B = RODATA_VB + 1               # a kernel's first own bundle
     NARROW_LEN = 12                       # narrow_fp8
     NO_HOLE = 32                          # load_rodata: no register skipped
+
+cpdef enum SharedBundle:
+    RODATA_B = 0                          # the constant loads, two per bundle (s0 and s1)
+    RODATA_VB = RODATA_B + MAX_CONST // 2  # the all-true predicate
+
+cdef enum:
+    ENTRY_B = RODATA_VB + 1               # a kernel's first own bundle
+
+SHARED_NOTES = {
+    "RODATA_B": "load_rodata: the constant vectors from the kernel's rodata, two loads per bundle (s0 and s1)",
+    "RODATA_VB": "the all-true predicate = (v0 == v0)",
+}
 
 
 cdef inline void load_rodata(TR tr, regfile_t* rf, const vec_t* rodata, int nconst, int first,
@@ -44,10 +54,9 @@ cdef inline void load_rodata(TR tr, regfile_t* rf, const vec_t* rodata, int ncon
     # RODATA_B: constant vectors from rodata, two loads per bundle
     cdef int c
     for c in range(nconst):
-        I_lv2nx8_i(tr, rf, RODATA_B + c // 2, first + c + hole_len * (first + c >= hole), <const uint8_t*>rodata,
-                   64 * c)
+        lv2nx8_i(tr, rf, RODATA_B + c // 2, first + c + hole_len * (first + c >= hole), <const uint8_t*>rodata, 64 * c)
     # RODATA_VB: the all-true predicate = (v0 == v0)
-    CMP(tr, rf, RODATA_VB, "eqnx16", P.eqnx16, VIEW_NX16, VIEW_VB16, all_true, kZERO, kZERO)
+    eqnx16(tr, rf, RODATA_VB, all_true, kZERO, kZERO)
 
 
 cdef inline void narrow_fp8(TR tr, regfile_t* rf, int b, int m_bits, int out, int kmax) noexcept nogil:
@@ -57,32 +66,32 @@ cdef inline void narrow_fp8(TR tr, regfile_t* rf, int b, int m_bits, int out, in
     Rounding is q = (SIG + 2^(sh-1) - 1 + lsb) >> sh, lsb = bit sh of SIG: round to nearest, ties
     to even; SIG < 2^15 keeps every sum inside 16 bits (a shift sh >= 16 gives q = 0). Clobbers vT0..vT3."""
     # b+0: d = (1-BIAS) - EXP (subnormal depth), e = EXP - (1-BIAS) (exponent field - 1 when normal)
-    V3(tr, rf, b, "subnx16", P.subnx16, VIEW_NX16, vT0, kA, vEXP)
-    V3(tr, rf, b, "subnx16", P.subnx16, VIEW_NX16, vT1, vEXP, kA)
+    subnx16(tr, rf, b, vT0, kA, vEXP)
+    subnx16(tr, rf, b, vT1, vEXP, kA)
     # b+1: clamp both at 0 (flags unused)
-    BV(tr, rf, b + 1, "bmaxnx16", P.bmaxnx16, VIEW_NX16, VIEW_VB16, vbF, vT0, vT0, kZERO)
-    BV(tr, rf, b + 1, "bmaxnx16", P.bmaxnx16, VIEW_NX16, VIEW_VB16, vbG, vT1, vT1, kZERO)
+    bmaxnx16(tr, rf, b + 1, vbF, vT0, vT0, kZERO)
+    bmaxnx16(tr, rf, b + 1, vbG, vT1, vT1, kZERO)
     # b+2: total right shift sh = d + 14 - M; exponent field moved to its place (a shift of 16 or more rounds
     # to 0 without a clamp: srlnx16 gives 0 for amounts >= 16, so q below is 0 whatever `half` is)
-    V3(tr, rf, b + 2, "addnx16", P.addnx16, VIEW_NX16, vT0, vT0, kSH0)
-    VI(tr, rf, b + 2, "sllinx16", P.sllinx16, VIEW_NX16, vT1, vT1, m_bits)
+    addnx16(tr, rf, b + 2, vT0, vT0, kSH0)
+    sllinx16(tr, rf, b + 2, vT1, vT1, m_bits)
     # b+3: lsb of the kept bits ; sh - 1
-    V3(tr, rf, b + 3, "srlnx16", P.srlnx16, VIEW_NX16, vT2, vSIG, vT0)
-    V3(tr, rf, b + 3, "subnx16", P.subnx16, VIEW_NX16, vT3, vT0, kONE)
+    srlnx16(tr, rf, b + 3, vT2, vSIG, vT0)
+    subnx16(tr, rf, b + 3, vT3, vT0, kONE)
     # b+4: lsb & 1 ; half = 1 << (sh - 1)
-    V3(tr, rf, b + 4, "and2nx8", P.and2nx8, VIEW_NX16, vT2, vT2, kONE)
-    V3(tr, rf, b + 4, "sllnx16", P.sllnx16, VIEW_NX16, vT3, kONE, vT3)
+    and2nx8(tr, rf, b + 4, vT2, vT2, kONE)
+    sllnx16(tr, rf, b + 4, vT3, kONE, vT3)
     # b+5: half - 1
-    V3(tr, rf, b + 5, "subnx16", P.subnx16, VIEW_NX16, vT3, vT3, kONE)
+    subnx16(tr, rf, b + 5, vT3, vT3, kONE)
     # b+6: + lsb (ties go to even)
-    V3(tr, rf, b + 6, "addnx16", P.addnx16, VIEW_NX16, vT3, vT3, vT2)
+    addnx16(tr, rf, b + 6, vT3, vT3, vT2)
     # b+7: + significand
-    V3(tr, rf, b + 7, "addnx16", P.addnx16, VIEW_NX16, vT3, vT3, vSIG)
+    addnx16(tr, rf, b + 7, vT3, vT3, vSIG)
     # b+8: ROUND: shift out
-    V3(tr, rf, b + 8, "srlnx16", P.srlnx16, VIEW_NX16, vT3, vT3, vT0)
+    srlnx16(tr, rf, b + 8, vT3, vT3, vT0)
     # b+9: exponent field + rounded significand (a carry moves into the exponent)
-    V3(tr, rf, b + 9, "addnx16", P.addnx16, VIEW_NX16, vT1, vT1, vT3)
+    addnx16(tr, rf, b + 9, vT1, vT1, vT3)
     # b+10: SATURATE to the largest finite code
-    BV(tr, rf, b + 10, "bminnx16", P.bminnx16, VIEW_NX16, VIEW_VB16, vbF, vT1, vT1, kmax)
+    bminnx16(tr, rf, b + 10, vbF, vT1, vT1, kmax)
     # b+11: sign
-    V3(tr, rf, b + 11, "or2nx8", P.or2nx8, VIEW_NX16, out, vT1, vSGN)
+    or2nx8(tr, rf, b + 11, out, vT1, vSGN)

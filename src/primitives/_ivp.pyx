@@ -321,6 +321,7 @@ cdef object _membuf(_Plan plan, object mem, _Slots* x):
         buf = _as_buf(mem)
     if plan.touches == "n":
         need = min(max(x.s[plan.n_slot], 0), 64)
+        inc = need                         # a variable-length op advances by the bytes it moves (docs/model.md §8.9)
     elif plan.touches == "row" or plan.touches == "row2":
         start = off & ~(<Py_ssize_t>63)
         need = 64 if plan.touches == "row" else 128

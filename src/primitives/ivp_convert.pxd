@@ -19,12 +19,13 @@ cdef inline void f16_from_s16(vec_t* vt, const vec_t* vs, int imm) noexcept nogi
             vt.u16[k] = f16_from_int16_scaled(vs.s16[k], sh)
 
 
-cdef inline void f32_from_f16_half(vec_t* vt, const vec_t* vs, int first) noexcept nogil:
-    """vt.f32[k] = fp16 lane first + k of vs, exactly (k < 16; vt may alias vs)."""
+cdef inline void f32_from_f16_alt(vec_t* vt, const vec_t* vs, int first) noexcept nogil:
+    """vt.f32[k] = fp16 lane 2k + first of vs, exactly (k < 16; first 0: the even lanes, 1: the odd; vt may alias
+    vs)."""
     cdef vec_t s = vs[0]
     cdef int k
     for k in range(16):
-        vt.u32[k] = f16_to_f32_bits(s.u16[first + k])
+        vt.u32[k] = f16_to_f32_bits(s.u16[2 * k + first])
 
 # float16nx16t: vt = vb ? fp16(int16(vs) * 2^-imm) (RNE) : vt; imm = 0..15
 cdef inline void float16nx16t(vec_t* vt, const vec_t* vs, int imm, vbool_t vb) noexcept nogil:
@@ -54,10 +55,11 @@ cdef inline void trunc16nxf16(vec_t* vt, const vec_t* vs, int imm) noexcept nogi
     for k in range(32):
         vt.s16[k] = <int16_t>f32_trunc_sat(f16_to_f32_bits(vs.u16[k]), imm & 15, -32768, 32767)
 
-# cvtf32nxf16_0: widen fp16 lanes 0..15 of vs to fp32, exactly
+# cvtf32nxf16_0: widen the even fp16 lanes (2k) of vs to fp32, exactly (docs/intrinsics.md §3.6: `_0` / `_1` are the
+# even / odd lanes, as in Halide's f16 -> f32 conversion; docs/firmware.md §6.2 reads low / high halves)
 cdef inline void cvtf32nxf16_0(vec_t* vt, const vec_t* vs) noexcept nogil:
-    f32_from_f16_half(vt, vs, 0)
+    f32_from_f16_alt(vt, vs, 0)
 
-# cvtf32nxf16_1: widen fp16 lanes 16..31 of vs to fp32, exactly
+# cvtf32nxf16_1: widen the odd fp16 lanes (2k + 1) of vs to fp32, exactly
 cdef inline void cvtf32nxf16_1(vec_t* vt, const vec_t* vs) noexcept nogil:
-    f32_from_f16_half(vt, vs, 16)
+    f32_from_f16_alt(vt, vs, 1)

@@ -218,16 +218,21 @@ cdef inline void lanes_shr_imm(lane_t* vt, const lane_t* a, int imm) noexcept no
             vt[k] = <lane_t>(a[k] >> (imm & (w - 1)))
 
 
-cdef inline void lanes_srl(vec_t* vt, const ulane_t* a, const ulane_t* s) noexcept nogil:
-    """vt[k] = a[k] >> s[k] (logical, unsigned amount); amounts >= the width give 0."""
+cdef inline void lanes_srl(vec_t* vt, const ulane_t* a, const slane_t* s) noexcept nogil:
+    """vt[k] = a[k] >> n (logical), n = s[k], the amount lane read as a signed integer of the lane's width;
+    n < 0 shifts left by -n; |n| >= the width gives 0."""
     cdef vec_t o
     cdef ulane_t* ok = <ulane_t*>o.u8
     cdef int w = 8 * <int>sizeof(ulane_t)
-    cdef ulane_t n
+    cdef slane_t n
+    cdef ulane_t x, rgt, lft
     cdef int k
     for k in range(<int>(64 // sizeof(ulane_t))):
         n = s[k]
-        ok[k] = <ulane_t>((a[k] >> (n & (w - 1))) & (<ulane_t>(-1) if n < <ulane_t>w else 0))
+        x = a[k]
+        rgt = <ulane_t>((x >> (n & (w - 1))) & (<ulane_t>(-1) if n < w else 0))
+        lft = <ulane_t>((x << ((<ulane_t>0 - <ulane_t>n) & (w - 1))) & (<ulane_t>(-1) if n > -w else 0))
+        ok[k] = rgt if n >= 0 else lft
     vt[0] = o          # a vec_t copy: a memcpy would be an untyped store that may alias any kernel state
 
 

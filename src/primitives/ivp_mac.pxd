@@ -1,6 +1,8 @@
 # cython: language_level=3
 """IVP integer MACs into wvec (docs/firmware.md §6.2 B04 / B05). They wrap modulo 2^(lane width) and never saturate;
-`mul` overwrites every lane of the view, `mula` adds.
+`mul` overwrites every lane of the view, `mula` adds. Operands in the C intrinsics' order (docs/intrinsics.md
+§3.3-§3.5): a 4-tap window's source is (hi, lo), tap 0 on lo; the quad MACs list their vectors v3 .. v0, the last
+on the scalar's field 0; a paired MAC's first vector takes the scalar's bits 16..31.
 pr fields: 16-bit field t = bits [16t, 16t+16), 8-bit field j = bits [8j, 8j+8)."""
 from libc.string cimport memcpy
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
@@ -124,32 +126,48 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
     """wv48[i] (=|+=) sum_{t<4} pool[i+t] * pr.s16[t], pool = va || vb read as tap_t lanes (`a` is va's
     lane view of that type). |sum| < 4 * 2^16 * 2^15 = 2^33, so an overwrite never wraps the 48-bit lane."""
     cdef vec_t p1, p2, p3
+    cdef vec_t pool[2]
     cdef const tap_t* q1 = <const tap_t*>p1.u8
     cdef const tap_t* q2 = <const tap_t*>p2.u8
     cdef const tap_t* q3 = <const tap_t*>p3.u8
+    cdef const tap_t* w = a
     cdef int64_t c0 = <int16_t>(pr & 0xFFFF), c1 = <int16_t>((pr >> 16) & 0xFFFF)
     cdef int64_t c2 = <int16_t>((pr >> 32) & 0xFFFF), c3 = <int16_t>((pr >> 48) & 0xFFFF)
+    cdef int64_t c = 0
     cdef int64_t x[32]
-    cdef int i
-    if acc:
-        wvec_as(wv, 48)
-        if (c1 | c2 | c3) == 0:  # one tap: same result, no window shifts
-            for i in range(32):      # products into a local first: `a` (may_alias) could alias wv for GCC
-                x[i] = <int64_t>(<int32_t>a[i] * <int32_t>c0)
+    cdef int i, t = -1
+    # one tap (a scalar multiply of one window: tap 0 reads va itself, tap t lanes t .. t + 31 of the pool): the
+    # same result, no window shifts
+    if (c1 | c2 | c3) == 0:
+        t, c = 0, c0
+    elif (c0 | c2 | c3) == 0:
+        t, c = 1, c1
+    elif (c0 | c1 | c3) == 0:
+        t, c = 2, c2
+    elif (c0 | c1 | c2) == 0:
+        t, c = 3, c3
+    if t > 0:
+        pool[0] = va[0]
+        pool[1] = vb[0]
+        w = (<const tap_t*>pool[0].u8) + t          # the two registers are contiguous: lanes t .. t + 31
+    if t >= 0:
+        for i in range(32):      # products into a local first: `w` (may_alias) could alias wv for GCC
+            x[i] = <int64_t>(<int32_t>w[i] * <int32_t>c)
+        if acc:
+            wvec_as(wv, 48)
             for i in range(32):
                 wv.c[i] = sext(wv.c[i] + x[i], 48)
-            return
-        _pool16_shifts(&p1, &p2, &p3, va, vb)
+        else:
+            _overwrite(wv, 48, 32)
+            memcpy(wv.c, x, sizeof(x))
+        return
+    _pool16_shifts(&p1, &p2, &p3, va, vb)
+    if acc:
+        wvec_as(wv, 48)
         for i in range(32):
             wv.c[i] = sext(wv.c[i] + a[i] * c0 + q1[i] * c1 + q2[i] * c2 + q3[i] * c3, 48)
         return
     _overwrite(wv, 48, 32)
-    if (c1 | c2 | c3) == 0:      # one tap (a scalar multiply): same result, no window shifts
-        for i in range(32):
-            x[i] = <int64_t>(<int32_t>a[i] * <int32_t>c0)
-        memcpy(wv.c, x, sizeof(x))
-        return
-    _pool16_shifts(&p1, &p2, &p3, va, vb)
     for i in range(32):
         wv.c[i] = a[i] * c0 + q1[i] * c1 + q2[i] * c2 + q3[i] * c3
 
@@ -191,50 +209,50 @@ cdef inline void mac_96(wvec_t* wv, const vec_t* va, const vec_t* vb, bint acc) 
         wv.c[2 * i + 1] = -1 if p < 0 else 0
 
 
-# mulus4tn16xr16: 4-tap MAC (overwrite): wv48[i] = sum_{t<4} pool.u16[i+t] * pr.s16[t], pool = va
-# (lanes 0..31) || vb (32..63); first factor unsigned, pr taps signed. q7emu choice of the 4t lane map
-# (docs/firmware.md §8.1.13 / §8.2.19: "4-tap transpose" / "4 input pairs per op")
-cdef inline void mulus4tn16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
-    mac_4tap(wv, va.u16, va, vb, pr, False)
+# mulus4tn16xr16: 4-tap MAC (overwrite): wv48[i] = sum_{t<4} pool.u16[i+t] * pr.s16[t], pool = lo
+# (lanes 0..31) || hi (32..63), tap 0 on lo; first factor unsigned, pr taps signed (the C fallback of the 8-bit
+# sibling IVP_MULUS4TA2N8XR8, docs/intrinsics.md §3.3; the 16-bit taps are pr's 16-bit fields)
+cdef inline void mulus4tn16xr16(wvec_t* wv, const vec_t* hi, const vec_t* lo, pr_t pr) noexcept nogil:
+    mac_4tap(wv, lo.u16, lo, hi, pr, False)
 
 # mulus4tan16xr16: as mulus4tn16xr16, accumulating: wv48[i] += sum_{t<4} pool.u16[i+t] * pr.s16[t]
-cdef inline void mulus4tan16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
-    mac_4tap(wv, va.u16, va, vb, pr, True)
+cdef inline void mulus4tan16xr16(wvec_t* wv, const vec_t* hi, const vec_t* lo, pr_t pr) noexcept nogil:
+    mac_4tap(wv, lo.u16, lo, hi, pr, True)
 
-# mul4tn16xr16: wv48[i] = sum_{t<4} pool.s16[i+t] * pr.s16[t] (signed x signed)
-cdef inline void mul4tn16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
-    mac_4tap(wv, va.s16, va, vb, pr, False)
+# mul4tn16xr16: wv48[i] = sum_{t<4} pool.s16[i+t] * pr.s16[t], pool = lo || hi (signed x signed)
+cdef inline void mul4tn16xr16(wvec_t* wv, const vec_t* hi, const vec_t* lo, pr_t pr) noexcept nogil:
+    mac_4tap(wv, lo.s16, lo, hi, pr, False)
 
-# mul4tan16xr16: wv48[i] += sum_{t<4} pool.s16[i+t] * pr.s16[t] (signed x signed)
-cdef inline void mul4tan16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
-    mac_4tap(wv, va.s16, va, vb, pr, True)
+# mul4tan16xr16: wv48[i] += sum_{t<4} pool.s16[i+t] * pr.s16[t], pool = lo || hi (signed x signed)
+cdef inline void mul4tan16xr16(wvec_t* wv, const vec_t* hi, const vec_t* lo, pr_t pr) noexcept nogil:
+    mac_4tap(wv, lo.s16, lo, hi, pr, True)
 
-# dmulqa2n8xr8: dual-quad 8-bit MAC into two 24-bit accumulators: wa24[i] += sum_{j<4} vj.s8[i] *
-# pr.s8[j]; wb24[i] += sum_{j<4} vj.s8[i] * pr.s8[4+j] (8 products per lane). q7emu choice of the
-# q lane map (docs/firmware.md §8.1.13). Operand order as disassembled: wa, wb, v0, v1, v2, v3, pr
-cdef inline void dmulqa2n8xr8(wvec_t* wa, wvec_t* wb, const vec_t* v0, const vec_t* v1, const vec_t* v2,
-                              const vec_t* v3, pr_t pr) noexcept nogil:
+# dmulqa2n8xr8: dual-quad 8-bit MAC into two 24-bit accumulators, operands as the C intrinsic takes them
+# (acc_hi, acc_lo, v3, v2, v1, v0, pr): acc_lo24[i] += sum_{j<4} vj.s8[i] * pr.s8[j]; acc_hi24[i] += sum_{j<4}
+# vj.s8[i] * pr.s8[4+j] (8 products per lane; the last vector takes byte 0: docs/intrinsics.md §3.4)
+cdef inline void dmulqa2n8xr8(wvec_t* wh, wvec_t* wl, const vec_t* v3, const vec_t* v2, const vec_t* v1,
+                              const vec_t* v0, pr_t pr) noexcept nogil:
     cdef int64_t c[8]
     cdef int i, j
     cdef int64_t x0, x1, x2, x3
     for j in range(8):
         c[j] = <int8_t>((pr >> (8 * j)) & 0xFF)
-    wvec_as(wa, 24)
-    wvec_as(wb, 24)
+    wvec_as(wl, 24)
+    wvec_as(wh, 24)
     for i in range(64):
         x0 = v0.s8[i]; x1 = v1.s8[i]; x2 = v2.s8[i]; x3 = v3.s8[i]
-        wa.c[i] = sext(wa.c[i] + x0 * c[0] + x1 * c[1] + x2 * c[2] + x3 * c[3], 24)
-        wb.c[i] = sext(wb.c[i] + x0 * c[4] + x1 * c[5] + x2 * c[6] + x3 * c[7], 24)
+        wl.c[i] = sext(wl.c[i] + x0 * c[0] + x1 * c[1] + x2 * c[2] + x3 * c[3], 24)
+        wh.c[i] = sext(wh.c[i] + x0 * c[4] + x1 * c[5] + x2 * c[6] + x3 * c[7], 24)
 
-# muluupan16xr16: paired unsigned MAC: wv48[i] += va.u16[i] * pr.u16[0] + vb.u16[i] * pr.u16[1]
-# (`p` = paired; q7emu choice of the pr fields)
+# muluupan16xr16: paired unsigned MAC: wv48[i] += va.u16[i] * pr.u16[1] + vb.u16[i] * pr.u16[0] (`p` = paired;
+# the first vector takes the scalar's high 16 bits: the paired family's convention, docs/intrinsics.md §3.5)
 cdef inline void muluupan16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
-    mac_pair(wv, va.u16, vb.u16, <int64_t>(pr & 0xFFFF), <int64_t>((pr >> 16) & 0xFFFF), True)
+    mac_pair(wv, va.u16, vb.u16, <int64_t>((pr >> 16) & 0xFFFF), <int64_t>(pr & 0xFFFF), True)
 
-# mulsupn16xr16: paired signed x unsigned MAC (overwrite): wv48[i] = va.s16[i] * pr.u16[0] +
-# vb.s16[i] * pr.u16[1] (`su` = a signed, b unsigned; q7emu choice of the pr fields)
+# mulsupn16xr16: paired signed x unsigned MAC (overwrite): wv48[i] = va.s16[i] * pr.u16[1] +
+# vb.s16[i] * pr.u16[0] (`su` = the vectors signed, the scalar unsigned; docs/intrinsics.md §3.5)
 cdef inline void mulsupn16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
-    mac_pair(wv, va.s16, vb.s16, <int64_t>(pr & 0xFFFF), <int64_t>((pr >> 16) & 0xFFFF), False)
+    mac_pair(wv, va.s16, vb.s16, <int64_t>((pr >> 16) & 0xFFFF), <int64_t>(pr & 0xFFFF), False)
 
 # muluspa2n8xr16: paired MAC on 8-bit lanes: wv24[i] += va.u8[i] * hi16(w) + vb.u8[i] * lo16(w),
 # w = pr bits [0, 32), weights signed (docs/anchors.md §7 probe T8)

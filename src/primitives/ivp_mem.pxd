@@ -3,7 +3,8 @@
 `_ip` / `_xp` forms post-increment the offset. Callers check that the bytes touched lie in the buffer."""
 from libc.stdint cimport uint8_t
 from libc.string cimport memcpy
-from q7regs cimport vec_t, vbool_t, valign_t, q7_load_prefix, q7_spread_bytes16, q7_spread_bytes32
+from q7regs cimport vec_t, vbool_t, valign_t, q7_load_prefix, q7_spread_bytes16, q7_spread_bytes32, \
+    q7_spread_halves32
 
 
 cdef inline Py_ssize_t _tail(Py_ssize_t n) noexcept nogil:
@@ -12,10 +13,11 @@ cdef inline Py_ssize_t _tail(Py_ssize_t n) noexcept nogil:
 
 
 cdef inline void expand_bytes(vec_t* vt, const uint8_t* r, vbool_t vb) noexcept nogil:
-    """The dcmprs rule: vt[k] = vb[k] ? r[popcount(vb bits below k)] : r[63] (r may alias vt). Three predicates
+    """The dcmprs rule: vt[k] = vb[k] ? r[popcount(vb bits below k)] : r[63] (r may alias vt). Five predicates
     take straight-line code that gives the same bytes: the even bytes (a byte spread into 16-bit lanes, the SIMD
-    leaf q7_spread_bytes16), 3 bytes of every 4 (3-byte groups into 32-bit lanes, q7_spread_bytes32) and all
-    bytes (a plain load)."""
+    leaf q7_spread_bytes16), 3 bytes of every 4 (3-byte groups into 32-bit lanes, q7_spread_bytes32), the low or
+    the high two bytes of every 4 (16-bit halves into 32-bit lanes, q7_spread_halves32) and all bytes (a plain
+    load)."""
     cdef vec_t o
     cdef int k, n = 0, bit
     if vb == <vbool_t>0x5555555555555555:     # byte k -> the low byte of 16-bit lane k (the byte spread)
@@ -23,6 +25,9 @@ cdef inline void expand_bytes(vec_t* vt, const uint8_t* r, vbool_t vb) noexcept 
         return
     if vb == <vbool_t>0x7777777777777777:     # 3-byte group i -> the low 3 bytes of 32-bit lane i
         q7_spread_bytes32(vt.u8, r)
+        return
+    if vb == <vbool_t>0x3333333333333333 or vb == <vbool_t>0xCCCCCCCCCCCCCCCC:
+        q7_spread_halves32(vt.u8, r, vb == <vbool_t>0xCCCCCCCCCCCCCCCC)
         return
     if vb == <vbool_t>0xFFFFFFFFFFFFFFFF:
         memcpy(o.u8, r, 64)
@@ -63,31 +68,33 @@ cdef inline void la2nx8_ip(vec_t* vt, valign_t* u, const uint8_t* base, Py_ssize
 cdef inline void l2a4nx8_ip(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_ssize_t inc) noexcept nogil:
     lv2nx8_ip(vt, base, off, inc)
 
-# lav2nx8_xp: vt = the first min(n, 64) bytes at base+off, zero-filled above; off += n (n <= 0 reads
-# nothing); valign carry not modelled
+# lav2nx8_xp: vt = the first c = min(max(n, 0), 64) bytes at base+off, zero-filled above; off += c (a stream of
+# LAV(n), LAV(n - 64), ... reads consecutive rows: docs/intrinsics.md §3.8); valign carry not modelled
 cdef inline void lav2nx8_xp(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_ssize_t n) noexcept nogil:
-    q7_load_prefix(vt.u8, base + off[0], <size_t>_tail(n))   # masked load at AVX-512; memset + memcpy else
-    off[0] += n
+    cdef Py_ssize_t c = _tail(n)
+    q7_load_prefix(vt.u8, base + off[0], <size_t>c)   # masked load at AVX-512; memset + memcpy else
+    off[0] += c
 
-# labvdcmprs2nx8_xp: R = the first min(n, 64) bytes at base+off, zero-filled above (as lav2nx8_xp);
-# vt = expand(R) under vb (dcmprs rule); off += n (q7emu choice, docs/model.md §8 item 18)
+# labvdcmprs2nx8_xp: R = the first c = min(max(n, 0), 64) bytes at base+off, zero-filled above (as lav2nx8_xp);
+# vt = expand(R) under vb (dcmprs rule); off += c (q7emu choice, docs/model.md §8 item 18)
 cdef inline void labvdcmprs2nx8_xp(vec_t* vt, vbool_t vb, const uint8_t* base, Py_ssize_t* off,
                                    Py_ssize_t n) noexcept nogil:
     cdef vec_t r
-    q7_load_prefix(r.u8, base + off[0], <size_t>_tail(n))
+    cdef Py_ssize_t c = _tail(n)
+    q7_load_prefix(r.u8, base + off[0], <size_t>c)
     expand_bytes(vt, r.u8, vb)
-    off[0] += n
+    off[0] += c
 
 # sv2nx8_ip: store the 64 bytes of vs at base+off; off += inc
 cdef inline void sv2nx8_ip(const vec_t* vs, uint8_t* base, Py_ssize_t* off, Py_ssize_t inc) noexcept nogil:
     memcpy(base + off[0], vs.u8, 64)
     off[0] += inc
 
-# sav2nx8_xp: store the first min(n, 64) bytes of vs at base+off; off += n
+# sav2nx8_xp: store the first c = min(max(n, 0), 64) bytes of vs at base+off; off += c (docs/intrinsics.md §3.8)
 cdef inline void sav2nx8_xp(const vec_t* vs, uint8_t* base, Py_ssize_t* off, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t k = _tail(n)
     if k == 64:                          # the whole vector: one fixed-size copy (no variable-length memcpy)
         memcpy(base + off[0], vs.u8, 64)
     elif k:
         memcpy(base + off[0], vs.u8, k)
-    off[0] += n
+    off[0] += k

@@ -2,7 +2,6 @@
 """IVP moves into the packed register pr (docs/firmware.md §6.2 Moves into pr, XPR): lane extracts, upper bits 0."""
 from libc.stdint cimport uint16_t, uint64_t
 from q7regs cimport vec_t, pr_t
-from ivp_widen cimport _pool32
 
 # extrpr2nx8: pr = u8 lane (k & 63) of vs
 cdef inline void extrpr2nx8(pr_t* pr, const vec_t* vs, int k) noexcept nogil:
@@ -12,10 +11,10 @@ cdef inline void extrpr2nx8(pr_t* pr, const vec_t* vs, int k) noexcept nogil:
 cdef inline void extrprn_2x32(pr_t* pr, const vec_t* vs, int k) noexcept nogil:
     pr[0] = vs.u32[k & 15]
 
-# dextrprn_2x32: pr = pool32[i & 31] | pool32[j & 31] << 32, pool = vs || vr (dual-lane extract into
-# the two halves of pr). q7emu choice of the pairing (MED). Seed: pr8, v14, v16, 5, 10
-cdef inline void dextrprn_2x32(pr_t* pr, const vec_t* vs, const vec_t* vr, int i, int j) noexcept nogil:
-    pr[0] = _pool32(vs, vr, i & 31) | (_pool32(vs, vr, j & 31) << 32)
+# dextrprn_2x32: pr = vlo.u32[ilo & 15] | vhi.u32[ihi & 15] << 32: a dual-lane extract, each index a lane of its
+# own vector, the second pair into the low word (docs/intrinsics.md §3.4). Seed @0x22b5: pr8, v14, v16, 5, 10
+cdef inline void dextrprn_2x32(pr_t* pr, const vec_t* vhi, const vec_t* vlo, int ihi, int ilo) noexcept nogil:
+    pr[0] = (<uint64_t>vlo.u32[ilo & 15]) | ((<uint64_t>vhi.u32[ihi & 15]) << 32)
 
 # movpint16: pr = the 16-bit immediate in each of pr's four 16-bit fields (a broadcast; q7emu choice of the
 # semantics: docs/firmware.md §8.1 item 15 leaves them open, docs/model.md §8 item 19)

@@ -22,11 +22,12 @@ cdef inline void srlin_2x32(vec_t* vt, const vec_t* vs, int imm) noexcept nogil:
 # srain_2x32: vt = vs >> min(imm, 31) (arithmetic), 32-bit lanes
 cdef inline void srain_2x32(vec_t* vt, const vec_t* vs, int imm) noexcept nogil: lanes_shr_imm(vt.s32, vs.s32, imm)
 
-# srlnx16: vt[k] = vs[k] >> vr[k] (logical, unsigned amount; >= 16 gives 0)
-cdef inline void srlnx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_srl(vt, vs.u16, vr.u16)
+# srlnx16: vt[k] = vs[k] >> a (logical), a = vr[k] as int16; a < 0 shifts left by -a; |a| >= 16 gives 0
+# (negative amounts: docs/intrinsics.md §3.7)
+cdef inline void srlnx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_srl(vt, vs.u16, vr.s16)
 
-# srln_2x32: vt[k] = vs[k] >> vr[k] (logical, unsigned amount; >= 32 gives 0)
-cdef inline void srln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_srl(vt, vs.u32, vr.u32)
+# srln_2x32: vt[k] = vs[k] >> a (logical), a = vr[k] as int32; a < 0 shifts left by -a; |a| >= 32 gives 0
+cdef inline void srln_2x32(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_srl(vt, vs.u32, vr.s32)
 
 # sllnx16: vt[k] = vs[k] << a, a = signed 6-bit vr[k] (a < 0: logical right by -a; |a| >= 16 gives 0)
 cdef inline void sllnx16(vec_t* vt, const vec_t* vs, const vec_t* vr) noexcept nogil: lanes_sll(vt, vs.u16, vr.s16)

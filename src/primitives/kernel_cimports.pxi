@@ -9,5 +9,6 @@ cimport q7ivp as P
 from q7trace cimport *
 
 include "kernel_ops.pxi"
+include "kernel_ops_gen.pxi"
 include "kernel_fp8.pxi"
 include "trace_buffer.pxi"

@@ -238,6 +238,30 @@ cdef extern from *:
         memcpy(o, t, 64);
     #endif
     }
+    /* the half-word spread: 32-bit lane i = r16[i] | r[63] * 0x01010000 (hi = 0: the dcmprs rule under the
+       predicate 0x3333..., the low two bytes of every 4) or r16[i] << 16 | r[63] * 0x0101 (hi = 1: under 0xCCCC...,
+       the high two bytes), i = 0..15, r16[i] = r[2i] | r[2i+1] << 8; o may alias r */
+    static inline void q7_spread_halves32(uint8_t *o, const uint8_t *r, int hi) {
+        const uint32_t fill = (uint32_t)r[63] * (hi ? 0x0101u : 0x01010000u);
+        const int sh = hi ? 16 : 0;
+    #if defined(__AVX512F__)
+        __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)r));
+        v = _mm512_or_si512(_mm512_sll_epi32(v, _mm_cvtsi32_si128(sh)), _mm512_set1_epi32((int)fill));
+        _mm512_storeu_si512((void *)o, v);
+    #elif defined(__AVX2__)
+        __m256i a = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)r));
+        __m256i b = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(r + 16)));
+        const __m128i s = _mm_cvtsi32_si128(sh);
+        const __m256i f = _mm256_set1_epi32((int)fill);
+        _mm256_storeu_si256((__m256i *)o, _mm256_or_si256(_mm256_sll_epi32(a, s), f));
+        _mm256_storeu_si256((__m256i *)(o + 32), _mm256_or_si256(_mm256_sll_epi32(b, s), f));
+    #else
+        uint32_t t[16]; int i;
+        for (i = 0; i < 16; i++)
+            t[i] = ((uint32_t)(r[2 * i] | (r[2 * i + 1] << 8)) << sh) | fill;
+        memcpy(o, t, 64);
+    #endif
+    }
     /* byte k = 0xFF if bit k of b else 0x00, k = 0..63 */
     static inline void q7_bits_to_bytes(uint64_t b, uint8_t *m) {
     #if defined(__AVX512BW__)
@@ -432,18 +456,18 @@ cdef extern from *:
     #endif
     }
     /* the predicated 16-bit dual select (dselnx16t): lane k of u takes (a || b)[idx[k] & 0x3F], lane k of t
-       (a || b)[(idx[k] >> 8) & 0x3F], each byte j only where bit j of m is set (else it keeps its old value; u is
-       written before t is read). A leaf so that it inlines (GCC outlined the Cython form, a call that spills the
-       kernel's vector registers) */
+       (a || b)[(idx[k] >> 8) & 0x3F], byte j of u only where bit j of mu is set and byte j of t only where bit j of
+       mt is (else it keeps its old value; u is written before t is read). A leaf so that it inlines (GCC outlined
+       the Cython form, a call that spills the kernel's vector registers) */
     static inline void q7_dsel_u16_merge(uint16_t *u, uint16_t *t, const uint16_t *a, const uint16_t *b,
-                                         const uint16_t *idx, uint64_t m) {
+                                         const uint16_t *idx, uint64_t mu, uint64_t mt) {
     #if defined(__AVX512BW__)
         __m512i x = _mm512_loadu_si512((const void *)a), y = _mm512_loadu_si512((const void *)b);
         __m512i s = _mm512_loadu_si512((const void *)idx);
         __m512i ou = _mm512_permutex2var_epi16(x, s, y);
         __m512i ot = _mm512_permutex2var_epi16(x, _mm512_srli_epi16(s, 8), y);
-        ou = _mm512_mask_blend_epi8((__mmask64)m, _mm512_loadu_si512((const void *)u), ou);
-        ot = _mm512_mask_blend_epi8((__mmask64)m, _mm512_loadu_si512((const void *)t), ot);
+        ou = _mm512_mask_blend_epi8((__mmask64)mu, _mm512_loadu_si512((const void *)u), ou);
+        ot = _mm512_mask_blend_epi8((__mmask64)mt, _mm512_loadu_si512((const void *)t), ot);
         Q7_NO_MASKED_STORE(ou);
         Q7_NO_MASKED_STORE(ot);
         _mm512_storeu_si512((void *)u, ou);
@@ -460,7 +484,7 @@ cdef extern from *:
         const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
                                               2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
         const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
-        __m256i tbl[4], r[4], mk[2];
+        __m256i tbl[4], r[4], mk[4];
         int q, g;
         for (q = 0; q < 4; q++)
             tbl[q] = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(
@@ -479,29 +503,30 @@ cdef extern from *:
                                                    join);
             }
         }
-        for (g = 0; g < 2; g++)     /* the byte mask of bytes 32g .. 32g + 31 (q7_bits_to_bytes) */
+        for (g = 0; g < 4; g++)     /* byte masks of bytes 32 (g & 1) .. + 31: u (g < 2), t (q7_bits_to_bytes) */
             mk[g] = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(
-                _mm256_set1_epi32((int)(uint32_t)(m >> (32 * g))), pick), bit), bit);
+                _mm256_set1_epi32((int)(uint32_t)((g < 2 ? mu : mt) >> (32 * (g & 1)))), pick), bit), bit);
         for (g = 0; g < 2; g++)
             _mm256_storeu_si256((__m256i *)(u + 16 * g), _mm256_blendv_epi8(
                 _mm256_loadu_si256((const __m256i *)(u + 16 * g)), r[g], mk[g]));
         for (g = 0; g < 2; g++)
             _mm256_storeu_si256((__m256i *)(t + 16 * g), _mm256_blendv_epi8(
-                _mm256_loadu_si256((const __m256i *)(t + 16 * g)), r[2 + g], mk[g]));
+                _mm256_loadu_si256((const __m256i *)(t + 16 * g)), r[2 + g], mk[2 + g]));
     #else
         uint16_t hi[32], ou[32], ot[32];
-        uint8_t bu[64], bt[64], mk[64], old[64];
+        uint8_t bu[64], bt[64], mk[64], mkt[64], old[64];
         int k;
         for (k = 0; k < 32; k++) hi[k] = (uint16_t)(idx[k] >> 8);
         q7_permute2_u16(ou, a, b, idx);
         q7_permute2_u16(ot, a, b, hi);
         memcpy(bu, ou, 64); memcpy(bt, ot, 64);
-        q7_bits_to_bytes(m, mk);
+        q7_bits_to_bytes(mu, mk);
+        q7_bits_to_bytes(mt, mkt);
         memcpy(old, u, 64);
         for (k = 0; k < 64; k++) old[k] = (uint8_t)((bu[k] & mk[k]) | (old[k] & ~mk[k]));
         memcpy(u, old, 64);
         memcpy(old, t, 64);
-        for (k = 0; k < 64; k++) old[k] = (uint8_t)((bt[k] & mk[k]) | (old[k] & ~mk[k]));
+        for (k = 0; k < 64; k++) old[k] = (uint8_t)((bt[k] & mkt[k]) | (old[k] & ~mkt[k]));
         memcpy(t, old, 64);
     #endif
     }
@@ -516,11 +541,12 @@ cdef extern from *:
     void q7_load_prefix(uint8_t* o, const uint8_t* src, size_t k) nogil
     void q7_spread_bytes16(uint8_t* o, const uint8_t* r) nogil
     void q7_spread_bytes32(uint8_t* o, const uint8_t* r) nogil
+    void q7_spread_halves32(uint8_t* o, const uint8_t* r, int hi) nogil
     void q7_permute2_u8(uint8_t* o, const uint8_t* a, const uint8_t* b, const uint8_t* idx) nogil
     void q7_permute2_u16(uint16_t* o, const uint16_t* a, const uint16_t* b, const uint16_t* idx) nogil
     void q7_permute2_u32(uint32_t* o, const uint32_t* a, const uint32_t* b, const uint32_t* idx) nogil
     void q7_dsel_u16_merge(uint16_t* u, uint16_t* t, const uint16_t* a, const uint16_t* b, const uint16_t* idx,
-                           uint64_t m) nogil
+                           uint64_t mu, uint64_t mt) nogil
 
 
 cdef inline vbool_t vb_spread(vbool_t b, int lane_bytes) noexcept nogil:

@@ -1,0 +1,110 @@
+"""Same-process A/B of the kernels against another build of q7emu (docs/build.md §3.2).
+
+    python bench/ab_builds.py BASE_DIR [--levels generic,avx2] [--rounds N] [--json]
+
+BASE_DIR holds the other build's kernel extension modules (a copy of an earlier checkout's built
+``q7emu/kernels/_dequant*.so`` and ``_quantize_mx*.so``, e.g. ``cp q7emu/kernels/*.so /tmp/base/`` before the
+change). For every ISA level this CPU runs and both builds hold, each path of bench/summary.py is run through the
+public API (``dequantize`` / ``quantize_mx``, one core, trace off) with this build's module and with the base's,
+timed alternately in one process (so a drifting machine load slows both alike), and the bytes of the two are
+compared. Prints the median times and the ratio new / base (> 1: this build is faster). Nothing is asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import summary  # noqa: E402
+
+from q7emu.kernels import dequant, extension, quantize_mx  # noqa: E402
+
+P = summary.P
+
+
+def load_base(base: Path, name: str, level: str) -> ModuleType | None:
+    """The base build's extension module ``name`` at ``level`` (None when the base holds no such file)."""
+    short = name.rsplit(".", 1)[-1]
+    mod = short if level == extension.LEVELS[0] else f"{short}_{level}"
+    files = sorted(base.glob(f"{mod}.*.so")) + sorted(base.glob(f"{mod}.so"))
+    if not files:
+        return None
+    spec = importlib.util.spec_from_file_location(f"q7emu.kernels.{mod}", files[0])
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+def paths() -> list[tuple[str, object]]:
+    """(name, fn()) of every path: the dequant combinations and QuantizeMX bf16 / fp16 (e4m3)."""
+    out = []
+    for fmt, group in summary.COMBOS:
+        src = summary.dequant_src(fmt, group)
+        out.append((f"{summary.FMT[fmt]}-g{group}", lambda s=src, f=fmt, g=group: dequant.dequantize(s, f, g, cores=1)))
+    xb = summary.qmx_src()
+    xh = np.clip(xb.astype(np.float32), -6e4, 6e4).astype(np.float16)
+    out.append(("quantize_mx bf16", lambda: quantize_mx.quantize_mx(xb, cores=1)))
+    out.append(("quantize_mx fp16", lambda: quantize_mx.quantize_mx(xh, cores=1)))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("base", type=Path, help="directory holding the other build's kernel .so files")
+    ap.add_argument("--levels", default=None, help="comma list of ISA levels (default: every level this CPU runs)")
+    ap.add_argument("--rounds", type=int, default=7, help="timed calls of each build per path (default 7)")
+    ap.add_argument("--json", action="store_true", help="print one JSON document")
+    a = ap.parse_args(argv)
+    levels = a.levels.split(",") if a.levels else extension.cpu_levels()
+    rows = []
+    todo = paths()
+    for level in levels:
+        new_d = extension.load_extension(dequant.EXTENSION, level)
+        new_q = extension.load_extension(quantize_mx.EXTENSION, level)
+        base_d = load_base(a.base, dequant.EXTENSION, level)
+        base_q = load_base(a.base, quantize_mx.EXTENSION, level)
+        if base_d is None or base_q is None:
+            print(f"ab_builds: {a.base} has no {level} build; skipped", file=sys.stderr)
+            continue
+
+        def use(d: ModuleType, q: ModuleType) -> None:
+            dequant._dequant, quantize_mx._quantize_mx = d, q
+
+        for name, fn in todo:
+            def run_new(fn=fn, d=new_d, q=new_q):
+                use(d, q)
+                return fn()
+
+            def run_base(fn=fn, d=base_d, q=base_q):
+                use(d, q)
+                return fn()
+            out_new, out_base = run_new(), run_base()
+            same = all(np.array_equal(x, y) for x, y in zip(out_new, out_base)) if isinstance(out_new, tuple) \
+                else np.array_equal(out_new, out_base)
+            t_new, t_base = summary.paired_times(run_new, run_base, a.rounds)
+            rows.append({"level": level, "path": name, "new_ms": t_new * 1e3, "base_ms": t_base * 1e3,
+                         "new_over_base_speed": t_base / t_new, "same_bytes": bool(same)})
+    if a.json:
+        print(json.dumps({"format": "q7emu-ab-builds", "version": 1, "base": str(a.base), "rows": rows,
+                          "load_average": os.getloadavg()}))
+        return 0
+    print(f"same-process A/B against {a.base}: one core, median of {a.rounds} alternating calls "
+          f"(load average {', '.join(f'{x:.2f}' for x in os.getloadavg())})")
+    print(f"{'level':8s} {'path':17s} {'new ms':>9s} {'base ms':>9s} {'speed new/base':>15s} {'same bytes':>10s}")
+    for r in rows:
+        print(f"{r['level']:8s} {r['path']:17s} {r['new_ms']:9.2f} {r['base_ms']:9.2f} "
+              f"{r['new_over_base_speed']:14.2f}x {'yes' if r['same_bytes'] else 'NO':>10s}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
