@@ -15,8 +15,9 @@ marker area by count, the diagonal where they would agree). docs/cli.md §4.1 de
 """
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,21 +37,30 @@ MAX_PAIRS = 64
 MAX_PLOT_CASES = 8
 
 
+#: bytes of an expected region compared at a time (a block of its partitions): bounds the temporaries of a map
+CHUNK_BYTES = 1 << 20
+
+
+@functools.lru_cache(maxsize=8)
 def _lut(fmt: str, **kw: Any) -> np.ndarray:
     return np.array([decode(c, fmt, **kw) for c in range(256)], dtype=np.float64)
 
 
-def _value_stats(exp: np.ndarray, act: np.ndarray, fmt: str, lut: np.ndarray) -> dict[str, Any]:
-    ev, av = lut[exp], lut[act]
-
-    def rng(v: np.ndarray) -> dict[str, Any]:
+def _value_stats(hist: np.ndarray, fmt: str, lut: np.ndarray) -> dict[str, Any]:
+    """The ``values`` entry of one kind from ``hist`` (int64 [256, 256]: differing bytes per (expected code,
+    actual code))."""
+    def rng(per_code: np.ndarray) -> dict[str, Any]:
+        v = lut[per_code > 0]
         fin = v[np.isfinite(v)]
         return {"min": float(fin.min()) if fin.size else None, "max": float(fin.max()) if fin.size else None,
-                "nan": int(np.isnan(v).sum()), "inf": int(np.isinf(v).sum())}
+                "nan": int(per_code[np.isnan(lut)].sum()), "inf": int(per_code[np.isinf(lut)].sum())}
 
-    pairs, counts = np.unique(exp.astype(np.int64) * 256 + act, return_counts=True)
+    flat = hist.reshape(-1)
+    pairs = np.flatnonzero(flat)                     # ascending (expected, actual) codes
+    counts = flat[pairs]
     order = np.argsort(-counts, kind="stable")[:MAX_PAIRS]
-    return {"format": fmt, "bytes": int(exp.size), "expected": rng(ev), "actual": rng(av),
+    return {"format": fmt, "bytes": int(counts.sum()), "expected": rng(hist.sum(axis=1)),
+            "actual": rng(hist.sum(axis=0)),
             "pairs": [{"expected": int(pairs[i] // 256), "actual": int(pairs[i] % 256), "count": int(counts[i]),
                        "expected_text": value_text(lut[pairs[i] // 256]),
                        "actual_text": value_text(lut[pairs[i] % 256])}
@@ -58,45 +68,64 @@ def _value_stats(exp: np.ndarray, act: np.ndarray, fmt: str, lut: np.ndarray) ->
             "pairs_total": int(pairs.size)}
 
 
+def _blocks(case: Case, result: CaseResult) -> Iterator[tuple[int, int, np.ndarray, np.ndarray, np.ndarray]]:
+    """(first partition, first offset, expected, actual, differing mask) of each block of at most
+    :data:`CHUNK_BYTES` bytes (whole partitions of a region) of the regions whose bytes differ."""
+    for (reg, exp), d in zip(case.expected, result.regions):
+        if not d.differing or d.actual is None or d.actual.shape != exp.shape:
+            continue
+        rows = max(1, CHUNK_BYTES // max(1, reg.length))
+        for r0 in range(0, reg.count, rows):
+            e, a = exp[r0:r0 + rows], d.actual[r0:r0 + rows]
+            yield reg.partition + r0, reg.offset, e, a, e != a
+
+
 def diff_map(case: Case, result: CaseResult, out_format: str | None,
              is_scale: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None) -> dict[str, Any] | None:
     """The ``diff_map`` of a failing case (module docstring), None when no byte differs.
 
     ``out_format``: the record's FP8 data format (``E5M2`` / ``E4M3``; None: values are not decoded);
-    ``is_scale(partitions, offsets)``: bool array, True at QuantizeMX scale bytes (decoded as E8M0)."""
-    parts_l, offs_l, exp_l, act_l = [], [], [], []
-    for (reg, exp), d in zip(case.expected, result.regions):
-        if not d.differing or d.actual is None or d.actual.shape != exp.shape:
-            continue
-        rows, cols = np.nonzero(d.actual != exp)
-        parts_l.append(rows + reg.partition)
-        offs_l.append(cols + reg.offset)
-        exp_l.append(exp[rows, cols])
-        act_l.append(d.actual[rows, cols])
-    if not parts_l:
+    ``is_scale(partitions, offsets)``: bool array, True at QuantizeMX scale bytes (decoded as E8M0).
+
+    Memory: the regions are compared a block of at most :data:`CHUNK_BYTES` bytes at a time, twice (the
+    bounding box, then the counts), and the values are counted in a 256 x 256 table per kind, so a map needs a
+    few MiB whatever the number of differing bytes (docs/limits.md §5)."""
+    p0 = o0 = None
+    p1 = o1 = -1
+    for pb, ob, _, _, m in _blocks(case, result):
+        rows, cols = np.flatnonzero(m.any(axis=1)), np.flatnonzero(m.any(axis=0))
+        if rows.size:
+            p0 = pb + int(rows[0]) if p0 is None else min(p0, pb + int(rows[0]))
+            o0 = ob + int(cols[0]) if o0 is None else min(o0, ob + int(cols[0]))
+            p1, o1 = max(p1, pb + int(rows[-1])), max(o1, ob + int(cols[-1]))
+    if p0 is None or o0 is None:
         return None
-    parts = np.concatenate(parts_l).astype(np.int64)
-    offs = np.concatenate(offs_l).astype(np.int64)
-    exp = np.concatenate(exp_l).astype(np.int64)
-    act = np.concatenate(act_l).astype(np.int64)
-    p0, p1, o0, o1 = int(parts.min()), int(parts.max()), int(offs.min()), int(offs.max())
     span = o1 - o0 + 1
     bin_bytes = max(1, math.ceil(span / MAX_BINS))
     nbins = math.ceil(span / bin_bytes)
-    cells, counts = np.unique((parts - p0) * nbins + (offs - o0) // bin_bytes, return_counts=True)
-    scale = is_scale(parts, offs) if is_scale is not None else np.zeros(parts.size, dtype=bool)
-    values = {}
-    if out_format is not None and (~scale).any():
-        values["data"] = _value_stats(exp[~scale], act[~scale], out_format, _lut(out_format))
-    if scale.any():
-        values["scale"] = _value_stats(exp[scale], act[scale], "E8M0", _lut("E8M0"))
-    if out_format is None and (~scale).any():
-        values["data"] = None
-    per_part = np.bincount(parts - p0, minlength=p1 - p0 + 1)
-    return {"bytes_differing": int(parts.size), "partitions": [p0, p1], "offsets": [o0, o1],
+    grid = np.zeros((p1 - p0 + 1, nbins), dtype=np.int64)
+    hist = {"data": np.zeros((256, 256), dtype=np.int64), "scale": np.zeros((256, 256), dtype=np.int64)}
+    for pb, ob, e, a, m in _blocks(case, result):
+        rows, cols = np.nonzero(m)
+        if not rows.size:
+            continue
+        parts, offs = rows + pb, cols + ob
+        np.add.at(grid, (parts - p0, (offs - o0) // bin_bytes), 1)
+        codes = e[rows, cols].astype(np.int64) * 256 + a[rows, cols]
+        scale = is_scale(parts, offs) if is_scale is not None else np.zeros(rows.size, dtype=bool)
+        for kind, sel in (("data", ~scale), ("scale", scale)):
+            if sel.any():
+                hist[kind] += np.bincount(codes[sel], minlength=256 * 256).reshape(256, 256)
+    values: dict[str, Any] = {}
+    if hist["data"].any():
+        values["data"] = _value_stats(hist["data"], out_format, _lut(out_format)) if out_format is not None else None
+    if hist["scale"].any():
+        values["scale"] = _value_stats(hist["scale"], "E8M0", _lut("E8M0"))
+    cells = np.argwhere(grid)                        # row-major: by partition, then bin
+    return {"bytes_differing": int(grid.sum()), "partitions": [p0, p1], "offsets": [o0, o1],
             "bin_bytes": bin_bytes, "bins": nbins,
-            "cells": [[p0 + int(c) // nbins, int(c) % nbins, int(k)] for c, k in zip(cells, counts)],
-            "partitions_differing": int(np.count_nonzero(per_part)),
+            "cells": [[p0 + int(r), int(b), int(grid[r, b])] for r, b in cells],
+            "partitions_differing": int(np.count_nonzero(grid.any(axis=1))),
             "values": values}
 
 

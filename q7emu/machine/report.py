@@ -56,10 +56,10 @@ _WORKER_FAILED = "worker failed:"
 HEX_ROW = 16
 #: the most differing bytes ``--max-diffs`` lists per case (docs/limits.md §5)
 MAX_DIFFS = 1000
-#: the most differing bytes one replay keeps for its report, over all cases (about 500 bytes of memory each,
+#: the most differing bytes one replay keeps for its report, over all cases (about 1 KB of memory each,
 #: with their values and source): past it the cases latest in order list none (docs/limits.md §5)
 MAX_REPORT_DIFFS = 100_000
-#: the most diff-map entries (``cells`` and value ``pairs``, about 100 bytes each) one replay keeps over all
+#: the most diff-map entries (``cells`` and value ``pairs``, about 120 bytes each) one replay keeps over all
 #: cases: past it the cases latest in order keep no map (docs/limits.md §5)
 MAX_REPORT_MAP_ENTRIES = 200_000
 
@@ -250,8 +250,8 @@ def first_diffs(case: Case | None, result: CaseResult, n: int, knobs: dict[str, 
     for d, (reg, exp) in zip(result.regions, case.expected):
         if not d.differing or d.actual is None or d.actual.shape != exp.shape:
             continue
-        for r, c in np.argwhere(d.actual != exp)[: n - len(out)]:
-            p, off = reg.partition + int(r), reg.offset + int(c)
+        for r, c in _first_differing(exp, d.actual, n - len(out)):
+            p, off = reg.partition + r, reg.offset + c
             part, element, group, block = omap.locate(p, off)
             why = ex.explain(p, part, element, block)
             scale = (_region_byte(case, result, *why.scale_at)
@@ -265,6 +265,20 @@ def first_diffs(case: Case | None, result: CaseResult, n: int, knobs: dict[str, 
         if len(out) >= n:
             break
     return out, total
+
+
+def _first_differing(exp: np.ndarray, act: np.ndarray, n: int) -> list[tuple[int, int]]:
+    """(row, column) of the first ``n`` bytes where ``act`` differs from ``exp`` (uint8 [rows, bytes], row-major
+    order), compared a block of about 1 MiB at a time, so a region where every byte differs costs no index
+    array of its size."""
+    out: list[tuple[int, int]] = []
+    step = max(1, (1 << 20) // max(1, exp.shape[1]))
+    for r0 in range(0, exp.shape[0], step):
+        if len(out) >= n:
+            break
+        hits = np.argwhere(act[r0:r0 + step] != exp[r0:r0 + step])[: n - len(out)]
+        out += [(r0 + int(r), int(c)) for r, c in hits]
+    return out
 
 
 def _rows(case: Case | None, result: CaseResult, diff: ByteDiff, context: int
