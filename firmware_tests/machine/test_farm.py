@@ -179,6 +179,9 @@ def test_cli_json_and_junit_are_as_without_dask(capsys, cluster, damaged, tmp_pa
     code_here, here = doc()
     code_there, there = doc("--dask", cluster.scheduler_address)
     assert (code_there, there) == (code_here, here) and code_here == 2
+    # the failing case's detail, computed on the worker that ran it (the client reads no case)
+    (bad,) = [c for c in there["cases"] if c["verdict"] == "FAIL"]
+    assert len(bad["diffs"]) == 1 and bad["diffs"][0]["source"]["bytes"] and bad["diff_map"]["bytes_differing"] == 1
 
     def cases(path):
         import xml.etree.ElementTree as ET
