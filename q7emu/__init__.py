@@ -39,7 +39,6 @@ from typing import Any
 
 from q7emu._version import __version__
 from q7emu.errors import CaseError, DispatchError, InvalidArgument, Q7Error, ValidityError
-from q7emu.model.knobs import DequantFmt
 
 #: public name -> (module, attribute or None for the module itself), loaded on first use
 _LAZY: dict[str, tuple[str, str | None]] = {
@@ -51,6 +50,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "nc_matmul_mx": ("q7emu.golden.mx_reference", "nc_matmul_mx"),
     "explore": ("q7emu.analysis.explore", "explore"),
     "fp8_view": ("q7emu.model.dtypes", "fp8_view"),
+    "DequantFmt": ("q7emu.model.knobs", "DequantFmt"),
     "source_tree_problem": ("q7emu.cli.common", "source_tree_problem"),
     "golden": ("q7emu.golden", None),
     "ivp": ("q7emu.primitives.ivp", None),
@@ -71,8 +71,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "fileio": ("q7emu.fileio", None),
 }
 
-__all__ = ["__version__", "CaseError", "DispatchError", "InvalidArgument", "Q7Error", "ValidityError",
-           "DequantFmt", *_LAZY]
+__all__ = ["__version__", "CaseError", "DispatchError", "InvalidArgument", "Q7Error", "ValidityError", *_LAZY]
 
 #: short module names that ``import q7emu.NAME`` accepts (as ``import numpy.linalg`` does) -> the module they are
 _ALIASES = {"q7emu.ivp": "q7emu.primitives.ivp", "q7emu.trace": "q7emu.analysis.trace",

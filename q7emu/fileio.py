@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
+import io
 import json
 import os
 import re
@@ -408,16 +410,29 @@ class ArrayInfo:
 ArrayCheck = Callable[[str, ArrayInfo], None]
 
 
+@functools.lru_cache(maxsize=512)
+def _parse_npy_header(version: tuple[int, int], raw: bytes) -> tuple[tuple[int, ...], bool, np.dtype]:
+    """(shape, fortran order, dtype) of a .npy header (its length prefix and text), by numpy's own parser;
+    remembered, since the cases of a farm repeat a handful of headers and numpy parses each with ``ast``."""
+    read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+    return read(io.BytesIO(raw), max_header_size=_MAX_NPY_HEADER)
+
+
 def _read_npy_header(f: IO[bytes], where: str) -> ArrayInfo:
     """Parse the .npy header at the start of ``f`` (numpy's own parser, bounded) and size the array."""
     try:
         version = np.lib.format.read_magic(f)
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f, max_header_size=_MAX_NPY_HEADER)
-        elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f, max_header_size=_MAX_NPY_HEADER)
-        else:
+        if version not in ((1, 0), (2, 0)):
             raise _refuse(where, f"npy format {version}", "q7emu reads .npy format 1.0 and 2.0")
+        size_bytes = 2 if version == (1, 0) else 4
+        prefix = f.read(size_bytes)
+        length = int.from_bytes(prefix, "little") if len(prefix) == size_bytes else -1
+        if not 0 <= length <= _MAX_NPY_HEADER:     # numpy's own limit, checked before the header is read
+            raise ValueError(f"header length {length} (at most {_MAX_NPY_HEADER})")
+        text = f.read(length)
+        if len(text) != length:
+            raise ValueError("the header is cut short")
+        shape, fortran, dtype = _parse_npy_header(version, prefix + text)
         header = f.tell()
     except InvalidArgument:
         raise
@@ -596,14 +611,31 @@ NPY_MAGIC = b"\x93NUMPY"
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 
 
-def array_file_kind(path: str | os.PathLike[str]) -> str:
-    """``"npz"`` or ``"npy"`` from the file's first bytes (not its name); InvalidArgument for anything else."""
+def head_text(head: bytes) -> str:
+    """The first bytes of a file as a person reads them: ``starts with 5f 82 c2 d9 00 01 02 03`` (hex, never a
+    Python bytes literal), or ``is empty``."""
+    return f"starts with {head.hex(' ')}" if head else "is empty"
+
+
+class UnknownFileKind(InvalidArgument):
+    """A file that is neither an .npz nor an .npy: ``value`` is its first bytes; the message shows them in hex."""
+
+    def __init__(self, path: str | os.PathLike[str], head: bytes, rule: str) -> None:
+        super().__init__(str(path), head, rule)
+        self.args = (f"{path}: {head_text(head)}: {rule}",)
+
+
+def array_file_kind(path: str | os.PathLike[str], *, raw: bool = False) -> str:
+    """``"npz"`` or ``"npy"`` from the file's first bytes (not its name); with ``raw``, ``"raw"`` for anything
+    else (a raw dump), otherwise InvalidArgument showing the first bytes in hex."""
     head = read_head(path, 8)
     if head.startswith(NPY_MAGIC):
         return "npy"
     if head.startswith(ZIP_MAGIC):
         return "npz"
-    raise _refuse(path, head[:8], "is neither an .npz (zip) nor an .npy file")
+    if raw:
+        return "raw"
+    raise UnknownFileKind(path, head[:8], "is neither an .npz (zip) nor an .npy file")
 
 
 def read_array_file(path: str | os.PathLike[str], name: str | None = None, *, check: ArrayCheck | None = None

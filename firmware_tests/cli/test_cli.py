@@ -35,7 +35,8 @@ def test_version(capsys):
     assert code == 0 and out.startswith("q7emu ")
 
 
-COMMANDS = ["ops", "decode", "table", "run", "replay", "case", "record", "trace", "profile", "explore", "listing"]
+COMMANDS = ["ops", "decode", "table", "run", "replay", "merge", "case", "record", "trace", "profile", "explore",
+            "listing"]
 
 
 @pytest.mark.parametrize("argv", [[], *([c] for c in COMMANDS), ["case", "new"], ["trace", "show"], ["trace", "diff"],

@@ -4,6 +4,7 @@
   again for the report): 40 failing large cases peaked at 2.95 GB, 40 passing at 186 MB. Each result now
   keeps only its first ``--max-diffs`` bytes with their hexdump rows (at most 1000 per case, 100,000 per run).
 * ``--max-diffs`` had no cap (10^6: 4.1 GB; 10^8: MemoryError).
+* The diff map of ``--json`` / ``--plot`` held index arrays of every differing byte (+650 MiB for one case).
 * ``explore``'s case cache grew with every case (2.1 GB for 40 cases); it holds at most 256 MiB.
 * ``trace diff`` held ~190 bytes per record of both traces, with no bound; Q7EMU_MAX_DIFF_RECORDS bounds it.
 * Oversized stride-0 API arrays raised numpy's MemoryError instead of being refused.
@@ -75,6 +76,17 @@ def test_replay_memory_does_not_grow_with_failures(failing, mode):
     # 210 MiB more; their 11,000 listed bytes with hexdump rows retain ~6 MiB (+ allocator slack)
     print(f"\nreplay --max-diffs 1000 ({mode}): peak {rss1 >> 20} MiB for 1 failing case, {rss12 >> 20} MiB for 12")
     assert rss12 - rss1 < 64 << 20, (rss1, rss12)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_the_diff_map_needs_no_copy_of_the_differing_bytes(failing, tmp_path):
+    # --json and --plot add each failing case's diff map, computed in the worker over every differing byte
+    # (8 MiB here): index arrays of all of them took 650 MiB more than the text report; in blocks of 1 MiB and
+    # a 256 x 256 count table per kind it needs a few MiB
+    _, text, _ = peak("replay", str(failing[1]), "--max-diffs", "1")
+    _, js, out = peak("replay", str(failing[1]), "--max-diffs", "1", "--json")
+    print(f"\nreplay of one failing 8 MiB case: peak {text >> 20} MiB (text), {js >> 20} MiB (--json, diff map)")
+    assert js - text < 48 << 20, (text, js)
 
 
 def test_replay_lists_what_it_kept(failing):

@@ -121,6 +121,43 @@ def test_special_files_are_refused_and_left_alone(tmp_path, sbuf, make, through_
     assert not tmp_files(tmp_path)
 
 
+@pytest.mark.parametrize("argv,suffix", [
+    (["replay", "{case}", "--plot", "{out}"], ".png"),
+    (["merge", "{report}", "-o", "{out}"], ".json"),
+    (["merge", "{report}", "--junit", "{out}"], ".xml"),
+], ids=["replay-plot", "merge-o", "merge-junit"])
+@pytest.mark.parametrize("make", [_fifo, _device], ids=["fifo", "device"])
+def test_the_farm_outputs_refuse_special_files_too(tmp_path, argv, suffix, make):
+    """The outputs the farm added (issue 26: ``replay --plot``, ``merge -o`` / ``--junit``) go through the same
+    checks: a FIFO or device is refused in one line before any work and left as it was."""
+    if "--plot" in argv:
+        pytest.importorskip("matplotlib")
+    case = sorted((EXAMPLES_DIR / "cayman").glob("*.json"))[0]
+    rep = tmp_path / "shard.json"
+    made = cli("replay", str(case), "--json")
+    assert made.returncode == 0, made.describe()
+    rep.write_text(made.stdout)
+    special = tmp_path / f"out{suffix}"
+    what = make(special)
+    before = os.lstat(special)
+    out = cli(*[a.format(case=case, report=rep, out=special) for a in argv], timeout=60)
+    line = assert_clean_error(out)
+    assert what.lower() in line.lower() and out.stdout == "", out.describe()
+    after = os.lstat(special)
+    assert (after.st_ino, after.st_mode) == (before.st_ino, before.st_mode) and not tmp_files(tmp_path)
+
+
+def test_merge_writes_through_a_symlink(tmp_path):
+    case = sorted((EXAMPLES_DIR / "cayman").glob("*.json"))[0]
+    made = cli("replay", str(case), "--json")
+    (tmp_path / "shard.json").write_text(made.stdout)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "m.json").symlink_to(tmp_path / "real" / "merged.json")
+    out = cli("merge", str(tmp_path / "shard.json"), "-o", str(tmp_path / "m.json"))
+    assert out.returncode == 0, out.describe()
+    assert (tmp_path / "m.json").is_symlink() and '"q7emu-replay"' in (tmp_path / "real" / "merged.json").read_text()
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="as root this would test the real /dev/null: see the device case")
 def test_dev_null_is_refused(sbuf):
     line = assert_clean_error(run_to(sbuf, "/dev/null"))

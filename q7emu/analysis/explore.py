@@ -422,13 +422,15 @@ def _meta(item: Any) -> Case:
 
 
 def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None = None,
-            stream: Any = None) -> ExploreResult:
+            stream: Any = None, dask: Any = None) -> ExploreResult:
     """Explore the knob space on ``cases`` (Case objects, case files or directories).
 
     knobs: None (every applicable knob, every value), or ``{"name": ["v1", "v2"]}`` / ``["name=v1,v2", ...]``:
     only those knobs vary (over those values; a bare name = all values), the others keep each case's value.
     jobs: worker processes (:mod:`q7emu.machine.workers`: persistent, kept for later calls in the same process,
     so only the first call pays for starting them; a dead worker fails only its case, after one retry).
+    dask: the address of a Dask scheduler (the ``dask`` extra, :mod:`q7emu.machine.farm`): each case is a
+    task that reads its own files on a worker (``jobs`` is then not used).
     Ctrl-C stops within a second: what finished is written to ``stream`` and
     :class:`~q7emu.machine.workers.Interrupted` is raised."""
     t0 = time.perf_counter()
@@ -457,7 +459,12 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     out_stream = stream or sys.stderr
     if progress is None:
         progress = nruns >= PROGRESS_THRESHOLD and bool(getattr(out_stream, "isatty", lambda: False)())
-    bar = ProgressBar(nruns, out_stream, enabled=progress)
+    client = None
+    if dask is not None:
+        from q7emu.machine.farm import connect
+
+        client = connect(dask)
+    bar = ProgressBar(nruns, out_stream, enabled=progress, unit="runs")
     results: dict[int, list[Run]] = {}
     load_errors: dict[int, str] = {}
 
@@ -474,7 +481,13 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     order = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][2]))   # largest first: no long tail
     work = [(tasks[i], items[tasks[i][0]]) for i in order]
     try:
-        run_tasks(_work_task, work, jobs if len(tasks) > 1 else 1, lambda k, res: take(order[k], res))
+        if client is not None:
+            from q7emu.machine.farm import run_tasks_dask
+
+            work = [(t, os.path.abspath(it) if isinstance(it, str) else it) for t, it in work]
+            run_tasks_dask(_work_task, work, client, lambda k, res: take(order[k], res))
+        else:
+            run_tasks(_work_task, work, jobs if len(tasks) > 1 else 1, lambda k, res: take(order[k], res))
     except Interrupted as e:
         bar.close()
         runs_done = sum(len(r) for r in results.values())
@@ -482,7 +495,12 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
                          "finished; no verdict (it needs every case)\n")
         out_stream.flush()
         raise
-    bar.close()
+    finally:
+        bar.close()
+        if client is not None:
+            from q7emu.machine.farm import disconnect
+
+            disconnect(client)
     errors = [load_errors[i] for i in sorted(load_errors)]     # in case order, however the workers finished
 
     for i, info in enumerate(infos):

@@ -164,6 +164,14 @@ def error_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
+def quiet_dask_logs() -> None:
+    """Keep Dask's client warnings (a worker lost, keys rescheduled) off stderr, where the progress bar and the
+    one-line errors are: ``--dask`` reports what happened to each case itself (docs/cli.md §4.2)."""
+    import logging
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+
+
 def print_error(message: str, stream: TextIO | None = None) -> None:
     """Print ``q7emu: error: MESSAGE`` (one line) on stderr."""
     print(f"q7emu: error: {message}", file=stream or sys.stderr)

@@ -15,6 +15,7 @@ from q7emu.cli.common import (
     UsageError,
     json_document,
     parse_knobs,
+    quiet_dask_logs,
 )
 
 
@@ -24,8 +25,12 @@ def cmd_explore(args: argparse.Namespace) -> int:
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.dask is not None and args.jobs != 1:
+        raise UsageError("--dask and -j: the cluster's workers run the cases; give one of them")
+    if args.dask is not None:
+        quiet_dask_logs()
     progress = False if args.no_progress else (True if args.progress else None)
-    res = explore(args.paths, knobs=args.knobs, jobs=args.jobs, progress=progress)
+    res = explore(args.paths, knobs=args.knobs, jobs=args.jobs, progress=progress, dask=args.dask)
     if args.json:
         print(json.dumps(json_document("explore", res.to_json(best=args.best)), indent=1))
     else:
@@ -99,6 +104,10 @@ def register(sub: Subparsers) -> None:
     s.add_argument("--best", type=int, default=5, help="candidates shown when nothing reproduces (default 5)")
     s.add_argument("--progress", action="store_true", help="always show the progress bar on stderr")
     s.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    s.add_argument("--dask", metavar="ADDRESS",
+                   help="run each case's knob combinations as a task on the Dask cluster whose scheduler is at "
+                        "ADDRESS (tcp://HOST:PORT; the dask extra); workers read the case files themselves "
+                        "(docs/cli.md §4.2)")
     s.set_defaults(func=cmd_explore)
 
     s = sub.add_parser(

@@ -158,10 +158,15 @@ def _usable_streams() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0 pass, 1 mismatch or divergence, 2 bad input, 3 internal error,
-    130 interrupted, 128 + N stopped by signal N: SIGTERM 143, SIGHUP 129)."""
+    130 interrupted, 128 + N stopped by signal N: SIGTERM 143, SIGHUP 129). Run as the program (``argv`` None)
+    and interrupted (or stopped by one of those signals), it ignores SIGINT from then on: all was printed, and a
+    second Ctrl-C must not print a traceback while Python exits (docs/limits.md §4)."""
     _usable_streams()
     with _stop_signals() as got:
         code = _main(argv)
+    if ((got or code == EXIT_INTERRUPT) and argv is None
+            and threading.current_thread() is threading.main_thread()):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     if got:
         return 128 + got[0]
     return code

@@ -23,6 +23,7 @@ from q7emu.cli.common import (
     parse_knobs,
     parse_partition_bytes,
     print_json,
+    quiet_dask_logs,
     read_record,
 )
 
@@ -65,9 +66,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     record = read_record(args.record)
     knobs = parse_knobs(args.knob)
     check_record_knobs(knobs, record)
-    sbuf = load_sbuf_image(args.sbuf)
-    m = Machine(args.generation, sbuf.shape[1], knobs, backend=args.backend)
-    m.sbuf[:] = sbuf
+    sbuf = load_sbuf_image(args.sbuf, args.partition_bytes)
+    m = Machine(args.generation, sbuf.shape[1], knobs, backend=args.backend, sbuf=sbuf)
     res = m.execute(record)
     with atomic_write(out, "wb") as fh:        # an interrupt leaves the old file or the whole new one
         write_npz(fh, {"sbuf": m.sbuf})
@@ -126,7 +126,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     """``q7emu replay``: replay every case named, one row each and a summary; exit 0 all pass, 1 a case fails,
     2 a case file is broken (bad input), 3 a replay worker died."""
     from q7emu.machine import report
-    from q7emu.machine.replay import find_cases, replay
+    from q7emu.machine.replay import find_cases, parse_shard, replay, shard
     from q7emu.machine.workers import Interrupted
 
     if args.jobs < 1:
@@ -136,54 +136,124 @@ def cmd_replay(args: argparse.Namespace) -> int:
                          f"{args.max_diffs} (docs/limits.md §5)")
     if args.durations is not None and args.durations < 0:
         raise UsageError(f"--durations must be >= 0, got {args.durations}")
+    if args.dask is not None and args.jobs != 1:
+        raise UsageError("--dask and -j: the cluster's workers run the cases; give one of them")
+    if args.dask is not None:
+        quiet_dask_logs()
     junit = _output_path(args.junit, ".xml", "--junit") if args.junit else None
+    plot = _output_path(args.plot, ".png", "--plot") if args.plot else None
+    if plot is not None:
+        from q7emu.machine.diffmap import require_matplotlib
+        require_matplotlib()                    # before any case runs
+    sh = parse_shard(args.shard) if args.shard else None
     knobs = parse_knobs(args.knob)
     files = [str(p) for p in find_cases(args.paths)]
     if not files:
         raise UsageError("no cases found")
-    selected = report.select_cases(files, args.k or [])
+    try:
+        selected = report.select_cases(files, args.k or [])
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     if not selected:
         raise UsageError(f"-k {' -k '.join(args.k)}: none of the {len(files)} case(s) found matches")
     if knobs:
         _check_replay_knobs(knobs, selected)
+    n_selected = len(selected)
+    if sh is not None:
+        selected = shard(selected, *sh)
     t0 = time.perf_counter()
     try:
-        results = replay(selected, jobs=args.jobs, knobs=knobs, backend=args.backend, max_diffs=args.max_diffs,
+        results = replay(selected, jobs=args.jobs, knobs=knobs, backend=args.backend, dask=args.dask,
+                         max_diffs=args.max_diffs, diff_maps=plot is not None or (args.json and args.max_diffs > 0),
                          progress=False if args.no_progress else (True if args.progress else None))
     except Interrupted as e:                 # Ctrl-C: the cases that finished, then exit 130
+        width = report.path_width(e.results)
         for r in e.results:
-            print(report.format_case(r, None, 0))
+            print(report.format_case(r, None, 0, width=width))
         failed = sum(not r.ok for r in e.results)
         print(f"interrupted: {e.done} of {e.total} cases finished: {e.done - failed} passed, {failed} failed")
         print("q7emu: interrupted", file=sys.stderr)
         return EXIT_INTERRUPT
     seconds = time.perf_counter() - t0
-    cases: dict = {}                         # each result carries its own differing bytes (docs/limits.md §5)
     code = report.exit_status(results)
+    shard_doc = None if sh is None else {"index": sh[0], "count": sh[1], "cases_selected": n_selected}
+    # each result carries its own detail, computed where its case ran (docs/limits.md §5): no case is read again
     if junit is not None:
-        report.write_junit(junit, results, cases, max_diffs=args.max_diffs, backend=args.backend, seconds=seconds)
+        report.write_junit(junit, results, max_diffs=args.max_diffs, backend=args.backend, seconds=seconds)
+    plotted = None
+    if plot is not None:
+        from q7emu.machine.diffmap import plot_diff_maps
+
+        plotted = plot_diff_maps([(report.shown(r.path), r.diff_map) for r in results if r.diff_map], str(plot))
     if args.json:
-        doc = report.replay_json(results, cases, max_diffs=args.max_diffs, backend=args.backend, knobs=knobs,
-                                 jobs=args.jobs, select=args.k or [], seconds=seconds)
+        doc = report.replay_json(results, max_diffs=args.max_diffs, backend=args.backend, knobs=knobs,
+                                 jobs=args.jobs, select=args.k or [], seconds=seconds, shard=shard_doc,
+                                 dask=args.dask)
         if junit is not None:
             doc["junit"] = str(junit)
+        if plot is not None:
+            doc["plot"] = str(plot)
         print(report.dumps(doc))
         return code
+    width = report.path_width(results)
     for r in results:
-        print(report.format_case(r, cases.get(r.path), args.max_diffs))
+        print(report.format_case(r, None, args.max_diffs, width=width))
     kinds = [report.kind(r) for r in results]
     errors = kinds.count("broken") + kinds.count("internal")
     compared = sum(d.bytes_compared for r in results for d in r.regions)
     differing = sum(d.differing for r in results for d in r.regions)
+    deselected = len(files) - n_selected
     print(f"{len(results)} cases: {kinds.count('pass')} passed, {kinds.count('fail')} failed"
           + (f", {errors} could not be replayed" if errors else "")
-          + (f" ({len(files) - len(selected)} deselected by -k)" if len(selected) != len(files) else "")
+          + (f" ({deselected} deselected by -k)" if deselected else "")
+          + (f" (shard {sh[0]}/{sh[1]} of {n_selected})" if sh is not None else "")
           + f"; {compared} bytes compared, {differing} differ; {seconds:.2f} s")
     if args.durations is not None:
         print(report.format_durations(results, args.durations))
     if junit is not None:
         print(f"JUnit report -> {junit}")
+    if plot is not None:
+        failing = sum(1 for r in results if report.kind(r) == "fail" and any(d.differing for d in r.regions))
+        print(f"diff map of {plotted} failing case(s)"
+              + (f" (the first {plotted} of {failing})" if failing > (plotted or 0) else "") + f" -> {plot}")
     return code
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """``q7emu merge``: merge the ``replay --json`` reports of the shards of one run into one report; exit
+    status as replay's over all the cases."""
+    from q7emu.machine import merge, report
+
+    junit = _output_path(args.junit, ".xml", "--junit") if args.junit else None    # checked before any read
+    out = _output_path(args.output, ".json", "-o") if args.output else None
+    docs = [(str(p), merge.read_report(p)) for p in args.reports]
+    try:
+        doc = merge.merge_reports(docs)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    results = merge.results_of(doc)
+    if junit is not None:
+        report.write_junit(junit, results, backend=doc["backend"], seconds=doc["summary"]["seconds"],
+                           suite="q7emu replay (merged)")
+    if out is not None:
+        from q7emu.fileio import atomic_write_text
+        atomic_write_text(out, report.dumps(doc) + "\n")
+    if args.json:
+        print(report.dumps(doc))
+        return doc["exit_code"]
+    width = report.path_width(results)
+    for r in results:
+        print(report.format_case(r, None, 0, width=width))
+    s = doc["summary"]
+    print(f"{s['cases']} cases from {len(docs)} report(s): {s['passed']} passed, {s['failed']} failed"
+          + (f", {s['errors']} could not be replayed" if s["errors"] else "")
+          + f"; {s['bytes_compared']} bytes compared, {s['bytes_differing']} differ; {s['seconds']:.2f} s "
+          "of replay (the shards' sum)")
+    if junit is not None:
+        print(f"JUnit report -> {junit}")
+    if out is not None:
+        print(f"merged report -> {out}")
+    return doc["exit_code"]
 
 
 def region_arg(spec: str, option: str = "--input") -> tuple[int, int, np.ndarray]:
@@ -224,19 +294,50 @@ def cmd_case_new(args: argparse.Namespace) -> int:
     bytes no input provides, unless ``--allow-unread``; the partition size is ``--partition-bytes`` or inferred
     from the record and the inputs, and printed."""
     from q7emu.machine.cases import build_case, save_case
-    from q7emu.machine.checks import bytes_read_outside, input_coverage, record_kernel, source_reads
+    from q7emu.machine.checks import (
+        bytes_read_outside,
+        input_coverage,
+        partition_bytes_pinned,
+        record_kernel,
+        source_reads,
+    )
 
     if not 0 <= args.fill <= 255:
         raise UsageError(f"--fill {args.fill}: must be a byte value 0..255")
-    inputs = [region_arg(s, "--input") for s in args.input or []]
-    expected = [region_arg(s, "--expected") for s in args.expected] if args.expected else None
+    if args.sbuf is not None and (args.input or args.expected):
+        raise UsageError("--sbuf takes the inputs from an SBUF image: give --input / --expected or --sbuf / "
+                         "--expected-sbuf, not both")
+    if args.expected_sbuf is not None and args.sbuf is None:
+        raise UsageError("--expected-sbuf needs --sbuf (the image before the record ran)")
     record = read_record(args.record)
-    case = build_case(record, args.generation, inputs, expected, knobs=parse_knobs(args.knob),
-                      partition_bytes=args.partition_bytes, fill=args.fill, note=args.note or "",
-                      name=Path(args.out).with_suffix("").name, backend=args.backend, allow_unread=args.allow_unread)
+    name = Path(args.out).with_suffix("").name
+    if args.sbuf is not None:
+        from q7emu.machine.cases import case_from_images
+        from q7emu.machine.machine import load_sbuf_image
+
+        before = load_sbuf_image(args.sbuf, args.partition_bytes)
+        after = load_sbuf_image(args.expected_sbuf, before.shape[1]) if args.expected_sbuf else None
+        case = case_from_images(record, args.generation, before, after, knobs=parse_knobs(args.knob),
+                                note=args.note or "", name=name, backend=args.backend)
+        inputs: list = [(reg.partition, reg.offset, arr) for reg, arr in case.inputs]
+        expected = [(reg.partition, reg.offset, arr) for reg, arr in case.expected] if after is not None else None
+    else:
+        inputs = [region_arg(s, "--input") for s in args.input or []]
+        expected = [region_arg(s, "--expected") for s in args.expected] if args.expected else None
+        case = build_case(record, args.generation, inputs, expected, knobs=parse_knobs(args.knob),
+                          partition_bytes=args.partition_bytes, fill=args.fill, note=args.note or "",
+                          name=name, backend=args.backend, allow_unread=args.allow_unread)
     path = save_case(case, args.out)
-    pb_source = "given" if args.partition_bytes is not None else (
-        "inferred from the record and the input regions" if inputs else "default: no input region to infer it from")
+    if args.partition_bytes is not None:
+        pb_key, pb_source = "given", "given"
+    elif args.sbuf is not None:
+        pb_key, pb_source = "image", "the width of the --sbuf image"
+    elif partition_bytes_pinned(case.record, [reg for reg, _ in case.inputs], case.partition_bytes):
+        pb_key, pb_source = "inferred", "inferred from the record and the input regions"
+    else:
+        pb_key = "default"
+        pb_source = ("default: no input region pins it (every input region is at partition 0, which does not "
+                     "pin the size)" if inputs else "default: no input region to infer it from")
     src = "given" if expected is not None else args.backend
     reads = source_reads(case.record, case.generation, case.partition_bytes)
     regions = [reg for reg, _ in case.inputs]
@@ -247,8 +348,7 @@ def cmd_case_new(args: argparse.Namespace) -> int:
             "case": str(path), "arrays": str(path.with_suffix(".npz")), "name": case.name,
             "generation": case.generation.name, "opcode": case.opcode, "kernel": entry.name if entry else None,
             "knobs": dict(case.knobs), "partition_bytes": case.partition_bytes,
-            "partition_bytes_source": "given" if args.partition_bytes is not None else (
-                "inferred" if inputs else "default"),
+            "partition_bytes_source": pb_key,
             "fill": case.fill, "allow_unread": args.allow_unread,
             "inputs": [{**_region_json(c.region), "bytes": c.size, "bytes_read": c.read}
                        for c in input_coverage(reads, regions)],
@@ -276,7 +376,12 @@ def register(sub: Subparsers) -> None:
     """Add ``run``, ``replay`` and ``case`` (with ``case new``) to the ``q7emu`` subparsers."""
     s = sub.add_parser("run", help="execute one record on an SBUF image")
     s.add_argument("record", metavar="RECORD", help="128 hex digits or a file")
-    s.add_argument("--sbuf", required=True, metavar="IN.npz", help="array 'sbuf' uint8 [128, partition_bytes]")
+    s.add_argument("--sbuf", required=True, metavar="IN.npz",
+                   help="the SBUF image: an .npz (array 'sbuf') or .npy of uint8 [128, partition_bytes], or a raw dump "
+                        "of 128 x partition_bytes bytes (partition 0 first) with --partition-bytes")
+    s.add_argument("--partition-bytes", type=parse_partition_bytes, default=None,
+                   help="SBUF bytes per partition, a multiple of 4 in 4..0x40000: needed to read a raw --sbuf dump; "
+                        "an .npz / .npy image must have this width")
     s.add_argument("-o", "--output", required=True, metavar="OUT.npz",
                    help="file to write the SBUF after the run to (.npz appended when missing)")
     s.add_argument("-g", "--generation", default="MARIANA", help=f"one of {GENERATIONS} (default MARIANA)")
@@ -292,23 +397,47 @@ def register(sub: Subparsers) -> None:
                     "expected region and partition; with --max-diffs N the first N differing bytes with their "
                     "output element and MX group and a hexdump of expected vs actual around each.")
     s.add_argument("paths", nargs="+", metavar="CASE|DIR", help="case .json (or stem) or a directory of cases")
-    s.add_argument("-k", action="append", metavar="PATTERN",
-                   help="only cases whose path contains PATTERN (case-insensitive), or whose name or path matches "
-                        "it as a shell wildcard (*, ?, [..]); repeatable (any)")
+    s.add_argument("-k", action="append", metavar="EXPRESSION",
+                   help="only cases that match EXPRESSION: names combined with and, or, not and parentheses (as "
+                        "pytest -k, e.g. 'nf4 and g8'); a name matches a case when it is in its path or keywords "
+                        "(generation, kernel, format, g0 / g8, 0x7b, fp16, e4m3, ...; case-insensitive) or "
+                        "matches one as a shell wildcard (*, ?, [..]); repeatable (any)")
     s.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
     s.add_argument("--knob", action="append", metavar="NAME=VALUE",
                    help="override a case knob (cases whose kernel has no such knob are unaffected); " + KNOB_HELP)
     s.add_argument("--backend", choices=("kernel", "golden"), default="kernel", help=_BACKEND_HELP)
     s.add_argument("--max-diffs", type=int, default=1, metavar="N",
-                   help="differing bytes listed per failing case, with element / MX group and hexdump (default 1; "
-                        "0 = only the summary)")
+                   help="differing bytes listed per failing case, with element / MX group, values, source and "
+                        "hexdump (0..1000, default 1; 0 = only the summary)")
     s.add_argument("--junit", metavar="FILE.xml", help="also write a JUnit XML report (one testcase per case)")
     s.add_argument("--durations", type=int, metavar="N", default=None,
                    help="print the N slowest cases (0 = every case)")
     s.add_argument("--json", action="store_true", help="the whole report as JSON (q7emu-replay, docs/cli.md)")
     s.add_argument("--progress", action="store_true", help="always show the progress bar on stderr")
     s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    s.add_argument("--shard", metavar="I/N",
+                   help="replay only shard I of N (1 <= I <= N) of the cases found and selected: every N-th case "
+                        "from the I-th, in the order found; merge the shards' --json reports with q7emu merge")
+    s.add_argument("--dask", metavar="ADDRESS",
+                   help="run each case as a task on the Dask cluster whose scheduler is at ADDRESS "
+                        "(tcp://HOST:PORT; the dask extra): workers read the case files themselves "
+                        "(docs/cli.md §4.2)")
+    s.add_argument("--plot", metavar="FILE.png",
+                   help="draw where the failing cases' bytes differ (partition x byte offset, expected vs actual "
+                        "values; the plot extra: matplotlib)")
     s.set_defaults(func=cmd_replay)
+
+    s = sub.add_parser(
+        "merge", help="merge the --json reports of replay shards into one report",
+        description="Read the q7emu-replay JSON documents of the shards of one run (replay --shard I/N --json), "
+                    "check they fit together (the same backend and knobs, every shard once, no case twice) and "
+                    "print one report: the cases in shard order, the summary and the exit status replay would "
+                    "give for all of them. The byte-level detail (--max-diffs) stays in the shards' documents.")
+    s.add_argument("reports", nargs="+", metavar="REPORT.json", help="replay --json documents, one per shard")
+    s.add_argument("-o", "--output", metavar="MERGED.json", help="also write the merged document to a file")
+    s.add_argument("--junit", metavar="FILE.xml", help="also write a JUnit XML report of all the cases")
+    s.add_argument("--json", action="store_true", help="the merged q7emu-replay document on stdout")
+    s.set_defaults(func=cmd_merge)
 
     s = sub.add_parser("case", help="build replay cases")
     csub = s.add_subparsers(dest="case_command", metavar="SUBCOMMAND", parser_class=Parser)
@@ -328,11 +457,19 @@ def register(sub: Subparsers) -> None:
     c.add_argument("--knob", action="append", metavar="NAME=VALUE", help=KNOB_HELP)
     c.add_argument("--partition-bytes", type=parse_partition_bytes, default=None,
                    help="SBUF bytes per partition, a multiple of 4 in 4..0x40000 (default: inferred from the "
-                        "record and the inputs; 0x30000 without inputs)")
+                        "record and the inputs, or the --sbuf image's width; 0x30000 when nothing pins it); needed "
+                        "to read a raw --sbuf dump")
     c.add_argument("--allow-unread", action="store_true",
                    help="keep input bytes the record does not read (e.g. decoys between strided runs) and source "
                         "bytes no input provides (they read --fill)")
     c.add_argument("--fill", type=parse_int, default=0, help="SBUF byte value outside the inputs (default 0)")
+    c.add_argument("--sbuf", metavar="BEFORE",
+                   help="take the inputs from a device's SBUF image before the record ran (.npz / .npy, or a raw "
+                        "dump of 128 x partition_bytes bytes with --partition-bytes): the bytes the record's source "
+                        "reads, one input region per contiguous run")
+    c.add_argument("--expected-sbuf", metavar="AFTER",
+                   help="with --sbuf: the SBUF image after the record ran; the expected regions are the bounding "
+                        "boxes the record writes, read from it (without it they are computed by --backend)")
     c.add_argument("--note", help="free-text provenance note")
     c.add_argument("--backend", choices=("golden", "kernel"), default="golden",
                    help="models that compute expected bytes when --expected is absent (default golden)")

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from q7emu._version import __version__
 from q7emu.cli.common import EXIT_FAIL, EXIT_OK, GENERATIONS, Parser, Subparsers, UsageError, parse_knobs, read_record
 
 #: ``--partition-bytes`` of a RECORD. A lambda, not common.parse_int: argparse names it in the error text
@@ -104,12 +105,13 @@ def load_target(target: str, *, sbuf: str | None = None, generation: str | None 
         if case.expected_error is not None:
             raise UsageError(f"{target}: the case expects an error ({case.expected_error!r}); nothing to trace")
         base = _dst_partition(decode_record(case.record), case.partition_bytes)
-        return Target(str(case.path or target), case.record, base, case=case, knobs=kn)
+        # the case's file name, not the path as typed: the same run gives the same bytes in any checkout
+        return Target(Path(case.path or target).name, case.record, base, case=case, knobs=kn)
     record = read_record(target)
     if partition_bytes is not None:          # 0 is a value to refuse, not "the default" (issue 27 item 11)
         from q7emu.isa.validate import check_partition_bytes
         check_partition_bytes(partition_bytes, "--partition-bytes")
-    arr = load_sbuf_image(sbuf) if sbuf is not None else None
+    arr = load_sbuf_image(sbuf, partition_bytes) if sbuf is not None else None
     pb = arr.shape[1] if arr is not None else (DEFAULT_PARTITION_BYTES if partition_bytes is None
                                                  else partition_bytes)
     return Target(f"record:{record.hex()}", record, _dst_partition(decode_record(record), pb), knobs=kn,
@@ -405,7 +407,8 @@ def _trace_record(a: argparse.Namespace) -> int:
     executed = sum(r.get("executed") or 0 for r in rec.runs)
     kern = ", ".join(sorted({r["kernel"] for r in rec.runs})) or res.path
     if a.json:
-        print(json.dumps({"format": "q7emu-trace-run", "version": 1, "path": res.path, "case": t.label,
+        print(json.dumps({"format": "q7emu-trace-run", "version": 1, "q7emu_version": __version__,
+                          "path": res.path, "case": t.label,
                           "verdict": verdict, "output": str(out) if out else None,
                           "output_format": None if out is None else ("jsonl" if jsonl else "q7emu-trace-v2"),
                           "records": rec.records, "executed": executed, "runs": len(rec.runs),
@@ -489,7 +492,9 @@ def _trace_diff(argv: list[str]) -> int:
     with TraceFile(a.a) as fa, TraceFile(a.b) as fb:
         r = diff(fa, fb, align=a.align)
     if a.json:
-        print(json.dumps(dict(r.as_json(), a=str(a.a), b=str(a.b))))
+        doc = r.as_json()
+        doc = {"format": doc.pop("format"), "version": doc.pop("version"), "q7emu_version": __version__, **doc}
+        print(json.dumps(dict(doc, a=str(a.a), b=str(a.b))))
     else:
         print(r.format(max_lanes=a.max_lanes))
     return EXIT_OK if r.same else EXIT_FAIL
@@ -516,7 +521,8 @@ def _trace_convert(mode: str, argv: list[str]) -> int:
         return EXIT_OK
     n = export_jsonl(a.file, a.output) if mode == "export" else import_jsonl(a.file, a.output)
     if a.json:
-        print(json.dumps({"format": f"q7emu-trace-{mode}", "version": 1, "input": str(a.file), "output": str(a.output),
+        print(json.dumps({"format": f"q7emu-trace-{mode}", "version": 1, "q7emu_version": __version__,
+                          "input": str(a.file), "output": str(a.output),
                           "records": n, "output_bytes": Path(a.output).stat().st_size}))
     else:
         print(f"{a.file} -> {a.output}: {n} records")
@@ -586,6 +592,7 @@ def cmd_profile(a: argparse.Namespace) -> int:
         bar.close()
     verdict = t.verdict(m)
     p = acc.result(rec.runs, t.label, wall=wall)
+    p = {"format": p.pop("format"), "version": p.pop("version"), "q7emu_version": __version__, **p}
     if verdict:
         p["case_verdict"] = verdict
     if a.chrome_trace:

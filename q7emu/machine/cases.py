@@ -122,7 +122,11 @@ class CaseResult:
     #: (:class:`q7emu.machine.report.ByteDiff`), when replay computed them where the case ran (it then drops
     #: the regions' ``actual`` copies, so a result holds no case data: docs/limits.md §5); None otherwise
     diffs: list[Any] | None = None
-    #: True when replay dropped ``diffs`` to keep its report within MAX_REPORT_DIFFS (docs/limits.md §5)
+    #: where the bytes differ (``replay --json``'s ``diff_map``, ``replay --plot``: q7emu.machine.diffmap), when
+    #: replay computed it where the case ran; None otherwise
+    diff_map: dict[str, Any] | None = None
+    #: True when replay dropped ``diffs`` and ``diff_map`` to keep its report within MAX_REPORT_DIFFS listed bytes
+    #: and MAX_REPORT_MAP_ENTRIES diff-map entries (docs/limits.md §5)
     diffs_omitted: bool = False
 
     @property
@@ -152,11 +156,81 @@ def _region_array(r: Any, what: str) -> RegionData:
     return reg, np.ascontiguousarray(arr)
 
 
+def _record_bytes(record: Any) -> bytes:
+    """The 64 bytes of a record given as bytes or as a decoded record (``record_from_fields(...)``,
+    ``decode_record(...)``: anything with ``encode()``)."""
+    if hasattr(record, "encode") and not isinstance(record, (bytes, bytearray, memoryview, str)):
+        return bytes(record.encode())
+    try:
+        return bytes(record)
+    except TypeError:
+        raise CaseError(f"record: {type(record).__name__} is neither 64 bytes nor a decoded record") from None
+
+
+#: an input region per contiguous run of source bytes, up to this many runs; beyond, one bounding box
+MAX_IMAGE_RUNS = 64
+
+
+def image_input_regions(record: bytes, generation: Generation | str, image: np.ndarray) -> list[RegionData]:
+    """The input regions a record reads from an SBUF image (uint8 [128, partition_bytes]): one region per
+    contiguous run of the bytes its source reads (over its active partitions), or, past :data:`MAX_IMAGE_RUNS`
+    runs, their bounding box. CaseError when the record's source cannot be located at this partition size."""
+    pb = image.shape[1]
+    reads = source_reads(record, generation, pb)
+    if reads is None:
+        raise CaseError(f"--sbuf: the record's source cannot be located at partition_bytes=0x{pb:x} (it fails a "
+                        "validity clause there, reads nothing or is not an immediate SBUF address); check "
+                        "--partition-bytes and the record (q7emu decode)")
+    offs = reads.offsets
+    breaks = np.flatnonzero(np.diff(offs) != 1) + 1
+    starts = np.concatenate([[0], breaks])
+    ends = np.concatenate([breaks, [offs.size]])
+    if starts.size > MAX_IMAGE_RUNS:
+        starts, ends = np.array([0]), np.array([offs.size])
+    p0, n = reads.partition, reads.count
+    out = []
+    for a, b in zip(starts, ends):
+        o0, o1 = int(offs[a]), int(offs[b - 1]) + 1
+        out.append((Region(p0, n, o0, o1 - o0), np.ascontiguousarray(image[p0:p0 + n, o0:o1])))
+    return out
+
+
+def case_from_images(record: Any, generation: Generation | str, before: np.ndarray,
+                     after: np.ndarray | None = None, *, knobs: dict[str, Any] | None = None, note: str = "",
+                     name: str = "case", backend: str = "golden") -> Case:
+    """A case from a device capture: the SBUF image before the record ran (uint8 [128, partition_bytes]) and,
+    optionally, the image after it. The inputs are the bytes the record's source reads in ``before``
+    (:func:`image_input_regions`); the expected regions are the bounding boxes the record writes (found by
+    running it on ``before`` with ``backend``), read from ``after``, or, without ``after``, the bytes ``backend``
+    computes. The images must have the same shape."""
+    record = _record_bytes(record)
+    before = np.asarray(before)
+    if before.dtype != np.uint8 or before.ndim != 2 or before.shape[0] != 128:
+        raise CaseError(f"--sbuf: an SBUF image is uint8 [128, partition_bytes], got {before.dtype} {before.shape}")
+    if after is not None and (np.asarray(after).shape != before.shape or np.asarray(after).dtype != np.uint8):
+        raise CaseError(f"--expected-sbuf: uint8 {np.asarray(after).shape} does not match the --sbuf image "
+                        f"{before.shape}")
+    inputs = image_input_regions(record, generation, before)
+    if after is None:
+        return build_case(record, generation, inputs, knobs=knobs, partition_bytes=before.shape[1], note=note,
+                          name=name, backend=backend, allow_unread=True)
+    probe = build_case(record, generation, inputs, [], knobs=knobs, partition_bytes=before.shape[1], note=note,
+                       name=name, allow_unread=True)
+    m = _prepared_machine(probe, backend=backend)
+    res = m.execute(record)
+    expected = [(reg, np.ascontiguousarray(np.asarray(after)[reg.partition:reg.partition + reg.count,
+                                                             reg.offset:reg.offset + reg.length]))
+                for reg in res.regions]
+    probe.expected = expected
+    return probe
+
+
 def build_case(record: bytes, generation: Generation | str, inputs: Iterable[Any],
                expected: Iterable[Any] | None = None, *, knobs: dict[str, Any] | None = None,
                partition_bytes: int | None = None, fill: int = 0, note: str = "",
                name: str = "case", backend: str = "golden", allow_unread: bool = False) -> Case:
-    """Build a case. ``inputs`` / ``expected``: (partition, offset, uint8 [count, length]) or (Region, array).
+    """Build a case. ``record``: 64 bytes or a decoded record (``record_from_fields(...)``). ``inputs`` /
+    ``expected``: (partition, offset, uint8 [count, length]) or (Region, array).
 
     Checks before anything runs (q7emu.machine.checks), each an error naming the knob or region:
 
@@ -171,7 +245,7 @@ def build_case(record: bytes, generation: Generation | str, inputs: Iterable[Any
     models) and every region it writes becomes an expected region (the whole bounding box of each write,
     so bytes inside it that must stay unchanged are checked too). An execution error becomes
     ``expected_error`` only if ``expected`` is given as ``[]``; otherwise it propagates."""
-    record = bytes(record)
+    record = _record_bytes(record)
     if len(record) != RECORD_SIZE:
         raise CaseError(f"record must be {RECORD_SIZE} bytes, got {len(record)}")
     gen = Generation.parse(generation)

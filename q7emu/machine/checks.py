@@ -193,3 +193,15 @@ def infer_partition_bytes(record: bytes | Record, generation: Generation | str, 
     if DEFAULT_PARTITION_BYTES in good:
         return DEFAULT_PARTITION_BYTES
     return good[0] if len(good) == 1 else None
+
+
+def partition_bytes_pinned(record: bytes | Record, regions: Sequence[Region], partition_bytes: int) -> bool:
+    """True when an input region pins ``partition_bytes``: the record's flat source address A and a region at
+    partition p > 0, byte b, give ``(A - b) / p == partition_bytes`` (docs/model.md §4). False when nothing pins
+    it (every input at partition 0, or none): :func:`infer_partition_bytes` then took the default."""
+    rec = _decoded(record)
+    if not isinstance(rec, (S3D3TensDequant, S3DMX1Quant)) or not rec.src.start_addr.is_immediate:
+        return False
+    a = rec.src.start_addr.raw
+    return any(r.partition > 0 and a >= r.offset and (a - r.offset) == r.partition * partition_bytes
+               for r in regions)

@@ -37,17 +37,18 @@ QuantizeMX (0xE3) reading (q7emu's choice; docs/firmware.md does not pin it):
 """
 from __future__ import annotations
 
+import functools
+import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from q7emu import registry
 from q7emu.errors import DispatchError, InvalidArgument, Q7Error
-from q7emu.fileio import ArrayInfo, NpzReader, array_file_kind, read_npy
+from q7emu.fileio import ArrayInfo, NpzReader, UnknownFileKind, array_file_kind, open_regular, read_npy
 from q7emu.isa.enums import DType, Engine, Generation, Opcode
 from q7emu.isa.kernel_info import KernelInfoRecord, KernelInfoTable, dve_table, engine_of, pool_table
 from q7emu.isa.records import Addr4, RawRecord, Record, S3D3TensDequant, S3DMX1Quant, Tensor3D, decode_record
@@ -109,6 +110,9 @@ class ExecResult:
 
 Handler = Callable[["Machine", Record, Any], "tuple[str, list[Write]]"]
 
+#: Machine's partition_bytes when it is not given (the image's width, or DEFAULT_PARTITION_BYTES)
+_UNSET: Any = type("Unset", (), {"__repr__": lambda self: "DEFAULT_PARTITION_BYTES"})()
+
 
 #: the rule an SBUF image meets (docs/model.md §4)
 SBUF_IMAGE_RULE = "sbuf must be uint8 [128, partition_bytes], partition_bytes a multiple of 4 in 4..0x40000"
@@ -122,18 +126,74 @@ def _check_sbuf_header(where: str, info: ArrayInfo) -> None:
         raise InvalidArgument(where, f"{info.dtype} {info.shape}", SBUF_IMAGE_RULE)
 
 
-def load_sbuf_image(path: Any) -> np.ndarray:
+#: a raw SBUF dump is 128 x partition_bytes bytes: these are the sizes one can have (bytes)
+RAW_SBUF_SIZES = (f"a multiple of {NUM_PARTITIONS * 4} from {NUM_PARTITIONS * 4} to "
+                  f"{NUM_PARTITIONS * MAX_PARTITION_BYTES}")
+
+
+def _raw_fit(size: int) -> str:
+    """What a raw dump of ``size`` bytes would be: ``128 x 0x6000`` or why it cannot be one."""
+    pb, rest = divmod(size, NUM_PARTITIONS)
+    if rest == 0 and 4 <= pb <= MAX_PARTITION_BYTES and pb % 4 == 0:
+        return f"its {size} bytes would be 128 x 0x{pb:x}: --partition-bytes 0x{pb:x}"
+    return f"its {size} bytes are no raw SBUF dump either (those are 128 x partition_bytes: {RAW_SBUF_SIZES} bytes)"
+
+
+def _read_raw_sbuf(path: Any, partition_bytes: int) -> np.ndarray:
+    """A raw SBUF dump: exactly 128 x partition_bytes bytes, partition 0 first; InvalidArgument (one line) with
+    the size found and the sizes accepted otherwise."""
+    need = NUM_PARTITIONS * partition_bytes
+    with open_regular(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size != need:
+            pb, rest = divmod(size, NUM_PARTITIONS)
+            hint = (f"; {size} bytes would be 128 x 0x{pb:x}: --partition-bytes 0x{pb:x}"
+                    if rest == 0 and 4 <= pb <= MAX_PARTITION_BYTES and pb % 4 == 0 else
+                    f"; a raw dump is {RAW_SBUF_SIZES} bytes")
+            raise InvalidArgument(str(path), f"{size} bytes",
+                                  f"a raw SBUF dump at partition_bytes 0x{partition_bytes:x} is {need} bytes "
+                                  f"(128 x 0x{partition_bytes:x}){hint}")
+        data = f.read(need + 1)
+    if len(data) != need:
+        raise InvalidArgument(str(path), f"{len(data)} bytes", f"changed size while read (expected {need})")
+    return np.frombuffer(data, dtype=np.uint8).reshape(NUM_PARTITIONS, partition_bytes).copy()
+
+
+def load_sbuf_image(path: Any, partition_bytes: int | None = None) -> np.ndarray:
     """An SBUF image, uint8 [128, partition_bytes]: an .npz (its array named 'sbuf', or its only array) or an
-    .npy, told apart by their first bytes. The array's header is checked before its data is read
-    (q7emu.fileio bounded readers, docs/limits.md §1); InvalidArgument (one line) for anything else."""
-    if array_file_kind(path) == "npy":
-        return read_npy(path, check=_check_sbuf_header)
-    with NpzReader(path) as z:
-        key = "sbuf" if "sbuf" in z else (z.names[0] if len(z.names) == 1 else None)
-        if key is None:
-            raise InvalidArgument(str(path), sorted(z.names)[:8],
-                                  "needs an array named 'sbuf' (uint8 [128, partition_bytes])")
-        return z.read(key, _check_sbuf_header)
+    .npy, told apart by their first bytes, or, given ``partition_bytes``, a raw dump of exactly 128 x
+    partition_bytes bytes (partition 0 first; docs/limits.md §1). The array's header is checked before its data
+    is read (q7emu.fileio bounded readers); an .npz / .npy image must be ``partition_bytes`` wide when it is given.
+    InvalidArgument (one line) for anything else: a raw file without ``partition_bytes`` names the size that
+    would read it."""
+    if partition_bytes is not None:
+        check_partition_bytes(partition_bytes)
+    try:
+        kind = array_file_kind(path, raw=partition_bytes is not None)
+    except UnknownFileKind as e:
+        try:
+            with open_regular(path) as f:
+                size = os.fstat(f.fileno()).st_size
+        except OSError:
+            raise e from None
+        raise UnknownFileKind(path, e.value, f"{e.rule}; for a raw SBUF dump give partition_bytes "
+                                             f"(--partition-bytes): {_raw_fit(size)}") from None
+    if kind == "raw":
+        assert partition_bytes is not None
+        return _read_raw_sbuf(path, partition_bytes)
+    if kind == "npy":
+        arr = read_npy(path, check=_check_sbuf_header)
+    else:
+        with NpzReader(path) as z:
+            key = "sbuf" if "sbuf" in z else (z.names[0] if len(z.names) == 1 else None)
+            if key is None:
+                raise InvalidArgument(str(path), sorted(z.names)[:8],
+                                      "needs an array named 'sbuf' (uint8 [128, partition_bytes])")
+            arr = z.read(key, _check_sbuf_header)
+    if partition_bytes is not None and arr.shape[1] != partition_bytes:
+        raise InvalidArgument(str(path), f"uint8 {arr.shape}", f"is 0x{arr.shape[1]:x} bytes per partition, not the "
+                                                               f"0x{partition_bytes:x} given")
+    return arr
 
 
 def region_problem(r: Region, partition_bytes: int) -> str | None:
@@ -219,38 +279,63 @@ class EngineModel:
         return rec, handler
 
 
+@functools.cache
+def _engines(gen: Generation) -> tuple[EngineModel, EngineModel]:
+    """The POOL and DVE engines of a generation: its kernel_info tables with the registry's handlers bound
+    (the same for every Machine of that generation, so built once: a farm builds thousands of machines)."""
+    tables = {Engine.POOL: pool_table(gen), Engine.DVE: dve_table(gen)}
+    bind: dict[Engine, tuple[dict[int, Handler], dict[int, Handler]]] = {e: ({}, {}) for e in tables}
+    for entry in registry.KERNELS:     # every opcode with a kernel: its handler at the table's record
+        engine = Engine(entry.engine)
+        rec = tables[engine].find(entry.opcode)
+        if rec is None:
+            continue
+        by_va, by_key = bind[engine]
+        if rec.func_va_known:
+            by_va[rec.func_va] = RECORD_HANDLERS[entry.opcode]
+        else:
+            by_key[rec.key] = RECORD_HANDLERS[entry.opcode]
+    return (EngineModel(Engine.POOL, tables[Engine.POOL], *bind[Engine.POOL]),
+            EngineModel(Engine.DVE, tables[Engine.DVE], *bind[Engine.DVE]))
+
+
 class Machine:
     """SBUF (uint8 [128, partition_bytes]) plus the POOL and DVE engines of one generation.
 
     ``knobs``: model knobs of docs/model.md §1-§2 (``nibble_order``, ``fp6_packing``, ``mx_layout``, ``mx_scale``,
     ``nf4_table``, ``emax``, ``underflow``, ``nonfinite``). ``backend``: "kernel" (the IVP kernels, default) or "golden"
-    (the golden models; used to build expected bytes of cases).
+    (the golden models; used to build expected bytes of cases). ``sbuf``: the initial SBUF, a uint8 [128,
+    partition_bytes] array or an image file (:func:`load_sbuf_image`: .npz, .npy, or with ``partition_bytes`` a raw
+    dump); ``partition_bytes`` not given = the image's width, or 0x30000 without an image.
     """
 
-    def __init__(self, generation: Generation | str, partition_bytes: int = DEFAULT_PARTITION_BYTES,
-                 knobs: dict[str, Any] | None = None, backend: str = "kernel") -> None:
+    def __init__(self, generation: Generation | str, partition_bytes: int = _UNSET,
+                 knobs: dict[str, Any] | None = None, backend: str = "kernel", sbuf: Any = None) -> None:
         self.generation = Generation.parse(generation)
-        self.partition_bytes = check_partition_bytes(partition_bytes)
+        image = None
+        given = partition_bytes is not _UNSET
+        if sbuf is not None:
+            if isinstance(sbuf, np.ndarray):
+                image = sbuf
+                if image.dtype != np.uint8 or image.ndim != 2 or image.shape[0] != NUM_PARTITIONS:
+                    raise InvalidArgument("sbuf", f"{image.dtype} {image.shape}", SBUF_IMAGE_RULE)
+            else:
+                image = load_sbuf_image(sbuf, check_partition_bytes(partition_bytes) if given else None)
+            if not given:
+                partition_bytes = image.shape[1]
+            elif image.shape[1] != partition_bytes:
+                raise InvalidArgument("sbuf", f"uint8 {image.shape}", f"is not 0x{partition_bytes:x} bytes per "
+                                                                     "partition (partition_bytes)")
+        self.partition_bytes = check_partition_bytes(partition_bytes if partition_bytes is not _UNSET
+                                                     else DEFAULT_PARTITION_BYTES)
         self.knobs = normalize_machine_knobs(knobs)
         if backend not in ("kernel", "golden"):
             raise InvalidArgument("backend", backend, "must be 'kernel' or 'golden'")
         self.backend = backend
         self.sbuf = np.zeros((NUM_PARTITIONS, self.partition_bytes), dtype=np.uint8)
-        gen = self.generation
-        tables = {Engine.POOL: pool_table(gen), Engine.DVE: dve_table(gen)}
-        bind: dict[Engine, tuple[dict[int, Handler], dict[int, Handler]]] = {e: ({}, {}) for e in tables}
-        for entry in registry.KERNELS:     # every opcode with a kernel: its handler at the table's record
-            engine = Engine(entry.engine)
-            rec = tables[engine].find(entry.opcode)
-            if rec is None:
-                continue
-            by_va, by_key = bind[engine]
-            if rec.func_va_known:
-                by_va[rec.func_va] = RECORD_HANDLERS[entry.opcode]
-            else:
-                by_key[rec.key] = RECORD_HANDLERS[entry.opcode]
-        self.pool = EngineModel(Engine.POOL, tables[Engine.POOL], *bind[Engine.POOL])
-        self.dve = EngineModel(Engine.DVE, tables[Engine.DVE], *bind[Engine.DVE])
+        if image is not None:
+            self.sbuf[:] = image
+        self.pool, self.dve = _engines(self.generation)
 
     # ------------------------------------------------------------------ SBUF access
     def load(self, partition: int, offset: int, data: np.ndarray) -> None:
@@ -399,7 +484,12 @@ def _handle_quantize_mx(m: Machine, r: S3DMX1Quant, trace: Any) -> tuple[str, li
         return entry.name, []
     words = m.gather(r.src, nac)
     halves = np.ascontiguousarray(words.astype("<u4")).view("<u2")
-    src = halves.view(np.float16 if r.in_dtype == DType.FP16 else ml_dtypes.bfloat16)
+    if r.in_dtype == DType.FP16:
+        src = halves.view(np.float16)
+    else:
+        import ml_dtypes  # only for bf16: its import takes over a second (a 0x7b replay never pays it)
+
+        src = halves.view(ml_dtypes.bfloat16)
     dst_dtype = "float8_e4m3fn" if r.out_dtype == DType.FP8_EXP4 else "float8_e5m2"
     run = kernel_function(entry, m.backend)
     kwargs: dict[str, Any] = dict(scale_layout="compact", **{k: m.knobs[k] for k in entry.knobs})

@@ -5,14 +5,14 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from q7emu.errors import CaseError, InvalidArgument, Q7Error
 from q7emu.fileio import SCAN_HEAD_BYTES, is_regular_file, read_head
-from q7emu.machine.cases import CASE_FORMAT, CaseResult, load_case, run_case
-from q7emu.machine.report import MAX_DIFFS, MAX_REPORT_DIFFS, keep_detail
+from q7emu.machine.cases import CASE_FORMAT, Case, CaseResult, load_case, run_case
+from q7emu.machine.report import MAX_DIFFS, MAX_REPORT_DIFFS, MAX_REPORT_MAP_ENTRIES, keep_detail, map_entries
 from q7emu.machine.workers import Interrupted, TaskFailure, run_tasks
 
 #: show a progress bar when at least this many cases are replayed
@@ -46,66 +46,140 @@ def find_cases(paths: Iterable[str | os.PathLike]) -> list[Path]:
     return out
 
 
-class ProgressBar:
-    """A tiny text progress bar on a stream (stderr), redrawn in place with ``\\r``."""
+#: the progress bar's layout (tqdm ``bar_format``): ``[#####.....] 12/60 1 failed [00:03<00:12, 4.10 cases/s]``;
+#: scripts and tests read ``] DONE/TOTAL `` from it
+BAR_FORMAT = "{desc}[{bar:30}] {n_fmt}/{total_fmt} {failed} failed [{elapsed}<{remaining}, {rate_text}]"
 
-    def __init__(self, total: int, stream: TextIO | None = None, width: int = 30, enabled: bool = True) -> None:
+
+def _tqdm_class() -> Any:
+    """tqdm with a ``{failed}`` field for :data:`BAR_FORMAT` (imported when a bar is shown)."""
+    from tqdm import tqdm
+
+    class Bar(tqdm):  # type: ignore[misc]
+        failed = 0
+        #: no monitor thread: its atexit hook would print a traceback when a second Ctrl-C lands at exit
+        monitor_interval = 0
+
+        @property
+        def format_dict(self) -> dict[str, Any]:
+            d = super().format_dict
+            d["failed"] = self.failed
+            n, t, unit = d["n"], d["elapsed"], str(d["unit"]).strip()
+            d["rate_text"] = f"{n / t:.1f} {unit}/s" if n and t else f"? {unit}/s"
+            return d
+    return Bar
+
+
+class ProgressBar:
+    """The replay / explore progress bar on a stream (stderr): tqdm, with the rate and the time left, and how
+    many finished items failed. tqdm is imported only when the bar is shown."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, width: int = 30, enabled: bool = True,
+                 unit: str = "cases") -> None:
         self.total, self.done, self.failed = total, 0, 0
         self.stream = stream or sys.stderr
-        self.width, self.enabled = width, enabled
+        self.enabled = enabled
         self.t0 = time.perf_counter()
+        self._bar: Any = None
+        if enabled:
+            self._bar = _tqdm_class()(total=total, file=self.stream, ascii=".#", unit=" " + unit, leave=True,
+                                      bar_format=BAR_FORMAT.replace("{bar:30}", f"{{bar:{width}}}"),
+                                      dynamic_ncols=False, mininterval=0.1)
 
     def update(self, ok: bool) -> None:
-        """Count one finished case (``ok``: it passed) and redraw the bar."""
+        """Count one finished item (``ok``: it passed) and redraw the bar (at most every 0.1 s)."""
         self.done += 1
         self.failed += 0 if ok else 1
-        if self.enabled:
-            frac = self.done / max(self.total, 1)
-            fill = int(frac * self.width)
-            self.stream.write(f"\r[{'#' * fill}{'.' * (self.width - fill)}] {self.done}/{self.total} "
-                              f"{self.failed} failed {time.perf_counter() - self.t0:6.1f}s")
-            self.stream.flush()
+        if self._bar is not None:
+            self._bar.failed = self.failed
+            self._bar.update(1)
 
     def close(self) -> None:
-        """End the bar's line."""
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
+        """Draw the bar's last state and end its line (idempotent)."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
-def _run_path(path: str, knobs: dict[str, Any] | None, backend: str, max_diffs: int = 1) -> CaseResult:
-    """Load and replay one case; the result keeps the first ``max_diffs`` differing bytes and no copy of the
-    case's data (:func:`q7emu.machine.report.keep_detail`)."""
+def load_or_result(path: str) -> Case | CaseResult:
+    """The case at ``path``, or the ERROR :class:`CaseResult` of a case file that cannot be read (its error
+    ``CaseError: ...``): the first half of :func:`replay_one`, shared with the pytest plugin, which reports such
+    a file as an error of the item's set-up."""
     t0 = time.perf_counter()
     try:
-        case = load_case(path)
+        return load_case(path)
     except Q7Error as e:
         return CaseResult(Path(path).stem, path, -1, False, 0, time.perf_counter() - t0,
                           error=f"{type(e).__name__}: {e}")
-    return keep_detail(case, run_case(case, knobs=knobs, backend=backend), max_diffs)
+
+
+def replay_loaded(case: Case, knobs: dict[str, Any] | None = None, backend: str = "kernel", max_diffs: int = 1,
+                  diff_map: bool = False) -> CaseResult:
+    """Run a loaded case and keep its detail where it ran (:func:`q7emu.machine.report.keep_detail`: its first
+    ``max_diffs`` differing bytes with their hexdump rows, values and source, with ``diff_map`` its diff map,
+    and no copy of its data): the second half of :func:`replay_one`, shared with the pytest plugin."""
+    return keep_detail(case, run_case(case, knobs=knobs, backend=backend), max_diffs, knobs, diff_map=diff_map)
+
+
+def replay_one(path: str, knobs: dict[str, Any] | None = None, backend: str = "kernel", max_diffs: int = 1,
+               diff_map: bool = False) -> CaseResult:
+    """Replay the case file at ``path``: the core that ``q7emu replay`` (in this process, in worker processes or
+    on a Dask cluster) and the pytest plugin (``pytest --q7emu-cases``) share. Never raises for a bad case: a
+    file that cannot be read is an ERROR result, a record that fails a FAIL result. The result carries its
+    first ``max_diffs`` differing bytes explained (and with ``diff_map`` its diff map), computed here, where the
+    case's data is, and no copy of that data (docs/limits.md §5)."""
+    got = load_or_result(path)
+    if isinstance(got, CaseResult):
+        return got
+    return replay_loaded(got, knobs, backend, max_diffs, diff_map)
 
 
 def _run_path_task(task: tuple[Any, ...]) -> CaseResult:
-    """One replay task of :func:`q7emu.machine.workers.run_tasks`: (path, knobs, backend[, max_diffs])."""
-    return _run_path(*task)
+    """One replay task of :func:`q7emu.machine.workers.run_tasks` / the Dask route: (path, knobs, backend[,
+    max_diffs[, diff_map]]), the arguments of :func:`replay_one`."""
+    return replay_one(*task)
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``I/N`` (shard I of N, 1 <= I <= N) -> (I, N); InvalidArgument naming ``--shard`` otherwise."""
+    try:
+        i_text, n_text = text.split("/")
+        i, n = int(i_text), int(n_text)
+    except (ValueError, AttributeError):
+        raise InvalidArgument("--shard", text, "must be I/N, shard I of N (e.g. 2/4)") from None
+    if not 1 <= i <= n:
+        raise InvalidArgument("--shard", text, "must be I/N with 1 <= I <= N")
+    return i, n
+
+
+def shard(files: Sequence[str], index: int, count: int) -> list[str]:
+    """Shard ``index`` of ``count`` (1-based) of ``files``: every count-th file from the index-th, in the
+    order given (the sorted order :func:`find_cases` finds them in), so N machines that list the same folder
+    split it the same way, into shards whose sizes differ by at most one."""
+    if not 1 <= index <= count:
+        raise InvalidArgument("shard", f"{index}/{count}", "must be I/N with 1 <= I <= N")
+    return list(files)[index - 1::count]
 
 
 def replay(paths: Iterable[str | os.PathLike], jobs: int = 1, knobs: dict[str, Any] | None = None,
            backend: str = "kernel", progress: bool | None = None, stream: TextIO | None = None,
-           max_diffs: int = 1) -> list[CaseResult]:
+           dask: str | None = None, max_diffs: int = 1, diff_maps: bool = False) -> list[CaseResult]:
     """Replay every case under ``paths``; results in the order the cases were found.
 
     ``jobs`` > 1 runs cases in worker processes (:mod:`q7emu.machine.workers`): a worker that dies fails only
-    the case it was running, after one retry. Ctrl-C stops within a second and raises
-    :class:`~q7emu.machine.workers.Interrupted` whose ``results`` are the cases that finished, in order.
-    ``progress`` None = a bar on stderr when there are at least :data:`PROGRESS_THRESHOLD` cases and stderr is
-    a terminal; True / False force it on / off.
+    the case it was running, after one retry. ``dask``: the address of a Dask scheduler (the ``dask`` extra,
+    :mod:`q7emu.machine.farm`); each case is a task that reads its own files on a worker (``jobs`` is then
+    not used). Ctrl-C stops within a second and raises :class:`~q7emu.machine.workers.Interrupted` whose
+    ``results`` are the cases that finished, in order. ``progress`` None = a bar on stderr when there are at
+    least :data:`PROGRESS_THRESHOLD` cases and stderr is a terminal; True / False force it on / off.
 
-    Memory is bounded by what one case needs, not by how many fail (docs/limits.md §5): each result keeps the
-    first ``max_diffs`` (0..:data:`~q7emu.machine.report.MAX_DIFFS`) differing bytes of its case, with
-    their hexdump rows, in ``diffs`` and no copy of the case's data; over the whole replay at most
-    :data:`~q7emu.machine.report.MAX_REPORT_DIFFS` are kept (the cases latest in order then keep none and
-    say so, ``diffs_omitted``)."""
+    Memory is bounded by what one case needs, not by how many fail (docs/limits.md §5): each case runs in
+    :func:`replay_one` (here, in a worker process or on a Dask worker), whose result keeps the first
+    ``max_diffs`` (0..:data:`~q7emu.machine.report.MAX_DIFFS`) differing bytes of its case, with their hexdump
+    rows, values and source, in ``diffs`` (with ``diff_maps``, the case's diff map in ``diff_map``) and no copy
+    of the case's data; over the whole replay at most :data:`~q7emu.machine.report.MAX_REPORT_DIFFS` listed
+    bytes and :data:`~q7emu.machine.report.MAX_REPORT_MAP_ENTRIES` diff-map entries are kept (the cases latest
+    in order then keep none and say so, ``diffs_omitted``)."""
     files = [str(p) for p in find_cases(paths)]
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise CaseError(f"--jobs must be an integer >= 1, got {jobs!r}")
@@ -115,38 +189,60 @@ def replay(paths: Iterable[str | os.PathLike], jobs: int = 1, knobs: dict[str, A
     if progress is None:
         out = stream or sys.stderr
         progress = len(files) >= PROGRESS_THRESHOLD and bool(getattr(out, "isatty", lambda: False)())
+    client = None
+    if dask is not None:
+        from q7emu.machine.farm import connect
+
+        client = connect(dask)              # before the bar: a wrong address is one line, not a half-drawn bar
     bar = ProgressBar(len(files), stream, enabled=progress)
     results: list[CaseResult | None] = [None] * len(files)
-    kept: dict[int, int] = {}                 # case index -> differing bytes its result lists
-    cutoff = [len(files)]                     # cases from this index on list none (the report's budget is spent)
+    kept: dict[int, tuple[int, int]] = {}     # case index -> (differing bytes listed, diff-map entries) it keeps
+    used = [0, 0]                             # their sums over the cases in ``kept``
+    cutoff = [len(files)]                     # cases from this index on keep none (the report's budget is spent)
 
     def take(i: int, r: CaseResult | TaskFailure) -> None:
         if isinstance(r, TaskFailure):        # the worker died (twice) or raised: this case fails, only this one
             r = CaseResult(Path(files[i]).stem, files[i], -1, False, 0, 0.0, error=f"worker failed: {r.reason}")
+        r.path = files[i]                     # as found (a Dask worker was given the absolute path)
         results[i] = r
-        if r.diffs:
-            kept[i] = len(r.diffs)
-            total = sum(kept.values())
+        cost = (len(r.diffs or ()), map_entries(r.diff_map))
+        if cost != (0, 0):
+            kept[i] = cost
+            used[0] += cost[0]
+            used[1] += cost[1]
             if i >= cutoff[0]:
-                total = _omit(i, total)
-            while total > MAX_REPORT_DIFFS:   # drop the latest cases' detail: the same ones whatever the order
-                last = max(kept)
-                total = _omit(last, total)
+                _omit(i)
+            while used[0] > MAX_REPORT_DIFFS or used[1] > MAX_REPORT_MAP_ENTRIES:
+                last = max(kept)              # drop the latest cases' detail: the same ones whatever the order
+                _omit(last)
                 cutoff[0] = min(cutoff[0], last)
         bar.update(r.ok)
 
-    def _omit(i: int, total: int) -> int:
+    def _omit(i: int) -> None:
         r = results[i]
         assert r is not None
-        r.diffs, r.diffs_omitted = [], True
-        return total - kept.pop(i)
+        r.diffs, r.diff_map, r.diffs_omitted = [], None, True
+        n, m = kept.pop(i)
+        used[0] -= n
+        used[1] -= m
 
+    tasks = [(f, knobs, backend, max_diffs, diff_maps) for f in files]
     try:
-        run_tasks(_run_path_task, [(f, knobs, backend, max_diffs) for f in files], jobs, take)
+        if client is not None:
+            from q7emu.machine.farm import run_tasks_dask
+
+            run_tasks_dask(_run_path_task, [(os.path.abspath(t[0]), *t[1:]) for t in tasks], client, take)
+        else:
+            run_tasks(_run_path_task, tasks, jobs, take)
     except Interrupted as e:
         bar.close()
         raise Interrupted(e.done, e.total, [r for r in results if r is not None]) from None
-    bar.close()
+    finally:
+        bar.close()
+        if client is not None:
+            from q7emu.machine.farm import disconnect
+
+            disconnect(client)
     return [r for r in results if r is not None]
 
 
