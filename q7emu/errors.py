@@ -46,5 +46,11 @@ class DispatchError(Q7Error):
     """
 
 
+class InternalError(Q7Error):
+    """q7emu's own inconsistency: a result of the wrong shape, a kernel the registry cannot find, a listing whose
+    runs do not repeat. Never bad input: it is a q7emu bug, and the CLI exits 3 for it (docs/cli.md §1); a replay
+    reports the case as an internal error, not as a mismatch."""
+
+
 class CaseError(Q7Error):
     """A replay case file is malformed or inconsistent."""

@@ -357,14 +357,35 @@ def test_internal_error_is_exit_3_in_one_line_and_debug_adds_the_traceback(capsy
 
 
 def test_a_q7emu_internal_inconsistency_is_exit_3(capsys, monkeypatch):
-    from q7emu.errors import Q7Error
+    from q7emu.errors import InternalError, Q7Error
 
     def inconsistent(args):
-        raise Q7Error("internal: 3 result bytes for 4 destination bytes")
+        raise InternalError("3 result bytes for 4 destination bytes")
 
     monkeypatch.setattr(inspect_commands, "cmd_ops", inconsistent)
     code, _, err = run(capsys, "ops")
-    assert code == 3 and "internal error" in err and len(err.strip().splitlines()) == 1
+    assert code == 3 and "internal error (InternalError: 3 result bytes" in err and len(err.strip().splitlines()) == 1
+
+    def bad_input(args):                   # any other Q7Error is the input's fault: exit 2
+        raise Q7Error("internal: a message that merely starts like one")
+
+    monkeypatch.setattr(inspect_commands, "cmd_ops", bad_input)
+    code, _, err = run(capsys, "ops")
+    assert code == 2 and "internal error" not in err
+
+
+def test_an_internal_error_in_a_replayed_case_is_not_a_mismatch(tmp_path, monkeypatch):
+    """A q7emu bug while a case runs is reported as q7emu's (exit 3), never as the case failing (exit 1)."""
+    from q7emu.errors import InternalError
+    from q7emu.machine import cases
+
+    def broken(*a, **k):
+        raise InternalError("dequantize returned 7 bytes")
+
+    monkeypatch.setattr(cases.Machine, "execute", broken)
+    case = cases.load_case(ROOT / "examples" / "cases" / "mariana" / "mariana_7b_proc_4bit_non_mx_e2m1.json")
+    with pytest.raises(InternalError):
+        cases.run_case(case)
 
 
 def test_interrupt_exits_130(capsys, monkeypatch):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 
-from q7emu import registry
 from q7emu.cli.common import (
     EXIT_FAIL,
     EXIT_INTERNAL,
@@ -17,6 +16,11 @@ from q7emu.cli.common import (
     parse_knobs,
     quiet_dask_logs,
 )
+from q7emu.model.kernels import KernelId
+
+#: the kernels' names for --help, from their trace ids (one per registry row; q7emu.registry imports numpy and the
+#: kernel modules, which --help and --version do not need)
+KERNEL_NAMES = [k.kernel for k in KernelId]
 
 
 def cmd_explore(args: argparse.Namespace) -> int:
@@ -56,6 +60,8 @@ def cmd_listing(args: argparse.Namespace) -> int:
     knobs = parse_knobs(args.knob, check=False)     # the listing checks them against the kernel's own knobs
     dst = fp8_dtype(args.dst_dtype, "--dst-dtype") if args.dst_dtype else None
     src = src_dtype(args.src_dtype, "--src-dtype") if args.src_dtype else None
+    from q7emu import registry
+
     entry = registry.find(args.kernel)
     if entry is not None and not entry.dst_dtypes and (src or dst):
         takes_dtypes = ", ".join(e.name for e in registry.KERNELS if e.dst_dtypes)
@@ -120,7 +126,7 @@ def register(sub: Subparsers) -> None:
                     "its main loop, its exit; docs/model.md §9.1): the options not given take their defaults; "
                     "--variants lists how every other configuration differs.")
     s.add_argument("kernel", metavar="KERNEL",
-                   help=", ".join(registry.names()[:-1]) + " or " + registry.names()[-1])
+                   help=", ".join(KERNEL_NAMES[:-1]) + " or " + KERNEL_NAMES[-1])
     s.add_argument("--fmt", help="dequant format: 1..4 or e2m1, int4, nf4, e2m3 (the decode bundles differ)")
     s.add_argument("--knob", action="append", metavar="NAME=VALUE",
                    help="model knob that decides a variant (e.g. mx_scale=e8m0, underflow=clamp); repeatable")

@@ -38,7 +38,7 @@ from q7emu.cli.common import (
     print_json,
     source_tree_problem,
 )
-from q7emu.errors import Q7Error
+from q7emu.errors import InternalError, Q7Error
 from q7emu.kernels.extension import check_env, isa_info
 
 #: the command modules, in the order their commands appear in ``q7emu --help``
@@ -100,8 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _is_internal(exc: BaseException) -> bool:
-    """A Q7Error q7emu raises on its own inconsistency (``internal: ...``) is a bug, not bad input."""
-    return isinstance(exc, Q7Error) and str(exc).startswith("internal")
+    """An :class:`q7emu.errors.InternalError` (q7emu's own inconsistency) is a bug, not bad input."""
+    return isinstance(exc, InternalError)
 
 
 def _json_error(wanted: bool, code: int, message: str) -> None:

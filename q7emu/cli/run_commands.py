@@ -7,9 +7,10 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from q7emu.cli.common import (
     EXIT_INTERRUPT,
@@ -269,6 +270,8 @@ def region_arg(spec: str, option: str = "--input") -> tuple[int, int, np.ndarray
                          ) from None
     if p < 0 or off < 0:
         raise UsageError(f"{option} {spec!r}: partition and offset must be >= 0")
+    import numpy as np
+
     from q7emu.fileio import read_array_file  # bounded reads (docs/limits.md)
 
     if ".npz:" in src:

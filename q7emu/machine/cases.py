@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from q7emu.errors import CaseError, InvalidArgument, Q7Error
+from q7emu.errors import CaseError, InternalError, InvalidArgument, Q7Error
 from q7emu.fileio import ArrayInfo, NpzReader, atomic_write, atomic_write_text, read_json, write_npz
 from q7emu.isa.enums import Generation
 from q7emu.isa.records import RECORD_SIZE, parse_hex
@@ -509,6 +509,8 @@ def run_case(case: Case, knobs: dict[str, Any] | None = None, backend: str = "ke
     try:
         m = _prepared_machine(case, knobs, backend)
         m.execute(case.record)
+    except InternalError:
+        raise                             # a q7emu bug is not the case's outcome: the replay reports it as such
     except Q7Error as e:
         ok, err = error_outcome(case, e)
         return CaseResult(case.name, path, case.opcode, ok, case.expected_bytes, time.perf_counter() - t0,

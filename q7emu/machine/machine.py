@@ -47,7 +47,7 @@ from typing import Any
 import numpy as np
 
 from q7emu import registry
-from q7emu.errors import DispatchError, InvalidArgument, Q7Error
+from q7emu.errors import DispatchError, InternalError, InvalidArgument
 from q7emu.fileio import ArrayInfo, NpzReader, UnknownFileKind, array_file_kind, open_regular, read_npy
 from q7emu.isa.enums import DType, Engine, Generation, Opcode
 from q7emu.isa.kernel_info import KernelInfoRecord, KernelInfoTable, dve_table, engine_of, pool_table
@@ -384,7 +384,7 @@ class Machine:
         """Plan writing ``values`` (uint8 [P, k*elem_bytes]) to elements at ``elem_offsets`` (last write wins)."""
         boffs = (elem_offsets[:, None] + np.arange(elem_bytes)).reshape(-1)
         if boffs.size != values.shape[1]:
-            raise Q7Error(f"internal: {values.shape[1]} result bytes for {boffs.size} destination bytes")
+            raise InternalError(f"{values.shape[1]} result bytes for {boffs.size} destination bytes")
         rev = boffs[::-1]
         uniq, first = np.unique(rev, return_index=True)
         keep = boffs.size - 1 - first
@@ -399,7 +399,7 @@ class Machine:
                 raise InvalidArgument("destination bytes", (int(w.offsets.min()), int(w.offsets.max())),
                                       f"leave the partition (0..0x{self.partition_bytes:x})")
             if w.data.shape != (w.partitions.size, w.offsets.size) or w.data.dtype != np.uint8:
-                raise Q7Error(f"internal: write of shape {w.data.shape} for {w.partitions.size}x{w.offsets.size}")
+                raise InternalError(f"write of shape {w.data.shape} for {w.partitions.size}x{w.offsets.size}")
         regions, total = [], 0
         for w in writes:
             self.sbuf[np.ix_(w.partitions, w.offsets)] = w.data
@@ -442,7 +442,7 @@ def _record_kernel(r: Record) -> KernelEntry:
     group = getattr(r, "group_size", None)
     entry = registry.select(r.header.opcode, None if fmt is None else int(fmt), None if group is None else int(group))
     if entry is None:
-        raise Q7Error(f"internal: no registry kernel runs opcode 0x{r.header.opcode:02x} with {fmt=}, {group=}")
+        raise InternalError(f"no registry kernel runs opcode 0x{r.header.opcode:02x} with {fmt=}, {group=}")
     return entry
 
 
@@ -470,7 +470,7 @@ def _handle_tensor_dequantize(m: Machine, r: S3D3TensDequant, trace: Any) -> tup
         kwargs["trace"] = _at_partition(trace, dp)
     out = np.asarray(run(src, r.dequant_fmt, r.group_size, **kwargs))
     if out.dtype != np.uint8 or out.shape != (nac, r.dst.count * 4):
-        raise Q7Error(f"internal: dequantize returned {out.dtype} {out.shape}, expected uint8 "
+        raise InternalError(f"dequantize returned {out.dtype} {out.shape}, expected uint8 "
                       f"({nac}, {r.dst.count * 4})")
     parts = np.arange(dp, dp + nac)
     return entry.name, [m.plan_scatter(parts, element_offsets(r.dst, doff), out, 4)]
@@ -501,7 +501,7 @@ def _handle_quantize_mx(m: Machine, r: S3DMX1Quant, trace: Any) -> tuple[str, li
     data, scale = np.asarray(data), np.asarray(scale)
     f4 = src.shape[1] // 4
     if data.shape != (nac, f4) or scale.shape != (nac // 8, f4):
-        raise Q7Error(f"internal: quantize_mx returned data {data.shape}, scale {scale.shape}")
+        raise InternalError(f"quantize_mx returned data {data.shape}, scale {scale.shape}")
     sp, soff = m._sbuf_location("dst.scale_addr", d.scale_addr)
     dbytes = np.ascontiguousarray(data.astype("<u4")).view(np.uint8)
     offs = doff + 4 * np.arange(d.num_elem, dtype=np.int64) * d.step_elem

@@ -1,0 +1,53 @@
+"""Start-up: no command imports what it does not use (issue 25; docs/cli.md §1). Each command runs in a fresh
+interpreter, which then reports which heavy modules it imported: numpy (~0.1-0.9 s), ml_dtypes (seconds for some
+releases), tqdm, matplotlib, dask / distributed."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = ROOT / "examples" / "cases" / "mariana"
+HEAVY = ("numpy", "ml_dtypes", "tqdm", "matplotlib", "dask", "distributed")
+_CODE = """
+import contextlib, io, json, sys
+from q7emu.cli.main import main
+with contextlib.redirect_stdout(io.StringIO()):
+    rc = main(sys.argv[1:])
+print(json.dumps([rc, sorted(m for m in {heavy!r} if m in sys.modules)]), file=sys.stderr)
+""".format(heavy=HEAVY)
+
+
+def imported(*argv: str) -> tuple[int, list[str]]:
+    """(exit status, heavy modules imported) of ``q7emu ARGV`` in a fresh interpreter."""
+    out = subprocess.run([sys.executable, "-c", _CODE, *argv], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    rc, mods = json.loads(out.stderr.strip().splitlines()[-1])
+    return rc, mods
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["replay", "--help"], ["trace", "--help"], ["listing", "--help"],
+                                  ["explore", "--help"]])
+def test_help_imports_nothing_heavy(argv):
+    rc, mods = imported(*argv)
+    assert rc == 0 and mods == [], (argv, mods)
+
+
+def test_ops_imports_numpy_at_most():
+    """``ops`` runs each kernel configuration once (which kernels issue each op): numpy, nothing else heavy."""
+    rc, mods = imported("ops")
+    assert rc == 0 and set(mods) <= {"numpy"}, mods
+
+
+def test_replaying_one_case_imports_only_numpy():
+    """One 0x7b case: numpy for its arrays; no ml_dtypes (no bf16 in it), no progress bar, no plot, no cluster."""
+    rc, mods = imported("replay", str(CASES / "mariana_7b_proc_4bit_non_mx_e2m1.json"))
+    assert rc == 0 and mods == ["numpy"], mods
+
+
+def test_replaying_a_folder_needs_no_plot_or_cluster_libraries():
+    rc, mods = imported("replay", str(ROOT / "examples" / "cases"))
+    assert rc == 0 and not {"matplotlib", "dask", "distributed"} & set(mods), mods
