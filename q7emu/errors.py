@@ -11,6 +11,12 @@ class Q7Error(Exception):
     """Base class of every error q7emu raises on purpose."""
 
 
+def one_line(text: str) -> str:
+    """``text`` with every unprintable character (a newline, a tab, an escape) written as its Python escape, so a
+    message built from user-supplied names (a file name, an archive member) stays one line."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 class InvalidArgument(Q7Error, ValueError):
     """An API argument (array shape, dtype, knob value, format code) breaks a rule.
 
@@ -21,7 +27,7 @@ class InvalidArgument(Q7Error, ValueError):
         self.field = field
         self.value = value
         self.rule = rule
-        super().__init__(f"{field}={value!r}: {rule}")
+        super().__init__(f"{one_line(str(field))}={value!r}: {one_line(str(rule))}")
 
 
 class ValidityError(Q7Error):
@@ -36,7 +42,7 @@ class ValidityError(Q7Error):
         self.rule = rule
         self.clause = clause
         where = f" [docs/firmware.md §{clause}]" if clause else ""
-        super().__init__(f"{field}={value!r}: {rule}{where}")
+        super().__init__(f"{one_line(str(field))}={value!r}: {one_line(str(rule))}{where}")
 
 
 class DispatchError(Q7Error):

@@ -13,13 +13,13 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "examples" / "cases" / "mariana"
 HEAVY = ("numpy", "ml_dtypes", "tqdm", "matplotlib", "dask", "distributed")
-_CODE = """
+_CODE = f"""
 import contextlib, io, json, sys
 from q7emu.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()):
     rc = main(sys.argv[1:])
-print(json.dumps([rc, sorted(m for m in {heavy!r} if m in sys.modules)]), file=sys.stderr)
-""".format(heavy=HEAVY)
+print(json.dumps([rc, sorted(m for m in {HEAVY!r} if m in sys.modules)]), file=sys.stderr)
+"""
 
 
 def imported(*argv: str) -> tuple[int, list[str]]:

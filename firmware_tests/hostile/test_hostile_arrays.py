@@ -103,5 +103,28 @@ def test_mutated_npz_archives(tmp_path_factory, blob):
         assert "\n" not in str(e)
 
 
+def test_npz_member_name_with_a_newline_is_refused_on_one_line(tmp_path):
+    """A member whose name in the central directory ("b.np\\n") differs from its local header's ("b.npy"): the
+    refusal names the member, and its message stays one line (the newline is written as an escape)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name in ("a", "b"):
+            member = io.BytesIO()
+            np.save(member, np.arange(4, dtype=np.uint8))
+            z.writestr(f"{name}.npy", member.getvalue())
+    blob = bytearray(buf.getvalue())
+    cd = blob.rindex(b"PK\x01\x02")                      # the second central-directory entry: b.npy's
+    name_at = blob.index(b"b.npy", cd)
+    blob[name_at:name_at + 5] = b"b.np\n"
+    p = tmp_path / "a.npz"
+    p.write_bytes(bytes(blob))
+    try:
+        fileio.read_npz(p)
+    except InvalidArgument as e:
+        assert "\n" not in str(e) and "b.np\\n" in str(e), str(e)
+    else:
+        raise AssertionError("an archive whose member names disagree was read")
+
+
 def test_zz_report_array_counts():
     print(f"\n.npy/.npz fuzz: {COUNTS}")

@@ -271,7 +271,7 @@ def test_junit_identities_come_from_the_path_not_the_json_name(tmp_path):
     ids = [(tc.get("classname"), tc.get("name")) for tc in root.iter("testcase")]
     assert len(set(ids)) == 2 and all(name == "c" for _, name in ids)
     assert sorted(c.rsplit(".", 3)[-3:][0] for c, _ in ids) == ["x", "y"]
-    assert report.junit_identity("examples/cases/cayman/a.json") == ("examples.cases.cayman.a.json", "a")
+    assert report.junit_identity("cases/cayman/a.json") == ("cases.cayman.a.json", "a")
 
 
 def test_replay_rows_line_up():

@@ -1,7 +1,7 @@
 """The value of one code in each number format the kernels read or write, for reports a person reads.
 
 Plain Python, no numpy and no ml_dtypes (whose import alone costs more than a second): a replay report decodes a
-handful of bytes, so it must not pay for a vector library. ``firmware_tests/base/test_values.py`` checks every
+handful of bytes, so it must not pay for a vector library. ``firmware_tests/machine/test_values.py`` checks every
 code of every format against ml_dtypes (and the NF4 codebook of :mod:`q7emu.model.tables`).
 
 Formats (names as q7emu prints them; docs/cli.md §7 lists every spelling the arguments accept):
