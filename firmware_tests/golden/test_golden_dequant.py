@@ -243,7 +243,7 @@ GOOD = np.zeros((1, 20), np.uint8)
 
 @pytest.mark.parametrize("call", [
     lambda: dequantize(GOOD, 0),
-    lambda: dequantize(GOOD, 5),
+    lambda: dequantize(GOOD, max(f.code for f in DEQUANT_FORMATS) + 1),      # the first code with no format
     lambda: dequantize(GOOD, "fp8"),
     lambda: dequantize(GOOD, 1.0),
     lambda: dequantize(GOOD, True),

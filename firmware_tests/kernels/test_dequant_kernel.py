@@ -351,7 +351,7 @@ GOOD = np.zeros((2, 20), np.uint8)     # 5 words: valid for every path
 
 INVALID = [
     ("fmt 0", dict(src=GOOD, fmt=0)),
-    ("fmt 5", dict(src=GOOD, fmt=5)),
+    ("fmt past the table", dict(src=GOOD, fmt=max(f.code for f in DEQUANT_FORMATS) + 1)),
     ("fmt -1", dict(src=GOOD, fmt=-1)),
     ("fmt name", dict(src=GOOD, fmt="e3m2")),
     ("fmt float", dict(src=GOOD, fmt=1.0)),
@@ -410,7 +410,7 @@ def test_dequantize_path_and_fmt_spellings(fmt, group, rng):
     src = rng.integers(0, 256, (5, 4 * words * 7), dtype=np.uint8)
     want = golden.dequantize(src, fmt, group)
     assert np.array_equal(dequantize_path(path, src, fmt), want)
-    name = {1: "e2m1", 2: "int4", 3: "nf4", 4: "e2m3"}[fmt]
+    name = next(f.short for f in DEQUANT_FORMATS if f.code == fmt)
     for spelling in (q7emu.DequantFmt(fmt), name, name.upper(), np.int64(fmt)):
         assert np.array_equal(dequantize(src, spelling, group), want)
     # knobs pass through dequantize_path
