@@ -63,7 +63,7 @@ def case_kernel(case: Case) -> tuple[str, int | None, int | None]:
     if not any(e.paths for e in entries):
         return entries[0].name, None, None
     fmt, group = _dequant_fields(case.record)
-    if (fmt, group) in DEQUANT_PATHS:
+    if fmt is not None and group is not None and (fmt, group) in DEQUANT_PATHS:
         return path_name(fmt, group), fmt, group
     return "", fmt, group
 

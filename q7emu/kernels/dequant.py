@@ -124,9 +124,9 @@ def dequantize(src: np.ndarray, fmt: FmtArg, group_size: int = 0, *,
 
     Raises InvalidArgument (before any kernel code runs) or Q7Error when the extension is not built.
     """
-    knobs = {"nibble_order": nibble_order, "fp6_packing": fp6_packing, "mx_layout": mx_layout,
+    given = {"nibble_order": nibble_order, "fp6_packing": fp6_packing, "mx_layout": mx_layout,
              "mx_scale": mx_scale, "nf4_table": nf4_table}
-    src_bytes, fmt_i, group, path, knobs = normalize_dequant_args(src, fmt, group_size, knobs)
+    src_bytes, fmt_i, group, path, knobs = normalize_dequant_args(src, fmt, group_size, given)
     check_cores(cores)
     ext = cached_extension(globals(), "_dequant", EXTENSION)
     out = np.zeros((src_bytes.shape[0], dequant_out_bytes(src_bytes.shape[1], path)), dtype=np.uint8)

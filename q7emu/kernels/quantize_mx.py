@@ -101,18 +101,18 @@ def quantize_mx(src: np.ndarray, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_l
 
     Raises InvalidArgument (before any kernel code runs) or Q7Error when the extension is not built.
     """
-    bits, kind, dst_dtype, knobs = normalize_quantize_mx_args(
+    bits, kind, dst, knobs = normalize_quantize_mx_args(
         src, dst_dtype, {"scale_layout": scale_layout, "emax": emax, "underflow": underflow, "nonfinite": nonfinite})
     check_cores(cores)
     ext = cached_extension(globals(), "_quantize_mx", EXTENSION)
     p, f = bits.shape
-    params = run_params(knobs=knobs, src_dtype=kind, dst_dtype=dst_dtype)
+    params = run_params(knobs=knobs, src_dtype=kind, dst_dtype=dst)
     params["kernel_id"] = int(KernelId.QUANTIZE_MX)
     data = np.zeros((p, f), dtype=np.uint8)
     scale = np.zeros((p if params["scatter"] else p // 8, f // 4), dtype=np.uint8)
     if trace is not None:
         run_traced(trace, lambda t, **kw: ext.run(bits, data, scale, trace=t, **kw, **params),
-                   KernelId.QUANTIZE_MX.kernel, dict(knobs, dst_dtype=dst_dtype))
+                   KernelId.QUANTIZE_MX.kernel, dict(knobs, dst_dtype=dst))
     else:
         # row block b (8 partitions) owns data rows 8b..8b+7 and one scale row (32q + b%4, or b)
         run_blocks(lambda lo, hi: ext.run(bits, data, scale, blocks=(lo, hi), **params),

@@ -134,9 +134,9 @@ def knob_applies(name: str) -> str:
         used = {p for f in fmts for p in f.paths.values()}
         paths = [p.name for p in DEQUANT_PATH_TABLE if p.name in used]
         return f"0x7b fmt {_ranges([f.code for f in fmts])} ({', '.join(paths)})"
-    paths = [p for p in DEQUANT_PATH_TABLE if name in p.knobs]
-    groups = sorted({p.group for p in paths})
-    return f"0x7b group {', '.join(map(str, groups))} ({', '.join(p.name for p in paths)})"
+    readers = [p for p in DEQUANT_PATH_TABLE if name in p.knobs]
+    groups = sorted({p.group for p in readers})
+    return f"0x7b group {', '.join(map(str, groups))} ({', '.join(p.name for p in readers)})"
 
 
 def check_knob(name: str, value: Any, table: Mapping[str, tuple[str, ...]]) -> str:
@@ -212,7 +212,7 @@ def check_array_size(name: str, arr: np.ndarray) -> None:
 
 
 def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: Mapping[str, Any]
-                           ) -> tuple[np.ndarray, int, int, str, dict[str, str]]:
+                           ) -> tuple[np.ndarray, int, int, str, dict[str, Any]]:
     """Check every TensorDequantize rule before anything is computed.
 
     Returns ``(src_bytes, fmt, group_size, path, knobs)`` where ``src_bytes`` is a C-contiguous
@@ -264,7 +264,7 @@ def dequant_out_bytes(in_bytes: int, path: str) -> int:
 
 
 def normalize_quantize_mx_args(src: Any, dst_dtype: Any, knobs: Mapping[str, Any]
-                               ) -> tuple[np.ndarray, str, str, dict[str, str]]:
+                               ) -> tuple[np.ndarray, str, str, dict[str, Any]]:
     """Check every QuantizeMX rule before anything is computed.
 
     ``dst_dtype`` is an FP8 format in any spelling of :mod:`q7emu.model.dtypes` (``"e4m3"``,
