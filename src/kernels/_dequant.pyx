@@ -31,6 +31,8 @@ Datapath (q7emu's reconstruction of the soft-float chain; docs/firmware.md §2.2
      then narrow_fp8 (kernel_fp8.pxi): RNE at the output precision incl. subnormals, saturation
      with bminnx16, sign -> pack the 16-bit lanes' low bytes (sel2nx8i), store (sav2nx8_xp).
 """
+from functools import lru_cache
+
 import numpy as np
 
 from q7emu.model.format_table import dequant_format, dequant_path
@@ -698,9 +700,24 @@ def _uses_rebias(rec, int group):
 
 def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_layout, str mx_scale,
                  nf4_values):
-    """The constant vectors of one kernel configuration, uint8 [nconst, 64] (the kernel's .rodata). The format's
-    facts (output FP8 bias, mantissa bits, max and NaN codes, codebook) are the format table's; ``nf4_values`` is
-    the codebook of a format whose codebook a knob picks (NF4's ``nf4_table``)."""
+    """The constant vectors of one kernel configuration, uint8 [nconst, 64] (the kernel's .rodata; read-only, one
+    array per configuration, made once). The format's facts (output FP8 bias, mantissa bits, max and NaN codes,
+    codebook) are the format table's; ``nf4_values`` is the codebook of a format whose codebook a knob picks
+    (NF4's ``nf4_table``), float32 [16]."""
+    key = None if nf4_values is None else np.asarray(nf4_values, np.float32).tobytes()
+    return _rodata(fmt, group, nibble_order, fp6_packing, mx_layout, mx_scale, key)
+
+
+@lru_cache(maxsize=256)
+def _rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_layout, str mx_scale, nf4_bytes):
+    """:func:`build_rodata` of one configuration (the codebook as float32 bytes), made read-only."""
+    nf4_values = None if nf4_bytes is None else np.frombuffer(nf4_bytes, np.float32)
+    out = _make_rodata(fmt, group, nibble_order, fp6_packing, mx_layout, mx_scale, nf4_values)
+    out.setflags(write=False)
+    return out
+
+
+def _make_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_layout, str mx_scale, nf4_values):
     rec = dequant_format(fmt)
     if _uses_rebias(rec, group):
         return rebias_rodata(fmt, fp6_packing)

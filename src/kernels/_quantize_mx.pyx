@@ -29,6 +29,8 @@ which cvtf32nxf16_0, the even lanes, widens to fp32; bf16 element j into the hig
 the fp32 pattern), so the fp32 values are processed 16 per vector (N_2X32); the 16-bit narrowing then runs on their
 low halves (lanes 0..15; lanes 16..31 carry duplicates that are never stored).
 """
+from functools import lru_cache
+
 import numpy as np
 
 from q7emu.model.format_table import fp8_format
@@ -401,10 +403,12 @@ def _b32(x):
     return np.full(16, x & 0xFFFFFFFF, np.uint32).view(np.uint8)
 
 
+@lru_cache(maxsize=64)
 def build_rodata(bint bf16, str dst_dtype, int max_exp):
     """The QuantizeMX kernel's constant vectors, uint8 [NCONST + 2, 64] (the last two rows are loaded into working
-    registers: block 3's mask into v31 at entry, the lane mask of the pr extract once per chunk). The output format's
-    bias, mantissa bits, max and NaN codes are the format table's (q7emu.model.format_table)."""
+    registers: block 3's mask into v31 at entry, the lane mask of the pr extract once per chunk); read-only, one
+    array per configuration, made once. The output format's bias, mantissa bits, max and NaN codes are the format
+    table's (q7emu.model.format_table)."""
     out8 = fp8_format(dst_dtype)
     bias, m_bits = out8.bias, out8.mant_bits
     rows = np.zeros((NCONST + 1, 64), np.uint8)       # by register, v0 .. v22 (v14 is no constant)
@@ -438,6 +442,7 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
     out[Q_HOLE:NCONST] = rows[Q_HOLE + 1:NCONST + 1]               # v15 .. v22 are rows 14 .. 21
     out[kM3_ROW] = masks[3]                                        # block 3's mask goes to v31 (Q_PR0)
     out[kSPARSE_ROW] = np.array([0xFFFF if i & 3 == 1 else 0 for i in range(16)], np.uint32).view(np.uint8)
+    out.setflags(write=False)
     return out
 
 
