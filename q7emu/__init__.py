@@ -35,10 +35,39 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from q7emu._version import __version__
 from q7emu.errors import CaseError, DispatchError, InvalidArgument, Q7Error, ValidityError
+
+if TYPE_CHECKING:
+    # What a type checker sees of the names :data:`_LAZY` loads on first use: the real modules and signatures (the
+    # knobs' Literal types), not the Any of ``__getattr__``. firmware_tests/test_typing.py checks it lists them all.
+    from q7emu import analysis as analysis
+    from q7emu import cli as cli
+    from q7emu import errors as errors
+    from q7emu import fileio as fileio
+    from q7emu import golden as golden
+    from q7emu import isa as isa
+    from q7emu import kernels as kernels
+    from q7emu import machine as machine
+    from q7emu import model as model
+    from q7emu import primitives as primitives
+    from q7emu import registry as registry
+    from q7emu.analysis import listing as listing
+    from q7emu.analysis import profile as profile
+    from q7emu.analysis import trace as trace
+    from q7emu.analysis.explore import explore as explore
+    from q7emu.cli.common import source_tree_problem as source_tree_problem
+    from q7emu.golden import formats as formats
+    from q7emu.golden.mx_reference import dequantize_mx as dequantize_mx
+    from q7emu.golden.mx_reference import nc_matmul_mx as nc_matmul_mx
+    from q7emu.golden.mx_reference import swizzle as swizzle
+    from q7emu.kernels.dequant import dequantize as dequantize
+    from q7emu.kernels.dequant import dequantize_path as dequantize_path
+    from q7emu.kernels.quantize_mx import quantize_mx as quantize_mx
+    from q7emu.model.dtypes import fp8_view as fp8_view
+    from q7emu.primitives import ivp as ivp
 
 #: public name -> (module, attribute or None for the module itself), loaded on first use
 _LAZY: dict[str, tuple[str, str | None]] = {

@@ -37,7 +37,7 @@ from q7emu.kernels import dequant as _dequant
 from q7emu.kernels import quantize_mx as _quantize_mx
 from q7emu.kernels.extension import load_extension
 from q7emu.model.kernels import DEQUANT_PATHS, KernelId
-from q7emu.model.knobs import DEQUANT_KNOBS, QUANTIZE_MX_DST_DTYPES, QUANTIZE_MX_SRC_DTYPES, dequant_knobs
+from q7emu.model.knobs import DEQUANT_KNOBS, KNOBS, QUANTIZE_MX_DST_DTYPES, QUANTIZE_MX_SRC_DTYPES, dequant_knobs
 
 __all__ = ["KernelEntry", "KERNELS", "names", "get", "find", "for_opcode", "select"]
 
@@ -116,8 +116,8 @@ KERNELS: tuple[KernelEntry, ...] = (
     _dequant_entry(KernelId.PROC_6BIT_NON_MX, "proc_non_mx", "6nm", (16, "3 source words (16 codes)")),
     KernelEntry(
         kernel_id=KernelId.QUANTIZE_MX, engine="DVE", opcode=0xE3,
-        # scale_layout is placed by the record / the caller, not a model knob
-        knobs=("emax", "underflow", "nonfinite"),
+        # the knob table's machine knobs of the op (scale_layout is placed by the record / the caller)
+        knobs=tuple(k.name for k in KNOBS if k.op == "quantize_mx" and k.machine),
         src_dtypes=QUANTIZE_MX_SRC_DTYPES, dst_dtypes=QUANTIZE_MX_DST_DTYPES,
         sources=(*_KERNEL_INCLUDES, "src/kernels/_quantize_mx.pyx"),
         extension=_quantize_mx.EXTENSION, function="quantize_block",

@@ -11,6 +11,8 @@ import pytest
 
 from q7emu.errors import InvalidArgument
 from q7emu.golden import dequantize
+from q7emu.model.format_table import DEQUANT_FORMATS
+from q7emu.model.knobs import DEQUANT_KNOBS
 
 # ---------------------------------------------------------------- hand-derived code -> FP8 tables
 # FP4 E2M1 value -> E5M2 (bias 15): 0.5 = 2^-1 -> exp 14 -> 0 01110 00 = 0x38; 1.0 -> exp 15 = 0x3C;
@@ -192,8 +194,8 @@ def test_mx_nf4_int4_known():
     np.testing.assert_array_equal(out[0, :8], [0x43, 0xC4, 0x38, 0xB8, 0x00, 0x00, 0x00, 0x00])
 
 
-@pytest.mark.parametrize("fmt", [1, 2, 3])
-@pytest.mark.parametrize("mx_scale", ["e8m0", "e8m0-nonan"])
+@pytest.mark.parametrize("fmt", [f.code for f in DEQUANT_FORMATS if 8 in f.paths])
+@pytest.mark.parametrize("mx_scale", DEQUANT_KNOBS["mx_scale"])
 def test_mx_all_scales_all_codes_vs_ml_dtypes(fmt, mx_scale):
     """Independent oracle over every scale byte and every code: value x 2^(s-127), clipped to
     the FP8 max in float64, then float32 (exact for these values except below 2^-126, where the
@@ -241,7 +243,7 @@ GOOD = np.zeros((1, 20), np.uint8)
 
 @pytest.mark.parametrize("call", [
     lambda: dequantize(GOOD, 0),
-    lambda: dequantize(GOOD, 5),
+    lambda: dequantize(GOOD, max(f.code for f in DEQUANT_FORMATS) + 1),      # the first code with no format
     lambda: dequantize(GOOD, "fp8"),
     lambda: dequantize(GOOD, 1.0),
     lambda: dequantize(GOOD, True),

@@ -9,6 +9,7 @@ import pytest
 
 from q7emu import registry
 from q7emu.errors import InvalidArgument
+from q7emu.model.kernels import DEQUANT_PATHS
 
 
 class KernelMustNotRun:
@@ -47,7 +48,7 @@ def assert_rejected_before_compute(monkeypatch: pytest.MonkeyPatch, recorder: An
 
 
 #: every TensorDequantize kernel variant: (fmt, group, knobs), the MX ones with and without the NaN gate
-DEQUANT_VARIANTS = [(fmt, g, knobs) for fmt, g in [(1, 0), (2, 0), (3, 0), (4, 0), (1, 8), (2, 8), (3, 8)]
+DEQUANT_VARIANTS = [(fmt, g, knobs) for fmt, g in DEQUANT_PATHS
                     for knobs in ([{}, {"mx_scale": "e8m0-nonan"}] if g == 8 else [{}])] + [
     # the knobs that change a group-0 path's bundles (the selector's arms of the re-bias path)
     (1, 0, {"nibble_order": "high-first"}), (2, 0, {"nibble_order": "high-first"}),

@@ -26,33 +26,28 @@ import q7emu
 from q7emu import golden, registry
 from q7emu.errors import InvalidArgument
 from q7emu.kernels.dequant import dequantize, dequantize_path
+from q7emu.model.format_table import DEQUANT_FORMATS, dequant_path
+from q7emu.model.knobs import DEQUANT_KNOBS, dequant_knobs
 
-NIBBLE = ("low-first", "high-first")
-FP6_PACKING = ("lsb-first", "msb-first")
-MX_LAYOUT = ("scale-first", "scale-last", "word-block")
-MX_SCALE = ("e8m0", "e8m0-nonan")
+NIBBLE = DEQUANT_KNOBS["nibble_order"]
+FP6_PACKING = DEQUANT_KNOBS["fp6_packing"]
+MX_LAYOUT = DEQUANT_KNOBS["mx_layout"]
+MX_SCALE = DEQUANT_KNOBS["mx_scale"]
 
-#: (fmt, group) -> (path, source words per unit, source bytes per kernel pass)
-PATHS = {
-    (1, 0): ("proc_4bit_non_mx", 1, 32), (2, 0): ("proc_4bit_non_mx", 1, 32),
-    (3, 0): ("proc_4bit_non_mx", 1, 32), (4, 0): ("proc_6bit_non_mx", 3, 48),
-    (1, 8): ("proc_4bit_mx_8", 5, 40), (2, 8): ("proc_4bit_mx_8", 5, 40),
-    (3, 8): ("proc_4bit_mx_8", 5, 40),
-}
+#: (fmt, group) -> (path, source words per unit, source bytes per kernel pass), every pair of the format table
+PATHS = {(f.code, g): (p, dequant_path(p).ratio[0], dequant_path(p).pass_bytes)
+         for f in DEQUANT_FORMATS for g, p in f.paths.items()}
+#: the formats of the MX path and the 4-bit formats (the parametrisations of the exhaustive tests)
+MX_FMTS = [f.code for f in DEQUANT_FORMATS if 8 in f.paths]
+NIBBLE_FMTS = [f.code for f in DEQUANT_FORMATS if f.paths[0] == "proc_4bit_non_mx"]
 
 
 def all_knobs(fmt: int, group: int):
-    """Every knob combination that can influence (fmt, group); the others stay at their default
-    (they are also varied by the hypothesis test)."""
-    if fmt == 4:
-        for p in FP6_PACKING:
-            yield dict(fp6_packing=p)
-    elif group == 0:
-        for n in NIBBLE:
-            yield dict(nibble_order=n)
-    else:
-        for n, lay, sc in itertools.product(NIBBLE, MX_LAYOUT, MX_SCALE):
-            yield dict(nibble_order=n, mx_layout=lay, mx_scale=sc)
+    """Every knob combination that can influence (fmt, group) (q7emu.model.knobs.dequant_knobs); the others stay
+    at their default (they are also varied by the hypothesis test)."""
+    names = dequant_knobs(fmt, group)
+    for vals in itertools.product(*(DEQUANT_KNOBS[k] for k in names)):
+        yield dict(zip(names, vals))
 
 
 def assert_same(src, fmt, group, **knobs):
@@ -110,7 +105,7 @@ def mx_stream(scales, codes, layout, nibble_order):
 
 
 # ---------------------------------------------------------------- 1. exhaustive kernel == golden
-@pytest.mark.parametrize("fmt", [1, 2, 3])
+@pytest.mark.parametrize("fmt", MX_FMTS)
 def test_mx_exhaustive_codes_scales_positions(fmt, rng):
     # Group (s, k): scale byte s (0..255), code at position pos = (k + pos) % 16, k = 0..15, so for
     # every scale byte each of the 16 codes appears in each of the 8 positions of a group.
@@ -132,7 +127,7 @@ def test_mx_exhaustive_codes_scales_positions(fmt, rng):
             assert_same(src, fmt, 8, **knobs)
 
 
-@pytest.mark.parametrize("fmt", [1, 2, 3])
+@pytest.mark.parametrize("fmt", NIBBLE_FMTS)
 def test_4bit_non_mx_exhaustive_bytes(fmt, rng):
     # all 256 byte values (= every ordered pair of codes) in one partition (8 whole passes), and
     # spread over 8 partitions of 36 bytes (one pass + a 4-byte tail; 32 padding bytes random)
@@ -356,7 +351,7 @@ GOOD = np.zeros((2, 20), np.uint8)     # 5 words: valid for every path
 
 INVALID = [
     ("fmt 0", dict(src=GOOD, fmt=0)),
-    ("fmt 5", dict(src=GOOD, fmt=5)),
+    ("fmt past the table", dict(src=GOOD, fmt=max(f.code for f in DEQUANT_FORMATS) + 1)),
     ("fmt -1", dict(src=GOOD, fmt=-1)),
     ("fmt name", dict(src=GOOD, fmt="e3m2")),
     ("fmt float", dict(src=GOOD, fmt=1.0)),
@@ -415,7 +410,7 @@ def test_dequantize_path_and_fmt_spellings(fmt, group, rng):
     src = rng.integers(0, 256, (5, 4 * words * 7), dtype=np.uint8)
     want = golden.dequantize(src, fmt, group)
     assert np.array_equal(dequantize_path(path, src, fmt), want)
-    name = {1: "e2m1", 2: "int4", 3: "nf4", 4: "e2m3"}[fmt]
+    name = next(f.short for f in DEQUANT_FORMATS if f.code == fmt)
     for spelling in (q7emu.DequantFmt(fmt), name, name.upper(), np.int64(fmt)):
         assert np.array_equal(dequantize(src, spelling, group), want)
     # knobs pass through dequantize_path

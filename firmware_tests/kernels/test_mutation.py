@@ -12,6 +12,7 @@ from kernel_checks import DEQUANT_VARIANTS as DEQUANT
 import q7emu
 from q7emu.analysis.path_facts import classify
 from q7emu.analysis.trace import Recorder
+from q7emu.model.format_table import FP8_FORMATS
 from q7emu.model.kernels import dequant_kernel
 
 
@@ -96,7 +97,7 @@ def _qmx_input(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
-@pytest.mark.parametrize("dst", ["float8_e4m3fn", "float8_e5m2"])
+@pytest.mark.parametrize("dst", [f.name for f in FP8_FORMATS])
 def test_every_seed_named_quantize_mx_op_does_work(dtype, dst):
     x = _qmx_input(dtype)
     rec = Recorder()

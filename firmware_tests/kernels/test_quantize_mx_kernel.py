@@ -29,13 +29,15 @@ from kernel_checks import assert_rejected_before_compute
 import q7emu
 from q7emu import golden, registry
 from q7emu.kernels.quantize_mx import quantize_mx
+from q7emu.model.format_table import FP8_FORMATS
+from q7emu.model.knobs import QUANTIZE_MX_KNOBS
 
 BF16 = ml_dtypes.bfloat16
 KINDS = {"float16": np.float16, "bfloat16": BF16}
 #: exponent-field all-ones pattern (+Inf) of each 16-bit source format
 INF_BITS = {"float16": 0x7C00, "bfloat16": 0x7F80}
-DSTS = ("float8_e4m3fn", "float8_e5m2")
-EMAX = ("ocp", "alt")
+DSTS = tuple(f.name for f in FP8_FORMATS)
+EMAX = QUANTIZE_MX_KNOBS["emax"]
 UNDERFLOW = ("wrap", "clamp", "unclamped-data", "unwrapped-data")
 NONFINITE = ("sim", "ocp")
 #: the (underflow, nonfinite) pairs of the exhaustive test: every underflow value under sim; ocp with the

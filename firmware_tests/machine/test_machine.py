@@ -24,6 +24,7 @@ from q7emu.isa.records import (
     make_quantize_mx_record,
 )
 from q7emu.machine.machine import RECORD_HANDLERS, Machine, Write, dst_mask, element_offsets, kernel_function
+from q7emu.model.kernels import DEQUANT_PATHS
 
 PB = 0x400
 
@@ -246,7 +247,7 @@ def test_load_sbuf_image_huge_header_and_damage(tmp_path):
 
 
 @pytest.mark.parametrize("backend", ["golden", "kernel"])
-@pytest.mark.parametrize("fmt,group", [(1, 0), (2, 0), (3, 0), (4, 0), (1, 8), (2, 8), (3, 8)])
+@pytest.mark.parametrize("fmt,group", list(DEQUANT_PATHS))
 def test_dequantize_record_equals_api(backend, fmt, group):
     from q7emu import golden
     m = filled(backend=backend, seed=fmt * 10 + group)

@@ -44,7 +44,7 @@ from q7emu.machine.cases import Case, Mismatch, compare, error_outcome, load_cas
 from q7emu.machine.machine import MACHINE_KNOBS, Machine, normalize_machine_knobs
 from q7emu.machine.replay import ProgressBar, find_cases
 from q7emu.machine.workers import Interrupted, TaskFailure, run_tasks
-from q7emu.model.kernels import GROUP_SIZES, DequantFmt, path_name
+from q7emu.model.kernels import DEQUANT_PATHS, path_name
 
 #: order of knobs in reports
 KNOB_ORDER = tuple(MACHINE_KNOBS)
@@ -63,7 +63,7 @@ def case_kernel(case: Case) -> tuple[str, int | None, int | None]:
     if not any(e.paths for e in entries):
         return entries[0].name, None, None
     fmt, group = _dequant_fields(case.record)
-    if fmt in set(DequantFmt) and group in GROUP_SIZES:
+    if fmt is not None and group is not None and (fmt, group) in DEQUANT_PATHS:
         return path_name(fmt, group), fmt, group
     return "", fmt, group
 

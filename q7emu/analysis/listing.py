@@ -275,7 +275,8 @@ def _norm_fmt(fmt: Any) -> int | None:
             return FMT_NAMES[fmt.lower()]
         if fmt.isdigit():
             return int(fmt)
-        raise InvalidArgument("fmt", fmt, f"must be one of {', '.join(FMT_NAMES)} or 1..4")
+        codes = sorted(FMT_NAMES.values())
+        raise InvalidArgument("fmt", fmt, f"must be one of {', '.join(FMT_NAMES)} or {codes[0]}..{codes[-1]}")
     return int(fmt)
 
 

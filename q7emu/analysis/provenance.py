@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from q7emu import registry
 from q7emu.analysis.listing import kernel_mnemonics
 from q7emu.analysis.path_facts import NON_MX_BLOCK, PATH_FACTS, FirmwareFact, OpProvenance, accumulate_base, classify  # noqa: F401
+from q7emu.model.knobs import KNOBS, knob_applies
 from q7emu.primitives import optable
 
 #: the kernels of the tables: those with docs/firmware.md facts first, in docs/firmware.md's order of the paths (§2.4
@@ -37,24 +38,9 @@ class KnobFact:
     spec: str             # the docs/firmware.md open question it stands for
 
 
-KNOB_FACTS: tuple[KnobFact, ...] = (
-    KnobFact("nibble_order", "0x7b fmt 1-3 (proc_4bit_non_mx, proc_4bit_mx_8)",
-             "the order of every output pair (which nibble is element 2i)", "docs/firmware.md §8.1.2"),
-    KnobFact("fp6_packing", "0x7b fmt 4 (proc_6bit_non_mx)",
-             "which 6 bits of each 3-byte group make each of the 4 outputs", "docs/firmware.md §8.1.3"),
-    KnobFact("mx_layout", "0x7b group 8 (proc_4bit_mx_8)",
-             "which source byte of each 5-byte group is the scale, so every MX output byte", "docs/firmware.md §8.1.1"),
-    KnobFact("mx_scale", "0x7b group 8 (proc_4bit_mx_8)",
-             "the bytes of groups whose scale byte is 0xFF (NaN vs saturate)",
-             "docs/firmware.md §8.1.1, §2.3 (E8M0 is MED)"),
-    KnobFact("nf4_table", "0x7b fmt 3 (NF4)", "every NF4 output byte (the codebook values)",
-             "docs/firmware.md §8.1.4, §2.2 (MED)"),
-    KnobFact("emax", "0xE3", "every scale byte and, through it, every data byte", "docs/firmware.md §8.1.11, §8.2.14"),
-    KnobFact("underflow", "0xE3", "scale and data bytes of blocks whose max exponent is below max_exp",
-             "docs/firmware.md §8.2.14"),
-    KnobFact("nonfinite", "0xE3", "scale and data bytes of blocks holding a NaN or an Inf",
-             "docs/firmware.md §3.4 (NaN / Inf not covered); docs/anchors.md §1.4 (c)"),
-)
+#: every machine knob's facts, from the knob table (q7emu.model.knobs.KNOBS; where it applies: the format table)
+KNOB_FACTS: tuple[KnobFact, ...] = tuple(KnobFact(k.name, knob_applies(k.name), k.decides, k.question)
+                                         for k in KNOBS if k.machine)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from q7emu.cli.common import (
     parse_knobs,
     quiet_dask_logs,
 )
+from q7emu.model.format_table import DEQUANT_FORMATS, FP8_FORMATS
 from q7emu.model.kernels import KernelId
 
 #: the kernels' names for --help, from their trace ids (one per registry row; q7emu.registry imports numpy and the
@@ -127,12 +128,13 @@ def register(sub: Subparsers) -> None:
                     "--variants lists how every other configuration differs.")
     s.add_argument("kernel", metavar="KERNEL",
                    help=", ".join(KERNEL_NAMES[:-1]) + " or " + KERNEL_NAMES[-1])
-    s.add_argument("--fmt", help="dequant format: 1..4 or e2m1, int4, nf4, e2m3 (the decode bundles differ)")
+    s.add_argument("--fmt", help=f"dequant format: {DEQUANT_FORMATS[0].code}..{DEQUANT_FORMATS[-1].code} or "
+                   f"{', '.join(f.short for f in DEQUANT_FORMATS)} (the decode bundles differ)")
     s.add_argument("--knob", action="append", metavar="NAME=VALUE",
                    help="model knob that decides a variant (e.g. mx_scale=e8m0, underflow=clamp); repeatable")
     s.add_argument("--src-dtype", metavar="DTYPE", help="quantize_mx input: fp16 / float16 or bf16 / bfloat16")
     s.add_argument("--dst-dtype", metavar="DTYPE",
-                   help="quantize_mx output: e4m3 / float8_e4m3fn / FP8_EXP4 or e5m2 / float8_e5m2 / FP8_EXP5")
+                   help="quantize_mx output: " + " or ".join(f"{f.short} / {f.name} / {f.dtype}" for f in FP8_FORMATS))
     s.add_argument("--variants", action="store_true",
                    help="also every other configuration of the kernel, as the ops in which it differs")
     s.add_argument("--json", action="store_true", help="the listing as JSON (q7emu-listing, docs/cli.md)")

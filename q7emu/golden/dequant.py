@@ -1,7 +1,9 @@
 """Golden model of TensorDequantize (opcode 0x7b, POOL): docs/model.md §1 in plain numpy.
 
-Independent of the Cython kernels: it shares only the argument rules (:mod:`q7emu.model.knobs`) and the
-model constants (the NF4 codebook of :mod:`q7emu.model.tables`, through :mod:`q7emu.golden.formats`).
+Independent of the Cython kernels: it shares only the argument rules (:mod:`q7emu.model.knobs`), the model
+constants (the NF4 codebook of :mod:`q7emu.model.tables`, through :mod:`q7emu.golden.formats`) and which FP8 format
+each source format writes (:mod:`q7emu.model.format_table`); the values themselves are computed by
+:mod:`q7emu.golden.formats`' own decoders and encoders.
 """
 from __future__ import annotations
 
@@ -10,12 +12,21 @@ from typing import Any
 import numpy as np
 
 from q7emu.golden import formats
-from q7emu.model.knobs import dequant_out_bytes, normalize_dequant_args
+from q7emu.model.format_table import FmtArg, dequant_format
+from q7emu.model.knobs import (
+    Fp6Packing,
+    MxLayout,
+    MxScale,
+    Nf4Table,
+    NibbleOrder,
+    dequant_out_bytes,
+    normalize_dequant_args,
+)
 
 __all__ = ["dequantize", "unpack_nibbles", "unpack_fp6", "split_mx_groups", "code_values"]
 
 
-def unpack_nibbles(b: np.ndarray, nibble_order: str) -> np.ndarray:
+def unpack_nibbles(b: np.ndarray, nibble_order: NibbleOrder) -> np.ndarray:
     """uint8 [P, n] -> uint8 codes [P, 2n] in element order.
 
     ``low-first``: the low nibble of byte i is element 2i, the high nibble element 2i+1;
@@ -27,7 +38,7 @@ def unpack_nibbles(b: np.ndarray, nibble_order: str) -> np.ndarray:
     return np.stack([first, second], axis=-1).reshape(b.shape[0], -1).astype(np.uint8)
 
 
-def unpack_fp6(b: np.ndarray, fp6_packing: str) -> np.ndarray:
+def unpack_fp6(b: np.ndarray, fp6_packing: Fp6Packing) -> np.ndarray:
     """uint8 [P, 3n] -> uint8 FP6 codes [P, 4n] in element order.
 
     Each 3 bytes b0 b1 b2 form w = b0 | b1 << 8 | b2 << 16; code k (0..3) is bits [6k, 6k+6)
@@ -41,7 +52,7 @@ def unpack_fp6(b: np.ndarray, fp6_packing: str) -> np.ndarray:
     return codes.reshape(p, -1).astype(np.uint8)
 
 
-def split_mx_groups(b: np.ndarray, mx_layout: str) -> tuple[np.ndarray, np.ndarray]:
+def split_mx_groups(b: np.ndarray, mx_layout: MxLayout) -> tuple[np.ndarray, np.ndarray]:
     """uint8 [P, 5g] group-8 stream -> (scale bytes uint8 [P, g], code bytes uint8 [P, g, 4]).
 
     ``scale-first``: each 5-byte group is [scale][4 code bytes]; ``scale-last``: [4 code bytes][scale];
@@ -63,14 +74,15 @@ def split_mx_groups(b: np.ndarray, mx_layout: str) -> tuple[np.ndarray, np.ndarr
 
 
 def code_values(codes: np.ndarray, fmt: int) -> np.ndarray:
-    """Exact float64 value of each code: FP4 E2M1 (1), INT4 (2), NF4 qlora float32 (3), FP6 E2M3 (4)."""
-    dec = {1: formats.decode_fp4, 2: formats.decode_int4, 3: formats.decode_nf4, 4: formats.decode_fp6}[fmt]
+    """Exact float64 value of each code: FP4 E2M1 (1), INT4 (2), NF4 qlora float32 (3), FP6 E2M3 (4): the decoder of
+    the format's short name (:data:`q7emu.golden.formats.DECODERS`)."""
+    dec = formats.DECODERS[dequant_format(fmt).short]
     return dec(codes).astype(np.float64)
 
 
-def dequantize(src: Any, fmt: Any, group_size: Any = 0, *, nibble_order: str = "low-first",
-               fp6_packing: str = "lsb-first", mx_layout: str = "scale-first", mx_scale: str = "e8m0",
-               nf4_table: str = "qlora") -> np.ndarray:
+def dequantize(src: Any, fmt: FmtArg, group_size: int = 0, *, nibble_order: NibbleOrder = "low-first",
+               fp6_packing: Fp6Packing = "lsb-first", mx_layout: MxLayout = "scale-first", mx_scale: MxScale = "e8m0",
+               nf4_table: Nf4Table = "qlora") -> np.ndarray:
     """Golden TensorDequantize of one source stream.
 
     Parameters
@@ -94,8 +106,9 @@ def dequantize(src: Any, fmt: Any, group_size: Any = 0, *, nibble_order: str = "
         src, fmt, group_size, dict(nibble_order=nibble_order, fp6_packing=fp6_packing,
                                    mx_layout=mx_layout, mx_scale=mx_scale, nf4_table=nf4_table))
     p = b.shape[0]
-    encode = formats.encode_e5m2 if fmt_i in (1, 2) else formats.encode_e4m3
-    nan_code = formats.E5M2_NAN if fmt_i in (1, 2) else formats.E4M3_NAN
+    out_format = dequant_format(fmt_i).out                    # E5M2 for FP4 / INT4, E4M3 for NF4 / FP6
+    encode = formats.FP8_ENCODERS[out_format]
+    nan_code = formats.FP8_NAN[out_format]
     if path == "proc_6bit_non_mx":
         vals = code_values(unpack_fp6(b, knobs["fp6_packing"]), fmt_i)
         out = encode(vals, saturate=True)

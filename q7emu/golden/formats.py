@@ -59,6 +59,7 @@ __all__ = [
     "decode_e8m0", "encode_e8m0", "e8m0_scale",
     "decode_fp16", "encode_fp16", "decode_bf16", "encode_bf16",
     "decode_fp32_bits", "encode_fp32_bits",
+    "DECODERS", "FP8_ENCODERS", "FP8_NAN",
 ]
 
 FP4_MAX = 6.0
@@ -180,6 +181,8 @@ def _round_to_table(a: np.ndarray, values: np.ndarray, codes: np.ndarray) -> np.
     return out.astype(np.uint8)
 
 
+# These formats are also records of q7emu.model.format_table; the golden side defines them again from their bit
+# fields on purpose (an independent transcription: firmware_tests/model/test_format_table.py compares the two).
 _FP4 = _Minifloat("fp4 e2m1", 2, 1, 1)
 _FP6 = _Minifloat("fp6 e2m3", 2, 3, 1)
 _E4M3 = _Minifloat("fp8 e4m3", 4, 3, 7, nan_codes=(0x7F, 0xFF), nan_out=E4M3_NAN,
@@ -396,3 +399,11 @@ def encode_fp32_bits(values: Any) -> np.ndarray:
     """Values -> float32 bit patterns (uint32), numpy RNE from float64."""
     with np.errstate(over="ignore"):
         return _as_f64(values).astype(np.float32).view(np.uint32)
+
+
+# ---------------------------------------------------------------- by the format table's names
+#: the exact decoder of each TensorDequantize source format, by its short name (q7emu.model.format_table)
+DECODERS: dict[str, Any] = {"e2m1": decode_fp4, "int4": decode_int4, "nf4": decode_nf4, "e2m3": decode_fp6}
+#: the single-rounding encoder and the NaN code written of each FP8 format, by its canonical name
+FP8_ENCODERS: dict[str, Any] = {"float8_e4m3fn": encode_e4m3, "float8_e5m2": encode_e5m2}
+FP8_NAN: dict[str, int] = {"float8_e4m3fn": E4M3_NAN, "float8_e5m2": E5M2_NAN}

@@ -11,7 +11,7 @@ import numpy as np
 
 from q7emu.errors import InvalidArgument
 from q7emu.golden import formats
-from q7emu.model.knobs import VALID_P
+from q7emu.model.knobs import QUANTIZE_MX_KNOBS, VALID_P, ScaleLayout
 
 __all__ = ["swizzle", "dequantize_mx", "nc_matmul_mx", "gather_scales", "MX_IN_DTYPES", "SCALE_FF"]
 
@@ -56,7 +56,7 @@ def swizzle(x: Any) -> np.ndarray:
     return np.ascontiguousarray(x.reshape(m // 4, 4, n).transpose(0, 2, 1).reshape(m // 4, n * 4))
 
 
-def gather_scales(scale: Any, partitions: int, free: int, scale_layout: str = "auto",
+def gather_scales(scale: Any, partitions: int, free: int, scale_layout: ScaleLayout = "auto",
                   field: str = "scale") -> np.ndarray:
     """E8M0 scale tile -> compact uint8 [partitions/8, free].
 
@@ -71,8 +71,9 @@ def gather_scales(scale: Any, partitions: int, free: int, scale_layout: str = "a
     if scale.ndim != 2:
         raise InvalidArgument(f"{field}.ndim", scale.ndim, "must be 2")
     s = scale.view(np.uint8)
-    if scale_layout not in ("auto", "scatter", "compact"):
-        raise InvalidArgument("scale_layout", scale_layout, "must be one of auto, scatter, compact")
+    if scale_layout not in QUANTIZE_MX_KNOBS["scale_layout"]:
+        raise InvalidArgument("scale_layout", scale_layout,
+                              "must be one of " + ", ".join(QUANTIZE_MX_KNOBS["scale_layout"]))
     rows = partitions // 8
     if scale_layout == "auto":
         scale_layout = "scatter" if s.shape[0] == partitions else "compact"
@@ -123,7 +124,7 @@ def _check_data(data: Any, elem: str, field: str) -> np.ndarray:
 
 
 def dequantize_mx(data: Any, scale: Any, dst_dtype: str = "float8_e4m3fn",
-                  scale_layout: str = "auto", *, scale_ff: str = "nan") -> np.ndarray:
+                  scale_layout: ScaleLayout = "auto", *, scale_ff: str = "nan") -> np.ndarray:
     """Exact inverse of the MX packing: float32 [P, 4 * n].
 
     Parameters

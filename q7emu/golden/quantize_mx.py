@@ -1,7 +1,8 @@
 """Golden model of QuantizeMX (opcode 0xE3, DVE): docs/model.md §2 / docs/firmware.md §3.4 in plain numpy.
 
 Independent of the Cython kernels: it shares only the argument rules (:mod:`q7emu.model.knobs`) and the
-model constants (:mod:`q7emu.model.tables`: MAX_EXP, MAX_VAL, re-exported here).
+model constants (:mod:`q7emu.model.tables`: MAX_EXP, MAX_VAL, re-exported here, views of the format table); the
+values are computed by :mod:`q7emu.golden.formats`' own encoders.
 """
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from q7emu.golden import formats
-from q7emu.model.knobs import normalize_quantize_mx_args
+from q7emu.model.format_table import Fp8Arg
+from q7emu.model.knobs import Emax, Nonfinite, ScaleLayout, Underflow, normalize_quantize_mx_args
 
 #: max_exp per (emax knob, dst dtype) and the clip limit per dst dtype: model data (q7emu.model.tables)
 from q7emu.model.tables import MAX_EXP, MAX_VAL
@@ -34,7 +36,7 @@ def block_max_exponents(x32: np.ndarray) -> np.ndarray:
     return e.reshape(p // 8, 8, f // 4, 4).max(axis=(1, 3))
 
 
-def scale_byte(m: np.ndarray, max_exp: int, underflow: str) -> np.ndarray:
+def scale_byte(m: np.ndarray, max_exp: int, underflow: Underflow) -> np.ndarray:
     """Block maxima m (int) -> the stored E8M0 scale byte (uint8), docs/model.md §2 step 2.
 
     ``wrap`` / ``unwrapped-data``: (m - max_exp) mod 256 (uint8 arithmetic); ``clamp`` /
@@ -44,7 +46,7 @@ def scale_byte(m: np.ndarray, max_exp: int, underflow: str) -> np.ndarray:
     return s.astype(np.uint8)
 
 
-def divisor_exponent(m: np.ndarray, max_exp: int, underflow: str) -> np.ndarray:
+def divisor_exponent(m: np.ndarray, max_exp: int, underflow: Underflow) -> np.ndarray:
     """Block maxima m (int) -> int64 k such that the block's data is divided by 2^(k - 127)
     (docs/model.md §2 step 3): the stored byte under ``wrap`` / ``clamp``, the true m - max_exp (negative
     when m < max_exp) under ``unclamped-data`` / ``unwrapped-data``."""
@@ -53,7 +55,7 @@ def divisor_exponent(m: np.ndarray, max_exp: int, underflow: str) -> np.ndarray:
     return scale_byte(m, max_exp, underflow).astype(np.int64)
 
 
-def block_scales(x32: np.ndarray, max_exp: int, underflow: str) -> np.ndarray:
+def block_scales(x32: np.ndarray, max_exp: int, underflow: Underflow) -> np.ndarray:
     """float32 [P, F] -> compact E8M0 scale bytes uint8 [P/8, F/4] (``nonfinite=sim``).
 
     e = (fp32 bits >> 23) & 0xFF; m = max over each 8-partition x 4-element block;
@@ -76,8 +78,9 @@ def pack_x4(codes: np.ndarray) -> np.ndarray:
     return (c[..., 0] | (c[..., 1] << 8) | (c[..., 2] << 16) | (c[..., 3] << 24)).astype(np.uint32)
 
 
-def quantize_mx(src: Any, dst_dtype: str = "float8_e4m3fn", *, scale_layout: str = "auto",
-                emax: str = "ocp", underflow: str = "wrap", nonfinite: str = "sim") -> tuple[np.ndarray, np.ndarray]:
+def quantize_mx(src: Any, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_layout: ScaleLayout = "auto",
+                emax: Emax = "ocp", underflow: Underflow = "wrap", nonfinite: Nonfinite = "sim"
+                ) -> tuple[np.ndarray, np.ndarray]:
     """Golden QuantizeMX.
 
     Parameters
@@ -118,12 +121,8 @@ def quantize_mx(src: Any, dst_dtype: str = "float8_e4m3fn", *, scale_layout: str
     x = x32.astype(np.float64)
     q = np.clip(x * np.ldexp(1.0, 127 - full), -max_val, max_val)        # exact; NaN passes
     nan = np.isnan(x)
-    if dst == "float8_e4m3fn":
-        codes = formats.encode_e4m3(q, saturate=True)
-        nan_code = formats.E4M3_NAN
-    else:
-        codes = formats.encode_e5m2(q, saturate=True)
-        nan_code = formats.E5M2_NAN
+    codes = formats.FP8_ENCODERS[dst](q, saturate=True)
+    nan_code = formats.FP8_NAN[dst]
     signed_nan = np.uint8(nan_code) | np.where(np.signbit(x), np.uint8(0x80), np.uint8(0))
     codes = np.where(nan, signed_nan, codes).astype(np.uint8)
     if knobs["nonfinite"] == "ocp":

@@ -21,7 +21,8 @@ from typing import ClassVar
 
 from q7emu.errors import InvalidArgument
 from q7emu.isa.enums import INST_WORD_LEN, OPCODE_NAMES, AddrMarker, DequantFmt, DType, Opcode
-from q7emu.model.dtypes import canonical_format
+from q7emu.model.dtypes import FORMAT_ALIASES, canonical_format
+from q7emu.model.kernels import path_ratio
 from q7emu.model.knobs import normalize_fmt
 
 RECORD_SIZE = 64
@@ -579,15 +580,11 @@ def fields(record: Record, partition_bytes: int = 0x30000) -> list[tuple[str, st
 # ----------------------------------------------------------------------------- a record from named fields
 #: record kinds :func:`record_from_fields` builds, by every name it accepts
 RECORD_KINDS: dict[str, type] = {"0x7b": S3D3TensDequant, "7b": S3D3TensDequant, "dequant": S3D3TensDequant,
-                                 "tensor_dequantize": S3D3TensDequant, "tensordequantize": S3D3TensDequant,
-                                 "0xe3": S3DMX1Quant, "e3": S3DMX1Quant, "quantize_mx": S3DMX1Quant,
-                                 "quantizemx": S3DMX1Quant}
+                                 "tensor_dequantize": S3D3TensDequant, "tensordequantize": S3D3TensDequant, "0xe3":
+                                 S3DMX1Quant, "e3": S3DMX1Quant, "quantize_mx": S3DMX1Quant, "quantizemx": S3DMX1Quant}
 
-#: DTYPE code of each canonical format name of q7emu.model.dtypes (docs/firmware.md §5)
-_FORMAT_DTYPES: dict[str, DType] = {"float16": DType.FP16, "bfloat16": DType.BFLOAT16,
-                                    "float8_e4m3fn": DType.FP8_EXP4, "float8_e5m2": DType.FP8_EXP5,
-                                    "float4_e2m1fn": DType.FP4_EXP2, "int4": DType.INT4,
-                                    "float8_e8m0fnu": DType.SFP8_E8}
+#: DTYPE of each canonical format name (q7emu.model.dtypes): the DType members named as a format
+_FORMAT_DTYPES = {FORMAT_ALIASES[d.name.lower()]: d for d in DType if d.name.lower() in FORMAT_ALIASES}
 
 
 def record_kind(kind: str | int) -> type:
@@ -772,7 +769,7 @@ def make_dequant_record(fmt: int, group_size: int, num_active_channels: int, src
     """A contiguous 0x7B record: ``src_words`` u32 per partition in, the path's ratio out (1:2, 3:4, 5:8).
 
     ``dst_offset`` defaults to right after the source bytes. Offsets are bytes inside the partition."""
-    a, b = (5, 8) if group_size == 8 else ((3, 4) if fmt == 4 else (1, 2))
+    a, b = path_ratio(fmt, group_size)
     dst_words = src_words * b // a
     if dst_offset is None:
         dst_offset = src_offset + 4 * src_words

@@ -158,6 +158,8 @@ def _check_dequant(r: S3D3TensDequant, gen: Generation, pb: int) -> list[Verdict
                    None if 1 <= nac <= POOLING_NUM_CHANNELS else
                    ("num_active_channels", nac, "must be != 0 and <= 128 (POOLING_NUM_CHANNELS)"))
     fmt, grp = r.dequant_fmt, r.group_size
+    # Clauses 1.3.4-1.3.6 and 1.3.11 transcribe the firmware's predicate (docs/firmware.md §1.3) on purpose, not the
+    # format table (q7emu.model.format_table): the table is what q7emu runs, this is what the firmware accepts.
     fmt_ok = c.add("1.3.4", "dequant_fmt in {1,2,3,4}",
                    None if fmt in (1, 2, 3, 4) else
                    ("dequant_fmt", fmt, "must be 1..4 (0 is INVALID: 'Unimplemented dequant format')"))

@@ -9,18 +9,30 @@ without a build.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
 from q7emu.errors import InvalidArgument
 from q7emu.kernels.cores import check_cores, host_threads, run_blocks
 from q7emu.kernels.extension import cached_extension
-from q7emu.model.kernels import DEQUANT_PATHS, DequantFmt, dequant_kernel
-from q7emu.model.knobs import dequant_out_bytes, normalize_dequant_args, normalize_fmt
+from q7emu.model.format_table import FmtArg, dequant_path
+from q7emu.model.kernels import DEQUANT_PATHS, dequant_kernel, path_name
+from q7emu.model.knobs import (
+    DEQUANT_KNOBS,
+    Fp6Packing,
+    MxLayout,
+    MxScale,
+    Nf4Table,
+    NibbleOrder,
+    dequant_out_bytes,
+    normalize_dequant_args,
+    normalize_fmt,
+)
 from q7emu.model.tables import NF4_TABLES
 
-__all__ = ["dequantize", "dequantize_path", "run_params", "run_traced", "listing_run", "EXTENSION"]
+__all__ = ["dequantize", "dequantize_path", "DequantizeOptions", "run_params", "run_traced", "listing_run",
+           "EXTENSION"]
 
 #: the compiled module whose ``run()`` executes the three paths
 EXTENSION = "q7emu.kernels._dequant"
@@ -62,17 +74,12 @@ def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Map
         params["fmt"] = int(fmt)
     if group_size is not None:
         params["group"] = int(group_size)
-    for k in ("nibble_order", "fp6_packing", "mx_layout", "mx_scale"):
-        if k in knobs:
+    for k in DEQUANT_KNOBS:                  # run() takes each knob by its name, but the codebook as its values
+        if k in knobs and k != "nf4_table":
             params[k] = knobs[k]
     if "nf4_table" in knobs:
         params["nf4_values"] = NF4_TABLES[knobs["nf4_table"]]
     return params
-
-
-#: source bytes one pass of a path's main loop reads (one partition): 64 outputs from 32 nibble bytes, 32 codes
-#: + 8 scale bytes (MX, docs/firmware.md §1.3.5), or 48 bytes of 64 six-bit codes (FP6)
-_PASS_SOURCE_BYTES = {(False, 0): 32, (False, 8): 40, (True, 0): 48}
 
 
 def listing_run(passes: int, fmt: int, group_size: int, knobs: Mapping[str, str]) -> tuple[Any, dict[int, str],
@@ -80,29 +87,31 @@ def listing_run(passes: int, fmt: int, group_size: int, knobs: Mapping[str, str]
     """One traced partition of ``passes`` whole passes of the main loop, for the listings (q7emu.analysis.listing).
 
     Returns the raw full-operand trace (``run(trace=True)``), the path's bundle labels {bundle: label} and every
-    label's note. The source bytes are fixed pseudo-random (a listing does not depend on data)."""
-    six = fmt == DequantFmt.E2M3_TO_E4M3
+    label's note. The source bytes are fixed pseudo-random (a listing does not depend on data); one pass reads the
+    path's ``pass_bytes`` (q7emu.model.format_table)."""
     ext = cached_extension(globals(), "_dequant", EXTENSION)
-    src = np.random.default_rng(7).integers(0, 256, size=(1, _PASS_SOURCE_BYTES[six, group_size] * passes),
-                                            dtype=np.uint8)
+    src = np.random.default_rng(7).integers(0, 256, size=(1, dequant_path(path_name(fmt, group_size)).pass_bytes
+                                                          * passes), dtype=np.uint8)
     dst = np.zeros((1, 64 * passes), np.uint8)
     params = run_params(fmt, group_size, knobs)
     raw = ext.run(src, dst, trace=True, kernel_id=int(dequant_kernel(fmt, group_size)), **params)
     return raw, ext.bundle_labels(fmt, group_size), dict(ext.BUNDLE_NOTES)
 
 
-def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0, *,
-               nibble_order: str = "low-first", fp6_packing: str = "lsb-first",
-               mx_layout: str = "scale-first", mx_scale: str = "e8m0", nf4_table: str = "qlora",
+def dequantize(src: np.ndarray, fmt: FmtArg, group_size: int = 0, *,
+               nibble_order: NibbleOrder = "low-first", fp6_packing: Fp6Packing = "lsb-first",
+               mx_layout: MxLayout = "scale-first", mx_scale: MxScale = "e8m0", nf4_table: Nf4Table = "qlora",
                trace: Any = None, cores: int | None = None) -> np.ndarray:
     """Expand packed 4-bit / 6-bit codes to FP8 bytes exactly as the firmware path does.
 
     Args:
         src: uint8 [P, in_bytes] or uint32 [P, in_words] (little-endian words), P = 1..128
             partitions; each row is one partition's source stream.
-        fmt: dequant_fmt 1..4, a DequantFmt member, or "e2m1" / "int4" / "nf4" / "e2m3".
+        fmt: dequant_fmt 1..4, a DequantFmt member, or "e2m1" / "int4" / "nf4" / "e2m3" (any spelling of
+            q7emu.model.dtypes; the type lists the lower-case ones, the format table's).
         group_size: 0, or 8 for the in-band-scaled MX path (fmt 1..3 only).
-        nibble_order, fp6_packing, mx_layout, mx_scale, nf4_table: model knobs (docs/model.md §1).
+        nibble_order, fp6_packing, mx_layout, mx_scale, nf4_table: model knobs (docs/model.md §1; their values and
+            defaults are the knob table's, q7emu.model.knobs.KNOBS).
         trace: None, or a q7emu trace recorder (``q7emu.analysis.trace.Recorder``) that receives the
             lane-level record of every primitive executed (filters applied inside the kernel's recorder).
         cores: how many Q7 cores (host threads) share the partitions, as the firmware splits
@@ -115,9 +124,9 @@ def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0
 
     Raises InvalidArgument (before any kernel code runs) or Q7Error when the extension is not built.
     """
-    knobs = {"nibble_order": nibble_order, "fp6_packing": fp6_packing, "mx_layout": mx_layout,
+    given = {"nibble_order": nibble_order, "fp6_packing": fp6_packing, "mx_layout": mx_layout,
              "mx_scale": mx_scale, "nf4_table": nf4_table}
-    src_bytes, fmt_i, group, path, knobs = normalize_dequant_args(src, fmt, group_size, knobs)
+    src_bytes, fmt_i, group, path, knobs = normalize_dequant_args(src, fmt, group_size, given)
     check_cores(cores)
     ext = cached_extension(globals(), "_dequant", EXTENSION)
     out = np.zeros((src_bytes.shape[0], dequant_out_bytes(src_bytes.shape[1], path)), dtype=np.uint8)
@@ -132,7 +141,20 @@ def dequantize(src: np.ndarray, fmt: int | str | DequantFmt, group_size: int = 0
     return out
 
 
-def dequantize_path(path: str, src: np.ndarray, fmt: int | str | DequantFmt, **knobs: Any) -> np.ndarray:
+class DequantizeOptions(TypedDict, total=False):
+    """The keyword options of :func:`dequantize` (the knobs, typed as in its signature; ``trace``, ``cores``), for
+    :func:`dequantize_path`'s ``**knobs``."""
+
+    nibble_order: NibbleOrder
+    fp6_packing: Fp6Packing
+    mx_layout: MxLayout
+    mx_scale: MxScale
+    nf4_table: Nf4Table
+    trace: Any
+    cores: int | None
+
+
+def dequantize_path(path: str, src: np.ndarray, fmt: FmtArg, **knobs: Unpack[DequantizeOptions]) -> np.ndarray:
     """Run one named firmware path directly ("proc_4bit_non_mx", "proc_4bit_mx_8",
     "proc_6bit_non_mx"); the (fmt, group) pair must select that path. ``knobs`` as for
     :func:`dequantize` (and ``trace``, ``cores``); returns its uint8 [P, out_bytes]."""

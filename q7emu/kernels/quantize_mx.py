@@ -14,8 +14,9 @@ import numpy as np
 from q7emu.kernels.cores import check_cores, host_threads, run_blocks
 from q7emu.kernels.dequant import run_traced
 from q7emu.kernels.extension import cached_extension
+from q7emu.model.format_table import Fp8Arg
 from q7emu.model.kernels import KernelId
-from q7emu.model.knobs import normalize_quantize_mx_args
+from q7emu.model.knobs import Emax, Nonfinite, ScaleLayout, Underflow, normalize_quantize_mx_args
 
 #: max_exp per (emax knob, dst dtype): model data (q7emu.model.tables), re-exported here
 from q7emu.model.tables import MAX_EXP
@@ -72,15 +73,15 @@ def listing_run(passes: int, src_dtype: str, dst_dtype: str, knobs: Mapping[str,
     return raw, ext.bundle_labels(), dict(ext.BUNDLE_NOTES)
 
 
-def quantize_mx(src: np.ndarray, dst_dtype: str = "float8_e4m3fn", *, scale_layout: str = "auto",
-                emax: str = "ocp", underflow: str = "wrap", nonfinite: str = "sim", trace: Any = None,
-                cores: int | None = None
-                ) -> tuple[np.ndarray, np.ndarray]:
+def quantize_mx(src: np.ndarray, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_layout: ScaleLayout = "auto",
+                emax: Emax = "ocp", underflow: Underflow = "wrap", nonfinite: Nonfinite = "sim", trace: Any = None,
+                cores: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Quantize an fp16 / bf16 tile to MXFP8 exactly as the 0xE3 body does.
 
     Args:
         src: float16 or ml_dtypes.bfloat16 [P, F], P in {32, 64, 96, 128}, F a multiple of 4.
-        dst_dtype: "float8_e4m3fn" or "float8_e5m2" (FP4 output does not exist for this op).
+        dst_dtype: "float8_e4m3fn" or "float8_e5m2" in any spelling (the type lists the lower-case ones, the
+            format table's; FP4 output does not exist for this op).
         scale_layout: "auto" (scatter when P > 32, else compact), "scatter" or "compact".
         emax: "ocp" (max_exp 8 / 15) or "alt" (7 / 14).
         underflow: for blocks whose largest fp32 exponent field m is below max_exp (docs/model.md §2):
@@ -91,6 +92,7 @@ def quantize_mx(src: np.ndarray, dst_dtype: str = "float8_e4m3fn", *, scale_layo
         trace: None or a q7emu trace recorder.
         cores: host threads sharing the 8-partition row blocks (None = up to the CPU count for
             large tiles; tracing runs on one). The bytes never depend on it.
+        The knobs' values and defaults are the knob table's (q7emu.model.knobs.KNOBS; docs/model.md §2).
 
     Returns:
         (data, scale): data uint32 [P, F/4], FP8 element 4j+k in byte k of word j; scale uint8
@@ -99,18 +101,18 @@ def quantize_mx(src: np.ndarray, dst_dtype: str = "float8_e4m3fn", *, scale_layo
 
     Raises InvalidArgument (before any kernel code runs) or Q7Error when the extension is not built.
     """
-    bits, kind, dst_dtype, knobs = normalize_quantize_mx_args(
+    bits, kind, dst, knobs = normalize_quantize_mx_args(
         src, dst_dtype, {"scale_layout": scale_layout, "emax": emax, "underflow": underflow, "nonfinite": nonfinite})
     check_cores(cores)
     ext = cached_extension(globals(), "_quantize_mx", EXTENSION)
     p, f = bits.shape
-    params = run_params(knobs=knobs, src_dtype=kind, dst_dtype=dst_dtype)
+    params = run_params(knobs=knobs, src_dtype=kind, dst_dtype=dst)
     params["kernel_id"] = int(KernelId.QUANTIZE_MX)
     data = np.zeros((p, f), dtype=np.uint8)
     scale = np.zeros((p if params["scatter"] else p // 8, f // 4), dtype=np.uint8)
     if trace is not None:
         run_traced(trace, lambda t, **kw: ext.run(bits, data, scale, trace=t, **kw, **params),
-                   KernelId.QUANTIZE_MX.kernel, dict(knobs, dst_dtype=dst_dtype))
+                   KernelId.QUANTIZE_MX.kernel, dict(knobs, dst_dtype=dst))
     else:
         # row block b (8 partitions) owns data rows 8b..8b+7 and one scale row (32q + b%4, or b)
         run_blocks(lambda lo, hi: ext.run(bits, data, scale, blocks=(lo, hi), **params),

@@ -53,14 +53,14 @@ from q7emu.isa.enums import DType, Engine, Generation, Opcode
 from q7emu.isa.kernel_info import KernelInfoRecord, KernelInfoTable, dve_table, engine_of, pool_table
 from q7emu.isa.records import Addr4, RawRecord, Record, S3D3TensDequant, S3DMX1Quant, Tensor3D, decode_record
 from q7emu.isa.validate import MAX_PARTITION_BYTES, check_partition_bytes, footprint, require_executable, validate
-from q7emu.model.knobs import DEQUANT_KNOBS, QUANTIZE_MX_KNOBS, check_knob
+from q7emu.model.dtypes import fp8_dtype
+from q7emu.model.knobs import DEQUANT_KNOBS, KNOBS, check_knob
 from q7emu.registry import KernelEntry
 
 NUM_PARTITIONS = 128
 DEFAULT_PARTITION_BYTES = 0x30000
-#: knobs a Machine accepts (scale_layout is fixed by the record: the machine always places scales itself)
-MACHINE_KNOBS: dict[str, tuple[str, ...]] = {**DEQUANT_KNOBS,
-                                             **{k: v for k, v in QUANTIZE_MX_KNOBS.items() if k != "scale_layout"}}
+#: knobs a Machine accepts: the knob table's machine knobs (not scale_layout: the record places the scales)
+MACHINE_KNOBS: dict[str, tuple[str, ...]] = {k.name: k.values for k in KNOBS if k.machine}
 
 
 @dataclass(frozen=True)
@@ -490,7 +490,7 @@ def _handle_quantize_mx(m: Machine, r: S3DMX1Quant, trace: Any) -> tuple[str, li
         import ml_dtypes  # only for bf16: its import takes over a second (a 0x7b replay never pays it)
 
         src = halves.view(ml_dtypes.bfloat16)
-    dst_dtype = "float8_e4m3fn" if r.out_dtype == DType.FP8_EXP4 else "float8_e5m2"
+    dst_dtype = fp8_dtype(DType(r.out_dtype), "out_dtype")          # FP8_EXP4 / FP8_EXP5 (validated)
     run = kernel_function(entry, m.backend)
     kwargs: dict[str, Any] = dict(scale_layout="compact", **{k: m.knobs[k] for k in entry.knobs})
     d = r.dst

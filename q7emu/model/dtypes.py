@@ -9,7 +9,8 @@ to one canonical name (the numpy / ml_dtypes name where one exists); :func:`fp8_
 :func:`dequant_fmt_code` narrow it to what an argument accepts. :func:`fp8_view` gives the ml_dtypes view of
 FP8 codes, so a notebook shows values instead of bytes.
 
-Names are matched case-insensitively, with ``-`` read as ``_``. This module only names formats; it computes no
+Names are matched case-insensitively, with ``-`` read as ``_``. The FP8 and TensorDequantize source formats'
+spellings are their records' in :mod:`q7emu.model.format_table`. This module only names formats; it computes no
 values.
 """
 from __future__ import annotations
@@ -20,33 +21,29 @@ from typing import Any
 import numpy as np
 
 from q7emu.errors import InvalidArgument
+from q7emu.model.format_table import DEQUANT_FORMATS, FP8_FORMATS
 
 __all__ = ["CANONICAL_FORMATS", "FORMAT_ALIASES", "canonical_format", "fp8_dtype", "src_dtype",
            "dequant_fmt_code", "dequant_out_dtype", "fp8_view"]
 
-#: canonical format names (what :func:`canonical_format` returns)
-CANONICAL_FORMATS: tuple[str, ...] = ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "float16", "bfloat16",
-                                      "float4_e2m1fn", "int4", "nf4", "float6_e2m3fn")
+#: the formats that are neither an FP8 output nor a TensorDequantize source: the E8M0 scales and QuantizeMX's
+#: sources, canonical name -> its other spellings (the FP8 and source formats' spellings are the format table's)
+_OTHER_FORMATS: dict[str, tuple[str, ...]] = {
+    "float8_e8m0fnu": ("e8m0", "sfp8_e8"),
+    "float16": ("fp16",),
+    "bfloat16": ("bf16",),
+}
 
-#: every accepted spelling (lower case, ``_`` for ``-``) -> its canonical name
+#: canonical format names (what :func:`canonical_format` returns)
+CANONICAL_FORMATS: tuple[str, ...] = (*(f.name for f in FP8_FORMATS), *_OTHER_FORMATS,
+                                      *(f.name for f in DEQUANT_FORMATS))
+
+#: every accepted spelling (lower case, ``_`` for ``-``) -> its canonical name: the FP8 formats (QuantizeMX
+#: out_dtype, TensorDequantize output), the E8M0 scales, QuantizeMX's sources, TensorDequantize's source formats
 FORMAT_ALIASES: dict[str, str] = {
-    # FP8 E4M3 "fn" (no Inf; 0x7F NaN): QuantizeMX out_dtype FP8_EXP4, TensorDequantize NF4 / FP6 output
-    "e4m3": "float8_e4m3fn", "e4m3fn": "float8_e4m3fn", "fp8_e4m3": "float8_e4m3fn", "fp8_e4m3fn": "float8_e4m3fn",
-    "float8_e4m3fn": "float8_e4m3fn", "float8_e4m3fn_x4": "float8_e4m3fn", "fp8_exp4": "float8_e4m3fn",
-    # FP8 E5M2: QuantizeMX out_dtype FP8_EXP5, TensorDequantize FP4 / INT4 output
-    "e5m2": "float8_e5m2", "fp8_e5m2": "float8_e5m2", "float8_e5m2": "float8_e5m2",
-    "float8_e5m2_x4": "float8_e5m2", "fp8_exp5": "float8_e5m2",
-    # E8M0 block scales
-    "e8m0": "float8_e8m0fnu", "float8_e8m0fnu": "float8_e8m0fnu", "sfp8_e8": "float8_e8m0fnu",
-    # QuantizeMX sources
-    "fp16": "float16", "float16": "float16", "bf16": "bfloat16", "bfloat16": "bfloat16",
-    # TensorDequantize sources (DEQUANT_FMT 1..4)
-    "e2m1": "float4_e2m1fn", "fp4": "float4_e2m1fn", "float4_e2m1fn": "float4_e2m1fn",
-    "float4_e2m1fn_x4": "float4_e2m1fn", "fp4_exp2": "float4_e2m1fn", "e2m1_to_e5m2": "float4_e2m1fn",
-    "int4": "int4", "int4_to_e5m2": "int4",
-    "nf4": "nf4", "nf4_to_e4m3": "nf4", "nf4to_e4m3": "nf4",
-    "e2m3": "float6_e2m3fn", "fp6": "float6_e2m3fn", "float6_e2m3fn": "float6_e2m3fn",
-    "e2m3_to_e4m3": "float6_e2m3fn",
+    **{s: f.name for f in FP8_FORMATS for s in f.spellings},
+    **{s: name for name, other in _OTHER_FORMATS.items() for s in (name, *other)},
+    **{s: f.name for f in DEQUANT_FORMATS for s in f.spellings},
 }
 
 #: spellings of formats q7emu's ops never take, with the reason (so the error says more than "unknown")
@@ -58,9 +55,15 @@ _NOT_OURS: dict[str, str] = {
 }
 
 #: DEQUANT_FMT code of each TensorDequantize source format (docs/firmware.md §2.1)
-_DEQUANT_CODES: dict[str, int] = {"float4_e2m1fn": 1, "int4": 2, "nf4": 3, "float6_e2m3fn": 4}
-#: FP8 output format of each DEQUANT_FMT code: E5M2 for FP4 / INT4, E4M3 for NF4 / FP6 (docs/firmware.md §2.1)
-_DEQUANT_OUT: dict[int, str] = {1: "float8_e5m2", 2: "float8_e5m2", 3: "float8_e4m3fn", 4: "float8_e4m3fn"}
+_DEQUANT_CODES: dict[str, int] = {f.name: f.code for f in DEQUANT_FORMATS}
+#: FP8 output format of each DEQUANT_FMT code (docs/firmware.md §2.1)
+_DEQUANT_OUT: dict[int, str] = {f.code: f.out for f in DEQUANT_FORMATS}
+_FP8_NAMES = tuple(f.name for f in FP8_FORMATS)
+#: "a or b" of the FP8 formats' names, "float8_e4m3fn (e4m3)"
+_FP8_LIST = " or ".join(f"{f.name} ({f.short})" for f in FP8_FORMATS)
+#: "e2m1, int4, nf4 or e2m3 (dequant_fmt 1..4)"
+_SOURCE_LIST = (", ".join(f.short for f in DEQUANT_FORMATS[:-1]) + f" or {DEQUANT_FORMATS[-1].short} (dequant_fmt "
+                f"{DEQUANT_FORMATS[0].code}..{DEQUANT_FORMATS[-1].code})")
 
 
 def _spelling(fmt: Any) -> str | None:
@@ -104,8 +107,7 @@ def fp8_dtype(fmt: Any, field: str = "dst_dtype") -> str:
     key = _spelling(fmt)
     if key is not None and FORMAT_ALIASES.get(key) == "float4_e2m1fn":
         raise InvalidArgument(field, fmt, "FP4 output does not exist for QuantizeMX [docs/firmware.md §3.1]")
-    return _narrow(fmt, field, ("float8_e4m3fn", "float8_e5m2"),
-                   "an FP8 data format: float8_e4m3fn (e4m3) or float8_e5m2 (e5m2) [docs/firmware.md §3.1]")
+    return _narrow(fmt, field, _FP8_NAMES, f"an FP8 data format: {_FP8_LIST} [docs/firmware.md §3.1]")
 
 
 def src_dtype(fmt: Any, field: str = "src_dtype") -> str:
@@ -118,15 +120,15 @@ def dequant_fmt_code(fmt: Any, field: str = "fmt") -> int:
     """DEQUANT_FMT code 1..4 of a TensorDequantize source format given by name, dtype or member
     (``"e2m1"``, ``"float4_e2m1fn"``, ``ml_dtypes.int4``, ``"nf4"``, ``"e2m3"``, ``DequantFmt.NF4_TO_E4M3``)."""
     name = _narrow(fmt, field, tuple(_DEQUANT_CODES),
-                   "a TensorDequantize source format: e2m1, int4, nf4 or e2m3 (dequant_fmt 1..4) "
-                   "[docs/firmware.md §2.1]")
+                   f"a TensorDequantize source format: {_SOURCE_LIST} [docs/firmware.md §2.1]")
     return _DEQUANT_CODES[name]
 
 
 def dequant_out_dtype(fmt: int) -> str:
     """The FP8 format (``"float8_e5m2"`` / ``"float8_e4m3fn"``) TensorDequantize writes for DEQUANT_FMT 1..4."""
     if fmt not in _DEQUANT_OUT:
-        raise InvalidArgument("fmt", fmt, "dequant_fmt must be in {1,2,3,4} [docs/firmware.md §1.3.4]")
+        raise InvalidArgument("fmt", fmt, f"dequant_fmt must be in {{{','.join(map(str, _DEQUANT_OUT))}}} "
+                              "[docs/firmware.md §1.3.4]")
     return _DEQUANT_OUT[fmt]
 
 

@@ -1,49 +1,142 @@
-"""Model knobs (docs/model.md) and the argument rules shared by the public API and the golden models.
+"""Model knobs (docs/model.md §1, §2, §6): the knob table, and the argument rules shared by the public API and the
+golden models.
 
-This module only *checks and normalises arguments*; it computes no values. Knob names and
-values are the public names of docs/model.md §1 and §2 (the first value of each tuple is the default).
-The kernel ids, DEQUANT_FMT codes and path data live in :mod:`q7emu.model.kernels` (re-exported here
-under their old names), the constants in :mod:`q7emu.model.tables`.
+:data:`KNOBS` is the one table of knobs: one :class:`Knob` record each, with its values (its ``Literal`` type, the
+first value the default), the op that reads it, its docs section, which bytes it decides and the open question it
+stands for. Every layer takes the knobs from it: :data:`DEQUANT_KNOBS` / :data:`QUANTIZE_MX_KNOBS` and the machine's
+knobs are views of it, the public API (``q7emu.dequantize``, ``q7emu.quantize_mx``) and the golden models annotate
+their knob parameters with its ``Literal`` types (so a type checker flags a misspelt value), and the kernels'
+``run()`` take its defaults; firmware_tests/model/test_knob_table.py proves the signatures agree with it.
+
+This module only *checks and normalises arguments*; it computes no values. The formats live in
+:mod:`q7emu.model.format_table`, the kernel ids and paths in :mod:`q7emu.model.kernels` (re-exported here under
+their old names), the constants in :mod:`q7emu.model.tables`.
 """
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias, get_args
 
 import numpy as np
 
 from q7emu.errors import InvalidArgument
 from q7emu.model.dtypes import dequant_fmt_code, fp8_dtype
-from q7emu.model.kernels import FMT_NAMES, GROUP_SIZES, PATH_RATIO, DequantFmt, path_name
+from q7emu.model.format_table import DEQUANT_FORMATS, DEQUANT_PATH_TABLE, FP8_FORMATS, dequant_format
+from q7emu.model.kernels import DEQUANT_PATHS, FMT_NAMES, GROUP_SIZES, PATH_RATIO, DequantFmt, path_name
 
-__all__ = ["DEQUANT_KNOBS", "QUANTIZE_MX_KNOBS", "QUANTIZE_MX_SRC_DTYPES", "QUANTIZE_MX_DST_DTYPES", "VALID_P",
+__all__ = ["Knob", "KNOBS", "KNOB_DEFAULTS", "knob", "knob_applies", "NibbleOrder", "Fp6Packing", "MxLayout",
+           "MxScale", "Nf4Table", "Emax", "Underflow", "Nonfinite", "ScaleLayout",
+           "DEQUANT_KNOBS", "QUANTIZE_MX_KNOBS", "QUANTIZE_MX_SRC_DTYPES", "QUANTIZE_MX_DST_DTYPES", "VALID_P",
            "DequantFmt", "FMT_NAMES",
            "PATH_RATIO", "path_name", "check_knob", "check_knobs", "dequant_knobs", "normalize_fmt",
            "normalize_dequant_args", "dequant_out_bytes", "normalize_quantize_mx_args"]
 
-# ---------------------------------------------------------------- TensorDequantize (0x7b) knobs
-DEQUANT_KNOBS: dict[str, tuple[str, ...]] = {
-    "nibble_order": ("low-first", "high-first"),
-    "fp6_packing": ("lsb-first", "msb-first"),
-    "mx_layout": ("scale-first", "scale-last", "word-block"),
-    "mx_scale": ("e8m0", "e8m0-nonan"),
-    "nf4_table": ("qlora",),
-}
+# ---------------------------------------------------------------- the knobs' values, as types (default first)
+NibbleOrder: TypeAlias = Literal["low-first", "high-first"]
+Fp6Packing: TypeAlias = Literal["lsb-first", "msb-first"]
+MxLayout: TypeAlias = Literal["scale-first", "scale-last", "word-block"]
+MxScale: TypeAlias = Literal["e8m0", "e8m0-nonan"]
+Nf4Table: TypeAlias = Literal["qlora"]
+Emax: TypeAlias = Literal["ocp", "alt"]
+Underflow: TypeAlias = Literal["wrap", "clamp", "unclamped-data", "unwrapped-data"]
+Nonfinite: TypeAlias = Literal["sim", "ocp"]
+ScaleLayout: TypeAlias = Literal["auto", "scatter", "compact"]
 
-# ---------------------------------------------------------------- QuantizeMX (0xE3) knobs
-QUANTIZE_MX_KNOBS: dict[str, tuple[str, ...]] = {
-    "emax": ("ocp", "alt"),
-    "underflow": ("wrap", "clamp", "unclamped-data", "unwrapped-data"),
-    "nonfinite": ("sim", "ocp"),
-    "scale_layout": ("auto", "scatter", "compact"),
-}
+
+@dataclass(frozen=True)
+class Knob:
+    """One model knob (docs/model.md §6): a named choice where the firmware facts leave the bytes open."""
+
+    name: str
+    type: Any                 # its Literal type: the values, the default first
+    op: str                   # the op whose bytes it decides: "dequantize" (0x7b) or "quantize_mx" (0xE3)
+    section: str              # where docs/model.md defines it
+    decides: str              # which output bytes it decides
+    question: str             # the docs/firmware.md open question it stands for
+    machine: bool = True      # a machine (record-level) knob; False: only the op's API takes it
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        """Its values, the default first (the ``Literal``'s arguments)."""
+        return get_args(self.type)
+
+    @property
+    def default(self) -> str:
+        """Its default value."""
+        return self.values[0]
+
+
+#: every knob, TensorDequantize's then QuantizeMX's (the order of every knob list q7emu prints)
+KNOBS: tuple[Knob, ...] = (
+    Knob("nibble_order", NibbleOrder, "dequantize", "docs/model.md §1",
+         "the order of every output pair (which nibble is element 2i)", "docs/firmware.md §8.1.2"),
+    Knob("fp6_packing", Fp6Packing, "dequantize", "docs/model.md §1",
+         "which 6 bits of each 3-byte group make each of the 4 outputs", "docs/firmware.md §8.1.3"),
+    Knob("mx_layout", MxLayout, "dequantize", "docs/model.md §1",
+         "which source byte of each 5-byte group is the scale, so every MX output byte", "docs/firmware.md §8.1.1"),
+    Knob("mx_scale", MxScale, "dequantize", "docs/model.md §1",
+         "the bytes of groups whose scale byte is 0xFF (NaN vs saturate)",
+         "docs/firmware.md §8.1.1, §2.3 (E8M0 is MED)"),
+    Knob("nf4_table", Nf4Table, "dequantize", "docs/model.md §1", "every NF4 output byte (the codebook values)",
+         "docs/firmware.md §8.1.4, §2.2 (MED)"),
+    Knob("emax", Emax, "quantize_mx", "docs/model.md §2", "every scale byte and, through it, every data byte",
+         "docs/firmware.md §8.1.11, §8.2.14"),
+    Knob("underflow", Underflow, "quantize_mx", "docs/model.md §2",
+         "scale and data bytes of blocks whose max exponent is below max_exp", "docs/firmware.md §8.2.14"),
+    Knob("nonfinite", Nonfinite, "quantize_mx", "docs/model.md §2",
+         "scale and data bytes of blocks holding a NaN or an Inf",
+         "docs/firmware.md §3.4 (NaN / Inf not covered); docs/anchors.md §1.4 (c)"),
+    # the record's scale_addr / scale_pidx place the scales on the machine (docs/model.md §7 item 5)
+    Knob("scale_layout", ScaleLayout, "quantize_mx", "docs/model.md §2",
+         "where the scale bytes sit in the returned array, never their values", "none", machine=False),
+)
+
+_BY_NAME: dict[str, Knob] = {k.name: k for k in KNOBS}
+#: every knob's default value
+KNOB_DEFAULTS: dict[str, str] = {k.name: k.default for k in KNOBS}
+
+# ---------------------------------------------------------------- the per-op views (name -> values, default first)
+DEQUANT_KNOBS: dict[str, tuple[str, ...]] = {k.name: k.values for k in KNOBS if k.op == "dequantize"}
+QUANTIZE_MX_KNOBS: dict[str, tuple[str, ...]] = {k.name: k.values for k in KNOBS if k.op == "quantize_mx"}
 
 #: QuantizeMX source and destination dtypes (numpy / ml_dtypes names) [docs/firmware.md §3.1]
 QUANTIZE_MX_SRC_DTYPES = ("float16", "bfloat16")
-QUANTIZE_MX_DST_DTYPES = ("float8_e4m3fn", "float8_e5m2")
+QUANTIZE_MX_DST_DTYPES = tuple(f.name for f in FP8_FORMATS)
 #: QuantizeMX partition counts [docs/firmware.md §3.1]
 VALID_P = (32, 64, 96, 128)
+
+
+def knob(name: str) -> Knob:
+    """The record of a knob by name; KeyError otherwise."""
+    return _BY_NAME[name]
+
+
+def _ranges(codes: list[int]) -> str:
+    """``[1, 2, 3, 5]`` -> ``"1-3, 5"``."""
+    runs: list[list[int]] = []
+    for c in codes:
+        if runs and c == runs[-1][-1] + 1:
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
+
+
+def knob_applies(name: str) -> str:
+    """Where a knob applies, from the format table: ``0x7b fmt 1-3 (proc_4bit_non_mx, proc_4bit_mx_8)`` for a
+    knob some formats read, ``0x7b group 8 (proc_4bit_mx_8)`` for one a path reads, ``0xE3`` for QuantizeMX's."""
+    if knob(name).op == "quantize_mx":
+        return "0xE3"
+    fmts = [f for f in DEQUANT_FORMATS if name in f.knobs]
+    if fmts:
+        used = {p for f in fmts for p in f.paths.values()}
+        paths = [p.name for p in DEQUANT_PATH_TABLE if p.name in used]
+        return f"0x7b fmt {_ranges([f.code for f in fmts])} ({', '.join(paths)})"
+    readers = [p for p in DEQUANT_PATH_TABLE if name in p.knobs]
+    groups = sorted({p.group for p in readers})
+    return f"0x7b group {', '.join(map(str, groups))} ({', '.join(p.name for p in readers)})"
 
 
 def check_knob(name: str, value: Any, table: Mapping[str, tuple[str, ...]]) -> str:
@@ -71,27 +164,29 @@ def check_knobs(knobs: Mapping[str, Any], table: Mapping[str, tuple[str, ...]]) 
 
 def dequant_knobs(fmt: int, group_size: int) -> tuple[str, ...]:
     """The TensorDequantize knobs whose value can change the output bytes of a (fmt, group_size) record,
-    in DEQUANT_KNOBS order (docs/model.md §1): ``nibble_order`` for the 4-bit formats (fmt 1-3), ``fp6_packing``
-    for fmt 4, ``mx_layout`` and ``mx_scale`` for group 8, ``nf4_table`` for fmt 3."""
-    applies = {"nibble_order": fmt in (DequantFmt.E2M1_TO_E5M2, DequantFmt.INT4_TO_E5M2, DequantFmt.NF4_TO_E4M3),
-               "fp6_packing": fmt == DequantFmt.E2M3_TO_E4M3,
-               "mx_layout": group_size == 8,
-               "mx_scale": group_size == 8,
-               "nf4_table": fmt == DequantFmt.NF4_TO_E4M3}
-    return tuple(k for k in DEQUANT_KNOBS if applies[k])
+    in DEQUANT_KNOBS order (docs/model.md §1): the format's own (its record's ``knobs``: ``nibble_order`` for the
+    4-bit formats, ``fp6_packing`` for FP6, ``nf4_table`` for NF4) and those of the group's path (``mx_layout``,
+    ``mx_scale`` for group 8). The pair is not checked (an unknown fmt reads only its group's knobs)."""
+    own = next((f.knobs for f in DEQUANT_FORMATS if f.code == fmt), ())
+    applies = set(own) | {k for p in DEQUANT_PATH_TABLE if p.group == group_size for k in p.knobs}
+    return tuple(k for k in DEQUANT_KNOBS if k in applies)
+
+
+_FMT_RULE = "dequant_fmt must be {} or one of {}".format(
+    _ranges(sorted(FMT_NAMES.values())).replace("-", ".."), ", ".join(FMT_NAMES))
 
 
 def normalize_fmt(fmt: Any) -> int:
-    """The DEQUANT_FMT code 1..4 of ``fmt``: an int 1..4, a DequantFmt member, or a source format in any spelling of
+    """The DEQUANT_FMT code (1..4) of ``fmt``: an int, a DequantFmt member, or a source format in any spelling of
     :mod:`q7emu.model.dtypes` (``"e2m1"``, ``"float4_e2m1fn"``, ``"int4"``, ``ml_dtypes.int4``, ``"nf4"``, ``"e2m3"``,
     ``"fp6"``, ``"E2M1_TO_E5M2"``, ...). Raises InvalidArgument."""
     if isinstance(fmt, enum.Enum) and not isinstance(fmt, DequantFmt) or _is_format_spelling(fmt):
         return dequant_fmt_code(fmt, "fmt")
     if isinstance(fmt, (bool, np.bool_)) or not isinstance(fmt, (int, np.integer)):
-        raise InvalidArgument("fmt", fmt, "dequant_fmt must be 1..4 or one of e2m1, int4, nf4, e2m3")
-    if int(fmt) not in (1, 2, 3, 4):
-        raise InvalidArgument("fmt", int(fmt),
-                              "dequant_fmt must be in {1,2,3,4} (0 is INVALID) [docs/firmware.md §1.3.4]")
+        raise InvalidArgument("fmt", fmt, _FMT_RULE)
+    if int(fmt) not in FMT_NAMES.values():
+        raise InvalidArgument("fmt", int(fmt), f"dequant_fmt must be in {{{','.join(map(str, FMT_NAMES.values()))}}} "
+                              "(0 is INVALID) [docs/firmware.md §1.3.4]")
     return int(fmt)
 
 
@@ -117,7 +212,7 @@ def check_array_size(name: str, arr: np.ndarray) -> None:
 
 
 def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: Mapping[str, Any]
-                           ) -> tuple[np.ndarray, int, int, str, dict[str, str]]:
+                           ) -> tuple[np.ndarray, int, int, str, dict[str, Any]]:
     """Check every TensorDequantize rule before anything is computed.
 
     Returns ``(src_bytes, fmt, group_size, path, knobs)`` where ``src_bytes`` is a C-contiguous
@@ -126,12 +221,16 @@ def normalize_dequant_args(src: Any, fmt: Any, group_size: Any, knobs: Mapping[s
     fmt_i = normalize_fmt(fmt)
     if isinstance(group_size, (bool, np.bool_)) or not isinstance(group_size, (int, np.integer)) \
             or int(group_size) not in GROUP_SIZES:
-        raise InvalidArgument("group_size", group_size, "must be 0 or 8 [docs/firmware.md §1.3.5]")
+        raise InvalidArgument("group_size", group_size,
+                              f"must be {' or '.join(map(str, GROUP_SIZES))} [docs/firmware.md §1.3.5]")
     group = int(group_size)
-    if group == 8 and fmt_i == 4:
+    if (fmt_i, group) not in DEQUANT_PATHS:
+        rec = dequant_format(fmt_i)
+        with_group = [f.code for f in DEQUANT_FORMATS if group in f.paths]
         raise InvalidArgument("group_size", group,
-                              "group 8 is allowed only with fmt 1..3; FP6 (fmt 4) is never MX [docs/firmware.md "
-                              "§1.3.6]")
+                              f"group {group} is allowed only with fmt {_ranges(with_group).replace('-', '..')}; "
+                              f"{rec.title} (fmt {fmt_i}) runs only with group "
+                              f"{' or '.join(map(str, rec.groups))} [docs/firmware.md §1.3.6]")
     checked = check_knobs(knobs, DEQUANT_KNOBS)
     if not isinstance(src, np.ndarray):
         raise InvalidArgument("src", type(src).__name__, "must be a numpy array of uint8 or uint32")
@@ -165,7 +264,7 @@ def dequant_out_bytes(in_bytes: int, path: str) -> int:
 
 
 def normalize_quantize_mx_args(src: Any, dst_dtype: Any, knobs: Mapping[str, Any]
-                               ) -> tuple[np.ndarray, str, str, dict[str, str]]:
+                               ) -> tuple[np.ndarray, str, str, dict[str, Any]]:
     """Check every QuantizeMX rule before anything is computed.
 
     ``dst_dtype`` is an FP8 format in any spelling of :mod:`q7emu.model.dtypes` (``"e4m3"``,

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from q7emu.model.format_table import FP8_FORMATS, fp8_format
+
 __all__ = ["NF4_QLORA", "NF4_TABLES", "E4M3_MAX", "E5M2_MAX", "MAX_EXP", "MAX_VAL"]
 
 #: docs/model.md ``nf4_table = qlora`` (bitsandbytes NF4 codebook), index 0..15, as float32 [docs/firmware.md §2.2
@@ -22,14 +24,13 @@ NF4_QLORA.setflags(write=False)
 #: ``nf4_table`` knob value -> its codebook (float32 [16], read-only)
 NF4_TABLES: dict[str, np.ndarray] = {"qlora": NF4_QLORA}
 
-#: largest finite FP8 values: E4M3 "fn" (0x7E) and E5M2 (0x7B)
-E4M3_MAX = 448.0
-E5M2_MAX = 57344.0
+#: largest finite FP8 values: E4M3 "fn" (0x7E) and E5M2 (0x7B) -- the format table's ``max_value``
+E4M3_MAX = fp8_format("float8_e4m3fn").max_value
+E5M2_MAX = fp8_format("float8_e5m2").max_value
 
-#: QuantizeMX max_exp per (``emax`` knob, dst dtype) -- docs/model.md §2 [docs/firmware.md §3.4, §8.1.11]
-MAX_EXP: dict[tuple[str, str], int] = {
-    ("ocp", "float8_e4m3fn"): 8, ("ocp", "float8_e5m2"): 15,
-    ("alt", "float8_e4m3fn"): 7, ("alt", "float8_e5m2"): 14,
-}
+#: QuantizeMX max_exp per (``emax`` knob, dst dtype) -- docs/model.md §2 [docs/firmware.md §3.4, §8.1.11]; the format
+#: table's ``max_exp``
+MAX_EXP: dict[tuple[str, str], int] = {(emax, f.name): f.max_exp[emax] for emax in FP8_FORMATS[0].max_exp
+                                       for f in FP8_FORMATS}
 #: QuantizeMX clip limit per dst dtype (the same under every knob) -- docs/model.md §2
-MAX_VAL: dict[str, float] = {"float8_e4m3fn": E4M3_MAX, "float8_e5m2": E5M2_MAX}
+MAX_VAL: dict[str, float] = {f.name: f.max_value for f in FP8_FORMATS}

@@ -31,7 +31,14 @@ Datapath (q7emu's reconstruction of the soft-float chain; docs/firmware.md §2.2
      then narrow_fp8 (kernel_fp8.pxi): RNE at the output precision incl. subnormals, saturation
      with bminnx16, sign -> pack the 16-bit lanes' low bytes (sel2nx8i), store (sav2nx8_xp).
 """
+from functools import lru_cache
+
 import numpy as np
+
+from q7emu.model.format_table import dequant_format, dequant_path
+from q7emu.model.knobs import KNOB_DEFAULTS
+from q7emu.model.tables import NF4_TABLES
+
 include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and the kernel includes
 
 # ---------------------------------------------------------------------------- register map
@@ -350,12 +357,13 @@ def bundle_labels(int fmt, int group):
     """{bundle: label} of the path (fmt, group) runs: the shared labels and its own family's (docs/model.md §9.1);
     a bundle inside a shared sequence is the label before it plus an offset."""
     cdef object fam
-    if group == 8 and fmt != FMT_E2M3:
+    rec = dequant_format(fmt)
+    if group == 8:
         fam = <object>MXBundle
-    elif fmt == FMT_NF4:
-        fam = <object>NF4Bundle
-    else:
+    elif _uses_rebias(rec, group):
         fam = <object>RebiasBundle
+    else:
+        fam = <object>NF4Bundle
     out = {int(m): m.name for m in <object>SharedBundle}
     out.update({int(m): m.name for m in fam})
     return out
@@ -725,13 +733,6 @@ def _bytes_vec(lst, fill=64):
     return v
 
 
-#: the exact values of the 16 codes of E2M1 (s e2 m1, bias 1) and INT4 (two's complement): the MX codebooks
-_CODE_VALUES = {
-    FMT_E2M1: [s * m for s in (1.0, -1.0) for m in (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0)],
-    FMT_INT4: [float(c if c < 8 else c - 16) for c in range(16)],
-}
-
-
 def _nf4_tables(values, ebias):
     """Soft-float triples of the 16 codebook values: SIG (the top 14 significand bits + a sticky bit,
     leading one at bit 14), EXP (unbiased, minus `ebias`), SGN (0x80 for negative). Computed from the float32 bit
@@ -760,37 +761,29 @@ def _nf4_tables(values, ebias):
     return lo.view(np.uint8), hi.view(np.uint8)
 
 
-#: the re-bias MAC path's per-format numbers (docs/model.md §9.7): F = BIAS' + wX X + w1 |p1 - X| + w2 |p2 - X|
-#: + w3 |p3 - X| (mod 2^16) is the pattern of -(the code's magnitude): fp16 for E2M1 / INT4, the E4M3 byte in the
-#: high byte for FP6 E2M3; w1 multiplies both |p1 - X| and the BIAS register (w3 = 0: no third kink)
-REBIAS = {
-    #          p1  p2  p3  BIAS  w1      wX      w2      w3      -min
-    FMT_E2M1: (1, 2, 0, 183, 0x0100, 0x0200, 0xFF00, 0, 0xB800),      # 0xB700 + 512 m + 256 |1 - m| - 256 |2 - m|
-    FMT_INT4: (6, 4, 0, -208, 0xFF00, 0xFD80, 0xFF80, 0, 0xBC00),     # 0xD000 - 640 y - 256 |6 - y| - 128 |4 - y|
-    # FP6: 0xA400 + 1152 m - 512 |2 - m| - 256 |4 - m| - 128 |8 - m| (E4M3 in the high byte)
-    FMT_E2M3: (2, 4, 8, 46, 0xFE00, 0x0480, 0xFF00, 0xFF80, 0xA000),
-}
-
-
-def rebias_rodata(int fmt, str fp6_packing="lsb-first"):
+def rebias_rodata(int fmt, str fp6_packing=KNOB_DEFAULTS["fp6_packing"]):
     """The re-bias path's constants, uint8 [nconst, 64], loaded into v11 .. (w1 goes in by movpint16: run()
-    sets cfg.w1): 9 rows for E2M1 / INT4, 11 for FP6 (12 msb-first)."""
-    p1, p2, p3, bias, _w1, wx, w2, w3, zmax = REBIAS[fmt]
-    if fmt == FMT_E2M3:
-        xtab = np.arange(32)                                   # codes 0..31: X = c (positive)
+    sets cfg.w1): 9 rows for E2M1 / INT4, 11 for FP6 (12 msb-first). The numbers (p1 p2 p3 BIAS w1 wX w2 w3 -min,
+    docs/model.md §9.7) and each code's X are the format table's (q7emu.model.format_table ``Rebias``)."""
+    rec = dequant_format(fmt)
+    rb = rec.rebias
+    six = rec.paths[0] == "proc_6bit_non_mx"
+    ncodes = 1 << rec.bits
+    # lane i of the lookup pool (rbXTAB, then rbXTABN): X of code i mod 2^bits, the code's sign (its top bit) at
+    # bit 15; a 4-bit table repeats every 16 entries (the selector's other nibble bits do not matter)
+    pool = np.array([rb.x[c % ncodes] | ((c % ncodes) >> (rec.bits - 1)) << 15 for c in range(64)], np.uint16)
+    if six:
         spread = np.tile(np.array([1, 0xFF, 1, 0], np.uint8), 16)
     else:
-        codes = np.arange(32) & 15                             # the table repeats every 16 entries
-        xtab = ((codes & 7) if fmt == FMT_E2M1 else np.abs(codes - 8)) | (codes & 8) << 12   # sign: c >= 8
         spread = _bcast16(0xF)
-    rows = {rbP1: _bcast16(p1), rbP2: _bcast16(p2), rbSPREAD: spread,
-            rbXTAB: xtab.astype(np.uint16).view(np.uint8), rbBIAS: _bcast16(bias), rbZMAX: _bcast16(zmax),
+    rows = {rbP1: _bcast16(rb.p1), rbP2: _bcast16(rb.p2), rbSPREAD: spread,
+            rbXTAB: pool[:32].view(np.uint8), rbBIAS: _bcast16(rb.bias), rbZMAX: _bcast16(rb.neg_min),
             rbNEG0: _bcast16(0x8000),
-            rbPR3: np.array([w2 | wx << 16, w3 << 16] + [0] * 14, np.uint32).view(np.uint8),
+            rbPR3: np.array([rb.w2 | rb.wx << 16, rb.w3 << 16] + [0] * 14, np.uint32).view(np.uint8),
             rbZERO: np.zeros(64, np.uint8)}
-    if fmt == FMT_E2M3:
-        rows[rbP3] = _bcast16(p3)
-        rows[rbXTABN] = (np.arange(32) | 0x8000).astype(np.uint16).view(np.uint8)   # codes 32..63: c & 31, sign
+    if six:
+        rows[rbP3] = _bcast16(rb.p3)
+        rows[rbXTABN] = pool[32:].view(np.uint8)                 # codes 32..63: c & 31, sign
         if fp6_packing == "msb-first":
             rows[rbREV] = np.array([(k & ~3) | (3 - (k & 3)) for k in range(64)], np.uint8)
     out = np.zeros((max(rows) + 1 - RB_CONST, 64), np.uint8)
@@ -805,28 +798,50 @@ def mx_scale_position(str mx_layout):
     return (4 if mx_layout == "scale-last" else 0), (1 if mx_layout == "word-block" else 5)
 
 
+def _uses_rebias(rec, int group):
+    """Whether a (format, group) configuration runs the re-bias MAC path: group 0 of a format with re-bias numbers
+    (E2M1, INT4, FP6); the MX path and NF4 take the codebook (rounding) path."""
+    return group == 0 and rec.rebias is not None
+
+
 def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_layout, str mx_scale,
                  nf4_values):
-    """The constant vectors of one kernel configuration, uint8 [nconst, 64] (the kernel's .rodata)."""
-    if fmt == FMT_E2M3 or (group == 0 and fmt in (FMT_E2M1, FMT_INT4)):
+    """The constant vectors of one kernel configuration, uint8 [nconst, 64] (the kernel's .rodata; read-only, one
+    array per configuration, made once). The format's facts (output FP8 bias, mantissa bits, max and NaN codes,
+    codebook) are the format table's; ``nf4_values`` is the codebook of a format whose codebook a knob picks
+    (NF4's ``nf4_table``), float32 [16]."""
+    key = None if nf4_values is None else np.asarray(nf4_values, np.float32).tobytes()
+    return _rodata(fmt, group, nibble_order, fp6_packing, mx_layout, mx_scale, key)
+
+
+@lru_cache(maxsize=256)
+def _rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_layout, str mx_scale, nf4_bytes):
+    """:func:`build_rodata` of one configuration (the codebook as float32 bytes), made read-only."""
+    nf4_values = None if nf4_bytes is None else np.frombuffer(nf4_bytes, np.float32)
+    out = _make_rodata(fmt, group, nibble_order, fp6_packing, mx_layout, mx_scale, nf4_values)
+    out.setflags(write=False)
+    return out
+
+
+def _make_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_layout, str mx_scale, nf4_values):
+    rec = dequant_format(fmt)
+    if _uses_rebias(rec, group):
         return rebias_rodata(fmt, fp6_packing)
-    e5m2 = fmt in (FMT_E2M1, FMT_INT4)
-    bias, m_bits = (15, 2) if e5m2 else (7, 3)
+    out8 = rec.out_format
+    bias, m_bits = out8.bias, out8.mant_bits
     mx = group == 8
     rows = {
         kZERO: np.zeros(64, np.uint8), kONE: _bcast16(1), kA: _bcast16(1 - bias), kSH0: _bcast16(14 - m_bits),
-        kMAX: _bcast16(0x7B if e5m2 else 0x7E),
+        kMAX: _bcast16(out8.max_code),
         k32: _bcast16(32),
         k4000: _bcast16(0x4000), kZEXP: _bcast16(-16384),
     }
-    if mx:
-        # MX: every format through its 16-entry codebook (SIG, EXP, SGN of the code's exact value)
-        lo, hi = _nf4_tables(nf4_values if fmt == FMT_NF4 else _CODE_VALUES[fmt], 127)
-        rows.update({kF0: lo, kF1: hi, kF2: _bcast16(0x1000)})
-    elif fmt == FMT_NF4:
-        lo, hi = _nf4_tables(nf4_values, 0)
-        rows.update({kF0: lo, kF1: hi, kF2: _bcast16(0x1000), n4SPREAD: _bcast16(0xF),
-                     N4_ROW_CODES: (np.arange(32) & 15).astype(np.uint16).view(np.uint8)})
+    # every MX format and a group-0 codebook format (NF4) through its 16-entry codebook (SIG, EXP, SGN of each
+    # code's exact value; MX takes the 127 off EXP)
+    lo, hi = _nf4_tables(nf4_values if rec.codebook is None else rec.codebook, 127 if mx else 0)
+    rows.update({kF0: lo, kF1: hi, kF2: _bcast16(0x1000)})
+    if fmt == FMT_NF4 and not mx:
+        rows.update({n4SPREAD: _bcast16(0xF), N4_ROW_CODES: (np.arange(32) & 15).astype(np.uint16).view(np.uint8)})
     if mx:
         sc_base, sc_step = mx_scale_position(mx_layout)
         codes = []
@@ -853,7 +868,7 @@ def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
         for row, reg in enumerate(regs):
             if reg in rows:
                 out[row] = rows[reg]
-        out[MX_ROW_NAN8] = np.full(64, 0x7E if e5m2 else 0x7F, np.uint8)
+        out[MX_ROW_NAN8] = np.full(64, out8.nan_code, np.uint8)
         out[MX_ROW_PAIRW] = np.array([1 | (1 << 31)] + [0] * 15, np.uint32).view(np.uint8)
         return out
     n = max(rows) + 1
@@ -863,8 +878,9 @@ def build_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
     return out
 
 
-def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str nibble_order="low-first",
-        str fp6_packing="lsb-first", str mx_layout="scale-first", str mx_scale="e8m0", nf4_values=None,
+def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group,
+        str nibble_order=KNOB_DEFAULTS["nibble_order"], str fp6_packing=KNOB_DEFAULTS["fp6_packing"],
+        str mx_layout=KNOB_DEFAULTS["mx_layout"], str mx_scale=KNOB_DEFAULTS["mx_scale"], nf4_values=None,
         trace=False, trace_window=None, trace_ops=None, int kernel_id=0):
     """Run the firmware path for (fmt, group) over every partition (row) of `src` into `dst`.
 
@@ -873,16 +889,22 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
     records (a bytes-like, zero-copy TraceBuffer) limited to sequence numbers in trace_window=(lo, hi) and
     mnemonics in trace_ops, each with kernel_id as its kernel byte (the caller's q7emu.model.KernelId; 0 =
     not given); trace=<sink> streams compact blocks to the sink (trace_buffer.pxi init_tracer) and returns
-    None; else None.
+    None; else None. The knobs' defaults are the knob table's (q7emu.model.knobs), nf4_values=None the codebook of
+    the ``nf4_table`` default; the format's facts come from the format table (q7emu.model.format_table).
     """
     cdef KCfg cfg
     cdef regfile_t rf
     cdef NoTrace nt
     cdef Tracer tr
     cdef Py_ssize_t p, parts = src.shape[0], nbytes = src.shape[1]
-    cdef bint six = fmt == FMT_E2M3
-    cdef bint mx = group == 8 and not six
+    rec = dequant_format(fmt)
+    path = dequant_path(rec.paths[group])
+    cdef int words_in = path.ratio[0], words_out = path.ratio[1]
+    cdef bint six = path.name == "proc_6bit_non_mx"
+    cdef bint mx = path.group == 8
     cdef const char* ops_c[64]
+    if nf4_values is None and rec.codebook_knob is not None:
+        nf4_values = NF4_TABLES[KNOB_DEFAULTS[rec.codebook_knob]]
     rodata = build_rodata(fmt, group, nibble_order, fp6_packing, mx_layout, mx_scale, nf4_values)
     memset(&cfg, 0, sizeof(cfg))
     regfile_reset(&rf)
@@ -890,21 +912,19 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group, str 
     memcpy(cfg.rodata, &ro[0, 0], rodata.size)
     cfg.nconst = rodata.shape[0]
     cfg.fmt = fmt
-    cfg.nan_gate = group == 8 and mx_scale == "e8m0"
-    cfg.m_bits = 2 if fmt in (FMT_E2M1, FMT_INT4) else 3
+    cfg.nan_gate = mx and mx_scale == "e8m0"
+    cfg.m_bits = rec.out_format.mant_bits
     cfg.s4_imm = 8 if nibble_order == "high-first" else 0
-    cfg.rebias = fmt == FMT_E2M3 or (group == 0 and fmt in (FMT_E2M1, FMT_INT4))
+    cfg.rebias = _uses_rebias(rec, group)
     cfg.const_reg = RB_CONST if cfg.rebias else 0
-    # REBIAS[fmt]'s w1 (literals: the listing evaluates them)
-    cfg.w1 = 0x0100 if fmt == FMT_E2M1 else (0xFE00 if fmt == FMT_E2M3 else 0xFF00)
+    cfg.w1 = rec.rebias.w1 if cfg.rebias else 0                 # the format table's w1 (movpint16)
     cfg.high_first = nibble_order == "high-first"
-    cfg.fp6 = fmt == FMT_E2M3
+    cfg.fp6 = six
     cfg.msb_first = fp6_packing == "msb-first"
-    cfg.xtab_hi = rbXTABN if fmt == FMT_E2M3 else rbXTAB
+    cfg.xtab_hi = rbXTABN if six else rbXTAB
     if dst.shape[0] != parts or parts == 0:
         raise ValueError("src and dst must have the same (non-zero) number of partitions")
-    expected = nbytes // 12 * 16 if six else (nbytes // 20 * 32 if mx else nbytes * 2)
-    if dst.shape[1] != expected or (six and nbytes % 12) or (mx and nbytes % 20) or nbytes % 4:
+    if dst.shape[1] != nbytes // (4 * words_in) * (4 * words_out) or nbytes % (4 * words_in):
         raise ValueError("src / dst stream lengths do not match the path's ratio")
     if not trace:
         with nogil:

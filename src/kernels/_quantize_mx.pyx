@@ -29,7 +29,12 @@ which cvtf32nxf16_0, the even lanes, widens to fp32; bf16 element j into the hig
 the fp32 pattern), so the fp32 values are processed 16 per vector (N_2X32); the 16-bit narrowing then runs on their
 low halves (lanes 0..15; lanes 16..31 carry duplicates that are never stored).
 """
+from functools import lru_cache
+
 import numpy as np
+
+from q7emu.model.format_table import fp8_format
+
 include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and the kernel includes
 
 # ---------------------------------------------------------------------------- register map
@@ -438,16 +443,19 @@ def _b32(x):
     return np.full(16, x & 0xFFFFFFFF, np.uint32).view(np.uint8)
 
 
+@lru_cache(maxsize=64)
 def build_rodata(bint bf16, str dst_dtype, int max_exp):
     """The QuantizeMX kernel's constant vectors, uint8 [NCONST + 2, 64] (the last two rows are loaded into working
-    registers: block 3's mask into v31 at entry, the lane mask of the pr extract once per chunk)."""
-    e4m3 = dst_dtype == "float8_e4m3fn"
-    bias, m_bits = (7, 3) if e4m3 else (15, 2)
+    registers: block 3's mask into v31 at entry, the lane mask of the pr extract once per chunk); read-only, one
+    array per configuration, made once. The output format's bias, mantissa bits, max and NaN codes are the format
+    table's (q7emu.model.format_table)."""
+    out8 = fp8_format(dst_dtype)
+    bias, m_bits = out8.bias, out8.mant_bits
     rows = np.zeros((NCONST + 1, 64), np.uint8)       # by register, v0 .. v22 (v14 is no constant)
     rows[kONE] = _b16(1)
     rows[kA] = _b16(1 - bias)
     rows[kSH0] = _b16(14 - m_bits)
-    rows[kSAT] = _b16(0x7E if e4m3 else 0x7B)
+    rows[kSAT] = _b16(out8.max_code)
     rows[kMAXEXP] = _b32(max_exp)
     rows[kHID] = _b16(0x4000)
     rows[kZEXP] = _b16(-16384)
@@ -468,12 +476,13 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
                       np.uint16).view(np.uint8) for b in range(4)]
     rows[kM0], rows[kM1], rows[kM2] = masks[0], masks[1], masks[2]
     rows[kPAIRW] = np.array([1 | (1 << 31)] + [0] * 15, np.uint32).view(np.uint8)
-    rows[kNANC] = _b16(0x7F if e4m3 else 0x7E)
+    rows[kNANC] = _b16(out8.nan_code)
     out = np.zeros((NCONST + 2, 64), np.uint8)
     out[:Q_HOLE] = rows[:Q_HOLE]
     out[Q_HOLE:NCONST] = rows[Q_HOLE + 1:NCONST + 1]               # v15 .. v22 are rows 14 .. 21
     out[kM3_ROW] = masks[3]                                        # block 3's mask goes to v31 (Q_PR0)
     out[kSPARSE_ROW] = np.array([0xFFFF if i & 3 == 1 else 0 for i in range(16)], np.uint32).view(np.uint8)
+    out.setflags(write=False)
     return out
 
 
@@ -514,7 +523,7 @@ def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale,
     cfg.wrap = wrap
     cfg.byte_reg = vT0 if true_div else vSC
     cfg.ocp_nonfinite = ocp_nonfinite
-    cfg.m_bits = 3 if dst_dtype == "float8_e4m3fn" else 2
+    cfg.m_bits = fp8_format(dst_dtype).mant_bits
     cdef const uint8_t* sp = <const uint8_t*>&src[0, 0]
     cdef Py_ssize_t sstride = 2 * ncols
     if not trace:
