@@ -12,7 +12,7 @@ a local plus `merge` (vec) or `vb_merge` (vbool): lanes whose predicate is false
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from libc.string cimport memcpy, memset
 from q7regs cimport vec_t, wvec_t, vbool_t, vb_spread, vb_to_mask, vb_from_mask, Q7_MASK_COMPARE, q7_lt_bits, \
-    q7_merge_bits
+    q7_merge_bits, q7_copy64
 
 # The lane types of the helpers: the stdint types with GCC's may_alias attribute. A primitive reads and
 # writes a vec_t in whatever lane view its op has (the kernels issue and2nx8 on a register the next
@@ -184,7 +184,7 @@ cdef inline void lanes_flag(vbool_t* vb, vec_t* vt, const lane_t* a, const lane_
             ovf = ((s >> (w - 1)) ^ (s >> w)) & 1
             mk[k] = <lane_t>(0 - ovf)
             ok[k] = <lane_t>(s >> ovf)
-    vt[0] = o                       # a vec_t copy, not memcpy: the store keeps its type (see lanes_srl)
+    q7_copy64(vt, &o)
     vb[0] = flags if mask_compare else vb_from_mask(&m)
 
 
@@ -233,7 +233,7 @@ cdef inline void lanes_srl(vec_t* vt, const ulane_t* a, const slane_t* s) noexce
         rgt = <ulane_t>((x >> (n & (w - 1))) & (<ulane_t>(-1) if n < w else 0))
         lft = <ulane_t>((x << ((<ulane_t>0 - <ulane_t>n) & (w - 1))) & (<ulane_t>(-1) if n > -w else 0))
         ok[k] = rgt if n >= 0 else lft
-    vt[0] = o          # a vec_t copy: a memcpy would be an untyped store that may alias any kernel state
+    q7_copy64(vt, &o)
 
 
 cdef inline void lanes_sll(vec_t* vt, const ulane_t* a, const slane_t* s) noexcept nogil:
@@ -251,7 +251,7 @@ cdef inline void lanes_sll(vec_t* vt, const ulane_t* a, const slane_t* s) noexce
         lft = <ulane_t>(x << (n & (w - 1)))
         rgt = <ulane_t>(x >> ((-n) & (w - 1)))
         ok[k] = lft if (n >= 0 and n < w) else (rgt if (n < 0 and n > -w) else 0)
-    vt[0] = o
+    q7_copy64(vt, &o)
 
 
 cdef inline void lanes_sra(vec_t* vt, const slane_t* a, const slane_t* s) noexcept nogil:
@@ -268,4 +268,4 @@ cdef inline void lanes_sra(vec_t* vt, const slane_t* a, const slane_t* s) noexce
         r = <slane_t>(x >> ((n if n < w - 1 else w - 1) & (w - 1)))      # n < 0: any in-range amount (unused)
         lft = <slane_t>((<uint32_t>x) << ((-n) & (w - 1)))
         ok[k] = r if n >= 0 else (lft if n > -w else 0)
-    vt[0] = o
+    q7_copy64(vt, &o)

@@ -4,7 +4,7 @@
 from libc.stdint cimport uint8_t
 from libc.string cimport memcpy
 from q7regs cimport vec_t, vbool_t, valign_t, q7_load_prefix, q7_spread_bytes16, q7_spread_bytes32, \
-    q7_spread_halves32
+    q7_spread_halves32, q7_copy64
 
 
 cdef inline Py_ssize_t _tail(Py_ssize_t n) noexcept nogil:
@@ -31,13 +31,13 @@ cdef inline void expand_bytes(vec_t* vt, const uint8_t* r, vbool_t vb) noexcept 
         return
     if vb == <vbool_t>0xFFFFFFFFFFFFFFFF:
         memcpy(o.u8, r, 64)
-        vt[0] = o
+        q7_copy64(vt, &o)
         return
     for k in range(64):
         bit = <int>((vb >> k) & 1)
         o.u8[k] = r[n] if bit else r[63]
         n += bit
-    vt[0] = o
+    q7_copy64(vt, &o)
 
 
 # lv2nx8_i: vt = the 64 bytes at base+off (aligned vector load, no update)

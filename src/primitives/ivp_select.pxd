@@ -5,7 +5,7 @@ pool = lo (low half) || hi (high half); dual selects return (odd, even), the out
 pieces (§3.2). Selectors are read before any output is written."""
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from q7regs cimport vec_t, vbool_t, q7_permute2_u8, q7_permute2_u16, q7_permute2_u32, q7_dsel_u16_merge, \
-    q7_bits_to_bytes
+    q7_bits_to_bytes, q7_copy64
 from ivp_lanes cimport merge, merge_mask
 from ivp_mem cimport expand_bytes
 
@@ -26,8 +26,8 @@ cdef inline void dsel_lanes(vec_t* odd, vec_t* even, const vec_t* hi, const vec_
             up.u32[k] = sel.u32[k] >> 16                  # sel.u16[2k+1]
         q7_permute2_u32(oe.u32, lo.u32, hi.u32, sel.u32)  # low 5 bits of sel.u32[k] = sel.u16[2k] & 0x1F
         q7_permute2_u32(oo.u32, lo.u32, hi.u32, up.u32)
-    even[0] = oe
-    odd[0] = oo
+    q7_copy64(even, &oe)
+    q7_copy64(odd, &oo)
 
 
 # sel2nx8: vt[k] = pool[sel[k] & 0x7F], pool = lo (bytes 0..63) || hi (64..127)
@@ -97,7 +97,11 @@ cdef inline void sel2nx8i_s4(vec_t* vt, const vec_t* vs, const vec_t* vr, int im
     cdef int j, k
     cdef int c = imm & 7, h = (imm >> 3) & 1, s = (imm >> 4) & 1
     cdef uint16_t sx = <uint16_t>(8 if s else 0)
-    cdef const uint8_t* chunk = &vs.u8[16 * c] if c < 4 else &vr.u8[16 * (c - 4)]
+    cdef const uint8_t* chunk
+    if c < 4:
+        chunk = &vs.u8[16 * c]
+    else:
+        chunk = &vr.u8[16 * (c - 4)]
     if h:
         for j in range(16):
             o.u16[2 * j] = chunk[j] >> 4
@@ -109,7 +113,7 @@ cdef inline void sel2nx8i_s4(vec_t* vt, const vec_t* vs, const vec_t* vr, int im
     if s:
         for k in range(32):
             o.u16[k] = <uint16_t>((o.u16[k] ^ sx) - sx)
-    vt[0] = o
+    q7_copy64(vt, &o)
 
 
 # dselnx16: even[k] = pool16[sel.u8[2k] & 0x3F], odd[k] = pool16[sel.u8[2k+1] & 0x3F], pool16 = lo || hi

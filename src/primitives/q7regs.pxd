@@ -176,6 +176,27 @@ cdef extern from *:
        copies, one variable-length copy into a zeroed block only for a partial block), so the 16- and 32-byte
        loads that read o next are each forwarded from one store: after a variable-length memcpy they straddled
        its narrow stores and waited for them to retire */
+    /* dst = the 64 bytes at src, in the widest vector stores the level has (AVX-512 one, AVX2 two, SSE2 four).
+       A primitive's result goes out this way instead of a vec_t assignment: GCC lowered a union copy through
+       general registers (8-byte loads, vpinsrq, 16-byte stores), and the next op's 32-byte loads, straddling two
+       16-byte stores, could not be forwarded from them (~15 cycles per op at AVX2) */
+    static inline void q7_copy64(void *dst, const void *src) {
+    #if defined(__AVX512F__)
+        _mm512_storeu_si512(dst, _mm512_loadu_si512(src));
+    #elif defined(__AVX2__)
+        __m256i a = _mm256_loadu_si256((const __m256i *)src);
+        __m256i b = _mm256_loadu_si256((const __m256i *)((const uint8_t *)src + 32));
+        _mm256_storeu_si256((__m256i *)dst, a);
+        _mm256_storeu_si256((__m256i *)((uint8_t *)dst + 32), b);
+    #elif defined(__SSE2__)
+        int c;
+        __m128i v[4];
+        for (c = 0; c < 4; c++) v[c] = _mm_loadu_si128((const __m128i *)((const uint8_t *)src + 16 * c));
+        for (c = 0; c < 4; c++) _mm_storeu_si128((__m128i *)((uint8_t *)dst + 16 * c), v[c]);
+    #else
+        memcpy(dst, src, 64);
+    #endif
+    }
     static inline void q7_load_prefix(uint8_t *o, const uint8_t *src, size_t k) {
     #if defined(__AVX512BW__)
         __mmask64 m = k >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << k) - 1);
@@ -551,6 +572,7 @@ cdef extern from *:
     uint64_t q7_fcmp16_olt_bits(const uint16_t* a, const uint16_t* b) nogil
     uint64_t q7_bytes_to_bits(const uint8_t* m) nogil
     void q7_bits_to_bytes(uint64_t b, uint8_t* m) nogil
+    void q7_copy64(void* dst, const void* src) nogil
     void q7_load_prefix(uint8_t* o, const uint8_t* src, size_t k) nogil
     void q7_spread_bytes16(uint8_t* o, const uint8_t* r) nogil
     void q7_spread_bytes32(uint8_t* o, const uint8_t* r) nogil
