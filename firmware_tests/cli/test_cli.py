@@ -12,9 +12,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_support import run
 
 from q7emu.cli import common, inspect_commands
-from q7emu.cli.main import COMMAND_MODULES, build_parser, main
+from q7emu.cli.main import COMMAND_MODULES, build_parser
 from q7emu.errors import InvalidArgument
 from q7emu.isa.records import make_dequant_record, make_quantize_mx_record
 
@@ -22,12 +23,6 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "cases"
 PB = 0x400
 DQ_HEX = make_dequant_record(1, 0, 4, 4, partition_bytes=PB).encode().hex()
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_version(capsys):

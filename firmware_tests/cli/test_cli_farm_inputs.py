@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_support import one_line, run
 
-from q7emu.cli.main import main
 from q7emu.errors import InvalidArgument
 from q7emu.machine.cases import build_case, load_case, run_case
 from q7emu.machine.machine import Machine, load_sbuf_image
@@ -22,18 +22,6 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "cases"
 MX8 = EXAMPLES / "cayman" / "cayman_7b_proc_4bit_mx_8_e2m1.json"
 PB = 0x400
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def one_line(err):
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
 
 
 @pytest.fixture

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hostile_lib import HANG, env, python
+from hostile_lib import env, python
+from progress_support import finish, wait_for_progress
 
 from q7emu.machine import workers
 from q7emu.machine.workers import Interrupted, TaskFailure, run_tasks
@@ -190,40 +191,6 @@ def wait_for_workers(p, n, timeout=60.0):
             break
         time.sleep(0.05)                          # polling /proc: there is no event to wait on
     raise AssertionError("the workers never started")
-
-
-def wait_for_progress(p, done=1, timeout=HANG):
-    """Block until the progress bar on p's stderr (``--progress``) shows at least ``done`` finished cases or
-    replays: the event that work is under way (never a fixed sleep: on a slow machine the import alone can take
-    seconds). What was read is kept in ``p.early_err`` for :func:`finish`."""
-    import re
-    import select
-    got, fd = b"", p.stderr.fileno()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.5)
-        if ready:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            got += chunk
-            counts = [int(m) for m in re.findall(rb"\] (\d+)/\d+ ", got)]
-            if counts and max(counts) >= done:
-                p.early_err = got.decode(errors="replace")
-                return
-    p.early_err = got.decode(errors="replace")
-    raise AssertionError(f"no progress shown: {p.early_err[-500:]!r}")
-
-
-def finish(p):
-    try:
-        out, err = p.communicate(timeout=HANG)
-        err = getattr(p, "early_err", "") + err
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        raise AssertionError("q7emu hung after Ctrl-C") from None
-    return p.returncode, out, err
 
 
 @pytest.mark.skipif(not LINUX, reason="needs /proc to find the workers")

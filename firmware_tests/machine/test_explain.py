@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from case_support import damaged
 
 from q7emu.machine import report
 from q7emu.machine.cases import CaseResult, load_case, run_case, save_case
@@ -91,14 +92,6 @@ def test_quantize_mx_source_element_block_and_scale_byte():
     assert where(ex) == [(40, 0x3A), (40, 0x3B)] and ex.block == (5, 3) and ex.scale_at == (37, 0xC3)
     ex = e.explain(37, "scale", None, (5, 2))
     assert ex.out_format == "E8M0" and ex.value(0x7E) == "0x7e = 2^-1 E8M0"
-
-
-def damaged(tmp_path, source, flips, name):
-    case = load_case(source)
-    for region, row, col in flips:
-        case.expected[region][1][row, col] ^= 0x01
-    save_case(case, tmp_path / name)
-    return tmp_path / f"{name}.json"
 
 
 def test_the_report_text_names_values_source_and_scale(tmp_path):

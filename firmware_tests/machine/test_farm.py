@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from progress_support import finish, wait_for_progress
 
 distributed = pytest.importorskip("distributed", reason="the dask extra (pip install 'q7emu[dask]')")
 import dask  # noqa: E402
@@ -211,37 +212,6 @@ def slow_cases(tmp_path_factory):
 def start(*argv, **kw):
     return subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env(), start_new_session=True, **kw)
-
-
-def wait_for_progress(p, done=1, timeout=HANG):
-    """Block until the progress bar on p's stderr shows ``done`` finished cases (``] DONE/TOTAL ``)."""
-    import re
-    import select
-    got, fd = b"", p.stderr.fileno()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.5)
-        if ready:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            got += chunk
-            counts = [int(m) for m in re.findall(rb"\] (\d+)/\d+ ", got)]
-            if counts and max(counts) >= done:
-                p.early_err = got.decode(errors="replace")
-                return
-    p.early_err = got.decode(errors="replace")
-    raise AssertionError(f"no progress shown: {p.early_err[-1500:]!r}")
-
-
-def finish(p, timeout=HANG):
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.communicate()
-        raise AssertionError("hung") from None
-    return p.returncode, out, getattr(p, "early_err", "") + err
 
 
 @pytest.mark.skipif(not LINUX, reason="process groups and select on pipes")

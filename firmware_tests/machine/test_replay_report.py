@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from case_support import damaged
 
 from q7emu.machine import report
-from q7emu.machine.cases import CaseResult, load_case, run_case, save_case
+from q7emu.machine.cases import CaseResult, load_case, run_case
 from q7emu.machine.diffs import compare_regions
 from q7emu.machine.machine import Region
 from q7emu.machine.replay import replay
@@ -28,15 +29,6 @@ MX8 = EXAMPLES / "cayman" / "cayman_7b_proc_4bit_mx_8_e2m1.json"
 # 0xE3 [64, 16]: data 16 bytes per partition at byte 0x80 of partitions 0..63; scales 4 bytes at 0xc0 of
 # partitions 4..7 and 36..39 (scale_pidx 4 in quadrants 0 and 1)
 QMX = EXAMPLES / "mariana" / "mariana_e3_quantize_mx_e4m3.json"
-
-
-def damaged(tmp_path, source, flips, name):
-    """A copy of ``source`` with the expected byte at each (region, row, column) XOR 0x01."""
-    case = load_case(source)
-    for region, row, col in flips:
-        case.expected[region][1][row, col] ^= 0x01
-    save_case(case, tmp_path / name)
-    return tmp_path / f"{name}.json"
 
 
 def test_compare_regions_counts_per_region_and_partition():
