@@ -8,6 +8,7 @@ import select
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 #: seconds a started q7emu may take before a test calls it hung
 HANG = 180
@@ -44,3 +45,22 @@ def finish(p: subprocess.Popen, timeout: float = HANG) -> tuple[int, str, str]:
         p.communicate()
         raise AssertionError("q7emu hung") from None
     return p.returncode, out, getattr(p, "early_err", "") + err
+
+
+def slow_cases(folder: Path, copies: int) -> Path:
+    """``copies`` cases in ``folder`` (hard links of one case's arrays) that each take a noticeable time to
+    replay (a 0x7b E2M1 group-0 case of 2 MiB output): a run long enough to be interrupted while cases are still
+    queued."""
+    import numpy as np
+
+    from q7emu.isa.records import make_dequant_record
+    from q7emu.machine.cases import build_case, save_case
+    pb, words = 0x30000, 4096
+    rec = make_dequant_record(1, 0, 128, words, partition_bytes=pb).encode()
+    src = np.random.default_rng(0).integers(0, 256, (128, words * 4), dtype=np.uint8)
+    first = save_case(build_case(rec, "CAYMAN", [(0, 0, src)], partition_bytes=pb, name="c00"), folder / "c00")
+    text = first.read_text()
+    for i in range(1, copies):
+        os.link(folder / "c00.npz", folder / f"c{i:02d}.npz")
+        (folder / f"c{i:02d}.json").write_text(text)
+    return folder

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+import progress_support
 import pytest
 from hostile_lib import env, python
 from progress_support import finish, wait_for_progress
@@ -157,19 +157,8 @@ def test_sigint_kills_the_workers_and_reports_what_finished():
 # ---------------------------------------------------------------------------------------------- the CLI
 @pytest.fixture(scope="module")
 def slow_cases(tmp_path_factory):
-    """60 copies (hard links) of one case that takes a noticeable time to replay (2 MiB of output)."""
-    from q7emu.isa.records import make_dequant_record
-    from q7emu.machine.cases import build_case, save_case
-    d = tmp_path_factory.mktemp("slow")
-    pb, words = 0x30000, 4096
-    rec = make_dequant_record(1, 0, 128, words, partition_bytes=pb).encode()
-    src = np.random.default_rng(0).integers(0, 256, (128, words * 4), dtype=np.uint8)
-    first = save_case(build_case(rec, "CAYMAN", [(0, 0, src)], partition_bytes=pb, name="c00"), d / "c00")
-    text = first.read_text()
-    for i in range(1, 60):
-        os.link(d / "c00.npz", d / f"c{i:02d}.npz")
-        (d / f"c{i:02d}.json").write_text(text)
-    return d
+    """60 copies of one case that takes a noticeable time to replay (2 MiB of output)."""
+    return progress_support.slow_cases(tmp_path_factory.mktemp("slow"), 60)
 
 
 def start(*argv):

@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
+import progress_support
 import pytest
 from progress_support import finish, wait_for_progress
 
@@ -193,20 +193,9 @@ def test_cli_json_and_junit_are_as_without_dask(capsys, cluster, damaged, tmp_pa
 # ---------------------------------------------------------------------------------------------- processes
 @pytest.fixture(scope="module")
 def slow_cases(tmp_path_factory):
-    """40 copies (hard links) of a case that takes a noticeable time to replay (2 MiB of output), plus the
-    shipped cases: a run long enough to be interrupted or to lose a worker while cases are still queued."""
-    from q7emu.isa.records import make_dequant_record
-    from q7emu.machine.cases import build_case
-    d = tmp_path_factory.mktemp("slow")
-    pb, words = 0x30000, 4096
-    rec = make_dequant_record(1, 0, 128, words, partition_bytes=pb).encode()
-    src = np.random.default_rng(0).integers(0, 256, (128, words * 4), dtype=np.uint8)
-    first = save_case(build_case(rec, "CAYMAN", [(0, 0, src)], partition_bytes=pb, name="c00"), d / "c00")
-    text = first.read_text()
-    for i in range(1, 40):
-        os.link(d / "c00.npz", d / f"c{i:02d}.npz")
-        (d / f"c{i:02d}.json").write_text(text)
-    return d
+    """40 copies of a case that takes a noticeable time to replay: a run long enough to be interrupted or to lose
+    a worker while cases are still queued."""
+    return progress_support.slow_cases(tmp_path_factory.mktemp("slow"), 40)
 
 
 def start(*argv, **kw):

@@ -106,6 +106,22 @@ def read_record(text: str, allow_kernel_info: bool = False) -> bytes:
     return data
 
 
+def add_run_options(s: argparse.ArgumentParser, task: str) -> None:
+    """The options replay and explore share: ``-j``, ``--progress`` / ``--no-progress`` and ``--dask`` (each
+    ``task``, e.g. "each case", a task on the cluster)."""
+    s.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    s.add_argument("--progress", action="store_true", help="always show the progress bar on stderr")
+    s.add_argument("--no-progress", action="store_true", help="never show the progress bar")
+    s.add_argument("--dask", metavar="ADDRESS",
+                   help=f"run {task} as a task on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:PORT; "
+                        "the dask extra); workers read the case files themselves (docs/cli.md §4.2)")
+
+
+def progress_choice(args: argparse.Namespace) -> bool | None:
+    """The progress bar asked for: False (--no-progress), True (--progress) or None (when stderr is a terminal)."""
+    return False if args.no_progress else (True if args.progress else None)
+
+
 def parse_int(text: str) -> int:
     """An integer in Python literal syntax (``1024``, ``0x400``, ``0o2000``, ``0b...``); an argparse ``type``."""
     try:

@@ -12,8 +12,10 @@ from q7emu.cli.common import (
     EXIT_USAGE,
     Subparsers,
     UsageError,
+    add_run_options,
     json_document,
     parse_knobs,
+    progress_choice,
     quiet_dask_logs,
 )
 from q7emu.model.format_table import DEQUANT_FORMATS, FP8_FORMATS
@@ -34,7 +36,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
         raise UsageError("--dask and -j: the cluster's workers run the cases; give one of them")
     if args.dask is not None:
         quiet_dask_logs()
-    progress = False if args.no_progress else (True if args.progress else None)
+    progress = progress_choice(args)
     res = explore(args.paths, knobs=args.knobs, jobs=args.jobs, progress=progress, dask=args.dask)
     if args.json:
         print(json.dumps(json_document("explore", res.to_json(best=args.best)), indent=1))
@@ -106,15 +108,9 @@ def register(sub: Subparsers) -> None:
     s.add_argument("--knobs", nargs="+", metavar="NAME[=V1,V2]",
                    help="vary only these knobs (over these values; a bare name = all values); others keep "
                         "each case's value")
-    s.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
     s.add_argument("--json", action="store_true", help="the full result as JSON (q7emu-explore, docs/cli.md)")
     s.add_argument("--best", type=int, default=5, help="candidates shown when nothing reproduces (default 5)")
-    s.add_argument("--progress", action="store_true", help="always show the progress bar on stderr")
-    s.add_argument("--no-progress", action="store_true", help="never show the progress bar")
-    s.add_argument("--dask", metavar="ADDRESS",
-                   help="run each case's knob combinations as a task on the Dask cluster whose scheduler is at "
-                        "ADDRESS (tcp://HOST:PORT; the dask extra); workers read the case files themselves "
-                        "(docs/cli.md §4.2)")
+    add_run_options(s, "each case's knob combinations")
     s.set_defaults(func=cmd_explore)
 
     s = sub.add_parser(

@@ -20,10 +20,12 @@ from q7emu.cli.common import (
     Parser,
     Subparsers,
     UsageError,
+    add_run_options,
     parse_int,
     parse_knobs,
     parse_partition_bytes,
     print_json,
+    progress_choice,
     quiet_dask_logs,
     read_record,
 )
@@ -166,7 +168,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     try:
         results = replay(selected, jobs=args.jobs, knobs=knobs, backend=args.backend, dask=args.dask,
                          max_diffs=args.max_diffs, diff_maps=plot is not None or (args.json and args.max_diffs > 0),
-                         progress=False if args.no_progress else (True if args.progress else None))
+                         progress=progress_choice(args))
     except Interrupted as e:                 # Ctrl-C: the cases that finished, then exit 130
         width = report.path_width(e.results)
         for r in e.results:
@@ -405,7 +407,7 @@ def register(sub: Subparsers) -> None:
                         "pytest -k, e.g. 'nf4 and g8'); a name matches a case when it is in its path or keywords "
                         "(generation, kernel, format, g0 / g8, 0x7b, fp16, e4m3, ...; case-insensitive) or "
                         "matches one as a shell wildcard (*, ?, [..]); repeatable (any)")
-    s.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1)")
+    add_run_options(s, "each case")
     s.add_argument("--knob", action="append", metavar="NAME=VALUE",
                    help="override a case knob (cases whose kernel has no such knob are unaffected); " + KNOB_HELP)
     s.add_argument("--backend", choices=("kernel", "golden"), default="kernel", help=_BACKEND_HELP)
@@ -416,15 +418,9 @@ def register(sub: Subparsers) -> None:
     s.add_argument("--durations", type=int, metavar="N", default=None,
                    help="print the N slowest cases (0 = every case)")
     s.add_argument("--json", action="store_true", help="the whole report as JSON (q7emu-replay, docs/cli.md)")
-    s.add_argument("--progress", action="store_true", help="always show the progress bar on stderr")
-    s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     s.add_argument("--shard", metavar="I/N",
                    help="replay only shard I of N (1 <= I <= N) of the cases found and selected: every N-th case "
                         "from the I-th, in the order found; merge the shards' --json reports with q7emu merge")
-    s.add_argument("--dask", metavar="ADDRESS",
-                   help="run each case as a task on the Dask cluster whose scheduler is at ADDRESS "
-                        "(tcp://HOST:PORT; the dask extra): workers read the case files themselves "
-                        "(docs/cli.md §4.2)")
     s.add_argument("--plot", metavar="FILE.png",
                    help="draw where the failing cases' bytes differ (partition x byte offset, expected vs actual "
                         "values; the plot extra: matplotlib)")

@@ -29,15 +29,13 @@ system it shares with the client (the paths are made absolute). Results come bac
 from __future__ import annotations
 
 import contextlib
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from q7emu._version import __version__
 from q7emu.errors import InvalidArgument
-from q7emu.machine.workers import Interrupted, TaskFailure
+from q7emu.machine.workers import Interrupted, TaskFailure, sigint_ignored
 
 __all__ = ["CONNECT_SECONDS", "NO_WORKER_SECONDS", "MAX_CHUNK", "RETRIES", "require_distributed", "connect_seconds",
            "connect", "disconnect", "run_tasks_dask", "chunk_size", "worker_info"]
@@ -131,20 +129,8 @@ def connect(address: str, *, timeout: float | None = None) -> Any:
 
 def disconnect(client: Any) -> None:
     """Close a client of :func:`connect` (never raises; bounded by a few seconds)."""
-    with _sigint_ignored(), contextlib.suppress(Exception):
+    with sigint_ignored(), contextlib.suppress(Exception):
         client.close(timeout=5)
-
-
-@contextlib.contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """SIGINT ignored (main thread only) while futures are cancelled: a second Ctrl-C cannot cut it short."""
-    main = threading.current_thread() is threading.main_thread()
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
-    try:
-        yield
-    finally:
-        if main:
-            signal.signal(signal.SIGINT, old)
 
 
 def _one_line(e: BaseException) -> str:
@@ -275,7 +261,7 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
                     for i in idx:
                         finish(i, failure if isinstance(failure, TaskFailure) else TaskFailure("malformed result"))
     except KeyboardInterrupt:
-        with _sigint_ignored(), contextlib.suppress(Exception):
+        with sigint_ignored(), contextlib.suppress(Exception):
             client.cancel(list(futures.values()), force=True)
         raise Interrupted(done, n) from None
 

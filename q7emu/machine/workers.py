@@ -207,8 +207,9 @@ def _sigint_blocked() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _sigint_ignored() -> Iterator[None]:
-    """SIGINT ignored (main thread only) while workers are being killed: a second Ctrl-C cannot cut it short."""
+def sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored (main thread only) while workers are killed or a farm's futures cancelled: a second Ctrl-C
+    cannot cut it short."""
     main = threading.current_thread() is threading.main_thread()
     old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
@@ -249,7 +250,7 @@ def _start(ctx: Any, pool: list[_Worker], n: int) -> None:
 
 
 def _kill_all(pool: list[_Worker]) -> None:
-    with _sigint_ignored():
+    with sigint_ignored():
         for w in pool:
             w.kill()
         pool.clear()
