@@ -72,3 +72,21 @@ def test_a_killed_writer_leaves_the_old_file(tmp_path):
     proc.wait(timeout=10)
     time.sleep(0.05)
     assert out.read_bytes() == b"old"
+
+
+def test_a_ctrl_c_as_the_temporary_file_is_created_leaves_no_file(tmp_path, monkeypatch):
+    """A Ctrl-C that lands just after the temporary file exists, before the writer can remove it on the way out
+    (the moment the hostile write tests aim at), is held until the clean-up is in place: no file is left."""
+    import tempfile
+
+    real = tempfile.mkstemp
+
+    def mkstemp_then_ctrl_c(*a, **kw):
+        got = real(*a, **kw)
+        os.kill(os.getpid(), signal.SIGINT)
+        return got
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp_then_ctrl_c)
+    with pytest.raises(KeyboardInterrupt), atomic_write(tmp_path / "out.bin") as f:
+        f.write(b"x")
+    assert os.listdir(tmp_path) == []

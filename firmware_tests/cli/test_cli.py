@@ -465,3 +465,19 @@ def test_trace_show_and_diff_have_json(capsys, tmp_path, words):
     assert run(capsys, "trace", str(case), "-o", str(tmp_path / "t.q7t"))[0] == 0
     code, out, _ = run(capsys, "trace", *[w.format(t=tmp_path / "t.q7t") for w in words], "--json")
     assert code == 0 and json.loads(out)["format"].startswith("q7emu-trace")
+
+
+def test_a_second_ctrl_c_while_the_command_cleans_up_is_ignored():
+    """The first Ctrl-C interrupts the command; one that comes while it cleans up and prints what finished (or
+    while Python unwinds past main) is ignored, not a KeyboardInterrupt traceback (docs/limits.md §4)."""
+    import os
+    import signal
+
+    from q7emu.cli.main import _stop_signals
+    with _stop_signals() as got:
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)      # the handler runs before os.kill returns
+        os.kill(os.getpid(), signal.SIGINT)          # the second: ignored
+        os.kill(os.getpid(), signal.SIGTERM)         # and a SIGTERM after it
+    assert got == []                                 # Ctrl-C: the command's own exit 130, not 128 + N
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -41,6 +41,15 @@ RUNNABLE = [lv for lv in extension.LEVELS if lv in BUILT and (lv in CPU or lv ==
 CURRENT = extension.select_level(BUILT)
 
 
+#: Q7EMU_TEST_EVERY_LEVEL=1 (.ci/run sets it) repeats the exhaustive kernel tests under every other level this
+#: machine runs and runs the qemu portability check; by default a run tests its own, dispatched level
+#: exhaustively and every level on the quick random inputs of section 2 (docs/build.md §1.4)
+EVERY_LEVEL = os.environ.get("Q7EMU_TEST_EVERY_LEVEL") == "1"
+every_level_only = pytest.mark.skipif(
+    not EVERY_LEVEL, reason="the exhaustive tests ran at this run's level; Q7EMU_TEST_EVERY_LEVEL=1 (as CI) "
+                            "repeats them under every level and runs the qemu check")
+
+
 def env_without_isa(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != extension.ENV}
     env.update(extra)
@@ -139,6 +148,7 @@ def test_every_level_gives_the_golden_bytes(name, monkeypatch):
 CHILD = "Q7EMU_ISA_TEST_CHILD"      # set in the pytest processes this file starts: they never start more
 
 
+@every_level_only
 @pytest.mark.skipif(bool(os.environ.get(CHILD)), reason="inside a per-level run already")
 @pytest.mark.parametrize("level", [lv for lv in RUNNABLE if lv != CURRENT])
 def test_exhaustive_kernel_tests_under_each_level(level):
@@ -193,6 +203,7 @@ def test_generic_replays_every_shipped_case():
 QEMU = shutil.which("qemu-x86_64")
 
 
+@every_level_only
 @pytest.mark.skipif(QEMU is None, reason="qemu-x86_64 not installed (Debian: apt-get install qemu-user; "
                                          ".ci/run installs it)")
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the qemu check is of an x86-64 build")

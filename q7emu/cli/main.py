@@ -117,21 +117,26 @@ STOP_SIGNALS = ("SIGTERM", "SIGHUP")
 
 @contextlib.contextmanager
 def _stop_signals() -> Iterator[list[int]]:
-    """While a command runs (main thread only), SIGTERM and SIGHUP raise KeyboardInterrupt once, as Ctrl-C
-    does (a signal the parent set to be ignored, as ``nohup`` does, stays ignored); later ones are ignored
-    while the command cleans up. Yields the list the first such signal's number is put in."""
+    """While a command runs (main thread only), the first Ctrl-C, SIGTERM or SIGHUP raises KeyboardInterrupt (a
+    signal the parent set to be ignored, as ``nohup`` does, stays ignored); any later one is ignored while the
+    command cleans up and prints what finished, so a second Ctrl-C never cuts the report short or prints a
+    traceback (docs/limits.md §4). Yields the list the first SIGTERM / SIGHUP number is put in (Ctrl-C: exit
+    130 from the command itself)."""
     got: list[int] = []
     if threading.current_thread() is not threading.main_thread():
         yield got
         return
+    stopping: list[int] = []
 
     def stop(signum: int, frame: Any) -> None:
-        if not got:
-            got.append(signum)
+        if not stopping:
+            stopping.append(signum)
+            if signum != signal.SIGINT:
+                got.append(signum)
             raise KeyboardInterrupt
 
     old = {}
-    for name in STOP_SIGNALS:
+    for name in ("SIGINT", *STOP_SIGNALS):
         sig = getattr(signal, name, None)
         if sig is not None and signal.getsignal(sig) not in (signal.SIG_IGN, None):
             old[sig] = signal.signal(sig, stop)

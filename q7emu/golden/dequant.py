@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from q7emu.golden import formats
-from q7emu.model.format_table import FmtArg, dequant_format
+from q7emu.model.dtypes import FmtArg
+from q7emu.model.format_table import dequant_format
 from q7emu.model.knobs import (
     Fp6Packing,
     MxLayout,

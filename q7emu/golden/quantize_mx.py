@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from q7emu.golden import formats
-from q7emu.model.format_table import Fp8Arg
+from q7emu.model.dtypes import Fp8Arg
 from q7emu.model.knobs import Emax, Nonfinite, ScaleLayout, Underflow, normalize_quantize_mx_args
 
 #: max_exp per (emax knob, dst dtype) and the clip limit per dst dtype: model data (q7emu.model.tables)

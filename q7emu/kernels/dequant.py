@@ -16,7 +16,8 @@ import numpy as np
 from q7emu.errors import InvalidArgument
 from q7emu.kernels.cores import check_cores, host_threads, run_blocks
 from q7emu.kernels.extension import cached_extension
-from q7emu.model.format_table import FmtArg, dequant_path
+from q7emu.model.dtypes import FmtArg
+from q7emu.model.format_table import dequant_path
 from q7emu.model.kernels import DEQUANT_PATHS, dequant_kernel, path_name
 from q7emu.model.knobs import (
     DEQUANT_KNOBS,

@@ -14,7 +14,7 @@ import numpy as np
 from q7emu.kernels.cores import check_cores, host_threads, run_blocks
 from q7emu.kernels.dequant import run_traced
 from q7emu.kernels.extension import cached_extension
-from q7emu.model.format_table import Fp8Arg
+from q7emu.model.dtypes import Fp8Arg
 from q7emu.model.kernels import KernelId
 from q7emu.model.knobs import Emax, Nonfinite, ScaleLayout, Underflow, normalize_quantize_mx_args
 

@@ -16,14 +16,19 @@ values.
 from __future__ import annotations
 
 import enum
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from q7emu.errors import InvalidArgument
-from q7emu.model.format_table import DEQUANT_FORMATS, FP8_FORMATS
+from q7emu.model.format_table import DEQUANT_FORMATS, FP8_FORMATS, DequantFmt, DequantFmtName, Fp8Name
 
-__all__ = ["CANONICAL_FORMATS", "FORMAT_ALIASES", "canonical_format", "fp8_dtype", "src_dtype",
+#: a TensorDequantize ``fmt`` argument: the code, a DequantFmt member, a spelling, a numpy dtype or scalar type
+FmtArg: TypeAlias = int | DequantFmt | DequantFmtName | np.dtype[Any] | type[np.generic]
+#: an FP8 format argument (QuantizeMX ``dst_dtype``): a spelling, a numpy dtype or an ml_dtypes scalar type
+Fp8Arg: TypeAlias = Fp8Name | np.dtype[Any] | type[np.generic]
+
+__all__ = ["FmtArg", "Fp8Arg", "CANONICAL_FORMATS", "FORMAT_ALIASES", "canonical_format", "fp8_dtype", "src_dtype",
            "dequant_fmt_code", "dequant_out_dtype", "fp8_view"]
 
 #: the formats that are neither an FP8 output nor a TensorDequantize source: the E8M0 scales and QuantizeMX's

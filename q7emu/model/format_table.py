@@ -28,13 +28,10 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
-
-if TYPE_CHECKING:                       # numpy names only the argument types: the CLI's --help imports this table
-    import numpy as np
+from typing import Literal, TypeAlias
 
 __all__ = ["Fp8Format", "FP8_FORMATS", "Rebias", "DequantFormat", "DEQUANT_FORMATS", "DequantPath",
-           "DEQUANT_PATH_TABLE", "DequantFmt", "DequantFmtName", "Fp8Name", "FmtArg", "Fp8Arg", "fp8_format",
+           "DEQUANT_PATH_TABLE", "DequantFmt", "DequantFmtName", "Fp8Name", "fp8_format",
            "dequant_format", "dequant_path"]
 
 
@@ -203,10 +200,6 @@ Fp8Name: TypeAlias = Literal[
     "float8_e4m3fn", "e4m3", "fp8_exp4", "e4m3fn", "fp8_e4m3", "fp8_e4m3fn", "float8_e4m3fn_x4",
     "float8_e5m2", "e5m2", "fp8_exp5", "fp8_e5m2", "float8_e5m2_x4",
 ]
-#: a TensorDequantize ``fmt`` argument: the code, a DequantFmt member, a spelling, a numpy dtype or scalar type
-FmtArg: TypeAlias = "int | DequantFmt | DequantFmtName | np.dtype[Any] | type[np.generic]"
-#: an FP8 format argument (QuantizeMX ``dst_dtype``): a spelling, a numpy dtype or an ml_dtypes scalar type
-Fp8Arg: TypeAlias = "Fp8Name | np.dtype[Any] | type[np.generic]"
 
 _FP8_BY_NAME: dict[str, Fp8Format] = {f.name: f for f in FP8_FORMATS}
 _BY_CODE: dict[int, DequantFormat] = {f.code: f for f in DEQUANT_FORMATS}

@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias, get_args
+from typing import Any, get_args
 
 import numpy as np
 
@@ -25,6 +25,17 @@ from q7emu.errors import InvalidArgument
 from q7emu.model.dtypes import dequant_fmt_code, fp8_dtype
 from q7emu.model.format_table import DEQUANT_FORMATS, DEQUANT_PATH_TABLE, FP8_FORMATS, dequant_format
 from q7emu.model.kernels import DEQUANT_PATHS, FMT_NAMES, GROUP_SIZES, PATH_RATIO, DequantFmt, path_name
+from q7emu.model.knob_types import (
+    Emax,
+    Fp6Packing,
+    MxLayout,
+    MxScale,
+    Nf4Table,
+    NibbleOrder,
+    Nonfinite,
+    ScaleLayout,
+    Underflow,
+)
 
 __all__ = ["Knob", "KNOBS", "KNOB_DEFAULTS", "knob", "knob_applies", "NibbleOrder", "Fp6Packing", "MxLayout",
            "MxScale", "Nf4Table", "Emax", "Underflow", "Nonfinite", "ScaleLayout",
@@ -33,16 +44,7 @@ __all__ = ["Knob", "KNOBS", "KNOB_DEFAULTS", "knob", "knob_applies", "NibbleOrde
            "PATH_RATIO", "path_name", "check_knob", "check_knobs", "dequant_knobs", "normalize_fmt",
            "normalize_dequant_args", "dequant_out_bytes", "normalize_quantize_mx_args"]
 
-# ---------------------------------------------------------------- the knobs' values, as types (default first)
-NibbleOrder: TypeAlias = Literal["low-first", "high-first"]
-Fp6Packing: TypeAlias = Literal["lsb-first", "msb-first"]
-MxLayout: TypeAlias = Literal["scale-first", "scale-last", "word-block"]
-MxScale: TypeAlias = Literal["e8m0", "e8m0-nonan"]
-Nf4Table: TypeAlias = Literal["qlora"]
-Emax: TypeAlias = Literal["ocp", "alt"]
-Underflow: TypeAlias = Literal["wrap", "clamp", "unclamped-data", "unwrapped-data"]
-Nonfinite: TypeAlias = Literal["sim", "ocp"]
-ScaleLayout: TypeAlias = Literal["auto", "scatter", "compact"]
+# the knobs' values, as types (default first): q7emu.model.knob_types, re-exported here
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ from __future__ import annotations
 import math
 import struct
 
+from q7emu.model.knob_types import Nf4Table
+
 __all__ = ["FORMATS", "decode", "format_value", "value_text", "format_bits"]
 
 #: format name -> bits per code
@@ -58,7 +60,7 @@ def _minifloat(code: int, ebits: int, mbits: int, bias: int) -> float:
     return sign * math.ldexp((1 << mbits) + m, e - bias - mbits)
 
 
-def decode(code: int, fmt: str, *, nf4_table: str = "qlora", e8m0_nonan: bool = False) -> float:
+def decode(code: int, fmt: str, *, nf4_table: Nf4Table = "qlora", e8m0_nonan: bool = False) -> float:
     """The value of ``code`` (an int of ``fmt``'s width) as a Python float: NaN / +-Inf where the format has them.
 
     ``fmt``: a name of :data:`FORMATS`. E8M0 0xFF is NaN, or 2^128 with ``e8m0_nonan``. ValueError for an unknown
