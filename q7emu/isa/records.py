@@ -17,13 +17,16 @@ from __future__ import annotations
 import dataclasses
 import struct
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeAlias, TypeVar
 
 from q7emu.errors import InvalidArgument
 from q7emu.isa.enums import INST_WORD_LEN, OPCODE_NAMES, AddrMarker, DequantFmt, DType, Opcode
 from q7emu.model.dtypes import FORMAT_ALIASES, canonical_format
 from q7emu.model.kernels import path_ratio
 from q7emu.model.knobs import normalize_fmt
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 RECORD_SIZE = 64
 PSUM_BIT = 1 << 25
@@ -578,8 +581,10 @@ def fields(record: Record, partition_bytes: int = 0x30000) -> list[tuple[str, st
 
 
 # ----------------------------------------------------------------------------- a record from named fields
+#: a record struct :func:`record_from_fields` builds
+RecordKind: TypeAlias = type[S3D3TensDequant] | type[S3DMX1Quant]
 #: record kinds :func:`record_from_fields` builds, by every name it accepts
-RECORD_KINDS: dict[str, type] = {"0x7b": S3D3TensDequant, "7b": S3D3TensDequant, "dequant": S3D3TensDequant,
+RECORD_KINDS: dict[str, RecordKind] = {"0x7b": S3D3TensDequant, "7b": S3D3TensDequant, "dequant": S3D3TensDequant,
                                  "tensor_dequantize": S3D3TensDequant, "tensordequantize": S3D3TensDequant, "0xe3":
                                  S3DMX1Quant, "e3": S3DMX1Quant, "quantize_mx": S3DMX1Quant, "quantizemx": S3DMX1Quant}
 
@@ -587,7 +592,7 @@ RECORD_KINDS: dict[str, type] = {"0x7b": S3D3TensDequant, "7b": S3D3TensDequant,
 _FORMAT_DTYPES = {FORMAT_ALIASES[d.name.lower()]: d for d in DType if d.name.lower() in FORMAT_ALIASES}
 
 
-def record_kind(kind: str | int) -> type:
+def record_kind(kind: str | int) -> RecordKind:
     """The record struct of a kind: ``0x7b`` / ``dequant`` -> S3D3TensDequant, ``0xe3`` / ``quantize_mx`` ->
     S3DMX1Quant (an opcode int works too)."""
     if isinstance(kind, int) and not isinstance(kind, bool):
@@ -602,7 +607,7 @@ def record_kind(kind: str | int) -> type:
     return RECORD_KINDS[key]
 
 
-def field_names(kind: str | int | type) -> list[str]:
+def field_names(kind: str | int | RecordKind) -> list[str]:
     """The dotted leaf field names of a record kind, in struct order (what ``q7emu decode`` prints)."""
     cls = kind if isinstance(kind, type) else record_kind(kind)
     return [f.name for f in describe_fields(cls())]
@@ -694,7 +699,10 @@ def _bytes(name: str, value: object, n: int) -> bytes:
     return data
 
 
-def _assign(obj: object, path: list[str], full: str, value: object, partition_bytes: int | None) -> object:
+_D = TypeVar("_D", bound="DataclassInstance")
+
+
+def _assign(obj: _D, path: list[str], full: str, value: object, partition_bytes: int | None) -> _D:
     """``obj`` with the leaf ``path`` (dotted parts; the last may carry ``[i]``) set to ``value``."""
     head, index = path[0], None
     if len(path) == 1 and head.endswith("]") and "[" in head:
@@ -705,7 +713,7 @@ def _assign(obj: object, path: list[str], full: str, value: object, partition_by
         raise KeyError(full)
     cur = getattr(obj, head)
     if len(path) > 1:
-        if not dataclasses.is_dataclass(cur) or isinstance(cur, Addr4):
+        if not dataclasses.is_dataclass(cur) or isinstance(cur, (type, Addr4)):   # a sub-struct (not a class)
             raise KeyError(full)
         return dataclasses.replace(obj, **{head: _assign(cur, path[1:], full, value, partition_bytes)})
     if index is not None:
@@ -746,7 +754,7 @@ def record_from_fields(kind: str | int, values: dict[str, object] | list[tuple[s
     if partition_bytes is not None and (isinstance(partition_bytes, bool) or not isinstance(partition_bytes, int)
                                         or partition_bytes <= 0 or partition_bytes % 4):
         raise InvalidArgument("partition_bytes", partition_bytes, "must be a positive multiple of 4")
-    rec: object = cls()
+    rec = cls()
     items = list(values.items()) if isinstance(values, dict) else list(values)
     for name, value in items:
         if not isinstance(name, str) or not name.strip():
@@ -757,9 +765,8 @@ def record_from_fields(kind: str | int, values: dict[str, object] | list[tuple[s
         except KeyError:
             raise InvalidArgument("field", name, f"unknown field of {cls.__name__}; known: "
                                   + ", ".join(field_names(cls))) from None
-    record = rec  # type: ignore[assignment]
-    record.encode()       # every field range checked (InvalidArgument names the field)
-    return record  # type: ignore[return-value]
+    rec.encode()       # every field range checked (InvalidArgument names the field)
+    return rec
 
 
 # ----------------------------------------------------------------------------- convenience builders

@@ -93,9 +93,9 @@ def decode(code: int, fmt: str, *, nf4_table: str = "qlora", e8m0_nonan: bool = 
             raise ValueError(f"nf4_table {nf4_table!r}: q7emu knows qlora")
         return _NF4_QLORA[code]
     if f == "FP16":
-        return struct.unpack("<e", code.to_bytes(2, "little"))[0]
+        return float(struct.unpack("<e", code.to_bytes(2, "little"))[0])
     # BF16: the top half of a binary32
-    return struct.unpack("<f", (code << 16).to_bytes(4, "little"))[0]
+    return float(struct.unpack("<f", (code << 16).to_bytes(4, "little"))[0])
 
 
 def value_text(value: float, *, power_of_two: bool = False) -> str:
