@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from q7emu.kernels.dequant import dequantize_path as dequantize_path
     from q7emu.kernels.quantize_mx import quantize_mx as quantize_mx
     from q7emu.model.dtypes import fp8_view as fp8_view
+    from q7emu.model.knobs import DequantFmt as DequantFmt
     from q7emu.primitives import ivp as ivp
 
 #: public name -> (module, attribute or None for the module itself), loaded on first use

@@ -470,8 +470,8 @@ def _value_json(diff: ByteDiff, byte: int) -> dict[str, Any]:
     fmt = ex.out_format if ex is not None and diff.part != "unwritten" else None
     if fmt is None:
         return {"value": None, "text": f"0x{byte:02x}"}
-    kw = {"e8m0_nonan": ex.knobs.get("mx_scale") == "e8m0-nonan"} if fmt == "E8M0" and ex is not None else {}
-    v = decode(byte, fmt, **kw)
+    nonan = fmt == "E8M0" and ex is not None and ex.knobs.get("mx_scale") == "e8m0-nonan"
+    v = decode(byte, fmt, e8m0_nonan=nonan)
     return {"value": v if v == v and abs(v) != float("inf") else None, "text": format_value(byte, fmt)}
 
 
