@@ -19,7 +19,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, TypeAlias, TypeVar
 
-from q7emu.errors import InvalidArgument
+from q7emu.errors import InternalError, InvalidArgument
 from q7emu.isa.enums import INST_WORD_LEN, OPCODE_NAMES, AddrMarker, DequantFmt, DType, Opcode
 from q7emu.model.dtypes import FORMAT_ALIASES, canonical_format
 from q7emu.model.kernels import path_ratio
@@ -384,7 +384,8 @@ class S3D3TensDequant:
                         _u("num_active_channels", self.num_active_channels, 8),
                         _u("dequant_fmt", self.dequant_fmt, 8), _u("group_size", self.group_size, 8)])
                + _raw("reserved1", self.reserved1, 7) + self.dst.encode() + _raw("reserved2", self.reserved2, 4))
-        assert len(out) == RECORD_SIZE
+        if len(out) != RECORD_SIZE:
+            raise InternalError(f"S3D3TensDequant encoded to {len(out)} bytes, not {RECORD_SIZE}")
         return out
 
     @classmethod
@@ -438,7 +439,8 @@ class S3DMX1Quant:
                + bytes([_u("num_active_channels", self.num_active_channels, 8), _u("in_dtype", self.in_dtype, 8),
                         _u("out_dtype", self.out_dtype, 8)])
                + _raw("reserved2", self.reserved2, 12) + self.dst.encode())
-        assert len(out) == RECORD_SIZE
+        if len(out) != RECORD_SIZE:
+            raise InternalError(f"S3DMX1Quant encoded to {len(out)} bytes, not {RECORD_SIZE}")
         return out
 
     @classmethod

@@ -9,7 +9,7 @@ from collections.abc import Iterable, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from q7emu.errors import CaseError, InvalidArgument, Q7Error
+from q7emu.errors import CaseError, InternalError, InvalidArgument, Q7Error
 from q7emu.fileio import SCAN_HEAD_BYTES, is_regular_file, read_head
 from q7emu.machine.cases import CASE_FORMAT, Case, CaseResult, load_case, run_case
 from q7emu.machine.report import MAX_DIFFS, MAX_REPORT_DIFFS, MAX_REPORT_MAP_ENTRIES, keep_detail, map_entries
@@ -220,7 +220,8 @@ def replay(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, knobs: dict[s
 
     def _omit(i: int) -> None:
         r = results[i]
-        assert r is not None
+        if r is None:
+            raise InternalError(f"replay: the detail of case {i} is kept, but it has no result")
         r.diffs, r.diff_map, r.diffs_omitted = [], None, True
         n, m = kept.pop(i)
         used[0] -= n
