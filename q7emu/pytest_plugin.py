@@ -148,7 +148,8 @@ class CaseItem(pytest.Item):
         self.case: Any = None
 
     def _settings(self) -> _Settings:
-        return getattr(self.config, _KEY)
+        settings: _Settings = getattr(self.config, _KEY)      # set by pytest_configure when the option is given
+        return settings
 
     def setup(self) -> None:
         """Read the case; a file that cannot be read is an error of the set-up, with replay's report."""
