@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import struct
+from typing import TypedDict, Unpack
 
 __all__ = ["FORMATS", "decode", "format_value", "value_text", "format_bits"]
 
@@ -113,9 +114,16 @@ def value_text(value: float, *, power_of_two: bool = False) -> str:
     return repr(float(value))
 
 
-def format_value(code: int, fmt: str, **kw: object) -> str:
+class DecodeOptions(TypedDict, total=False):
+    """The keyword options of :func:`decode`, as :func:`format_value` passes them on."""
+
+    nf4_table: str
+    e8m0_nonan: bool
+
+
+def format_value(code: int, fmt: str, **kw: Unpack[DecodeOptions]) -> str:
     """``0x39 = 0.625 E5M2``: the code in hex (width of the format), its value and the format's name."""
     bits = format_bits(fmt)
     digits = max(1, (bits + 3) // 4)
-    text = value_text(decode(code, fmt, **kw), power_of_two=fmt.upper() == "E8M0")  # type: ignore[arg-type]
+    text = value_text(decode(code, fmt, **kw), power_of_two=fmt.upper() == "E8M0")
     return f"0x{code:0{digits}x} = {text} {fmt.upper()}"
