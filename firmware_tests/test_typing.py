@@ -54,8 +54,9 @@ def test_mypy_flags_a_misspelt_knob(tmp_path, monkeypatch):
         monkeypatch.chdir(tree)
     snippet = tmp_path / "snippet.py"
     snippet.write_text(SNIPPET)
+    # --config-file "": a user's settings, not q7emu's own [tool.mypy] (which the tree's pyproject.toml holds)
     stdout, stderr, status = api.run([
-        str(snippet), "--follow-imports=silent", "--python-version", "3.11", "--no-error-summary",
+        str(snippet), "--config-file", "", "--follow-imports=silent", "--python-version", "3.11", "--no-error-summary",
         "--cache-dir", str(tmp_path / "cache"), "--hide-error-context", "--show-error-codes"])
     assert status in (0, 1), stderr
     errors = {}

@@ -239,7 +239,7 @@ def write_npz(f: IO[bytes], arrays: dict[str, np.ndarray], *, compress: bool = T
                     np.lib.format.write_array_header_1_0(m, header)
                 except ValueError:                     # a header over 64 KiB (huge structured dtypes)
                     np.lib.format.write_array_header_2_0(m, header)
-                data = memoryview(a.reshape(-1).view(np.uint8)) if a.size else memoryview(b"")
+                data = a.reshape(-1).view(np.uint8).data if a.size else memoryview(b"")
                 for pos in range(0, len(data), _NPZ_WRITE_CHUNK):
                     sigint.check()
                     m.write(data[pos:pos + _NPZ_WRITE_CHUNK])
@@ -481,7 +481,7 @@ def _first_line(e: BaseException) -> str:
 def _read_data(f: IO[bytes], info: ArrayInfo, where: str) -> np.ndarray:
     """Read the array data that follows the header, in chunks, into a fresh array of ``info``'s shape."""
     flat = np.empty(info.nbytes // info.dtype.itemsize, dtype=info.dtype)
-    mv = memoryview(flat.view(np.uint8)) if info.nbytes else memoryview(bytearray())
+    mv = flat.view(np.uint8).data if info.nbytes else memoryview(bytearray())
     pos = 0
     try:
         while pos < info.nbytes:
@@ -642,6 +642,7 @@ class UnknownFileKind(InvalidArgument):
 
     def __init__(self, path: str | os.PathLike[str], head: bytes, rule: str) -> None:
         super().__init__(str(path), head, rule)
+        self.head = head
         self.args = (f"{path}: {head_text(head)}: {rule}",)
 
 

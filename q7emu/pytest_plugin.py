@@ -148,15 +148,17 @@ class CaseItem(pytest.Item):
         self.case: Any = None
 
     def _settings(self) -> _Settings:
-        return getattr(self.config, _KEY)
+        settings: _Settings = getattr(self.config, _KEY)      # set by pytest_configure when the option is given
+        return settings
 
     def setup(self) -> None:
         """Read the case; a file that cannot be read is an error of the set-up, with replay's report."""
+        from q7emu.machine.cases import CaseResult
         from q7emu.machine.replay import load_or_result
         from q7emu.machine.report import format_case
 
         got = load_or_result(str(self.path))
-        if hasattr(got, "ok"):           # a CaseResult: the file could not be read (pytest: an error in set-up)
+        if isinstance(got, CaseResult):  # the file could not be read (pytest: an error in set-up)
             pytest.fail(format_case(got), pytrace=False)
         self.case = got
 

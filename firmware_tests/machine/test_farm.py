@@ -299,7 +299,7 @@ def test_shard_reports_merge_into_the_whole_run(capsys, tmp_path, damaged):
     assert "36 cases from 3 report(s): 34 passed, 1 failed, 1 could not be replayed" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("problem", ["missing", "twice", "backend", "not-a-report"])
+@pytest.mark.parametrize("problem", ["missing", "twice", "backend", "not-a-report", "bad-shard", "huge-count"])
 def test_merge_refuses_reports_that_are_not_one_run(capsys, tmp_path, problem):
     docs = []
     for i in (1, 2):
@@ -313,6 +313,15 @@ def test_merge_refuses_reports_that_are_not_one_run(capsys, tmp_path, problem):
         argv, words = [docs[0], docs[0]], "are both shard 1/2"
     elif problem == "backend":
         argv, words = docs, "ran with backend 'golden'"
+    elif problem in ("bad-shard", "huge-count"):      # a hand-edited report: refused in one line, at once
+        for p in docs:
+            d = json.loads(p.read_text())
+            d["shard"]["count"] = None if problem == "bad-shard" else 10**15
+            p.write_text(json.dumps(d))
+        argv = docs
+        words = ("s1.json: shard 1/None is not I/N with 1 <= I <= N" if problem == "bad-shard" else
+                 "shard(s) 3/1000000000000000, 4/1000000000000000, 5/1000000000000000, 6/1000000000000000, "
+                 "7/1000000000000000, 8/1000000000000000, 9/1000000000000000, 10/1000000000000000, ... missing")
     else:
         (tmp_path / "x.json").write_text("{}")
         argv, words = [docs[0], tmp_path / "x.json"], "not a q7emu-replay document"

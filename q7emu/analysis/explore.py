@@ -31,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
@@ -39,9 +39,9 @@ from q7emu import registry
 from q7emu.errors import CaseError, InvalidArgument, Q7Error
 from q7emu.fileio import read_json
 from q7emu.isa.enums import Generation
-from q7emu.isa.records import decode_record, parse_hex
+from q7emu.isa.records import S3D3TensDequant, decode_record, parse_hex
 from q7emu.machine.cases import Case, Mismatch, compare, error_outcome, load_case, ran_outcome
-from q7emu.machine.machine import MACHINE_KNOBS, Machine, normalize_machine_knobs
+from q7emu.machine.machine import MACHINE_KNOBS, Machine, Region, normalize_machine_knobs
 from q7emu.machine.replay import ProgressBar, find_cases
 from q7emu.machine.workers import Interrupted, TaskFailure, run_tasks
 from q7emu.model.kernels import DEQUANT_PATHS, path_name
@@ -72,9 +72,11 @@ def _dequant_fields(record: bytes) -> tuple[int | None, int | None]:
     """(dequant_fmt, group_size) of a TensorDequantize record; (None, None) when it does not decode."""
     try:
         r = decode_record(bytes(record))
-        return int(r.dequant_fmt), int(r.group_size)
-    except Exception:
+    except (TypeError, ValueError):        # not bytes, not 64 of them (InvalidArgument is a ValueError)
         return None, None
+    if not isinstance(r, S3D3TensDequant):
+        return None, None
+    return int(r.dequant_fmt), int(r.group_size)
 
 
 def applicable_knobs(case: Case) -> tuple[str, ...]:
@@ -89,30 +91,33 @@ def parse_knob_space(items: Iterable[str] | dict[str, Sequence[str]] | None) -> 
     """``["mx_layout=scale-first,scale-last", "emax"]`` (a bare name = all its values) or a dict -> knob space."""
     if items is None:
         return None
-    pairs = items.items() if isinstance(items, dict) else []
-    out: dict[str, tuple[str, ...]] = {}
-    if not isinstance(items, dict):
-        parsed = []
+    # (name, values) as given: a caller's dict may hold anything, so both are checked below
+    pairs: list[tuple[object, object]]
+    if isinstance(items, dict):
+        pairs = list(items.items())
+    else:
+        pairs = []
         for it in items:
             if not isinstance(it, str):
                 raise InvalidArgument("knobs", type(it).__name__, "each item is a NAME or NAME=V1,V2 string")
-            name, _, vals = it.partition("=")
-            parsed.append((name.strip(), [v.strip() for v in vals.split(",") if v.strip()] if vals else None))
-        pairs = parsed
-    for name, vals in pairs:
-        if not isinstance(name, str) or name not in MACHINE_KNOBS:
-            raise InvalidArgument("knob", name if isinstance(name, (str, int)) else type(name).__name__,
+            name, _, text = it.partition("=")
+            pairs.append((name.strip(), [v.strip() for v in text.split(",") if v.strip()] if text else None))
+    out: dict[str, tuple[str, ...]] = {}
+    for key, given in pairs:
+        if not isinstance(key, str) or key not in MACHINE_KNOBS:
+            raise InvalidArgument("knob", key if isinstance(key, (str, int)) else type(key).__name__,
                                   f"unknown knob; known: {', '.join(MACHINE_KNOBS)}")
-        if isinstance(vals, str):
-            vals = (vals,)
-        if vals is not None and not isinstance(vals, (list, tuple)):
-            raise InvalidArgument(name, type(vals).__name__, "knob values are a list of strings")
-        vals = tuple(MACHINE_KNOBS[name]) if not vals else tuple(vals)
-        for v in vals:
-            if not isinstance(v, str) or v not in MACHINE_KNOBS[name]:
-                raise InvalidArgument(name, v if isinstance(v, (str, int, float)) else type(v).__name__,
-                                      f"must be one of {', '.join(MACHINE_KNOBS[name])}")
-        out[name] = tuple(dict.fromkeys(out.get(name, ()) + vals))
+        if isinstance(given, str):
+            given = (given,)
+        if given is not None and not isinstance(given, (list, tuple)):
+            raise InvalidArgument(key, type(given).__name__, "knob values are a list of strings")
+        vals: list[str] = []
+        for v in given or MACHINE_KNOBS[key]:
+            if not isinstance(v, str) or v not in MACHINE_KNOBS[key]:
+                raise InvalidArgument(key, v if isinstance(v, (str, int, float)) else type(v).__name__,
+                                      f"must be one of {', '.join(MACHINE_KNOBS[key])}")
+            vals.append(v)
+        out[key] = tuple(dict.fromkeys(out.get(key, ()) + tuple(vals)))
     return out
 
 
@@ -162,7 +167,7 @@ class Candidate:
         """Members as ``knob=v1|v2`` when they form a product, else listed."""
         return summarize(self.members, knobs)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON form: members, matched / total bytes, cases reproduced, first mismatch, indistinguishable."""
         return {"members": self.members, "matched_bytes": self.matched, "total_bytes": self.total,
                 "cases_reproduced": self.cases_ok, "first_mismatch": self.first_mismatch,
@@ -202,7 +207,7 @@ class ExploreResult:
         """The ``n`` best candidates (most matching bytes first)."""
         return self.candidates[:n]
 
-    def to_json(self, best: int = 10) -> dict:
+    def to_json(self, best: int = 10) -> dict[str, Any]:
         """The result as a JSON-serialisable dict (``best`` candidates listed in full)."""
         return {"cases": [vars(c) | {"knobs": list(c.knobs)} for c in self.cases],
                 "space": {k: list(v) for k, v in self.space.items()},
@@ -295,7 +300,7 @@ def run_combo(case: Case, knobs: dict[str, str], base: np.ndarray | None = None,
     kn = dict(case.knobs)
     kn.update(knobs)
     total = case.expected_bytes
-    written: list = []
+    written: list[Region] = []
     try:
         if machine is None:
             m = Machine(case.generation, case.partition_bytes, kn, backend="kernel")
@@ -328,6 +333,10 @@ def run_combo(case: Case, knobs: dict[str, str], base: np.ndarray | None = None,
                 m.sbuf[sl] = base[sl]
 
 
+#: a case's runs: (its index, its applicable knobs, the value combinations of those knobs to run)
+_Task: TypeAlias = tuple[int, tuple[str, ...], list[tuple[str, ...]]]
+
+
 def _case_combos(case_knobs: Sequence[str], space: dict[str, tuple[str, ...]]) -> list[tuple[str, ...]]:
     ks = [k for k in case_knobs if k in space]
     return list(itertools.product(*(space[k] for k in ks)))
@@ -335,12 +344,12 @@ def _case_combos(case_knobs: Sequence[str], space: dict[str, tuple[str, ...]]) -
 
 #: case files already loaded in this process, least recently used first: path -> (stamp of the .json and
 #: .npz, Case, bytes of array data); at most CASE_CACHE_BYTES of array data in all (docs/limits.md §5)
-_CASE_CACHE: OrderedDict[str, tuple[tuple, Case, int]] = OrderedDict()
+_CASE_CACHE: OrderedDict[str, tuple[tuple[tuple[int, ...], tuple[int, ...]], Case, int]] = OrderedDict()
 #: the most case array data (inputs + expected) the explore case cache of one process keeps
 CASE_CACHE_BYTES = 256 << 20
 
 
-def _stamp(p: Path) -> tuple:
+def _stamp(p: Path) -> tuple[int, ...]:
     """What changes whenever a file's content can have changed: device, inode (a file renamed over it), size,
     mtime and ctime (``cp -p`` keeps the mtime, but no one can set the ctime)."""
     try:
@@ -442,7 +451,7 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     metas = [_meta(it) for it in items]
     restrict = parse_knob_space(knobs)
     infos: list[CaseInfo] = []
-    tasks = []
+    tasks: list[_Task] = []
     space: dict[str, tuple[str, ...]] = {}
     for i, (_item, c) in enumerate(zip(items, metas)):
         app = applicable_knobs(c)
@@ -512,8 +521,8 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     return result
 
 
-def _combine(infos: list[CaseInfo], tasks: list, results: dict[int, list[Run]], space: dict[str, tuple[str, ...]],
-             errors: list[str]) -> ExploreResult:
+def _combine(infos: list[CaseInfo], tasks: list[_Task], results: dict[int, list[Run]],
+             space: dict[str, tuple[str, ...]], errors: list[str]) -> ExploreResult:
     knobs = list(space)
     total = sum(i.nbytes for i in infos)
     # per case: value tuple (of its knobs) -> Run
@@ -521,11 +530,13 @@ def _combine(infos: list[CaseInfo], tasks: list, results: dict[int, list[Run]], 
     for (idx, names, combos) in tasks:
         runs = results.get(idx, [])
         per_case.append((names, dict(zip(combos, runs))))
-    groups: dict[tuple, Candidate] = {}
+    groups: dict[tuple[str, ...], Candidate] = {}
     order = []
     for vals in itertools.product(*(space[k] for k in knobs)):
         combo = dict(zip(knobs, vals))
-        sig, matched, cases_ok, first = [], 0, 0, None
+        sig: list[str] = []
+        matched, cases_ok = 0, 0
+        first: dict[str, Any] | None = None
         for ci, (names, table) in enumerate(per_case):
             r = table.get(tuple(combo[k] for k in names))
             if r is None:      # the case could not be loaded

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from q7emu.model.kernels import KernelId
 from q7emu.primitives import optable
@@ -133,7 +134,7 @@ class OpProvenance:
             return "q7emu"
         return f"{self.kind} " + "; ".join(f.cite() for f in self.facts)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """JSON form: {"kind", "facts": [{"mnemonic", "section", "addresses", "where"}]}."""
         return {"kind": self.kind, "facts": [{"mnemonic": "ivp_" + f.mnemonic, "section": f.section,
                                               "addresses": list(f.addresses), "where": f.where} for f in self.facts]}

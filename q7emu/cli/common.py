@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO, TypeAlias
+from typing import Any, NoReturn, TextIO, TypeAlias
 
 #: exit status: success / a passing verdict
 EXIT_OK = 0
@@ -59,7 +59,10 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("epilog", EXIT_HELP)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    #: whether ``--json`` is on the command line, set before parsing so that --version can answer in JSON
+    want_json: bool = False
+
+    def error(self, message: str) -> NoReturn:
         """Raise ``PROG: error: MESSAGE`` as a :class:`ParserError`."""
         raise ParserError(f"{self.prog}: error: {message}")
 

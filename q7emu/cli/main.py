@@ -84,7 +84,7 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> Parser:
     """The ``q7emu`` parser with every command module's subcommands registered."""
     p = Parser(prog="q7emu", description="Bit-exact emulator of the Vision-Q7 IVP firmware kernels "
                                          "(TensorDequantize 0x7b, QuantizeMX 0xe3).")
@@ -182,7 +182,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     want_json = "--json" in argv
     debug = False
     parser = build_parser()
-    parser.want_json = want_json      # type: ignore[attr-defined]  # read by --version (VersionAction)
+    parser.want_json = want_json      # read by --version (VersionAction)
     try:
         args, extras = parser.parse_known_args(argv)
         if extras and getattr(args, "trailing_fields", None) is not None:

@@ -243,7 +243,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         atomic_write_text(out, report.dumps(doc) + "\n")
     if args.json:
         print(report.dumps(doc))
-        return doc["exit_code"]
+        return int(doc["exit_code"])
     width = report.path_width(results)
     for r in results:
         print(report.format_case(r, None, 0, width=width))
@@ -256,7 +256,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
         print(f"JUnit report -> {junit}")
     if out is not None:
         print(f"merged report -> {out}")
-    return doc["exit_code"]
+    return int(doc["exit_code"])
 
 
 def region_arg(spec: str, option: str = "--input") -> tuple[int, int, np.ndarray]:
@@ -324,7 +324,7 @@ def cmd_case_new(args: argparse.Namespace) -> int:
         after = load_sbuf_image(args.expected_sbuf, before.shape[1]) if args.expected_sbuf else None
         case = case_from_images(record, args.generation, before, after, knobs=parse_knobs(args.knob),
                                 note=args.note or "", name=name, backend=args.backend)
-        inputs: list = [(reg.partition, reg.offset, arr) for reg, arr in case.inputs]
+        inputs: list[tuple[int, int, np.ndarray]] = [(reg.partition, reg.offset, arr) for reg, arr in case.inputs]
         expected = [(reg.partition, reg.offset, arr) for reg, arr in case.expected] if after is not None else None
     else:
         inputs = [region_arg(s, "--input") for s in args.input or []]

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from q7emu.errors import InternalError
 from q7emu.golden import formats
 from q7emu.model.dtypes import FmtArg
 from q7emu.model.format_table import dequant_format
@@ -126,5 +127,7 @@ def dequantize(src: Any, fmt: FmtArg, group_size: int = 0, *, nibble_order: Nibb
         out = encode(vals, saturate=True)
         out = np.where(nan_group[..., None], np.uint8(nan_code), out).reshape(p, g * 8)
     out = np.ascontiguousarray(out.reshape(p, -1), dtype=np.uint8)
-    assert out.shape[1] == dequant_out_bytes(b.shape[1], path)
+    if out.shape[1] != dequant_out_bytes(b.shape[1], path):
+        raise InternalError(f"golden {path}: {out.shape[1]} output bytes per partition for {b.shape[1]} input "
+                            f"bytes, expected {dequant_out_bytes(b.shape[1], path)}")
     return out

@@ -41,14 +41,18 @@ Conventions
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from q7emu.errors import InvalidArgument
+from q7emu.errors import InternalError, InvalidArgument
 
 #: model data, defined once in q7emu.model.tables (re-exported here: formats.NF4_QLORA, formats.E4M3_MAX, ...)
 from q7emu.model.tables import E4M3_MAX, E5M2_MAX, NF4_QLORA
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 __all__ = [
     "NF4_QLORA",
@@ -85,8 +89,7 @@ class _Minifloat:
 
     def __init__(self, name: str, ebits: int, mbits: int, bias: int, *,
                  nan_codes: tuple[int, ...] = (), inf_codes: tuple[int, ...] = (),
-                 nan_out: int | None = None, overflow_code: int | None = None,
-                 overflow_value: float | None = None) -> None:
+                 nan_out: int | None = None, overflow: tuple[int, float] | None = None) -> None:
         self.name = name
         self.bits = 1 + ebits + mbits
         self.sign_bit = 1 << (ebits + mbits)
@@ -105,12 +108,12 @@ class _Minifloat:
         pos = [c for c in range(self.sign_bit) if c not in nan_codes and c not in inf_codes]
         self.table_codes = np.array(pos, dtype=np.uint8)
         self.table_values = lut[pos]
-        assert np.all(np.diff(self.table_values) > 0)
+        if not np.all(np.diff(self.table_values) > 0):
+            raise InternalError(f"{name}: the rounding table is not ascending in value")
         self.max_code = int(self.table_codes[-1])
         self.max_value = float(self.table_values[-1])
-        # IEEE-style overflow target (code and the value it stands for in the rounding)
-        self.overflow_code = overflow_code
-        self.overflow_value = overflow_value
+        # IEEE-style overflow target: (code, the value it stands for in the rounding), one step beyond the max
+        self.overflow = overflow
         self.nan_out = nan_out
 
     def decode(self, codes: Any) -> np.ndarray:
@@ -124,12 +127,12 @@ class _Minifloat:
             raise InvalidArgument("values", "nan", f"{self.name} has no NaN encoding")
         a = np.abs(np.where(nan, 0.0, x))
         tv, tc = self.table_values, self.table_codes
-        if self.overflow_code is not None:   # virtual next value beyond max (Inf / NaN code)
-            tv = np.append(tv, self.overflow_value)
-            tc = np.append(tc, np.uint8(self.overflow_code))
+        if self.overflow is not None:   # virtual next value beyond max (Inf / NaN code)
+            tv = np.append(tv, self.overflow[1])
+            tc = np.append(tc, np.uint8(self.overflow[0]))
         code = _round_to_table(a, tv, tc)
-        if self.overflow_code is not None and saturate:
-            code = np.where(code == self.overflow_code, np.uint8(self.max_code), code)
+        if self.overflow is not None and saturate:
+            code = np.where(code == self.overflow[0], np.uint8(self.max_code), code)
         sign = np.signbit(x) & ~nan
         code = code | np.where(sign, np.uint8(self.sign_bit), np.uint8(0)).astype(np.uint8)
         if self.nan_out is not None:
@@ -137,7 +140,7 @@ class _Minifloat:
         return code.astype(np.uint8)
 
 
-def _as_f64(values: Any) -> np.ndarray:
+def _as_f64(values: Any) -> npt.NDArray[np.float64]:
     """values -> float64 array (exact for fp16, bf16, fp32, fp64 and integer inputs |v| < 2^53)."""
     arr = np.asarray(values)
     if arr.dtype.kind in "fiub" or arr.dtype.name in _ML_REAL:
@@ -151,7 +154,7 @@ _ML_REAL = {"bfloat16", "float4_e2m1fn", "float6_e2m3fn", "float6_e3m2fn", "floa
             "float8_e8m0fnu", "int2", "int4", "uint2", "uint4"}
 
 
-def _check_codes(codes: Any, bits: int, name: str) -> np.ndarray:
+def _check_codes(codes: Any, bits: int, name: str) -> npt.NDArray[np.intp]:
     """codes -> int array (any integer dtype accepted) with every code < 2^bits."""
     c = np.asarray(codes)
     if c.dtype.kind not in "ui":
@@ -186,13 +189,13 @@ def _round_to_table(a: np.ndarray, values: np.ndarray, codes: np.ndarray) -> np.
 _FP4 = _Minifloat("fp4 e2m1", 2, 1, 1)
 _FP6 = _Minifloat("fp6 e2m3", 2, 3, 1)
 _E4M3 = _Minifloat("fp8 e4m3", 4, 3, 7, nan_codes=(0x7F, 0xFF), nan_out=E4M3_NAN,
-                   overflow_code=E4M3_NAN, overflow_value=480.0)      # 480 = next step after 448
+                   overflow=(E4M3_NAN, 480.0))  # 480 = next step after 448
 _E5M2 = _Minifloat("fp8 e5m2", 5, 2, 15, nan_codes=(0x7D, 0x7E, 0x7F, 0xFD, 0xFE, 0xFF),
                    inf_codes=(0x7C, 0xFC), nan_out=E5M2_NAN,
-                   overflow_code=0x7C, overflow_value=65536.0)        # 2^16: the step after 57344 (midpoint 61440)
+                   overflow=(0x7C, 65536.0))  # 2^16: the step after 57344 (midpoint 61440)
 
-assert _E4M3.max_value == E4M3_MAX and _E5M2.max_value == E5M2_MAX
-assert _FP4.max_value == FP4_MAX and _FP6.max_value == FP6_MAX
+if (_E4M3.max_value, _E5M2.max_value, _FP4.max_value, _FP6.max_value) != (E4M3_MAX, E5M2_MAX, FP4_MAX, FP6_MAX):
+    raise InternalError("the golden formats' maxima differ from E4M3_MAX, E5M2_MAX, FP4_MAX, FP6_MAX of q7emu.model")
 
 
 # ---------------------------------------------------------------- public 4/6/8-bit codecs
@@ -403,7 +406,8 @@ def encode_fp32_bits(values: Any) -> np.ndarray:
 
 # ---------------------------------------------------------------- by the format table's names
 #: the exact decoder of each TensorDequantize source format, by its short name (q7emu.model.format_table)
-DECODERS: dict[str, Any] = {"e2m1": decode_fp4, "int4": decode_int4, "nf4": decode_nf4, "e2m3": decode_fp6}
+DECODERS: dict[str, Callable[[Any], np.ndarray]] = {"e2m1": decode_fp4, "int4": decode_int4, "nf4": decode_nf4,
+                                                    "e2m3": decode_fp6}
 #: the single-rounding encoder and the NaN code written of each FP8 format, by its canonical name
-FP8_ENCODERS: dict[str, Any] = {"float8_e4m3fn": encode_e4m3, "float8_e5m2": encode_e5m2}
+FP8_ENCODERS: dict[str, Callable[..., np.ndarray]] = {"float8_e4m3fn": encode_e4m3, "float8_e5m2": encode_e5m2}
 FP8_NAN: dict[str, int] = {"float8_e4m3fn": E4M3_NAN, "float8_e5m2": E5M2_NAN}

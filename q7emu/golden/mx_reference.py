@@ -104,7 +104,8 @@ def _dequant_operand(data: np.ndarray, scale_c: np.ndarray, elem: str, scale_ff:
         s = np.minimum(s, np.uint8(0xFE))                                 # exponent 255 - 127 clipped to 127
     mult = formats.decode_e8m0(s)                                         # float64 [P, n]
     with np.errstate(invalid="ignore"):
-        return vals * mult[..., None]
+        out: np.ndarray = vals * mult[..., None]
+    return out
 
 
 def _check_data(data: Any, elem: str, field: str) -> np.ndarray:
@@ -204,7 +205,7 @@ def nc_matmul_mx(stationary: Any, moving: Any, stationary_scale: Any, moving_sca
     with np.errstate(over="ignore", invalid="ignore"):
         a = _dequant_operand(st, st_s, st_e).astype(np.float32).astype(np.float64)   # [K_P, M, 4]
         b = _dequant_operand(mv, mv_s, mv_e).astype(np.float32).astype(np.float64)   # [K_P, N, 4]
-        acc = np.einsum("pmk,pnk->mn", a, b)
+        acc: np.ndarray = np.einsum("pmk,pnk->mn", a, b)
         out = acc.astype(np.float32)
     if dst_dtype == "bfloat16":
         import ml_dtypes

@@ -33,7 +33,8 @@ def block_max_exponents(x32: np.ndarray) -> np.ndarray:
     Inf; 0 for a block of zeros and fp32 subnormals, i.e. bf16 subnormals)."""
     p, f = x32.shape
     e = ((x32.view(np.uint32) >> 23) & 0xFF).astype(np.int64)
-    return e.reshape(p // 8, 8, f // 4, 4).max(axis=(1, 3))
+    m: np.ndarray = e.reshape(p // 8, 8, f // 4, 4).max(axis=(1, 3))
+    return m
 
 
 def scale_byte(m: np.ndarray, max_exp: int, underflow: Underflow) -> np.ndarray:

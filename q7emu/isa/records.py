@@ -1,348 +1,43 @@
-"""64-byte TPB instruction records and their sub-structs (docs/firmware.md §1.1, §1.2, §3.1, §3.3).
+"""64-byte TPB instruction records (docs/firmware.md §1.1, §1.2, §3.1, §3.3).
 
 Every struct is a frozen dataclass with ``encode() -> bytes`` (exactly ``SIZE`` little-endian bytes) and
 ``decode(data) -> instance``. Decoding never rejects a value: it is a pure byte view, so
 ``X.decode(b).encode() == b`` for every ``b`` of the right length. Encoding checks field ranges and raises
 :class:`~q7emu.errors.InvalidArgument` for a value that does not fit its field.
 
-Reading of ADDR4 (q7emu's choice where docs/firmware.md is silent, docs/model.md §4): the top byte is the marker.
-A record uses the
-*immediate* form when none of the marker bits 0x80 (address register), 0x40 (shape register) or 0x20 (indirect)
-is set; the whole u32 is then PARTITION_OFFSET (bit 25 = PSUM). The remaining top-byte bits (0x01, 0x02,
-0x04, 0x08, 0x10) are address bits of the immediate form: a flat SBUF address at the default partition size
-reaches 0x17FFFFF, so bit 24 is needed.
+The sub-structs the records are made of (HEADER, EVENTS, ADDR4, TENSOR3D, the MX tensor and memory-pattern
+unions) live in :mod:`q7emu.isa.structs` and are re-exported here.
 """
 from __future__ import annotations
 
 import dataclasses
-import struct
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeAlias, TypeVar
 
-from q7emu.errors import InvalidArgument
-from q7emu.isa.enums import INST_WORD_LEN, OPCODE_NAMES, AddrMarker, DequantFmt, DType, Opcode
+from q7emu.errors import InternalError, InvalidArgument
+from q7emu.isa.enums import OPCODE_NAMES, AddrMarker, DequantFmt, DType, Opcode
+
+# the sub-structs, re-exported (``from q7emu.isa.records import Addr4`` keeps working), and the field checks the
+# records share with them (package-private)
+from q7emu.isa.structs import PSUM_BIT as PSUM_BIT
+from q7emu.isa.structs import REGISTER_MARKER_BITS as REGISTER_MARKER_BITS
+from q7emu.isa.structs import Addr4 as Addr4
+from q7emu.isa.structs import Events as Events
+from q7emu.isa.structs import Header as Header
+from q7emu.isa.structs import MemPattern3D as MemPattern3D
+from q7emu.isa.structs import MxMemPattern1D as MxMemPattern1D
+from q7emu.isa.structs import MxTensor1D as MxTensor1D
+from q7emu.isa.structs import MxTensorV2 as MxTensorV2
+from q7emu.isa.structs import Tensor3D as Tensor3D
+from q7emu.isa.structs import _check_bytes, _raw, _u
 from q7emu.model.dtypes import FORMAT_ALIASES, canonical_format
 from q7emu.model.kernels import path_ratio
 from q7emu.model.knobs import normalize_fmt
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 RECORD_SIZE = 64
-PSUM_BIT = 1 << 25
-REGISTER_MARKER_BITS = 0xE0
-
-
-def _check_bytes(data: bytes, size: int, what: str) -> bytes:
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise InvalidArgument(what, type(data).__name__, "must be bytes")
-    data = bytes(data)
-    if len(data) != size:
-        raise InvalidArgument(f"{what} length", len(data), f"must be exactly {size} bytes")
-    return data
-
-
-def _u(name: str, value: int, bits: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < (1 << bits):
-        raise InvalidArgument(name, value, f"must be an unsigned {bits}-bit integer")
-    return value
-
-
-def _s(name: str, value: int, bits: int) -> int:
-    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise InvalidArgument(name, value, f"must be a signed {bits}-bit integer ({lo}..{hi})")
-    return value
-
-
-def _raw(name: str, value: bytes, size: int) -> bytes:
-    if not isinstance(value, (bytes, bytearray)) or len(value) != size:
-        raise InvalidArgument(name, value, f"must be {size} bytes")
-    return bytes(value)
-
-
-# ----------------------------------------------------------------------------- HEADER / EVENTS
-@dataclass(frozen=True)
-class Header:
-    """HEADER (4 B): opcode, inst_word_len (0x10 = 16 dwords; QuantizeMX ORs a saturate bit into bit 0),
-    debug_cmd, debug_hint [docs/firmware.md §1.2]."""
-
-    opcode: int
-    inst_word_len: int = INST_WORD_LEN
-    debug_cmd: int = 0
-    debug_hint: int = 0
-    SIZE: ClassVar[int] = 4
-
-    def encode(self) -> bytes:
-        return bytes([_u("header.opcode", self.opcode, 8), _u("header.inst_word_len", self.inst_word_len, 8),
-                      _u("header.debug_cmd", self.debug_cmd, 8), _u("header.debug_hint", self.debug_hint, 8)])
-
-    @classmethod
-    def decode(cls, data: bytes) -> Header:
-        d = _check_bytes(data, cls.SIZE, "HEADER")
-        return cls(d[0], d[1], d[2], d[3])
-
-
-@dataclass(frozen=True)
-class Events:
-    """EVENTS (8 B): wait_mode, wait_idx, update_mode, update_idx (u8 each), semaphore_value (u32).
-    Decoded and shown; q7emu models no semaphores (docs/model.md §4)."""
-
-    wait_mode: int = 0
-    wait_idx: int = 0
-    update_mode: int = 0
-    update_idx: int = 0
-    semaphore_value: int = 0
-    SIZE: ClassVar[int] = 8
-
-    def encode(self) -> bytes:
-        return struct.pack("<4BI", _u("events.wait_mode", self.wait_mode, 8), _u("events.wait_idx", self.wait_idx, 8),
-                           _u("events.update_mode", self.update_mode, 8), _u("events.update_idx", self.update_idx, 8),
-                           _u("events.semaphore_value", self.semaphore_value, 32))
-
-    @classmethod
-    def decode(cls, data: bytes) -> Events:
-        return cls(*struct.unpack("<4BI", _check_bytes(data, cls.SIZE, "EVENTS")))
-
-
-# ----------------------------------------------------------------------------- ADDR4
-@dataclass(frozen=True)
-class Addr4:
-    """ADDR4 (4 B union): ``raw`` is the little-endian u32.
-
-    Immediate form (marker bits 0x80/0x40/0x20 clear): PARTITION_OFFSET; bit 25 set = PSUM, otherwise a flat
-    SBUF address ``partition * partition_bytes + byte_offset`` (docs/model.md §4).
-    Register form ADDR_REG4 ``{regnum, reserved[2], marker}``: byte 0 = regnum, bytes 1..2 reserved, byte 3 the
-    marker (0x80 address register, 0x40 shape register, 0xC0 both, 0x20 / 0xA0 indirect).
-    """
-
-    raw: int = 0
-    SIZE: ClassVar[int] = 4
-
-    @classmethod
-    def immediate(cls, addr: int) -> Addr4:
-        """Immediate PARTITION_OFFSET form (a flat address; add :data:`PSUM_BIT` for PSUM)."""
-        _u("addr", addr, 32)
-        if (addr >> 24) & REGISTER_MARKER_BITS:
-            raise InvalidArgument("addr", addr,
-                                  "an immediate address must leave marker bits 0xE0 of the top byte clear")
-        return cls(addr)
-
-    @classmethod
-    def sbuf(cls, partition: int, offset: int, partition_bytes: int = 0x30000) -> Addr4:
-        """Immediate SBUF address of byte ``offset`` in ``partition`` (docs/model.md §4 flat reading)."""
-        return cls.immediate(partition * partition_bytes + offset)
-
-    @classmethod
-    def register(cls, regnum: int, marker: int = AddrMarker.ADDR_REG, reserved: int = 0) -> Addr4:
-        """Register form ADDR_REG4: ``regnum`` (u8), ``reserved`` (u16), ``marker`` (u8)."""
-        return cls(_u("regnum", regnum, 8) | _u("reserved", reserved, 16) << 8 | _u("marker", int(marker), 8) << 24)
-
-    @property
-    def marker(self) -> int:
-        """The top byte."""
-        return (self.raw >> 24) & 0xFF
-
-    @property
-    def is_immediate(self) -> bool:
-        """True for the PARTITION_OFFSET form (no register / indirect marker bit)."""
-        return not (self.marker & REGISTER_MARKER_BITS)
-
-    @property
-    def shape_from_register(self) -> bool:
-        """Marker is SHAPE_REG or ADDR_SHAPE_REG (the static element-count check is skipped) [docs/firmware.md §1.2]."""
-        return self.marker in (AddrMarker.SHAPE_REG, AddrMarker.ADDR_SHAPE_REG)
-
-    @property
-    def form(self) -> str:
-        """'immediate', or the marker name of a register / indirect form ('marker 0x..' when unnamed)."""
-        if self.is_immediate:
-            return "immediate"
-        try:
-            return AddrMarker(self.marker).name.lower()
-        except ValueError:
-            return f"marker 0x{self.marker:02x}"
-
-    @property
-    def regnum(self) -> int:
-        """Register number of the register form (byte 0)."""
-        return self.raw & 0xFF
-
-    @property
-    def is_psum(self) -> bool:
-        """Immediate form with bit 25 set."""
-        return self.is_immediate and bool(self.raw & PSUM_BIT)
-
-    def locate(self, partition_bytes: int) -> tuple[int, int]:
-        """(partition, byte offset) of an immediate SBUF address (partition may be >= 128: out of SBUF)."""
-        return divmod(self.raw, partition_bytes)
-
-    def encode(self) -> bytes:
-        return struct.pack("<I", _u("ADDR4", self.raw, 32))
-
-    @classmethod
-    def decode(cls, data: bytes) -> Addr4:
-        return cls(struct.unpack("<I", _check_bytes(data, cls.SIZE, "ADDR4"))[0])
-
-    def describe(self, partition_bytes: int = 0x30000) -> str:
-        if not self.is_immediate:
-            return f"0x{self.raw:08x} ({self.form}, reg {self.regnum})"
-        if self.is_psum:
-            return f"0x{self.raw:08x} (PSUM)"
-        p, off = self.locate(partition_bytes)
-        return f"0x{self.raw:08x} (SBUF partition {p}, byte 0x{off:x})"
-
-
-# ----------------------------------------------------------------------------- TENSOR3D and unions
-@dataclass(frozen=True)
-class Tensor3D:
-    """TENSOR3D (16 B): start_addr ADDR4; step_elem[3] int16 (signed element strides, 0 = broadcast);
-    num_elem[3] uint16 (per-dimension counts; dim 0 innermost) [docs/firmware.md §1.2]."""
-
-    start_addr: Addr4 = field(default_factory=Addr4)
-    step_elem: tuple[int, int, int] = (1, 0, 0)
-    num_elem: tuple[int, int, int] = (0, 1, 1)
-    SIZE: ClassVar[int] = 16
-
-    @property
-    def count(self) -> int:
-        """Elements addressed: num_elem[0] * num_elem[1] * num_elem[2]."""
-        return self.num_elem[0] * self.num_elem[1] * self.num_elem[2]
-
-    def encode(self) -> bytes:
-        if len(self.step_elem) != 3 or len(self.num_elem) != 3:
-            raise InvalidArgument("TENSOR3D", (self.step_elem, self.num_elem), "step_elem and num_elem have 3 entries")
-        return (self.start_addr.encode()
-                + struct.pack("<3h", *(_s(f"step_elem[{i}]", v, 16) for i, v in enumerate(self.step_elem)))
-                + struct.pack("<3H", *(_u(f"num_elem[{i}]", v, 16) for i, v in enumerate(self.num_elem))))
-
-    @classmethod
-    def decode(cls, data: bytes) -> Tensor3D:
-        d = _check_bytes(data, cls.SIZE, "TENSOR3D")
-        v = struct.unpack("<I3h3H", d)
-        return cls(Addr4(v[0]), tuple(v[1:4]), tuple(v[4:7]))
-
-
-@dataclass(frozen=True)
-class MxTensorV2:
-    """MXTENSOR_V2 (16 B, MAVERICK) [docs/firmware.md §3.3]: data_addr, scale_addr (ADDR4), num_elem[2] (u8),
-    step_elem_data_1 (i16, bytes multiple of 4), step_elem_scale_1 (i16), p_f_dim (u8: F high nibble,
-    P low nibble, log2), scale_dtype (DTYPE; 0 = no scales). A view only: q7emu executes no op that uses it."""
-
-    data_addr: Addr4 = field(default_factory=Addr4)
-    scale_addr: Addr4 = field(default_factory=Addr4)
-    num_elem: tuple[int, int] = (0, 0)
-    step_elem_data_1: int = 0
-    step_elem_scale_1: int = 0
-    p_f_dim: int = 0
-    scale_dtype: int = 0
-    SIZE: ClassVar[int] = 16
-
-    def encode(self) -> bytes:
-        return (self.data_addr.encode() + self.scale_addr.encode()
-                + struct.pack("<2Bhh2B", _u("num_elem[0]", self.num_elem[0], 8), _u("num_elem[1]", self.num_elem[1], 8),
-                              _s("step_elem_data_1", self.step_elem_data_1, 16),
-                              _s("step_elem_scale_1", self.step_elem_scale_1, 16),
-                              _u("p_f_dim", self.p_f_dim, 8), _u("scale_dtype", self.scale_dtype, 8)))
-
-    @classmethod
-    def decode(cls, data: bytes) -> MxTensorV2:
-        v = struct.unpack("<II2Bhh2B", _check_bytes(data, cls.SIZE, "MXTENSOR_V2"))
-        return cls(Addr4(v[0]), Addr4(v[1]), (v[2], v[3]), v[4], v[5], v[6], v[7])
-
-
-@dataclass(frozen=True)
-class MemPattern3D:
-    """MEM_PATTERN3D union view (16 B, NC-v4/v5) ``{TENSOR3D t | INDIRECT16B i | MXTENSOR_V2 mx}``.
-
-    ``raw`` holds the 16 bytes; ``t``, ``i`` and ``mx`` view them. ``is_mx_v5`` is the v5 selector
-    ``addr_reg_v2.marker_a4 == 0x01`` [docs/firmware.md §1.2]. The INDIRECT16B layout is not in docs/firmware.md
-    (raw bytes only).
-    """
-
-    raw: bytes = bytes(16)
-    SIZE: ClassVar[int] = 16
-
-    @property
-    def t(self) -> Tensor3D:
-        return Tensor3D.decode(self.raw)
-
-    @property
-    def i(self) -> bytes:
-        return self.raw
-
-    @property
-    def mx(self) -> MxTensorV2:
-        return MxTensorV2.decode(self.raw)
-
-    @property
-    def is_mx_v5(self) -> bool:
-        return self.raw[3] == 0x01
-
-    @classmethod
-    def from_tensor3d(cls, t: Tensor3D) -> MemPattern3D:
-        return cls(t.encode())
-
-    def encode(self) -> bytes:
-        return _raw("MEM_PATTERN3D", self.raw, self.SIZE)
-
-    @classmethod
-    def decode(cls, data: bytes) -> MemPattern3D:
-        return cls(_check_bytes(data, cls.SIZE, "MEM_PATTERN3D"))
-
-
-@dataclass(frozen=True)
-class MxTensor1D:
-    """MXTENSOR1D (16 B, v4) [docs/firmware.md §3.3]: start_addr (packed data), scale_addr (E8M0 scales),
-    num_elem (u16),
-    step_elem (i8), scale_pidx (u8: scale partition index inside the quadrant), reserved[4].
-
-    q7emu's reading (machine.py): ``num_elem`` counts u32 data words per partition, ``step_elem`` is their
-    signed stride in u32 elements; scales are one byte per 4 data elements, contiguous from ``scale_addr``."""
-
-    start_addr: Addr4 = field(default_factory=Addr4)
-    scale_addr: Addr4 = field(default_factory=Addr4)
-    num_elem: int = 0
-    step_elem: int = 1
-    scale_pidx: int = 0
-    reserved: bytes = bytes(4)
-    SIZE: ClassVar[int] = 16
-
-    def encode(self) -> bytes:
-        return (self.start_addr.encode() + self.scale_addr.encode()
-                + struct.pack("<HbB", _u("num_elem", self.num_elem, 16), _s("step_elem", self.step_elem, 8),
-                              _u("scale_pidx", self.scale_pidx, 8))
-                + _raw("MXTENSOR1D.reserved", self.reserved, 4))
-
-    @classmethod
-    def decode(cls, data: bytes) -> MxTensor1D:
-        d = _check_bytes(data, cls.SIZE, "MXTENSOR1D")
-        v = struct.unpack("<IIHbB", d[:12])
-        return cls(Addr4(v[0]), Addr4(v[1]), v[2], v[3], v[4], d[12:16])
-
-
-@dataclass(frozen=True)
-class MxMemPattern1D:
-    """MXMEM_PATTERN1D union view (16 B) ``{MXTENSOR1D t | MXIndirect16B i}`` [docs/firmware.md §3.3]; ``raw`` bytes."""
-
-    raw: bytes = bytes(16)
-    SIZE: ClassVar[int] = 16
-
-    @property
-    def t(self) -> MxTensor1D:
-        return MxTensor1D.decode(self.raw)
-
-    @property
-    def i(self) -> bytes:
-        return self.raw
-
-    @classmethod
-    def from_mxtensor1d(cls, t: MxTensor1D) -> MxMemPattern1D:
-        return cls(t.encode())
-
-    def encode(self) -> bytes:
-        return _raw("MXMEM_PATTERN1D", self.raw, self.SIZE)
-
-    @classmethod
-    def decode(cls, data: bytes) -> MxMemPattern1D:
-        return cls(_check_bytes(data, cls.SIZE, "MXMEM_PATTERN1D"))
 
 
 # ----------------------------------------------------------------------------- the two records
@@ -381,7 +76,8 @@ class S3D3TensDequant:
                         _u("num_active_channels", self.num_active_channels, 8),
                         _u("dequant_fmt", self.dequant_fmt, 8), _u("group_size", self.group_size, 8)])
                + _raw("reserved1", self.reserved1, 7) + self.dst.encode() + _raw("reserved2", self.reserved2, 4))
-        assert len(out) == RECORD_SIZE
+        if len(out) != RECORD_SIZE:
+            raise InternalError(f"S3D3TensDequant encoded to {len(out)} bytes, not {RECORD_SIZE}")
         return out
 
     @classmethod
@@ -435,7 +131,8 @@ class S3DMX1Quant:
                + bytes([_u("num_active_channels", self.num_active_channels, 8), _u("in_dtype", self.in_dtype, 8),
                         _u("out_dtype", self.out_dtype, 8)])
                + _raw("reserved2", self.reserved2, 12) + self.dst.encode())
-        assert len(out) == RECORD_SIZE
+        if len(out) != RECORD_SIZE:
+            raise InternalError(f"S3DMX1Quant encoded to {len(out)} bytes, not {RECORD_SIZE}")
         return out
 
     @classmethod
@@ -578,8 +275,10 @@ def fields(record: Record, partition_bytes: int = 0x30000) -> list[tuple[str, st
 
 
 # ----------------------------------------------------------------------------- a record from named fields
+#: a record struct :func:`record_from_fields` builds
+RecordKind: TypeAlias = type[S3D3TensDequant] | type[S3DMX1Quant]
 #: record kinds :func:`record_from_fields` builds, by every name it accepts
-RECORD_KINDS: dict[str, type] = {"0x7b": S3D3TensDequant, "7b": S3D3TensDequant, "dequant": S3D3TensDequant,
+RECORD_KINDS: dict[str, RecordKind] = {"0x7b": S3D3TensDequant, "7b": S3D3TensDequant, "dequant": S3D3TensDequant,
                                  "tensor_dequantize": S3D3TensDequant, "tensordequantize": S3D3TensDequant, "0xe3":
                                  S3DMX1Quant, "e3": S3DMX1Quant, "quantize_mx": S3DMX1Quant, "quantizemx": S3DMX1Quant}
 
@@ -587,7 +286,7 @@ RECORD_KINDS: dict[str, type] = {"0x7b": S3D3TensDequant, "7b": S3D3TensDequant,
 _FORMAT_DTYPES = {FORMAT_ALIASES[d.name.lower()]: d for d in DType if d.name.lower() in FORMAT_ALIASES}
 
 
-def record_kind(kind: str | int) -> type:
+def record_kind(kind: str | int) -> RecordKind:
     """The record struct of a kind: ``0x7b`` / ``dequant`` -> S3D3TensDequant, ``0xe3`` / ``quantize_mx`` ->
     S3DMX1Quant (an opcode int works too)."""
     if isinstance(kind, int) and not isinstance(kind, bool):
@@ -602,7 +301,7 @@ def record_kind(kind: str | int) -> type:
     return RECORD_KINDS[key]
 
 
-def field_names(kind: str | int | type) -> list[str]:
+def field_names(kind: str | int | RecordKind) -> list[str]:
     """The dotted leaf field names of a record kind, in struct order (what ``q7emu decode`` prints)."""
     cls = kind if isinstance(kind, type) else record_kind(kind)
     return [f.name for f in describe_fields(cls())]
@@ -694,7 +393,10 @@ def _bytes(name: str, value: object, n: int) -> bytes:
     return data
 
 
-def _assign(obj: object, path: list[str], full: str, value: object, partition_bytes: int | None) -> object:
+_D = TypeVar("_D", bound="DataclassInstance")
+
+
+def _assign(obj: _D, path: list[str], full: str, value: object, partition_bytes: int | None) -> _D:
     """``obj`` with the leaf ``path`` (dotted parts; the last may carry ``[i]``) set to ``value``."""
     head, index = path[0], None
     if len(path) == 1 and head.endswith("]") and "[" in head:
@@ -705,7 +407,7 @@ def _assign(obj: object, path: list[str], full: str, value: object, partition_by
         raise KeyError(full)
     cur = getattr(obj, head)
     if len(path) > 1:
-        if not dataclasses.is_dataclass(cur) or isinstance(cur, Addr4):
+        if not dataclasses.is_dataclass(cur) or isinstance(cur, (type, Addr4)):   # a sub-struct (not a class)
             raise KeyError(full)
         return dataclasses.replace(obj, **{head: _assign(cur, path[1:], full, value, partition_bytes)})
     if index is not None:
@@ -746,7 +448,7 @@ def record_from_fields(kind: str | int, values: dict[str, object] | list[tuple[s
     if partition_bytes is not None and (isinstance(partition_bytes, bool) or not isinstance(partition_bytes, int)
                                         or partition_bytes <= 0 or partition_bytes % 4):
         raise InvalidArgument("partition_bytes", partition_bytes, "must be a positive multiple of 4")
-    rec: object = cls()
+    rec = cls()
     items = list(values.items()) if isinstance(values, dict) else list(values)
     for name, value in items:
         if not isinstance(name, str) or not name.strip():
@@ -757,9 +459,8 @@ def record_from_fields(kind: str | int, values: dict[str, object] | list[tuple[s
         except KeyError:
             raise InvalidArgument("field", name, f"unknown field of {cls.__name__}; known: "
                                   + ", ".join(field_names(cls))) from None
-    record = rec  # type: ignore[assignment]
-    record.encode()       # every field range checked (InvalidArgument names the field)
-    return record  # type: ignore[return-value]
+    rec.encode()       # every field range checked (InvalidArgument names the field)
+    return rec
 
 
 # ----------------------------------------------------------------------------- convenience builders

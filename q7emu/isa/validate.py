@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 from q7emu.errors import InvalidArgument, ValidityError
 from q7emu.isa.enums import POOLING_NUM_CHANNELS, DType, Generation, Opcode, dtype_name
@@ -81,11 +81,18 @@ class Verdict:
         return s
 
 
+#: a failed clause: (field, the offending value, the rule it breaks)
+Failure: TypeAlias = tuple[str, Any, str]
+#: what an address or pattern check finds: nothing wrong, a failure, or "register" (a register form, which is not
+#: evaluated statically)
+Problem: TypeAlias = Failure | Literal["register"] | None
+
+
 class _Checker:
     def __init__(self) -> None:
         self.out: list[Verdict] = []
 
-    def add(self, clause: str, title: str, failure: tuple[str, Any, str] | None, skip: str | None = None,
+    def add(self, clause: str, title: str, failure: Failure | None, skip: str | None = None,
             kind: str = "firmware") -> bool:
         if skip is not None:
             self.out.append(Verdict(clause, title, "skip", rule=skip, kind=kind))
@@ -108,7 +115,7 @@ def footprint(start_offset: int, steps: tuple[int, ...], nums: tuple[int, ...], 
     return lo, hi
 
 
-def _addr_problem(name: str, a: Addr4, pb: int) -> tuple[str, Any, str] | None | str:
+def _addr_problem(name: str, a: Addr4, pb: int) -> Problem:
     """None if an SBUF immediate inside SBUF, a failure triple, or "register" for register forms."""
     if not a.is_immediate:
         return "register"
@@ -122,7 +129,7 @@ def _addr_problem(name: str, a: Addr4, pb: int) -> tuple[str, Any, str] | None |
 
 
 def _pattern_problem(name: str, a: Addr4, steps: tuple[int, ...], nums: tuple[int, ...], pb: int,
-                     elem_bytes: int = 4) -> tuple[str, Any, str] | None | str:
+                     elem_bytes: int = 4) -> Problem:
     prob = _addr_problem(f"{name}.start_addr", a, pb)
     if prob is not None:
         return prob
@@ -135,10 +142,11 @@ def _pattern_problem(name: str, a: Addr4, steps: tuple[int, ...], nums: tuple[in
     return None
 
 
-def _first(*probs: str | None) -> tuple[str | None, bool]:
+def _first(*probs: Problem) -> tuple[Failure | None, bool]:
+    """The first failure of ``probs`` (None when none failed) and whether a register form came before it."""
     regs = False
     for p in probs:
-        if p == "register":
+        if isinstance(p, str):      # "register"
             regs = True
         elif p is not None:
             return p, regs
@@ -201,13 +209,13 @@ def _check_dequant(r: S3D3TensDequant, gen: Generation, pb: int) -> list[Verdict
         skip11 = "fmt / group_size invalid"
     fail11 = None
     if skip11 is None:
-        a, b, mult = (8, 5, 5) if grp == 8 else ((4, 3, 3) if fmt == 4 else (2, 1, 1))
+        ka, kb, mult = (8, 5, 5) if grp == 8 else ((4, 3, 3) if fmt == 4 else (2, 1, 1))
         ns, nd = r.src.count, r.dst.count
         if ns % mult:
             fail11 = ("src.num_elem", list(r.src.num_elem), f"source element count {ns} must be a multiple of {mult}")
-        elif ns * a != nd * b:
+        elif ns * ka != nd * kb:
             fail11 = ("dst.num_elem", list(r.dst.num_elem),
-                      f"count(src)*{a} == count(dst)*{b} required (src {ns} u32, dst {nd} u32)")
+                      f"count(src)*{ka} == count(dst)*{kb} required (src {ns} u32, dst {nd} u32)")
     c.add("1.3.11", "element counts (ratio_element_count_t3d)", fail11, skip11)
     return c.out
 
@@ -323,7 +331,7 @@ def model_checks(record: Record, partition_bytes: int = DEFAULT_PARTITION_BYTES)
     if isinstance(record, S3DMX1Quant):
         ns, nd = record.src.count, record.dst.num_elem
         f = 2 * ns
-        fail = None
+        fail: Failure | None = None
         if f % 4:
             fail = ("src.num_elem", list(record.src.num_elem),
                     f"src holds {ns} u32 = {f} fp16/bf16 elements per partition; must be a multiple of 4")

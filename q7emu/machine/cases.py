@@ -305,7 +305,7 @@ def _prepared_machine(case: Case, knobs: dict[str, Any] | None = None, backend: 
 
 
 # ---------------------------------------------------------------------- files
-def case_paths(path: str | os.PathLike) -> tuple[Path, Path]:
+def case_paths(path: str | os.PathLike[str]) -> tuple[Path, Path]:
     """(json path, npz path) of a case given either file or the common stem."""
     p = Path(path)
     if p.suffix in (".json", ".npz"):
@@ -313,7 +313,7 @@ def case_paths(path: str | os.PathLike) -> tuple[Path, Path]:
     return p.with_suffix(".json"), p.with_suffix(".npz")
 
 
-def save_case(case: Case, path: str | os.PathLike) -> Path:
+def save_case(case: Case, path: str | os.PathLike[str]) -> Path:
     """Write ``case`` as ``path.json`` + ``path.npz`` (each atomically, q7emu.fileio); return the JSON path."""
     jpath, npath = case_paths(path)
     arrays: dict[str, np.ndarray] = {}
@@ -339,7 +339,7 @@ def save_case(case: Case, path: str | os.PathLike) -> Path:
     return jpath
 
 
-def _need(meta: dict, key: str, kind: type | tuple, where: str) -> Any:
+def _need(meta: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str) -> Any:
     if key not in meta:
         raise CaseError(f"{where}: missing key {key!r}")
     v = meta[key]
@@ -376,7 +376,7 @@ def check_case_regions(case: Case) -> None:
                                 f"({reg.count}, {reg.length})")
 
 
-def _meta_regions(meta: dict, key: str, pb: int, where: str) -> list[tuple[Region, str, str]]:
+def _meta_regions(meta: dict[str, Any], key: str, pb: int, where: str) -> list[tuple[Region, str, str]]:
     """(region, array name, where) of each region listed under ``key``, each checked against SBUF."""
     items = _need(meta, key, list, where) if key in meta else []
     out = []
@@ -392,7 +392,7 @@ def _meta_regions(meta: dict, key: str, pb: int, where: str) -> list[tuple[Regio
     return out
 
 
-def load_case(path: str | os.PathLike) -> Case:
+def load_case(path: str | os.PathLike[str]) -> Case:
     """Read a case (``NAME.json`` / ``NAME.npz`` / the stem). Raises CaseError (one line) when malformed.
 
     Both files are read with the bounds of :mod:`q7emu.fileio` (docs/limits.md §1): regular files only, the

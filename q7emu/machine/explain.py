@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -26,7 +26,8 @@ from q7emu.errors import Q7Error
 from q7emu.isa.enums import DType
 from q7emu.isa.records import S3D3TensDequant, S3DMX1Quant, decode_record
 from q7emu.machine.machine import NUM_PARTITIONS, Region, element_offsets, normalize_machine_knobs
-from q7emu.model.values import decode, format_value, value_text
+from q7emu.model.knob_types import Nf4Table
+from q7emu.model.values import DecodeOptions, decode, format_value, value_text
 
 __all__ = ["SourceByte", "Explanation", "Explainer", "output_format"]
 
@@ -78,8 +79,10 @@ class Explanation:
             return None
         return f"{self.code_where} {format_value(self.code, self.source_format, **self._code_kw())}"
 
-    def _code_kw(self) -> dict[str, Any]:
-        return {"nf4_table": self.knobs.get("nf4_table", "qlora")} if self.source_format == "NF4" else {}
+    def _code_kw(self) -> DecodeOptions:
+        if self.source_format != "NF4":
+            return {}
+        return {"nf4_table": cast(Nf4Table, self.knobs.get("nf4_table", "qlora"))}     # checked with the knobs
 
     def source_text(self) -> str | None:
         """One line: the source bytes, the code they hold and (0x7B MX) the group's scale byte."""

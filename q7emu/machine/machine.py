@@ -42,7 +42,7 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -176,10 +176,11 @@ def load_sbuf_image(path: Any, partition_bytes: int | None = None) -> np.ndarray
                 size = os.fstat(f.fileno()).st_size
         except OSError:
             raise e from None
-        raise UnknownFileKind(path, e.value, f"{e.rule}; for a raw SBUF dump give partition_bytes "
+        raise UnknownFileKind(path, e.head, f"{e.rule}; for a raw SBUF dump give partition_bytes "
                                              f"(--partition-bytes): {_raw_fit(size)}") from None
     if kind == "raw":
-        assert partition_bytes is not None
+        if partition_bytes is None:
+            raise InternalError(f"{path}: array_file_kind said raw when not asked for raw")
         return _read_raw_sbuf(path, partition_bytes)
     if kind == "npy":
         arr = read_npy(path, check=_check_sbuf_header)
@@ -273,9 +274,9 @@ class EngineModel:
         handler = (self.bindings.get(rec.func_va) if rec.func_va_known else None) or self.key_bindings.get(rec.key)
         if handler is None:
             va = f"0x{rec.func_va:08x}" if rec.func_va_known else "an unknown funcVA"
+            gen = self.table.generation.name if self.table.generation is not None else "?"
             raise DispatchError(f"opcode 0x{opcode:02x} spec {rec.spec} ({rec.name or 'unnamed'}) is registered at "
-                                f"{va} in the {self.table.generation.name} {self.kind.value} table, "
-                                "but q7emu binds no handler to it")
+                                f"{va} in the {gen} {self.kind.value} table, but q7emu binds no handler to it")
         return rec, handler
 
 
@@ -454,8 +455,19 @@ def _at_partition(trace: Any, first_partition: int) -> Any:
     return trace
 
 
-def _handle_tensor_dequantize(m: Machine, r: S3D3TensDequant, trace: Any) -> tuple[str, list[Write]]:
+_R = TypeVar("_R", S3D3TensDequant, S3DMX1Quant)
+
+
+def _record_as(rec: Record, cls: type[_R]) -> _R:
+    """``rec``, which the dispatch says is a ``cls`` (the handler of its opcode was picked by that opcode)."""
+    if not isinstance(rec, cls):
+        raise InternalError(f"the {cls.__name__} handler was given a {type(rec).__name__}")
+    return rec
+
+
+def _handle_tensor_dequantize(m: Machine, rec: Record, trace: Any) -> tuple[str, list[Write]]:
     """POOL 0x7B: gather src u32 words per active partition, dequantize, scatter by the dst pattern."""
+    r = _record_as(rec, S3D3TensDequant)
     entry = _record_kernel(r)
     nac = r.num_active_channels
     if r.src.count == 0:
@@ -476,8 +488,9 @@ def _handle_tensor_dequantize(m: Machine, r: S3D3TensDequant, trace: Any) -> tup
     return entry.name, [m.plan_scatter(parts, element_offsets(r.dst, doff), out, 4)]
 
 
-def _handle_quantize_mx(m: Machine, r: S3DMX1Quant, trace: Any) -> tuple[str, list[Write]]:
+def _handle_quantize_mx(m: Machine, rec: Record, trace: Any) -> tuple[str, list[Write]]:
     """DVE 0xE3: gather fp16/bf16 pairs, quantize over P x F, scatter data words and quadrant scales."""
+    r = _record_as(rec, S3DMX1Quant)
     entry = _record_kernel(r)
     nac = r.num_active_channels
     if r.src.count == 0:                # F = 0: nothing to quantize, nothing written

@@ -12,8 +12,9 @@ each shard 1..N appears exactly once (a missing shard would make a passing repor
 """
 from __future__ import annotations
 
+import itertools
 import os
-from typing import Any
+from typing import Any, TypeGuard
 
 from q7emu._version import __version__
 from q7emu.errors import CaseError, InvalidArgument
@@ -31,6 +32,9 @@ from q7emu.machine.report import (
 )
 
 __all__ = ["read_report", "merge_reports", "results_of"]
+
+#: the missing shards a refusal names (the rest as "...")
+_MAX_MISSING_SHOWN = 8
 
 
 def read_report(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -59,6 +63,10 @@ def _kind(case: dict[str, Any]) -> str:
     return "internal" if str(case.get("error") or "").startswith("worker failed:") else "broken"
 
 
+def _is_int(v: object) -> TypeGuard[int]:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 def merge_reports(docs: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """One ``q7emu-replay`` document of the shards' ``(file name, document)`` (module docstring); ValueError
     naming the files when they do not belong together."""
@@ -72,23 +80,31 @@ def merge_reports(docs: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
                                  "not shards of one run")
     shards = [d.get("shard") for _, d in docs]
     if any(s is not None for s in shards):
-        if any(not isinstance(s, dict) for s in shards):
+        shard_of = [s for s in shards if isinstance(s, dict)]
+        if len(shard_of) != len(shards):
             raise ValueError("some reports come from replay --shard I/N and some do not: not shards of one run")
-        counts = {s.get("count") for s in shards}
+        index_count: list[tuple[int, int]] = []      # (I, N) of each document
+        for (name, _), s in zip(docs, shard_of):
+            index, count = s.get("index"), s.get("count")
+            if not (_is_int(index) and _is_int(count) and 1 <= index <= count):
+                raise ValueError(f"{name}: shard {index!r}/{count!r} is not I/N with 1 <= I <= N (replay --shard)")
+            index_count.append((index, count))
+        counts = {n for _, n in index_count}
         if len(counts) != 1:
             raise ValueError(f"the reports split the run into different numbers of shards: {sorted(counts)}")
         n = counts.pop()
         seen: dict[int, str] = {}
-        for (name, _), s in zip(docs, shards):
-            i = s.get("index")
+        for (name, _), (i, _) in zip(docs, index_count):
             if i in seen:
                 raise ValueError(f"{name} and {seen[i]} are both shard {i}/{n}")
             seen[i] = name
-        missing = [i for i in range(1, int(n) + 1) if i not in seen]
-        if missing:
-            raise ValueError(f"shard(s) {', '.join(f'{i}/{n}' for i in missing)} missing: a merged report of part "
-                             "of the run would hide its cases")
-        order = sorted(range(len(docs)), key=lambda k: shards[k]["index"])
+        if len(seen) != n:      # every index is in 1..n and none twice: n - len(seen) of them are missing
+            # the first few (N comes from a file: it may be huge)
+            missing = list(itertools.islice((i for i in range(1, n + 1) if i not in seen), _MAX_MISSING_SHOWN))
+            more = ", ..." if n - len(seen) > len(missing) else ""
+            raise ValueError(f"shard(s) {', '.join(f'{i}/{n}' for i in missing)}{more} missing: a merged report of "
+                             "part of the run would hide its cases")
+        order = sorted(range(len(docs)), key=lambda k: index_count[k][0])
         docs = [docs[k] for k in order]
     cases: list[dict[str, Any]] = []
     where: dict[str, str] = {}

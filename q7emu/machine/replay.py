@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from q7emu.errors import CaseError, InvalidArgument, Q7Error
+from q7emu.errors import CaseError, InternalError, InvalidArgument, Q7Error
 from q7emu.fileio import SCAN_HEAD_BYTES, is_regular_file, read_head
 from q7emu.machine.cases import CASE_FORMAT, Case, CaseResult, load_case, run_case
 from q7emu.machine.report import MAX_DIFFS, MAX_REPORT_DIFFS, MAX_REPORT_MAP_ENTRIES, keep_detail, map_entries
@@ -19,7 +19,7 @@ from q7emu.machine.workers import Interrupted, TaskFailure, run_tasks
 PROGRESS_THRESHOLD = 16
 
 
-def find_cases(paths: Iterable[str | os.PathLike]) -> list[Path]:
+def find_cases(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """Case JSON files named by ``paths``: a case file / stem, or a directory searched recursively
     (only regular ``*.json`` files whose first :data:`q7emu.fileio.SCAN_HEAD_BYTES` bytes declare the
     ``q7emu-case`` format: a FIFO is never opened, a large unrelated file costs one small read;
@@ -55,13 +55,13 @@ def _tqdm_class() -> Any:
     """tqdm with a ``{failed}`` field for :data:`BAR_FORMAT` (imported when a bar is shown)."""
     from tqdm import tqdm
 
-    class Bar(tqdm):  # type: ignore[misc]
+    class Bar(tqdm):  # type: ignore[type-arg]  # generic only in types-tqdm's stub: tqdm[Any] fails at runtime
         failed = 0
         #: no monitor thread: its atexit hook would print a traceback when a second Ctrl-C lands at exit
         monitor_interval = 0
 
         @property
-        def format_dict(self) -> dict[str, Any]:
+        def format_dict(self) -> MutableMapping[str, Any]:
             d = super().format_dict
             d["failed"] = self.failed
             n, t, unit = d["n"], d["elapsed"], str(d["unit"]).strip()
@@ -161,7 +161,7 @@ def shard(files: Sequence[str], index: int, count: int) -> list[str]:
     return list(files)[index - 1::count]
 
 
-def replay(paths: Iterable[str | os.PathLike], jobs: int = 1, knobs: dict[str, Any] | None = None,
+def replay(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, knobs: dict[str, Any] | None = None,
            backend: str = "kernel", progress: bool | None = None, stream: TextIO | None = None,
            dask: str | None = None, max_diffs: int = 1, diff_maps: bool = False) -> list[CaseResult]:
     """Replay every case under ``paths``; results in the order the cases were found.
@@ -220,7 +220,8 @@ def replay(paths: Iterable[str | os.PathLike], jobs: int = 1, knobs: dict[str, A
 
     def _omit(i: int) -> None:
         r = results[i]
-        assert r is not None
+        if r is None:
+            raise InternalError(f"replay: the detail of case {i} is kept, but it has no result")
         r.diffs, r.diff_map, r.diffs_omitted = [], None, True
         n, m = kept.pop(i)
         used[0] -= n

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from q7emu._version import __version__
-from q7emu.errors import Q7Error
+from q7emu.errors import InternalError, Q7Error
 from q7emu.fileio import atomic_write_text
 from q7emu.isa.records import S3D3TensDequant, S3DMX1Quant, decode_record
 from q7emu.machine.cases import Case, CaseResult, load_case
@@ -287,14 +287,16 @@ def _rows(case: Case | None, result: CaseResult, diff: ByteDiff, context: int
     if diff.rows is not None and context == 1:
         p, start, e, a = diff.rows
         return p, start, np.frombuffer(e, np.uint8), np.frombuffer(a, np.uint8)
-    assert case is not None
+    if case is None:
+        raise InternalError("a hexdump of a difference whose rows were not kept needs its case")
     reg, exp = case.expected[diff.region]
     act = result.regions[diff.region].actual
     row = diff.partition - reg.partition
     lo_off = max(reg.offset, (diff.offset // HEX_ROW - context) * HEX_ROW)
     hi_off = min(reg.offset + reg.length, (diff.offset // HEX_ROW + context + 1) * HEX_ROW)
     sl = slice(lo_off - reg.offset, hi_off - reg.offset)
-    assert act is not None
+    if act is None:
+        raise InternalError(f"a difference in region {diff.region}, which has no actual bytes")
     return diff.partition, lo_off, exp[row, sl], act[row, sl]
 
 
@@ -470,8 +472,8 @@ def _value_json(diff: ByteDiff, byte: int) -> dict[str, Any]:
     fmt = ex.out_format if ex is not None and diff.part != "unwritten" else None
     if fmt is None:
         return {"value": None, "text": f"0x{byte:02x}"}
-    kw = {"e8m0_nonan": ex.knobs.get("mx_scale") == "e8m0-nonan"} if fmt == "E8M0" and ex is not None else {}
-    v = decode(byte, fmt, **kw)
+    nonan = fmt == "E8M0" and ex is not None and ex.knobs.get("mx_scale") == "e8m0-nonan"
+    v = decode(byte, fmt, e8m0_nonan=nonan)
     return {"value": v if v == v and abs(v) != float("inf") else None, "text": format_value(byte, fmt)}
 
 

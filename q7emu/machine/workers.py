@@ -149,6 +149,9 @@ _FORK_LOCK = threading.Lock()
 class _Worker:
     """One worker process and the parent's end of its pipe; ``held`` are the task indexes sent, in order."""
 
+    conn: mpc.Connection
+    proc: mp.process.BaseProcess
+
     def __init__(self, ctx: Any) -> None:
         self.held: deque[int] = deque()
         with _FORK_LOCK:                   # no other thread forks or closes a pipe end while this child starts
@@ -197,13 +200,14 @@ class _Worker:
 
 @contextlib.contextmanager
 def _sigint_blocked() -> Iterator[None]:
-    can = hasattr(signal, "pthread_sigmask")
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if can else None
+    if not hasattr(signal, "pthread_sigmask"):     # not on Windows
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        if can:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 @contextlib.contextmanager

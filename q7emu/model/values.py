@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import struct
+from typing import TypedDict, Unpack
 
 from q7emu.model.knob_types import Nf4Table
 
@@ -95,9 +96,9 @@ def decode(code: int, fmt: str, *, nf4_table: Nf4Table = "qlora", e8m0_nonan: bo
             raise ValueError(f"nf4_table {nf4_table!r}: q7emu knows qlora")
         return _NF4_QLORA[code]
     if f == "FP16":
-        return struct.unpack("<e", code.to_bytes(2, "little"))[0]
+        return float(struct.unpack("<e", code.to_bytes(2, "little"))[0])
     # BF16: the top half of a binary32
-    return struct.unpack("<f", (code << 16).to_bytes(4, "little"))[0]
+    return float(struct.unpack("<f", (code << 16).to_bytes(4, "little"))[0])
 
 
 def value_text(value: float, *, power_of_two: bool = False) -> str:
@@ -115,9 +116,16 @@ def value_text(value: float, *, power_of_two: bool = False) -> str:
     return repr(float(value))
 
 
-def format_value(code: int, fmt: str, **kw: object) -> str:
+class DecodeOptions(TypedDict, total=False):
+    """The keyword options of :func:`decode`, as :func:`format_value` passes them on."""
+
+    nf4_table: Nf4Table
+    e8m0_nonan: bool
+
+
+def format_value(code: int, fmt: str, **kw: Unpack[DecodeOptions]) -> str:
     """``0x39 = 0.625 E5M2``: the code in hex (width of the format), its value and the format's name."""
     bits = format_bits(fmt)
     digits = max(1, (bits + 3) // 4)
-    text = value_text(decode(code, fmt, **kw), power_of_two=fmt.upper() == "E8M0")  # type: ignore[arg-type]
+    text = value_text(decode(code, fmt, **kw), power_of_two=fmt.upper() == "E8M0")
     return f"0x{code:0{digits}x} = {text} {fmt.upper()}"

@@ -141,7 +141,7 @@ def render_pxi() -> str:
         L.append(f"    _T_{sig_code(sigs[s])}[{i}] = P.{op.mnemonic}")
     L += ["", "", "cdef void _dispatch(int s, int i, _Slots* x) noexcept nogil:",
           '    """Call primitive i of signature s on the operands held in x."""']
-    first = {}
+    first: dict[int, T.Op] = {}
     for op in T.ALL_OPS:
         first.setdefault(idx[op.mnemonic][0], op)
     for s, sig in enumerate(sigs):
