@@ -142,7 +142,7 @@ def run_target(target: str, recorder: Any, *, sbuf: str | None = None, generatio
 
 
 def _range(text: str | None, what: str) -> tuple[int | None, int | None] | None:
-    from q7emu.analysis.trace import parse_range
+    from q7emu.cli.trace_args import parse_range
     from q7emu.errors import InvalidArgument
     try:
         return parse_range(text, what)
@@ -151,7 +151,7 @@ def _range(text: str | None, what: str) -> tuple[int | None, int | None] | None:
 
 
 def _list(text: str | None, what: str) -> list[tuple[int, int]] | None:
-    from q7emu.analysis.trace import parse_list
+    from q7emu.cli.trace_args import parse_list
     from q7emu.errors import InvalidArgument
     try:
         return parse_list(text, what)
