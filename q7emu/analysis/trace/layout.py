@@ -2,14 +2,13 @@
 §1-§3), the trace error, and the checks of the JSON parts of a trace file (header, footer, ``runs``)."""
 from __future__ import annotations
 
-import json
 import struct
 from typing import Any
 
 import numpy as np
 
 from q7emu.errors import Q7Error
-from q7emu.fileio import json_depth
+from q7emu.fileio import JsonTextError, parse_json
 from q7emu.model.kernels import KernelId
 
 # ---------------------------------------------------------------------- record layout (q7trace.pxd)
@@ -119,23 +118,13 @@ def known_mnemonics() -> set[str]:
 # ---------------------------------------------------------------------- bounded JSON
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def json_loads(text: str | bytes, where: str, max_depth: int = MAX_JSON_DEPTH) -> Any:
-    """``json.loads`` that refuses NaN / Infinity and nesting deeper than ``max_depth`` (TraceError)."""
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise TraceError(f"{where}: not UTF-8 ({e.reason} at byte {e.start})") from None
-    if json_depth(text, stop=max_depth) > max_depth:        # linear time (q7emu.fileio)
-        raise TraceError(f"{where}: JSON nested deeper than {max_depth} levels")
+    """JSON text of a trace file (header, footer, one JSON Lines line) parsed by :func:`q7emu.fileio.parse_json`
+    (UTF-8, strict, nesting at most ``max_depth``); TraceError naming ``where`` otherwise."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as e:
-        raise TraceError(f"{where}: not valid JSON ({e})") from None
+        return parse_json(text, max_depth=max_depth)
+    except JsonTextError as e:
+        raise TraceError(f"{where}: {e}") from None
 
 
 def _int(obj: Any, key: str, where: str, lo: int = 0, hi: int = U64_MAX, default: Any = None) -> int:
