@@ -263,13 +263,12 @@ def _trace_record(a: argparse.Namespace) -> int:
             raise UsageError(f"trace: estimated output {_mb(est['estimated_bytes'])} exceeds --max-size "
                              f"{_mb(limit)}; narrow it (--window, --partitions, --ops, --bundles) or raise --max-size")
     tmp = None
-    if jsonl:
+    path: Path | None = out
+    if jsonl and out is not None:
         fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".q7t.tmp",
                                    dir=out.parent if str(out.parent) else ".")
         os.close(fd)
         path = Path(tmp)
-    else:
-        path = out
     bar = Progress(est["executed"] if est else None, "trace", not a.no_progress)
     try:
         with _log_stream(a.log) as log_fh:
@@ -287,7 +286,7 @@ def _trace_record(a: argparse.Namespace) -> int:
                 rec.abort()
                 raise
         bar.close()
-        if jsonl:
+        if jsonl and path is not None and out is not None:
             export_jsonl(path, out)
     finally:
         bar.close()
@@ -306,7 +305,7 @@ def _trace_record(a: argparse.Namespace) -> int:
                           "records": rec.records, "executed": executed, "runs": len(rec.runs),
                           "file_bytes": size, "bytes_per_op": size / rec.records if size and rec.records else None,
                           "estimated_bytes": est["estimated_bytes"] if est else None, "log": a.log}))
-    elif out is not None:
+    elif out is not None and size is not None:
         print(f"{res.path}: traced {rec.records} of {executed} ops of {kern} in {len(rec.runs)} run(s)"
               + (f"; case {verdict}" if verdict else "")
               + f" -> {out} ({'JSON Lines' if jsonl else 'q7emu-trace'}, {_mb(size)}"

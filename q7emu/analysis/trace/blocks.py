@@ -168,8 +168,8 @@ def decode_block(raw: bytes | memoryview, names: Sequence[str], run: int = 0, wh
         at = evs["record"].astype(np.int64)
         if (at == 0).any() or (at >= nrec).any() or (np.diff(at) < 0).any():
             raise TraceError(f"{where}: event record indices not in 1..{nrec - 1} ascending")
-        for kind in (EV_SEQ, EV_PARTITION, EV_KERNEL):
-            sel = np.nonzero(evs["kind"] == kind)[0]
+        for ev_kind in (EV_SEQ, EV_PARTITION, EV_KERNEL):
+            sel = np.nonzero(evs["kind"] == ev_kind)[0]
             if not sel.size:
                 continue
             idx = at[sel]
@@ -178,11 +178,11 @@ def decode_block(raw: bytes | memoryview, names: Sequence[str], run: int = 0, wh
             val = evs["value"][sel]
             seg = np.searchsorted(idx, np.arange(nrec), side="right") - 1     # last event at or before
             has = seg >= 0
-            if kind == EV_SEQ:
+            if ev_kind == EV_SEQ:
                 base = np.where(has, val[np.maximum(seg, 0)], np.uint64(first_seq))
                 start = np.where(has, idx[np.maximum(seg, 0)], 0).astype(np.uint64)
                 seq = base + (np.arange(nrec, dtype=np.uint64) - start)
-            elif kind == EV_PARTITION:
+            elif ev_kind == EV_PARTITION:
                 if (val > 0xFFFFFFFF).any():
                     raise TraceError(f"{where}: partition event out of range")
                 part = np.where(has, val[np.maximum(seg, 0)], part0).astype(np.uint32)
@@ -225,9 +225,9 @@ def decode_block(raw: bytes | memoryview, names: Sequence[str], run: int = 0, wh
         raise TraceError(f"{where}: a skeleton block with register bytes")
     eoff = np.cumsum(eb) - eb                          # offset of each explicit operand's bytes in data
     slot = np.full(nopd, -1, np.int64)
-    for k, base in SNAP_BASE.items():
-        sel = (kind == k) & (reg < SNAP_REGS[k])
-        slot[sel] = base + KIND_BYTES[k] * reg[sel]
+    for k, snap_base in SNAP_BASE.items():
+        in_snap = (kind == k) & (reg < SNAP_REGS[k])
+        slot[in_snap] = snap_base + KIND_BYTES[k] * reg[in_snap]
     if ((slot < 0) & (explicit == 0)).any():
         raise TraceError(f"{where}: an implicit operand of a register the format does not track")
     if skeleton or not values:

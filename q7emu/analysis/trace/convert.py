@@ -12,7 +12,7 @@ from q7emu.analysis.trace.q7t import TraceWriter
 from q7emu.fileio import atomic_write
 
 
-def export_jsonl(src: str | os.PathLike, dest: str | os.PathLike) -> int:
+def export_jsonl(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> int:
     """Stream a trace file to JSON Lines (written atomically); returns the record count."""
     n = 0
     with TraceFile(src) as f, atomic_write(dest, "w", newline="\n") as out:
@@ -22,7 +22,7 @@ def export_jsonl(src: str | os.PathLike, dest: str | os.PathLike) -> int:
     return n - 1
 
 
-def import_jsonl(src: str | os.PathLike, dest: str | os.PathLike) -> int:
+def import_jsonl(src: str | os.PathLike[str], dest: str | os.PathLike[str]) -> int:
     """Stream a JSON Lines trace into a ``.q7t`` v2 file (written atomically); returns the record count."""
     try:
         fh = _open_text(src)
@@ -36,7 +36,7 @@ def import_jsonl(src: str | os.PathLike, dest: str | os.PathLike) -> int:
             raise TraceError(f"{src}: not UTF-8 text ({e.reason})") from None
 
 
-def _write_records(reader: JsonlReader, dest: str | os.PathLike) -> int:
+def _write_records(reader: JsonlReader, dest: str | os.PathLike[str]) -> int:
     pending: dict[int, list[bytes]] = {}
     encs: dict[int, BlockEncoder] = {}
     last_run = -1

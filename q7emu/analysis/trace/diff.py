@@ -292,10 +292,10 @@ def _align_op(ma: Sequence[int], mb: Sequence[int], run: int = 8, lookahead: int
             pairs.append((i, j))           # a substituted op: compare it as a pair
             i += 1
             j += 1
-        elif db is None or (da is not None and da <= db):
+        elif da is not None and (db is None or da <= db):
             pairs.extend((i + k, None) for k in range(da))
             i += da
-        else:
+        elif db is not None:
             pairs.extend((None, j + k) for k in range(db))
             j += db
     pairs.extend((k, None) for k in range(i, na))
@@ -307,10 +307,11 @@ def _gram_ids(ma: Sequence[int], mb: Sequence[int], run: int
               ) -> tuple[list[int], list[int], dict[int, list[int]], dict[int, list[int]]]:
     """Ids of the ``run``-grams starting at each position of both sequences (equal id = equal gram) and, per
     id, the sorted positions where it starts in each."""
-    ids: dict[tuple, int] = {}
+    ids: dict[tuple[int, ...], int] = {}
 
     def grams(m: Sequence[int]) -> tuple[list[int], dict[int, list[int]]]:
-        out, pos = [], {}
+        out: list[int] = []
+        pos: dict[int, list[int]] = {}
         t = tuple(m)
         for p in range(max(len(t) - run + 1, 0)):
             g = ids.setdefault(t[p:p + run], len(ids))
@@ -367,6 +368,9 @@ def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> Diff
                               "traces together (Q7EMU_MAX_DIFF_RECORDS, docs/limits.md §2): narrow the traces "
                               "(trace --window / --ops / --partitions) or raise the limit")
     sa, sb = _summarise(a), _summarise(b)
+    first: Divergence | None
+    first_extra: Divergence | None
+    seqs: list[int]
     if align == "seq":
         def order(s: _Summary) -> np.ndarray:
             return np.lexsort((s.seq, s.run))
@@ -411,17 +415,17 @@ def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> Diff
     pairs = _align_op(ma, mb)
     compared = differing = only_a = only_b = 0
     last_seq = 0
-    first: Divergence | None = None
-    seqs: list[int] = []
-    first_extra: Divergence | None = None
+    first = None
+    seqs = []
+    first_extra = None
     for x, y in pairs:
-        if x is None or y is None:
-            if x is None:
+        if x is None or y is None:                     # never both: _align_op pairs at least one record
+            if y is not None:
                 only_b += 1
                 if first_extra is None:
                     r = _record(b, y)
                     first_extra = Divergence(None, y, r.seq, r.seq, r.op, None, "only in B")
-            else:
+            elif x is not None:
                 only_a += 1
                 if first_extra is None:
                     r = _record(a, x)

@@ -33,8 +33,13 @@ from q7emu.analysis.trace.layout import (
     json_loads,
 )
 
-
 # ---------------------------------------------------------------------- JSON Lines reading (streaming)
+#: (run, seq, partition, kernel id, bundle, mnemonic) of one JSON Lines record
+RecordKey = tuple[int, int, int, int, int, bytes]
+#: (kind, role, reg, view, bytes) of one operand
+OperandTuple = tuple[int, int, int, int, bytes]
+
+
 class JsonlReader:
     """Reads a JSON Lines trace line by line into :class:`Block` s of at most ``chunk`` records, checking
     every field (types, ranges, lane counts, nesting) before use."""
@@ -51,7 +56,7 @@ class JsonlReader:
 
     def runs(self) -> list[dict[str, Any]]:
         """The header's runs (checked), or ones made up from the records (after :meth:`blocks`)."""
-        runs = self.head.get("runs")
+        runs: list[dict[str, Any]] | None = self.head.get("runs")
         if runs is not None:
             return runs
         n = max(self._kernels) + 1 if self._kernels else 0
@@ -73,7 +78,7 @@ class JsonlReader:
         self.case = obj.get("case", "")
         self.q7emu_version = obj.get("q7emu_version", __version__)
 
-    def records(self) -> Iterator[tuple[tuple, list[tuple[int, int, int, int, bytes]]]]:
+    def records(self) -> Iterator[tuple[RecordKey, list[OperandTuple]]]:
         """((run, seq, partition, kernel, bundle, op bytes), operands) per op line."""
         n = 0
         lineno = 0
@@ -98,7 +103,7 @@ class JsonlReader:
             yield self._op_line(obj, n, where)
             n += 1
 
-    def _op_line(self, obj: dict[str, Any], n: int, where: str) -> tuple[tuple, list]:
+    def _op_line(self, obj: dict[str, Any], n: int, where: str) -> tuple[RecordKey, list[OperandTuple]]:
         name = obj.get("op")
         if not isinstance(name, str) or not name or len(name) > MAX_MNEMONIC or not name.isascii() or "\0" in name:
             raise TraceError(f"{where}: 'op' must be a mnemonic of 1..{MAX_MNEMONIC} ASCII characters")
@@ -151,8 +156,8 @@ class JsonlReader:
 
     def blocks(self) -> Iterator[Block]:
         """The records as in-memory blocks of at most ``chunk`` records."""
-        rows: list[tuple] = []
-        oprows: list[tuple] = []
+        rows: list[tuple[Any, ...]] = []
+        oprows: list[tuple[int, ...]] = []
         chunks: list[bytes] = []
         doff = 0
 

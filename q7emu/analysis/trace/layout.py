@@ -132,7 +132,7 @@ def _int(obj: Any, key: str, where: str, lo: int = 0, hi: int = U64_MAX, default
     if not isinstance(obj, dict):
         raise TraceError(f"{where}: expected a JSON object, got {type(obj).__name__}")
     if key not in obj and default is not None:
-        return default
+        return int(default)
     v = obj.get(key)
     if isinstance(v, bool) or not isinstance(v, int):
         raise TraceError(f"{where}: {key!r} must be an integer, got {type(v).__name__}")

@@ -241,7 +241,7 @@ class Trace:
             info["records"] = int(rows.size)
             yield i, info, enc.op_names(), blocks
 
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the ``.q7t`` v2 file atomically; returns the path."""
         with TraceWriter(path, case=self.case, q7emu_version=self.q7emu_version) as w:
             for i, info, names, blocks in self.encode_runs():
@@ -269,7 +269,7 @@ class Trace:
         return TraceFile(io.BytesIO(blob), where=where).read()
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> Trace:
+    def load(cls, path: str | os.PathLike[str]) -> Trace:
         """Read a binary trace file (v1 or v2), or a JSON Lines export (detected by its first byte)."""
         with TraceFile(path) as f:
             return f.read()
@@ -322,7 +322,7 @@ class Trace:
         for i in range(len(self)):
             yield json.dumps(self.op_json(i), separators=(",", ":"))
 
-    def to_jsonl(self, dest: str | os.PathLike | IO[str]) -> None:
+    def to_jsonl(self, dest: str | os.PathLike[str] | IO[str]) -> None:
         """Write the JSON Lines form to a path (atomically) or a text stream."""
         if isinstance(dest, (str, os.PathLike)):
             with atomic_write(dest, "w", newline="\n") as fh:
@@ -332,7 +332,7 @@ class Trace:
             dest.write(line + "\n")
 
     @classmethod
-    def from_jsonl(cls, src: str | os.PathLike | IO[str], where: str | None = None) -> Trace:
+    def from_jsonl(cls, src: str | os.PathLike[str] | IO[str], where: str | None = None) -> Trace:
         """Read a JSON Lines trace (a path or a text stream); TraceError naming ``where`` and the line."""
         if isinstance(src, (str, os.PathLike)):
             try:
@@ -359,7 +359,7 @@ def _widen_v1(arr: np.ndarray, dt: np.dtype) -> np.ndarray:
     """A version 1 array in today's layout, field by field (run / seq / operand indices widen, and the 16-byte
     op field becomes a NAME_BYTES one, NUL-padded)."""
     out = np.zeros(arr.shape, dt)
-    for name in dt.names:
+    for name in dt.names or ():
         out[name] = arr[name]
     return out
 
@@ -374,7 +374,7 @@ def _first_kernel_per_run(rec: np.ndarray) -> list[int]:
     return out
 
 
-def _open_bytes(path: str | os.PathLike) -> IO[bytes]:
+def _open_bytes(path: str | os.PathLike[str]) -> IO[bytes]:
     """A trace file opened for binary reading through :func:`q7emu.fileio.open_regular` (docs/limits.md §1:
     a FIFO, device, socket or folder is refused without blocking); TraceError for those."""
     try:
@@ -383,7 +383,7 @@ def _open_bytes(path: str | os.PathLike) -> IO[bytes]:
         raise TraceError(f"{path}: {e.rule}") from None
 
 
-def _open_text(path: str | os.PathLike) -> IO[str]:
+def _open_text(path: str | os.PathLike[str]) -> IO[str]:
     """A JSON Lines trace opened as strict UTF-8 text, read through :func:`_open_bytes`."""
     return io.TextIOWrapper(_open_bytes(path), encoding="utf-8", errors="strict")
 
@@ -405,10 +405,10 @@ class TraceFile:
     ``runs``, ``case``, ``q7emu_version``, ``records`` (count); :meth:`blocks` / :meth:`ops` stream the
     records, optionally only a seq range or one run; :meth:`read` gives the whole :class:`Trace`."""
 
-    def __init__(self, src: str | os.PathLike | IO[bytes], where: str | None = None) -> None:
+    def __init__(self, src: str | os.PathLike[str] | IO[bytes], where: str | None = None) -> None:
         self._own = isinstance(src, (str, os.PathLike))
         self.where = where or (str(src) if self._own else "trace")
-        if self._own:
+        if isinstance(src, (str, os.PathLike)):
             p = Path(src)
             try:
                 if p.is_dir():
@@ -553,9 +553,10 @@ class TraceFile:
             if not isinstance(e, dict) or not isinstance(e.get("name"), str) or e.get("name") not in want:
                 raise TraceError(f"{w}: bad array entry {str(e)[:60]!r}")
             name = e["name"]
-            descr = e.get("descr")
+            descr: Any = e.get("descr")
             try:
-                dt = np.lib.format.descr_to_dtype(descr if isinstance(descr, str) else [tuple(x) for x in descr])
+                spec: Any = descr if isinstance(descr, str) else [tuple(x) for x in descr]   # TypeError: the file's
+                dt = np.lib.format.descr_to_dtype(spec)
             except Exception as ex:  # noqa: BLE001 - any malformed descr is the file's fault
                 raise TraceError(f"{w}: array {name}: bad dtype ({type(ex).__name__})") from None
             if dt != want[name]:
@@ -622,15 +623,15 @@ class TraceFile:
             if int(b.records["seq"][0]) != first or int(b.records["seq"][-1]) != last:
                 raise TraceError(f"{self.where}: block {k} seq range does not match the index")
             if lo is not None or hi is not None:
-                s = b.records["seq"]
-                keep = np.ones(s.size, bool)
+                bseq = b.records["seq"]
+                keep = np.ones(bseq.size, np.bool_)
                 if lo is not None:
-                    keep &= s >= np.uint64(lo)
+                    keep &= bseq >= np.uint64(lo)
                 if hi is not None:
-                    keep &= s < np.uint64(hi)
+                    keep &= bseq < np.uint64(hi)
                 if not keep.all():
-                    t = Trace(b.records, b.operands, b.data).subset(np.nonzero(keep)[0])
-                    b = Block(t.records, t.operands, t.data, b.complete)
+                    kept = Trace(b.records, b.operands, b.data).subset(np.nonzero(keep)[0])
+                    b = Block(kept.records, kept.operands, kept.data, b.complete)
             yield b
 
     def ops(self, seq: tuple[int | None, int | None] | None = None, run: int | None = None) -> Iterator[Op]:
@@ -659,11 +660,11 @@ class TraceFile:
             yield json.dumps(op_json(op), separators=(",", ":"))
 
 
-def open_trace(path: str | os.PathLike) -> TraceFile:
+def open_trace(path: str | os.PathLike[str]) -> TraceFile:
     """Open a trace file (``.q7t`` v1 / v2 or JSON Lines) for streaming reads (:class:`TraceFile`)."""
     return TraceFile(path)
 
 
-def load(path: str | os.PathLike) -> Trace:
+def load(path: str | os.PathLike[str]) -> Trace:
     """Read a trace file (binary or JSON Lines) into memory."""
     return Trace.load(path)

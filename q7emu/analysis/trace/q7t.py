@@ -34,7 +34,7 @@ class TraceWriter:
     :func:`q7emu.fileio.atomic_write` (a temporary file renamed when complete; removed on error or abort), so
     an interrupted trace never leaves a partial file. ``dest`` may also be an open binary stream."""
 
-    def __init__(self, dest: str | os.PathLike | IO[bytes], case: str = "", q7emu_version: str = __version__,
+    def __init__(self, dest: str | os.PathLike[str] | IO[bytes], case: str = "", q7emu_version: str = __version__,
                  level: int = CODEC_LEVEL) -> None:
         self.case = case
         self.q7emu_version = q7emu_version

@@ -86,7 +86,8 @@ class Recorder:
     the kernels (docs/traces.md §8); ``mutate_hits`` then counts the ops it removed."""
 
     def __init__(self, window: tuple[int, int] | None = None, ops: Iterable[str] | None = None,
-                 case: str = "", *, partitions: Any = None, bundles: Any = None, path: str | os.PathLike | None = None,
+                 case: str = "", *, partitions: Any = None, bundles: Any = None,
+                 path: str | os.PathLike[str] | None = None,
                  partition_base: int = 0, skeleton: bool = False,
                  on_block: Callable[[int, bytes], None] | None = None,
                  on_tick: Callable[[int, int], None] | None = None, tick_ops: int = 0, seq_start: int = 0,
@@ -98,7 +99,8 @@ class Recorder:
         self.case = case
         self.partition_base = check_partition_base(partition_base)
         self.skeleton = bool(skeleton)
-        self.seq_start = check_window((seq_start, seq_start))[0]
+        start = check_window((seq_start, seq_start))          # a pair: never None
+        self.seq_start = start[0] if start is not None else 0
         self.mutate = check_mutate(mutate)
         self.mutate_hits = 0
         self.on_block = on_block
