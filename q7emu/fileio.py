@@ -413,6 +413,35 @@ def read_json(path: str | os.PathLike[str], *, max_bytes: int | None = None, max
         raise _refuse(path, _first_line(e), "not valid JSON") from None
 
 
+class JsonTextError(ValueError):
+    """JSON text refused by :func:`parse_json`; the message is one phrase without the text's name (the caller
+    prefixes where the text came from)."""
+
+
+def _not_a_number(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_json(data: bytes | str, *, max_depth: int | None = None) -> Any:
+    """Parse JSON text already read under a bound (a trace file's header or footer, one line of a JSON Lines
+    file) with :func:`read_json`'s rules: UTF-8, nesting at most ``max_depth`` levels (default the limit
+    ``Q7EMU_MAX_JSON_DEPTH``, docs/limits.md §2; checked in linear time before parsing, so deep nesting is never a
+    RecursionError), strict JSON (``NaN`` / ``Infinity`` refused). :class:`JsonTextError` otherwise, one of
+    ``not UTF-8 (REASON at byte N)``, ``JSON nested deeper than N levels``, ``not valid JSON (DETAIL)``."""
+    max_depth = limit("Q7EMU_MAX_JSON_DEPTH") if max_depth is None else max_depth
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise JsonTextError(f"not UTF-8 ({e.reason} at byte {e.start})") from None
+    if json_depth(data, stop=max_depth) > max_depth:
+        raise JsonTextError(f"JSON nested deeper than {max_depth} levels")
+    try:
+        return json.loads(data, parse_constant=_not_a_number)
+    except (ValueError, RecursionError) as e:
+        raise JsonTextError(f"not valid JSON ({e})") from None
+
+
 # ---------------------------------------------------------------------- .npy / .npz
 @dataclass(frozen=True)
 class ArrayInfo:

@@ -101,6 +101,30 @@ def test_read_json_refuses_malformed_text(tmp_path, text, rule):
     assert one_line(e.value) and str(p) in str(e.value)
 
 
+@pytest.mark.parametrize("text,message", [
+    ("{", "not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+    ('{"a": NaN}', "not valid JSON (NaN is not a JSON number)"),
+    ("[-Infinity]", "not valid JSON (-Infinity is not a JSON number)"),
+    (b"[1]\xff", "not UTF-8 (invalid start byte at byte 3)"),
+    ("[" * 6 + "]" * 6, "JSON nested deeper than 5 levels"),
+    ("[" * 200000, "JSON nested deeper than 5 levels"),            # linear time: never a RecursionError
+])
+def test_parse_json_refuses_malformed_text(text, message):
+    """parse_json (JSON already read under a bound: a trace header, footer or JSON Lines line) says what is
+    wrong in one phrase; the caller names the text."""
+    with pytest.raises(fileio.JsonTextError) as e:
+        fileio.parse_json(text, max_depth=5)
+    assert str(e.value) == message
+
+
+def test_parse_json_accepts_what_json_dumps_writes():
+    doc = {"a": [1, 2.5, None, True, "\u00e9\u2603"], "b": {"c": [[[]]]}}
+    text = json.dumps(doc)
+    assert fileio.parse_json(text, max_depth=5) == doc == fileio.parse_json(text.encode(), max_depth=5)
+    with pytest.raises(fileio.JsonTextError, match="deeper than 4"):
+        fileio.parse_json(text, max_depth=4)
+
+
 def test_read_json_size_limit(tmp_path, monkeypatch):
     p = tmp_path / "big.json"
     p.write_text(json.dumps(["x" * 1000]))

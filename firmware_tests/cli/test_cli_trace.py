@@ -1,4 +1,4 @@
-"""CLI: q7emu trace (record / show / diff / export / import) and q7emu profile."""
+"""CLI: q7emu trace (record / show / diff / export / import / log) and q7emu profile."""
 from __future__ import annotations
 
 import json
@@ -232,3 +232,61 @@ def test_an_unknown_operand_order_is_refused(tmp_path, traced):
     t.save(tmp_path / "bad.q7t")
     with pytest.raises(TraceError, match="operand_order"):
         Trace.load(tmp_path / "bad.q7t")
+
+
+# ------------------------------------------------------------------------------ subcommands (issue 24 item 3)
+def test_record_subcommand_is_the_bare_form(capsys, tmp_path, traced):
+    """`trace record CASE` and today's `trace CASE` write the same bytes (and options may come first)."""
+    d, _ = traced
+    assert run(capsys, "trace", "record", CASE, "-o", tmp_path / "r.q7t")[0] == 0
+    assert run(capsys, "trace", "-o", tmp_path / "s.q7t", CASE)[0] == 0
+    assert (tmp_path / "r.q7t").read_bytes() == (d / "a.q7t").read_bytes() == (tmp_path / "s.q7t").read_bytes()
+
+
+def test_log_subcommand_gives_the_recording_log(capsys, tmp_path, traced):
+    """`trace log FILE` prints the lines `trace --log` streamed while recording (docs/traces.md §6)."""
+    d, full = traced
+    assert run(capsys, "trace", CASE, "--log", tmp_path / "rec.log", "--window", "0:300")[0] == 0
+    want = (tmp_path / "rec.log").read_text()
+    assert want.count("\n") == 300
+    rc, out, err = run(capsys, "trace", "log", d / "a.q7t", "--seq", "0:300")
+    assert rc == 0 and out == want and err == ""
+    rc, out, _ = run(capsys, "trace", "log", d / "a.q7t", "-o", tmp_path / "f.log", "--json")
+    doc = json.loads(out)
+    assert rc == 0 and doc["format"] == "q7emu-trace-log" and doc["records"] == doc["total"] == len(full)
+    text = (tmp_path / "f.log").read_text()
+    assert text.startswith(want) and text.count("\n") == len(full) and doc["output_bytes"] == len(text.encode())
+    rc, out, err = run(capsys, "trace", "log", d / "a.q7t", "--json")
+    assert rc == 2 and "-o FILE" in err and json.loads(out)["format"] == "q7emu-error"
+
+
+@pytest.mark.parametrize("sub", ["record", "show", "diff", "export", "import", "log"])
+def test_each_subcommand_has_help_and_json(capsys, sub):
+    rc, out, _ = run(capsys, "trace", sub, "--help")
+    assert rc == 0 and out.startswith(f"usage: q7emu trace {sub} ") and "--json" in out
+
+
+def test_trace_help_lists_the_subcommands(capsys):
+    rc, out, _ = run(capsys, "trace", "--help")
+    assert rc == 0 and all(f"\n    {w} " in out for w in ("record", "show", "diff", "export", "import", "log"))
+
+
+def test_unknown_option_names_the_subcommand(capsys, traced):
+    d, _ = traced
+    rc, _, err = run(capsys, "trace", "show", d / "a.q7t", "--bogus", "1")
+    assert rc == 2 and err.strip() == "q7emu trace show: error: unrecognized arguments: --bogus 1"
+    rc, _, err = run(capsys, "trace", CASE, "-o", d / "x.q7t", "--bogus")
+    assert rc == 2 and err.strip() == "q7emu trace record: error: unrecognized arguments: --bogus"
+
+
+def test_a_case_named_like_a_subcommand(capsys, tmp_path, monkeypatch, traced):
+    """A word after `trace` is a subcommand only when it is one exactly: a CASE named show is ./show."""
+    d, _ = traced
+    for ext in (".json", ".npz"):
+        (tmp_path / f"show{ext}").write_bytes(Path(CASE + ext).read_bytes())
+    monkeypatch.chdir(tmp_path)
+    rc, out, _ = run(capsys, "trace", "./show", "-o", "t.q7t")
+    assert rc == 0 and "case PASS" in out
+    assert Trace.load(tmp_path / "t.q7t").to_raw() == Trace.load(d / "a.q7t").to_raw()
+    rc, _, err = run(capsys, "trace", "show", "-o", "u.q7t")
+    assert rc == 2 and err.startswith("q7emu trace show: error:") and not (tmp_path / "u.q7t").exists()

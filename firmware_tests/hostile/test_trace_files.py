@@ -156,7 +156,7 @@ def test_interrupted_export_leaves_the_old_file(tmp_path, blob, monkeypatch):
     src.write_bytes(blob)
     out = tmp_path / "e.jsonl"
     out.write_text("old\n")
-    import q7emu.analysis.trace as tr
+    import q7emu.analysis.trace.model as tr  # the module whose TraceFile.iter_jsonl renders each op
     real = tr.op_json
     calls = {"n": 0}
 

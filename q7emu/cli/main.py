@@ -38,6 +38,7 @@ from q7emu.cli.common import (
     print_json,
     source_tree_problem,
 )
+from q7emu.cli.trace_args import implicit_record
 from q7emu.errors import InternalError, Q7Error
 from q7emu.kernels.extension import check_env, isa_info
 
@@ -178,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = implicit_record(sys.argv[1:] if argv is None else argv)   # trace CASE ... = trace record CASE ...
     want_json = "--json" in argv
     debug = False
     parser = build_parser()
@@ -187,8 +188,9 @@ def _main(argv: Sequence[str] | None = None) -> int:
         args, extras = parser.parse_known_args(argv)
         if extras and getattr(args, "trailing_fields", None) is not None:
             args.trailing_fields.extend(extras)      # record new: FIELD=VALUE items after an option
-        elif extras:
-            parser.error(f"unrecognized arguments: {' '.join(extras)}")
+        elif extras:                                 # named by the subcommand that has a parser of its own
+            raise ParserError(f"{getattr(args, 'command_prog', parser.prog)}: error: unrecognized arguments: "
+                              f"{' '.join(extras)}")
         debug = bool(getattr(args, "debug", False))
         want_json = bool(getattr(args, "json", want_json))
         if not getattr(args, "func", None):

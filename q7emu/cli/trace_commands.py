@@ -2,13 +2,15 @@
 
 ::
 
-    q7emu trace CASE|RECORD -o FILE [--window START:END] [--partitions LIST] [--ops NAME,...]
+    q7emu trace record CASE|RECORD -o FILE [--window START:END] [--partitions LIST] [--ops NAME,...]
                 [--bundles LIST] [--jsonl] [--log FILE|-] [--max-size SIZE] [--no-progress] [--json]
                 [--sbuf IN.npz] [-g GEN] [--knob NAME=VALUE] [--partition-bytes N]
+    q7emu trace CASE|RECORD -o FILE [options]           the same as trace record
     q7emu trace show FILE [--op NAME[,NAME]] [--seq A:B] [--partitions LIST] [--lanes A:B] [--json]
-    q7emu trace diff A B [--align seq|op] [--json]     exit 1 when the traces differ
-    q7emu trace export FILE -o OUT.jsonl [--json]
+    q7emu trace diff A B [--align seq|op] [--max-lanes N] [--json]     exit 1 when the traces differ
+    q7emu trace export FILE -o OUT.jsonl|- [--json]
     q7emu trace import IN.jsonl -o OUT.q7t [--json]
+    q7emu trace log FILE [-o OUT|-] [--seq A:B] [--json]  the text log of a trace file
     q7emu profile CASE|RECORD [--json] [--chrome-trace FILE] [--plot FILE.png] [--top N] [--window ...]
                   [--partitions ...] [--ops ...] [--bundles ...] [--repeat N] [--no-progress]
 
@@ -18,7 +20,8 @@ the SBUF image of ``--sbuf`` (array ``sbuf``, uint8 [128, partition_bytes]) or o
 Ranges are half-open ``START:END`` (either side may be omitted; ``N`` alone means ``N:N+1``); a LIST is
 comma-separated ``N`` / ``START:END`` items. Partitions are absolute SBUF partitions (the record's destination
 partitions, as ``replay`` reports them). Before recording, ``trace`` estimates the file's size and refuses past
-``--max-size`` (default 2G). ``trace`` and ``profile`` exit 1 when the CASE they run fails.
+``--max-size`` (default 2G). ``trace`` and ``profile`` exit 1 when the CASE they run fails. A word after ``trace``
+names a subcommand only when it is one exactly (a CASE file named ``show`` is ``./show``).
 Trace files: docs/traces.md (binary ``q7emu-trace`` v2, v1 still read, or JSON Lines; every reader reads all).
 """
 from __future__ import annotations
@@ -35,15 +38,23 @@ from pathlib import Path
 from typing import IO, Any
 
 from q7emu._version import __version__
-from q7emu.cli.common import EXIT_FAIL, EXIT_OK, GENERATIONS, Parser, Subparsers, UsageError, parse_knobs, read_record
+from q7emu.cli.common import EXIT_FAIL, EXIT_OK, Parser, Subparsers, UsageError, parse_knobs, read_record
+from q7emu.cli.trace_args import (
+    DEFAULT_MAX_SIZE,
+    SUBCOMMANDS,
+    convert_options,
+    diff_options,
+    filter_options,
+    filters,
+    list_arg,
+    log_options,
+    names_arg,
+    range_arg,
+    record_options,
+    run_options,
+    show_options,
+)
 
-#: ``--partition-bytes`` of a RECORD. A lambda, not common.parse_int: argparse names it in the error text
-#: (``invalid <lambda> value``), and the CLI's error texts are kept as they are.
-_partition_bytes = lambda s: int(s, 0)  # noqa: E731
-
-DEFAULT_MAX_SIZE = 2 << 30
-SIZE_UNITS = {"": 1, "B": 1, "K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10, "M": 1 << 20, "MB": 1 << 20,
-              "MIB": 1 << 20, "G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30, "T": 1 << 40, "TB": 1 << 40}
 TICK_OPS = 1 << 16
 
 
@@ -141,57 +152,8 @@ def run_target(target: str, recorder: Any, *, sbuf: str | None = None, generatio
     return res, t.label, t.verdict(m)
 
 
-def _range(text: str | None, what: str) -> tuple[int | None, int | None] | None:
-    from q7emu.analysis.trace import parse_range
-    from q7emu.errors import InvalidArgument
-    try:
-        return parse_range(text, what)
-    except InvalidArgument as e:
-        raise UsageError(str(e)) from None
-
-
-def _list(text: str | None, what: str) -> list[tuple[int, int]] | None:
-    from q7emu.analysis.trace import parse_list
-    from q7emu.errors import InvalidArgument
-    try:
-        return parse_list(text, what)
-    except InvalidArgument as e:
-        raise UsageError(str(e)) from None
-
-
-def _names(items: list[str] | None) -> list[str] | None:
-    if not items:
-        return None
-    out = [n.strip() for it in items for n in it.split(",") if n.strip()]
-    return out or None
-
-
-def parse_size(text: str) -> int:
-    """``512M``, ``2G``, ``1500000``: a byte count (argparse ``type``)."""
-    t = text.strip().upper().replace(" ", "")
-    num = t.rstrip("KMGTIB")
-    unit = t[len(num):]
-    try:
-        v = float(num)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 512M, 2G)") from None
-    if unit not in SIZE_UNITS or not 0 <= v < 1 << 62:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 512M, 2G)")
-    return int(v * SIZE_UNITS[unit])
-
-
 def _mb(n: float) -> str:
     return f"{n / 1e6:.1f} MB" if n >= 1e5 else f"{n / 1e3:.1f} kB"
-
-
-def _filters(a: argparse.Namespace) -> dict[str, Any]:
-    """Recorder filters from the common options."""
-    win = _range(a.window, "--window")
-    if win is not None:
-        win = (win[0] or 0, (1 << 64) - 1 if win[1] is None else win[1])
-    bundles = _list(a.bundles, "--bundles")
-    return {"window": win, "ops": _names(a.ops), "partitions": _list(a.partitions, "--partitions"),
-            "bundles": None if bundles is None else [b for lo, hi in bundles for b in range(lo, min(hi, lo + 65536))]}
 
 
 def _recorder(f: dict[str, Any], **kw: Any) -> Any:
@@ -231,76 +193,6 @@ class Progress:
 
 
 # ---------------------------------------------------------------------- trace
-def _record_options(p: argparse.ArgumentParser, suppress: bool = False) -> None:
-    h = (lambda s: argparse.SUPPRESS) if suppress else (lambda s: s)
-    d = argparse.SUPPRESS if suppress else None
-    p.add_argument("-o", "--output", metavar="FILE", default=d, help=h("trace file to write (.q7t, or .jsonl)"))
-    _filter_options(p, suppress)
-    p.add_argument("--jsonl", action="store_true", default=d if suppress else False,
-                   help=h("write JSON Lines instead of the binary trace file"))
-    p.add_argument("--log", metavar="FILE|-", default=d,
-                   help=h("also stream a text log, one op per line (seq, partition, bundle, mnemonic, operands "
-                          "with lanes in hex), to FILE or stdout (-)"))
-    p.add_argument("--max-size", type=parse_size, metavar="SIZE", default=d,
-                   help=h("refuse when the estimated output is larger (default 2G; e.g. 512M)"))
-    _run_options(p, suppress)
-
-
-def _filter_options(p: argparse.ArgumentParser, suppress: bool = False) -> None:
-    h = (lambda s: argparse.SUPPRESS) if suppress else (lambda s: s)
-    d = argparse.SUPPRESS if suppress else None
-    p.add_argument("--window", metavar="START:END", default=d,
-                   help=h("record only sequence numbers START <= seq < END (every op still counts; 64-bit)"))
-    p.add_argument("--partitions", metavar="LIST", default=d,
-                   help=h("record only these absolute SBUF partitions (e.g. 0:4,17)"))
-    p.add_argument("--ops", action="append", metavar="NAME,...", default=d,
-                   help=h("record only these mnemonics (comma list, repeatable; at most 64)"))
-    p.add_argument("--bundles", metavar="LIST", default=d,
-                   help=h("record only these bundle indices of the kernel listing (e.g. 24:26,39)"))
-
-
-def _run_options(p: argparse.ArgumentParser, suppress: bool = False) -> None:
-    h = (lambda s: argparse.SUPPRESS) if suppress else (lambda s: s)
-    d = argparse.SUPPRESS if suppress else None
-    p.add_argument("--no-progress", action="store_true", default=d if suppress else False,
-                   help=h("no progress bar (it is shown only when stderr is a terminal)"))
-    p.add_argument("--json", action="store_true", default=d if suppress else False,
-                   help=h("print the result as one JSON object"))
-    p.add_argument("--sbuf", metavar="IN.npz", default=d, help=h("SBUF image for a RECORD (default: zeros)"))
-    p.add_argument("-g", "--generation", default=d, help=h(f"generation for a RECORD: {GENERATIONS} (default MARIANA)"))
-    p.add_argument("--knob", action="append", metavar="NAME=VALUE", default=d,
-                   help=h("model knob (docs/model.md §1-§2), repeatable; overrides a case's knobs"))
-    p.add_argument("--partition-bytes", type=_partition_bytes, default=d,
-                   help=h("SBUF bytes per partition for a RECORD without --sbuf (default 0x30000)"))
-
-
-def cmd_trace(args: argparse.Namespace) -> int:
-    """``q7emu trace``: record a trace of a CASE|RECORD, or run the ``show`` / ``diff`` / ``export`` /
-    ``import`` subcommand named by the first word of ``args.argv``."""
-    argv = list(args.argv or [])
-    if not argv:
-        raise UsageError("trace: give CASE|RECORD -o FILE, or a subcommand (show, diff, export, import); "
-                         "see q7emu trace --help")
-    mode = argv[0]
-    if mode == "show":
-        return _trace_show(argv[1:])
-    if mode == "diff":
-        return _trace_diff(argv[1:])
-    if mode in ("export", "import"):
-        return _trace_convert(mode, argv[1:])
-    p = Parser(prog="q7emu trace", add_help=False)
-    p.add_argument("target", metavar="CASE|RECORD")
-    _record_options(p)
-    inner = p.parse_args(argv)
-    for k, v in vars(inner).items():          # options given before the target land on the outer parser
-        outer = getattr(args, k, None)
-        if v in (None, False) and outer not in (None, False):
-            setattr(inner, k, outer)
-        elif isinstance(v, list) and isinstance(outer, list):
-            setattr(inner, k, outer + v)
-    return _trace_record(inner)
-
-
 def _estimate(t: Any, f: dict[str, Any], jsonl: bool) -> dict[str, Any]:
     """A dry recording (blocks measured and dropped): records, executed ops, raw bytes, and the output size
     estimated from the first blocks' compression (binary) or rendered lines (JSON Lines)."""
@@ -351,7 +243,7 @@ def _trace_record(a: argparse.Namespace) -> int:
 
     if not a.output and not a.log:
         raise UsageError("trace: -o FILE is required (or --log FILE|- for a text log)")
-    f = _filters(a)
+    f = filters(a)
     t = load_target(a.target, sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes)
     out = Path(a.output) if a.output else None
     from q7emu.fileio import output_target
@@ -371,13 +263,12 @@ def _trace_record(a: argparse.Namespace) -> int:
             raise UsageError(f"trace: estimated output {_mb(est['estimated_bytes'])} exceeds --max-size "
                              f"{_mb(limit)}; narrow it (--window, --partitions, --ops, --bundles) or raise --max-size")
     tmp = None
-    if jsonl:
+    path: Path | None = out
+    if jsonl and out is not None:
         fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".q7t.tmp",
                                    dir=out.parent if str(out.parent) else ".")
         os.close(fd)
         path = Path(tmp)
-    else:
-        path = out
     bar = Progress(est["executed"] if est else None, "trace", not a.no_progress)
     try:
         with _log_stream(a.log) as log_fh:
@@ -395,7 +286,7 @@ def _trace_record(a: argparse.Namespace) -> int:
                 rec.abort()
                 raise
         bar.close()
-        if jsonl:
+        if jsonl and path is not None and out is not None:
             export_jsonl(path, out)
     finally:
         bar.close()
@@ -414,7 +305,7 @@ def _trace_record(a: argparse.Namespace) -> int:
                           "records": rec.records, "executed": executed, "runs": len(rec.runs),
                           "file_bytes": size, "bytes_per_op": size / rec.records if size and rec.records else None,
                           "estimated_bytes": est["estimated_bytes"] if est else None, "log": a.log}))
-    elif out is not None:
+    elif out is not None and size is not None:
         print(f"{res.path}: traced {rec.records} of {executed} ops of {kern} in {len(rec.runs)} run(s)"
               + (f"; case {verdict}" if verdict else "")
               + f" -> {out} ({'JSON Lines' if jsonl else 'q7emu-trace'}, {_mb(size)}"
@@ -441,22 +332,15 @@ def _json_stream_records(ops: Any, lanes: Any, head: dict[str, Any], out: IO[str
     return n
 
 
-def _trace_show(argv: list[str]) -> int:
-    from q7emu.analysis.trace import TraceFile, format_op
+def _trace_show(a: argparse.Namespace) -> int:
+    """``q7emu trace show FILE``: the selected records in each op's lane view (or one JSON object)."""
+    from q7emu.analysis.trace.model import TraceFile
+    from q7emu.analysis.trace.ops import format_op
 
-    p = Parser(prog="q7emu trace show", description="print trace records in each op's lane view")
-    p.add_argument("file", metavar="FILE")
-    p.add_argument("--op", action="append", metavar="NAME[,NAME]", help="only these mnemonics (repeatable)")
-    p.add_argument("--seq", metavar="A:B", help="only sequence numbers A <= seq < B (seeks through the block index)")
-    p.add_argument("--partitions", metavar="LIST", help="only these absolute partitions (e.g. 0:4,17)")
-    p.add_argument("--lanes", metavar="A:B", help="only lanes A <= lane < B of each vector operand")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object (format q7emu-trace-show v1: header fields, records, shown)")
-    a = p.parse_args(argv)
-    seq = _range(a.seq, "--seq")
-    lanes = _range(a.lanes, "--lanes")
-    parts = _list(a.partitions, "--partitions")
-    names = set(_names(a.op) or [])
+    seq = range_arg(a.seq, "--seq")
+    lanes = range_arg(a.lanes, "--lanes")
+    parts = list_arg(a.partitions, "--partitions")
+    names = set(names_arg(a.op) or [])
     with TraceFile(a.file) as tf:
         def selected() -> Any:
             for op in tf.ops(seq=seq):
@@ -478,17 +362,11 @@ def _trace_show(argv: list[str]) -> int:
     return EXIT_OK
 
 
-def _trace_diff(argv: list[str]) -> int:
-    from q7emu.analysis.trace import TraceFile, diff
+def _trace_diff(a: argparse.Namespace) -> int:
+    """``q7emu trace diff A B``: exit 1 when the traces differ."""
+    from q7emu.analysis.trace.diff import diff
+    from q7emu.analysis.trace.model import TraceFile
 
-    p = Parser(prog="q7emu trace diff", description="compare two traces; exit 1 when they differ")
-    p.add_argument("a", metavar="A")
-    p.add_argument("b", metavar="B")
-    p.add_argument("--align", choices=("seq", "op"), default="seq",
-                   help="pair records by sequence number (default) or along the mnemonic sequence")
-    p.add_argument("--max-lanes", type=int, default=16, help="differing lanes to print (default 16)")
-    p.add_argument("--json", action="store_true", help="print the result as one JSON object (q7emu-trace-diff v1)")
-    a = p.parse_args(argv)
     with TraceFile(a.a) as fa, TraceFile(a.b) as fb:
         r = diff(fa, fb, align=a.align)
     if a.json:
@@ -500,21 +378,17 @@ def _trace_diff(argv: list[str]) -> int:
     return EXIT_OK if r.same else EXIT_FAIL
 
 
-def _trace_convert(mode: str, argv: list[str]) -> int:
-    from q7emu.analysis.trace import export_jsonl, import_jsonl
+def _trace_convert(a: argparse.Namespace) -> int:
+    """``q7emu trace export FILE -o OUT`` (JSON Lines; ``-o -`` streams it to stdout) and ``q7emu trace import
+    IN.jsonl -o OUT.q7t``."""
+    from q7emu.analysis.trace.convert import export_jsonl, import_jsonl
 
-    p = Parser(prog=f"q7emu trace {mode}",
-               description="binary trace -> JSON Lines" if mode == "export" else "JSON Lines -> binary trace")
-    p.add_argument("file", metavar="FILE")
-    p.add_argument("-o", "--output", required=True, metavar="OUT",
-                   help="the file to write" + (" (- : stdout)" if mode == "export" else ""))
-    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    a = p.parse_args(argv)
+    mode = a.trace_command
     if a.output == "-":                     # JSON Lines is text: export may stream it to stdout
         if mode != "export" or a.json:
             raise UsageError(f"trace {mode} -o -: only `trace export` without --json writes to stdout "
                              "(a binary trace needs a file)")
-        from q7emu.analysis.trace import TraceFile
+        from q7emu.analysis.trace.model import TraceFile
         with TraceFile(a.file) as tf:
             for line in tf.iter_jsonl():
                 sys.stdout.write(line + "\n")
@@ -526,6 +400,33 @@ def _trace_convert(mode: str, argv: list[str]) -> int:
                           "records": n, "output_bytes": Path(a.output).stat().st_size}))
     else:
         print(f"{a.file} -> {a.output}: {n} records")
+    return EXIT_OK
+
+
+def _trace_log(a: argparse.Namespace) -> int:
+    """``q7emu trace log FILE``: the text log of a trace file (docs/traces.md §6), the lines ``trace --log``
+    streams while recording, to stdout or (atomically) to ``-o OUT``."""
+    from q7emu.analysis.trace.log import LogWriter
+    from q7emu.analysis.trace.model import TraceFile
+
+    if a.output == "-" and a.json:
+        raise UsageError("trace log --json: give -o FILE (the log itself goes to stdout without -o)")
+    seq = range_arg(a.seq, "--seq")
+    with TraceFile(a.file) as tf:
+        if a.output != "-":
+            from q7emu.fileio import output_target
+            output_target(a.output)      # a FIFO, device or missing folder: refused before reading (docs/limits.md §3)
+        with _log_stream(a.output) as fh:
+            log = LogWriter(fh)
+            for b in tf.blocks(seq=seq):
+                log.write_block(b)
+        total = tf.records
+    if a.json:
+        print(json.dumps({"format": "q7emu-trace-log", "version": 1, "q7emu_version": __version__,
+                          "input": str(a.file), "output": str(a.output), "records": log.lines, "total": total,
+                          "output_bytes": Path(a.output).stat().st_size}))
+    elif a.output != "-":
+        print(f"{a.file} -> {a.output}: {log.lines} of {total} records")
     return EXIT_OK
 
 
@@ -569,7 +470,7 @@ def cmd_profile(a: argparse.Namespace) -> int:
 
     if a.plot:
         require_matplotlib()            # fail before running anything
-    f = _filters(a)
+    f = filters(a)
     t = load_target(a.target, sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes)
     wall = _time_untraced(t, a.repeat)
     acc = ProfileAccumulator()
@@ -614,16 +515,50 @@ def cmd_profile(a: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------- registration
+def _trace_usage(_a: argparse.Namespace) -> int:
+    raise UsageError(f"trace: give a subcommand ({', '.join(SUBCOMMANDS)}) or CASE|RECORD -o FILE "
+                     "(= trace record); see q7emu trace --help")
+
+
 def register(sub: Subparsers) -> None:
-    """Add ``trace`` (with its show / diff / export / import words) and ``profile`` to the ``q7emu`` subparsers."""
-    t = sub.add_parser("trace", help="record, show, diff and convert lane-level kernel traces",
-                       description=__doc__.split("::", 1)[1].split("CASE is", 1)[0].strip("\n") + "\n\n"
-                       "CASE is" + __doc__.split("CASE is", 1)[1],
+    """Add ``trace`` (its subcommands ``record | show | diff | export | import | log``; ``trace CASE|RECORD ...``
+    is ``trace record``, see :func:`q7emu.cli.trace_args.implicit_record`) and ``profile`` to the ``q7emu``
+    subparsers."""
+    doc = __doc__ or ""
+    t = sub.add_parser("trace", help="record, show, diff, convert and log lane-level kernel traces",
+                       description=doc.split("::", 1)[1].split("CASE is", 1)[0].strip("\n") + "\n\n"
+                       "CASE is" + doc.split("CASE is", 1)[1],
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       usage="q7emu trace {CASE|RECORD -o FILE [options] | show | diff | export | import} ...")
-    _record_options(t, suppress=True)
-    t.add_argument("argv", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-    t.set_defaults(func=cmd_trace)
+                       usage="q7emu trace {record|show|diff|export|import|log} ...\n"
+                             "       q7emu trace CASE|RECORD -o FILE [options]   (= trace record)")
+    t.set_defaults(func=_trace_usage)
+    ts = t.add_subparsers(dest="trace_command", metavar="SUBCOMMAND", parser_class=Parser)
+    r = ts.add_parser("record", prog="q7emu trace record",
+                      help="run a CASE|RECORD and record its trace (also: q7emu trace CASE|RECORD ...)",
+                      description="Run a CASE|RECORD once, recording the executed primitives that pass the filters "
+                                  "to a .q7t file (or JSON Lines) and / or a text log (docs/traces.md §1, §7). "
+                                  "Exit 1 when the CASE fails.")
+    r.add_argument("target", metavar="CASE|RECORD")
+    record_options(r)
+    r.set_defaults(func=_trace_record, command_prog="q7emu trace record")
+    s = ts.add_parser("show", prog="q7emu trace show", help="print trace records in each op's lane view",
+                      description="print trace records in each op's lane view")
+    show_options(s)
+    s.set_defaults(func=_trace_show, command_prog="q7emu trace show")
+    d = ts.add_parser("diff", prog="q7emu trace diff", help="compare two traces; exit 1 when they differ",
+                      description="compare two traces; exit 1 when they differ")
+    diff_options(d)
+    d.set_defaults(func=_trace_diff, command_prog="q7emu trace diff")
+    for mode, what in (("export", "binary trace -> JSON Lines"), ("import", "JSON Lines -> binary trace")):
+        c = ts.add_parser(mode, prog=f"q7emu trace {mode}", help=what, description=what)
+        convert_options(c, mode)
+        c.set_defaults(func=_trace_convert, command_prog=f"q7emu trace {mode}")
+    lg = ts.add_parser("log", prog="q7emu trace log",
+                       help="the text log of a trace file (one op per line, as trace --log writes it)",
+                       description="Write the text log of a trace file (docs/traces.md §6): one line per op, the "
+                                   "lines `trace record --log` streams while recording.")
+    log_options(lg)
+    lg.set_defaults(func=_trace_log, command_prog="q7emu trace log")
 
     p = sub.add_parser("profile", help="per-op / per-bundle counts, modelled cycles and emulator time of a run",
                        description="Profile one CASE|RECORD: per-mnemonic counts, per-bundle issue counts, "
@@ -637,6 +572,6 @@ def register(sub: Subparsers) -> None:
     p.add_argument("--plot", metavar="FILE.png", help="op-mix bar chart (needs matplotlib)")
     p.add_argument("--top", type=int, default=None, help="show only the N most frequent mnemonics")
     p.add_argument("--repeat", type=int, default=5, help="untraced timing runs (default 5; the fastest is reported)")
-    _filter_options(p)
-    _run_options(p)
+    filter_options(p)
+    run_options(p)
     p.set_defaults(func=cmd_profile)
