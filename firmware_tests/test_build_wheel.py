@@ -35,7 +35,7 @@ def full(levels=("generic", "avx2", "avx512")):
 
 
 def test_the_modules_the_recipe_expects_are_the_ones_src_builds():
-    assert set(bw.SINGLE) == {"q7emu/primitives/_ivp", "q7emu/kernels/_cpu"}
+    assert set(bw.SINGLE) == {"q7emu/primitives/_ivp", "q7emu/kernels/_cpu", "q7emu/primitives/_cyutility"}
     assert bw.expected_levels("x86_64") == ["generic", "avx2", "avx512"]
     assert bw.expected_levels("aarch64") == ["generic"]
 

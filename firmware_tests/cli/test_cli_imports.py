@@ -30,7 +30,7 @@ def imported(*argv: str) -> tuple[int, list[str]]:
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["replay", "--help"], ["trace", "--help"], ["listing", "--help"],
-                                  ["explore", "--help"]])
+                                  ["explore", "--help"], ["--version"], ["--version", "--json"]])
 def test_help_imports_nothing_heavy(argv):
     rc, mods = imported(*argv)
     assert rc == 0 and mods == [], (argv, mods)

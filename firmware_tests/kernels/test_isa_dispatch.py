@@ -71,6 +71,28 @@ def test_each_level_loads_its_own_module(level):
         assert m.ISA_LEVEL == level and m.ISA_FLAGS == BUILT[level] and dict(m.ISA_BUILT) == BUILT
 
 
+@pytest.mark.parametrize("level", [lv for lv in RUNNABLE if lv != "generic"])
+def test_a_variant_imported_alone_is_its_own_module(level):
+    """setup.py compiles one Cython output per level, renaming the module in each copy (docs/build.md §2.2): a
+    variant imported first, in a fresh process, is registered under its own name only and names its level."""
+    code = ("import sys, importlib\n"
+            "for name in sys.argv[1:]:\n"
+            "    m = importlib.import_module(name)\n"
+            "    base = name.rsplit('_', 1)[0]\n"
+            "    print(m.__name__, m.ISA_LEVEL, base in sys.modules, sys.modules[name] is m)\n")
+    names = [f"q7emu.kernels.{mod}_{level}" for mod in KERNEL_MODULES.values()]
+    r = subprocess.run([sys.executable, "-c", code, *names], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [f"{name} {level} False True" for name in names]
+
+
+def test_the_cpu_probe_records_the_levels_built():
+    """q7emu --version reads the levels built from q7emu.kernels._cpu (no kernel module, no numpy): the same
+    levels and flags as the kernel modules'."""
+    from q7emu.kernels import _cpu
+    assert dict(_cpu.ISA_BUILT) == BUILT and extension.build_levels() == BUILT
+
+
 def test_default_is_the_best_runnable_level():
     assert extension.select_level(BUILT, env="") == RUNNABLE[-1]
     if sys.platform == "linux" and platform.machine() == "x86_64":

@@ -8,7 +8,9 @@ Each kernel extension is built once per ISA level (setup.py): ``q7emu.kernels._d
 baseline (``generic``) and ``q7emu.kernels._dequant_avx2`` / ``_dequant_avx512`` beside it. :func:`load_extension`
 imports the baseline module (it must exist; it also lists the levels built and their flags), then the variant
 of the selected level: the highest level both built and supported by this CPU (q7emu.kernels._cpu), or the one
-``Q7EMU_ISA`` names (docs/build.md §1.3). Every level computes the same bytes.
+``Q7EMU_ISA`` names (docs/build.md §1.3). Every level computes the same bytes. ``q7emu --version`` and the CLI's
+``Q7EMU_ISA`` check read the levels built from q7emu.kernels._cpu (``ISA_BUILT``, written by setup.py), which
+imports neither a kernel module nor numpy.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from typing import Any
 from q7emu.errors import InvalidArgument, Q7Error
 
 __all__ = ["LEVELS", "PORTABLE", "ENV", "load_extension", "cached_extension", "cpu_levels", "built_levels",
-           "select_level", "check_env", "isa_info"]
+           "build_levels", "select_level", "check_env", "isa_info"]
 
 #: the ISA levels, lowest first; ``native`` exists only in a ``Q7EMU_NATIVE=1`` build (docs/build.md §1.1)
 LEVELS = ("generic", "avx2", "avx512", "native")
@@ -57,6 +59,23 @@ def built_levels(base: ModuleType) -> dict[str, str]:
     return dict(built) if built else {"generic": ""}
 
 
+def build_levels() -> dict[str, str] | None:
+    """Level -> compile flags of every level this build compiled the kernels for, None when the extensions are
+    not built. Read from q7emu.kernels._cpu (setup.py records them there: no kernel module, no numpy is
+    imported); from the baseline kernel module (:data:`PROBE`) for a build whose _cpu predates that."""
+    try:
+        from q7emu.kernels import _cpu
+    except ImportError:
+        _cpu = None
+    built = getattr(_cpu, "ISA_BUILT", None)
+    if built:
+        return dict(built)
+    try:
+        return built_levels(importlib.import_module(PROBE))
+    except ImportError:
+        return None
+
+
 def select_level(built: dict[str, str] | None = None, env: str | None = None) -> str:
     """The level to load: ``env`` (default: the ``Q7EMU_ISA`` environment variable) when set, else the highest
     level of ``built`` (default: the build's) this CPU supports.
@@ -64,7 +83,9 @@ def select_level(built: dict[str, str] | None = None, env: str | None = None) ->
     Raises InvalidArgument naming ``Q7EMU_ISA`` and the choices when the value is not a level, was not built
     or the CPU lacks it."""
     if built is None:
-        built = built_levels(_import_base(PROBE))
+        built = build_levels()
+        if built is None:
+            built = built_levels(_import_base(PROBE))     # (raises Q7Error: not built)
     cpu = cpu_levels()
     runnable = [lv for lv in LEVELS if lv in built and (lv in cpu or lv == "native")]
     value = os.environ.get(ENV, "") if env is None else env
@@ -116,11 +137,9 @@ def check_env() -> None:
     calls it before every command, so a bad value is one line and exit 2 (docs/build.md §1.3)."""
     if not os.environ.get(ENV):
         return
-    try:
-        base = importlib.import_module(PROBE)
-    except ImportError:
-        return
-    select_level(built_levels(base))
+    built = build_levels()
+    if built is not None:
+        select_level(built)
 
 
 def isa_info() -> dict[str, Any]:
@@ -128,9 +147,7 @@ def isa_info() -> dict[str, Any]:
     not built), ``forced`` (the ``Q7EMU_ISA`` value, or None), ``cpu`` (the levels this CPU supports) and
     ``built`` (level -> compile flags). Raises InvalidArgument as :func:`select_level` for a bad Q7EMU_ISA."""
     forced = os.environ.get(ENV) or None
-    try:
-        base = importlib.import_module(PROBE)
-    except ImportError:
+    built = build_levels()
+    if built is None:
         return {"level": None, "forced": forced, "cpu": list(cpu_levels()), "built": {}}
-    built = built_levels(base)
     return {"level": select_level(built), "forced": forced, "cpu": list(cpu_levels()), "built": built}
