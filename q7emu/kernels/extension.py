@@ -63,11 +63,12 @@ def build_levels() -> dict[str, str] | None:
     """Level -> compile flags of every level this build compiled the kernels for, None when the extensions are
     not built. Read from q7emu.kernels._cpu (setup.py records them there: no kernel module, no numpy is
     imported); from the baseline kernel module (:data:`PROBE`) for a build whose _cpu predates that."""
+    cpu: ModuleType | None
     try:
-        from q7emu.kernels import _cpu
+        from q7emu.kernels import _cpu as cpu
     except ImportError:
-        _cpu = None
-    built = getattr(_cpu, "ISA_BUILT", None)
+        cpu = None
+    built = getattr(cpu, "ISA_BUILT", None)
     if built:
         return dict(built)
     try:
