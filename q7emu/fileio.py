@@ -152,7 +152,15 @@ def _hold_stop_signals() -> set[int] | None:
     held (another thread, a platform without pthread_sigmask)."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
         return None
-    return set(signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS))
+    before = set(signal.pthread_sigmask(signal.SIG_BLOCK, ()))      # the mask now (a pending signal acts here)
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+    except BaseException:
+        # Python acts on a signal that came before the block as pthread_sigmask returns, the block already in
+        # place: undo it, or the thread (and every process it starts) would keep these signals blocked
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+        raise
+    return before
 
 
 def _release_stop_signals(mask: set[int] | None) -> None:

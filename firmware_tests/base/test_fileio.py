@@ -90,3 +90,28 @@ def test_a_ctrl_c_as_the_temporary_file_is_created_leaves_no_file(tmp_path, monk
     with pytest.raises(KeyboardInterrupt), atomic_write(tmp_path / "out.bin") as f:
         f.write(b"x")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_signal_pending_as_the_write_starts_leaves_no_signal_blocked(tmp_path, monkeypatch):
+    """A signal that Python acts on while the writer blocks Ctrl-C / SIGTERM / SIGHUP around the temporary
+    file's creation (its handler raises) must not leave them blocked: a blocked SIGTERM is inherited by every
+    process started later, which then cannot be stopped (seen in CI)."""
+    import signal
+
+    from q7emu import fileio
+    real = signal.pthread_sigmask
+    calls = []
+
+    def sigmask_raising_once(how, mask):
+        got = real(how, mask)
+        calls.append(how)
+        if how == signal.SIG_BLOCK and set(mask) and len(calls) <= 2:
+            raise KeyboardInterrupt                  # what a pending Ctrl-C does as pthread_sigmask returns
+        return got
+
+    monkeypatch.setattr(fileio.signal, "pthread_sigmask", sigmask_raising_once)
+    with pytest.raises(KeyboardInterrupt), atomic_write(tmp_path / "out.bin") as f:
+        f.write(b"x")
+    monkeypatch.undo()
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == set()
+    assert os.listdir(tmp_path) == []
