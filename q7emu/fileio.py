@@ -100,14 +100,11 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
         old_mode: int | None = stat.S_IMODE(os.stat(dest).st_mode)
     except OSError:
         old_mode = None
-    mask = _hold_stop_signals()        # a Ctrl-C between creating the file and the clean-up below would leave it
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=folder)
     except OSError as e:
-        _release_stop_signals(mask)
         raise type(e)(e.errno, f"{e.strerror}: cannot create a file in {str(folder)!r} (writing {dest})") from None
     try:
-        _release_stop_signals(mask)    # a signal held meanwhile is acted on here, where the file is removed
         # mkstemp creates the file 0600; give it the mode of the file it replaces, or the one a plain open()
         # would (0666 less the umask)
         if old_mode is None:
@@ -142,31 +139,6 @@ def named_os_error(e: OSError, dest: str | os.PathLike[str]) -> OSError:
     if e.filename is None and e.errno in _FS_ERRORS:
         return type(e)(e.errno, f"{e.strerror} (writing {dest})")
     return e
-
-
-_STOP_SIGNALS = tuple(s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP")) if s is not None)
-
-
-def _hold_stop_signals() -> set[int] | None:
-    """Hold (block) Ctrl-C, SIGTERM and SIGHUP in the main thread; the previous mask, or None where nothing was
-    held (another thread, a platform without pthread_sigmask)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
-        return None
-    before = set(signal.pthread_sigmask(signal.SIG_BLOCK, ()))      # the mask now (a pending signal acts here)
-    try:
-        signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
-    except BaseException:
-        # Python acts on a signal that came before the block as pthread_sigmask returns, the block already in
-        # place: undo it, or the thread (and every process it starts) would keep these signals blocked
-        signal.pthread_sigmask(signal.SIG_SETMASK, before)
-        raise
-    return before
-
-
-def _release_stop_signals(mask: set[int] | None) -> None:
-    """Restore the mask :func:`_hold_stop_signals` returned: a signal that arrived meanwhile is delivered now."""
-    if mask is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 #: a Ctrl-C during write_npz is acted on after at most this many more bytes of array data are written
