@@ -3,11 +3,12 @@
     python bench/ab_builds.py BASE_DIR [--levels generic,avx2] [--rounds N] [--json]
 
 BASE_DIR holds the other build's kernel extension modules (a copy of an earlier checkout's built
-``q7emu/kernels/_dequant*.so`` and ``_quantize_mx*.so``, e.g. ``cp q7emu/kernels/*.so /tmp/base/`` before the
-change). For every ISA level this CPU runs and both builds hold, each path of bench/summary.py is run through the
-public API (``dequantize`` / ``quantize_mx``, one core, trace off) with this build's module and with the base's,
-timed alternately in one process (so a drifting machine load slows both alike), and the bytes of the two are
-compared. Prints the median times and the ratio new / base (> 1: this build is faster). Nothing is asserted.
+``q7emu/kernels/_dequant*.so`` and ``_quantize_mx*.so``, e.g. ``mkdir -p build/ab-base && cp q7emu/kernels/*.so
+build/ab-base/`` before the change; build/ is not tracked). For every ISA level this CPU runs and both builds
+hold, each path of bench/summary.py is run through the public API (``dequantize`` / ``quantize_mx``, one core,
+trace off) with this build's module and with the base's, timed alternately in one process (so a drifting machine
+load slows both alike), and the bytes of the two are compared. Prints the median times and the ratio new /
+base (> 1: this build is faster). Nothing is asserted.
 """
 from __future__ import annotations
 
