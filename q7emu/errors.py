@@ -17,6 +17,13 @@ def one_line(text: str) -> str:
     return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
+def first_line(e: BaseException) -> str:
+    """The first line of an exception's message, or its type name when the message is empty: how a one-line
+    report names an error."""
+    text = str(e)
+    return text.splitlines()[0] if text else type(e).__name__
+
+
 class InvalidArgument(Q7Error, ValueError):
     """An API argument (array shape, dtype, knob value, format code) breaks a rule.
 

@@ -31,7 +31,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from q7emu.errors import InvalidArgument
+from q7emu.errors import InvalidArgument, first_line
 
 
 def _kind(mode: int) -> str:
@@ -390,7 +390,7 @@ def read_json(path: str | os.PathLike[str], *, max_bytes: int | None = None, max
     except json.JSONDecodeError as e:
         raise _refuse(path, f"line {e.lineno} column {e.colno}", f"not valid JSON: {e.msg}") from None
     except (ValueError, RecursionError, MemoryError) as e:
-        raise _refuse(path, _first_line(e), "not valid JSON") from None
+        raise _refuse(path, first_line(e), "not valid JSON") from None
 
 
 class JsonTextError(ValueError):
@@ -466,7 +466,7 @@ def _read_npy_header(f: IO[bytes], where: str) -> ArrayInfo:
     except InvalidArgument:
         raise
     except Exception as e:       # numpy parses the header with ast / tokenize: any of their errors, or MemoryError
-        raise _refuse(where, _first_line(e), "not a readable .npy array header (damaged or not an array)") from None
+        raise _refuse(where, first_line(e), "not a readable .npy array header (damaged or not an array)") from None
     if dtype.hasobject:
         raise _refuse(where, str(dtype), "holds Python objects (pickles are never loaded)")
     if dtype.itemsize == 0:
@@ -480,11 +480,6 @@ def _read_npy_header(f: IO[bytes], where: str) -> ArrayInfo:
     if span * dtype.itemsize > sys.maxsize:      # numpy cannot even describe it (empty or not)
         raise _refuse(where, shape, "the header's shape is beyond the largest array numpy can describe")
     return ArrayInfo(tuple(shape), dtype, bool(fortran), count * dtype.itemsize, header)
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e)
-    return text.splitlines()[0] if text else type(e).__name__
 
 
 def _read_data(f: IO[bytes], info: ArrayInfo, where: str) -> np.ndarray:
@@ -501,7 +496,7 @@ def _read_data(f: IO[bytes], info: ArrayInfo, where: str) -> np.ndarray:
             pos += len(chunk)
         extra = f.read(1)
     except Exception as e:       # zipfile / zlib on damaged data: BadZipFile, zlib.error, EOFError, ...
-        raise _refuse(where, _first_line(e), "damaged array data (CRC or deflate error)") from None
+        raise _refuse(where, first_line(e), "damaged array data (CRC or deflate error)") from None
     if pos < info.nbytes:
         raise _refuse(where, f"{pos} of {info.nbytes} data bytes", "truncated: the file ends inside the array")
     if extra:
@@ -555,7 +550,7 @@ class NpzReader:
             infos = self._zip.infolist()
         except Exception as e:   # zipfile on a damaged directory raises many types (BadZipFile, struct.error, ...)
             self._file.close()
-            raise _refuse(self.path, _first_line(e), "not a readable .npz (zip) file: truncated or damaged") from None
+            raise _refuse(self.path, first_line(e), "not a readable .npz (zip) file: truncated or damaged") from None
         except BaseException:
             self._file.close()
             raise
@@ -604,7 +599,7 @@ class NpzReader:
         try:
             return zi, self._zip.open(zi), where
         except Exception as e:
-            raise _refuse(where, _first_line(e), "not a readable .npz member: damaged") from None
+            raise _refuse(where, first_line(e), "not a readable .npz member: damaged") from None
 
     def info(self, name: str) -> ArrayInfo:
         """The header of array ``name`` (only the header is inflated)."""

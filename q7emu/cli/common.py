@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeAlias
 
+from q7emu.errors import first_line
+
 #: exit status: success / a passing verdict
 EXIT_OK = 0
 #: exit status: a failing verdict (a record INVALID, a case mismatch, traces that differ, no knob fits)
@@ -177,10 +179,8 @@ def source_tree_problem() -> str | None:
             "to use the installed q7emu")
 
 
-def error_line(exc: BaseException) -> str:
-    """The first line of an exception's message, or its type name when the message is empty."""
-    text = str(exc)
-    return text.splitlines()[0] if text else type(exc).__name__
+#: the first line of an exception's message, or its type name when the message is empty
+error_line = first_line
 
 
 def quiet_dask_logs() -> None:

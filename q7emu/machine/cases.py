@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from q7emu.errors import CaseError, InternalError, InvalidArgument, Q7Error
+from q7emu.errors import CaseError, InternalError, InvalidArgument, Q7Error, first_line
 from q7emu.fileio import ArrayInfo, NpzReader, atomic_write, atomic_write_text, read_json, write_npz
 from q7emu.isa.enums import Generation
 from q7emu.isa.records import RECORD_SIZE, parse_hex
@@ -406,7 +406,7 @@ def load_case(path: str | os.PathLike[str]) -> Case:
     except FileNotFoundError:
         raise CaseError(f"{where}: no such case file") from None
     except (OSError, InvalidArgument) as e:
-        raise CaseError(f"{where}: not a readable JSON case ({_first_line(e)})") from None
+        raise CaseError(f"{where}: not a readable JSON case ({first_line(e)})") from None
     if not isinstance(meta, dict) or meta.get("format") != CASE_FORMAT:
         raise CaseError(f"{where}: not a {CASE_FORMAT} file")
     if meta.get("version") != CASE_VERSION:
@@ -426,7 +426,7 @@ def load_case(path: str | os.PathLike[str]) -> Case:
     except Q7Error as e:
         if isinstance(e, CaseError):
             raise
-        raise CaseError(f"{where}: {_first_line(e)}") from None
+        raise CaseError(f"{where}: {first_line(e)}") from None
     listed = {key: _meta_regions(meta, key, pb, where) for key in ("inputs", "expected")}
     err = meta.get("expected_error")
     if err is not None and not isinstance(err, str):
@@ -456,14 +456,9 @@ def load_case(path: str | os.PathLike[str]) -> Case:
         except FileNotFoundError:
             raise CaseError(f"{npath}: array file missing") from None
         except (OSError, InvalidArgument) as e:
-            raise CaseError(f"{npath}: not a readable .npz ({_first_line(e)})") from None
+            raise CaseError(f"{npath}: not a readable .npz ({first_line(e)})") from None
     return Case(str(meta.get("name") or jpath.stem), gen, record, regions["inputs"], regions["expected"],
                 dict(knobs), pb, fill, err, str(note), jpath)
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e)
-    return text.splitlines()[0] if text else type(e).__name__
 
 
 # ---------------------------------------------------------------------- running

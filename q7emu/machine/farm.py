@@ -35,7 +35,7 @@ from typing import Any
 
 from q7emu._version import __version__
 from q7emu.errors import InvalidArgument
-from q7emu.machine.workers import Interrupted, TaskFailure, sigint_ignored
+from q7emu.machine.workers import Interrupted, TaskFailure, failure_text, sigint_ignored
 
 __all__ = ["CONNECT_SECONDS", "NO_WORKER_SECONDS", "MAX_CHUNK", "RETRIES", "require_distributed", "connect_seconds",
            "connect", "disconnect", "run_tasks_dask", "chunk_size", "worker_info"]
@@ -102,17 +102,17 @@ def connect(address: str, *, timeout: float | None = None) -> Any:
     try:
         client = distributed.Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
-        raise InvalidArgument("--dask", str(where), f"cannot reach the Dask scheduler ({_one_line(e)})") from None
+        raise InvalidArgument("--dask", str(where), f"cannot reach the Dask scheduler ({failure_text(e)})") from None
     try:
         try:
             client.wait_for_workers(1, timeout=timeout)
         except (TimeoutError, OSError) as e:
             raise InvalidArgument("--dask", str(where), f"the scheduler has no worker after {timeout:g} s "
-                                  f"({_one_line(e)}); start one: dask worker {where}") from None
+                                  f"({failure_text(e)}); start one: dask worker {where}") from None
         try:
             infos = client.run(worker_info)
         except Exception as e:  # noqa: BLE001 - a worker that cannot import q7emu raises ModuleNotFoundError
-            raise InvalidArgument("--dask", str(where), f"a worker cannot run q7emu ({_one_line(e)}); install "
+            raise InvalidArgument("--dask", str(where), f"a worker cannot run q7emu ({failure_text(e)}); install "
                                   "q7emu (the same version) on every worker") from None
         for addr, info in sorted(infos.items()):
             if info.get("q7emu_version") != __version__:
@@ -133,11 +133,6 @@ def disconnect(client: Any) -> None:
         client.close(timeout=5)
 
 
-def _one_line(e: BaseException) -> str:
-    text = str(e).splitlines()[0] if str(e) else ""
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
-
-
 def _n_workers(client: Any) -> int:
     try:
         return len(client.scheduler_info(n_workers=-1)["workers"])
@@ -153,7 +148,7 @@ def _apply_chunk(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[tuple[b
         try:
             out.append((True, fn(item)))
         except Exception as e:  # noqa: BLE001 - reported as that task's failure
-            out.append((False, _one_line(e)))
+            out.append((False, failure_text(e)))
     return out
 
 
@@ -283,5 +278,5 @@ def _outcome(future: Any, value: Any) -> Any:
         return value
     if future.status == "error":
         exc = value[1] if isinstance(value, tuple) and len(value) == 3 else value
-        return TaskFailure(_one_line(exc) if isinstance(exc, BaseException) else str(exc))
+        return TaskFailure(failure_text(exc) if isinstance(exc, BaseException) else str(exc))
     return TaskFailure(f"Dask task {future.status}")

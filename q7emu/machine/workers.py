@@ -121,19 +121,20 @@ def _worker_main(conn: Any, ppid: int = 0, inherited: Sequence[Any] = ()) -> Non
         try:
             out: tuple[bool, Any] = (True, fn(task))
         except Exception as e:
-            out = (False, _one_line(e))
+            out = (False, failure_text(e))
         try:
             conn.send(out)
         except (OSError, EOFError):
             return
         except Exception as e:               # a result that cannot be pickled
             try:
-                conn.send((False, f"result not transferable: {_one_line(e)}"))
+                conn.send((False, f"result not transferable: {failure_text(e)}"))
             except Exception:
                 return
 
 
-def _one_line(e: BaseException) -> str:
+def failure_text(e: BaseException) -> str:
+    """How a task's exception is reported (a worker's and a Dask task's alike): ``Type: first line``."""
     text = str(e).splitlines()[0] if str(e) else ""
     return f"{type(e).__name__}: {text}" if text else type(e).__name__
 

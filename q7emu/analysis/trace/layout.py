@@ -141,7 +141,6 @@ def _int(obj: Any, key: str, where: str, lo: int = 0, hi: int = U64_MAX, default
     return v
 
 
-
 def check_runs(runs: Any, where: str) -> list[dict[str, Any]]:
     """A file's ``runs`` list, checked: a list of objects with the documented field types."""
     if not isinstance(runs, list) or len(runs) > 1 << 20:
