@@ -18,6 +18,12 @@ system it shares with the client (the paths are made absolute). Results come bac
   With ``allowed-failures = 0`` (``DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=0`` when starting the scheduler;
   docs/cli.md §4.2) that is ``-j``'s rule: a case whose worker dies is run once more, then fails alone, and
   every other case reports. q7emu does not change a scheduler that other clients share.
+* **A result lost with its worker.** A chunk can finish and then lose its result before the client reads it
+  (its worker died holding it): the scheduler runs it again, and that run can end otherwise (``KilledWorker``
+  when it lands on a worker that dies). q7emu looks at each task's status again after every attempt to fetch its
+  result and waits for the task once more while it runs again; a result that cannot be read while its task
+  stays finished fails the task after :data:`FETCH_ATTEMPTS` attempts. (``as_completed(with_results=True)``
+  never returns such a task: its fetch raises inside Dask's own callback, so the run waited for ever.)
 * **No worker at all** for :data:`NO_WORKER_SECONDS` (all of them gone, none started) fails the tasks not yet
   finished instead of waiting for ever.
 * **Ctrl-C** cancels every future not yet finished (the scheduler drops them; a task already running on a
@@ -50,6 +56,10 @@ POLL_SECONDS = 0.02
 RETRIES = 1
 #: the most cases one Dask task replays (chunk_size)
 MAX_CHUNK = 16
+#: seconds to fetch one finished task's result before looking at the task again
+RESULT_SECONDS = 30.0
+#: how often a finished task's result may fail to arrive (it stays finished) before the task fails
+FETCH_ATTEMPTS = 3
 
 
 def require_distributed() -> Any:
@@ -188,6 +198,7 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
     deaths = [0] * n
     again: list[int] = []                           # killed tasks to run once more, alone, one at a time
     retrying: int | None = None
+    fetch_failures: dict[str, int] = {}             # Dask key -> failed fetches of its result while it stayed finished
     done = 0
 
     def submit(idx: tuple[int, ...]) -> Any:
@@ -205,7 +216,7 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
 
     try:
         first = [submit(tuple(range(k, min(k + size, n)))) for k in range(0, n, size)]
-        ac = distributed.as_completed(first, loop=client.loop, with_results=True, raise_errors=False)
+        ac = distributed.as_completed(first, loop=client.loop)   # futures only: results are fetched below
         no_worker_since: float | None = None
         last_check = 0.0
         while done < n:
@@ -230,15 +241,17 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
                         return
                 time.sleep(POLL_SECONDS)
                 continue
-            for future, value in batch:
-                if future.status not in ("finished", "error", "cancelled"):
-                    ac.add(future)                  # "lost": its worker died holding the result, it runs again
+            for future in batch:
+                status, value = _settled(future, fetch_failures)
+                if status is None:
+                    ac.add(future)                  # it runs again: its worker died holding the result
                     continue
+                fetch_failures.pop(future.key, None)
                 idx = jobs.pop(future.key)
                 futures.pop(future.key, None)
                 if retrying is not None and idx == (retrying,):
                     retrying = None
-                killed = _killed(future, value)
+                killed = _killed(status, value)
                 if killed is not None:
                     for i in idx:
                         deaths[i] += killed
@@ -248,11 +261,11 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
                             finish(i, TaskFailure(f"Dask worker process died while running it ({deaths[i]} "
                                                   "attempts)"))
                     continue
-                if future.status == "finished" and isinstance(value, list) and len(value) == len(idx):
+                if status == "finished" and isinstance(value, list) and len(value) == len(idx):
                     for i, (ok, v) in zip(idx, value):
                         finish(i, v if ok else TaskFailure(v))
                 else:
-                    failure = _outcome(future, value)
+                    failure = _outcome(status, value)
                     for i in idx:
                         finish(i, failure if isinstance(failure, TaskFailure) else TaskFailure("malformed result"))
     except KeyboardInterrupt:
@@ -261,9 +274,33 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
         raise Interrupted(done, n) from None
 
 
-def _killed(future: Any, value: Any) -> int | None:
+def _settled(future: Any, fetch_failures: dict[str, int]) -> tuple[str | None, Any]:
+    """``(status, value)`` for a future that has ended: ``"finished"`` and its result (or a TaskFailure when its
+    result could not be fetched :data:`FETCH_ATTEMPTS` times while it stayed finished), ``"error"`` and its
+    exception, or ``"cancelled"``; ``(None, None)`` for one that runs again (its result was lost with its
+    worker: it ends again later, perhaps in an error)."""
+    status = future.status
+    if status == "finished":
+        try:
+            return "finished", future.result(timeout=RESULT_SECONDS)
+        except Exception as e:  # noqa: BLE001 - the status says what happened
+            status = future.status
+            if status == "finished":
+                fetch_failures[future.key] = fetch_failures.get(future.key, 0) + 1
+                if fetch_failures[future.key] >= FETCH_ATTEMPTS:
+                    return "finished", TaskFailure(f"its result could not be fetched ({FETCH_ATTEMPTS} attempts): "
+                                             f"{failure_text(e)}")
+                return None, None
+    if status == "error":
+        return "error", future.exception()
+    if status == "cancelled":
+        return "cancelled", None
+    return None, None
+
+
+def _killed(status: str, value: Any) -> int | None:
     """How many workers died running a future that ended in KilledWorker (``allowed-failures + 1``), else None."""
-    if future.status != "error":
+    if status != "error":
         return None
     exc = value[1] if isinstance(value, tuple) and len(value) == 3 else value
     if type(exc).__name__ != "KilledWorker":
@@ -272,11 +309,11 @@ def _killed(future: Any, value: Any) -> int | None:
     return allowed + 1 if isinstance(allowed, int) else 1
 
 
-def _outcome(future: Any, value: Any) -> Any:
+def _outcome(status: str, value: Any) -> Any:
     """The result of a finished future, or the TaskFailure of one that erred or was cancelled."""
-    if future.status == "finished":
+    if status == "finished":
         return value
-    if future.status == "error":
+    if status == "error":
         exc = value[1] if isinstance(value, tuple) and len(value) == 3 else value
         return TaskFailure(failure_text(exc) if isinstance(exc, BaseException) else str(exc))
-    return TaskFailure(f"Dask task {future.status}")
+    return TaskFailure(f"Dask task {status}")
