@@ -1,6 +1,6 @@
 """Same-process A/B of the kernels against another build of q7emu (docs/build.md §3.2).
 
-    python bench/ab_builds.py BASE_DIR [--levels generic,avx2] [--rounds N] [--json]
+    python bench/ab_builds.py BASE_DIR [--levels generic,avx2] [--rounds N] [--trace] [--json]
 
 BASE_DIR holds the other build's kernel extension modules (a copy of an earlier checkout's built
 ``q7emu/kernels/_dequant*.so`` and ``_quantize_mx*.so``, e.g. ``mkdir -p build/ab-base && cp q7emu/kernels/*.so
@@ -8,7 +8,10 @@ build/ab-base/`` before the change; build/ is not tracked). For every ISA level 
 hold, each path of bench/summary.py is run through the public API (``dequantize`` / ``quantize_mx``, one core,
 trace off) with this build's module and with the base's, timed alternately in one process (so a drifting machine
 load slows both alike), and the bytes of the two are compared. Prints the median times and the ratio new /
-base (> 1: this build is faster). Nothing is asserted.
+base (> 1: this build is faster). Nothing is asserted. ``--trace`` times traced runs instead (a
+``q7emu.analysis.trace.Recorder`` in memory, on the first 8 partitions of each dequantize input and 32 of
+QuantizeMX's, its smallest tile) and compares the trace
+bytes as well as the output.
 """
 from __future__ import annotations
 
@@ -45,16 +48,37 @@ def load_base(base: Path, name: str, level: str) -> ModuleType | None:
     return m
 
 
-def paths() -> list[tuple[str, object]]:
-    """(name, fn()) of every path: the dequant combinations and QuantizeMX bf16 / fp16 (e4m3)."""
+def same_arrays(x: object, y: object) -> bool:
+    """Whether two outputs (an array, or nested tuples of arrays) hold the same shapes and bytes."""
+    if isinstance(x, tuple) or isinstance(y, tuple):
+        return (isinstance(x, tuple) and isinstance(y, tuple) and len(x) == len(y)
+                and all(same_arrays(a, b) for a, b in zip(x, y)))
+    return bool(np.array_equal(x, y))
+
+
+def paths(traced: bool = False) -> list[tuple[str, object]]:
+    """(name, fn()) of every path: the dequant combinations and QuantizeMX bf16 / fp16 (e4m3). With ``traced``
+    each call records a trace of its first 8 partitions and returns (output, trace bytes)."""
+    rows = 8 if traced else None
+
+    def call(fn, *args, **kw):
+        if not traced:
+            return fn(*args, **kw)
+        from q7emu.analysis.trace import Recorder
+        rec = Recorder()
+        out = fn(*args, trace=rec, **kw)
+        blocks = b"".join(block for run in rec.run_blocks for block in run) + rec.raw
+        return out, np.frombuffer(blocks, np.uint8)
+
     out = []
     for fmt, group in summary.COMBOS:
-        src = summary.dequant_src(fmt, group)
-        out.append((f"{summary.FMT[fmt]}-g{group}", lambda s=src, f=fmt, g=group: dequant.dequantize(s, f, g, cores=1)))
-    xb = summary.qmx_src()
+        src = summary.dequant_src(fmt, group)[:rows]
+        out.append((f"{summary.FMT[fmt]}-g{group}",
+                    lambda s=src, f=fmt, g=group: call(dequant.dequantize, s, f, g, cores=1)))
+    xb = summary.qmx_src()[:None if rows is None else 32]
     xh = np.clip(xb.astype(np.float32), -6e4, 6e4).astype(np.float16)
-    out.append(("quantize_mx bf16", lambda: quantize_mx.quantize_mx(xb, cores=1)))
-    out.append(("quantize_mx fp16", lambda: quantize_mx.quantize_mx(xh, cores=1)))
+    out.append(("quantize_mx bf16", lambda: call(quantize_mx.quantize_mx, xb, cores=1)))
+    out.append(("quantize_mx fp16", lambda: call(quantize_mx.quantize_mx, xh, cores=1)))
     return out
 
 
@@ -63,11 +87,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("base", type=Path, help="directory holding the other build's kernel .so files")
     ap.add_argument("--levels", default=None, help="comma list of ISA levels (default: every level this CPU runs)")
     ap.add_argument("--rounds", type=int, default=7, help="timed calls of each build per path (default 7)")
+    ap.add_argument("--trace", action="store_true", help="time traced runs (8 / 32 partitions) and compare the traces")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
     a = ap.parse_args(argv)
     levels = a.levels.split(",") if a.levels else extension.cpu_levels()
     rows = []
-    todo = paths()
+    todo = paths(a.trace)
     for level in levels:
         new_d = extension.load_extension(dequant.EXTENSION, level)
         new_q = extension.load_extension(quantize_mx.EXTENSION, level)
@@ -89,16 +114,17 @@ def main(argv: list[str] | None = None) -> int:
                 use(d, q)
                 return fn()
             out_new, out_base = run_new(), run_base()
-            same = all(np.array_equal(x, y) for x, y in zip(out_new, out_base)) if isinstance(out_new, tuple) \
-                else np.array_equal(out_new, out_base)
+            same = same_arrays(out_new, out_base)
             t_new, t_base = summary.paired_times(run_new, run_base, a.rounds)
             rows.append({"level": level, "path": name, "new_ms": t_new * 1e3, "base_ms": t_base * 1e3,
                          "new_over_base_speed": t_base / t_new, "same_bytes": bool(same)})
     if a.json:
-        print(json.dumps({"format": "q7emu-ab-builds", "version": 1, "base": str(a.base), "rows": rows,
+        print(json.dumps({"format": "q7emu-ab-builds", "version": 1, "base": str(a.base), "traced": a.trace,
+                          "rows": rows,
                           "load_average": os.getloadavg()}))
         return 0
-    print(f"same-process A/B against {a.base}: one core, median of {a.rounds} alternating calls "
+    print(f"same-process A/B against {a.base}{' (traced runs)' if a.trace else ''}: one core, median of "
+          f"{a.rounds} alternating calls "
           f"(load average {', '.join(f'{x:.2f}' for x in os.getloadavg())})")
     print(f"{'level':8s} {'path':17s} {'new ms':>9s} {'base ms':>9s} {'speed new/base':>15s} {'same bytes':>10s}")
     for r in rows:

@@ -167,6 +167,47 @@ def test_every_level_gives_the_golden_bytes(name, monkeypatch):
             assert all(np.array_equal(a, b) for a, b in zip(got, want)), (level, name, args[1:])
 
 
+def _traced(e, args):
+    from q7emu.analysis.trace import Recorder
+    rec = Recorder()
+    out = e.handler(*args, trace=rec)
+    return out, b"".join(block for run in rec.run_blocks for block in run) + rec.raw
+
+
+@pytest.mark.parametrize("name", [e.name for e in registry.KERNELS])
+def test_a_traced_run_at_every_level_is_the_baselines(name, monkeypatch):
+    """Only the baseline module compiles the traced kernels; a level's module hands a traced run to it
+    (docs/build.md §2.2): the same output and the same trace bytes at every level."""
+    e = registry.get(name)
+    module = sys.modules[e.handler.__module__]
+    attr = e.extension.rsplit(".", 1)[-1]
+    args = next(iter(_inputs(e, np.random.default_rng(7))))
+    monkeypatch.setattr(module, attr, extension.load_extension(e.extension, "generic"))
+    want_out, want_trace = _traced(e, args)
+    assert len(want_trace) > 1000
+    for level in RUNNABLE:
+        monkeypatch.setattr(module, attr, extension.load_extension(e.extension, level))
+        out, trace = _traced(e, args)
+        want, got = (want_out, out) if isinstance(out, tuple) else ((want_out,), (out,))
+        assert all(np.array_equal(a, b) for a, b in zip(got, want)) and trace == want_trace, level
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="needs nm (binutils) to list the modules' symbols")
+@pytest.mark.parametrize("short", sorted(set(KERNEL_MODULES.values())))
+def test_only_the_baseline_compiles_the_traced_kernels(short):
+    """The traced specialisations (Cython's ``__pyx_fuse_1`` functions of the kernel module: TR = TracerP) are
+    in the baseline's shared object and in no other level's (docs/build.md §2.2: a third of a level's compile)."""
+    def traced_functions(level):
+        name = f"q7emu.kernels.{short}" if level == "generic" else f"q7emu.kernels.{short}_{level}"
+        path = importlib.import_module(name).__file__
+        out = subprocess.run(["nm", path], capture_output=True, text=True, check=True).stdout
+        return [ln for ln in out.splitlines() if f"__pyx_fuse_1__pyx_f_5q7emu_7kernels_{len(short)}{short}" in ln]
+    assert len(traced_functions("generic")) > 10
+    for level in BUILT:
+        if level != "generic":
+            assert traced_functions(level) == [], level
+
+
 CHILD = "Q7EMU_ISA_TEST_CHILD"      # set in the pytest processes this file starts: they never start more
 
 

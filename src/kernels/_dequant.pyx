@@ -878,6 +878,24 @@ def _make_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
     return out
 
 
+cdef void traced_rows(Tracer* tr, regfile_t* rf, KCfg* cfg, const uint8_t* src, uint8_t* dst, Py_ssize_t parts,
+                      Py_ssize_t nbytes, Py_ssize_t out_bytes, bint mx) noexcept nogil:
+    """The traced kernel over partitions 0..parts-1 (rows of nbytes in src, of out_bytes in dst). A function of its
+    own, compiled with the hot code: in an ISA level's copy Q7_TRACED_HERE is 0, so its body and every traced
+    kernel it calls are dead code, which the compiler drops (docs/build.md §2.2)."""
+    cdef Py_ssize_t p
+    if not Q7_TRACED_HERE:
+        return
+    for p in range(parts):
+        tr_set_partition(tr, p)
+        if tr.failed:
+            break
+        if mx:
+            proc_4bit_mx_8(tr, rf, cfg, src + p * nbytes, nbytes, dst + p * out_bytes)
+        else:
+            proc_non_mx(tr, rf, cfg, src + p * nbytes, nbytes, dst + p * out_bytes)
+
+
 def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group,
         str nibble_order=KNOB_DEFAULTS["nibble_order"], str fp6_packing=KNOB_DEFAULTS["fp6_packing"],
         str mx_layout=KNOB_DEFAULTS["mx_layout"], str mx_scale=KNOB_DEFAULTS["mx_scale"], nf4_values=None,
@@ -934,17 +952,14 @@ def run(const uint8_t[:, ::1] src, uint8_t[:, ::1] dst, int fmt, int group,
                 else:
                     proc_non_mx(&nt, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
         return None
+    if not Q7_TRACED_HERE:          # an ISA level's copy traces at the baseline (docs/build.md §2.2)
+        from q7emu.kernels import _dequant as baseline
+        return baseline.run(src, dst, fmt, group, nibble_order, fp6_packing, mx_layout, mx_scale, nf4_values,
+                            trace, trace_window, trace_ops, kernel_id)
     _keep = init_tracer(&tr, kernel_id, trace, trace_window, trace_ops, ops_c)  # what the Tracer points into
     try:
         with nogil:
-            for p in range(parts):
-                tr_set_partition(&tr, p)
-                if tr.failed:
-                    break
-                if mx:
-                    proc_4bit_mx_8(&tr, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
-                else:
-                    proc_non_mx(&tr, &rf, &cfg, &src[p, 0], nbytes, &dst[p, 0])
+            traced_rows(&tr, &rf, &cfg, &src[0, 0], &dst[0, 0], parts, nbytes, dst.shape[1], mx)
         return finish_tracer(&tr, trace)
     finally:
         release_tracer(&tr)

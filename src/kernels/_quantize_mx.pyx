@@ -486,6 +486,25 @@ def build_rodata(bint bf16, str dst_dtype, int max_exp):
     return out
 
 
+cdef void traced_blocks(Tracer* tr, regfile_t* rf, QCfg* cfg, const uint8_t* sp, Py_ssize_t sstride,
+                        Py_ssize_t ncols, uint8_t* data, uint8_t* scale, Py_ssize_t scale_cols, Py_ssize_t b_lo,
+                        Py_ssize_t b_hi, bint scatter) noexcept nogil:
+    """The traced kernel over 8-partition row blocks b_lo..b_hi-1 (run's arguments as pointers: src rows of sstride
+    bytes, data rows of ncols bytes, scale rows of scale_cols bytes). A function of its own, compiled with the hot
+    code: in an ISA level's copy Q7_TRACED_HERE is 0, so its body and every traced kernel it calls are dead code,
+    which the compiler drops (docs/build.md §2.2)."""
+    cdef Py_ssize_t rb, srow
+    if not Q7_TRACED_HERE:
+        return
+    for rb in range(b_lo, b_hi):
+        tr_set_partition(tr, 8 * rb)
+        if tr.failed:
+            break
+        srow = 32 * (rb // 4) + rb % 4 if scatter else rb
+        quantize_block(tr, rf, cfg, sp + 8 * rb * sstride, sstride, ncols, data + 8 * rb * ncols, ncols,
+                       scale + srow * scale_cols)
+
+
 def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale, bint bf16, str dst_dtype,
         int max_exp, bint wrap, bint scatter, bint true_div=False, bint ocp_nonfinite=False, trace=False,
         trace_window=None, trace_ops=None, blocks=None, int kernel_id=0):
@@ -533,16 +552,15 @@ def run(const uint16_t[:, ::1] src, uint8_t[:, ::1] data, uint8_t[:, ::1] scale,
                 quantize_block(&nt, &rf, &cfg, sp + 8 * rb * sstride, sstride, ncols,
                                &data[8 * rb, 0], ncols, &scale[srow, 0])
         return None
+    if not Q7_TRACED_HERE:          # an ISA level's copy traces at the baseline (docs/build.md §2.2)
+        from q7emu.kernels import _quantize_mx as baseline
+        return baseline.run(src, data, scale, bf16, dst_dtype, max_exp, wrap, scatter, true_div, ocp_nonfinite,
+                            trace, trace_window, trace_ops, blocks, kernel_id)
     _keep = init_tracer(&tr, kernel_id, trace, trace_window, trace_ops, ops_c)  # what the Tracer points into
     try:
         with nogil:
-            for rb in range(b_lo, b_hi):
-                tr_set_partition(&tr, 8 * rb)
-                if tr.failed:
-                    break
-                srow = 32 * (rb // 4) + rb % 4 if scatter else rb
-                quantize_block(&tr, &rf, &cfg, sp + 8 * rb * sstride, sstride, ncols,
-                               &data[8 * rb, 0], ncols, &scale[srow, 0])
+            traced_blocks(&tr, &rf, &cfg, sp, sstride, ncols, &data[0, 0], &scale[0, 0], scale.shape[1], b_lo, b_hi,
+                          scatter)
         return finish_tracer(&tr, trace)
     finally:
         release_tracer(&tr)

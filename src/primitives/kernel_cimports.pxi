@@ -8,6 +8,16 @@ from q7regs cimport vec_t, wvec_t, vbool_t, pr_t, valign_t, regfile_t, regfile_r
 cimport q7ivp as P
 from q7trace cimport *
 
+cdef extern from *:
+    """
+    #ifndef Q7_TRACED_HERE
+    #define Q7_TRACED_HERE 1
+    #endif
+    """
+    # 1 in the baseline (generic) module; 0 in the other ISA levels' copies, whose run() hands a traced run to the
+    # baseline's, so that their traced kernels are dead code and are never compiled (docs/build.md §2.2)
+    const bint Q7_TRACED_HERE
+
 include "kernel_ops.pxi"
 include "kernel_ops_gen.pxi"
 include "kernel_fp8.pxi"
