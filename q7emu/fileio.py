@@ -287,20 +287,30 @@ def open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
     """Open ``path`` for binary reading if it is a regular file; InvalidArgument for a FIFO, a device, a
     socket or a folder, which are never read (opened without blocking, then checked, so a FIFO with no
     writer cannot hang the caller). OSError (no such file, permission) propagates."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-                 | getattr(os, "O_BINARY", 0))
+    # The file object owns the descriptor from the start (open's opener), and only it closes it: a Ctrl-C landing
+    # just after a file object was made from a bare descriptor used to close it twice, and the second close's
+    # "Bad file descriptor" replaced the KeyboardInterrupt (a case reported unreadable, the run going on).
     try:
-        mode = os.fstat(fd).st_mode
+        f = open(path, "rb", opener=_open_nonblocking)
+    except IsADirectoryError:                           # FileIO refuses a folder itself
+        raise _refuse(path, "a folder", "is not a regular file (q7emu reads only regular files)") from None
+    try:
+        mode = os.fstat(f.fileno()).st_mode
         if not stat.S_ISREG(mode):
             kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
                     else "a socket" if stat.S_ISSOCK(mode) else "a device")
             raise _refuse(path, kind, "is not a regular file (q7emu reads only regular files)")
         if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+            os.set_blocking(f.fileno(), True)
+        return f
     except BaseException:
-        os.close(fd)
+        f.close()
         raise
+
+
+def _open_nonblocking(path: str, flags: int) -> int:
+    """:func:`open`'s opener for :func:`open_regular`: without blocking (a FIFO with no writer), close-on-exec."""
+    return os.open(path, flags | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
 
 
 def is_regular_file(path: str | os.PathLike[str]) -> bool:
