@@ -473,11 +473,14 @@ def test_a_second_ctrl_c_while_the_command_cleans_up_is_ignored():
     import os
     import signal
 
+    from signal_support import default_dispositions
+
     from q7emu.cli.main import _stop_signals
-    with _stop_signals() as got:
-        with pytest.raises(KeyboardInterrupt):
-            os.kill(os.getpid(), signal.SIGINT)      # the handler runs before os.kill returns
-        os.kill(os.getpid(), signal.SIGINT)          # the second: ignored
-        os.kill(os.getpid(), signal.SIGTERM)         # and a SIGTERM after it
-    assert got == []                                 # Ctrl-C: the command's own exit 130, not 128 + N
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with default_dispositions():                     # as in a terminal, whatever this test run inherited
+        with _stop_signals() as got:
+            with pytest.raises(KeyboardInterrupt):
+                os.kill(os.getpid(), signal.SIGINT)  # the handler runs before os.kill returns
+            os.kill(os.getpid(), signal.SIGINT)      # the second: ignored
+            os.kill(os.getpid(), signal.SIGTERM)     # and a SIGTERM after it
+        assert got == []                             # Ctrl-C: the command's own exit 130, not 128 + N
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -20,6 +20,7 @@ import time
 
 import pytest
 from hostile_lib import EXAMPLES, python
+from signal_support import default_dispositions
 from test_hostile_workers import finish, slow_cases, start, wait_for_progress, wait_for_workers  # noqa: F401
 
 LINUX = sys.platform.startswith("linux")
@@ -151,8 +152,9 @@ def slow(k):
 print("pid", os.getpid(), flush=True)
 run_tasks(slow, list(range(4)), 2, lambda i, v: None)
 """
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
-                         env={**os.environ, "PYTHONPATH": str(EXAMPLES.parents[1])}, start_new_session=True)
+    with default_dispositions():
+        p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ, "PYTHONPATH": str(EXAMPLES.parents[1])}, start_new_session=True)
     assert p.stdout.readline().startswith("pid")
     kids = wait_for_workers(p, 2)
     os.kill(p.pid, signal.SIGTERM)             # Python's default: die at once, no cleanup

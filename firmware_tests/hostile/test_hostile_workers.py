@@ -18,6 +18,7 @@ import progress_support
 import pytest
 from hostile_lib import env, python
 from progress_support import finish, wait_for_progress
+from signal_support import default_dispositions
 
 from q7emu.machine import workers
 from q7emu.machine.workers import Interrupted, TaskFailure, run_tasks
@@ -149,7 +150,8 @@ except Interrupted as e:
 
 
 def test_sigint_kills_the_workers_and_reports_what_finished():
-    out = python(SELF_SIGINT)
+    with default_dispositions():
+        out = python(SELF_SIGINT)
     assert out.returncode == 0 and out.stdout.startswith("interrupted") and out.stdout.split()[2] == "200", \
         out.describe()
 
@@ -162,8 +164,9 @@ def slow_cases(tmp_path_factory):
 
 
 def start(*argv):
-    return subprocess.Popen([sys.executable, "-m", "q7emu", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env(), start_new_session=True)
+    with default_dispositions():            # the stop signals the tests send are not ignored in the child
+        return subprocess.Popen([sys.executable, "-m", "q7emu", *argv], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env(), start_new_session=True)
 
 
 def wait_for_workers(p, n, timeout=60.0):

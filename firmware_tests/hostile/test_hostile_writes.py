@@ -17,6 +17,7 @@ import time
 import numpy as np
 import pytest
 from hostile_lib import HANG, env
+from signal_support import default_dispositions
 
 from q7emu.isa.records import make_dequant_record
 from q7emu.machine.cases import load_case
@@ -39,8 +40,9 @@ def inputs(tmp_path_factory):
 
 def interrupt_while_writing(argv, folder, dest_name, sig, delay):
     """Start the CLI, wait for its temporary file beside the destination, wait ``delay`` s, send ``sig``."""
-    p = subprocess.Popen([sys.executable, "-m", "q7emu", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True, env=env(), start_new_session=True)
+    with default_dispositions():            # the signal sent is not ignored in the child
+        p = subprocess.Popen([sys.executable, "-m", "q7emu", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env(), start_new_session=True)
     t0 = time.monotonic()
     seen = False
     while time.monotonic() - t0 < HANG and p.poll() is None:

@@ -19,6 +19,7 @@ from pathlib import Path
 import progress_support
 import pytest
 from progress_support import finish, wait_for_progress
+from signal_support import default_dispositions
 
 distributed = pytest.importorskip("distributed", reason="the dask extra (pip install 'q7emu[dask]')")
 import dask  # noqa: E402
@@ -199,8 +200,9 @@ def slow_cases(tmp_path_factory):
 
 
 def start(*argv, **kw):
-    return subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env(), start_new_session=True, **kw)
+    with default_dispositions():            # the Ctrl-C the tests send is not ignored in the child
+        return subprocess.Popen([sys.executable, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env(), start_new_session=True, **kw)
 
 
 @pytest.mark.skipif(not LINUX, reason="process groups and select on pipes")
