@@ -5,8 +5,7 @@ rounding, wrap; packl / packm / packh: the low / middle / high third of each wid
 shift is clamped to <= 23 for 8-bit and <= 32 for 16/32-bit output. The output lane type picks the
 wvec view: 8-bit lanes read 24-bit lanes, 16-bit read 48-bit, 32-bit read 96-bit."""
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
-from libc.string cimport memcpy
-from q7regs cimport vec_t, wvec_t, int128, wvec_as
+from q7regs cimport vec_t, wvec_t, int128, wvec_as, q7_copy64
 from ivp_lanes cimport u8a, s8a, u16a, s16a, u32a
 
 
@@ -65,7 +64,7 @@ cdef inline void pack_shift_wrap(out_t* vt, wvec_t* wv, int sh) noexcept nogil:
     # (<= 47) are the same as the arithmetic shift's, and SSE2 / AVX2 have it for 64-bit lanes (psrlq)
     for i in range(<int>(64 // sizeof(out_t))):
         o[i] = <out_t>((<uint64_t>wv.c[i]) >> s)
-    memcpy(vt, o, 64)
+    q7_copy64(vt, o)            # vector moves: memcpy became 8-byte loads of o, each waiting on o's vector stores
 
 
 cdef inline void pack_bits(word_t* vt, wvec_t* wv, int shift) noexcept nogil:
