@@ -288,8 +288,8 @@ def _settled(future: Any, fetch_failures: dict[str, int]) -> tuple[str | None, A
             if status == "finished":
                 fetch_failures[future.key] = fetch_failures.get(future.key, 0) + 1
                 if fetch_failures[future.key] >= FETCH_ATTEMPTS:
-                    return "finished", TaskFailure(f"its result could not be fetched ({FETCH_ATTEMPTS} attempts): "
-                                             f"{failure_text(e)}")
+                    reason = f"its result could not be fetched ({FETCH_ATTEMPTS} attempts): {failure_text(e)}"
+                    return "finished", TaskFailure(reason)
                 return None, None
     if status == "error":
         return "error", future.exception()
