@@ -23,6 +23,7 @@ import stat
 import sys
 import tempfile
 import threading
+import warnings
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -454,7 +455,10 @@ def _parse_npy_header(version: tuple[int, int], raw: bytes) -> tuple[tuple[int, 
     """(shape, fortran order, dtype) of a .npy header (its length prefix and text), by numpy's own parser;
     remembered, since the cases of a farm repeat a handful of headers and numpy parses each with ``ast``."""
     read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
-    return read(io.BytesIO(raw), max_header_size=_MAX_NPY_HEADER)
+    with warnings.catch_warnings():     # a damaged header's bad escapes: a warning from ast on the user's stderr
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return read(io.BytesIO(raw), max_header_size=_MAX_NPY_HEADER)
 
 
 def _read_npy_header(f: IO[bytes], where: str) -> ArrayInfo:

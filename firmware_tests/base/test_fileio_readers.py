@@ -314,6 +314,22 @@ def test_every_truncation_is_one_line(tmp_path_factory, good_npz, cut):
     assert one_line(e.value)
 
 
+def test_a_header_with_a_bad_escape_is_refused_without_a_warning(tmp_path):
+    """numpy parses a .npy header with ``ast``: a damaged header holding ``\\ `` made Python warn about an invalid
+    escape sequence (a DeprecationWarning, a SyntaxWarning from 3.12, which reaches the user's stderr); the
+    refusal is the one-line error alone."""
+    import warnings
+    header = b"{'descr': '|u1\\ ', 'fortran_order': False, 'shape': (2,), }"
+    header += b" " * (63 - (10 + len(header)) % 64) + b"\n"
+    path = tmp_path / "bad.npy"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + b"\x00\x00")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(InvalidArgument) as e:
+            fileio.read_npy(path)
+    assert seen == [] and "\n" not in str(e.value), [str(w.message) for w in seen]
+
+
 @PROP
 @given(pos=st.integers(0, 10**6), xor=st.integers(1, 255))
 def test_every_damaged_byte_is_one_line_or_the_original_arrays(tmp_path_factory, good_npz, pos, xor):
