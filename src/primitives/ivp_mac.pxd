@@ -4,8 +4,9 @@
 §3.3-§3.5): a 4-tap window's source is (hi, lo), tap 0 on lo; the quad MACs list their vectors v3 .. v0, the last
 on the scalar's field 0; a paired MAC's first vector takes the scalar's bits 16..31.
 pr fields: 16-bit field t = bits [16t, 16t+16), 8-bit field j = bits [8j, 8j+8)."""
+from libc.string cimport memcpy
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
-from q7regs cimport vec_t, wvec_t, pr_t, int128, sext, wvec_as, q7_permute2_u16, q7_copy64
+from q7regs cimport vec_t, wvec_t, pr_t, int128, sext, wvec_as, q7_permute2_u16
 from ivp_lanes cimport u8a, u16a, s16a
 
 
@@ -113,23 +114,6 @@ cdef inline void _pool16_shifts(vec_t* p1, vec_t* p2, vec_t* p3, const vec_t* va
     q7_permute2_u16(p3.u16, va.u16, vb.u16, i3.u16)
 
 
-cdef inline void _one_tap(int64_t* x, const tap_t* a, const tap_t* b, int t, int32_t c) noexcept nogil:
-    """x[i] = window[i] * c for the window of lanes t .. t + 31 of a || b (0 <= t <= 3, a constant at each call)."""
-    cdef int i
-    for i in range(32 - t):
-        x[i] = <int64_t>(<int32_t>a[i + t] * c)
-    for i in range(32 - t, 32):
-        x[i] = <int64_t>(<int32_t>b[i + t - 32] * c)
-
-
-cdef inline void _copy_cells32(int64_t* cells, const int64_t* x) noexcept nogil:
-    """cells[0..31] = x[0..31] in the level's widest vector moves (a memcpy of the local just written became
-    8-byte moves, each waiting on the local's vector stores)."""
-    cdef int k
-    for k in range(4):
-        q7_copy64(cells + 8 * k, x + 8 * k)
-
-
 cdef inline void _overwrite(wvec_t* wv, int view, int lanes) noexcept nogil:
     """Start an overwriting MAC: wv in lane view `view`; the op writes cells 0 .. lanes - 1, the whole
     architectural state of that view. Cells from `lanes` up are not part of it (wvec_to_raw, the packs, the
@@ -142,9 +126,11 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
     """wv48[i] (=|+=) sum_{t<4} pool[i+t] * pr.s16[t], pool = va || vb read as tap_t lanes (`a` is va's
     lane view of that type). |sum| < 4 * 2^16 * 2^15 = 2^33, so an overwrite never wraps the 48-bit lane."""
     cdef vec_t p1, p2, p3
+    cdef vec_t pool[2]
     cdef const tap_t* q1 = <const tap_t*>p1.u8
     cdef const tap_t* q2 = <const tap_t*>p2.u8
     cdef const tap_t* q3 = <const tap_t*>p3.u8
+    cdef const tap_t* w = a
     cdef int64_t c0 = <int16_t>(pr & 0xFFFF), c1 = <int16_t>((pr >> 16) & 0xFFFF)
     cdef int64_t c2 = <int16_t>((pr >> 32) & 0xFFFF), c3 = <int16_t>((pr >> 48) & 0xFFFF)
     cdef int64_t c = 0
@@ -160,25 +146,20 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
         t, c = 2, c2
     elif (c0 | c1 | c2) == 0:
         t, c = 3, c3
+    if t > 0:
+        pool[0] = va[0]
+        pool[1] = vb[0]
+        w = (<const tap_t*>pool[0].u8) + t          # the two registers are contiguous: lanes t .. t + 31
     if t >= 0:
-        # products into a local first: the lanes (may_alias) could alias wv for GCC. Each tap its own call with a
-        # constant window start, read straight from va and vb (copying them into a pool first made every window
-        # load straddle two of the copy's stores: no store forwarding)
-        if t == 0:
-            _one_tap(x, a, <const tap_t*>vb.u8, 0, <int32_t>c)
-        elif t == 1:
-            _one_tap(x, a, <const tap_t*>vb.u8, 1, <int32_t>c)
-        elif t == 2:
-            _one_tap(x, a, <const tap_t*>vb.u8, 2, <int32_t>c)
-        else:
-            _one_tap(x, a, <const tap_t*>vb.u8, 3, <int32_t>c)
+        for i in range(32):      # products into a local first: `w` (may_alias) could alias wv for GCC
+            x[i] = <int64_t>(<int32_t>w[i] * <int32_t>c)
         if acc:
             wvec_as(wv, 48)
             for i in range(32):
                 wv.c[i] = sext(wv.c[i] + x[i], 48)
         else:
             _overwrite(wv, 48, 32)
-            _copy_cells32(wv.c, x)
+            memcpy(wv.c, x, sizeof(x))
         return
     _pool16_shifts(&p1, &p2, &p3, va, vb)
     # each product of a 16-bit lane and a signed 16-bit tap fits int32 (|u16 x s16| < 2^31): 32-bit multiplies, then
@@ -193,7 +174,7 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
             wv.c[i] = sext(wv.c[i] + x[i], 48)
         return
     _overwrite(wv, 48, 32)
-    _copy_cells32(wv.c, x)
+    memcpy(wv.c, x, sizeof(x))
 
 
 cdef inline void mac_pair(wvec_t* wv, const pair_t* a, const pair_t* b, int64_t ca, int64_t cb,
