@@ -10,8 +10,7 @@ trace off) with this build's module and with the base's, timed alternately in on
 load slows both alike), and the bytes of the two are compared. Prints the median times and the ratio new /
 base (> 1: this build is faster). Nothing is asserted. ``--trace`` times traced runs instead (a
 ``q7emu.analysis.trace.Recorder`` in memory, on the first 8 partitions of each dequantize input and 32 of
-QuantizeMX's, its smallest tile) and compares the trace
-bytes as well as the output.
+QuantizeMX's, its smallest tile) and compares the trace bytes as well as the output.
 """
 from __future__ import annotations
 
