@@ -21,7 +21,6 @@ import re
 import signal
 import stat
 import sys
-import tempfile
 import threading
 import warnings
 import zipfile
@@ -101,18 +100,31 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
         old_mode: int | None = stat.S_IMODE(os.stat(dest).st_mode)
     except OSError:
         old_mode = None
+    # The temporary file `.NAME.XXXXXXXX.tmp` (a random name that did not exist) is named before it is created,
+    # and created inside the handler that removes it: a Ctrl-C landing just after the creation removes the file it
+    # made (tempfile.mkstemp could not: its caller had no name yet when the Ctrl-C came). It gets the mode of the
+    # file it replaces (0600 until then), or for a new file what a plain open() gives (0666 less the umask,
+    # applied by the system: reading the umask would mean setting it for a moment).
+    for _ in range(_TMP_TRIES):
+        # (not tempfile's name generator: it takes a lock, which a Ctrl-C landing inside could leave held)
+        tmp = os.path.join(folder, f".{dest.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            fd = os.open(tmp, _TMP_FLAGS, 0o600 if old_mode is not None else 0o666)
+        except FileExistsError:
+            continue                    # another file of that name, never ours: try another name
+        except OSError as e:
+            raise type(e)(e.errno, f"{e.strerror}: cannot create a file in {str(folder)!r} (writing {dest})") \
+                from None
+        except BaseException:           # a Ctrl-C during or just after the creation: the file, if made, is ours
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        break
+    else:
+        raise FileExistsError(errno.EEXIST, f"no free temporary name in {str(folder)!r} (writing {dest})")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=folder)
-    except OSError as e:
-        raise type(e)(e.errno, f"{e.strerror}: cannot create a file in {str(folder)!r} (writing {dest})") from None
-    try:
-        # mkstemp creates the file 0600; give it the mode of the file it replaces, or the one a plain open()
-        # would (0666 less the umask)
-        if old_mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            old_mode = 0o666 & ~umask
-        os.fchmod(fd, old_mode)
+        if old_mode is not None:
+            os.fchmod(fd, old_mode)
         with os.fdopen(fd, mode, **open_kwargs) as f:
             yield f
             f.flush()
@@ -132,6 +144,13 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+#: names tried for a temporary output file before giving up (each a fresh random 48-bit name)
+_TMP_TRIES = 100
+#: open flags of a temporary output file: created here and now, never an existing file or a link
+_TMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+              | getattr(os, "O_NOFOLLOW", 0))
 
 
 def named_os_error(e: OSError, dest: str | os.PathLike[str]) -> OSError:
