@@ -100,28 +100,9 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
         old_mode: int | None = stat.S_IMODE(os.stat(dest).st_mode)
     except OSError:
         old_mode = None
-    # The temporary file `.NAME.XXXXXXXX.tmp` (a random name that did not exist) is named before it is created,
-    # and created inside the handler that removes it: a Ctrl-C landing just after the creation removes the file it
-    # made (tempfile.mkstemp could not: its caller had no name yet when the Ctrl-C came). It gets the mode of the
-    # file it replaces (0600 until then), or for a new file what a plain open() gives (0666 less the umask,
-    # applied by the system: reading the umask would mean setting it for a moment).
-    for _ in range(_TMP_TRIES):
-        # (not tempfile's name generator: it takes a lock, which a Ctrl-C landing inside could leave held)
-        tmp = os.path.join(folder, f".{dest.name}.{os.urandom(6).hex()}.tmp")
-        try:
-            fd = os.open(tmp, _TMP_FLAGS, 0o600 if old_mode is not None else 0o666)
-        except FileExistsError:
-            continue                    # another file of that name, never ours: try another name
-        except OSError as e:
-            raise type(e)(e.errno, f"{e.strerror}: cannot create a file in {str(folder)!r} (writing {dest})") \
-                from None
-        except BaseException:           # a Ctrl-C during or just after the creation: the file, if made, is ours
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        break
-    else:
-        raise FileExistsError(errno.EEXIST, f"no free temporary name in {str(folder)!r} (writing {dest})")
+    # a new file: what a plain open() gives (0666 less the umask, applied by the system: reading the umask would
+    # mean setting it for a moment); a replaced one: 0600 until it gets the old file's mode below
+    fd, tmp = create_temporary(folder, dest.name, mode=0o600 if old_mode is not None else 0o666, writing=dest)
     try:
         if old_mode is not None:
             os.fchmod(fd, old_mode)
@@ -151,6 +132,32 @@ _TMP_TRIES = 100
 #: open flags of a temporary output file: created here and now, never an existing file or a link
 _TMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
               | getattr(os, "O_NOFOLLOW", 0))
+
+
+def create_temporary(folder: str | os.PathLike[str], name: str, suffix: str = ".tmp", *, mode: int = 0o600,
+                     writing: str | os.PathLike[str] | None = None) -> tuple[int, str]:
+    """Create ``folder/.NAME.XXXXXXXXXXXX<suffix>``, a new file (``O_EXCL``, never a link) with a random name, for
+    writing; (open descriptor, path). ``mode`` is given to the system, which applies the umask. An error names
+    the folder (and ``writing``, the output it is for).
+
+    The name is chosen before the file is created, and a Ctrl-C landing during or just after the creation removes
+    the file before the KeyboardInterrupt leaves this function, so nothing stays that the caller cannot name
+    (tempfile.mkstemp left its file then). No lock is taken (tempfile's name generator has one, which a Ctrl-C
+    landing inside could leave held)."""
+    target = f" (writing {writing})" if writing is not None else ""
+    for _ in range(_TMP_TRIES):
+        tmp = os.path.join(folder, f".{name}.{os.urandom(6).hex()}{suffix}")
+        try:
+            return os.open(tmp, _TMP_FLAGS, mode), tmp
+        except FileExistsError:
+            continue                    # another file of that name, never ours: try another name
+        except OSError as e:
+            raise type(e)(e.errno, f"{e.strerror}: cannot create a file in {str(folder)!r}{target}") from None
+        except BaseException:           # a Ctrl-C during or just after the creation: the file, if made, is ours
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    raise FileExistsError(errno.EEXIST, f"no free temporary name in {str(folder)!r}{target}")
 
 
 def named_os_error(e: OSError, dest: str | os.PathLike[str]) -> OSError:

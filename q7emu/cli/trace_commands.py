@@ -31,7 +31,6 @@ import contextlib
 import json
 import os
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -264,13 +263,13 @@ def _trace_record(a: argparse.Namespace) -> int:
                              f"{_mb(limit)}; narrow it (--window, --partitions, --ops, --bundles) or raise --max-size")
     tmp = None
     path: Path | None = out
-    if jsonl and out is not None:
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".q7t.tmp",
-                                   dir=out.parent if str(out.parent) else ".")
-        os.close(fd)
-        path = Path(tmp)
     bar = Progress(est["executed"] if est else None, "trace", not a.no_progress)
     try:
+        if jsonl and out is not None:       # the .q7t the JSON Lines are exported from, removed below
+            from q7emu.fileio import create_temporary
+            fd, tmp = create_temporary(out.parent if str(out.parent) else ".", out.name, ".q7t.tmp", writing=out)
+            os.close(fd)
+            path = Path(tmp)
         with _log_stream(a.log) as log_fh:
             log = LogWriter(log_fh) if log_fh is not None else None
             rec = _recorder(f, path=path, partition_base=t.partition_base, case=t.label, on_tick=bar.tick,
