@@ -100,7 +100,11 @@ MEMORY = """
 import resource, sys
 from q7emu.cli.main import main
 code = main(sys.argv[1:])
-print(code, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+try:    # VmHWM: this process's own peak; ru_maxrss carries the forking parent's peak over exec (Linux)
+    peak_kib = next(int(x.split()[1]) for x in open("/proc/self/status") if x.startswith("VmHWM:"))
+except OSError:
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(code, peak_kib // 1024)
 """
 
 
