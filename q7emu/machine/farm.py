@@ -300,12 +300,9 @@ def _settled(future: Any, fetch_failures: dict[str, int]) -> tuple[str | None, A
 
 def _killed(status: str, value: Any) -> int | None:
     """How many workers died running a future that ended in KilledWorker (``allowed-failures + 1``), else None."""
-    if status != "error":
+    if status != "error" or type(value).__name__ != "KilledWorker":
         return None
-    exc = value[1] if isinstance(value, tuple) and len(value) == 3 else value
-    if type(exc).__name__ != "KilledWorker":
-        return None
-    allowed = getattr(exc, "allowed_failures", None)
+    allowed = getattr(value, "allowed_failures", None)
     return allowed + 1 if isinstance(allowed, int) else 1
 
 
@@ -314,6 +311,5 @@ def _outcome(status: str, value: Any) -> Any:
     if status == "finished":
         return value
     if status == "error":
-        exc = value[1] if isinstance(value, tuple) and len(value) == 3 else value
-        return TaskFailure(failure_text(exc) if isinstance(exc, BaseException) else str(exc))
+        return TaskFailure(failure_text(value) if isinstance(value, BaseException) else str(value))
     return TaskFailure(f"Dask task {status}")
