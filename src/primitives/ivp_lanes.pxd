@@ -30,7 +30,64 @@ cdef extern from *:
     typedef int16_t  __attribute__((__may_alias__)) q7_s16a;
     typedef uint32_t __attribute__((__may_alias__)) q7_u32a;
     typedef int32_t  __attribute__((__may_alias__)) q7_s32a;
+    #include <string.h>
+    #if defined(__AVX2__) || defined(__AVX512F__)
+    #include <immintrin.h>
+    #define Q7_SHIFT16_LEAF 1
+    #else
+    #define Q7_SHIFT16_LEAF 0
+    #endif
+    /* The variable 16-bit shifts (srlnx16, sllnx16): o[k] = a[k] shifted right by r[k] (r < 0: left by -r; |r| >= 16
+       gives 0), r[k] = s[k] for the logical right shift (LEFT = 0: the amount lane's signed 16-bit value), r[k] =
+       -sext6(s[k]) for the left shift (LEFT = 1: its signed 6-bit value). AVX2 has no 16-bit variable shift: GCC
+       widened each half to 32-bit lanes and packed back (74 and 102 instructions per op). Here the even and odd
+       lanes shift in place in their 32-bit containers (vpsrlvd / vpsllvd give 0 for any count >= 32, so a
+       negative amount read unsigned gives 0 in the direction it does not take); AVX-512 BW shifts 16-bit lanes.
+       The portable body is the reference (lanes_srl / lanes_sll keep their lane loops where Q7_SHIFT16_LEAF is 0:
+       SSE2 has no variable shift either way); o may alias a or s (every input is read before o is written). */
+    static inline void q7_shift16_var(uint16_t *o, const uint16_t *a, const int16_t *s, int left) {
+    #if defined(__AVX512BW__)
+        __m512i x = _mm512_loadu_si512((const void *)a), n = _mm512_loadu_si512((const void *)s);
+        __m512i r = left ? _mm512_sub_epi16(_mm512_setzero_si512(), _mm512_srai_epi16(_mm512_slli_epi16(n, 10), 10))
+                         : n;
+        __m512i neg = _mm512_sub_epi16(_mm512_setzero_si512(), r);
+        _mm512_storeu_si512((void *)o, _mm512_or_si512(_mm512_srlv_epi16(x, r), _mm512_sllv_epi16(x, neg)));
+    #elif defined(__AVX2__)
+        const __m256i zero = _mm256_setzero_si256(), low16 = _mm256_set1_epi32(0xFFFF);
+        __m256i out[2];
+        int h;
+        for (h = 0; h < 2; h++) {
+            __m256i x = _mm256_loadu_si256((const __m256i *)(a + 16 * h));
+            __m256i n = _mm256_loadu_si256((const __m256i *)(s + 16 * h));
+            __m256i xe = _mm256_and_si256(x, low16), xo = _mm256_srli_epi32(x, 16);   /* even / odd lanes */
+            __m256i re, ro;                                                            /* their right amounts */
+            if (left) {
+                re = _mm256_sub_epi32(zero, _mm256_srai_epi32(_mm256_slli_epi32(n, 26), 26));
+                ro = _mm256_sub_epi32(zero, _mm256_srai_epi32(_mm256_slli_epi32(n, 10), 26));
+            } else {
+                re = _mm256_srai_epi32(_mm256_slli_epi32(n, 16), 16);
+                ro = _mm256_srai_epi32(n, 16);
+            }
+            __m256i ye = _mm256_or_si256(_mm256_srlv_epi32(xe, re), _mm256_sllv_epi32(xe, _mm256_sub_epi32(zero, re)));
+            __m256i yo = _mm256_or_si256(_mm256_srlv_epi32(xo, ro), _mm256_sllv_epi32(xo, _mm256_sub_epi32(zero, ro)));
+            out[h] = _mm256_blend_epi16(ye, _mm256_slli_epi32(yo, 16), 0xAA);
+        }
+        _mm256_storeu_si256((__m256i *)o, out[0]);
+        _mm256_storeu_si256((__m256i *)(o + 16), out[1]);
+    #else
+        uint16_t t[32];
+        int k;
+        for (k = 0; k < 32; k++) {
+            int r = left ? -((((int)s[k] & 63) ^ 32) - 32) : (int)s[k];
+            unsigned x = a[k];
+            t[k] = (uint16_t)(r >= 0 ? (r < 16 ? x >> r : 0u) : (r > -16 ? x << -r : 0u));
+        }
+        memcpy(o, t, 64);
+    #endif
+    }
     """
+    const bint Q7_SHIFT16_LEAF      # 1 where q7_shift16_var has a SIMD body (AVX2, AVX-512)
+    void q7_shift16_var(uint16_t* o, const uint16_t* a, const int16_t* s, int left) nogil
     ctypedef uint8_t u8a "q7_u8a"
     ctypedef int8_t s8a "q7_s8a"
     ctypedef uint16_t u16a "q7_u16a"
@@ -227,6 +284,9 @@ cdef inline void lanes_srl(vec_t* vt, const ulane_t* a, const slane_t* s) noexce
     cdef slane_t n
     cdef ulane_t x, rgt, lft
     cdef int k
+    if ulane_t is u16a and slane_t is s16a and Q7_SHIFT16_LEAF:
+        q7_shift16_var(<uint16_t*>vt.u16, <const uint16_t*>a, <const int16_t*>s, 0)
+        return
     for k in range(<int>(64 // sizeof(ulane_t))):
         n = s[k]
         x = a[k]
@@ -245,6 +305,9 @@ cdef inline void lanes_sll(vec_t* vt, const ulane_t* a, const slane_t* s) noexce
     cdef slane_t n
     cdef ulane_t x, lft, rgt
     cdef int k
+    if ulane_t is u16a and slane_t is s16a and Q7_SHIFT16_LEAF:
+        q7_shift16_var(<uint16_t*>vt.u16, <const uint16_t*>a, <const int16_t*>s, 1)
+        return
     for k in range(<int>(64 // sizeof(ulane_t))):
         n = <slane_t>(((s[k] & (4 * w - 1)) ^ (2 * w)) - 2 * w)
         x = a[k]

@@ -9,6 +9,52 @@ from q7regs cimport vec_t, wvec_t, int128, wvec_as, q7_copy64
 from ivp_lanes cimport u8a, s8a, u16a, s16a, u32a
 
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(__AVX2__) && !defined(__AVX512F__)
+    #include <immintrin.h>
+    #define Q7_PACK16_LEAF 1
+    #else
+    #define Q7_PACK16_LEAF 0
+    #endif
+    /* packvrnrnx48's lane loop at AVX2: o[i] = bits s .. s + 15 of the 48-bit lane in cell i (0 <= s <= 32), 32 lanes.
+       GCC narrowed the 64-bit cells to 16 bits with lane-crossing permutes, shuffles and a saturating pack (55
+       instructions); here each 64-bit lane of the shifted cells gives its low word to one word of a qword (three
+       word blends: qword j = cells j, j + 4, j + 8, j + 12 of a 16-cell block), then one in-lane byte shuffle and a
+       dword permute put the words in lane order. AVX-512 narrows in one instruction (vpmovqw) and the other levels
+       keep the lane loop (Q7_PACK16_LEAF 0), the reference. Reads all of c before writing o. */
+    static inline void q7_pack16_shift(uint16_t *o, const int64_t *c, int s) {
+    #if Q7_PACK16_LEAF
+        const __m128i cnt = _mm_cvtsi32_si128(s);
+        const __m256i order = _mm256_setr_epi8(0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15,
+                                               0, 1, 8, 9, 2, 3, 10, 11, 4, 5, 12, 13, 6, 7, 14, 15);
+        const __m256i dwords = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+        __m256i out[2];
+        int g;
+        for (g = 0; g < 2; g++) {
+            const int64_t *b = c + 16 * g;
+            __m256i a0 = _mm256_srl_epi64(_mm256_loadu_si256((const __m256i *)b), cnt);
+            __m256i a1 = _mm256_srl_epi64(_mm256_loadu_si256((const __m256i *)(b + 4)), cnt);
+            __m256i a2 = _mm256_srl_epi64(_mm256_loadu_si256((const __m256i *)(b + 8)), cnt);
+            __m256i a3 = _mm256_srl_epi64(_mm256_loadu_si256((const __m256i *)(b + 12)), cnt);
+            __m256i t = _mm256_blend_epi16(a0, _mm256_slli_epi64(a1, 16), 0x22);
+            t = _mm256_blend_epi16(t, _mm256_slli_epi64(a2, 32), 0x44);
+            t = _mm256_blend_epi16(t, _mm256_slli_epi64(a3, 48), 0x88);
+            out[g] = _mm256_permutevar8x32_epi32(_mm256_shuffle_epi8(t, order), dwords);
+        }
+        _mm256_storeu_si256((__m256i *)o, out[0]);
+        _mm256_storeu_si256((__m256i *)(o + 16), out[1]);
+    #else
+        int i;
+        for (i = 0; i < 32; i++) o[i] = (uint16_t)((uint64_t)c[i] >> s);
+    #endif
+    }
+    """
+    const bint Q7_PACK16_LEAF      # 1 where q7_pack16_shift has its SIMD body (AVX2 without AVX-512)
+    void q7_pack16_shift(uint16_t* o, const int64_t* c, int s) nogil
+
+
 ctypedef fused out_t:             # may_alias lane types: see ivp_lanes.pxd
     u8a
     s8a
@@ -60,6 +106,9 @@ cdef inline void pack_shift_wrap(out_t* vt, wvec_t* wv, int sh) noexcept nogil:
     cdef int s = _clamp_sh(sh, 23 if sizeof(out_t) == 1 else 32)
     cdef out_t o[64]
     wvec_as(wv, 24 * <int>sizeof(out_t))
+    if out_t is u16a and Q7_PACK16_LEAF:
+        q7_pack16_shift(<uint16_t*>vt, wv.c, s)
+        return
     # into a local first: vt (may_alias) could alias wv for GCC. A logical shift: the output's bits s .. s + width - 1
     # (<= 47) are the same as the arithmetic shift's, and SSE2 / AVX2 have it for 64-bit lanes (psrlq)
     for i in range(<int>(64 // sizeof(out_t))):

@@ -5,7 +5,7 @@ pool = lo (low half) || hi (high half); dual selects return (odd, even), the out
 pieces (§3.2). Selectors are read before any output is written."""
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from q7regs cimport vec_t, vbool_t, q7_permute2_u8, q7_permute2_u16, q7_permute2_u32, q7_dsel_u16_merge, \
-    q7_bits_to_bytes, q7_copy64
+    q7_bits_to_bytes, q7_copy64, Q7_DSEL_LEAF
 from ivp_lanes cimport merge, merge_mask
 from ivp_mem cimport expand_bytes
 
@@ -85,6 +85,69 @@ cdef inline void sel2nx8i(vec_t* vt, const vec_t* hi, const vec_t* lo, int imm) 
     q7_permute2_u8(vt.u8, lo.u8, hi.u8, idx.u8)
 
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    #if defined(__AVX2__) || defined(__AVX512F__)
+    #include <immintrin.h>
+    #elif defined(__SSE2__)
+    #include <emmintrin.h>
+    #endif
+    /* sel2nx8i_s4's unpack of one 16-byte chunk: o[2j] = nibble h of chunk[j], o[2j + 1] = the other nibble, 16-bit
+       lanes, zero-extended (sgn: sign-extended from 4 bits, (n ^ 8) - 8). The nibbles are split by a mask and a
+       shift, interleaved byte-wise (first, second) and widened to 16 bits, in the level's widest stores (GCC's form
+       of the strided lane loop took about 60 instructions). o is written after chunk is read. */
+    static inline void q7_unpack_nibbles16(uint16_t *o, const uint8_t *chunk, int h, int sgn) {
+    #if defined(__SSE2__)
+        const __m128i m4 = _mm_set1_epi8(0x0F);
+        __m128i x = _mm_loadu_si128((const __m128i *)chunk);
+        __m128i lo = _mm_and_si128(x, m4), hi = _mm_and_si128(_mm_srli_epi16(x, 4), m4);
+        __m128i f = h ? hi : lo, s = h ? lo : hi;
+        __m128i i0 = _mm_unpacklo_epi8(f, s), i1 = _mm_unpackhi_epi8(f, s);   /* lanes 0..15, 16..31 as bytes */
+        if (sgn) {      /* sign-extend the 4-bit values within their bytes before widening */
+            const __m128i b8 = _mm_set1_epi8(8);
+            i0 = _mm_sub_epi8(_mm_xor_si128(i0, b8), b8);
+            i1 = _mm_sub_epi8(_mm_xor_si128(i1, b8), b8);
+        }
+    #if defined(__AVX512BW__)
+        __m256i both = _mm256_set_m128i(i1, i0);
+        __m512i w = sgn ? _mm512_cvtepi8_epi16(both) : _mm512_cvtepu8_epi16(both);
+        _mm512_storeu_si512((void *)o, w);
+    #elif defined(__AVX2__)
+        __m256i w0 = sgn ? _mm256_cvtepi8_epi16(i0) : _mm256_cvtepu8_epi16(i0);
+        __m256i w1 = sgn ? _mm256_cvtepi8_epi16(i1) : _mm256_cvtepu8_epi16(i1);
+        _mm256_storeu_si256((__m256i *)o, w0);
+        _mm256_storeu_si256((__m256i *)(o + 16), w1);
+    #else
+        const __m128i zero = _mm_setzero_si128();
+        __m128i e0 = sgn ? _mm_cmpgt_epi8(zero, i0) : zero, e1 = sgn ? _mm_cmpgt_epi8(zero, i1) : zero;
+        _mm_storeu_si128((__m128i *)o, _mm_unpacklo_epi8(i0, e0));
+        _mm_storeu_si128((__m128i *)(o + 8), _mm_unpackhi_epi8(i0, e0));
+        _mm_storeu_si128((__m128i *)(o + 16), _mm_unpacklo_epi8(i1, e1));
+        _mm_storeu_si128((__m128i *)(o + 24), _mm_unpackhi_epi8(i1, e1));
+    #endif
+    #else
+        uint16_t t[32];
+        int j;
+        for (j = 0; j < 16; j++) {
+            unsigned f = h ? chunk[j] >> 4 : chunk[j] & 0xFu, s = h ? chunk[j] & 0xFu : chunk[j] >> 4;
+            t[2 * j] = (uint16_t)(sgn ? (int)(f ^ 8u) - 8 : (int)f);
+            t[2 * j + 1] = (uint16_t)(sgn ? (int)(s ^ 8u) - 8 : (int)s);
+        }
+        memcpy(o, t, 64);
+    #endif
+    }
+    #if defined(__SSE2__)
+    #define Q7_UNPACK_LEAF 1
+    #else
+    #define Q7_UNPACK_LEAF 0
+    #endif
+    """
+    const bint Q7_UNPACK_LEAF      # 1 where q7_unpack_nibbles16 has its SIMD body (every x86-64 level: SSE2)
+    void q7_unpack_nibbles16(uint16_t* o, const uint8_t* chunk, int h, int sgn) nogil
+
+
 # sel2nx8i_s4: nibble unpack into 16-bit lanes: vt.s16[k] = nibble ((k & 1) ^ H) of pool byte
 # 16*C + (k >> 1), zero-extended, or sign-extended when S; imm = S<<4 | H<<3 | C (C = 0..7 picks a
 # 16-byte chunk of pool = vs || vr: chunks 0..3 come from the FIRST operand, the order seeds @0x010052ee and
@@ -102,6 +165,9 @@ cdef inline void sel2nx8i_s4(vec_t* vt, const vec_t* vs, const vec_t* vr, int im
         chunk = &vs.u8[16 * c]
     else:
         chunk = &vr.u8[16 * (c - 4)]
+    if Q7_UNPACK_LEAF:
+        q7_unpack_nibbles16(vt.u16, chunk, h, s)
+        return
     if h:
         for j in range(16):
             o.u16[2 * j] = chunk[j] >> 4
@@ -119,7 +185,10 @@ cdef inline void sel2nx8i_s4(vec_t* vt, const vec_t* vs, const vec_t* vr, int im
 # dselnx16: even[k] = pool16[sel.u8[2k] & 0x3F], odd[k] = pool16[sel.u8[2k+1] & 0x3F], pool16 = lo || hi
 # (Cadence's user-guide interleave, docs/intrinsics.md §3.2)
 cdef inline void dselnx16(vec_t* odd, vec_t* even, const vec_t* hi, const vec_t* lo, const vec_t* sel) noexcept nogil:
-    dsel_lanes(odd, even, hi, lo, sel, 2)
+    if Q7_DSEL_LEAF:        # the predicated form's leaf with every lane written: the same lookups, one pass
+        q7_dsel_u16_merge(even.u16, odd.u16, lo.u16, hi.u16, sel.u16, ~(<vbool_t>0), ~(<vbool_t>0))
+    else:
+        dsel_lanes(odd, even, hi, lo, sel, 2)
 
 # dselnx16t: dselnx16 merged under the vbool2N vb: bit 2k gates even[k], bit 2k+1 gates odd[k] (false: old value)
 cdef inline void dselnx16t(vec_t* odd, vec_t* even, const vec_t* hi, const vec_t* lo, const vec_t* sel,

@@ -327,6 +327,13 @@ cdef extern from *:
     #else
     #define Q7_HAS_SRAQ 0
     #endif
+    /* Q7_DSEL_LEAF: 1 where q7_dsel_u16_merge has a SIMD body (AVX2, AVX-512 BW): dselnx16 takes it with every lane
+       written (it looks both selector bytes up in one pass over the pool) instead of two q7_permute2_u16 */
+    #if defined(__AVX512BW__) || defined(__AVX2__)
+    #define Q7_DSEL_LEAF 1
+    #else
+    #define Q7_DSEL_LEAF 0
+    #endif
     #if defined(__AVX512BW__) && defined(__BMI2__)
     #define Q7_MASK_COMPARE 1
     #else
@@ -536,6 +543,11 @@ cdef extern from *:
                                                    join);
             }
         }
+        if ((mu & mt) == ~(uint64_t)0) {    /* every lane written (the all-true predicate): no merge */
+            for (g = 0; g < 2; g++) _mm256_storeu_si256((__m256i *)(u + 16 * g), r[g]);
+            for (g = 0; g < 2; g++) _mm256_storeu_si256((__m256i *)(t + 16 * g), r[2 + g]);
+            return;
+        }
         for (g = 0; g < 4; g++)     /* byte masks of bytes 32 (g & 1) .. + 31: u (g < 2), t (q7_bits_to_bytes) */
             mk[g] = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(
                 _mm256_set1_epi32((int)(uint32_t)((g < 2 ? mu : mt) >> (32 * (g & 1)))), pick), bit), bit);
@@ -567,6 +579,7 @@ cdef extern from *:
     const int Q7_LITTLE_ENDIAN     # 1 on a little-endian host (u16 lane 2j = low half of u32 lane j)
     const int Q7_MASK_COMPARE      # 1 where q7_lt_bits / q7_fcmp16_olt_bits compare into mask registers (AVX-512)
     const int Q7_HAS_SRAQ          # 1 where 64-bit lanes shift arithmetically in one op (AVX-512F)
+    const bint Q7_DSEL_LEAF        # 1 where q7_dsel_u16_merge has a SIMD body (AVX2, AVX-512 BW)
     uint64_t q7_lt_bits(const void* a, const void* b, int lane_bytes, int sgn) nogil
     void q7_merge_bits(uint8_t* vt, const uint8_t* x, uint64_t m) nogil
     uint64_t q7_fcmp16_olt_bits(const uint16_t* a, const uint16_t* b) nogil
