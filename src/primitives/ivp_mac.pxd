@@ -85,7 +85,54 @@ cdef extern from *:
     Q7_MAC_PAIR(q7_mac_pair_u16, uint16_t, uint32_t, 32, 16)
     Q7_MAC_PAIR(q7_mac_pair_s16, int16_t, int32_t, 32, 16)
     #endif
+    /* The one-tap 4-tap MAC (mac_4tap with a single non-zero tap: the MX kernel's scale MACs): w[i] (=|+=) x[i] * c
+       over 32 16-bit lanes x (unsigned, or signed with SGN), c a signed 16-bit tap, 48-bit lanes. The Cython form
+       went through a local array of 32 products (a store and a reload of each); here each 4 (AVX2) or 8 (AVX-512)
+       lanes are widened to their cells, multiplied by vpmuldq and added in registers. The portable body is the
+       reference (the levels without a body keep mac_4tap's loop: Q7_MAC1_LEAF 0). */
+    #if defined(__AVX512F__)
+    #define Q7_MAC1_LEAF 1
+    #elif defined(__AVX2__)
+    #define Q7_MAC1_LEAF 1
+    #else
+    #define Q7_MAC1_LEAF 0
+    #endif
+    static inline void q7_mac1_16(int64_t *__restrict w, const void *__restrict x, int sgn, int64_t c, int acc) {
+    #if defined(__AVX512F__)
+        const __m512i wc = _mm512_set1_epi64(c);
+        int j;
+        for (j = 0; j < 4; j++) {
+            __m128i l = _mm_loadu_si128((const __m128i *)((const uint16_t *)x + 8 * j));
+            __m512i v = _mm512_mul_epi32(sgn ? _mm512_cvtepi16_epi64(l) : _mm512_cvtepu16_epi64(l), wc);
+            if (acc)
+                v = _mm512_srai_epi64(_mm512_slli_epi64(
+                    _mm512_add_epi64(_mm512_loadu_si512((const void *)(w + 8 * j)), v), 16), 16);
+            _mm512_storeu_si512((void *)(w + 8 * j), v);
+        }
+    #elif defined(__AVX2__)
+        const __m256i wc = _mm256_set1_epi64x(c);
+        const __m256i m48 = _mm256_set1_epi64x(0xFFFFFFFFFFFFLL), b47 = _mm256_set1_epi64x(0x800000000000LL);
+        int j;
+        for (j = 0; j < 8; j++) {
+            __m128i l = _mm_loadl_epi64((const __m128i *)((const uint16_t *)x + 4 * j));
+            __m256i v = _mm256_mul_epi32(sgn ? _mm256_cvtepi16_epi64(l) : _mm256_cvtepu16_epi64(l), wc);
+            if (acc) {
+                v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(w + 4 * j)), v);
+                v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_and_si256(v, m48), b47), b47);
+            }
+            _mm256_storeu_si256((__m256i *)(w + 4 * j), v);
+        }
+    #else
+        int i;
+        for (i = 0; i < 32; i++) {
+            int64_t p = (int64_t)(sgn ? (int32_t)((const int16_t *)x)[i] : (int32_t)((const uint16_t *)x)[i]) * c;
+            w[i] = acc ? (int64_t)((uint64_t)(w[i] + p) << 16) >> 16 : p;
+        }
+    #endif
+    }
     """
+    const bint Q7_MAC1_LEAF        # 1 where q7_mac1_16 has a SIMD body (AVX2, AVX-512)
+    void q7_mac1_16(int64_t* w, const void* x, int sgn, int64_t c, int acc) nogil
     void q7_mac_pair_u8(int64_t* w, const uint8_t* a, const uint8_t* b, int64_t ca, int64_t cb, int acc) nogil
     void q7_mac_pair_u16(int64_t* w, const uint16_t* a, const uint16_t* b, int64_t ca, int64_t cb, int acc) nogil
     void q7_mac_pair_s16(int64_t* w, const int16_t* a, const int16_t* b, int64_t ca, int64_t cb, int acc) nogil
@@ -150,6 +197,13 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
         pool[0] = va[0]
         pool[1] = vb[0]
         w = (<const tap_t*>pool[0].u8) + t          # the two registers are contiguous: lanes t .. t + 31
+    if t >= 0 and Q7_MAC1_LEAF:
+        if acc:
+            wvec_as(wv, 48)
+        else:
+            _overwrite(wv, 48, 32)
+        q7_mac1_16(wv.c, <const void*>w, tap_t is s16a, c, acc)
+        return
     if t >= 0:
         for i in range(32):      # products into a local first: `w` (may_alias) could alias wv for GCC
             x[i] = <int64_t>(<int32_t>w[i] * <int32_t>c)
