@@ -1,0 +1,83 @@
+"""The primitive library's SIMD bodies at every ISA level (docs/build.md §1.4).
+
+The primitive suite (this folder) tests ``q7emu.primitives._ivp``, which the build compiles once, at the baseline
+level. The kernel modules compile the same primitives at every level, where the C leaves of the family files take
+their AVX2 / AVX-512 bodies; the exhaustive kernel tests reach those bodies only through the kernels' own operands.
+With ``Q7EMU_TEST_EVERY_LEVEL=1`` (as CI) this test compiles the primitives module's generated C again with each
+other level's flags (the ones the kernel modules were built with, from ``q7emu.kernels._cpu``) and runs the whole
+primitive suite against it in a fresh interpreter, so every leaf body is checked op by op at every level this CPU
+runs.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from q7emu.kernels import extension
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+#: Cython's C output of q7emu/primitives/_ivp.pyx, written by the build of a source checkout
+GENERATED_C = ROOT / "src" / "primitives" / "_ivp.c"
+BUILT = extension.build_levels() or {}
+CPU = extension.cpu_levels()
+OTHER_LEVELS = [lv for lv in extension.PORTABLE if lv != "generic" and lv in BUILT and lv in CPU]
+
+#: imports the compiled module under the name q7emu.primitives._ivp before anything imports the built one, then
+#: runs pytest with the remaining arguments (argv[1]: the module file)
+LOADER = """
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("q7emu.primitives._ivp", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+sys.modules[spec.name] = mod
+spec.loader.exec_module(mod)
+import q7emu.primitives
+q7emu.primitives._ivp = mod
+import q7emu.primitives.ivp as ivp
+assert ivp.wvec_view is mod.wvec_view, "the wrappers did not take the compiled module"
+print("q7emu.primitives._ivp from", mod.__file__, flush=True)
+import pytest
+sys.exit(pytest.main(sys.argv[2:]))
+"""
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("Q7EMU_TEST_EVERY_LEVEL") != "1",
+    reason="the primitive suite ran at the baseline level; Q7EMU_TEST_EVERY_LEVEL=1 (as CI) repeats it compiled "
+           "at every other level this CPU runs")
+
+
+def compile_primitives(level: str, out_dir: Path) -> Path:
+    """_ivp.c compiled with ``level``'s flags into out_dir; the module file."""
+    cc = shlex.split(sysconfig.get_config_var("CC") or "cc")
+    out = out_dir / ("_ivp" + sysconfig.get_config_var("EXT_SUFFIX"))
+    includes = [ROOT / "src", ROOT / "src" / "primitives", Path(sysconfig.get_paths()["include"]),
+                Path(np.get_include())]
+    cmd = [*cc, "-shared", "-fPIC", "-fwrapv", "-DNDEBUG", *shlex.split(BUILT[level]),
+           *(f"-I{p}" for p in includes), str(GENERATED_C), "-o", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, f"{shlex.join(cmd)}\n{r.stderr[-4000:]}"
+    return out
+
+
+@pytest.mark.skipif(not OTHER_LEVELS, reason="this CPU runs no level above the baseline")
+@pytest.mark.skipif(not GENERATED_C.is_file(), reason="needs the build's generated C (a source checkout, built)")
+@pytest.mark.parametrize("level", OTHER_LEVELS)
+def test_the_primitive_suite_passes_with_the_primitives_compiled_at(level, tmp_path):
+    module = compile_primitives(level, tmp_path)
+    # q7emu (its pytest plugin) is imported before pytest starts, so pytest warns it cannot rewrite its asserts
+    args = [sys.executable, "-c", LOADER, str(module), "-q", "-n", "0", "-p", "no:cacheprovider",
+            "-W", "ignore::pytest.PytestAssertRewriteWarning", f"--basetemp={tmp_path / 'pytest'}", str(HERE),
+            f"--ignore={Path(__file__)}"]
+    r = subprocess.run(args, capture_output=True, text=True, cwd=ROOT,
+                       env={k: v for k, v in os.environ.items() if k != "Q7EMU_TEST_EVERY_LEVEL"})
+    tail = (r.stdout + r.stderr)[-6000:]
+    assert f"q7emu.primitives._ivp from {module}" in r.stdout, tail
+    assert r.returncode == 0, tail
+    assert " passed" in r.stdout.splitlines()[-1], tail
