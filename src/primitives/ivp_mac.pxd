@@ -85,11 +85,14 @@ cdef extern from *:
     Q7_MAC_PAIR(q7_mac_pair_u16, uint16_t, uint32_t, 32, 16)
     Q7_MAC_PAIR(q7_mac_pair_s16, int16_t, int32_t, 32, 16)
     #endif
-    /* The one-tap 4-tap MAC (mac_4tap with a single non-zero tap: the MX kernel's scale MACs): w[i] (=|+=) x[i] * c
-       over 32 16-bit lanes x (unsigned, or signed with SGN), c a signed 16-bit tap, 48-bit lanes. The Cython form
-       went through a local array of 32 products (a store and a reload of each); here each 4 (AVX2) or 8 (AVX-512)
-       lanes are widened to their cells, multiplied by vpmuldq and added in registers. The portable body is the
-       reference (the levels without a body keep mac_4tap's loop: Q7_MAC1_LEAF 0). */
+    /* The one-tap 4-tap MAC (mac_4tap with a single non-zero tap T: the scale MACs of the MX kernels): w[i] (=|+=)
+       pool[i + T] * c over 32 16-bit lanes, pool = lo || hi (unsigned lanes, or signed with SGN), c a signed 16-bit
+       tap, 48-bit lanes. The Cython form copied the two registers into a local pool, read the window at lane T
+       from it (loads straddling the copy's stores) and went through a local array of products; here the window
+       comes from the registers by lane shifts (AVX2: a 128-bit lane swap and a byte align; AVX-512: one
+       two-register word permute) and each 4 (AVX2) or 8 (AVX-512) lanes are widened to their cells, multiplied by
+       vpmuldq and added in registers. The portable body is the reference (the levels without a body keep
+       mac_4tap's loop: Q7_MAC1_LEAF 0). */
     #if defined(__AVX512F__)
     #define Q7_MAC1_LEAF 1
     #elif defined(__AVX2__)
@@ -97,12 +100,31 @@ cdef extern from *:
     #else
     #define Q7_MAC1_LEAF 0
     #endif
-    static inline void q7_mac1_16(int64_t *__restrict w, const void *__restrict x, int sgn, int64_t c, int acc) {
-    #if defined(__AVX512F__)
+    #if defined(__AVX2__) && !defined(__AVX512BW__)
+    /* lanes T .. T + 15 of the 16-bit lanes of a || b (T = 0..3): a 128-bit lane swap and a byte align */
+    static inline __m256i q7_window16(__m256i a, __m256i b, int t) {
+        __m256i m = _mm256_permute2x128_si256(a, b, 0x21);
+        switch (t) {
+            case 1: return _mm256_alignr_epi8(m, a, 2);
+            case 2: return _mm256_alignr_epi8(m, a, 4);
+            case 3: return _mm256_alignr_epi8(m, a, 6);
+            default: return a;
+        }
+    }
+    #endif
+    static inline void q7_mac1_16(int64_t *__restrict w, const uint16_t *lo, const uint16_t *hi, int t, int sgn,
+                                  int64_t c, int acc) {
+    #if defined(__AVX512BW__)
         const __m512i wc = _mm512_set1_epi64(c);
+        __m512i x = _mm512_loadu_si512((const void *)lo);
         int j;
+        if (t)
+            x = _mm512_permutex2var_epi16(x, _mm512_add_epi16(_mm512_set_epi16(
+                31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
+                15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi16((short)t)),
+                _mm512_loadu_si512((const void *)hi));
         for (j = 0; j < 4; j++) {
-            __m128i l = _mm_loadu_si128((const __m128i *)((const uint16_t *)x + 8 * j));
+            __m128i l = _mm512_extracti32x4_epi32(x, j);
             __m512i v = _mm512_mul_epi32(sgn ? _mm512_cvtepi16_epi64(l) : _mm512_cvtepu16_epi64(l), wc);
             if (acc)
                 v = _mm512_srai_epi64(_mm512_slli_epi64(
@@ -112,27 +134,126 @@ cdef extern from *:
     #elif defined(__AVX2__)
         const __m256i wc = _mm256_set1_epi64x(c);
         const __m256i m48 = _mm256_set1_epi64x(0xFFFFFFFFFFFFLL), b47 = _mm256_set1_epi64x(0x800000000000LL);
-        int j;
-        for (j = 0; j < 8; j++) {
-            __m128i l = _mm_loadl_epi64((const __m128i *)((const uint16_t *)x + 4 * j));
-            __m256i v = _mm256_mul_epi32(sgn ? _mm256_cvtepi16_epi64(l) : _mm256_cvtepu16_epi64(l), wc);
-            if (acc) {
-                v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(w + 4 * j)), v);
-                v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_and_si256(v, m48), b47), b47);
+        __m256i l0, l1, win[2];
+        int h, q;
+        if (!t) {      /* the register itself: 8-byte loads (the pieces of two 32-byte loads were slower) */
+            for (q = 0; q < 8; q++) {
+                __m128i l = _mm_loadl_epi64((const __m128i *)(lo + 4 * q));
+                __m256i v = _mm256_mul_epi32(sgn ? _mm256_cvtepi16_epi64(l) : _mm256_cvtepu16_epi64(l), wc);
+                if (acc) {
+                    v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(w + 4 * q)), v);
+                    v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_and_si256(v, m48), b47), b47);
+                }
+                _mm256_storeu_si256((__m256i *)(w + 4 * q), v);
             }
-            _mm256_storeu_si256((__m256i *)(w + 4 * j), v);
+            return;
+        }
+        l0 = _mm256_loadu_si256((const __m256i *)lo);
+        l1 = _mm256_loadu_si256((const __m256i *)(lo + 16));
+        win[0] = q7_window16(l0, l1, t);
+        win[1] = q7_window16(l1, _mm256_loadu_si256((const __m256i *)hi), t);
+        for (h = 0; h < 2; h++) {
+            __m128i half[2];
+            half[0] = _mm256_castsi256_si128(win[h]);
+            half[1] = _mm256_extracti128_si256(win[h], 1);
+            for (q = 0; q < 4; q++) {
+                int64_t *wq = w + 16 * h + 4 * q;
+                __m128i l = q & 1 ? _mm_srli_si128(half[q >> 1], 8) : half[q >> 1];
+                __m256i v = _mm256_mul_epi32(sgn ? _mm256_cvtepi16_epi64(l) : _mm256_cvtepu16_epi64(l), wc);
+                if (acc) {
+                    v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)wq), v);
+                    v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_and_si256(v, m48), b47), b47);
+                }
+                _mm256_storeu_si256((__m256i *)wq, v);
+            }
         }
     #else
         int i;
         for (i = 0; i < 32; i++) {
-            int64_t p = (int64_t)(sgn ? (int32_t)((const int16_t *)x)[i] : (int32_t)((const uint16_t *)x)[i]) * c;
+            uint16_t x = i + t < 32 ? lo[i + t] : hi[i + t - 32];
+            int64_t p = (int64_t)(sgn ? (int32_t)(int16_t)x : (int32_t)x) * c;
+            w[i] = acc ? (int64_t)((uint64_t)(w[i] + p) << 16) >> 16 : p;
+        }
+    #endif
+    }
+    /* The 4-tap MAC with several non-zero taps (QuantizeMX's divide MACs): w[i] (=|+=) sum_{t<4} pool[i + t] * c[t],
+       pool = lo || hi as 16-bit lanes (unsigned, or signed with SGN), c[t] signed 16-bit taps, 48-bit lanes. The
+       windows (lanes t .. t + 31 of the pool) come from the registers by lane shifts across the two (AVX2: a
+       128-bit lane swap and a byte align; AVX-512: one two-register word permute), where the Cython form built
+       each with a full two-register permute and summed the products through a local array. Each product of a
+       16-bit lane and a 16-bit tap fits int32, the sum of four int64. Same levels as Q7_MAC1_LEAF. */
+    #if defined(__AVX512BW__)
+    #define Q7_MAC4_CVT(x, sgn) ((sgn) ? _mm512_cvtepi16_epi64(x) : _mm512_cvtepu16_epi64(x))
+    #elif defined(__AVX2__)
+    #define Q7_MAC4_CVT(x, sgn) ((sgn) ? _mm256_cvtepi16_epi64(x) : _mm256_cvtepu16_epi64(x))
+    #define Q7_MAC4_PIECE(v, q) ((q) & 1 ? _mm_srli_si128((q) & 2 ? _mm256_extracti128_si256(v, 1) \
+                                                                 : _mm256_castsi256_si128(v), 8) \
+                                         : ((q) & 2 ? _mm256_extracti128_si256(v, 1) : _mm256_castsi256_si128(v)))
+    #endif
+    static inline void q7_mac4_16(int64_t *__restrict w, const uint16_t *lo, const uint16_t *hi, int sgn,
+                                  const int64_t *c, int acc) {
+    #if defined(__AVX512BW__)
+        const __m512i x0 = _mm512_loadu_si512((const void *)lo), x1 = _mm512_loadu_si512((const void *)hi);
+        const __m512i step = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
+                                              15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+        __m512i win[4], wc[4];
+        int t, j;
+        for (t = 0; t < 4; t++) {
+            win[t] = t ? _mm512_permutex2var_epi16(x0, _mm512_add_epi16(step, _mm512_set1_epi16((short)t)), x1) : x0;
+            wc[t] = _mm512_set1_epi64(c[t]);
+        }
+        for (j = 0; j < 4; j++) {
+            __m512i v = _mm512_setzero_si512();
+            for (t = 0; t < 4; t++)
+                v = _mm512_add_epi64(v, _mm512_mul_epi32(
+                    Q7_MAC4_CVT(_mm512_extracti32x4_epi32(win[t], j), sgn), wc[t]));
+            if (acc)
+                v = _mm512_srai_epi64(_mm512_slli_epi64(
+                    _mm512_add_epi64(_mm512_loadu_si512((const void *)(w + 8 * j)), v), 16), 16);
+            _mm512_storeu_si512((void *)(w + 8 * j), v);
+        }
+    #elif defined(__AVX2__)
+        const __m256i l0 = _mm256_loadu_si256((const __m256i *)lo), l1 = _mm256_loadu_si256((const __m256i *)(lo + 16));
+        const __m256i h0 = _mm256_loadu_si256((const __m256i *)hi);
+        const __m256i m48 = _mm256_set1_epi64x(0xFFFFFFFFFFFFLL), b47 = _mm256_set1_epi64x(0x800000000000LL);
+        __m256i win[4][2], wc[4];
+        int t, h, q;
+        for (t = 0; t < 4; t++) {      /* window t, lanes 16h .. 16h + 15: pool lanes t + 16h .. */
+            win[t][0] = q7_window16(l0, l1, t);
+            win[t][1] = q7_window16(l1, h0, t);
+            wc[t] = _mm256_set1_epi64x(c[t]);
+        }
+        for (h = 0; h < 2; h++) {
+            for (q = 0; q < 4; q++) {
+                int64_t *wq = w + 16 * h + 4 * q;
+                __m256i v = _mm256_add_epi64(
+                    _mm256_add_epi64(_mm256_mul_epi32(Q7_MAC4_CVT(Q7_MAC4_PIECE(win[0][h], q), sgn), wc[0]),
+                                     _mm256_mul_epi32(Q7_MAC4_CVT(Q7_MAC4_PIECE(win[1][h], q), sgn), wc[1])),
+                    _mm256_add_epi64(_mm256_mul_epi32(Q7_MAC4_CVT(Q7_MAC4_PIECE(win[2][h], q), sgn), wc[2]),
+                                     _mm256_mul_epi32(Q7_MAC4_CVT(Q7_MAC4_PIECE(win[3][h], q), sgn), wc[3])));
+                if (acc) {
+                    v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)wq), v);
+                    v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_and_si256(v, m48), b47), b47);
+                }
+                _mm256_storeu_si256((__m256i *)wq, v);
+            }
+        }
+    #else
+        int i, t;
+        for (i = 0; i < 32; i++) {
+            int64_t p = 0;
+            for (t = 0; t < 4; t++) {
+                uint16_t x = i + t < 32 ? lo[i + t] : hi[i + t - 32];
+                p += (int64_t)(sgn ? (int32_t)(int16_t)x : (int32_t)x) * c[t];
+            }
             w[i] = acc ? (int64_t)((uint64_t)(w[i] + p) << 16) >> 16 : p;
         }
     #endif
     }
     """
     const bint Q7_MAC1_LEAF        # 1 where q7_mac1_16 has a SIMD body (AVX2, AVX-512)
-    void q7_mac1_16(int64_t* w, const void* x, int sgn, int64_t c, int acc) nogil
+    void q7_mac1_16(int64_t* w, const uint16_t* lo, const uint16_t* hi, int t, int sgn, int64_t c, int acc) nogil
+    void q7_mac4_16(int64_t* w, const uint16_t* lo, const uint16_t* hi, int sgn, const int64_t* c, int acc) nogil
     void q7_mac_pair_u8(int64_t* w, const uint8_t* a, const uint8_t* b, int64_t ca, int64_t cb, int acc) nogil
     void q7_mac_pair_u16(int64_t* w, const uint16_t* a, const uint16_t* b, int64_t ca, int64_t cb, int acc) nogil
     void q7_mac_pair_s16(int64_t* w, const int16_t* a, const int16_t* b, int64_t ca, int64_t cb, int acc) nogil
@@ -193,17 +314,17 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
         t, c = 2, c2
     elif (c0 | c1 | c2) == 0:
         t, c = 3, c3
-    if t > 0:
-        pool[0] = va[0]
-        pool[1] = vb[0]
-        w = (<const tap_t*>pool[0].u8) + t          # the two registers are contiguous: lanes t .. t + 31
     if t >= 0 and Q7_MAC1_LEAF:
         if acc:
             wvec_as(wv, 48)
         else:
             _overwrite(wv, 48, 32)
-        q7_mac1_16(wv.c, <const void*>w, tap_t is s16a, c, acc)
+        q7_mac1_16(wv.c, va.u16, vb.u16, t, tap_t is s16a, c, acc)
         return
+    if t > 0:
+        pool[0] = va[0]
+        pool[1] = vb[0]
+        w = (<const tap_t*>pool[0].u8) + t          # the two registers are contiguous: lanes t .. t + 31
     if t >= 0:
         for i in range(32):      # products into a local first: `w` (may_alias) could alias wv for GCC
             x[i] = <int64_t>(<int32_t>w[i] * <int32_t>c)
@@ -214,6 +335,15 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
         else:
             _overwrite(wv, 48, 32)
             memcpy(wv.c, x, sizeof(x))
+        return
+    cdef int64_t taps[4]
+    if Q7_MAC1_LEAF:        # the same levels have q7_mac4_16's SIMD body
+        taps[0], taps[1], taps[2], taps[3] = c0, c1, c2, c3
+        if acc:
+            wvec_as(wv, 48)
+        else:
+            _overwrite(wv, 48, 32)
+        q7_mac4_16(wv.c, va.u16, vb.u16, tap_t is s16a, taps, acc)
         return
     _pool16_shifts(&p1, &p2, &p3, va, vb)
     # each product of a 16-bit lane and a signed 16-bit tap fits int32 (|u16 x s16| < 2^31): 32-bit multiplies, then
