@@ -24,7 +24,7 @@ from q7emu.kernels import extension
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-#: Cython's C output of q7emu/primitives/_ivp.pyx, written by the build of a source checkout
+#: Cython's C output of src/primitives/_ivp.pyx, written by the build of a source checkout
 GENERATED_C = ROOT / "src" / "primitives" / "_ivp.c"
 BUILT = extension.build_levels() or {}
 CPU = extension.cpu_levels()
