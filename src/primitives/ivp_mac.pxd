@@ -123,8 +123,14 @@ cdef extern from *:
                 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
                 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi16((short)t)),
                 _mm512_loadu_si512((const void *)hi));
+        /* the 128-bit pieces by constant indexes (an immediate operand: a loop index compiles only when unrolled) */
+        __m128i piece[4];
+        piece[0] = _mm512_extracti32x4_epi32(x, 0);
+        piece[1] = _mm512_extracti32x4_epi32(x, 1);
+        piece[2] = _mm512_extracti32x4_epi32(x, 2);
+        piece[3] = _mm512_extracti32x4_epi32(x, 3);
         for (j = 0; j < 4; j++) {
-            __m128i l = _mm512_extracti32x4_epi32(x, j);
+            __m128i l = piece[j];
             __m512i v = _mm512_mul_epi32(sgn ? _mm512_cvtepi16_epi64(l) : _mm512_cvtepu16_epi64(l), wc);
             if (acc)
                 v = _mm512_srai_epi64(_mm512_slli_epi64(
@@ -196,17 +202,21 @@ cdef extern from *:
         const __m512i x0 = _mm512_loadu_si512((const void *)lo), x1 = _mm512_loadu_si512((const void *)hi);
         const __m512i step = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
                                               15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-        __m512i win[4], wc[4];
+        __m512i win, wc[4];
+        __m128i piece[4][4];        /* [tap][128-bit piece], by constant indexes (extracti32x4 takes an immediate) */
         int t, j;
         for (t = 0; t < 4; t++) {
-            win[t] = t ? _mm512_permutex2var_epi16(x0, _mm512_add_epi16(step, _mm512_set1_epi16((short)t)), x1) : x0;
+            win = t ? _mm512_permutex2var_epi16(x0, _mm512_add_epi16(step, _mm512_set1_epi16((short)t)), x1) : x0;
+            piece[t][0] = _mm512_extracti32x4_epi32(win, 0);
+            piece[t][1] = _mm512_extracti32x4_epi32(win, 1);
+            piece[t][2] = _mm512_extracti32x4_epi32(win, 2);
+            piece[t][3] = _mm512_extracti32x4_epi32(win, 3);
             wc[t] = _mm512_set1_epi64(c[t]);
         }
         for (j = 0; j < 4; j++) {
             __m512i v = _mm512_setzero_si512();
             for (t = 0; t < 4; t++)
-                v = _mm512_add_epi64(v, _mm512_mul_epi32(
-                    Q7_MAC4_CVT(_mm512_extracti32x4_epi32(win[t], j), sgn), wc[t]));
+                v = _mm512_add_epi64(v, _mm512_mul_epi32(Q7_MAC4_CVT(piece[t][j], sgn), wc[t]));
             if (acc)
                 v = _mm512_srai_epi64(_mm512_slli_epi64(
                     _mm512_add_epi64(_mm512_loadu_si512((const void *)(w + 8 * j)), v), 16), 16);

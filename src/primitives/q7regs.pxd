@@ -536,7 +536,9 @@ cdef extern from *:
                 _mm256_loadu_si256((const __m256i *)(idx + 16 * g)), split), 0xD8), m3f);
             int h;
             for (h = 0; h < 2; h++) {
-                __m256i x = _mm256_permute4x64_epi64(j, h ? 0xEE : 0x44);
+                /* the immediate is a constant in each branch (a conditional immediate compiles only when GCC
+                   unrolls the loop, not at -O0 / -O1) */
+                __m256i x = h ? _mm256_permute4x64_epi64(j, 0xEE) : _mm256_permute4x64_epi64(j, 0x44);
                 __m256i b4 = _mm256_slli_epi16(x, 3), b5 = _mm256_slli_epi16(x, 2);   /* bit 4 / 5 -> bit 7 */
                 __m256i lo = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[0], x), _mm256_shuffle_epi8(tbl[1], x), b4);
                 __m256i up = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[2], x), _mm256_shuffle_epi8(tbl[3], x), b4);
