@@ -161,8 +161,9 @@ def gen_pyx(funcs):
     return "\n".join(L)
 
 
-REF_C_NAMES = re.compile(r"\bq7_(bytes_to_bits|bits_to_bytes|permute2_u8|permute2_u16|permute2_u32"
-                         r"|hw_f16_from_s16_scaled)\b")
+#: the C names the family files define in their verbatim C blocks (leaves, lane typedefs, macros): renamed in the
+#: reference copies, which the current copies define again in the same module
+REF_C_NAMES = re.compile(r"\b(q7|Q7)_(\w+)")
 
 
 def _git_show(rev, mod):
@@ -174,6 +175,15 @@ def _git_show(rev, mod):
     raise SystemExit(f"{rev}: no {mod}.pxd")
 
 
+def _ref_family_modules(rev):
+    """The family files of the primitive library at rev (src/primitives/ivp_*.pxd; none before the split)."""
+    r = subprocess.run(["git", "-C", ROOT, "ls-tree", "--name-only", rev, "src/primitives/"], capture_output=True,
+                       text=True)
+    names = [os.path.basename(f)[:-4] for f in r.stdout.split() if os.path.basename(f).startswith("ivp_")
+             and f.endswith(".pxd")]
+    return sorted(names)
+
+
 def current_sources():
     """The text of every family file of the current library (src/primitives/ivp_*.pxd)."""
     prim = os.path.join(ROOT, "src", "primitives")
@@ -182,14 +192,23 @@ def current_sources():
 
 
 def ref_sources(rev):
+    """{file name: text} of the reference copies: q7regs, q7softfloat, q7ivp and (after the split into family
+    files) every ivp_*.pxd at rev, each renamed *_ref, their cimports pointing at the other *_ref copies and every
+    q7_ / Q7_ C name renamed q7ref_ / Q7REF_ (the current copies define the same names)."""
+    mods = ["q7regs", "q7softfloat", "q7ivp", *_ref_family_modules(rev)]
+    pattern = re.compile(r"\b(from|cimport)\s+(" + "|".join(map(re.escape, mods)) + r")\b")
     out = {}
-    for mod in ("q7regs", "q7softfloat", "q7ivp"):
+    for mod in mods:
         txt = _git_show(rev, mod)
-        txt = re.sub(r"\bfrom q7regs cimport", "from q7regs_ref cimport", txt)
-        txt = re.sub(r"\bfrom q7softfloat cimport", "from q7softfloat_ref cimport", txt)
-        txt = REF_C_NAMES.sub(r"q7ref_\1", txt)   # the verbatim C leaves, defined again by the current copy
+        txt = pattern.sub(lambda m: f"{m.group(1)} {m.group(2)}_ref", txt)
+        txt = REF_C_NAMES.sub(lambda m: ("q7ref_" if m.group(1) == "q7" else "Q7REF_") + m.group(2), txt)
         out[f"{mod}_ref.pxd"] = txt
     return out
+
+
+def ref_primitive_names(rev):
+    """The primitives (cdef inline functions) the reference revision defines, in any of its copies."""
+    return {n for txt in ref_sources(rev).values() for n, _ in parse(txt)}
 
 
 def build(rev, funcs, tmp):
@@ -315,7 +334,7 @@ def main(argv=None):
     if args.only:
         keep = set(args.only.split(","))
         funcs = [fp for fp in funcs if fp[0] in keep]
-    ref_names = {n for n, _ in parse(ref_sources(args.ref)["q7ivp_ref.pxd"])}
+    ref_names = ref_primitive_names(args.ref)
     funcs = [fp for fp in funcs if fp[0] in ref_names]
     rng = np.random.default_rng(12345)
     failures = 0
