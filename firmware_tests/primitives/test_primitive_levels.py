@@ -53,17 +53,30 @@ pytestmark = pytest.mark.skipif(
            "at every other level this CPU runs")
 
 
-def compile_primitives(level: str, out_dir: Path) -> Path:
-    """_ivp.c compiled with ``level``'s flags into out_dir; the module file."""
+def compile_primitives(level: str, out_dir: Path, optimise: str | None = None) -> Path:
+    """_ivp.c compiled with ``level``'s flags into out_dir (``optimise``, e.g. "-O0", replacing their -O option);
+    the module file."""
     cc = shlex.split(sysconfig.get_config_var("CC") or "cc")
     out = out_dir / ("_ivp" + sysconfig.get_config_var("EXT_SUFFIX"))
     includes = [ROOT / "src", ROOT / "src" / "primitives", Path(sysconfig.get_paths()["include"]),
                 Path(np.get_include())]
-    cmd = [*cc, "-shared", "-fPIC", "-fwrapv", "-DNDEBUG", *shlex.split(BUILT[level]),
+    flags = shlex.split(BUILT[level])
+    if optimise:
+        flags = [f for f in flags if not f.startswith("-O")] + [optimise]
+    cmd = [*cc, "-shared", "-fPIC", "-fwrapv", "-DNDEBUG", *flags,
            *(f"-I{p}" for p in includes), str(GENERATED_C), "-o", str(out)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"{shlex.join(cmd)}\n{r.stderr[-4000:]}"
     return out
+
+
+@pytest.mark.skipif(not GENERATED_C.is_file(), reason="needs the build's generated C (a source checkout, built)")
+@pytest.mark.parametrize("level", [lv for lv in extension.PORTABLE if lv in BUILT])
+def test_the_primitives_compile_unoptimised_at(level, tmp_path):
+    """An intrinsic's immediate operand must be a constant in the source: one taken from a loop index or a
+    conditional compiles only where GCC unrolls or folds it (-O3), and a build at -O0 (a debug build, another
+    compiler's flags) fails. Compiled at -O0 for every level built (the CPU need not run it)."""
+    compile_primitives(level, tmp_path, optimise="-O0")
 
 
 @pytest.mark.skipif(not OTHER_LEVELS, reason="this CPU runs no level above the baseline")
