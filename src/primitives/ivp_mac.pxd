@@ -39,6 +39,25 @@ cdef extern from *:
         } \
     }
     Q7_MAC_PAIR(q7_mac_pair_u8, uint8_t, int32_t, 64, 40)
+    /* The accumulator step of the SIMD MAC leaves: cells w[0 .. lanes) = v (overwrite), or with ACC the 48-bit
+       wrap of w + v (AVX-512: a shift pair; AVX2 has no 64-bit arithmetic shift: ((x & (2^48 - 1)) ^ 2^47) - 2^47) */
+    #if defined(__AVX512F__)
+    static inline void q7_acc48_512(int64_t *w, __m512i v, int acc) {
+        if (acc)
+            v = _mm512_srai_epi64(_mm512_slli_epi64(_mm512_add_epi64(_mm512_loadu_si512((const void *)w), v), 16), 16);
+        _mm512_storeu_si512((void *)w, v);
+    }
+    #endif
+    #if defined(__AVX2__)
+    static inline void q7_acc48_256(int64_t *w, __m256i v, int acc) {
+        if (acc) {
+            const __m256i m48 = _mm256_set1_epi64x(0xFFFFFFFFFFFFLL), b47 = _mm256_set1_epi64x(0x800000000000LL);
+            v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)w), v);
+            v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_and_si256(v, m48), b47), b47);
+        }
+        _mm256_storeu_si256((__m256i *)w, v);
+    }
+    #endif
     #if defined(__AVX512F__)
     /* The 16-bit pairs at AVX-512: each lane widened straight to its 64-bit cell (vpmov{z,s}xwq) and multiplied by
        the weight's low 32 bits into a 64-bit product (vpmul{u,}dq: one uop, where GCC's 32-bit products of the
@@ -52,31 +71,22 @@ cdef extern from *:
         for (j = 0; j < 4; j++) { \
             __m512i v = _mm512_add_epi64(MUL(CVT(_mm_loadu_si128((const __m128i *)(a + 8 * j))), wa), \
                                          MUL(CVT(_mm_loadu_si128((const __m128i *)(b + 8 * j))), wb)); \
-            if (acc) \
-                v = _mm512_srai_epi64(_mm512_slli_epi64( \
-                    _mm512_add_epi64(_mm512_loadu_si512((const void *)(w + 8 * j)), v), 16), 16); \
-            _mm512_storeu_si512((void *)(w + 8 * j), v); \
+            q7_acc48_512(w + 8 * j, v, acc); \
         } \
     }
     Q7_MAC_PAIR16_AVX512(q7_mac_pair_u16, uint16_t, _mm512_cvtepu16_epi64, _mm512_mul_epu32)
     Q7_MAC_PAIR16_AVX512(q7_mac_pair_s16, int16_t, _mm512_cvtepi16_epi64, _mm512_mul_epi32)
     #elif defined(__AVX2__)
-    /* the same at AVX2, 4 lanes per step; no 64-bit arithmetic shift: the 48-bit sign extension is
-       ((v & (2^48 - 1)) ^ 2^47) - 2^47 */
+    /* the same at AVX2, 4 lanes per step */
     #define Q7_MAC_PAIR16_AVX2(NAME, LANE, CVT, MUL) \
     static inline void NAME(int64_t *__restrict w, const LANE *__restrict a, const LANE *__restrict b, \
                             int64_t ca, int64_t cb, int acc) { \
         const __m256i wa = _mm256_set1_epi64x(ca), wb = _mm256_set1_epi64x(cb); \
-        const __m256i m48 = _mm256_set1_epi64x(0xFFFFFFFFFFFFLL), b47 = _mm256_set1_epi64x(0x800000000000LL); \
         int j; \
         for (j = 0; j < 8; j++) { \
             __m256i v = _mm256_add_epi64(MUL(CVT(_mm_loadl_epi64((const __m128i *)(a + 4 * j))), wa), \
                                          MUL(CVT(_mm_loadl_epi64((const __m128i *)(b + 4 * j))), wb)); \
-            if (acc) { \
-                v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(w + 4 * j)), v); \
-                v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_and_si256(v, m48), b47), b47); \
-            } \
-            _mm256_storeu_si256((__m256i *)(w + 4 * j), v); \
+            q7_acc48_256(w + 4 * j, v, acc); \
         } \
     }
     Q7_MAC_PAIR16_AVX2(q7_mac_pair_u16, uint16_t, _mm256_cvtepu16_epi64, _mm256_mul_epu32)
@@ -148,25 +158,17 @@ cdef extern from *:
         for (j = 0; j < 4; j++) {
             __m128i l = Q7_PIECE512(x, j);
             __m512i v = _mm512_mul_epi32(sgn ? _mm512_cvtepi16_epi64(l) : _mm512_cvtepu16_epi64(l), wc);
-            if (acc)
-                v = _mm512_srai_epi64(_mm512_slli_epi64(
-                    _mm512_add_epi64(_mm512_loadu_si512((const void *)(w + 8 * j)), v), 16), 16);
-            _mm512_storeu_si512((void *)(w + 8 * j), v);
+            q7_acc48_512(w + 8 * j, v, acc);
         }
     #elif defined(__AVX2__)
         const __m256i wc = _mm256_set1_epi64x(c);
-        const __m256i m48 = _mm256_set1_epi64x(0xFFFFFFFFFFFFLL), b47 = _mm256_set1_epi64x(0x800000000000LL);
         __m256i l0, l1, win[2];
         int h, q;
         if (!t) {      /* the register itself: 8-byte loads (the pieces of two 32-byte loads were slower) */
             for (q = 0; q < 8; q++) {
                 __m128i l = _mm_loadl_epi64((const __m128i *)(lo + 4 * q));
                 __m256i v = _mm256_mul_epi32(sgn ? _mm256_cvtepi16_epi64(l) : _mm256_cvtepu16_epi64(l), wc);
-                if (acc) {
-                    v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)(w + 4 * q)), v);
-                    v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_and_si256(v, m48), b47), b47);
-                }
-                _mm256_storeu_si256((__m256i *)(w + 4 * q), v);
+                q7_acc48_256(w + 4 * q, v, acc);
             }
             return;
         }
@@ -182,11 +184,7 @@ cdef extern from *:
                 int64_t *wq = w + 16 * h + 4 * q;
                 __m128i l = q & 1 ? _mm_srli_si128(half[q >> 1], 8) : half[q >> 1];
                 __m256i v = _mm256_mul_epi32(sgn ? _mm256_cvtepi16_epi64(l) : _mm256_cvtepu16_epi64(l), wc);
-                if (acc) {
-                    v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)wq), v);
-                    v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_and_si256(v, m48), b47), b47);
-                }
-                _mm256_storeu_si256((__m256i *)wq, v);
+                q7_acc48_256(wq, v, acc);
             }
         }
     #else
@@ -229,15 +227,11 @@ cdef extern from *:
             __m512i v = _mm512_setzero_si512();
             for (t = 0; t < 4; t++)
                 v = _mm512_add_epi64(v, _mm512_mul_epi32(Q7_MAC4_CVT(Q7_PIECE512(win[t], j), sgn), wc[t]));
-            if (acc)
-                v = _mm512_srai_epi64(_mm512_slli_epi64(
-                    _mm512_add_epi64(_mm512_loadu_si512((const void *)(w + 8 * j)), v), 16), 16);
-            _mm512_storeu_si512((void *)(w + 8 * j), v);
+            q7_acc48_512(w + 8 * j, v, acc);
         }
     #elif defined(__AVX2__)
         const __m256i l0 = _mm256_loadu_si256((const __m256i *)lo), l1 = _mm256_loadu_si256((const __m256i *)(lo + 16));
         const __m256i h0 = _mm256_loadu_si256((const __m256i *)hi);
-        const __m256i m48 = _mm256_set1_epi64x(0xFFFFFFFFFFFFLL), b47 = _mm256_set1_epi64x(0x800000000000LL);
         __m256i win[4][2], wc[4];
         int t, h, q;
         for (t = 0; t < 4; t++) {      /* window t, lanes 16h .. 16h + 15: pool lanes t + 16h .. */
@@ -253,11 +247,7 @@ cdef extern from *:
                                      _mm256_mul_epi32(Q7_MAC4_CVT(Q7_MAC4_PIECE(win[1][h], q), sgn), wc[1])),
                     _mm256_add_epi64(_mm256_mul_epi32(Q7_MAC4_CVT(Q7_MAC4_PIECE(win[2][h], q), sgn), wc[2]),
                                      _mm256_mul_epi32(Q7_MAC4_CVT(Q7_MAC4_PIECE(win[3][h], q), sgn), wc[3])));
-                if (acc) {
-                    v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)wq), v);
-                    v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_and_si256(v, m48), b47), b47);
-                }
-                _mm256_storeu_si256((__m256i *)wq, v);
+                q7_acc48_256(wq, v, acc);
             }
         }
     #else

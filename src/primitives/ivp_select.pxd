@@ -138,13 +138,7 @@ cdef extern from *:
         memcpy(o, t, 64);
     #endif
     }
-    #if defined(__SSE2__)
-    #define Q7_UNPACK_LEAF 1
-    #else
-    #define Q7_UNPACK_LEAF 0
-    #endif
     """
-    const bint Q7_UNPACK_LEAF      # 1 where q7_unpack_nibbles16 has its SIMD body (every x86-64 level: SSE2)
     void q7_unpack_nibbles16(uint16_t* o, const uint8_t* chunk, int h, int sgn) nogil
 
 
@@ -154,32 +148,11 @@ cdef extern from *:
 # @0x010051a9 fix; H = 1 puts the high nibble first). q7emu choice (docs/firmware.md §8.2.8, docs/model.md §8 item 2)
 cdef inline void sel2nx8i_s4(vec_t* vt, const vec_t* vs, const vec_t* vr, int imm) noexcept nogil:
     # chunk C is 16 contiguous bytes of the pool: vs bytes 16C .. (C < 4), else vr bytes 16(C - 4) ..; byte j of it
-    # gives 16-bit lanes 2j (nibble H) and 2j + 1 (nibble 1 - H), fixed shifts (a per-lane shift amount would need a
-    # variable 16-bit shift, which SSE2 / AVX2 lack), then the optional sign extension (n ^ 8) - 8
-    cdef vec_t o
-    cdef int j, k
-    cdef int c = imm & 7, h = (imm >> 3) & 1, s = (imm >> 4) & 1
-    cdef uint16_t sx = <uint16_t>(8 if s else 0)
-    cdef const uint8_t* chunk
-    if c < 4:
-        chunk = &vs.u8[16 * c]
-    else:
-        chunk = &vr.u8[16 * (c - 4)]
-    if Q7_UNPACK_LEAF:
-        q7_unpack_nibbles16(vt.u16, chunk, h, s)
-        return
-    if h:
-        for j in range(16):
-            o.u16[2 * j] = chunk[j] >> 4
-            o.u16[2 * j + 1] = chunk[j] & 0xF
-    else:
-        for j in range(16):
-            o.u16[2 * j] = chunk[j] & 0xF
-            o.u16[2 * j + 1] = chunk[j] >> 4
-    if s:
-        for k in range(32):
-            o.u16[k] = <uint16_t>((o.u16[k] ^ sx) - sx)
-    q7_copy64(vt, &o)
+    # gives 16-bit lanes 2j (nibble H) and 2j + 1 (nibble 1 - H), then the optional sign extension (n ^ 8) - 8
+    # (q7_unpack_nibbles16; its portable body is the reference)
+    cdef int c = imm & 7
+    cdef const uint8_t* chunk = &vs.u8[16 * c] if c < 4 else &vr.u8[16 * (c - 4)]
+    q7_unpack_nibbles16(vt.u16, chunk, (imm >> 3) & 1, (imm >> 4) & 1)
 
 
 # dselnx16: even[k] = pool16[sel.u8[2k] & 0x3F], odd[k] = pool16[sel.u8[2k+1] & 0x3F], pool16 = lo || hi

@@ -454,36 +454,49 @@ cdef extern from *:
         Q7_PERMUTE2_C(uint8_t, 64, 0x7F);
     #endif
     }
+    #if defined(__AVX2__)
+    /* The AVX2 byte-plane lookup of 16-bit lanes (q7_permute2_u16, q7_dsel_u16_merge): the pool's 64 entries as
+       four 16-entry chunks, each chunk's low bytes in the low 128-bit half and its high bytes in the high half, so
+       one in-lane byte shuffle looks up both bytes of 16 entries; the chunk (index bits 4, 5) by two levels of
+       blends, then the bytes interleaved back. q7_planes16_split: 16 lanes' bytes, per 128-bit half the low bytes
+       then the high bytes (qwords: low bytes of lanes 0..7, their high bytes, low of 8..15, high of 8..15) */
+    static inline __m256i q7_planes16_split(__m256i v) {
+        return _mm256_shuffle_epi8(v, _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
+                                                       0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
+    }
+    /* the pool a || b (64 lanes) as the four chunk registers of the lookup */
+    static inline void q7_planes16_table(__m256i tbl[4], const uint16_t *a, const uint16_t *b) {
+        int q;
+        for (q = 0; q < 4; q++)
+            tbl[q] = _mm256_permute4x64_epi64(q7_planes16_split(
+                _mm256_loadu_si256((const __m256i *)(q < 2 ? a + 16 * q : b + 16 * (q - 2)))), 0xD8);
+    }
+    /* 16 lanes looked up: x holds one index byte per lane (lanes 0..15 in both 128-bit halves; its low 6 bits) */
+    static inline __m256i q7_planes16_lookup(const __m256i tbl[4], __m256i x) {
+        x = _mm256_and_si256(x, _mm256_set1_epi8(0x3F));
+        __m256i b4 = _mm256_slli_epi16(x, 3), b5 = _mm256_slli_epi16(x, 2);   /* bit 4 / 5 -> bit 7 */
+        __m256i lo = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[0], x), _mm256_shuffle_epi8(tbl[1], x), b4);
+        __m256i up = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[2], x), _mm256_shuffle_epi8(tbl[3], x), b4);
+        return _mm256_shuffle_epi8(_mm256_permute4x64_epi64(_mm256_blendv_epi8(lo, up, b5), 0xD8),
+                                   _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
+                                                    0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15));
+    }
+    #endif
     /* o[k] = (a || b)[idx[k] & 0x3F], 32 lanes of 16 bits */
     static inline void q7_permute2_u16(uint16_t *o, const uint16_t *a, const uint16_t *b, const uint16_t *idx) {
     #if defined(__AVX512BW__)
         Q7_PERMUTE2_AVX512(epi16);
     #elif defined(__AVX2__)
-        /* byte-plane lookups, as q7_dsel_u16_merge's: the pool's 64 entries as four 16-entry chunks, each chunk's
-           low bytes in the low 128-bit half and its high bytes in the high half, so one in-lane byte shuffle looks
-           up both bytes of 16 entries; the chunk (index bits 4, 5) by two levels of blends, then the bytes
-           interleaved back (the dword permutes of 8 lanes at a time it replaces took about 75 instructions) */
-        const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
-                                               0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
-        const __m256i join = _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
-                                              0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
-        const __m256i m3f = _mm256_set1_epi8(0x3F);
-        __m256i tbl[4], r[2];
-        int q, g;
-        for (q = 0; q < 4; q++)
-            tbl[q] = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(
-                _mm256_loadu_si256((const __m256i *)(q < 2 ? a + 16 * q : b + 16 * (q - 2))), split), 0xD8);
-        for (g = 0; g < 2; g++) {
-            /* lanes 16g .. 16g + 15: the low byte of each index (its low 6 bits) in both halves */
-            __m256i x = _mm256_and_si256(_mm256_permute4x64_epi64(_mm256_shuffle_epi8(
-                _mm256_loadu_si256((const __m256i *)(idx + 16 * g)), split), 0x88), m3f);
-            __m256i b4 = _mm256_slli_epi16(x, 3), b5 = _mm256_slli_epi16(x, 2);   /* bit 4 / 5 -> bit 7 */
-            __m256i lo = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[0], x), _mm256_shuffle_epi8(tbl[1], x), b4);
-            __m256i up = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[2], x), _mm256_shuffle_epi8(tbl[3], x), b4);
-            r[g] = _mm256_shuffle_epi8(_mm256_permute4x64_epi64(_mm256_blendv_epi8(lo, up, b5), 0xD8), join);
-        }
-        _mm256_storeu_si256((__m256i *)o, r[0]);
-        _mm256_storeu_si256((__m256i *)(o + 16), r[1]);
+        /* the byte-plane lookup with the low byte of each index (the dword permutes of 8 lanes at a time it
+           replaced took about 75 instructions) */
+        __m256i tbl[4];
+        q7_planes16_table(tbl, a, b);
+        __m256i r0 = q7_planes16_lookup(tbl, _mm256_permute4x64_epi64(q7_planes16_split(
+            _mm256_loadu_si256((const __m256i *)idx)), 0x88));
+        __m256i r1 = q7_planes16_lookup(tbl, _mm256_permute4x64_epi64(q7_planes16_split(
+            _mm256_loadu_si256((const __m256i *)(idx + 16))), 0x88));
+        _mm256_storeu_si256((__m256i *)o, r0);
+        _mm256_storeu_si256((__m256i *)(o + 16), r1);
     #else
         Q7_PERMUTE2_C(uint16_t, 32, 0x3F);
     #endif
@@ -514,37 +527,17 @@ cdef extern from *:
         _mm512_storeu_si512((void *)u, ou);
         _mm512_storeu_si512((void *)t, ot);
     #elif defined(__AVX2__)
-        /* byte-plane lookups: the pool's 64 entries as four 16-entry chunks, each chunk's low bytes in the low
-           128-bit half and its high bytes in the high half, so one in-lane byte shuffle looks up both bytes of 16
-           entries; the chunk (index bits 4, 5) by two levels of blends, then the bytes interleaved back */
-        const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,
-                                               0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
-        const __m256i join = _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
-                                              0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);
-        const __m256i m3f = _mm256_set1_epi8(0x3F);
+        /* the byte-plane lookup (q7_planes16_lookup) of each index's low byte (u) and high byte (t) */
         const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
                                               2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
         const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
         __m256i tbl[4], r[4], mk[4];
-        int q, g;
-        for (q = 0; q < 4; q++)
-            tbl[q] = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(
-                _mm256_loadu_si256((const __m256i *)(q < 2 ? a + 16 * q : b + 16 * (q - 2))), split), 0xD8);
-        for (g = 0; g < 2; g++) {
-            /* lanes 16g .. 16g + 15: their low index bytes (u) in the low half, high bytes (t) in the high half */
-            __m256i j = _mm256_and_si256(_mm256_permute4x64_epi64(_mm256_shuffle_epi8(
-                _mm256_loadu_si256((const __m256i *)(idx + 16 * g)), split), 0xD8), m3f);
-            int h;
-            for (h = 0; h < 2; h++) {
-                /* the immediate is a constant in each branch (a conditional immediate compiles only when GCC
-                   unrolls the loop, not at -O0 / -O1) */
-                __m256i x = h ? _mm256_permute4x64_epi64(j, 0xEE) : _mm256_permute4x64_epi64(j, 0x44);
-                __m256i b4 = _mm256_slli_epi16(x, 3), b5 = _mm256_slli_epi16(x, 2);   /* bit 4 / 5 -> bit 7 */
-                __m256i lo = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[0], x), _mm256_shuffle_epi8(tbl[1], x), b4);
-                __m256i up = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[2], x), _mm256_shuffle_epi8(tbl[3], x), b4);
-                r[2 * h + g] = _mm256_shuffle_epi8(_mm256_permute4x64_epi64(_mm256_blendv_epi8(lo, up, b5), 0xD8),
-                                                   join);
-            }
+        int g;
+        q7_planes16_table(tbl, a, b);
+        for (g = 0; g < 2; g++) {     /* lanes 16g .. 16g + 15 */
+            __m256i j = q7_planes16_split(_mm256_loadu_si256((const __m256i *)(idx + 16 * g)));
+            r[g] = q7_planes16_lookup(tbl, _mm256_permute4x64_epi64(j, 0x88));       /* the low bytes */
+            r[2 + g] = q7_planes16_lookup(tbl, _mm256_permute4x64_epi64(j, 0xDD));   /* the high bytes */
         }
         if ((mu & mt) == ~(uint64_t)0) {    /* every lane written (the all-true predicate): no merge */
             for (g = 0; g < 2; g++) _mm256_storeu_si256((__m256i *)(u + 16 * g), r[g]);
