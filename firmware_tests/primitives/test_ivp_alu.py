@@ -431,6 +431,16 @@ def test_prop_lane_shifts_16(x, amt):
     _check_lane_shifts(x, amt, 16, ivp.srlnx16, ivp.sllnx16, ivp.sranx16)
 
 
+def test_lane_shifts_16_every_amount():
+    """srlnx16 / sllnx16 / sranx16 under every 16-bit amount lane value (65,536, 32 per call), each on a value
+    with the top, bottom and a middle bit set and on its complement: the amount decoding (the whole lane for
+    srl, its signed 6-bit field for sll / sra) and the range edges (-32768 is its own magnitude) at once."""
+    amounts = np.arange(0x10000, dtype=np.uint32).astype(np.uint16).reshape(-1, 32)
+    for x in (np.full(32, 0x8421, np.uint16), np.full(32, 0x7BDE, np.uint16)):
+        for amt in amounts:
+            _check_lane_shifts(x, amt, 16, ivp.srlnx16, ivp.sllnx16, ivp.sranx16)
+
+
 @PROP
 @given(x=vec_st("u32"), amt=arrays(np.uint32, 16, elements=st.integers(0, 140) | st.integers(0, 2 ** 32 - 1)
                                     | st.integers(2 ** 32 - 140, 2 ** 32 - 1)))

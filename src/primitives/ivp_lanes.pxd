@@ -34,6 +34,9 @@ cdef extern from *:
     #if defined(__AVX2__) || defined(__AVX512F__)
     #include <immintrin.h>
     #define Q7_SHIFT16_LEAF 1
+    #elif defined(__SSE2__)
+    #include <emmintrin.h>
+    #define Q7_SHIFT16_LEAF 1
     #else
     #define Q7_SHIFT16_LEAF 0
     #endif
@@ -43,8 +46,11 @@ cdef extern from *:
        widened each half to 32-bit lanes and packed back (74 and 102 instructions per op). Here the even and odd
        lanes shift in place in their 32-bit containers (vpsrlvd / vpsllvd give 0 for any count >= 32, so a
        negative amount read unsigned gives 0 in the direction it does not take); AVX-512 BW shifts 16-bit lanes.
-       The portable body is the reference (lanes_srl / lanes_sll keep their lane loops where Q7_SHIFT16_LEAF is 0:
-       SSE2 has no variable shift either way); o may alias a or s (every input is read before o is written). */
+       SSE2 has no variable shift at all: there a shift is a multiply by a power of two 2^e, e = |r| for a left
+       shift (the product's low half, pmullw) and e = 16 - r for a right one (its high half, pmulhuw: x >> r =
+       (x * 2^(16 - r)) >> 16 for r in 1..15); 2^e comes from a float's exponent field ((e + 127) << 23, truncated
+       to int32). GCC's lane loop was scalar there. The portable body is the reference (lanes_srl / lanes_sll keep
+       their lane loops where Q7_SHIFT16_LEAF is 0); o may alias a or s (every input is read before o is written). */
     static inline void q7_shift16_var(uint16_t *o, const uint16_t *a, const int16_t *s, int left) {
     #if defined(__AVX512BW__)
         __m512i x = _mm512_loadu_si512((const void *)a), n = _mm512_loadu_si512((const void *)s);
@@ -74,6 +80,31 @@ cdef extern from *:
         }
         _mm256_storeu_si256((__m256i *)o, out[0]);
         _mm256_storeu_si256((__m256i *)(o + 16), out[1]);
+    #elif defined(__SSE2__)
+        const __m128i zero = _mm_setzero_si128(), one = _mm_set1_epi16(1), fifteen = _mm_set1_epi16(15),
+                      sixteen = _mm_set1_epi16(16), bias = _mm_set1_epi32(127);
+        __m128i out[4];
+        int q;
+        for (q = 0; q < 4; q++) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(a + 8 * q));
+            __m128i r = _mm_loadu_si128((const __m128i *)(s + 8 * q));
+            __m128i neg, mag, inrange, lsel, e, plo, phi, p, y;
+            if (left)
+                r = _mm_sub_epi16(zero, _mm_srai_epi16(_mm_slli_epi16(r, 10), 10));
+            neg = _mm_srai_epi16(r, 15);
+            mag = _mm_sub_epi16(_mm_xor_si128(r, neg), neg);                      /* |r| (-32768 stays 0x8000) */
+            inrange = _mm_cmpeq_epi16(_mm_subs_epu16(mag, fifteen), zero);        /* |r| <= 15 (unsigned) */
+            lsel = _mm_cmpgt_epi16(one, r);                                       /* r <= 0: the low half */
+            e = _mm_and_si128(_mm_or_si128(_mm_and_si128(lsel, mag), _mm_andnot_si128(lsel, _mm_sub_epi16(sixteen, mag))),
+                              fifteen);
+            plo = _mm_cvttps_epi32(_mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(_mm_unpacklo_epi16(e, zero), bias), 23)));
+            phi = _mm_cvttps_epi32(_mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(_mm_unpackhi_epi16(e, zero), bias), 23)));
+            p = _mm_packs_epi32(_mm_srai_epi32(_mm_slli_epi32(plo, 16), 16), _mm_srai_epi32(_mm_slli_epi32(phi, 16), 16));
+            y = _mm_or_si128(_mm_and_si128(lsel, _mm_mullo_epi16(x, p)), _mm_andnot_si128(lsel, _mm_mulhi_epu16(x, p)));
+            out[q] = _mm_and_si128(y, inrange);
+        }
+        for (q = 0; q < 4; q++)
+            _mm_storeu_si128((__m128i *)(o + 8 * q), out[q]);
     #else
         uint16_t t[32];
         int k;
@@ -86,7 +117,7 @@ cdef extern from *:
     #endif
     }
     """
-    const bint Q7_SHIFT16_LEAF      # 1 where q7_shift16_var has a SIMD body (AVX2, AVX-512)
+    const bint Q7_SHIFT16_LEAF      # 1 where q7_shift16_var has a SIMD body (SSE2, AVX2, AVX-512)
     void q7_shift16_var(uint16_t* o, const uint16_t* a, const int16_t* s, int left) nogil
     ctypedef uint8_t u8a "q7_u8a"
     ctypedef int8_t s8a "q7_s8a"
