@@ -359,6 +359,22 @@ def test_prop_paired_16(va, vb, sa, sb, p, acc):
     eq(ivp.mulsupn16xr16(sa, sb, p), _wrap(sa.astype(np.int64) * c[1] + sb.astype(np.int64) * c[0], 48))
 
 
+def test_paired_16_extreme_lanes_and_weights():
+    """Both paired MACs on every pair of edge lanes (0, 1, 0x7FFF, 0x8000, 0xFFFF: the sign bit and the largest
+    unsigned product) under every pair of edge weights, accumulating onto the 48-bit lane's edges."""
+    edges = [0, 1, 0x7FFF, 0x8000, 0xFFFF]
+    pairs = np.array([(x, y) for x in edges for y in edges] + [(0xFFFF, 0xFFFF)] * 7, dtype=np.uint16)
+    va, vb = pairs[:, 0].copy(), pairs[:, 1].copy()
+    acc = np.array([-TWO47, TWO47 - 1, -1, 0] * 8, dtype=np.int64)
+    for ca in edges:
+        for cb in edges:
+            p = (ca << 16) | cb
+            ref = acc + va.astype(np.int64) * ca + vb.astype(np.int64) * cb
+            eq(ivp.muluupan16xr16(acc, va, vb, p), _wrap(ref, 48))
+            sa, sb = va.view(np.int16), vb.view(np.int16)
+            eq(ivp.mulsupn16xr16(sa, sb, p), _wrap(sa.astype(np.int64) * ca + sb.astype(np.int64) * cb, 48))
+
+
 ACC24 = arrays(np.int64, 64, elements=st.integers(-2 ** 23, 2 ** 23 - 1))
 S8 = arrays(np.int8, 64)
 
