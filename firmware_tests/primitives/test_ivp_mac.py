@@ -345,6 +345,32 @@ def test_prop_mul4t(hi, lo, p, acc):
     _check_four_tap(ivp.mul4tn16xr16, ivp.mul4tan16xr16, hi, lo, p, acc)
 
 
+@PROP
+@given(hi=U16, lo=U16, t=st.integers(0, 3), c=st.integers(-2 ** 15, 2 ** 15 - 1), acc=ACC48_SMALL)
+def test_prop_4tap_one_tap(hi, lo, t, c, acc):
+    """A single non-zero tap (the MX kernels' scale MACs take their own path through it) at every tap position,
+    unsigned and signed windows."""
+    p = pr16(*[c if j == t else 0 for j in range(4)])
+    _check_four_tap(ivp.mulus4tn16xr16, ivp.mulus4tan16xr16, hi, lo, p, acc)
+    _check_four_tap(ivp.mul4tn16xr16, ivp.mul4tan16xr16, hi.view(np.int16), lo.view(np.int16), p, acc)
+
+
+def test_4tap_edge_lanes_and_taps():
+    """Every 4-tap MAC on windows of the lane edges (0x7FFF, 0x8000, 0xFFFF, read unsigned and signed) under
+    one edge tap at each position and under all four taps at once, onto the 48-bit lane's edges."""
+    lo = np.array([0xFFFF, 0x8000, 0x7FFF, 0xFFFF, 1, 0x8000] * 5 + [0xFFFF, 0x8000], dtype=np.uint16)
+    hi = np.array([0x8000, 0xFFFF, 0x7FFF] * 10 + [0xFFFF, 0x8000], dtype=np.uint16)
+    acc = np.array([-TWO47, TWO47 - 1, -1, 0] * 8, dtype=np.int64)
+    for c in (-2 ** 15, -1, 2 ** 15 - 1):
+        for taps in [[c if j == t else 0 for j in range(4)] for t in range(4)] + [[c] * 4, [c, -c - 1, c, -c - 1]]:
+            p = pr16(*taps)
+            for mul, mula, h, lw in ((ivp.mulus4tn16xr16, ivp.mulus4tan16xr16, hi, lo),
+                                     (ivp.mul4tn16xr16, ivp.mul4tan16xr16, hi.view(np.int16), lo.view(np.int16))):
+                prod = _four_tap(h, lw, p)
+                eq(mul(h, lw, p), _wrap(prod, 48))
+                eq(mula(acc, h, lw, p), _wrap(acc + prod, 48))
+
+
 @PROP_XFAIL
 @given(hi=U16, lo=U16, p=PR, acc=ACC48_FULL)
 def test_prop_mulus4tan16xr16_full_range_acc(hi, lo, p, acc):

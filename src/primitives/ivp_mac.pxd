@@ -60,6 +60,34 @@ cdef extern from *:
         _mm256_storeu_si256((__m256i *)w, v);
     }
     #endif
+    #if defined(__SSE2__) && !defined(__AVX2__)
+    /* The SSE2 (generic level) MAC leaves' pieces. q7_acc48_128: as q7_acc48_256, two cells. q7_mulhi16_128: the
+       high halves of the 32-bit products of the 16-bit lanes x and y, each read unsigned (XU, YU) or signed: pmulhuw
+       for two unsigned, else pmulhw plus, for an unsigned operand, the other operand in the lanes where its bit 15
+       is set (u = s + 2^16 there, so u * v = s * v + 2^16 * v). q7_sext128lo / hi: 32-bit lanes 0-1 / 2-3
+       sign-extended to 64-bit cells. */
+    static inline void q7_acc48_128(int64_t *w, __m128i v, int acc) {
+        if (acc) {
+            const __m128i m48 = _mm_set1_epi64x(0xFFFFFFFFFFFFLL), b47 = _mm_set1_epi64x(0x800000000000LL);
+            v = _mm_add_epi64(_mm_loadu_si128((const __m128i *)w), v);
+            v = _mm_sub_epi64(_mm_xor_si128(_mm_and_si128(v, m48), b47), b47);
+        }
+        _mm_storeu_si128((__m128i *)w, v);
+    }
+    static inline __m128i q7_mulhi16_128(__m128i x, __m128i y, int xu, int yu) {
+        __m128i h;
+        if (xu && yu)
+            return _mm_mulhi_epu16(x, y);
+        h = _mm_mulhi_epi16(x, y);
+        if (xu)
+            h = _mm_add_epi16(h, _mm_and_si128(_mm_srai_epi16(x, 15), y));
+        if (yu)
+            h = _mm_add_epi16(h, _mm_and_si128(_mm_srai_epi16(y, 15), x));
+        return h;
+    }
+    static inline __m128i q7_sext128lo(__m128i p) { return _mm_unpacklo_epi32(p, _mm_srai_epi32(p, 31)); }
+    static inline __m128i q7_sext128hi(__m128i p) { return _mm_unpackhi_epi32(p, _mm_srai_epi32(p, 31)); }
+    #endif
     #if defined(__AVX512F__)
     /* The 16-bit pairs at AVX-512: each lane widened straight to its 64-bit cell (vpmov{z,s}xwq) and multiplied by
        the weight's low 32 bits into a 64-bit product (vpmul{u,}dq: one uop, where GCC's 32-bit products of the
@@ -96,44 +124,31 @@ cdef extern from *:
     #elif defined(__SSE2__)
     /* SSE2 (the generic level; GCC's vectorisation of the C loop took 300-450 instructions per op): each 8 lanes'
        32-bit products are the low (pmullw) and high halves of 16 x 16-bit multiplies, interleaved. The weights
-       are unsigned 16-bit: with unsigned lanes the high half is pmulhuw's; with signed lanes it is pmulhw's (the
-       weight read as signed) plus the lane when the weight's bit 15 is set (x * c = x * (c - 2^16) + x * 2^16).
-       Each product fits 32 bits (unsigned, or signed: -2^15 * (2^16 - 1) > -2^31), is widened to its 64-bit cell
-       (zero or sign extension), and the two are summed there. */
+       are unsigned 16-bit, the lanes unsigned or signed (q7_mulhi16_128 gives the high halves). Each product fits
+       32 bits (unsigned, or signed: -2^15 * (2^16 - 1) > -2^31), is widened to its 64-bit cell (zero or sign
+       extension), and the two are summed there. */
     static inline void q7_mac_pair16_sse2(int64_t *__restrict w, const uint16_t *__restrict a,
                                           const uint16_t *__restrict b, int64_t ca, int64_t cb, int acc, int sgn) {
         const __m128i wa = _mm_set1_epi16((short)ca), wb = _mm_set1_epi16((short)cb), zero = _mm_setzero_si128();
-        const __m128i m48 = _mm_set1_epi64x(0xFFFFFFFFFFFFLL), b47 = _mm_set1_epi64x(0x800000000000LL);
         int q, j;
         for (q = 0; q < 4; q++) {
             __m128i x = _mm_loadu_si128((const __m128i *)(a + 8 * q)), y = _mm_loadu_si128((const __m128i *)(b + 8 * q));
-            __m128i xl = _mm_mullo_epi16(x, wa), yl = _mm_mullo_epi16(y, wb), xh, yh, px[2], py[2], cell[4];
-            if (sgn) {
-                xh = _mm_mulhi_epi16(x, wa);
-                yh = _mm_mulhi_epi16(y, wb);
-                if (ca & 0x8000)
-                    xh = _mm_add_epi16(xh, x);
-                if (cb & 0x8000)
-                    yh = _mm_add_epi16(yh, y);
-            } else {
-                xh = _mm_mulhi_epu16(x, wa);
-                yh = _mm_mulhi_epu16(y, wb);
-            }
+            __m128i xl = _mm_mullo_epi16(x, wa), yl = _mm_mullo_epi16(y, wb);
+            __m128i xh = q7_mulhi16_128(x, wa, !sgn, 1), yh = q7_mulhi16_128(y, wb, !sgn, 1);
+            __m128i px[2], py[2];
             px[0] = _mm_unpacklo_epi16(xl, xh); px[1] = _mm_unpackhi_epi16(xl, xh);     /* 32-bit products */
             py[0] = _mm_unpacklo_epi16(yl, yh); py[1] = _mm_unpackhi_epi16(yl, yh);
             for (j = 0; j < 2; j++) {
-                __m128i ex = sgn ? _mm_srai_epi32(px[j], 31) : zero, ey = sgn ? _mm_srai_epi32(py[j], 31) : zero;
-                cell[2 * j] = _mm_add_epi64(_mm_unpacklo_epi32(px[j], ex), _mm_unpacklo_epi32(py[j], ey));
-                cell[2 * j + 1] = _mm_add_epi64(_mm_unpackhi_epi32(px[j], ex), _mm_unpackhi_epi32(py[j], ey));
-            }
-            for (j = 0; j < 4; j++) {
-                int64_t *wj = w + 8 * q + 2 * j;
-                __m128i v = cell[j];
-                if (acc) {
-                    v = _mm_add_epi64(_mm_loadu_si128((const __m128i *)wj), v);
-                    v = _mm_sub_epi64(_mm_xor_si128(_mm_and_si128(v, m48), b47), b47);
+                __m128i lo, hi;
+                if (sgn) {
+                    lo = _mm_add_epi64(q7_sext128lo(px[j]), q7_sext128lo(py[j]));
+                    hi = _mm_add_epi64(q7_sext128hi(px[j]), q7_sext128hi(py[j]));
+                } else {
+                    lo = _mm_add_epi64(_mm_unpacklo_epi32(px[j], zero), _mm_unpacklo_epi32(py[j], zero));
+                    hi = _mm_add_epi64(_mm_unpackhi_epi32(px[j], zero), _mm_unpackhi_epi32(py[j], zero));
                 }
-                _mm_storeu_si128((__m128i *)wj, v);
+                q7_acc48_128(w + 8 * q + 4 * j, lo, acc);
+                q7_acc48_128(w + 8 * q + 4 * j + 2, hi, acc);
             }
         }
     }
@@ -153,13 +168,16 @@ cdef extern from *:
        pool[i + T] * c over 32 16-bit lanes, pool = lo || hi (unsigned lanes, or signed with SGN), c a signed 16-bit
        tap, 48-bit lanes. The Cython form copied the two registers into a local pool, read the window at lane T
        from it (loads straddling the copy's stores) and went through a local array of products; here the window
-       comes from the registers by lane shifts (AVX2: a 128-bit lane swap and a byte align; AVX-512: one
-       two-register word permute) and each 4 (AVX2) or 8 (AVX-512) lanes are widened to their cells, multiplied by
-       vpmuldq and added in registers. The portable body is the reference (the levels without a body keep
+       comes from the registers by lane shifts (SSE2: two byte shifts; AVX2: a 128-bit lane swap and a byte align;
+       AVX-512: one two-register word permute) and each 4 (AVX2) or 8 (AVX-512) lanes are widened to their cells,
+       multiplied by vpmuldq and added in registers (SSE2, which has no signed 32-bit multiply: 16 x 16-bit
+       products from their low and high halves, q7_mulhi16_128, sign-extended to the cells). The portable body is the reference (the levels without a body keep
        mac_4tap's loop: Q7_MAC1_LEAF 0). */
     #if defined(__AVX512F__)
     #define Q7_MAC1_LEAF 1
     #elif defined(__AVX2__)
+    #define Q7_MAC1_LEAF 1
+    #elif defined(__SSE2__)
     #define Q7_MAC1_LEAF 1
     #else
     #define Q7_MAC1_LEAF 0
@@ -195,6 +213,27 @@ cdef extern from *:
             case 3: return _mm256_alignr_epi8(m, a, 6);
             default: return a;
         }
+    }
+    #endif
+    #if defined(__SSE2__) && !defined(__AVX2__)
+    /* lanes T .. T + 7 of the 16-bit lanes of a || b (T = 0..3): two byte shifts, each case with its immediates */
+    static inline __m128i q7_window8(__m128i a, __m128i b, int t) {
+        switch (t) {
+            case 1: return _mm_or_si128(_mm_srli_si128(a, 2), _mm_slli_si128(b, 14));
+            case 2: return _mm_or_si128(_mm_srli_si128(a, 4), _mm_slli_si128(b, 12));
+            case 3: return _mm_or_si128(_mm_srli_si128(a, 6), _mm_slli_si128(b, 10));
+            default: return a;
+        }
+    }
+    /* the four pairs of 64-bit cells of x * c: 8 lanes x (unsigned, or signed with SGN), c the signed tap
+       broadcast to 16-bit lanes; the products fit int32 */
+    static inline void q7_prod16_cells128(__m128i x, __m128i c, int sgn, __m128i *cells) {
+        __m128i l = _mm_mullo_epi16(x, c), h = q7_mulhi16_128(x, c, !sgn, 0);
+        __m128i p0 = _mm_unpacklo_epi16(l, h), p1 = _mm_unpackhi_epi16(l, h);
+        cells[0] = q7_sext128lo(p0);
+        cells[1] = q7_sext128hi(p0);
+        cells[2] = q7_sext128lo(p1);
+        cells[3] = q7_sext128hi(p1);
     }
     #endif
     static inline void q7_mac1_16(int64_t *__restrict w, const uint16_t *lo, const uint16_t *hi, int t, int sgn,
@@ -241,6 +280,18 @@ cdef extern from *:
                 q7_acc48_256(wq, v, acc);
             }
         }
+    #elif defined(__SSE2__)
+        const __m128i wc = _mm_set1_epi16((short)c);
+        __m128i reg[5], cells[4];
+        int q, j;
+        for (q = 0; q < 4; q++)
+            reg[q] = _mm_loadu_si128((const __m128i *)(lo + 8 * q));
+        reg[4] = _mm_loadu_si128((const __m128i *)hi);
+        for (q = 0; q < 4; q++) {
+            q7_prod16_cells128(q7_window8(reg[q], reg[q + 1], t), wc, sgn, cells);
+            for (j = 0; j < 4; j++)
+                q7_acc48_128(w + 8 * q + 2 * j, cells[j], acc);
+        }
     #else
         int i;
         for (i = 0; i < 32; i++) {
@@ -252,10 +303,11 @@ cdef extern from *:
     }
     /* The 4-tap MAC with several non-zero taps (QuantizeMX's divide MACs): w[i] (=|+=) sum_{t<4} pool[i + t] * c[t],
        pool = lo || hi as 16-bit lanes (unsigned, or signed with SGN), c[t] signed 16-bit taps, 48-bit lanes. The
-       windows (lanes t .. t + 31 of the pool) come from the registers by lane shifts across the two (AVX2: a
-       128-bit lane swap and a byte align; AVX-512: one two-register word permute), where the Cython form built
-       each with a full two-register permute and summed the products through a local array. Each product of a
-       16-bit lane and a 16-bit tap fits int32, the sum of four int64. Same levels as Q7_MAC1_LEAF. */
+       windows (lanes t .. t + 31 of the pool) come from the registers by lane shifts across the two (SSE2: two
+       byte shifts per 8 lanes; AVX2: a 128-bit lane swap and a byte align; AVX-512: one two-register word
+       permute), where the Cython form built each with a full two-register permute and summed the products through
+       a local array. Each product of a 16-bit lane and a 16-bit tap fits int32, the sum of four int64. Same levels
+       as Q7_MAC1_LEAF. */
     #if defined(__AVX512BW__)
     #define Q7_MAC4_CVT(x, sgn) ((sgn) ? _mm512_cvtepi16_epi64(x) : _mm512_cvtepu16_epi64(x))
     #elif defined(__AVX2__)
@@ -304,6 +356,25 @@ cdef extern from *:
                 q7_acc48_256(wq, v, acc);
             }
         }
+    #elif defined(__SSE2__)
+        __m128i reg[5], wc[4];
+        int q, t, j;
+        for (q = 0; q < 4; q++)
+            reg[q] = _mm_loadu_si128((const __m128i *)(lo + 8 * q));
+        reg[4] = _mm_loadu_si128((const __m128i *)hi);
+        for (t = 0; t < 4; t++)
+            wc[t] = _mm_set1_epi16((short)c[t]);
+        for (q = 0; q < 4; q++) {
+            __m128i sum[4], cells[4];
+            q7_prod16_cells128(reg[q], wc[0], sgn, sum);
+            for (t = 1; t < 4; t++) {
+                q7_prod16_cells128(q7_window8(reg[q], reg[q + 1], t), wc[t], sgn, cells);
+                for (j = 0; j < 4; j++)
+                    sum[j] = _mm_add_epi64(sum[j], cells[j]);
+            }
+            for (j = 0; j < 4; j++)
+                q7_acc48_128(w + 8 * q + 2 * j, sum[j], acc);
+        }
     #else
         int i, t;
         for (i = 0; i < 32; i++) {
@@ -317,7 +388,7 @@ cdef extern from *:
     #endif
     }
     """
-    const bint Q7_MAC1_LEAF        # 1 where q7_mac1_16 has a SIMD body (AVX2, AVX-512)
+    const bint Q7_MAC1_LEAF        # 1 where q7_mac1_16 has a SIMD body (SSE2, AVX2, AVX-512)
     void q7_mac1_16(int64_t* w, const uint16_t* lo, const uint16_t* hi, int t, int sgn, int64_t c, int acc) nogil
     void q7_mac4_16(int64_t* w, const uint16_t* lo, const uint16_t* hi, int sgn, const int64_t* c, int acc) nogil
     void q7_mac_pair_u8(int64_t* w, const uint8_t* a, const uint8_t* b, int64_t ca, int64_t cb, int acc) nogil
