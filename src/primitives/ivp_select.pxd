@@ -5,27 +5,21 @@ pool = lo (low half) || hi (high half); dual selects return (odd, even), the out
 pieces (§3.2). Selectors are read before any output is written."""
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from q7regs cimport vec_t, vbool_t, q7_permute2_u8, q7_permute2_u16, q7_permute2_u32, q7_dsel_u16_merge, \
-    q7_bits_to_bytes, q7_copy64, Q7_DSEL_LEAF
+    q7_bits_to_bytes, q7_copy64
 from ivp_lanes cimport merge, merge_mask
 from ivp_mem cimport expand_bytes
 
 
-cdef inline void dsel_lanes(vec_t* odd, vec_t* even, const vec_t* hi, const vec_t* lo, const vec_t* sel,
-                            int lane_bytes) noexcept nogil:
-    """Two permutations of pool = lo || hi in lanes of lane_bytes (2 or 4): even[k] from the low piece of
-    selector lane k (selector byte 2k / 16-bit half 2k: its low 6 / 5 bits), odd[k] from its high piece."""
+cdef inline void dsel_lanes32(vec_t* odd, vec_t* even, const vec_t* hi, const vec_t* lo,
+                              const vec_t* sel) noexcept nogil:
+    """Two permutations of pool = lo || hi in 32-bit lanes: even[k] from the low 16-bit half of selector lane k (its
+    low 5 bits), odd[k] from its high half. (The 16-bit form is q7_dsel_u16_merge.)"""
     cdef vec_t up, oe, oo
     cdef int k
-    if lane_bytes == 2:
-        for k in range(32):
-            up.u16[k] = sel.u16[k] >> 8                   # sel.u8[2k+1] (the permute reads the low 6 bits)
-        q7_permute2_u16(oe.u16, lo.u16, hi.u16, sel.u16)  # low 6 bits of sel.u16[k] = sel.u8[2k] & 0x3F
-        q7_permute2_u16(oo.u16, lo.u16, hi.u16, up.u16)
-    else:
-        for k in range(16):
-            up.u32[k] = sel.u32[k] >> 16                  # sel.u16[2k+1]
-        q7_permute2_u32(oe.u32, lo.u32, hi.u32, sel.u32)  # low 5 bits of sel.u32[k] = sel.u16[2k] & 0x1F
-        q7_permute2_u32(oo.u32, lo.u32, hi.u32, up.u32)
+    for k in range(16):
+        up.u32[k] = sel.u32[k] >> 16                  # sel.u16[2k+1]
+    q7_permute2_u32(oe.u32, lo.u32, hi.u32, sel.u32)  # low 5 bits of sel.u32[k] = sel.u16[2k] & 0x1F
+    q7_permute2_u32(oo.u32, lo.u32, hi.u32, up.u32)
     q7_copy64(even, &oe)
     q7_copy64(odd, &oo)
 
@@ -209,10 +203,8 @@ cdef inline void sel2nx8i_s4(vec_t* vt, const vec_t* vs, const vec_t* vr, int im
 # dselnx16: even[k] = pool16[sel.u8[2k] & 0x3F], odd[k] = pool16[sel.u8[2k+1] & 0x3F], pool16 = lo || hi
 # (Cadence's user-guide interleave, docs/intrinsics.md §3.2)
 cdef inline void dselnx16(vec_t* odd, vec_t* even, const vec_t* hi, const vec_t* lo, const vec_t* sel) noexcept nogil:
-    if Q7_DSEL_LEAF:        # the predicated form's leaf with every lane written: the same lookups, one pass
-        q7_dsel_u16_merge(even.u16, odd.u16, lo.u16, hi.u16, sel.u16, ~(<vbool_t>0), ~(<vbool_t>0))
-    else:
-        dsel_lanes(odd, even, hi, lo, sel, 2)
+    # the predicated form's leaf with every lane written (both selector bytes looked up in one pass over the pool)
+    q7_dsel_u16_merge(even.u16, odd.u16, lo.u16, hi.u16, sel.u16, ~(<vbool_t>0), ~(<vbool_t>0))
 
 # dselnx16t: dselnx16 merged under the vbool2N vb: bit 2k gates even[k], bit 2k+1 gates odd[k] (false: old value)
 cdef inline void dselnx16t(vec_t* odd, vec_t* even, const vec_t* hi, const vec_t* lo, const vec_t* sel,
@@ -226,7 +218,7 @@ cdef inline void dselnx16t(vec_t* odd, vec_t* even, const vec_t* hi, const vec_t
 cdef inline void dseln_2x32t(vec_t* odd, vec_t* even, const vec_t* hi, const vec_t* lo, const vec_t* sel,
                              vbool_t vb) noexcept nogil:
     cdef vec_t oo, oe, m
-    dsel_lanes(&oo, &oe, hi, lo, sel, 4)
+    dsel_lanes32(&oo, &oe, hi, lo, sel)
     q7_bits_to_bytes((vb & <vbool_t>0x1111111111111111) * 15, m.u8)
     merge_mask(even, &oe, &m)
     q7_bits_to_bytes(((vb >> 2) & <vbool_t>0x1111111111111111) * 15, m.u8)

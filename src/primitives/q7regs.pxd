@@ -327,13 +327,6 @@ cdef extern from *:
     #else
     #define Q7_HAS_SRAQ 0
     #endif
-    /* Q7_DSEL_LEAF: 1 where q7_dsel_u16_merge has a SIMD body (AVX2, AVX-512 BW): dselnx16 takes it with every lane
-       written (it looks both selector bytes up in one pass over the pool) instead of two q7_permute2_u16 */
-    #if defined(__AVX512BW__) || defined(__AVX2__)
-    #define Q7_DSEL_LEAF 1
-    #else
-    #define Q7_DSEL_LEAF 0
-    #endif
     #if defined(__AVX512BW__) && defined(__BMI2__)
     #define Q7_MASK_COMPARE 1
     #else
@@ -554,12 +547,22 @@ cdef extern from *:
             _mm256_storeu_si256((__m256i *)(t + 16 * g), _mm256_blendv_epi8(
                 _mm256_loadu_si256((const __m256i *)(t + 16 * g)), r[2 + g], mk[2 + g]));
     #else
-        uint16_t hi[32], ou[32], ot[32];
+        /* both lookups in one pass over one copy of the pool, and the all-true predicate without a merge (the
+           portable body is the generic level's: SSE2 has no byte shuffle) */
+        uint16_t pool[64], ou[32], ot[32];
         uint8_t bu[64], bt[64], mk[64], mkt[64], old[64];
         int k;
-        for (k = 0; k < 32; k++) hi[k] = (uint16_t)(idx[k] >> 8);
-        q7_permute2_u16(ou, a, b, idx);
-        q7_permute2_u16(ot, a, b, hi);
+        memcpy(pool, a, 64);
+        memcpy(pool + 32, b, 64);
+        for (k = 0; k < 32; k++) {
+            ou[k] = pool[idx[k] & 0x3F];
+            ot[k] = pool[(idx[k] >> 8) & 0x3F];
+        }
+        if ((mu & mt) == ~(uint64_t)0) {
+            memcpy(u, ou, 64);
+            memcpy(t, ot, 64);
+            return;
+        }
         memcpy(bu, ou, 64); memcpy(bt, ot, 64);
         q7_bits_to_bytes(mu, mk);
         q7_bits_to_bytes(mt, mkt);
@@ -575,7 +578,6 @@ cdef extern from *:
     const int Q7_LITTLE_ENDIAN     # 1 on a little-endian host (u16 lane 2j = low half of u32 lane j)
     const int Q7_MASK_COMPARE      # 1 where q7_lt_bits / q7_fcmp16_olt_bits compare into mask registers (AVX-512)
     const int Q7_HAS_SRAQ          # 1 where 64-bit lanes shift arithmetically in one op (AVX-512F)
-    const bint Q7_DSEL_LEAF        # 1 where q7_dsel_u16_merge has a SIMD body (AVX2, AVX-512 BW)
     uint64_t q7_lt_bits(const void* a, const void* b, int lane_bytes, int sgn) nogil
     void q7_merge_bits(uint8_t* vt, const uint8_t* x, uint64_t m) nogil
     uint64_t q7_fcmp16_olt_bits(const uint16_t* a, const uint16_t* b) nogil
