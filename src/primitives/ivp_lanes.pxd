@@ -171,12 +171,9 @@ cdef inline void merge_mask(vec_t* vt, const vec_t* x, const vec_t* m) noexcept 
 
 cdef inline void merge(vec_t* vt, const vec_t* x, vbool_t vb, int lane_bytes) noexcept nogil:
     """vt[k] = vb[k] ? x[k] : vt[k] for lanes of lane_bytes bytes (predicate bit lane_bytes*k)."""
-    cdef vec_t m
-    if Q7_MASK_COMPARE:         # AVX-512: a blend under the mask register
-        q7_merge_bits(vt.u8, x.u8, vb_spread(vb, lane_bytes))
-        return
-    vb_to_mask(vb, lane_bytes, &m)
-    merge_mask(vt, x, &m)
+    # the byte blend under the spread predicate (AVX-512: the mask register; AVX2 and SSE2: the byte masks built in
+    # registers; vb_to_mask + merge_mask went through memory, and at SSE2 GCC left their byte loop scalar)
+    q7_merge_bits(vt.u8, x.u8, vb_spread(vb, lane_bytes))
 
 
 cdef inline vbool_t vb_merge(vbool_t old, vbool_t new, vbool_t vbp, int lane_bytes) noexcept nogil:

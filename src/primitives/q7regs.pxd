@@ -333,7 +333,7 @@ cdef extern from *:
     #define Q7_MASK_COMPARE 0
     #endif
     /* vt[j] = bit j of m ? x[j] : vt[j], j = 0..63 (x may alias vt): the predicated merge. AVX-512: one byte
-       blend under the mask register (Q7_MASK_COMPARE levels take it instead of the lane-mask merge) */
+       blend under the mask register; AVX2 / SSE2: q7_bits_to_bytes' byte masks, built in registers, and a blend */
     /* Q7_NO_MASKED_STORE(v): keeps v in a register, so GCC does not fold a load-blend-store into a masked store,
        which a following full load of the register cannot forward from (a stall of the store's whole latency) */
     #if defined(__GNUC__)
@@ -347,6 +347,36 @@ cdef extern from *:
                                            _mm512_loadu_si512((const void *)x));
         Q7_NO_MASKED_STORE(r);
         _mm512_storeu_si512((void *)vt, r);
+    #elif defined(__AVX2__)
+        /* the byte masks of q7_bits_to_bytes in registers, then a byte blend */
+        const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                              2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+        const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+        __m256i r[2];
+        int h;
+        for (h = 0; h < 2; h++) {
+            __m256i mk = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(
+                _mm256_set1_epi32((int)(uint32_t)(m >> (32 * h))), pick), bit), bit);
+            r[h] = _mm256_blendv_epi8(_mm256_loadu_si256((const __m256i *)(vt + 32 * h)),
+                                      _mm256_loadu_si256((const __m256i *)(x + 32 * h)), mk);
+        }
+        for (h = 0; h < 2; h++)
+            _mm256_storeu_si256((__m256i *)(vt + 32 * h), r[h]);
+    #elif defined(__SSE2__)
+        /* the byte masks of q7_bits_to_bytes in registers, then and / andnot / or */
+        const __m128i bit = _mm_set1_epi64x((long long)0x8040201008040201ULL);
+        __m128i r[4];
+        int q;
+        for (q = 0; q < 4; q++) {
+            uint64_t h = (m >> (16 * q)) & 0xFFFFu;
+            __m128i mk = _mm_cmpeq_epi8(_mm_and_si128(_mm_set_epi64x(
+                (long long)((h >> 8) * 0x0101010101010101ULL), (long long)((h & 0xFFu) * 0x0101010101010101ULL)),
+                bit), bit);
+            r[q] = _mm_or_si128(_mm_and_si128(mk, _mm_loadu_si128((const __m128i *)(x + 16 * q))),
+                                _mm_andnot_si128(mk, _mm_loadu_si128((const __m128i *)(vt + 16 * q))));
+        }
+        for (q = 0; q < 4; q++)
+            _mm_storeu_si128((__m128i *)(vt + 16 * q), r[q]);
     #else
         uint8_t mk[64], a[64], o[64];
         int k;
