@@ -514,6 +514,28 @@ def test_prop_babssub(name, kind, odt, data):
     eq(vt, np.abs(_i(a) - _i(b)).astype(odt))
 
 
+def test_babssub_8bit_every_pair():
+    """babssub2nx8 / babssubu2nx8 on every pair of 8-bit lane values (65,536 pairs, 64 per call), and the 16-bit
+    forms on every pair of their edge values."""
+    a_all = np.repeat(np.arange(256), 256).astype(np.uint8).reshape(-1, 64)
+    b_all = np.tile(np.arange(256), 256).astype(np.uint8).reshape(-1, 64)
+    for name, kind in (("babssub2nx8", np.int8), ("babssubu2nx8", np.uint8)):
+        fn = getattr(ivp, name)
+        for a, b in zip(a_all, b_all):
+            x, y = a.view(kind), b.view(kind)
+            fl, vt = fn(x, y)
+            eq(fl, x < y)
+            eq(vt, np.abs(_i(x) - _i(y)).astype(np.uint8))
+    edges = np.array([0, 1, 0x7FFE, 0x7FFF, 0x8000, 0x8001, 0xFFFE, 0xFFFF], dtype=np.uint16)
+    for lo in (0, 32):
+        a, b = np.repeat(edges, 8)[lo:lo + 32], np.tile(edges, 8)[lo:lo + 32]
+        for name, kind in (("babssubnx16", np.int16), ("babssubunx16", np.uint16)):
+            x, y = a.view(kind), b.view(kind)
+            fl, vt = getattr(ivp, name)(x, y)
+            eq(fl, x < y)
+            eq(vt, np.abs(_i(x) - _i(y)).astype(np.uint16))
+
+
 @PROP
 @given(a=vec_st("s16"), b=vec_st("s16"))
 def test_prop_baddnorm_bsubnorm(a, b):
