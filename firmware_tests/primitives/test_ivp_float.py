@@ -287,6 +287,39 @@ def test_prop_floatn_2x32(vs, imm):
     eq(bits32(ivp.floatn_2x32(vs, imm)), bits32((vs.astype(np.float64) * 2.0 ** -imm).astype(np.float32)))
 
 
+#: int32 values whose fp32 conversion rounds: ties to even either way (2^24 + 1, + 3, 2^25 + 2, + 6), just off the
+#: tie, the int32 ends and their neighbours, and exact ones
+FLOAT_EDGES = np.array([2 ** 24 + 1, 2 ** 24 + 3, 2 ** 25 + 2, 2 ** 25 + 6, 2 ** 24 + 2, 2 ** 25 + 3, 2 ** 25 + 5,
+                        2 ** 31 - 1, -2 ** 31, -2 ** 31 + 1, -(2 ** 24 + 1), -(2 ** 25 + 6), 0, 1, -1, 2 ** 30 + 64],
+                       dtype=np.int64).astype(np.int32)
+
+
+def test_floatn_2x32_rounding_edges_every_scale():
+    for imm in range(32):
+        eq(bits32(ivp.floatn_2x32(FLOAT_EDGES, imm)),
+           bits32((FLOAT_EDGES.astype(np.float64) * 2.0 ** -imm).astype(np.float32)))
+
+
+def test_floatn_2x32_ignores_the_host_rounding_mode():
+    """The host's vector convert reads its rounding from MXCSR; under another mode floatn_2x32 must still round to
+    nearest even (it falls back to its integer form). glibc's fesetround sets MXCSR's rounding field."""
+    import ctypes
+    import ctypes.util
+
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    fe_upward, fe_tonearest = 0x800, 0
+    want = {imm: bits32((FLOAT_EDGES.astype(np.float64) * 2.0 ** -imm).astype(np.float32)) for imm in (0, 1, 7)}
+    got = {}
+    assert libm.fesetround(fe_upward) == 0
+    try:
+        for imm in want:
+            got[imm] = bits32(ivp.floatn_2x32(FLOAT_EDGES, imm))
+    finally:
+        libm.fesetround(fe_tonearest)
+    for imm in want:
+        eq(got[imm], want[imm])
+
+
 def _trunc_ref(f, imm, lo, hi):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
