@@ -80,6 +80,21 @@ def test_seln_2x32_mask_0x1f():
        u32([0xA0000000, 0xA000000F, 0xB0000000, 0xB000000F, 0xA0000000, 0xB000000F, 0xB0000001] + [0xA0000002] * 9))
 
 
+def test_sel_every_index_at_every_lane():
+    """selnx16 / seln_2x32: each lane reads every pool lane in turn, with bits above the index mask set in half the
+    lanes (a rotation of the index vector per call)."""
+    rng = np.random.default_rng(25)
+    for bits, fn, n in ((16, ivp.selnx16, 32), (32, ivp.seln_2x32, 16)):
+        dt = np.dtype(f"uint{bits}")
+        lo = rng.integers(0, 2 ** bits, n, dtype=np.uint64).astype(dt)
+        hi = rng.integers(0, 2 ** bits, n, dtype=np.uint64).astype(dt)
+        pool = np.concatenate([lo, hi])
+        junk = (np.arange(n) % 2).astype(np.uint64) * ((2 ** bits - 1) ^ (2 * n - 1))
+        for r in range(2 * n):
+            idx = (np.arange(n) + r) % (2 * n)
+            eq(fn(hi, lo, (idx.astype(np.uint64) | junk).astype(dt)), pool[idx])
+
+
 def test_sel_first_operand_is_the_high_half():
     # index 0 reads lane 0 of the SECOND operand (lo), index N lane 0 of the FIRST (hi)
     z8, z16, z32 = np.zeros(64, np.uint8), np.zeros(32, np.uint16), np.zeros(16, np.uint32)

@@ -528,6 +528,25 @@ cdef extern from *:
     static inline void q7_permute2_u32(uint32_t *o, const uint32_t *a, const uint32_t *b, const uint32_t *idx) {
     #if defined(__AVX512F__)
         Q7_PERMUTE2_AVX512(epi32);
+    #elif defined(__AVX2__)
+        /* the pool's four 8-lane quarters each permuted by the index's low 3 bits (vpermd), then the quarter picked
+           by bits 3 and 4 (float blends on the sign bit of the index shifted up). The C loop's 4-byte stores, read
+           back as one vector, could not be store-forwarded: QuantizeMX's reductions wait on seln_2x32. */
+        const __m256i q0 = _mm256_loadu_si256((const __m256i *)a), q1 = _mm256_loadu_si256((const __m256i *)(a + 8));
+        const __m256i q2 = _mm256_loadu_si256((const __m256i *)b), q3 = _mm256_loadu_si256((const __m256i *)(b + 8));
+        __m256 r[2];
+        int h;
+        for (h = 0; h < 2; h++) {
+            __m256i ix = _mm256_loadu_si256((const __m256i *)(idx + 8 * h));
+            __m256 b3 = _mm256_castsi256_ps(_mm256_slli_epi32(ix, 28)), b4 = _mm256_castsi256_ps(_mm256_slli_epi32(ix, 27));
+            __m256 lo = _mm256_blendv_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(q0, ix)),
+                                         _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(q1, ix)), b3);
+            __m256 hi = _mm256_blendv_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(q2, ix)),
+                                         _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(q3, ix)), b3);
+            r[h] = _mm256_blendv_ps(lo, hi, b4);
+        }
+        _mm256_storeu_ps((float *)o, r[0]);
+        _mm256_storeu_ps((float *)(o + 8), r[1]);
     #else
         Q7_PERMUTE2_C(uint32_t, 16, 0x1F);
     #endif
