@@ -453,26 +453,29 @@ cdef extern from *:
     #if defined(__AVX512VBMI__)
         Q7_PERMUTE2_AVX512(epi8);
     #elif defined(__AVX2__)
-        /* the pool as eight 16-byte chunks: an in-lane byte shuffle of each, kept where the index's chunk
-           number (bits 4..6) matches */
-        const __m256i m7f = _mm256_set1_epi8(0x7F), m0f = _mm256_set1_epi8(0x0F), m07 = _mm256_set1_epi8(0x07);
-        __m256i tbl[8];
-        uint8_t out[64];
+        /* the pool as eight 16-byte chunks: an in-lane byte shuffle of each by the index's low 4 bits, then the
+           chunk (bits 4, 5, 6) picked by a tree of byte blends on those bits shifted to each byte's top (a 16-bit
+           shift by 3, 2, 1 moves nothing into bit 7 from the neighbouring byte); 7 blends where matching each chunk
+           number took 8 compares and 8 blends */
+        const __m256i m0f = _mm256_set1_epi8(0x0F);
+        __m256i tbl[8], r[2];
         int h, c;
         for (c = 0; c < 8; c++)
             tbl[c] = _mm256_broadcastsi128_si256(
                 _mm_loadu_si128((const __m128i *)(c < 4 ? a + 16 * c : b + 16 * (c - 4))));
         for (h = 0; h < 2; h++) {
-            __m256i ix = _mm256_and_si256(_mm256_loadu_si256((const __m256i *)(idx + 32 * h)), m7f);
+            __m256i ix = _mm256_loadu_si256((const __m256i *)(idx + 32 * h));
             __m256i lo4 = _mm256_and_si256(ix, m0f);
-            __m256i chunk = _mm256_and_si256(_mm256_srli_epi16(ix, 4), m07);
-            __m256i acc = _mm256_setzero_si256();
-            for (c = 0; c < 8; c++)
-                acc = _mm256_blendv_epi8(acc, _mm256_shuffle_epi8(tbl[c], lo4),
-                                         _mm256_cmpeq_epi8(chunk, _mm256_set1_epi8((char)c)));
-            _mm256_storeu_si256((__m256i *)(out + 32 * h), acc);
+            __m256i b4 = _mm256_slli_epi16(ix, 3), b5 = _mm256_slli_epi16(ix, 2), b6 = _mm256_slli_epi16(ix, 1);
+            __m256i pair[4];
+            for (c = 0; c < 4; c++)
+                pair[c] = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[2 * c], lo4),
+                                             _mm256_shuffle_epi8(tbl[2 * c + 1], lo4), b4);
+            r[h] = _mm256_blendv_epi8(_mm256_blendv_epi8(pair[0], pair[1], b5),
+                                      _mm256_blendv_epi8(pair[2], pair[3], b5), b6);
         }
-        memcpy(o, out, 64);
+        _mm256_storeu_si256((__m256i *)o, r[0]);
+        _mm256_storeu_si256((__m256i *)(o + 32), r[1]);
     #else
         Q7_PERMUTE2_C(uint8_t, 64, 0x7F);
     #endif
