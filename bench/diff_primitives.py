@@ -11,8 +11,9 @@ the lane bits the Python wrappers expose), pr, the memory buffer and the offset.
 Three operand modes: `distinct` (every register operand a different register), `alias` (operands
 drawn from 3 registers, so destinations alias sources as the kernels do, e.g. bminnx16 v26, v26, v4)
 and `sweep16` (distinct registers whose 16-bit lanes walk through all 65536 values).
-Build with Q7EMU_NATIVE=0 to check the portable (non-SIMD) bodies of the C leaves instead, or with
-Q7EMU_DIFF_ARCH="-march=haswell" (say) for another target's bodies.
+Build with Q7EMU_NATIVE=0 to check the baseline x86-64 bodies (SSE2: the generic level's) instead, with
+Q7EMU_DIFF_ARCH="-march=haswell" (say) for another target's bodies, or with
+Q7EMU_DIFF_ARCH="-U__SSE2__ -U__SSE__ -U__MMX__" for the portable C bodies (what a non-x86 host compiles).
 
     python bench/diff_primitives.py [--ref REV] [--trials N]      (from the repository root)
 
