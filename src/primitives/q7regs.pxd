@@ -438,6 +438,35 @@ cdef extern from *:
         return r;
     #endif
     }
+    #if defined(__SSE2__) && !defined(__AVX2__)
+    /* The SSE2 (generic level) permutes: SSE2 has no variable shuffle, so a permute is a scalar lookup per lane in
+       a local copy of the pool; the lanes are inserted into registers (pinsrw, 16 bits at a time) and stored whole.
+       The C loop stored them one by one into a local and copied that out: a vector load of a group of narrow
+       stores cannot be store-forwarded, and waits for them to retire. q7_gather16_128: lanes pool[(ix[j] >> SH) &
+       MASK], j = 0..7. q7_gather8_128: bytes pool[ix[j] & MASK], j = 0..15, a pair per pinsrw. */
+    #define Q7_GATHER_LANE16(j) pool[(ix[j] >> sh) & mask]
+    static inline __m128i q7_gather16_128(const uint16_t *pool, const uint16_t *ix, int sh, int mask) {
+        __m128i v = _mm_cvtsi32_si128(Q7_GATHER_LANE16(0));
+        v = _mm_insert_epi16(v, Q7_GATHER_LANE16(1), 1);
+        v = _mm_insert_epi16(v, Q7_GATHER_LANE16(2), 2);
+        v = _mm_insert_epi16(v, Q7_GATHER_LANE16(3), 3);
+        v = _mm_insert_epi16(v, Q7_GATHER_LANE16(4), 4);
+        v = _mm_insert_epi16(v, Q7_GATHER_LANE16(5), 5);
+        v = _mm_insert_epi16(v, Q7_GATHER_LANE16(6), 6);
+        return _mm_insert_epi16(v, Q7_GATHER_LANE16(7), 7);
+    }
+    #define Q7_GATHER_PAIR8(j) (pool[ix[2 * (j)] & mask] | (pool[ix[2 * (j) + 1] & mask] << 8))
+    static inline __m128i q7_gather8_128(const uint8_t *pool, const uint8_t *ix, int mask) {
+        __m128i v = _mm_cvtsi32_si128(Q7_GATHER_PAIR8(0));
+        v = _mm_insert_epi16(v, Q7_GATHER_PAIR8(1), 1);
+        v = _mm_insert_epi16(v, Q7_GATHER_PAIR8(2), 2);
+        v = _mm_insert_epi16(v, Q7_GATHER_PAIR8(3), 3);
+        v = _mm_insert_epi16(v, Q7_GATHER_PAIR8(4), 4);
+        v = _mm_insert_epi16(v, Q7_GATHER_PAIR8(5), 5);
+        v = _mm_insert_epi16(v, Q7_GATHER_PAIR8(6), 6);
+        return _mm_insert_epi16(v, Q7_GATHER_PAIR8(7), 7);
+    }
+    #endif
     /* the portable body of a two-register permute: o[k] = (a || b)[idx[k] & MASK], N lanes of type T */
     #define Q7_PERMUTE2_C(T, N, MASK) do { \
         T pool[2 * (N)], t[N]; int k; \
@@ -476,6 +505,16 @@ cdef extern from *:
         }
         _mm256_storeu_si256((__m256i *)o, r[0]);
         _mm256_storeu_si256((__m256i *)(o + 32), r[1]);
+    #elif defined(__SSE2__)
+        uint8_t pool[128];
+        __m128i r[4];
+        int q;
+        memcpy(pool, a, 64);
+        memcpy(pool + 64, b, 64);
+        for (q = 0; q < 4; q++)
+            r[q] = q7_gather8_128(pool, idx + 16 * q, 0x7F);
+        for (q = 0; q < 4; q++)
+            _mm_storeu_si128((__m128i *)(o + 16 * q), r[q]);
     #else
         Q7_PERMUTE2_C(uint8_t, 64, 0x7F);
     #endif
@@ -523,6 +562,16 @@ cdef extern from *:
             _mm256_loadu_si256((const __m256i *)(idx + 16))), 0x88));
         _mm256_storeu_si256((__m256i *)o, r0);
         _mm256_storeu_si256((__m256i *)(o + 16), r1);
+    #elif defined(__SSE2__)
+        uint16_t pool[64];
+        __m128i r[4];
+        int q;
+        memcpy(pool, a, 64);
+        memcpy(pool + 32, b, 64);
+        for (q = 0; q < 4; q++)
+            r[q] = q7_gather16_128(pool, idx + 8 * q, 0, 0x3F);
+        for (q = 0; q < 4; q++)
+            _mm_storeu_si128((__m128i *)(o + 8 * q), r[q]);
     #else
         Q7_PERMUTE2_C(uint16_t, 32, 0x3F);
     #endif
@@ -550,6 +599,17 @@ cdef extern from *:
         }
         _mm256_storeu_ps((float *)o, r[0]);
         _mm256_storeu_ps((float *)(o + 8), r[1]);
+    #elif defined(__SSE2__)
+        uint32_t pool[32];
+        __m128i r[4];
+        int q;
+        memcpy(pool, a, 64);
+        memcpy(pool + 16, b, 64);
+        for (q = 0; q < 4; q++)
+            r[q] = _mm_setr_epi32((int)pool[idx[4 * q] & 0x1F], (int)pool[idx[4 * q + 1] & 0x1F],
+                                  (int)pool[idx[4 * q + 2] & 0x1F], (int)pool[idx[4 * q + 3] & 0x1F]);
+        for (q = 0; q < 4; q++)
+            _mm_storeu_si128((__m128i *)(o + 4 * q), r[q]);
     #else
         Q7_PERMUTE2_C(uint32_t, 16, 0x1F);
     #endif
@@ -598,9 +658,34 @@ cdef extern from *:
         for (g = 0; g < 2; g++)
             _mm256_storeu_si256((__m256i *)(t + 16 * g), _mm256_blendv_epi8(
                 _mm256_loadu_si256((const __m256i *)(t + 16 * g)), r[2 + g], mk[2 + g]));
+    #elif defined(__SSE2__)
+        /* both lookups over one copy of the pool into registers (q7_gather16_128), then the merge or, under the
+           all-true predicate, none */
+        uint16_t pool[64];
+        __m128i ru[4], rt[4];
+        int q;
+        memcpy(pool, a, 64);
+        memcpy(pool + 32, b, 64);
+        for (q = 0; q < 4; q++) {
+            ru[q] = q7_gather16_128(pool, idx + 8 * q, 0, 0x3F);
+            rt[q] = q7_gather16_128(pool, idx + 8 * q, 8, 0x3F);
+        }
+        if ((mu & mt) != ~(uint64_t)0) {
+            uint16_t ou[32], ot[32];
+            for (q = 0; q < 4; q++) {
+                _mm_storeu_si128((__m128i *)(ou + 8 * q), ru[q]);
+                _mm_storeu_si128((__m128i *)(ot + 8 * q), rt[q]);
+            }
+            q7_merge_bits((uint8_t *)u, (const uint8_t *)ou, mu);
+            q7_merge_bits((uint8_t *)t, (const uint8_t *)ot, mt);
+            return;
+        }
+        for (q = 0; q < 4; q++)
+            _mm_storeu_si128((__m128i *)(u + 8 * q), ru[q]);
+        for (q = 0; q < 4; q++)
+            _mm_storeu_si128((__m128i *)(t + 8 * q), rt[q]);
     #else
-        /* both lookups in one pass over one copy of the pool, and the all-true predicate without a merge (the
-           portable body is the generic level's: SSE2 has no byte shuffle) */
+        /* both lookups in one pass over one copy of the pool, and the all-true predicate without a merge */
         uint16_t pool[64], ou[32], ot[32];
         uint8_t bu[64], bt[64], mk[64], mkt[64], old[64];
         int k;
