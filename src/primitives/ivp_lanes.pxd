@@ -93,14 +93,18 @@ cdef extern from *:
                 r = _mm_sub_epi16(zero, _mm_srai_epi16(_mm_slli_epi16(r, 10), 10));
             neg = _mm_srai_epi16(r, 15);
             mag = _mm_sub_epi16(_mm_xor_si128(r, neg), neg);                      /* |r| (-32768 stays 0x8000) */
-            inrange = _mm_cmpeq_epi16(_mm_subs_epu16(mag, fifteen), zero);        /* |r| <= 15 (unsigned) */
-            lsel = _mm_cmpgt_epi16(one, r);                                       /* r <= 0: the low half */
-            e = _mm_and_si128(_mm_or_si128(_mm_and_si128(lsel, mag), _mm_andnot_si128(lsel, _mm_sub_epi16(sixteen, mag))),
-                              fifteen);
-            plo = _mm_cvttps_epi32(_mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(_mm_unpacklo_epi16(e, zero), bias), 23)));
-            phi = _mm_cvttps_epi32(_mm_castsi128_ps(_mm_slli_epi32(_mm_add_epi32(_mm_unpackhi_epi16(e, zero), bias), 23)));
-            p = _mm_packs_epi32(_mm_srai_epi32(_mm_slli_epi32(plo, 16), 16), _mm_srai_epi32(_mm_slli_epi32(phi, 16), 16));
-            y = _mm_or_si128(_mm_and_si128(lsel, _mm_mullo_epi16(x, p)), _mm_andnot_si128(lsel, _mm_mulhi_epu16(x, p)));
+            inrange = _mm_cmpeq_epi16(_mm_subs_epu16(mag, fifteen), zero);      /* |r| <= 15 (unsigned) */
+            lsel = _mm_cmpgt_epi16(one, r);                                     /* r <= 0: the low half */
+            e = _mm_or_si128(_mm_and_si128(lsel, mag), _mm_andnot_si128(lsel, _mm_sub_epi16(sixteen, mag)));
+            e = _mm_and_si128(e, fifteen);                                      /* e in 0..15 */
+            plo = _mm_slli_epi32(_mm_add_epi32(_mm_unpacklo_epi16(e, zero), bias), 23);
+            phi = _mm_slli_epi32(_mm_add_epi32(_mm_unpackhi_epi16(e, zero), bias), 23);
+            plo = _mm_cvttps_epi32(_mm_castsi128_ps(plo));
+            phi = _mm_cvttps_epi32(_mm_castsi128_ps(phi));
+            p = _mm_packs_epi32(_mm_srai_epi32(_mm_slli_epi32(plo, 16), 16),       /* 2^15 as 0x8000 */
+                                _mm_srai_epi32(_mm_slli_epi32(phi, 16), 16));
+            y = _mm_or_si128(_mm_and_si128(lsel, _mm_mullo_epi16(x, p)),
+                             _mm_andnot_si128(lsel, _mm_mulhi_epu16(x, p)));
             out[q] = _mm_and_si128(y, inrange);
         }
         for (q = 0; q < 4; q++)

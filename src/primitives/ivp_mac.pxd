@@ -132,7 +132,8 @@ cdef extern from *:
         const __m128i wa = _mm_set1_epi16((short)ca), wb = _mm_set1_epi16((short)cb), zero = _mm_setzero_si128();
         int q, j;
         for (q = 0; q < 4; q++) {
-            __m128i x = _mm_loadu_si128((const __m128i *)(a + 8 * q)), y = _mm_loadu_si128((const __m128i *)(b + 8 * q));
+            __m128i x = _mm_loadu_si128((const __m128i *)(a + 8 * q));
+            __m128i y = _mm_loadu_si128((const __m128i *)(b + 8 * q));
             __m128i xl = _mm_mullo_epi16(x, wa), yl = _mm_mullo_epi16(y, wb);
             __m128i xh = q7_mulhi16_128(x, wa, !sgn, 1), yh = q7_mulhi16_128(y, wb, !sgn, 1);
             __m128i px[2], py[2];
@@ -171,8 +172,8 @@ cdef extern from *:
        comes from the registers by lane shifts (SSE2: two byte shifts; AVX2: a 128-bit lane swap and a byte align;
        AVX-512: one two-register word permute) and each 4 (AVX2) or 8 (AVX-512) lanes are widened to their cells,
        multiplied by vpmuldq and added in registers (SSE2, which has no signed 32-bit multiply: 16 x 16-bit
-       products from their low and high halves, q7_mulhi16_128, sign-extended to the cells). The portable body is the reference (the levels without a body keep
-       mac_4tap's loop: Q7_MAC1_LEAF 0). */
+       products from their low and high halves, q7_mulhi16_128, sign-extended to the cells). The portable body is
+       the reference (the levels without a body keep mac_4tap's loop: Q7_MAC1_LEAF 0). */
     #if defined(__AVX512F__)
     #define Q7_MAC1_LEAF 1
     #elif defined(__AVX2__)

@@ -590,7 +590,8 @@ cdef extern from *:
         int h;
         for (h = 0; h < 2; h++) {
             __m256i ix = _mm256_loadu_si256((const __m256i *)(idx + 8 * h));
-            __m256 b3 = _mm256_castsi256_ps(_mm256_slli_epi32(ix, 28)), b4 = _mm256_castsi256_ps(_mm256_slli_epi32(ix, 27));
+            __m256 b3 = _mm256_castsi256_ps(_mm256_slli_epi32(ix, 28));
+            __m256 b4 = _mm256_castsi256_ps(_mm256_slli_epi32(ix, 27));
             __m256 lo = _mm256_blendv_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(q0, ix)),
                                          _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(q1, ix)), b3);
             __m256 hi = _mm256_blendv_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(q2, ix)),
