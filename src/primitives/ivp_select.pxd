@@ -139,16 +139,16 @@ cdef extern from *:
        two-register byte permute are a 64-step byte loop at SSE2 (the generic level): a mask or a shift and a
        saturating pack (the bytes are below 256, so packuswb keeps them), or a mask, a shift and an or. AVX2's
        permute (in-lane shuffles, about 110 instructions) measured the same with this body (0.97-1.02x), and
-       AVX-512 VBMI's is one vpermi2b, so only SSE2 has it. Returns 0 for the other immediates; o is written after
-       lo and hi are read. The portable body is the reference. */
+       AVX-512 VBMI's is one vpermi2b, so only SSE2 has it (elsewhere sel2nx8i's index vector and permute, the
+       reference form, run). Returns 0 for the other immediates; o is written after lo and hi are read. */
     #if defined(__SSE2__) && !defined(__AVX2__)
     #define Q7_SEL_PAIRS_LEAF 1
     #else
     #define Q7_SEL_PAIRS_LEAF 0
     #endif
     static inline int q7_sel2_byte_pairs(uint8_t *o, const uint8_t *lo, const uint8_t *hi, int imm) {
-        int q;
     #if Q7_SEL_PAIRS_LEAF
+        int q;
         const __m128i low = _mm_set1_epi16(0x00FF), high = _mm_set1_epi16((short)0xFF00);
         __m128i x[8], out[4];
         if (imm != 0x00 && imm != 0x01 && imm != 53)
@@ -167,23 +167,15 @@ cdef extern from *:
         }
         for (q = 0; q < 4; q++)
             _mm_storeu_si128((__m128i *)(o + 16 * q), out[q]);
-    #else
-        uint8_t t[64];
-        if (imm != 0x00 && imm != 0x01 && imm != 53)
-            return 0;
-        for (q = 0; q < 64; q++) {
-            if (imm == 53)
-                t[q] = (q & 1) ? hi[q] : lo[q + 1];
-            else
-                t[q] = q < 32 ? lo[2 * q + imm] : hi[2 * (q - 32) + imm];
-        }
-        memcpy(o, t, 64);
-    #endif
         return 1;
+    #else
+        (void)o; (void)lo; (void)hi; (void)imm;
+        return 0;       /* not called: Q7_SEL_PAIRS_LEAF is 0 */
+    #endif
     }
     """
     void q7_unpack_nibbles16(uint16_t* o, const uint8_t* chunk, int h, int sgn) nogil
-    const bint Q7_SEL_PAIRS_LEAF   # 1 where q7_sel2_byte_pairs has a SIMD body (SSE2 without AVX2: the generic level)
+    const bint Q7_SEL_PAIRS_LEAF   # 1 where q7_sel2_byte_pairs has a body (SSE2 without AVX2: the generic level)
     int q7_sel2_byte_pairs(uint8_t* o, const uint8_t* lo, const uint8_t* hi, int imm) nogil
 
 
