@@ -122,15 +122,15 @@ cdef extern from *:
     }
     /* The abs-sub flag ops (babssub2nx8, babssubu2nx8, babssubunx16, ...) at SSE2 without AVX2 (the generic level):
        o[k] = |a[k] - b[k]| as the unsigned lane pattern, the returned vbool's lane k true where a[k] < b[k]
-       (LANE_BYTES 1, 2, 4; signed or unsigned). SSE2 has neither the 8-bit signed nor the 16-bit unsigned min / max,
-       and GCC's form of the lane loop took about 470 instructions for 8-bit lanes. Here lt = the compare (unsigned:
-       both operands' sign bits flipped first), d = a - b wrapping, o = (d ^ lt) - lt (the negation where a < b),
-       and the vbool is the compare's byte signs (pmovmskb). Reads a and b before o is written. */
+       (LANE_BYTES 1 or 2, the abs-subs the op table has; signed or unsigned). SSE2 has neither the 8-bit signed nor
+       the 16-bit unsigned min / max, and GCC's form of the lane loop took about 470 instructions for 8-bit lanes.
+       Here lt = the compare (unsigned: both operands' sign bits flipped first), d = a - b wrapping, o = (d ^ lt) - lt
+       (the negation where a < b), and the vbool is the compare's byte signs (pmovmskb). Reads a and b before o is
+       written. */
     #if defined(__SSE2__) && !defined(__AVX2__)
     #define Q7_ABSDIFF_LEAF 1
     static inline uint64_t q7_absdiff_bits(uint8_t *o, const void *a, const void *b, int lane_bytes, int sgn) {
-        const __m128i flip = lane_bytes == 1 ? _mm_set1_epi8((char)0x80)
-                           : lane_bytes == 2 ? _mm_set1_epi16((short)0x8000) : _mm_set1_epi32((int)0x80000000u);
+        const __m128i flip = lane_bytes == 1 ? _mm_set1_epi8((char)0x80) : _mm_set1_epi16((short)0x8000);
         __m128i out[4];
         uint64_t bits = 0;
         int q;
@@ -141,12 +141,9 @@ cdef extern from *:
             if (lane_bytes == 1) {
                 lt = _mm_cmpgt_epi8(ys, xs);
                 d = _mm_sub_epi8(_mm_xor_si128(_mm_sub_epi8(x, y), lt), lt);
-            } else if (lane_bytes == 2) {
+            } else {
                 lt = _mm_cmpgt_epi16(ys, xs);
                 d = _mm_sub_epi16(_mm_xor_si128(_mm_sub_epi16(x, y), lt), lt);
-            } else {
-                lt = _mm_cmpgt_epi32(ys, xs);
-                d = _mm_sub_epi32(_mm_xor_si128(_mm_sub_epi32(x, y), lt), lt);
             }
             out[q] = d;
             bits |= (uint64_t)(uint32_t)_mm_movemask_epi8(lt) << (16 * q);
@@ -291,7 +288,7 @@ cdef inline void lanes_flag(vbool_t* vb, vec_t* vt, const lane_t* a, const lane_
     # mask register (read before vt, which may alias a or b, is written), and the loops below skip the lane mask
     cdef bint mask_compare = Q7_MASK_COMPARE and op <= FLAG_ABSDIFF
     cdef vbool_t flags = 0
-    if op == FLAG_ABSDIFF and Q7_ABSDIFF_LEAF:
+    if op == FLAG_ABSDIFF and Q7_ABSDIFF_LEAF and sizeof(lane_t) <= 2:
         vb[0] = q7_absdiff_bits(vt.u8, a, b, sizeof(lane_t), sgn)
         return
     if mask_compare:
