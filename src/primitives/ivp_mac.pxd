@@ -87,6 +87,25 @@ cdef extern from *:
     }
     static inline __m128i q7_sext128lo(__m128i p) { return _mm_unpacklo_epi32(p, _mm_srai_epi32(p, 31)); }
     static inline __m128i q7_sext128hi(__m128i p) { return _mm_unpackhi_epi32(p, _mm_srai_epi32(p, 31)); }
+    /* the four pairs of 64-bit cells of the products of 8 16-bit lanes x and c (each unsigned with XU / CU, else
+       signed): low and high halves interleaved into 32-bit products, zero-extended when both are unsigned (a
+       product below 2^32), else sign-extended (it fits int32: |s16 x u16| <= 2^15 * (2^16 - 1)) */
+    static inline void q7_prod16_cells128(__m128i x, __m128i c, int xu, int cu, __m128i *cells) {
+        const __m128i zero = _mm_setzero_si128();
+        __m128i l = _mm_mullo_epi16(x, c), h = q7_mulhi16_128(x, c, xu, cu);
+        __m128i p0 = _mm_unpacklo_epi16(l, h), p1 = _mm_unpackhi_epi16(l, h);
+        if (xu && cu) {
+            cells[0] = _mm_unpacklo_epi32(p0, zero);
+            cells[1] = _mm_unpackhi_epi32(p0, zero);
+            cells[2] = _mm_unpacklo_epi32(p1, zero);
+            cells[3] = _mm_unpackhi_epi32(p1, zero);
+        } else {
+            cells[0] = q7_sext128lo(p0);
+            cells[1] = q7_sext128hi(p0);
+            cells[2] = q7_sext128lo(p1);
+            cells[3] = q7_sext128hi(p1);
+        }
+    }
     #endif
     #if defined(__AVX512F__)
     /* The 16-bit pairs at AVX-512: each lane widened straight to its 64-bit cell (vpmov{z,s}xwq) and multiplied by
@@ -123,34 +142,17 @@ cdef extern from *:
     Q7_MAC_PAIR16_AVX2(q7_mac_pair_s16, int16_t, _mm256_cvtepi16_epi64, _mm256_mul_epi32)
     #elif defined(__SSE2__)
     /* SSE2 (the generic level; GCC's vectorisation of the C loop took 300-450 instructions per op): each 8 lanes'
-       32-bit products are the low (pmullw) and high halves of 16 x 16-bit multiplies, interleaved. The weights
-       are unsigned 16-bit, the lanes unsigned or signed (q7_mulhi16_128 gives the high halves). Each product fits
-       32 bits (unsigned, or signed: -2^15 * (2^16 - 1) > -2^31), is widened to its 64-bit cell (zero or sign
-       extension), and the two are summed there. */
+       products with the unsigned 16-bit weights as 64-bit cells (q7_prod16_cells128), the two summed there */
     static inline void q7_mac_pair16_sse2(int64_t *__restrict w, const uint16_t *__restrict a,
                                           const uint16_t *__restrict b, int64_t ca, int64_t cb, int acc, int sgn) {
-        const __m128i wa = _mm_set1_epi16((short)ca), wb = _mm_set1_epi16((short)cb), zero = _mm_setzero_si128();
+        const __m128i wa = _mm_set1_epi16((short)ca), wb = _mm_set1_epi16((short)cb);
         int q, j;
         for (q = 0; q < 4; q++) {
-            __m128i x = _mm_loadu_si128((const __m128i *)(a + 8 * q));
-            __m128i y = _mm_loadu_si128((const __m128i *)(b + 8 * q));
-            __m128i xl = _mm_mullo_epi16(x, wa), yl = _mm_mullo_epi16(y, wb);
-            __m128i xh = q7_mulhi16_128(x, wa, !sgn, 1), yh = q7_mulhi16_128(y, wb, !sgn, 1);
-            __m128i px[2], py[2];
-            px[0] = _mm_unpacklo_epi16(xl, xh); px[1] = _mm_unpackhi_epi16(xl, xh);     /* 32-bit products */
-            py[0] = _mm_unpacklo_epi16(yl, yh); py[1] = _mm_unpackhi_epi16(yl, yh);
-            for (j = 0; j < 2; j++) {
-                __m128i lo, hi;
-                if (sgn) {
-                    lo = _mm_add_epi64(q7_sext128lo(px[j]), q7_sext128lo(py[j]));
-                    hi = _mm_add_epi64(q7_sext128hi(px[j]), q7_sext128hi(py[j]));
-                } else {
-                    lo = _mm_add_epi64(_mm_unpacklo_epi32(px[j], zero), _mm_unpacklo_epi32(py[j], zero));
-                    hi = _mm_add_epi64(_mm_unpackhi_epi32(px[j], zero), _mm_unpackhi_epi32(py[j], zero));
-                }
-                q7_acc48_128(w + 8 * q + 4 * j, lo, acc);
-                q7_acc48_128(w + 8 * q + 4 * j + 2, hi, acc);
-            }
+            __m128i cx[4], cy[4];
+            q7_prod16_cells128(_mm_loadu_si128((const __m128i *)(a + 8 * q)), wa, !sgn, 1, cx);
+            q7_prod16_cells128(_mm_loadu_si128((const __m128i *)(b + 8 * q)), wb, !sgn, 1, cy);
+            for (j = 0; j < 4; j++)
+                q7_acc48_128(w + 8 * q + 2 * j, _mm_add_epi64(cx[j], cy[j]), acc);
         }
     }
     static inline void q7_mac_pair_u16(int64_t *__restrict w, const uint16_t *__restrict a,
@@ -226,16 +228,6 @@ cdef extern from *:
             default: return a;
         }
     }
-    /* the four pairs of 64-bit cells of x * c: 8 lanes x (unsigned, or signed with SGN), c the signed tap
-       broadcast to 16-bit lanes; the products fit int32 */
-    static inline void q7_prod16_cells128(__m128i x, __m128i c, int sgn, __m128i *cells) {
-        __m128i l = _mm_mullo_epi16(x, c), h = q7_mulhi16_128(x, c, !sgn, 0);
-        __m128i p0 = _mm_unpacklo_epi16(l, h), p1 = _mm_unpackhi_epi16(l, h);
-        cells[0] = q7_sext128lo(p0);
-        cells[1] = q7_sext128hi(p0);
-        cells[2] = q7_sext128lo(p1);
-        cells[3] = q7_sext128hi(p1);
-    }
     #endif
     static inline void q7_mac1_16(int64_t *__restrict w, const uint16_t *lo, const uint16_t *hi, int t, int sgn,
                                   int64_t c, int acc) {
@@ -289,7 +281,7 @@ cdef extern from *:
             reg[q] = _mm_loadu_si128((const __m128i *)(lo + 8 * q));
         reg[4] = _mm_loadu_si128((const __m128i *)hi);
         for (q = 0; q < 4; q++) {
-            q7_prod16_cells128(q7_window8(reg[q], reg[q + 1], t), wc, sgn, cells);
+            q7_prod16_cells128(q7_window8(reg[q], reg[q + 1], t), wc, !sgn, 0, cells);
             for (j = 0; j < 4; j++)
                 q7_acc48_128(w + 8 * q + 2 * j, cells[j], acc);
         }
@@ -367,9 +359,9 @@ cdef extern from *:
             wc[t] = _mm_set1_epi16((short)c[t]);
         for (q = 0; q < 4; q++) {
             __m128i sum[4], cells[4];
-            q7_prod16_cells128(reg[q], wc[0], sgn, sum);
+            q7_prod16_cells128(reg[q], wc[0], !sgn, 0, sum);
             for (t = 1; t < 4; t++) {
-                q7_prod16_cells128(q7_window8(reg[q], reg[q + 1], t), wc[t], sgn, cells);
+                q7_prod16_cells128(q7_window8(reg[q], reg[q + 1], t), wc[t], !sgn, 0, cells);
                 for (j = 0; j < 4; j++)
                     sum[j] = _mm_add_epi64(sum[j], cells[j]);
             }

@@ -443,7 +443,9 @@ cdef extern from *:
        a local copy of the pool; the lanes are inserted into registers (pinsrw, 16 bits at a time) and stored whole.
        The C loop stored them one by one into a local and copied that out: a vector load of a group of narrow
        stores cannot be store-forwarded, and waits for them to retire. q7_gather16_128: lanes pool[(ix[j] >> SH) &
-       MASK], j = 0..7. q7_gather8_128: bytes pool[ix[j] & MASK], j = 0..15, a pair per pinsrw. */
+       MASK], j = 0..7. q7_gather8_128: bytes pool[ix[j] & MASK], j = 0..15, a pair per pinsrw. q7_gather32_128:
+       lanes pool[ix[j] & 0x1F], j = 0..3. Q7_PERMUTE2_SSE2: the two-register permute over them, GATHER the
+       register of lanes q of the output (it reads pool, idx and q). */
     #define Q7_GATHER_LANE16(j) pool[(ix[j] >> sh) & mask]
     static inline __m128i q7_gather16_128(const uint16_t *pool, const uint16_t *ix, int sh, int mask) {
         __m128i v = _mm_cvtsi32_si128(Q7_GATHER_LANE16(0));
@@ -466,6 +468,15 @@ cdef extern from *:
         v = _mm_insert_epi16(v, Q7_GATHER_PAIR8(6), 6);
         return _mm_insert_epi16(v, Q7_GATHER_PAIR8(7), 7);
     }
+    static inline __m128i q7_gather32_128(const uint32_t *pool, const uint32_t *ix) {
+        return _mm_setr_epi32((int)pool[ix[0] & 0x1F], (int)pool[ix[1] & 0x1F], (int)pool[ix[2] & 0x1F],
+                              (int)pool[ix[3] & 0x1F]);
+    }
+    #define Q7_PERMUTE2_SSE2(T, N, GATHER) do { \
+        T pool[2 * (N)]; __m128i r[4]; int q; \
+        memcpy(pool, a, 64); memcpy(pool + (N), b, 64); \
+        for (q = 0; q < 4; q++) r[q] = (GATHER); \
+        for (q = 0; q < 4; q++) _mm_storeu_si128((__m128i *)(o + (N) / 4 * q), r[q]); } while (0)
     #endif
     /* the portable body of a two-register permute: o[k] = (a || b)[idx[k] & MASK], N lanes of type T */
     #define Q7_PERMUTE2_C(T, N, MASK) do { \
@@ -506,15 +517,7 @@ cdef extern from *:
         _mm256_storeu_si256((__m256i *)o, r[0]);
         _mm256_storeu_si256((__m256i *)(o + 32), r[1]);
     #elif defined(__SSE2__)
-        uint8_t pool[128];
-        __m128i r[4];
-        int q;
-        memcpy(pool, a, 64);
-        memcpy(pool + 64, b, 64);
-        for (q = 0; q < 4; q++)
-            r[q] = q7_gather8_128(pool, idx + 16 * q, 0x7F);
-        for (q = 0; q < 4; q++)
-            _mm_storeu_si128((__m128i *)(o + 16 * q), r[q]);
+        Q7_PERMUTE2_SSE2(uint8_t, 64, q7_gather8_128(pool, idx + 16 * q, 0x7F));
     #else
         Q7_PERMUTE2_C(uint8_t, 64, 0x7F);
     #endif
@@ -563,15 +566,7 @@ cdef extern from *:
         _mm256_storeu_si256((__m256i *)o, r0);
         _mm256_storeu_si256((__m256i *)(o + 16), r1);
     #elif defined(__SSE2__)
-        uint16_t pool[64];
-        __m128i r[4];
-        int q;
-        memcpy(pool, a, 64);
-        memcpy(pool + 32, b, 64);
-        for (q = 0; q < 4; q++)
-            r[q] = q7_gather16_128(pool, idx + 8 * q, 0, 0x3F);
-        for (q = 0; q < 4; q++)
-            _mm_storeu_si128((__m128i *)(o + 8 * q), r[q]);
+        Q7_PERMUTE2_SSE2(uint16_t, 32, q7_gather16_128(pool, idx + 8 * q, 0, 0x3F));
     #else
         Q7_PERMUTE2_C(uint16_t, 32, 0x3F);
     #endif
@@ -601,16 +596,7 @@ cdef extern from *:
         _mm256_storeu_ps((float *)o, r[0]);
         _mm256_storeu_ps((float *)(o + 8), r[1]);
     #elif defined(__SSE2__)
-        uint32_t pool[32];
-        __m128i r[4];
-        int q;
-        memcpy(pool, a, 64);
-        memcpy(pool + 16, b, 64);
-        for (q = 0; q < 4; q++)
-            r[q] = _mm_setr_epi32((int)pool[idx[4 * q] & 0x1F], (int)pool[idx[4 * q + 1] & 0x1F],
-                                  (int)pool[idx[4 * q + 2] & 0x1F], (int)pool[idx[4 * q + 3] & 0x1F]);
-        for (q = 0; q < 4; q++)
-            _mm_storeu_si128((__m128i *)(o + 4 * q), r[q]);
+        Q7_PERMUTE2_SSE2(uint32_t, 16, q7_gather32_128(pool, idx + 4 * q));
     #else
         Q7_PERMUTE2_C(uint32_t, 16, 0x1F);
     #endif
