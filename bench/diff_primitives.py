@@ -5,7 +5,8 @@ the current src/primitives/q7ivp.pxd (the umbrella over the ivp_*.pxd family fil
 src/primitives/q7{regs,softfloat,ivp}.pxd at a reference git revision (renamed *_ref), then runs every
 primitive of the op table (q7emu/primitives/optable.py) defined in the current family files on
 the same random register states through both and compares the complete state: all vector
-registers (64 bytes each), wvec view + all 64 cells, the full 64-bit vbool registers (not just
+registers (64 bytes each), wvec view + all 64 cells (in the 48-bit view their low 48 bits, all a cell holds of
+its lane: src/primitives/q7regs.pxd), the full 64-bit vbool registers (not just
 the lane bits the Python wrappers expose), pr, the memory buffer and the offset.
 
 Three operand modes: `distinct` (every register operand a different register), `alias` (operands
@@ -129,13 +130,19 @@ def gen_pyx(funcs):
     w("    s.off = <Py_ssize_t>(M[t, 600] % 193)")
     w("")
     w("cdef int same(St* a, St* b) noexcept:")
-    w("    cdef int i")
+    w("    cdef int i, j")
     w("    if memcmp(a.v, b.v, sizeof(a.v)) or memcmp(a.b, b.b, sizeof(a.b)) or memcmp(a.p, b.p, sizeof(a.p)):")
     w("        return 0")
     w("    if memcmp(a.u, b.u, sizeof(a.u)) or memcmp(a.mem, b.mem, 512) or a.off != b.off:")
     w("        return 0")
     w(f"    for i in range({NW}):")
-    w("        if a.w[i].view != b.w[i].view or memcmp(a.w[i].c, b.w[i].c, sizeof(a.w[i].c)):")
+    w("        if a.w[i].view != b.w[i].view:")
+    w("            return 0")
+    w("        if a.w[i].view == 48:     # a 48-bit cell holds its lane modulo 2^48: its low 48 bits are the state")
+    w("            for j in range(64):")
+    w("                if (<uint64_t>a.w[i].c[j]) << 16 != (<uint64_t>b.w[i].c[j]) << 16:")
+    w("                    return 0")
+    w("        elif memcmp(a.w[i].c, b.w[i].c, sizeof(a.w[i].c)):")
     w("            return 0")
     w("    return 1")
     w("")

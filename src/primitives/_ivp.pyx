@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from libc.stdint cimport uint8_t
 from libc.string cimport memcpy, memset
 from cpython.pyport cimport PY_SSIZE_T_MAX
-from q7regs cimport vec_t, wvec_t, vbool_t, pr_t, valign_t, wvec_to_raw, wvec_from_raw, wvec_zero
+from q7regs cimport vec_t, wvec_t, vbool_t, pr_t, valign_t, sext, wvec_to_raw, wvec_from_raw, wvec_zero
 cimport q7ivp as P
 
 from q7emu.errors import InvalidArgument
@@ -113,8 +113,8 @@ cdef object _wout(wvec_t* w):
     cdef int i
     if w.view == 24:
         return np.array([w.c[i] for i in range(64)], dtype=np.int64)
-    if w.view == 48:
-        return np.array([w.c[i] for i in range(32)], dtype=np.int64)
+    if w.view == 48:             # a 48-bit cell holds its lane modulo 2^48 (q7regs.pxd): sign-extend it
+        return np.array([sext(w.c[i], 48) for i in range(32)], dtype=np.int64)
     return [(int(w.c[2 * i + 1]) << 64) | (int(w.c[2 * i]) & 0xFFFFFFFFFFFFFFFF) for i in range(16)]
 
 

@@ -27,8 +27,9 @@ cdef extern from *:
         int i; \
         if (acc) { \
             for (i = 0; i < (N); i++) { \
-                int64_t v = w[i] + (int64_t)((PROD)a[i] * (PROD)ca) + (int64_t)((PROD)b[i] * (PROD)cb); \
-                w[i] = (int64_t)((uint64_t)v << (SHIFT)) >> (SHIFT); \
+                uint64_t v = (uint64_t)w[i] + (uint64_t)(int64_t)((PROD)a[i] * (PROD)ca) \
+                    + (uint64_t)(int64_t)((PROD)b[i] * (PROD)cb); \
+                w[i] = (int64_t)(v << (SHIFT)) >> (SHIFT); \
             } \
         } else if ((SHIFT) > 16) { /* 24-bit lanes: an overwrite can wrap */ \
             for (i = 0; i < (N); i++) { \
@@ -41,22 +42,21 @@ cdef extern from *:
         } \
     }
     Q7_MAC_PAIR(q7_mac_pair_u8, uint8_t, int32_t, 64, 40)
-    /* The accumulator step of the SIMD MAC leaves: cells w[0 .. lanes) = v (overwrite), or with ACC the 48-bit
-       wrap of w + v (AVX-512: a shift pair; AVX2 has no 64-bit arithmetic shift: ((x & (2^48 - 1)) ^ 2^47) - 2^47) */
+    /* The accumulator step of the SIMD MAC leaves: cells w[0 .. lanes) = v (overwrite), or with ACC w + v modulo
+       2^64. No wrap to 48 bits: a 48-bit cell holds its lane modulo 2^48 (q7regs.pxd), and the low 48 bits of a
+       64-bit sum are those of the 48-bit one, so the wrap (a shift pair at AVX-512, three ops below it) is left to
+       the few readers of more than the low 48 bits (docs/build.md §3.6) */
     #if defined(__AVX512F__)
     static inline void q7_acc48_512(int64_t *w, __m512i v, int acc) {
         if (acc)
-            v = _mm512_srai_epi64(_mm512_slli_epi64(_mm512_add_epi64(_mm512_loadu_si512((const void *)w), v), 16), 16);
+            v = _mm512_add_epi64(_mm512_loadu_si512((const void *)w), v);
         _mm512_storeu_si512((void *)w, v);
     }
     #endif
     #if defined(__AVX2__)
     static inline void q7_acc48_256(int64_t *w, __m256i v, int acc) {
-        if (acc) {
-            const __m256i m48 = _mm256_set1_epi64x(0xFFFFFFFFFFFFLL), b47 = _mm256_set1_epi64x(0x800000000000LL);
+        if (acc)
             v = _mm256_add_epi64(_mm256_loadu_si256((const __m256i *)w), v);
-            v = _mm256_sub_epi64(_mm256_xor_si256(_mm256_and_si256(v, m48), b47), b47);
-        }
         _mm256_storeu_si256((__m256i *)w, v);
     }
     #endif
@@ -67,11 +67,8 @@ cdef extern from *:
        is set (u = s + 2^16 there, so u * v = s * v + 2^16 * v). q7_sext128lo / hi: 32-bit lanes 0-1 / 2-3
        sign-extended to 64-bit cells. */
     static inline void q7_acc48_128(int64_t *w, __m128i v, int acc) {
-        if (acc) {
-            const __m128i m48 = _mm_set1_epi64x(0xFFFFFFFFFFFFLL), b47 = _mm_set1_epi64x(0x800000000000LL);
+        if (acc)
             v = _mm_add_epi64(_mm_loadu_si128((const __m128i *)w), v);
-            v = _mm_sub_epi64(_mm_xor_si128(_mm_and_si128(v, m48), b47), b47);
-        }
         _mm_storeu_si128((__m128i *)w, v);
     }
     static inline __m128i q7_mulhi16_128(__m128i x, __m128i y, int xu, int yu) {
@@ -290,7 +287,7 @@ cdef extern from *:
         for (i = 0; i < 32; i++) {
             uint16_t x = i + t < 32 ? lo[i + t] : hi[i + t - 32];
             int64_t p = (int64_t)(sgn ? (int32_t)(int16_t)x : (int32_t)x) * c;
-            w[i] = acc ? (int64_t)((uint64_t)(w[i] + p) << 16) >> 16 : p;
+            w[i] = acc ? (int64_t)(((uint64_t)w[i] + (uint64_t)p) << 16) >> 16 : p;
         }
     #endif
     }
@@ -376,7 +373,7 @@ cdef extern from *:
                 uint16_t x = i + t < 32 ? lo[i + t] : hi[i + t - 32];
                 p += (int64_t)(sgn ? (int32_t)(int16_t)x : (int32_t)x) * c[t];
             }
-            w[i] = acc ? (int64_t)((uint64_t)(w[i] + p) << 16) >> 16 : p;
+            w[i] = acc ? (int64_t)(((uint64_t)w[i] + (uint64_t)p) << 16) >> 16 : p;
         }
     #endif
     }
@@ -461,7 +458,7 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
         if acc:
             wvec_as(wv, 48)
             for i in range(32):
-                wv.c[i] = sext(wv.c[i] + x[i], 48)
+                wv.c[i] = sext(<int64_t>(<uint64_t>wv.c[i] + <uint64_t>x[i]), 48)
         else:
             _overwrite(wv, 48, 32)
             memcpy(wv.c, x, sizeof(x))
@@ -485,7 +482,7 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
     if acc:
         wvec_as(wv, 48)
         for i in range(32):
-            wv.c[i] = sext(wv.c[i] + x[i], 48)
+            wv.c[i] = sext(<int64_t>(<uint64_t>wv.c[i] + <uint64_t>x[i]), 48)
         return
     _overwrite(wv, 48, 32)
     memcpy(wv.c, x, sizeof(x))

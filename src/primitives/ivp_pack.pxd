@@ -5,7 +5,7 @@ rounding, wrap; packl / packm / packh: the low / middle / high third of each wid
 shift is clamped to <= 23 for 8-bit and <= 32 for 16/32-bit output. The output lane type picks the
 wvec view: 8-bit lanes read 24-bit lanes, 16-bit read 48-bit, 32-bit read 96-bit."""
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
-from q7regs cimport vec_t, wvec_t, int128, wvec_as, q7_copy64
+from q7regs cimport vec_t, wvec_t, int128, sext, wvec_as, q7_copy64
 from ivp_lanes cimport u8a, s8a, u16a, s16a, u32a
 
 
@@ -95,9 +95,10 @@ cdef inline void pack_round_sat(out_t* vt, wvec_t* wv, int sh) noexcept nogil:
         lo, hi = -32768, 32767
     else:
         lo, hi = 0, 65535
-    wvec_as(wv, 24 * <int>sizeof(out_t))
-    for i in range(<int>(64 // sizeof(out_t))):
-        vt[i] = <out_t>_sat(_shr_round(wv.c[i], s), lo, hi)
+    cdef int bits = 24 * <int>sizeof(out_t)
+    wvec_as(wv, bits)
+    for i in range(<int>(64 // sizeof(out_t))):     # the lane's value: its cell's low `bits` bits, sign-extended
+        vt[i] = <out_t>_sat(_shr_round(sext(wv.c[i], bits), s), lo, hi)
 
 
 cdef inline void pack_shift_wrap(out_t* vt, wvec_t* wv, int sh) noexcept nogil:
@@ -110,7 +111,8 @@ cdef inline void pack_shift_wrap(out_t* vt, wvec_t* wv, int sh) noexcept nogil:
         q7_pack16_shift(<uint16_t*>vt, wv.c, s)
         return
     # into a local first: vt (may_alias) could alias wv for GCC. A logical shift: the output's bits s .. s + width - 1
-    # (<= 47) are the same as the arithmetic shift's, and SSE2 / AVX2 have it for 64-bit lanes (psrlq)
+    # (<= 47) are the same as the arithmetic shift's, SSE2 / AVX2 have it for 64-bit lanes (psrlq), and it reads only
+    # the cell's low 48 bits (a 48-bit cell's upper bits are not part of its lane: q7regs.pxd)
     for i in range(<int>(64 // sizeof(out_t))):
         o[i] = <out_t>((<uint64_t>wv.c[i]) >> s)
     q7_copy64(vt, o)            # vector moves: memcpy became 8-byte loads of o, each waiting on o's vector stores

@@ -4,10 +4,13 @@
 vec_t    512-bit vector register (`v`), lane views 2NX8 = 64 x 8, NX16 = 32 x 16, N_2X32 = 16 x 32,
          NXF16 = 32 x fp16 (bit patterns in u16), N_2XF32 = 16 x fp32 (bit patterns in u32).
 wvec_t   1536-bit wide accumulator (`wv`): 64 x 24, 32 x 48 or 16 x 96-bit lanes that wrap.
-         Stored as 64 int64 cells in the lane view last written (`view`): view 24/48 keep lane i
-         sign-extended in cell i; view 96 keeps lane i as cell 2i (low 64 bits) + cell 2i+1 (high
-         32 bits, sign-extended). The raw bit image (lane i of width W at bits [iW, iW+W)) is the
-         architectural state: an op that reads another view converts through it (wvec_as).
+         Stored as 64 int64 cells in the lane view last written (`view`): view 24 keeps lane i
+         sign-extended in cell i; view 48 keeps lane i in the low 48 bits of cell i, the cell's bits
+         48-63 undefined (the accumulating MACs add whole cells modulo 2^64 and leave the wrap to the
+         readers, docs/build.md §3.6: wvec_to_raw, and the packs, which read bits <= 47 or sign-extend);
+         view 96 keeps lane i as cell 2i (low 64 bits) + cell 2i+1 (high 32 bits, sign-extended).
+         The raw bit image (lane i of width W at bits [iW, iW+W)) is the architectural state: an op
+         that reads another view converts through it (wvec_as).
 vbool_t  64-bit predicate (`vb`): one bit per 8-bit sub-lane; a compare on 8/16/32-bit lanes
          sets 1/2/4 bits per lane. A predicated op on W-bit lanes reads bit (W/8)*k for lane k.
 pr_t     64-bit packed-operand register (`pr`) read by the ...XR8 / ...XR16 MACs.
