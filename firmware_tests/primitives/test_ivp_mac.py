@@ -257,6 +257,21 @@ def test_mulan_2x32_wraps_at_2_96_and_carries_across_64():
     assert got == [-TWO95, -TWO95, 2 ** 64, 2 ** 64 - 1, TWO95 - 1] + [5] * 11
 
 
+def test_muln_2x32_every_pair_of_edge_lanes():
+    # every pair of edge values at every lane position (each product at lane i of one call or another)
+    edges = [-2 ** 31, -2 ** 31 + 1, -65536, -1, 0, 1, 65535, 2 ** 31 - 1]
+    pairs = [(a, b) for a in edges for b in edges]
+    for k in range(0, len(pairs), 16):
+        for rot in (0, 5):
+            chunk = pairs[k:k + 16]
+            chunk = chunk[rot:] + chunk[:rot]
+            va = np.array([a for a, _ in chunk], dtype=np.int32)
+            vb = np.array([b for _, b in chunk], dtype=np.int32)
+            want = [a * b for a, b in chunk]
+            assert ivp.muln_2x32(va, vb) == want
+            assert ivp.mulan_2x32(None, va, vb) == want
+
+
 # ===================================================================== moves into pr (hand)
 def test_extrpr2nx8():
     vs = V(np.uint8, 64, [0x11, 0xFF], 0)

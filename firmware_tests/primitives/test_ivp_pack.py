@@ -188,6 +188,32 @@ def test_packvrn_2x96_round_saturate():
     eq(ivp.packvrn_2x96(acc, 63), want)   # clamped to 32
 
 
+def _packvrn_2x96_ref(x, s):
+    return max(-2 ** 31, min(2 ** 31 - 1, (x + (1 << (s - 1))) >> s if s else x))
+
+
+def test_packvrn_2x96_edges_at_every_shift():
+    # at every shift s: the saturation bounds (the 96-bit values whose rounded shift is just inside or just
+    # outside int32), the rounding's carry out of the low 64 bits, the 64-bit boundaries either side of zero and
+    # the 96-bit extremes, 16 lanes per call; expected values from the definition in Python integers
+    for s in range(33):
+        half = 1 << (s - 1) if s else 0
+        lim = 1 << (31 + s)
+        xs = []
+        for edge in (lim, -lim):
+            xs += [edge - half + d for d in (-2, -1, 0, 1)]
+        xs += [2 ** 64 - 1, 2 ** 64 - half, 2 ** 64 - half - 1, -2 ** 64, -2 ** 64 - 1, 2 ** 63 - 1, -2 ** 63,
+               2 ** 95 - 1, -2 ** 95, -half, -half - 1, half - 1, (1 << s) - half, -(1 << s) - half - 1]
+        # far out of range although the low 64 bits, rounded, shifted by 31 + s, equal the high word h (h * 2^64 +
+        # h * 2^(31 + s)): the high word must also be the low word's sign
+        for h in sorted({1, 2, -2, (1 << (32 - s)) - 1, -(1 << (32 - s))} - {0, -1}):
+            if -2 ** 31 <= h < 2 ** 31 and -2 ** 63 <= h << (31 + s) < 2 ** 63:     # a 96-bit lane's high word
+                xs.append(h * 2 ** 64 + (((h << (31 + s)) - half) % 2 ** 64))
+        for k in range(0, len(xs), 16):
+            acc = A(16, xs[k:k + 16], 3)
+            eq(ivp.packvrn_2x96(acc, s), np.array([_packvrn_2x96_ref(x, s) for x in acc], dtype=np.int32))
+
+
 # ===================================================================== packl / packm / packh
 def test_packl2nx24():
     # low 8 bits: 0x123456 -> 0x56 ; -1 -> 0xFF ; 0x800000 -> 0x00 ; 0xFF -> 0xFF ; -256 -> 0x00

@@ -104,6 +104,48 @@ cdef extern from *:
         }
     }
     #endif
+    /* muln_2x32 (mac_96's overwrite) at AVX2 and AVX-512: 96-bit lane i = a[i] * b[i] (signed 32 x 32 bits), cells
+       c[2i] = the 64-bit product, c[2i + 1] = its sign (the high 32 bits, sign-extended). Each lane widened to 64 bits
+       (vpmovsxdq) and multiplied by vpmuldq; the reference is mac_96's loop, which the other levels run
+       (Q7_MUL96_LEAF 0). Reads a and b before writing c. */
+    #if defined(__AVX512F__)
+    #define Q7_MUL96_LEAF 1
+    static inline void q7_mul96(int64_t *c, const int32_t *a, const int32_t *b) {
+        const __m512i lo4 = _mm512_setr_epi64(0, 8, 1, 9, 2, 10, 3, 11);
+        const __m512i hi4 = _mm512_setr_epi64(4, 12, 5, 13, 6, 14, 7, 15);
+        __m512i cells[4];
+        int h;
+        for (h = 0; h < 2; h++) {
+            __m512i p = _mm512_mul_epi32(_mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(a + 8 * h))),
+                                         _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(b + 8 * h))));
+            __m512i sg = _mm512_srai_epi64(p, 63);
+            cells[2 * h] = _mm512_permutex2var_epi64(p, lo4, sg);
+            cells[2 * h + 1] = _mm512_permutex2var_epi64(p, hi4, sg);
+        }
+        for (h = 0; h < 4; h++)
+            _mm512_storeu_si512((void *)(c + 8 * h), cells[h]);
+    }
+    #elif defined(__AVX2__)
+    #define Q7_MUL96_LEAF 1
+    static inline void q7_mul96(int64_t *c, const int32_t *a, const int32_t *b) {
+        const __m256i zero = _mm256_setzero_si256();
+        __m256i cells[8];
+        int q;
+        for (q = 0; q < 4; q++) {
+            __m256i p = _mm256_mul_epi32(_mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(a + 4 * q))),
+                                         _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(b + 4 * q))));
+            __m256i sg = _mm256_cmpgt_epi64(zero, p);
+            __m256i e = _mm256_unpacklo_epi64(p, sg), o = _mm256_unpackhi_epi64(p, sg);    /* lanes 0, 2 / 1, 3 */
+            cells[2 * q] = _mm256_permute2x128_si256(e, o, 0x20);
+            cells[2 * q + 1] = _mm256_permute2x128_si256(e, o, 0x31);
+        }
+        for (q = 0; q < 8; q++)
+            _mm256_storeu_si256((__m256i *)(c + 4 * q), cells[q]);
+    }
+    #else
+    #define Q7_MUL96_LEAF 0
+    static inline void q7_mul96(int64_t *c, const int32_t *a, const int32_t *b) { (void)c; (void)a; (void)b; }
+    #endif
     #if defined(__AVX512F__)
     /* The 16-bit pairs at AVX-512: each lane widened straight to its 64-bit cell (vpmov{z,s}xwq) and multiplied by
        the weight's low 32 bits into a 64-bit product (vpmul{u,}dq: one uop, where GCC's 32-bit products of the
@@ -379,6 +421,8 @@ cdef extern from *:
     }
     """
     const bint Q7_MAC1_LEAF        # 1 where q7_mac1_16 has a SIMD body (SSE2, AVX2, AVX-512)
+    const bint Q7_MUL96_LEAF       # 1 where q7_mul96 has a SIMD body (AVX2, AVX-512)
+    void q7_mul96(int64_t* c, const int32_t* a, const int32_t* b) nogil
     void q7_mac1_16(int64_t* w, const uint16_t* lo, const uint16_t* hi, int t, int sgn, int64_t c, int acc) nogil
     void q7_mac4_16(int64_t* w, const uint16_t* lo, const uint16_t* hi, int sgn, const int64_t* c, int acc) nogil
     void q7_mac_pair_u8(int64_t* w, const uint8_t* a, const uint8_t* b, int64_t ca, int64_t cb, int acc) nogil
@@ -519,6 +563,9 @@ cdef inline void mac_96(wvec_t* wv, const vec_t* va, const vec_t* vb, bint acc) 
             wv.c[2 * i + 1] = sext(<int64_t>(s >> 64), 32)
         return
     _overwrite(wv, 96, 32)
+    if Q7_MUL96_LEAF:
+        q7_mul96(wv.c, <const int32_t*>va.s32, <const int32_t*>vb.s32)
+        return
     for i in range(16):
         p = <int64_t>va.s32[i] * <int64_t>vb.s32[i]
         wv.c[2 * i] = p

@@ -12,8 +12,10 @@ from ivp_lanes cimport u8a, s8a, u16a, s16a, u32a
 cdef extern from *:
     """
     #include <stdint.h>
-    #if defined(__AVX2__) && !defined(__AVX512F__)
+    #if defined(__AVX2__) || defined(__AVX512F__)
     #include <immintrin.h>
+    #endif
+    #if defined(__AVX2__) && !defined(__AVX512F__)
     #define Q7_PACK16_LEAF 1
     #else
     #define Q7_PACK16_LEAF 0
@@ -50,9 +52,75 @@ cdef extern from *:
         for (i = 0; i < 32; i++) o[i] = (uint16_t)((uint64_t)c[i] >> s);
     #endif
     }
+    /* packvrn_2x96's lane loop at AVX2 and AVX-512: o[i] = sat32(round-half-up((hi:lo) >> s)) for the 16 96-bit lanes
+       lo = c[2i], hi = c[2i + 1] (sign-extended from 32 bits), 0 <= s <= 32; the reference is the int128 loop of
+       packvrn_2x96, which the other levels run (Q7_PACK96_LEAF 0). In 64-bit lanes: t = lo + round with its carry
+       into h = hi (+1); the result's 32 bits are bits s .. s + 31 of t (a logical shift: s + 31 <= 63); it fits
+       int32 when the 96-bit value h:t does in 32 + s bits, i.e. when t's bits from s + 31 up, taken as a signed
+       number, and t's sign are both h; otherwise it saturates to h's sign. Reads all of c before writing o. */
+    #if defined(__AVX512F__) && defined(__AVX512BW__)
+    #define Q7_PACK96_LEAF 1
+    static inline void q7_pack96_sat(int32_t *o, const int64_t *c, int s) {
+        const __m512i evens = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+        const __m512i odds = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+        const __m512i rnd = _mm512_set1_epi64(s > 0 ? (long long)(1ULL << (s - 1)) : 0);
+        const __m512i one = _mm512_set1_epi64(1), max32 = _mm512_set1_epi64(0x7FFFFFFF);
+        const __m128i cs = _mm_cvtsi32_si128(s), ctop = _mm_cvtsi32_si128(s + 31);
+        __m256i r[2];
+        int g;
+        for (g = 0; g < 2; g++) {
+            __m512i a = _mm512_loadu_si512((const void *)(c + 16 * g));
+            __m512i b = _mm512_loadu_si512((const void *)(c + 16 * g + 8));
+            __m512i lo = _mm512_permutex2var_epi64(a, evens, b), hi = _mm512_permutex2var_epi64(a, odds, b);
+            __m512i t = _mm512_add_epi64(lo, rnd);
+            __m512i h = _mm512_mask_add_epi64(hi, _mm512_cmplt_epu64_mask(t, lo), hi, one);
+            __mmask8 fits = _mm512_cmpeq_epi64_mask(_mm512_sra_epi64(t, ctop), h)
+                & _mm512_cmpeq_epi64_mask(_mm512_srai_epi64(t, 63), h);
+            __m512i sat = _mm512_xor_si512(_mm512_srai_epi64(h, 63), max32);
+            r[g] = _mm512_cvtepi64_epi32(_mm512_mask_blend_epi64(fits, sat, _mm512_srl_epi64(t, cs)));
+        }
+        _mm256_storeu_si256((__m256i *)o, r[0]);
+        _mm256_storeu_si256((__m256i *)(o + 8), r[1]);
+    }
+    #elif defined(__AVX2__)
+    #define Q7_PACK96_LEAF 1
+    /* (AVX2 has neither 64-bit arithmetic shifts nor unsigned compares: x >> n arithmetic is ((x >>> n) ^ m) - m,
+       m = 2^(63 - n); an unsigned compare is a signed one with both sign bits flipped. The four lanes of a group
+       come out of the unpacks in the order 0, 2, 1, 3.) */
+    static inline void q7_pack96_sat(int32_t *o, const int64_t *c, int s) {
+        const __m256i rnd = _mm256_set1_epi64x(s > 0 ? (long long)(1ULL << (s - 1)) : 0);
+        const __m256i sb = _mm256_set1_epi64x((long long)0x8000000000000000ULL), zero = _mm256_setzero_si256();
+        const __m256i max32 = _mm256_set1_epi64x(0x7FFFFFFF), mtop = _mm256_set1_epi64x((long long)(1ULL << (32 - s)));
+        const __m256i order = _mm256_setr_epi32(0, 4, 2, 6, 0, 4, 2, 6);
+        const __m128i cs = _mm_cvtsi32_si128(s), ctop = _mm_cvtsi32_si128(s + 31);
+        __m128i r[4];
+        int g;
+        for (g = 0; g < 4; g++) {
+            __m256i a = _mm256_loadu_si256((const __m256i *)(c + 8 * g));
+            __m256i b = _mm256_loadu_si256((const __m256i *)(c + 8 * g + 4));
+            __m256i lo = _mm256_unpacklo_epi64(a, b), hi = _mm256_unpackhi_epi64(a, b);
+            __m256i t = _mm256_add_epi64(lo, rnd);
+            __m256i carry = _mm256_cmpgt_epi64(_mm256_xor_si256(lo, sb), _mm256_xor_si256(t, sb));
+            __m256i h = _mm256_sub_epi64(hi, carry);
+            __m256i top = _mm256_sub_epi64(_mm256_xor_si256(_mm256_srl_epi64(t, ctop), mtop), mtop);
+            __m256i fits = _mm256_and_si256(_mm256_cmpeq_epi64(top, h),
+                                            _mm256_cmpeq_epi64(_mm256_cmpgt_epi64(zero, t), h));
+            __m256i sat = _mm256_xor_si256(_mm256_cmpgt_epi64(zero, h), max32);
+            __m256i v = _mm256_blendv_epi8(sat, _mm256_srl_epi64(t, cs), fits);
+            r[g] = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, order));
+        }
+        for (g = 0; g < 4; g++)
+            _mm_storeu_si128((__m128i *)(o + 4 * g), r[g]);
+    }
+    #else
+    #define Q7_PACK96_LEAF 0
+    static inline void q7_pack96_sat(int32_t *o, const int64_t *c, int s) { (void)o; (void)c; (void)s; }
+    #endif
     """
     const bint Q7_PACK16_LEAF      # 1 where q7_pack16_shift has its SIMD body (AVX2 without AVX-512)
     void q7_pack16_shift(uint16_t* o, const int64_t* c, int s) nogil
+    const bint Q7_PACK96_LEAF      # 1 where q7_pack96_sat has its SIMD body (AVX2, AVX-512)
+    void q7_pack96_sat(int32_t* o, const int64_t* c, int s) nogil
 
 
 ctypedef fused out_t:             # may_alias lane types: see ivp_lanes.pxd
@@ -155,6 +223,9 @@ cdef inline void packvrn_2x96(vec_t* vt, wvec_t* wv, int sh) noexcept nogil:
     cdef int s = _clamp_sh(sh, 32)
     cdef int128 acc
     wvec_as(wv, 96)
+    if Q7_PACK96_LEAF:
+        q7_pack96_sat(<int32_t*>vt.s32, wv.c, s)
+        return
     for i in range(16):
         acc = ((<int128>wv.c[2 * i + 1]) << 64) | <int128>(<uint64_t>wv.c[2 * i])
         if s > 0:
