@@ -27,6 +27,43 @@ def test_quantize_cores_give_identical_bytes(layout, cores):
     assert np.array_equal(d, d1) and np.array_equal(s, s1)
 
 
+def _prefilled(monkeypatch, fill):
+    """Make the kernels' output buffers start as ``fill`` in every byte instead of uninitialised."""
+    from q7emu.kernels import dequant as dq
+    from q7emu.kernels import quantize_mx as qm
+    for mod in (dq, qm):
+        monkeypatch.setattr(mod, "output_buffer", lambda shape: np.full(shape, fill, np.uint8))
+
+
+@pytest.mark.parametrize("fmt,group", [(1, 0), (2, 0), (3, 0), (4, 0), (1, 8), (2, 8), (3, 8)])
+def test_dequant_writes_every_output_byte(monkeypatch, fmt, group):
+    # the output array is not initialised (q7emu.kernels.cores.output_buffer): every byte must come from the kernel,
+    # so buffers that start as 0x00, 0xA5 or 0xFF give the same bytes, at every row length up to a few passes and
+    # on several cores
+    rng = np.random.default_rng(20 + fmt + group)
+    step = 4 * (5 if group else (3 if fmt == 4 else 1))        # bytes per whole source unit (u32 words)
+    for width in [step * k for k in range(1, 70)] + [step * 409]:
+        src = rng.integers(0, 256, (5, width), dtype=np.uint8)
+        outs = []
+        for fill in (0x00, 0xA5, 0xFF):
+            _prefilled(monkeypatch, fill)
+            outs.append(dequantize(src, fmt, group, cores=2))
+        assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], outs[2]), (fmt, group, width)
+
+
+@pytest.mark.parametrize("layout", ["scatter", "compact"])
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
+def test_quantize_mx_writes_every_data_byte(monkeypatch, layout, dtype):
+    rng = np.random.default_rng(6)
+    for p, f in [(32, 4), (32, 60), (64, 132), (128, 8)]:
+        x = (rng.standard_normal((p, f)) * 10).astype(dtype)
+        outs = []
+        for fill in (0x00, 0xA5, 0xFF):
+            _prefilled(monkeypatch, fill)
+            outs.append(quantize_mx(x, scale_layout=layout, cores=2))
+        assert all(np.array_equal(o[0], outs[0][0]) and np.array_equal(o[1], outs[0][1]) for o in outs), (p, f)
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
 def test_cores_must_be_a_positive_int(bad):
     with pytest.raises(InvalidArgument):

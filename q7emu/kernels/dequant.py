@@ -14,7 +14,7 @@ from typing import Any, TypedDict, Unpack
 import numpy as np
 
 from q7emu.errors import InvalidArgument
-from q7emu.kernels.cores import check_cores, host_threads, run_blocks
+from q7emu.kernels.cores import check_cores, host_threads, output_buffer, run_blocks
 from q7emu.kernels.extension import cached_extension
 from q7emu.model.dtypes import FmtArg
 from q7emu.model.format_table import dequant_path
@@ -130,7 +130,7 @@ def dequantize(src: np.ndarray, fmt: FmtArg, group_size: int = 0, *,
     src_bytes, fmt_i, group, path, knobs = normalize_dequant_args(src, fmt, group_size, given)
     check_cores(cores)
     ext = cached_extension(globals(), "_dequant", EXTENSION)
-    out = np.zeros((src_bytes.shape[0], dequant_out_bytes(src_bytes.shape[1], path)), dtype=np.uint8)
+    out = output_buffer((src_bytes.shape[0], dequant_out_bytes(src_bytes.shape[1], path)))
     params = run_params(fmt_i, group, knobs)
     params["kernel_id"] = int(dequant_kernel(fmt_i, group))
     if trace is not None:

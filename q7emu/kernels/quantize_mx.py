@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from q7emu.kernels.cores import check_cores, host_threads, run_blocks
+from q7emu.kernels.cores import check_cores, host_threads, output_buffer, run_blocks
 from q7emu.kernels.dequant import run_traced
 from q7emu.kernels.extension import cached_extension
 from q7emu.model.dtypes import Fp8Arg
@@ -108,8 +108,8 @@ def quantize_mx(src: np.ndarray, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_l
     p, f = bits.shape
     params = run_params(knobs=knobs, src_dtype=kind, dst_dtype=dst)
     params["kernel_id"] = int(KernelId.QUANTIZE_MX)
-    data = np.zeros((p, f), dtype=np.uint8)
-    scale = np.zeros((p if params["scatter"] else p // 8, f // 4), dtype=np.uint8)
+    data = output_buffer((p, f))
+    scale = np.zeros((p if params["scatter"] else p // 8, f // 4), dtype=np.uint8)   # scatter: rows left 0
     if trace is not None:
         run_traced(trace, lambda t, **kw: ext.run(bits, data, scale, trace=t, **kw, **params),
                    KernelId.QUANTIZE_MX.kernel, dict(knobs, dst_dtype=dst))
