@@ -15,7 +15,8 @@ import pytest
 from cli_support import run
 
 from q7emu.cli import common, inspect_commands
-from q7emu.cli.main import COMMAND_MODULES, build_parser
+from q7emu.cli.main import COMMANDS as COMMANDS_BY_MODULE
+from q7emu.cli.main import build_parser, command_modules, modules_for
 from q7emu.errors import InvalidArgument
 from q7emu.isa.records import make_dequant_record, make_quantize_mx_record
 
@@ -292,11 +293,12 @@ def test_python_dash_m():
 # ---------------------------------------------------------------------- how commands are registered
 def test_command_modules_register_every_command_once_in_help_order():
     seen = []
-    for module in COMMAND_MODULES:
+    for module in command_modules():
         sub = common.Parser(prog="t").add_subparsers()
         assert module.register(sub) is None
         names = list(sub.choices)
         assert names, f"{module.__name__} registers no command"
+        assert tuple(names) == COMMANDS_BY_MODULE[module.__name__.rsplit(".", 1)[-1]], module.__name__
         for name in names:
             assert sub.choices[name].get_default("func") is not None, f"{name}: no set_defaults(func=...)"
         seen += names
@@ -304,9 +306,21 @@ def test_command_modules_register_every_command_once_in_help_order():
     assert list(build_parser()._subparsers._group_actions[0].choices) == COMMANDS
 
 
+def test_a_command_line_registers_only_its_command_module():
+    assert modules_for(["replay", "x.json"]) == ["run_commands"]
+    assert modules_for(["--debug", "trace", "show", "t.q7t"]) == ["trace_commands"]
+    assert modules_for(["--version"]) == [] and modules_for(["--version", "--json"]) == []
+    for argv in ([], ["--help"], ["--version", "--help"], ["nosuchcommand"], ["--debug"]):
+        assert modules_for(argv) == list(COMMANDS_BY_MODULE), argv
+    for module, commands in COMMANDS_BY_MODULE.items():
+        for command in commands:
+            assert modules_for([command]) == [module]
+            assert list(build_parser([module])._subparsers._group_actions[0].choices) == list(commands)
+
+
 def test_cli_modules_import_no_private_names_and_no_other_command_module():
     cli_dir = Path(common.__file__).parent
-    command_modules = {m.__name__ for m in COMMAND_MODULES}
+    command_module_names = {m.__name__ for m in command_modules()}
     for path in sorted(cli_dir.glob("*.py")):
         module = f"q7emu.cli.{path.stem}"
         for node in ast.walk(ast.parse(path.read_text())):
@@ -314,11 +328,14 @@ def test_cli_modules_import_no_private_names_and_no_other_command_module():
                 names = [a.name for a in node.names]
                 assert not [n for n in names if n.startswith("_")], f"{path.name} imports private {names}"
                 imported = {node.module} | {f"{node.module}.{n}" for n in names}
-                if module in command_modules:
-                    assert not imported & command_modules, f"{path.name} imports another command module"
+                if module in command_module_names:
+                    assert not imported & command_module_names, f"{path.name} imports another command module"
             elif isinstance(node, ast.Import):
                 assert not [a.name for a in node.names if a.name.startswith("q7emu.cli.")], path.name
-    assert "importlib" not in (cli_dir / "main.py").read_text()
+    # main imports a command module by its name in main.COMMANDS, in one place, and never swallows an import error
+    main_text = (cli_dir / "main.py").read_text()
+    assert main_text.count("importlib.import_module(") == 1
+    assert "ImportError" not in main_text and "ModuleNotFoundError" not in main_text
 
 
 def test_exit_codes():

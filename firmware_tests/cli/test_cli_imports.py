@@ -18,15 +18,34 @@ import contextlib, io, json, sys
 from q7emu.cli.main import main
 with contextlib.redirect_stdout(io.StringIO()):
     rc = main(sys.argv[1:])
-print(json.dumps([rc, sorted(m for m in {HEAVY!r} if m in sys.modules)]), file=sys.stderr)
+print(json.dumps([rc, sorted(m for m in {HEAVY!r} if m in sys.modules),
+                  sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("q7emu.cli.") and
+                         m.endswith("_commands"))]), file=sys.stderr)
 """
 
 
 def imported(*argv: str) -> tuple[int, list[str]]:
     """(exit status, heavy modules imported) of ``q7emu ARGV`` in a fresh interpreter."""
-    out = subprocess.run([sys.executable, "-c", _CODE, *argv], capture_output=True, text=True, timeout=300, cwd=ROOT)
-    rc, mods = json.loads(out.stderr.strip().splitlines()[-1])
+    rc, mods, _ = imported_modules(*argv)
     return rc, mods
+
+
+def imported_modules(*argv: str) -> tuple[int, list[str], list[str]]:
+    """(exit status, heavy modules imported, q7emu.cli command modules imported) of ``q7emu ARGV`` in a fresh
+    interpreter."""
+    out = subprocess.run([sys.executable, "-c", _CODE, *argv], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    rc, mods, commands = json.loads(out.stderr.strip().splitlines()[-1])
+    return rc, mods, commands
+
+
+@pytest.mark.parametrize("argv,commands", [
+    (["--version"], []), (["--version", "--json"], []),
+    (["replay", str(CASES / "mariana_7b_proc_4bit_non_mx_e2m1.json")], ["run_commands"]),
+    (["decode", "--help"], ["inspect_commands"]), (["listing", "--help"], ["explore_commands"]),
+    (["--help"], ["explore_commands", "inspect_commands", "record_commands", "run_commands", "trace_commands"])])
+def test_a_command_imports_only_its_command_module(argv, commands):
+    rc, _, got = imported_modules(*argv)
+    assert rc == 0 and got == commands, (argv, got)
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["replay", "--help"], ["trace", "--help"], ["listing", "--help"],

@@ -1,7 +1,9 @@
 """Command-line interface: ``q7emu {ops,decode,table,run,replay,case new,record new,trace,profile,explore,listing}``.
 
-The commands live in the modules of :data:`COMMAND_MODULES`; each has ``register(subparsers)``, which adds
-its subcommands with ``set_defaults(func=...)``. ``func(args)`` returns the exit status.
+The commands live in the modules of :data:`COMMANDS` (module name -> the commands it registers); each has
+``register(subparsers)``, which adds its subcommands with ``set_defaults(func=...)``. ``func(args)`` returns the exit
+status. A command line naming a command imports only that command's module (start-up, docs/cli.md §1); help and
+an unknown command register them all.
 
 Exit status (docs/cli.md): 0 pass, 1 a mismatch or divergence (a failing case, an INVALID record, differing
 traces, no knob fits), 2 bad input or usage (a one-line ``q7emu: error: ...`` on stderr, never a traceback),
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import signal
@@ -20,10 +23,10 @@ import threading
 import traceback
 import zipfile
 from collections.abc import Iterator, Sequence
+from types import ModuleType
 from typing import Any
 
 from q7emu._version import __version__
-from q7emu.cli import explore_commands, inspect_commands, record_commands, run_commands, trace_commands
 from q7emu.cli.common import (
     EXIT_INTERNAL,
     EXIT_INTERRUPT,
@@ -42,8 +45,33 @@ from q7emu.cli.trace_args import implicit_record
 from q7emu.errors import InternalError, Q7Error
 from q7emu.kernels.extension import check_env, isa_info
 
-#: the command modules, in the order their commands appear in ``q7emu --help``
-COMMAND_MODULES = (inspect_commands, run_commands, record_commands, trace_commands, explore_commands)
+#: the command modules (of q7emu.cli) and the top-level commands each registers, in ``q7emu --help`` order; a test
+#: checks the table against what each module's ``register`` adds
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "inspect_commands": ("ops", "decode", "table"),
+    "run_commands": ("run", "replay", "merge", "case"),
+    "record_commands": ("record",),
+    "trace_commands": ("trace", "profile"),
+    "explore_commands": ("explore", "listing"),
+}
+
+
+def command_modules(names: Sequence[str] | None = None) -> list[ModuleType]:
+    """The command modules ``names`` (default: every one, in help order), imported."""
+    return [importlib.import_module(f"q7emu.cli.{name}") for name in (COMMANDS if names is None else names)]
+
+
+def modules_for(argv: Sequence[str]) -> list[str]:
+    """The command modules a command line needs: the one that owns its command (the first item not starting with
+    ``-``: the top-level options take no value), none for a bare ``--version``, else (help, no command, an unknown
+    one) all of them, so that help and the choices of an error list every command."""
+    command = next((a for a in argv if not a.startswith("-")), None)
+    for name, commands in COMMANDS.items():
+        if command in commands:
+            return [name]
+    if command is None and "--version" in argv and not {"-h", "--help"} & set(argv):
+        return []
+    return list(COMMANDS)
 
 #: exceptions that mean bad input: q7emu's own (Q7Error), usage, and what reading a user's file raises
 #: (OSError, EOFError, a damaged .npz, ValueError from numpy / json on malformed contents)
@@ -85,8 +113,8 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> Parser:
-    """The ``q7emu`` parser with every command module's subcommands registered."""
+def build_parser(modules: Sequence[str] | None = None) -> Parser:
+    """The ``q7emu`` parser with the subcommands of the command modules ``modules`` registered (default: all)."""
     p = Parser(prog="q7emu", description="Bit-exact emulator of the Vision-Q7 IVP firmware kernels "
                                          "(TensorDequantize 0x7b, QuantizeMX 0xe3).")
     p.add_argument("--version", action=VersionAction,
@@ -95,7 +123,7 @@ def build_parser() -> Parser:
     p.add_argument("--debug", action="store_true",
                    help="on an internal error (exit 3), print its traceback on stderr")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for module in COMMAND_MODULES:
+    for module in command_modules(modules):
         module.register(sub)
     return p
 
@@ -182,7 +210,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     argv = implicit_record(sys.argv[1:] if argv is None else argv)   # trace CASE ... = trace record CASE ...
     want_json = "--json" in argv
     debug = False
-    parser = build_parser()
+    parser = build_parser(modules_for(argv))
     parser.want_json = want_json      # read by --version (VersionAction)
     try:
         args, extras = parser.parse_known_args(argv)
