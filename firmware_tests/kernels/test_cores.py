@@ -32,7 +32,7 @@ def _prefilled(monkeypatch, fill):
     from q7emu.kernels import dequant as dq
     from q7emu.kernels import quantize_mx as qm
     for mod in (dq, qm):
-        monkeypatch.setattr(mod, "output_buffer", lambda shape: np.full(shape, fill, np.uint8))
+        monkeypatch.setattr(mod, "output_buffer", lambda shape, traced=False: np.full(shape, fill, np.uint8))
 
 
 @pytest.mark.parametrize("fmt,group", [(1, 0), (2, 0), (3, 0), (4, 0), (1, 8), (2, 8), (3, 8)])
@@ -54,6 +54,8 @@ def test_dequant_writes_every_output_byte(monkeypatch, fmt, group):
 @pytest.mark.parametrize("layout", ["scatter", "compact"])
 @pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
 def test_quantize_mx_writes_every_data_byte(monkeypatch, layout, dtype):
+    # as test_dequant_writes_every_output_byte, for QuantizeMX's data (its scale array is zeroed: the scattered
+    # layout leaves rows 0)
     rng = np.random.default_rng(6)
     for p, f in [(32, 4), (32, 60), (64, 132), (128, 8)]:
         x = (rng.standard_normal((p, f)) * 10).astype(dtype)
@@ -62,6 +64,30 @@ def test_quantize_mx_writes_every_data_byte(monkeypatch, layout, dtype):
             _prefilled(monkeypatch, fill)
             outs.append(quantize_mx(x, scale_layout=layout, cores=2))
         assert all(np.array_equal(o[0], outs[0][0]) and np.array_equal(o[1], outs[0][1]) for o in outs), (p, f)
+
+
+@pytest.mark.parametrize("fmt,group", [(1, 0), (4, 0), (2, 8)])
+def test_a_traced_run_whose_stores_are_skipped_leaves_zeros(fmt, group):
+    # a recorder may make ops no-ops (mutation, docs/traces.md §8): the bytes a skipped store leaves are 0, not
+    # whatever the memory held (here the bytes of the same call without the mutation, run just before)
+    from q7emu.analysis.trace import Recorder
+    rng = np.random.default_rng(3)
+    src = rng.integers(0, 256, (8, 4 * 5 * 6), dtype=np.uint8)
+    rec = Recorder()
+    dequantize(src[:1], fmt, group, trace=rec)
+    stores = sorted({(m, b) for m, b in zip(rec.trace.mnemonics(), rec.trace.records["bundle"].tolist())
+                     if m.startswith("sav")})
+    assert stores
+    for site in stores:
+        full = dequantize(src, fmt, group, trace=Recorder(window=(0, 0)))
+        assert full.any()
+        mutated = Recorder(window=(0, 0), mutate=site)
+        got = dequantize(src, fmt, group, trace=mutated)
+        assert mutated.mutate_hits > 0
+        if len(stores) == 1:
+            assert not got.any(), site
+        else:
+            assert set(np.unique(got[got != full])) <= {0}, site
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])

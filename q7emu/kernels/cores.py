@@ -46,12 +46,14 @@ def host_threads(cores: int | None, units: int, total_bytes: int) -> int:
     return max(1, min(int(cores), units))
 
 
-def output_buffer(shape: tuple[int, int]) -> np.ndarray:
-    """A kernel's uint8 output array of ``shape`` (rows, bytes), not initialised: the dequant kernels and QuantizeMX's
-    data pass write every byte of theirs (firmware_tests/kernels/test_cores.py runs them on buffers filled with
-    different bytes and compares), so zeroing it first would only add a serial pass over the whole output (0.24 ms
-    per 4 MiB on the host of docs/build.md §3.7, a sixth of an NF4 group-0 call) before the threads start."""
-    return np.empty(shape, dtype=np.uint8)
+def output_buffer(shape: tuple[int, int], traced: bool = False) -> np.ndarray:
+    """A kernel's uint8 output array of ``shape`` (rows, bytes). Untraced, not initialised: the dequant kernels and
+    QuantizeMX's data pass write every byte of theirs (firmware_tests/kernels/test_cores.py runs them on buffers
+    filled with different bytes and compares), so zeroing it first would only add a serial pass over the whole
+    output (0.24 ms per 4 MiB on the host of docs/build.md §3.7, a sixth of an NF4 group-0 call) before the threads
+    start. Traced, zeroed: a recorder may make ops no-ops (mutation, docs/traces.md §8), and the bytes a skipped
+    store leaves must not depend on what the memory held before."""
+    return np.zeros(shape, dtype=np.uint8) if traced else np.empty(shape, dtype=np.uint8)
 
 
 def run_blocks(fn: Callable[[int, int], object], units: int, threads: int) -> None:

@@ -130,7 +130,7 @@ def dequantize(src: np.ndarray, fmt: FmtArg, group_size: int = 0, *,
     src_bytes, fmt_i, group, path, knobs = normalize_dequant_args(src, fmt, group_size, given)
     check_cores(cores)
     ext = cached_extension(globals(), "_dequant", EXTENSION)
-    out = output_buffer((src_bytes.shape[0], dequant_out_bytes(src_bytes.shape[1], path)))
+    out = output_buffer((src_bytes.shape[0], dequant_out_bytes(src_bytes.shape[1], path)), traced=trace is not None)
     params = run_params(fmt_i, group, knobs)
     params["kernel_id"] = int(dequant_kernel(fmt_i, group))
     if trace is not None:

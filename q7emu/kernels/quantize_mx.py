@@ -108,7 +108,7 @@ def quantize_mx(src: np.ndarray, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_l
     p, f = bits.shape
     params = run_params(knobs=knobs, src_dtype=kind, dst_dtype=dst)
     params["kernel_id"] = int(KernelId.QUANTIZE_MX)
-    data = output_buffer((p, f))
+    data = output_buffer((p, f), traced=trace is not None)
     scale = np.zeros((p if params["scatter"] else p // 8, f // 4), dtype=np.uint8)   # scatter: rows left 0
     if trace is not None:
         run_traced(trace, lambda t, **kw: ext.run(bits, data, scale, trace=t, **kw, **params),
