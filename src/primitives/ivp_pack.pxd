@@ -58,7 +58,7 @@ cdef extern from *:
        into h = hi (+1); the result's 32 bits are bits s .. s + 31 of t (a logical shift: s + 31 <= 63); it fits
        int32 when the 96-bit value h:t does in 32 + s bits, i.e. when t's bits from s + 31 up, taken as a signed
        number, and t's sign are both h; otherwise it saturates to h's sign. Reads all of c before writing o. */
-    #if defined(__AVX512F__) && defined(__AVX512BW__)
+    #if defined(__AVX512F__)
     #define Q7_PACK96_LEAF 1
     static inline void q7_pack96_sat(int32_t *o, const int64_t *c, int s) {
         const __m512i evens = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
