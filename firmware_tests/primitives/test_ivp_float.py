@@ -106,6 +106,21 @@ def test_oltnxf16t_nan_is_false():
     eq(ivp.oltnxf16t(np.ones(32, dtype=np.bool_), a, b, vbp), np.where(vbp, want, True))
 
 
+def test_oltnxf16t_every_pattern_against_the_edges():
+    """Every fp16 bit pattern compared both ways with each edge value (signed zeros, the smallest subnormals and
+    normals, the largest finite values, infinities, a signalling and a negative NaN): numpy's ordered fp16 <."""
+    every = np.arange(1 << 16, dtype=np.uint16).reshape(-1, 32).view(np.float16)
+    edges = np.array([0x0000, 0x8000, 0x0001, 0x8001, 0x0400, 0x8400, HMAX, HNMAX, HINF, HNINF, HSNAN, HNNAN],
+                     dtype=np.uint16).view(np.float16)
+    old, every_lane = np.zeros(32, dtype=np.bool_), np.ones(32, dtype=np.bool_)
+    with np.errstate(invalid="ignore"):
+        for e in edges:
+            b = np.full(32, e)
+            for a in every:
+                eq(ivp.oltnxf16t(old, a, b, every_lane), a < b)
+                eq(ivp.oltnxf16t(old, b, a, every_lane), b < a)
+
+
 # ===================================================================== int -> float converts
 def test_float16nx16t_rne_ties_and_range():
     vs = np.array([2049, 2051, 2050, 32767, -32768, -1, 0, 2047, 4095] + [1] * 23, dtype=np.int16)

@@ -2,7 +2,7 @@
 """IVP fp16 / fp32 ALU ops on bit patterns (docs/firmware.md §6.2 fp ALU, B02): predicated compares into vbool
 (merged under vbp: lanes vbp leaves false keep the old vb), sign flip, exponent add. No flags are modelled."""
 from libc.stdint cimport int16_t, uint16_t, uint32_t
-from q7regs cimport vec_t, vbool_t, vb_from_mask, Q7_MASK_COMPARE, q7_fcmp16_olt_bits
+from q7regs cimport vec_t, vbool_t, vb_from_mask, Q7_FCMP16_LEAF, q7_fcmp16_olt_bits
 from q7softfloat cimport f32_isnan_mask, f32_order_key
 from ivp_lanes cimport merge, vb_merge
 
@@ -34,7 +34,7 @@ cdef inline vbool_t fcmp16_olt(const vec_t* va, const vec_t* vr) noexcept nogil:
     cdef vec_t m
     cdef int k
     cdef int16_t ma, mb, sa, sb
-    if Q7_MASK_COMPARE:          # AVX-512: the same compares into mask registers
+    if Q7_FCMP16_LEAF:           # x86: the same compares in registers, straight to the vbool's bits
         return q7_fcmp16_olt_bits(va.u16, vr.u16)
     for k in range(32):
         ma = <int16_t>(va.u16[k] & 0x7FFF); mb = <int16_t>(vr.u16[k] & 0x7FFF)

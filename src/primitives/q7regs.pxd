@@ -335,6 +335,13 @@ cdef extern from *:
     #else
     #define Q7_MASK_COMPARE 0
     #endif
+    /* Q7_FCMP16_LEAF: 1 where q7_fcmp16_olt_bits has a SIMD body (AVX-512 as Q7_MASK_COMPARE, AVX2, SSE2); fcmp16_olt
+       keeps its lane loop elsewhere */
+    #if Q7_MASK_COMPARE || defined(__SSE2__)
+    #define Q7_FCMP16_LEAF 1
+    #else
+    #define Q7_FCMP16_LEAF 0
+    #endif
     /* vt[j] = bit j of m ? x[j] : vt[j], j = 0..63 (x may alias vt): the predicated merge. AVX-512: one byte
        blend under the mask register; AVX2 / SSE2: q7_bits_to_bytes' byte masks, built in registers, and a blend */
     /* Q7_NO_MASKED_STORE(v): keeps v in a register, so GCC does not fold a load-blend-store into a masked store,
@@ -429,6 +436,39 @@ cdef extern from *:
         __mmask32 k = _mm512_mask_cmplt_epi16_mask(_mm512_mask_cmple_epi16_mask(_mm512_cmple_epi16_mask(mx, inf), my,
                                                                                inf), kx, ky);
         return _pdep_u64((uint64_t)k, 0x5555555555555555ULL) * 3;
+    #elif defined(__AVX2__)
+        /* the same keys and compares on 16 lanes at a time; a true 16-bit lane is two 0xFF bytes, so the byte
+           movemask gives its two vbool bits (the loop it replaced stored a lane mask for q7_bytes_to_bits) */
+        const __m256i mag = _mm256_set1_epi16(0x7FFF), inf = _mm256_set1_epi16(0x7C00);
+        uint64_t r = 0;
+        int h;
+        for (h = 0; h < 2; h++) {
+            __m256i x = _mm256_loadu_si256((const __m256i *)(a + 16 * h));
+            __m256i y = _mm256_loadu_si256((const __m256i *)(b + 16 * h));
+            __m256i mx = _mm256_and_si256(x, mag), my = _mm256_and_si256(y, mag);
+            __m256i sx = _mm256_srai_epi16(x, 15), sy = _mm256_srai_epi16(y, 15);
+            __m256i nan = _mm256_or_si256(_mm256_cmpgt_epi16(mx, inf), _mm256_cmpgt_epi16(my, inf));
+            __m256i lt = _mm256_cmpgt_epi16(_mm256_sub_epi16(_mm256_xor_si256(my, sy), sy),
+                                            _mm256_sub_epi16(_mm256_xor_si256(mx, sx), sx));
+            r |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_andnot_si256(nan, lt)) << (32 * h);
+        }
+        return r;
+    #elif defined(__SSE2__)
+        /* as the AVX2 body, 8 lanes at a time */
+        const __m128i mag = _mm_set1_epi16(0x7FFF), inf = _mm_set1_epi16(0x7C00);
+        uint64_t r = 0;
+        int q;
+        for (q = 0; q < 4; q++) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(a + 8 * q));
+            __m128i y = _mm_loadu_si128((const __m128i *)(b + 8 * q));
+            __m128i mx = _mm_and_si128(x, mag), my = _mm_and_si128(y, mag);
+            __m128i sx = _mm_srai_epi16(x, 15), sy = _mm_srai_epi16(y, 15);
+            __m128i nan = _mm_or_si128(_mm_cmpgt_epi16(mx, inf), _mm_cmpgt_epi16(my, inf));
+            __m128i lt = _mm_cmpgt_epi16(_mm_sub_epi16(_mm_xor_si128(my, sy), sy),
+                                         _mm_sub_epi16(_mm_xor_si128(mx, sx), sx));
+            r |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_andnot_si128(nan, lt)) << (16 * q);
+        }
+        return r;
     #else
         uint64_t r = 0;
         int k;
@@ -704,6 +744,7 @@ cdef extern from *:
     """
     const int Q7_LITTLE_ENDIAN     # 1 on a little-endian host (u16 lane 2j = low half of u32 lane j)
     const int Q7_MASK_COMPARE      # 1 where q7_lt_bits / q7_fcmp16_olt_bits compare into mask registers (AVX-512)
+    const int Q7_FCMP16_LEAF       # 1 where q7_fcmp16_olt_bits has a SIMD body (AVX-512, AVX2, SSE2)
     const int Q7_HAS_SRAQ          # 1 where 64-bit lanes shift arithmetically in one op (AVX-512F)
     uint64_t q7_lt_bits(const void* a, const void* b, int lane_bytes, int sgn) nogil
     void q7_merge_bits(uint8_t* vt, const uint8_t* x, uint64_t m) nogil
