@@ -1,0 +1,132 @@
+"""Host instructions the kernels execute, counted by valgrind's callgrind (docs/build.md §3.8): figures a busy or
+shared machine cannot move, where bench/summary.py's times drift with the host's load.
+
+    python bench/count_instructions.py [--levels generic] [--paths e2m1-g0,nf4-g0] [--partitions 4] [--jobs 2]
+                                       [--json]
+
+For each level and each path of bench/summary.py, one untraced call runs in a child process under
+``valgrind --tool=callgrind``, which counts only inside the kernel's row functions (``proc_non_mx``,
+``proc_4bit_mx_8``, QuantizeMX's ``quantize_block``: the kernel itself, not the Python around it). The inputs are
+summary.py's, cut to the first PARTITIONS partitions (default 4; QuantizeMX on 32 x 2048, its smallest tile).
+Prints host instructions per output element and per executed primitive (the primitives counted by a Recorder on
+the same input, as summary.py's ns/prim). A child takes one to three minutes: valgrind runs the whole Python
+start-up. Nothing is asserted.
+
+Valgrind 3.19 (Debian 12) decodes the SSE2 code of the ``generic`` level but not every AVX encoding GCC emits
+(``vmovq xmm, xmm``); a level valgrind cannot run is reported as such, with no figure.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+#: the kernel functions counted (callgrind --toggle-collect patterns on the Cython C names)
+KERNEL_FUNCTIONS = ("*proc_non_mx*", "*proc_4bit_mx_8*", "*quantize_block*")
+QMX_SHAPE = (32, 2048)
+
+
+def setup(partitions: int):
+    """summary.py with its inputs cut to `partitions` partitions (QuantizeMX: QMX_SHAPE)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import summary
+    summary.P = partitions
+    summary.QMX_SHAPE = QMX_SHAPE
+    return summary
+
+
+def find_path(summary, name: str):
+    for row in summary.paths():
+        if row[0] == name:
+            return row
+    raise SystemExit(f"count_instructions: --paths: no path {name!r} (paths: "
+                     f"{', '.join(r[0] for r in summary.paths())})")
+
+
+def child(level: str, name: str, partitions: int) -> None:
+    """The process valgrind runs: one untraced call of `name` at `level`."""
+    summary = setup(partitions)
+    summary.use_level(level)
+    find_path(summary, name)[1](1)
+
+
+def count(level: str, name: str, partitions: int, valgrind: str) -> dict:
+    """Instructions of one call, from a child under callgrind: {"instructions": int} or {"error": str}."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "callgrind.out")
+        cmd = [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
+               *(f"--toggle-collect={f}" for f in KERNEL_FUNCTIONS),
+               sys.executable, str(Path(__file__).resolve()), "--child", level, name, str(partitions)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if "unhandled instruction bytes" in r.stderr or "Unrecognised instruction" in r.stderr:
+            return {"error": "valgrind cannot decode this level's code"}
+        m = re.search(r"Collected\s*:\s*(\d+)", r.stderr)
+        if r.returncode != 0 or not m:
+            return {"error": f"valgrind exit status {r.returncode}: {r.stderr.strip().splitlines()[-1:]}"}
+        if int(m.group(1)) == 0:
+            return {"error": "no instructions counted: no function matched " + ", ".join(KERNEL_FUNCTIONS)}
+        return {"instructions": int(m.group(1))}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--levels", default="generic", help="comma-separated ISA levels (default: generic)")
+    ap.add_argument("--paths", help="comma-separated paths of bench/summary.py (default: every path)")
+    ap.add_argument("--partitions", type=int, default=4, help="partitions of each dequantize input (default 4)")
+    ap.add_argument("--jobs", type=int, default=1, help="children run at once (default 1)")
+    ap.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
+    ap.add_argument("--child", nargs=3, metavar=("LEVEL", "PATH", "PARTITIONS"), help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.child:
+        child(a.child[0], a.child[1], int(a.child[2]))
+        return 0
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        print("count_instructions: needs valgrind on PATH (Debian: apt-get install valgrind)", file=sys.stderr)
+        return 2
+    if not 1 <= a.partitions <= 128 or a.jobs < 1:
+        print("count_instructions: --partitions must be 1..128 and --jobs at least 1", file=sys.stderr)
+        return 2
+    summary = setup(a.partitions)
+    from q7emu.kernels import extension
+    names = a.paths.split(",") if a.paths else [r[0] for r in summary.paths()]
+    rows = []
+    for level in a.levels.split(","):
+        extension.select_level(extension.isa_info()["built"], env=level)   # a level this build lacks: an error
+        summary.use_level(level)
+        for name in names:
+            _, kfn, n_out, *_ = find_path(summary, name)
+            rows.append({"level": level, "path": name, "outputs": n_out,
+                         "primitives": summary.executed(lambda tr, kfn=kfn: kfn(1, tr))})
+    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        counts = pool.map(lambda r: count(r["level"], r["path"], a.partitions, valgrind), rows)
+        for row, c in zip(rows, counts):
+            row.update(c)
+            if "instructions" in row:
+                row["instructions_per_output"] = row["instructions"] / row["outputs"]
+                row["instructions_per_primitive"] = row["instructions"] / row["primitives"]
+            if not a.json:
+                print(format_row(row), flush=True)
+    if a.json:
+        print(json.dumps({"format": "q7emu-bench-instructions", "version": 1, "partitions": a.partitions,
+                          "rows": rows}, indent=1))
+    return 0
+
+
+def format_row(r: dict) -> str:
+    head = f"{r['level']:8s} {r['path']:17s} {r['outputs']:8d} outputs {r['primitives']:8d} primitives"
+    if "error" in r:
+        return f"{head}  no count: {r['error']}"
+    return (f"{head} {r['instructions']:11d} instructions = {r['instructions_per_output']:6.1f} per output, "
+            f"{r['instructions_per_primitive']:6.1f} per primitive")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
