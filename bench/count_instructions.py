@@ -42,12 +42,15 @@ def setup(partitions: int):
     return summary
 
 
+class BadArgument(Exception):
+    """A command-line value this script cannot use (one line on stderr, exit status 2)."""
+
+
 def find_path(summary, name: str):
     for row in summary.paths():
         if row[0] == name:
             return row
-    raise SystemExit(f"count_instructions: --paths: no path {name!r} (paths: "
-                     f"{', '.join(r[0] for r in summary.paths())})")
+    raise BadArgument(f"--paths: no path {name!r} (paths: {', '.join(r[0] for r in summary.paths())})")
 
 
 def child(level: str, name: str, partitions: int) -> None:
@@ -95,16 +98,21 @@ def main(argv: list[str] | None = None) -> int:
         print("count_instructions: --partitions must be 1..128 and --jobs at least 1", file=sys.stderr)
         return 2
     summary = setup(a.partitions)
+    from q7emu.errors import Q7Error
     from q7emu.kernels import extension
     names = a.paths.split(",") if a.paths else [r[0] for r in summary.paths()]
     rows = []
-    for level in a.levels.split(","):
-        extension.select_level(extension.isa_info()["built"], env=level)   # a level this build lacks: an error
-        summary.use_level(level)
-        for name in names:
-            _, kfn, n_out, *_ = find_path(summary, name)
-            rows.append({"level": level, "path": name, "outputs": n_out,
-                         "primitives": summary.executed(lambda tr, kfn=kfn: kfn(1, tr))})
+    try:
+        for level in a.levels.split(","):
+            extension.select_level(extension.isa_info()["built"], env=level)   # a level this build lacks: an error
+            summary.use_level(level)
+            for name in names:
+                _, kfn, n_out, *_ = find_path(summary, name)
+                rows.append({"level": level, "path": name, "outputs": n_out,
+                             "primitives": summary.executed(lambda tr, kfn=kfn: kfn(1, tr))})
+    except (BadArgument, Q7Error) as e:
+        print(f"count_instructions: {e}", file=sys.stderr)
+        return 2
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
         counts = pool.map(lambda r: count(r["level"], r["path"], a.partitions, valgrind), rows)
         for row, c in zip(rows, counts):
