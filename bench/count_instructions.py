@@ -12,8 +12,9 @@ Prints host instructions per output element and per executed primitive (the prim
 the same input, as summary.py's ns/prim). A child takes one to three minutes: valgrind runs the whole Python
 start-up. Nothing is asserted.
 
-Valgrind 3.19 (Debian 12) decodes the SSE2 code of the ``generic`` level but not every AVX encoding GCC emits
-(``vmovq xmm, xmm``); a level valgrind cannot run is reported as such, with no figure.
+Valgrind 3.19 (Debian 12) decodes the SSE2 code of the ``generic`` level and some ``avx2`` paths, but not every AVX
+encoding GCC emits (``vmovq xmm, xmm``) nor any AVX-512; a path valgrind cannot run is reported as such, with no
+figure.
 """
 from __future__ import annotations
 
