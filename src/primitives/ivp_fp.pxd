@@ -2,7 +2,7 @@
 """IVP fp16 / fp32 ALU ops on bit patterns (docs/firmware.md §6.2 fp ALU, B02): predicated compares into vbool
 (merged under vbp: lanes vbp leaves false keep the old vb), sign flip, exponent add. No flags are modelled."""
 from libc.stdint cimport int16_t, uint16_t, uint32_t
-from q7regs cimport vec_t, vbool_t, vb_from_mask, Q7_FCMP16_LEAF, q7_fcmp16_olt_bits
+from q7regs cimport vec_t, vbool_t, vb_from_mask, q7_fcmp16_olt_bits
 from q7softfloat cimport f32_isnan_mask, f32_order_key
 from ivp_lanes cimport merge, vb_merge
 
@@ -28,19 +28,9 @@ cdef inline vbool_t fcmp32_unordered(const vec_t* va, const vec_t* vr, int op) n
 
 
 cdef inline vbool_t fcmp16_olt(const vec_t* va, const vec_t* vr) noexcept nogil:
-    """The vbool of a < b over fp16 lanes, false when either is NaN (ordered)."""
-    # branch-free (it vectorises): the order key of a non-NaN pattern is +-magnitude, sign applied as (m ^ s) - s;
-    # the keys fit int16 (|key| <= 0x7FFF), and the casts keep GCC's lanes 16 bits wide (32 lanes per vector)
-    cdef vec_t m
-    cdef int k
-    cdef int16_t ma, mb, sa, sb
-    if Q7_FCMP16_LEAF:           # x86: the same compares in registers, straight to the vbool's bits
-        return q7_fcmp16_olt_bits(va.u16, vr.u16)
-    for k in range(32):
-        ma = <int16_t>(va.u16[k] & 0x7FFF); mb = <int16_t>(vr.u16[k] & 0x7FFF)
-        sa = -<int16_t>(va.u16[k] >> 15); sb = -<int16_t>(vr.u16[k] >> 15)
-        m.s16[k] = -<int16_t>((ma <= 0x7C00) & (mb <= 0x7C00) & (<int16_t>((ma ^ sa) - sa) < <int16_t>((mb ^ sb) - sb)))
-    return vb_from_mask(&m)
+    """The vbool of a < b over fp16 lanes, false when either is NaN (ordered): q7_fcmp16_olt_bits (q7regs.pxd), a
+    SIMD body per x86 level and the lane loop elsewhere."""
+    return q7_fcmp16_olt_bits(va.u16, vr.u16)
 
 
 # ultn_2xf32t: vb = vbp ? (isnan(a) | isnan(b) | a < b) : vb, fp32 lanes (unordered, quiet)

@@ -335,13 +335,6 @@ cdef extern from *:
     #else
     #define Q7_MASK_COMPARE 0
     #endif
-    /* Q7_FCMP16_LEAF: 1 where q7_fcmp16_olt_bits has a SIMD body (AVX-512 as Q7_MASK_COMPARE, AVX2, SSE2); fcmp16_olt
-       keeps its lane loop elsewhere */
-    #if Q7_MASK_COMPARE || defined(__SSE2__)
-    #define Q7_FCMP16_LEAF 1
-    #else
-    #define Q7_FCMP16_LEAF 0
-    #endif
     /* vt[j] = bit j of m ? x[j] : vt[j], j = 0..63 (x may alias vt): the predicated merge. AVX-512: one byte
        blend under the mask register; AVX2 / SSE2: q7_bits_to_bytes' byte masks, built in registers, and a blend */
     /* Q7_NO_MASKED_STORE(v): keeps v in a register, so GCC does not fold a load-blend-store into a masked store,
@@ -470,6 +463,7 @@ cdef extern from *:
         }
         return r;
     #else
+        /* the lane loop: the reference, and the body on hosts without x86 SIMD */
         uint64_t r = 0;
         int k;
         for (k = 0; k < 32; k++) {
@@ -744,7 +738,6 @@ cdef extern from *:
     """
     const int Q7_LITTLE_ENDIAN     # 1 on a little-endian host (u16 lane 2j = low half of u32 lane j)
     const int Q7_MASK_COMPARE      # 1 where q7_lt_bits / q7_fcmp16_olt_bits compare into mask registers (AVX-512)
-    const int Q7_FCMP16_LEAF       # 1 where q7_fcmp16_olt_bits has a SIMD body (AVX-512, AVX2, SSE2)
     const int Q7_HAS_SRAQ          # 1 where 64-bit lanes shift arithmetically in one op (AVX-512F)
     uint64_t q7_lt_bits(const void* a, const void* b, int lane_bytes, int sgn) nogil
     void q7_merge_bits(uint8_t* vt, const uint8_t* x, uint64_t m) nogil
