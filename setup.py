@@ -61,7 +61,7 @@ INCLUDE = ["src"] + sorted(d.as_posix() for d in Path("src").iterdir() if d.is_d
 #: extension module -> its Cython source: src/<layer>/_<name>.pyx builds q7emu.<layer>._<name>
 MODULES = {f"q7emu.{pyx.parent.name}.{pyx.stem}": pyx.as_posix() for pyx in sorted(Path("src").glob("*/_*.pyx"))}
 #: the modules compiled once per ISA level (the kernels); the rest is not hot and is built at the baseline
-HOT = ("q7emu.kernels._dequant", "q7emu.kernels._quantize_mx")
+HOT = ("q7emu.kernels._dequant", "q7emu.kernels._quantize_mx", "q7emu.kernels._program")
 #: the CPUID probe, which also records the levels built (ISA_BUILT)
 CPU = "q7emu.kernels._cpu"
 GENERATED = Path("build") / "isa"

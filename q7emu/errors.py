@@ -67,3 +67,29 @@ class InternalError(Q7Error):
 
 class CaseError(Q7Error):
     """A replay case file is malformed or inconsistent."""
+
+
+class AsmError(Q7Error, ValueError):
+    """A program's text breaks a rule of the assembly language (docs/asm.md): ``file:line:col: rule``.
+
+    ``file``, ``line`` (1-based) and ``col`` (1-based; 0 = the whole line) locate it; ``rule`` says what is wrong
+    and, where it can, what to write instead."""
+
+    def __init__(self, file: str, line: int, col: int, rule: str) -> None:
+        self.file = file
+        self.line = line
+        self.col = col
+        self.rule = rule
+        where = f"{one_line(file)}:{line}" + (f":{col}" if col else "")
+        super().__init__(f"{where}: {one_line(rule)}")
+
+
+class ProgramError(Q7Error):
+    """A program stopped on an error while it ran (docs/asm.md §4.5): an address outside every memory region, a
+    misaligned access, an integer divide by zero, the step budget spent. Names the line of the op and the partition
+    (bad input, like :class:`AsmError`: the CLI exits 2)."""
+
+    def __init__(self, where: str, rule: str) -> None:
+        self.where = where
+        self.rule = rule
+        super().__init__(f"{one_line(where)}: {one_line(rule)}")

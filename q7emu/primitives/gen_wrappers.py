@@ -13,7 +13,12 @@ Three committed files come out of the table (``python -m q7emu.primitives.gen_wr
   per op (``or2nx8(tr, rf, B, vt, vs, vr)`` issues ``ivp_or2nx8 vt, vs, vr`` in bundle B on register file rf): its
   operands in the op's order (the C intrinsic's, docs/intrinsics.md §2), each recorded in the trace with its role
   and lane view from the table, sources before the op and destinations after (docs/traces.md §1.1), and the
-  mutation hook (docs/traces.md §8).
+  mutation hook (docs/traces.md §8);
+* ``src/kernels/program_ops_gen.pxi`` (included by the program interpreter ``src/kernels/_program.pyx``):
+  ``exec_insn``, which runs one decoded op of a program (docs/asm.md §4.4): an IVP op through the same issue
+  function the kernels call (its memory operand resolved from an address register into a region first), a scalar
+  op through its body in ``src/primitives/xt_scalar.pxd``; the opcodes are
+  :data:`q7emu.primitives.asm_syntax.OPCODES`.
 
 The wrappers themselves are built when ``_ivp`` is imported (:func:`wrapper_source` gives each one's
 Python source: its signature, docstring and annotations come from the table), so nothing per-op is written
@@ -24,12 +29,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from q7emu.primitives import asm_syntax as A
 from q7emu.primitives import optable as T
+from q7emu.primitives import scalar_ops as X
 
 ROOT = Path(__file__).resolve().parents[2]
 PXI = ROOT / "src" / "primitives" / "_ivp_table.pxi"
 PYI = ROOT / "q7emu" / "primitives" / "_ivp.pyi"
 KOPS = ROOT / "src" / "kernels" / "kernel_ops_gen.pxi"
+POPS = ROOT / "src" / "kernels" / "program_ops_gen.pxi"
 
 #: operand slots of _Slots, per kind: (field, how many)
 SLOTS = {T.VEC: ("v", 8), T.WVEC: ("w", 2), T.VBOOL: ("b", 4), T.PR: ("p", 2), T.VALIGN: ("u", 1),
@@ -246,9 +254,9 @@ SCALAR_CODE = {"off": 254, "n": 253}
 
 
 def kernel_issuable(op: T.Op) -> bool:
-    """An op the kernels can issue: every operand lives in the register file (valign has none) or is an
-    immediate, a scalar or the memory base."""
-    return all(o.kind != T.VALIGN for o in op.operands)
+    """An op the instruction layer can issue: every operand lives in the register file (vec, wvec, vbool, pr,
+    valign) or is an immediate, a scalar or the memory base (every op of the table)."""
+    return all(o.kind in SLOTS for o in op.operands)
 
 
 def _k_param(o: T.Operand) -> str:
@@ -271,6 +279,8 @@ def _k_arg(o: T.Operand) -> str:
         return f"&rf.vb[{o.name}]" if out else f"rf.vb[{o.name}]"
     if o.kind == T.PR:
         return f"&rf.pr[{o.name}]" if out else f"rf.pr[{o.name}]"
+    if o.kind == T.VALIGN:
+        return f"&rf.u[{o.name}]"
     return o.name                     # imm, scalar (value or pointer as declared), memory base
 
 
@@ -289,7 +299,7 @@ def _k_record(o: T.Operand, role: str) -> str | None:
         return f"tr_scalar(tr, 255, {n})"
     if o.kind == T.SCALAR:
         return f"tr_scalar(tr, {SCALAR_CODE.get(n, 255)}, {n + '[0]' if o.role != T.SRC else n})"
-    return None
+    return None                       # a memory base, a valign register: not recorded (docs/traces.md §1.1)
 
 
 def render_kernel_ops() -> str:
@@ -335,9 +345,109 @@ def render_kernel_ops() -> str:
     return "\n".join(L) + "\n"
 
 
+# ------------------------------------------------------------------------------------ program interpreter
+#: memory operand ``touches`` -> the interpreter's touch kind (src/kernels/_program.pyx: TOUCH_*)
+_TOUCH = {"n": "TOUCH_N", "row": "TOUCH_ROW", "row2": "TOUCH_ROW2"}
+
+
+def _p_ivp(op: T.Op) -> list[str]:
+    """The body of one IVP op's case in exec_insn: resolve the memory operand, issue, write the address back."""
+    L: list[str] = []
+    pos = {o.name if o.kind != T.MEMORY else "mem": k for k, o in enumerate(op.operands)}
+    mem = next((o for o in op.operands if o.kind == T.MEMORY), None)
+    args = []
+    for k, o in enumerate(op.operands):
+        if o.kind == T.MEMORY:
+            args.append("p")
+        elif o.kind == T.SCALAR and o.name == "off":
+            args.append("&off" if o.role != T.SRC else "off")
+        elif o.kind == T.SCALAR and o.name == "n":
+            args.append("n")
+        else:
+            args.append(f"a[{k}]")
+    if mem is not None:
+        disp = f" + <uint32_t>a[{pos['mem']}]" if op.mnemonic.endswith("_i") else ""
+        touch, need = ("TOUCH_FIXED", str(mem.touches)) if isinstance(mem.touches, int) else (_TOUCH[mem.touches], "0")
+        if "n" in pos:
+            L.append(f"        n = <Py_ssize_t><int32_t>m.ar[a[{pos['n']}]]")
+            need = "n"
+        write = int(mem.role != T.SRC)
+        L.append(f"        r = mem_at(m, m.ar[a[{pos['off']}]]{disp}, {touch}, {need}, {mem.align}, {write}, &p, &off)")
+        L.append("        if r < 0:")
+        L.append("            return r")
+    L.append(f"        {op.mnemonic}(tr, rf, tag, {', '.join(args)})")
+    if mem is not None and op.operand("off").role != T.SRC:
+        L.append(f"        m.ar[a[{pos['off']}]] = m.reg[r].base + <uint32_t>off")
+    return L
+
+
+def _p_scalar(op: T.Op) -> list[str]:
+    """The body of one scalar op's case in exec_insn."""
+    L: list[str] = []
+    name = op.mnemonic
+    ops = op.operands
+    val = [f"m.ar[a[{k}]]" if o.kind == T.AREG else f"a[{k}]" for k, o in enumerate(ops)]
+    if op.family == X.XMEM:
+        size = ops[2].step
+        load = ops[0].role == T.DST
+        L.append(f"        r = mem_at(m, m.ar[a[1]] + <uint32_t>a[2], TOUCH_FIXED, {size}, {size}, {int(not load)}, "
+                 "&p, &off)")
+        L += ["        if r < 0:", "            return r"]
+        L.append(f"        m.ar[a[0]] = X.xt_{name}(p + off)" if load else f"        X.xt_{name}(p + off, m.ar[a[0]])")
+    elif op.family == X.XBRANCH:
+        if name == "j":
+            L.append("        m.next_pc = a[0]")
+        else:
+            conds = ", ".join(val[:-1])
+            L += [f"        if X.xt_{name}({conds}):", f"            m.next_pc = a[{len(ops) - 1}]"]
+    elif op.family == X.XLOOP:
+        if name == "loopnez":
+            L += ["        if m.ar[a[0]] == 0:", "            m.next_pc = a[1]", "            return 0"]
+        elif name == "loopgtz":
+            L += ["        if <int32_t>m.ar[a[0]] <= 0:", "            m.next_pc = a[1]", "            return 0"]
+        L += ["        m.lcount = m.ar[a[0]] - 1u", "        m.lbeg = m.pc + 1", "        m.lend = a[1]"]
+    elif name in ("ret", "retw"):
+        L.append("        m.halt = 1")
+    elif name == "nop":
+        L.append("        pass")
+    else:
+        dst = next(k for k, o in enumerate(ops) if o.role != T.SRC)
+        srcs = [v for k, (o, v) in enumerate(zip(ops, val)) if o.role != T.DST]
+        if name in ("quou", "quos", "remu", "rems"):
+            L += ["        if m.ar[a[2]] == 0:", "            return ERR_DIV0"]
+        L.append(f"        m.ar[a[{dst}]] = X.xt_{name}({', '.join(srcs)})")
+    return L
+
+
+def render_program_ops() -> str:
+    """The text of src/kernels/program_ops_gen.pxi: exec_insn over every opcode of asm_syntax.OPCODES."""
+    L = [HEADER.rstrip(),
+         "# The program interpreter's op dispatch (docs/asm.md §4.4): exec_insn runs one decoded op. An IVP op goes",
+         "# through the instruction layer of kernel_ops_gen.pxi (the kernels' own issue functions: the same primitive",
+         "# bodies and trace records), its memory operand first resolved from the address register into a region",
+         "# (mem_at, src/kernels/_program.pyx); a scalar op through its body in src/primitives/xt_scalar.pxd.",
+         "# Returns 0, or a negative ERR_* code. Included by src/kernels/_program.pyx.",
+         "",
+         "",
+         "cdef inline int exec_insn(TR tr, regfile_t* rf, Machine* m, const int32_t* I, int tag) noexcept nogil:",
+         '    """Run decoded op I (opcode, line, operands) of a bundle tagged `tag` on rf and m."""',
+         "    cdef const int32_t* a = I + 2",
+         "    cdef int op = I[0]",
+         "    cdef int r = 0",
+         "    cdef Py_ssize_t off = 0, n = 0",
+         "    cdef uint8_t* p = NULL"]
+    for i, op in enumerate(A.OPCODES):
+        body = _p_scalar(op) if not A.is_ivp(op) else _p_ivp(op)
+        L.append(f"    {'if' if i == 0 else 'elif'} op == {i}:")
+        L.append(f"        # {A.syntax_line(op)}")
+        L += body
+    L += ["    else:", "        return ERR_OPCODE", "    return 0"]
+    return "\n".join(L) + "\n"
+
+
 def outputs() -> dict[Path, str]:
     """Every generated file and its text."""
-    return {PXI: render_pxi(), PYI: render_pyi(), KOPS: render_kernel_ops()}
+    return {PXI: render_pxi(), PYI: render_pyi(), KOPS: render_kernel_ops(), POPS: render_program_ops()}
 
 
 def main(argv: list[str]) -> int:

@@ -79,12 +79,17 @@ SLOT_CLASSES: dict[str, tuple[tuple[str, ...], str]] = {
     MUL: (("s2",), "docs/firmware.md §6.3 (s2 Mul writes wvec), §6.2 B22 (cvtg48 selector words F0/S2)"),
     ALU_SLOT: (("s3", "s4"), "docs/firmware.md §6.3 (s3 ALU; s4 ALU on F3 / F11)"),
     S4: (("s4",), "docs/firmware.md §6.2 Select (B21: _S0/_S2/_S4 forms pinned to the LdSt/Mul/ALU2 slot)"),
+    # the scalar core's ops (q7emu/primitives/scalar_ops.py)
+    "core": (("s0", "s1"), "docs/firmware.md §6.4 (a scalar op in a bundle: the .w15 branch forms, addi.a)"),
+    "any": (("s0", "s1", "s2", "s3", "s4"), "docs/firmware.md §6.4 (nop fills a free slot: { loop.w15 ...; nop })"),
 }
 
 # ---------------------------------------------------------------------------------- operands
 DST, SRC, SRCDST = "dst", "src", "srcdst"
 # register / operand kinds
 VEC, WVEC, VBOOL, PR, VALIGN, IMM, SCALAR, MEMORY = "vec", "wvec", "vbool", "pr", "valign", "imm", "scalar", "memory"
+# the scalar core's operand kinds (q7emu/primitives/scalar_ops.py): an address register a0..a15, a branch target
+AREG, LABEL = "areg", "label"
 # numpy dtypes of the wrappers' lane arrays ("int" = a Python int)
 U8, S8, U16, S16, U32, S32, F16, F32 = "uint8", "int8", "uint16", "int16", "uint32", "int32", "float16", "float32"
 BOOL, I64, INT = "bool", "int64", "int"
@@ -121,6 +126,8 @@ class Operand:
     optional: bool = False
     signed_when: str = ""
     touches: int | str = 64
+    step: int = 1
+    align: int = 1
 
     @property
     def argname(self) -> str:
@@ -197,9 +204,11 @@ def pr(name: str = "pr", role: str = SRC) -> Operand:
     return Operand(name, role, PR, "pr", INT)
 
 
-def imm(name: str, lo: int, hi: int, example: int | None = None, values: tuple[int, ...] = ()) -> Operand:
-    """An immediate in [lo, hi] (or one of ``values``)."""
-    return Operand(name, SRC, IMM, "", INT, lo=lo, hi=hi, values=values, example=lo if example is None else example)
+def imm(name: str, lo: int, hi: int, example: int | None = None, values: tuple[int, ...] = (),
+        step: int = 1) -> Operand:
+    """An immediate in [lo, hi] (or one of ``values``), a multiple of ``step``."""
+    return Operand(name, SRC, IMM, "", INT, lo=lo, hi=hi, values=values, example=lo if example is None else example,
+                   step=step)
 
 
 def scalar(name: str, role: str = SRC) -> Operand:
@@ -207,9 +216,10 @@ def scalar(name: str, role: str = SRC) -> Operand:
     return Operand(name, role, SCALAR, "", INT)
 
 
-def mem(role: str = SRC, touches: int | str = 64) -> Operand:
-    """The memory operand: a 1-D uint8 buffer addressed with the byte offset operand ``off``."""
-    return Operand("mem", role, MEMORY, "", U8, touches=touches)
+def mem(role: str = SRC, touches: int | str = 64, align: int = 1) -> Operand:
+    """The memory operand: a 1-D uint8 buffer addressed with the byte offset operand ``off``, at an address that is
+    a multiple of ``align``."""
+    return Operand("mem", role, MEMORY, "", U8, touches=touches, align=align)
 
 
 def valign(name: str, role: str) -> Operand:
@@ -333,9 +343,17 @@ class Op:
 #: sel2nx8i immediates whose lane maps q7emu models (q7emu choice; docs/firmware.md §6.2 B21 / §8.1.12)
 SEL2NX8I_IMMS = (0x00, 0x01, 0x02, 0x03, 0x08, 0x09, 0x0A, 0x0B, 0x10, 0x11, 53)
 
+#: mnemonics the facts give two readings of (docs/asm.md §5; docs/firmware.md §8.2 item 8): mnemonic -> {reading:
+#: (the op that runs, its slot class, "" = that op's own)}; the first reading is the default. ``sel2nx8i_s4`` is a
+#: nibble unpack in the kernel pages (q7emu's op of that name) and, in ISA-batch page B21, ``sel2nx8i`` pinned to
+#: the ALU2 slot (S4) with the same immediate table
+READINGS: dict[str, dict[str, tuple[str, str]]] = {
+    "sel2nx8i_s4": {"unpack": ("sel2nx8i_s4", ""), "select": ("sel2nx8i", S4)},
+}
+
 #: every primitive with a Python wrapper (q7emu.ivp.<mnemonic>), listed by ``q7emu ops``
 OPS: tuple[Op, ...] = (
-    Op("lv2nx8_ip", MEM, (vec("vt", "2nx8", U8, DST), mem(), scalar("off", SRCDST), scalar("inc"),),
+    Op("lv2nx8_ip", MEM, (vec("vt", "2nx8", U8, DST), mem(align=64), scalar("off", SRCDST), scalar("inc"),),
        "vt = the 64 bytes at mem[off]; returns (vt uint8[64], off + inc).",
        "docs/firmware.md §6.2 Loads (B06)", SPEC_HIGH, "", LDST),
     Op("l2a4nx8_ip", MEM, (vec("vt", "2nx8", U8, DST), mem(), scalar("off", SRCDST), scalar("inc"),),
@@ -347,7 +365,7 @@ OPS: tuple[Op, ...] = (
     Op("labvdcmprs2nx8_xp", MEM, (vec("vt", "2nx8", U8, DST), vbool("vb", "2nx8"), mem(touches="n"), scalar("off", SRCDST), scalar("n"),),
        "R = the first c = min(max(n, 0), 64) bytes at mem[off], zero-filled; vt[k] = vb[k] ? R[popcount(vb below k)] : R[63]; off += c.",
        "docs/firmware.md §6.2 Loads (B06), docs/model.md §8 item 18", SPEC_MED, "lane wiring; byte count as lav2nx8_xp (q7emu choice)", LDST),
-    Op("sv2nx8_ip", MEM, (vec("vs", "2nx8", U8), mem(SRCDST), scalar("off", SRCDST), scalar("inc"),),
+    Op("sv2nx8_ip", MEM, (vec("vs", "2nx8", U8), mem(SRCDST, align=64), scalar("off", SRCDST), scalar("inc"),),
        "Store the 64 bytes of vs at mem[off] (in place); returns off + inc.",
        "docs/firmware.md §6.2 Loads/stores (B06)", SPEC_HIGH, "", ST),
     Op("sav2nx8_xp", MEM, (vec("vs", "2nx8", U8), mem(SRCDST, touches="n"), scalar("off", SRCDST), scalar("n"),),
@@ -659,7 +677,7 @@ OPS: tuple[Op, ...] = (
 #: (reached through ``q7emu.ivp.la2nx8_stream``) and the vbool logic ops. Tests reach them through the
 #: underscored ``_ivp._c_<mnemonic>`` wrappers; ``q7emu ops`` does not list them.
 C_ONLY: tuple[Op, ...] = (
-    Op("lv2nx8_i", MEM, (vec("vt", "2nx8", U8, DST), mem(), scalar("off"),),
+    Op("lv2nx8_i", MEM, (vec("vt", "2nx8", U8, DST), mem(align=64), scalar("off"),),
        "vt = the 64 bytes at mem[off] (aligned vector load, no update).",
        "docs/firmware.md §6.2 Loads (B06)", SPEC_HIGH, "", LDST),
     Op("la2nx8_pp", MEM, (valign("u", DST), mem(touches="row"), scalar("off"),),
@@ -694,15 +712,21 @@ FLIX_SLOTS = ("s0", "s1", "s2", "s3", "s4")
 
 
 def assign_slots(mnemonics: Iterable[str]) -> tuple[tuple[str, ...], ...] | None:
-    """A legal FLIX slot assignment for the ops of one bundle (docs/firmware.md §6.3), or None.
+    """A legal FLIX slot assignment for the IVP ops of one bundle (docs/firmware.md §6.3), or None.
 
     Returns, for each mnemonic in order, the slots it takes (one slot; ``ldst2`` loads take s0 and s1);
     no two ops share a slot. So a bundle holds at most one MAC / wvec-writing op (s2), two
     loads / stores / packs (s0, s1; stores only in s0, packs only in s1) and two ALU ops (s3, s4; an
-    ``_S4`` form only in s4)."""
-    names = list(mnemonics)
-    choices = [((SLOT_CLASSES[op(m).slot][0],) if op(m).slot == LDST2 else
-                tuple((s,) for s in SLOT_CLASSES[op(m).slot][0])) for m in names]
+    ``_S4`` form only in s4). :func:`assign_slot_classes` does the same for slot classes (a program's bundle,
+    whose scalar ops are not in this table)."""
+    return assign_slot_classes(op(m).slot for m in mnemonics)
+
+
+def assign_slot_classes(classes: Iterable[str]) -> tuple[tuple[str, ...], ...] | None:
+    """:func:`assign_slots` over the ops' slot classes (:data:`SLOT_CLASSES` keys), in order; None when the ops
+    cannot share one bundle."""
+    names = list(classes)
+    choices = [((SLOT_CLASSES[c][0],) if c == LDST2 else tuple((s,) for s in SLOT_CLASSES[c][0])) for c in names]
     if len(names) > len(FLIX_SLOTS):
         return None
 

@@ -1575,6 +1575,32 @@ cdef inline void lv2nx8_i(TR tr, regfile_t* rf, int bundle, int vt, const uint8_
             tr_end(tr)
 
 
+cdef inline void la2nx8_pp(TR tr, regfile_t* rf, int bundle, int u, const uint8_t* mem, Py_ssize_t off) noexcept nogil:
+    """ivp_la2nx8_pp u, mem, off"""
+    if TR is TracerP:
+        if tr_begin(tr, "la2nx8_pp", bundle):
+            tr_scalar(tr, 254, off)
+    if run_op(tr, "la2nx8_pp", bundle):
+        P.la2nx8_pp(&rf.u[u], mem, off)
+    if TR is TracerP:
+        if tr.open:
+            tr_end(tr)
+
+
+cdef inline void la2nx8_ip(TR tr, regfile_t* rf, int bundle, int vt, int u, const uint8_t* mem,
+                           Py_ssize_t* off) noexcept nogil:
+    """ivp_la2nx8_ip vt, u, mem, off"""
+    if TR is TracerP:
+        if tr_begin(tr, "la2nx8_ip", bundle):
+            tr_scalar(tr, 254, off[0])
+    if run_op(tr, "la2nx8_ip", bundle):
+        P.la2nx8_ip(&rf.v[vt], &rf.u[u], mem, off)
+    if TR is TracerP:
+        if tr.open:
+            tr_vec(tr, ROLE_DST, vt, VIEW_2NX8, &rf.v[vt])
+            tr_end(tr)
+
+
 cdef inline void andb(TR tr, regfile_t* rf, int bundle, int vt, int a, int b) noexcept nogil:
     """ivp_andb vt, a, b"""
     if TR is TracerP:

@@ -1,0 +1,331 @@
+# cython: language_level=3
+"""The program interpreter: runs a decoded q7emu program (docs/asm.md §4) on the register file the kernels use.
+
+A program arrives decoded (q7emu.asm.program.Decoded): an int32 row per op (opcode, source line, operands) and per
+bundle (first op, op count, tag, mode, line). run() executes it once per *call* (a partition, or a QuantizeMX row
+block), each call with its memory regions -- the program's data section (copied fresh for every call), the SBUF
+partition, or a kernel call's source and destination streams (docs/asm.md §4.2) -- and its starting scalar
+registers. Every IVP op runs through the kernels' own instruction layer (kernel_ops_gen.pxi: the same primitive
+bodies, the same trace records), a scalar op through its body in xt_scalar.pxd; program_ops_gen.pxi, generated
+from the op tables, is the dispatch. So no op's semantics is written here.
+
+VLIW (docs/asm.md §4.1): every op of a bundle reads the state from before the bundle and its writes land at the
+end. A bundle whose ops read nothing an earlier op of it writes (MODE_IN_ORDER: the assembler checks) gives that
+result run in order; any other runs each op on a copy of the bundle's starting state and copies the registers it
+writes back (MODE_SNAPSHOT). A taken branch or a loop-back takes effect after the bundle; the zero-overhead loop
+goes back to LBEG when the bundle before LEND falls through with LCOUNT != 0.
+
+Errors (an address outside every region, a misaligned access, a store into a read-only region, a divide by zero,
+the step budget) stop the call; run() returns what and where, and q7emu.asm.run raises ProgramError naming the
+line. Ctrl-C is noticed every STEPS_PER_CHECK bundles.
+"""
+import numpy as np
+
+include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and the kernel includes
+cimport xt_scalar as X
+from cpython.exc cimport PyErr_CheckSignals, PyErr_Clear
+
+cdef enum:
+    MAX_REGIONS = 8
+    INSN_COLS = 10              # q7emu.asm.program.INSN_COLS
+    BUNDLE_COLS = 5             # q7emu.asm.program.BUNDLE_COLS
+    MODE_SNAPSHOT = 1
+    STEPS_PER_CHECK = 1 << 16   # bundles between two looks at a pending Ctrl-C
+    TOUCH_FIXED = 0             # the op touches `need` bytes at the address
+    TOUCH_N = 1                 # min(max(n, 0), 64) bytes at the address
+    TOUCH_ROW = 2               # the aligned 64-byte row holding the address
+    TOUCH_ROW2 = 3              # that row and the next
+    # errors (negative; q7emu.asm.run.ERRORS says each in words)
+    ERR_MEM = -1
+    ERR_ALIGN = -2
+    ERR_READONLY = -3
+    ERR_DIV0 = -4
+    ERR_STEPS = -5
+    ERR_INTERRUPT = -6
+    ERR_OPCODE = -7
+    ERR_TRACE = -8
+
+
+cdef struct Region:
+    uint32_t base           # its first address
+    uint32_t size           # bytes
+    uint8_t* ptr            # its first byte in host memory
+    int writable
+
+
+cdef struct Machine:
+    uint32_t ar[16]
+    uint32_t lcount
+    int lbeg
+    int lend
+    int pc
+    int next_pc             # the bundle a taken branch or a loop skip goes to (-1: none)
+    int halt
+    int nreg
+    Region reg[MAX_REGIONS]
+    uint64_t err_addr       # the failing access: its address and length
+    int64_t err_len
+
+
+cdef inline int mem_at(Machine* m, uint32_t addr, int touch, Py_ssize_t need, int align, int write, uint8_t** p,
+                       Py_ssize_t* off) noexcept nogil:
+    """The region holding the `need` bytes an access at `addr` touches: its index, with *p its first byte and *off
+    the address's offset in it; or ERR_MEM / ERR_ALIGN / ERR_READONLY (the address and length in m.err_*)."""
+    cdef int r
+    cdef uint64_t start, o, lo
+    if touch == TOUCH_N:
+        need = 0 if need < 0 else (64 if need > 64 else need)
+    m.err_addr = addr
+    m.err_len = need
+    if align > 1 and addr % <uint32_t>align:
+        return ERR_ALIGN
+    for r in range(m.nreg):
+        if addr < m.reg[r].base or addr - m.reg[r].base > m.reg[r].size:
+            continue
+        o = addr - m.reg[r].base
+        lo = o
+        if touch == TOUCH_ROW or touch == TOUCH_ROW2:
+            lo = o & ~(<uint64_t>63)
+            need = 64 if touch == TOUCH_ROW else 128
+        start = lo
+        if start + <uint64_t>need > m.reg[r].size:
+            continue
+        if write and not m.reg[r].writable:
+            return ERR_READONLY
+        p[0] = m.reg[r].ptr
+        off[0] = <Py_ssize_t>o
+        return r
+    return ERR_MEM
+
+
+include "program_ops_gen.pxi"
+
+
+cdef int _interrupted() noexcept with gil:
+    """1 when Ctrl-C is pending (its exception cleared here: run() raises KeyboardInterrupt)."""
+    if PyErr_CheckSignals() != 0:
+        PyErr_Clear()
+        return 1
+    return 0
+
+
+cdef inline int run_call(TR tr, regfile_t* rf, Machine* m, const int32_t* insns, const int32_t* bundles,
+                         const int64_t* wmask, int nb, int entry, int64_t max_steps, int64_t* steps,
+                         int* fail_insn, int64_t* counts) noexcept nogil:
+    """Run from bundle `entry` until the program counter leaves the text or a ret; 0 or an ERR_* code (with the
+    failing op's index in *fail_insn)."""
+    cdef int pc = entry, i, e, first, count, tag
+    cdef int64_t k = 0
+    cdef const int32_t* b
+    cdef regfile_t snap, tmp
+    cdef Machine tm
+    cdef uint32_t ar0[16]
+    cdef int j
+    fail_insn[0] = -1
+    while 0 <= pc < nb:
+        if k >= max_steps:
+            steps[0] = k
+            return ERR_STEPS
+        k += 1
+        if (k & (STEPS_PER_CHECK - 1)) == 0 and _interrupted():
+            steps[0] = k
+            return ERR_INTERRUPT
+        b = bundles + <Py_ssize_t>pc * BUNDLE_COLS
+        first, count, tag = b[0], b[1], b[2]
+        if counts != NULL:
+            counts[pc] += 1
+        m.pc = pc
+        m.next_pc = -1
+        if b[3] != MODE_SNAPSHOT:
+            for i in range(first, first + count):
+                e = exec_insn(tr, rf, m, insns + <Py_ssize_t>i * INSN_COLS, tag)
+                if e < 0:
+                    fail_insn[0] = i
+                    steps[0] = k
+                    return e
+        else:
+            # each op reads the bundle's starting state; the registers it writes are copied back
+            memcpy(&snap, rf, sizeof(regfile_t))
+            memcpy(ar0, m.ar, sizeof(ar0))
+            for i in range(first, first + count):
+                memcpy(&tmp, &snap, sizeof(regfile_t))
+                memcpy(&tm, m, sizeof(Machine))
+                memcpy(tm.ar, ar0, sizeof(ar0))
+                e = exec_insn(tr, &tmp, &tm, insns + <Py_ssize_t>i * INSN_COLS, tag)
+                if e < 0:
+                    m.err_addr, m.err_len = tm.err_addr, tm.err_len
+                    fail_insn[0] = i
+                    steps[0] = k
+                    return e
+                for j in range(32):
+                    if (wmask[3 * i] >> j) & 1:
+                        memcpy(&rf.v[j], &tmp.v[j], sizeof(vec_t))
+                for j in range(4):
+                    if (wmask[3 * i] >> (32 + j)) & 1:
+                        memcpy(&rf.wv[j], &tmp.wv[j], sizeof(wvec_t))
+                    if (wmask[3 * i] >> (36 + j)) & 1:
+                        memcpy(&rf.u[j], &tmp.u[j], sizeof(valign_t))
+                for j in range(16):
+                    if (wmask[3 * i + 1] >> j) & 1:
+                        rf.vb[j] = tmp.vb[j]
+                    if (wmask[3 * i + 1] >> (16 + j)) & 1:
+                        rf.pr[j] = tmp.pr[j]
+                    if (wmask[3 * i + 2] >> j) & 1:
+                        m.ar[j] = tm.ar[j]
+                if tm.next_pc >= 0:
+                    m.next_pc = tm.next_pc
+                if tm.halt:
+                    m.halt = 1
+                m.lcount, m.lbeg, m.lend = tm.lcount, tm.lbeg, tm.lend
+        if TR is TracerP:
+            if tr.failed:
+                steps[0] = k
+                return ERR_TRACE
+        if m.halt:
+            break
+        if m.next_pc >= 0:
+            pc = m.next_pc
+        else:
+            pc += 1
+            if pc == m.lend and m.lcount != 0:
+                m.lcount -= 1
+                pc = m.lbeg
+    steps[0] = k
+    return 0
+
+
+cdef void run_calls(TR tr, regfile_t* rf, Machine* m0, Machine* m, const int32_t* insns, const int32_t* bundles,
+                    const int64_t* wmask, int nb, int entry, int64_t max_steps, Py_ssize_t ncalls,
+                    const uint8_t* data, Py_ssize_t ndata, uint8_t* scratch, uint8_t** ptrs, const int64_t* offs,
+                    const int64_t* parts, int64_t* steps, uint32_t* ar_out, int* status, int* fail_insn,
+                    Py_ssize_t* failed_call, int64_t* counts, bint carry) noexcept nogil:
+    """Every call in turn: a fresh data section and scalar state, the regions at this call's offsets; a fresh
+    register file too, unless `carry` (a kernel's calls: the core's vector registers carry from one call to the
+    next, as the compiled kernels' do)."""
+    cdef Py_ssize_t c
+    cdef int r, e
+    failed_call[0] = -1
+    regfile_reset(rf)
+    for c in range(ncalls):
+        if TR is TracerP:
+            tr_set_partition(tr, parts[c])
+            if tr.failed:
+                status[0] = ERR_TRACE
+                failed_call[0] = c
+                return
+        if not carry and c:
+            regfile_reset(rf)
+        memcpy(m, m0, sizeof(Machine))
+        if ndata:
+            memcpy(scratch, data, ndata)
+        for r in range(1, m.nreg):
+            m.reg[r].ptr = ptrs[r] + offs[c * MAX_REGIONS + r]
+        e = run_call(tr, rf, m, insns, bundles, wmask, nb, entry, max_steps, &steps[c], fail_insn, counts)
+        memcpy(ar_out + 16 * c, m.ar, 16 * sizeof(uint32_t))
+        if e < 0:
+            status[0] = e
+            failed_call[0] = c
+            return
+    status[0] = 0
+
+
+def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_t[:, ::1] wmask,
+        const uint8_t[::1] data, uint32_t data_base, int entry, regions, const int64_t[:, ::1] offsets,
+        const uint32_t[::1] ar_init, const int64_t[::1] partitions, int64_t max_steps, trace=None, int kernel_id=0,
+        counts=None, bint carry=False):
+    """Run a decoded program once per call (docs/asm.md §4.2, §4.4).
+
+    insns int32 [N, INSN_COLS], bundles int32 [M, BUNDLE_COLS], wmask int64 [N, 3], data uint8 (the data section, at
+    address data_base), entry: q7emu.asm.run.Decoded. regions: up to MAX_REGIONS - 1 tuples (base address, buffer: a
+    C-contiguous uint8 array, size in bytes, writable), each seen by call c at buffer offset offsets[c, r + 1] (region
+    0 is the data section: offsets[:, 0] unused). ar_init uint32 [16]: the
+    starting scalar registers of every call. partitions int64 [C]: each call's partition (the trace's). max_steps:
+    the bundle budget of one call. trace: None, or a sink (q7emu.analysis.trace) recording every IVP op, each with
+    kernel_id as its kernel byte. counts: None, or an int64 [M] array that gets +1 per executed bundle. carry: the
+    vector register file carries from call to call (reset once), else every call starts from the reset state.
+
+    Every address and size here is checked by the caller (q7emu.asm.run) before this runs. Returns (status, call,
+    insn, steps int64 [C], ar uint32 [C, 16], err_addr, err_len): status 0, or an ERR_* code stopping call `call`
+    at op `insn`."""
+    cdef Py_ssize_t ncalls = partitions.shape[0], r, nreg = len(regions) + 1
+    cdef Machine m0, m
+    cdef regfile_t rf
+    cdef NoTrace nt
+    cdef Tracer tr
+    cdef const char* ops_c[64]
+    cdef uint8_t* ptrs[MAX_REGIONS]
+    cdef int status = 0, fail_insn = -1
+    cdef Py_ssize_t failed_call = -1
+    cdef int64_t* cp = NULL
+    cdef int64_t[::1] cview
+    if nreg > MAX_REGIONS or offsets.shape[0] != ncalls or offsets.shape[1] != MAX_REGIONS or ar_init.shape[0] != 16:
+        raise ValueError("program run: inconsistent regions, offsets or registers")
+    if bundles.shape[0] == 0 or bundles.shape[1] != BUNDLE_COLS or insns.shape[1] != INSN_COLS \
+            or wmask.shape[0] != insns.shape[0]:
+        raise ValueError("program run: malformed decoded program")
+    memset(&m0, 0, sizeof(Machine))
+    memset(&m, 0, sizeof(Machine))
+    m0.lend = -1
+    for r in range(16):
+        m0.ar[r] = ar_init[r]
+    scratch = np.zeros(max(1, data.shape[0]), np.uint8)
+    cdef uint8_t[::1] sv = scratch
+    m0.reg[0].base = data_base
+    m0.reg[0].size = <uint32_t>data.shape[0]
+    m0.reg[0].ptr = &sv[0]
+    m0.reg[0].writable = 1
+    keep = [scratch]
+    cdef uint8_t[::1] buf
+    for r, (base, arr, size, writable) in enumerate(regions, 1):
+        buf = arr
+        keep.append(arr)
+        ptrs[r] = &buf[0]
+        m0.reg[r].base = <uint32_t>base
+        m0.reg[r].size = <uint32_t>size
+        m0.reg[r].writable = 1 if writable else 0
+    m0.nreg = <int>nreg
+    steps = np.zeros(ncalls, np.int64)
+    ar_out = np.zeros((ncalls, 16), np.uint32)
+    cdef int64_t[::1] st = steps
+    cdef uint32_t[:, ::1] ao = ar_out
+    if counts is not None:
+        cview = counts
+        cp = &cview[0]
+    cdef const uint8_t* dp = &data[0] if data.shape[0] else NULL
+    if trace is None:
+        with nogil:
+            run_calls(&nt, &rf, &m0, &m, &insns[0, 0], &bundles[0, 0], &wmask[0, 0] if wmask.shape[0] else NULL,
+                      <int>bundles.shape[0], entry, max_steps, ncalls, dp, data.shape[0], &sv[0], ptrs,
+                      &offsets[0, 0], &partitions[0], &st[0], &ao[0, 0], &status, &fail_insn, &failed_call, cp, carry)
+    else:
+        if not Q7_TRACED_HERE:          # an ISA level's copy traces at the baseline (docs/build.md §2.2)
+            from q7emu.kernels import _program as baseline
+            return baseline.run(insns, bundles, wmask, data, data_base, entry, regions, offsets, ar_init, partitions,
+                                max_steps, trace, kernel_id, counts, carry)
+        _keep = init_tracer(&tr, kernel_id, trace, None, None, ops_c)
+        try:
+            with nogil:
+                traced_calls(&tr, &rf, &m0, &m, &insns[0, 0], &bundles[0, 0],
+                             &wmask[0, 0] if wmask.shape[0] else NULL, <int>bundles.shape[0], entry, max_steps,
+                             ncalls, dp, data.shape[0], &sv[0], ptrs, &offsets[0, 0], &partitions[0], &st[0],
+                             &ao[0, 0], &status, &fail_insn, &failed_call, cp, carry)
+            if status != ERR_INTERRUPT:
+                finish_tracer(&tr, trace)
+        finally:
+            release_tracer(&tr)
+    if status == ERR_INTERRUPT:
+        raise KeyboardInterrupt
+    return status, failed_call, fail_insn, steps, ar_out, m.err_addr, m.err_len
+
+
+cdef void traced_calls(Tracer* tr, regfile_t* rf, Machine* m0, Machine* m, const int32_t* insns,
+                       const int32_t* bundles, const int64_t* wmask, int nb, int entry, int64_t max_steps,
+                       Py_ssize_t ncalls, const uint8_t* data, Py_ssize_t ndata, uint8_t* scratch, uint8_t** ptrs,
+                       const int64_t* offs, const int64_t* parts, int64_t* steps, uint32_t* ar_out, int* status,
+                       int* fail_insn, Py_ssize_t* failed_call, int64_t* counts, bint carry) noexcept nogil:
+    """The traced run (compiled with the hot code; dead in an ISA level's copy, whose run() hands a traced run to the
+    baseline's: docs/build.md §2.2)."""
+    if not Q7_TRACED_HERE:
+        return
+    run_calls(tr, rf, m0, m, insns, bundles, wmask, nb, entry, max_steps, ncalls, data, ndata, scratch, ptrs, offs,
+              parts, steps, ar_out, status, fail_insn, failed_call, counts, carry)
