@@ -1,0 +1,92 @@
+"""Programs in a kernel's place: the kernels' own programs, and the calling convention any program runs under when it
+stands in for a kernel (docs/asm.md §4.3, §6).
+
+* :func:`kernel_program` assembles a kernel's program (``q7emu/kernels/programs/*.s``) for one configuration.
+* :func:`run_dequant` / :func:`run_quantize_mx` run a program as the TensorDequantize / QuantizeMX kernel runs:
+  the same calls (one per partition; one per 8-partition row block), the same streams as memory regions and the
+  same register file carried from call to call, so that the kernels' programs give the compiled kernels' bytes and
+  traces, and a user's program (``q7emu replay --program``) runs exactly where the kernel would.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from q7emu.asm.assembler import assemble_file
+from q7emu.asm.program import Program
+from q7emu.asm.run import ProgramRun, Region, run_calls
+from q7emu.kernels.programs import dequant_symbols, program_file, quantize_mx_symbols
+from q7emu.model.format_table import dequant_format, dequant_path
+
+#: where a kernel call's streams are (docs/asm.md §4.3): the source at SRC_BASE, the destination at DST_BASE,
+#: QuantizeMX's scale row at SCALE_BASE (the data section is at q7emu.asm.program.DATA_BASE = 0x02000000)
+SRC_BASE = 0x0400_0000
+DST_BASE = 0x0600_0000
+SCALE_BASE = 0x0700_0000
+
+
+@lru_cache(maxsize=128)
+def _assembled(kernel: str, key: tuple[tuple[str, Any], ...]) -> Program:
+    return assemble_file(program_file(kernel), symbols=dict(key))
+
+
+def kernel_program(kernel: str, *, fmt: int | None = None, group: int | None = None,
+                   knobs: Mapping[str, str] | None = None, src_dtype: str = "float16",
+                   dst_dtype: str = "float8_e4m3fn") -> Program:
+    """The program of ``kernel`` ("proc_4bit_non_mx", "proc_4bit_mx_8", "proc_6bit_non_mx", "quantize_mx") for one
+    configuration: the dequant paths take ``fmt`` and ``group``, QuantizeMX ``src_dtype`` / ``dst_dtype``; ``knobs``
+    the model knobs (defaults where not given). Assembled once per configuration."""
+    if kernel == "quantize_mx":
+        sym = quantize_mx_symbols(src_dtype, dst_dtype, knobs)
+    else:
+        if fmt is None or group is None:
+            raise ValueError(f"the {kernel} program needs fmt and group")
+        sym = dequant_symbols(fmt, group, knobs)
+    return _assembled(kernel, tuple(sorted(sym.items())))
+
+
+def run_dequant(program: Program, src: npt.NDArray[np.uint8], dst: npt.NDArray[np.uint8], *, trace: Any = None,
+                kernel_id: int = 0, max_steps: int | None = None) -> ProgramRun:
+    """Run ``program`` as TensorDequantize runs its kernel: one call per partition (row) of ``src`` (uint8 [P,
+    in_bytes], the source streams) into ``dst`` (uint8 [P, out_bytes], written in place). Each call sees its source
+    stream at SRC_BASE (read-only) and its destination stream at DST_BASE, with a2 = SRC_BASE, a3 = in_bytes / 4
+    (num_elem, u32 words) and a4 = DST_BASE; the vector registers carry from one call to the next."""
+    parts, nbytes = src.shape
+    regions = [Region("the source stream", SRC_BASE, np.ascontiguousarray(src).reshape(-1), nbytes,
+                      np.arange(parts, dtype=np.int64) * nbytes, False),
+               Region("the destination stream", DST_BASE, dst.reshape(-1), dst.shape[1],
+                      np.arange(parts, dtype=np.int64) * dst.shape[1], True)]
+    regs = {"a2": SRC_BASE, "a3": nbytes // 4, "a4": DST_BASE}
+    return run_calls(program, regions, np.arange(parts, dtype=np.int64), regs, trace=trace, kernel_id=kernel_id,
+                     max_steps=max_steps, carry=True)
+
+
+def run_quantize_mx(program: Program, bits: npt.NDArray[np.uint16], data: npt.NDArray[np.uint8],
+                    scale: npt.NDArray[np.uint8], scatter: bool, *, trace: Any = None, kernel_id: int = 0,
+                    max_steps: int | None = None) -> ProgramRun:
+    """Run ``program`` as QuantizeMX runs its kernel: one call per 8-partition row block b of ``bits`` (uint16 [P, F],
+    the fp16 / bf16 patterns) into ``data`` (uint8 [P, F], FP8 bytes) and ``scale`` (uint8: [P, F/4] rows 32q .. 32q
+    + 3 when ``scatter``, else [P/8, F/4]). Call b sees the block's source rows at SRC_BASE (2F bytes apart,
+    read-only), its data rows at DST_BASE (F bytes apart) and its scale row at SCALE_BASE, with a2 = SRC_BASE, a3 =
+    2F (the source row stride), a4 = F (the columns), a5 = DST_BASE, a6 = F (the data row stride), a7 =
+    SCALE_BASE; the vector registers carry from one call to the next."""
+    p, f = bits.shape
+    blocks = np.arange(p // 8, dtype=np.int64)
+    srow = 32 * (blocks // 4) + blocks % 4 if scatter else blocks
+    src = np.ascontiguousarray(bits).view(np.uint8).reshape(-1)
+    regions = [Region("the source rows", SRC_BASE, src, 16 * f, blocks * 16 * f, False),
+               Region("the data rows", DST_BASE, data.reshape(-1), 8 * f, blocks * 8 * f, True),
+               Region("the scale row", SCALE_BASE, scale.reshape(-1), f // 4, srow * (f // 4), True)]
+    regs = {"a2": SRC_BASE, "a3": 2 * f, "a4": f, "a5": DST_BASE, "a6": f, "a7": SCALE_BASE}
+    return run_calls(program, regions, 8 * blocks, regs, trace=trace, kernel_id=kernel_id, max_steps=max_steps,
+                     carry=True)
+
+
+def dequant_run_args(fmt: int, group: int) -> tuple[str, int, int]:
+    """(the path's kernel name, words in, words out) of a TensorDequantize configuration."""
+    path = dequant_path(dequant_format(fmt).paths[group])
+    return path.name, path.ratio[0], path.ratio[1]

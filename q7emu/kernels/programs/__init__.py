@@ -1,0 +1,101 @@
+"""The firmware kernels as programs (docs/asm.md §6): one assembly file per kernel, the statement of its schedule.
+
+``proc_4bit_non_mx.s``, ``proc_4bit_mx_8.s``, ``proc_6bit_non_mx.s`` and ``quantize_mx.s`` (with their shared
+``kernel_common.inc``) are written in q7emu's assembly language, bundle by bundle as the compiled kernels of
+``src/kernels`` issue them. A kernel configuration (the format, the knobs) reaches a program as predefined symbols:
+the functions here compute them from the format and knob tables (:mod:`q7emu.model.format_table`,
+:mod:`q7emu.model.knobs`), and the program's conditional assembly and data directives do the rest. Assembling and
+running them is :mod:`q7emu.asm.kernels`' (one layer up).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from q7emu.model.format_table import dequant_format, dequant_path, fp8_format
+from q7emu.model.knobs import KNOB_DEFAULTS
+from q7emu.model.tables import MAX_EXP, NF4_TABLES
+
+#: where the program files are
+PROGRAM_DIR = Path(__file__).resolve().parent
+#: kernel name -> its program file
+PROGRAM_FILES = {"proc_4bit_non_mx": "proc_4bit_non_mx.s", "proc_4bit_mx_8": "proc_4bit_mx_8.s",
+                 "proc_6bit_non_mx": "proc_6bit_non_mx.s", "quantize_mx": "quantize_mx.s"}
+#: mx_layout knob value -> the MX_LAYOUT symbol
+MX_LAYOUTS = {"scale-first": 0, "scale-last": 1, "word-block": 2}
+Symbols = dict[str, int | tuple[int, ...]]
+
+
+def program_file(kernel: str) -> Path:
+    """The program file of a kernel (KeyError for a kernel without one)."""
+    return PROGRAM_DIR / PROGRAM_FILES[kernel]
+
+
+def codebook_triples(values: Sequence[float] | np.ndarray, ebias: int) -> tuple[tuple[int, ...], tuple[int, ...],
+                                                                              tuple[int, ...]]:
+    """The soft-float triple of each of 16 codebook values (float32): SIG (the top 14 significand bits and a sticky
+    bit, the leading one at bit 14; 0 for zero), EXP (the unbiased exponent minus ``ebias``; -16384 for zero), SGN
+    (0x80 for a negative value). The sticky bit keeps the later single rounding to <= 4 bits exact."""
+    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.int64)
+    sig, exp, sgn = [], [], []
+    for c in range(16):
+        b = int(bits[c])
+        e, m = (b >> 23) & 0xFF, b & 0x7FFFFF
+        sgn.append(((b >> 31) & 1) * 0x80)
+        if e == 0 and m == 0:
+            sig.append(0)
+            exp.append(-16384)
+            continue
+        if e == 0:                      # float32 subnormal: normalise
+            sh = 24 - m.bit_length()
+            m24, ue = m << sh, -126 - sh
+        else:
+            m24, ue = m | 0x800000, e - 127
+        sig.append((m24 >> 9) | (1 if (m24 & 0x1FF) else 0))
+        exp.append(ue - ebias)
+    return tuple(sig), tuple(exp), tuple(sgn)
+
+
+def dequant_symbols(fmt: int, group: int, knobs: Mapping[str, str] | None = None) -> Symbols:
+    """The predefined symbols of a TensorDequantize configuration: the path's program reads them (the header of each
+    program file lists the ones it uses). ``knobs``: the model knobs (docs/model.md §1); a knob not given takes the
+    knob table's default."""
+    k = dict(KNOB_DEFAULTS)
+    k.update(knobs or {})
+    rec = dequant_format(fmt)
+    path = dequant_path(rec.paths[group])
+    out8 = fp8_format(rec.out)
+    sym: Symbols = {
+        "FMT": rec.code, "FMT_BITS": rec.bits, "GROUP": group,
+        "NIBBLE_HIGH_FIRST": int(k["nibble_order"] == "high-first"),
+        "FP6_MSB_FIRST": int(k["fp6_packing"] == "msb-first"),
+        "MX_LAYOUT": MX_LAYOUTS[k["mx_layout"]],
+        "MX_NAN_SCALE": int(k["mx_scale"] == "e8m0"),
+        "OUT_BIAS": out8.bias, "OUT_MBITS": out8.mant_bits, "OUT_MAX": out8.max_code, "OUT_NAN": out8.nan_code,
+        "PASS_BYTES": path.pass_bytes,
+    }
+    rb = rec.rebias
+    if group == 0 and rb is not None:
+        sym.update({"REBIAS": 1, "RB_P1": rb.p1, "RB_P2": rb.p2, "RB_P3": rb.p3, "RB_BIAS": rb.bias, "RB_W1": rb.w1,
+                    "RB_WX": rb.wx, "RB_W2": rb.w2, "RB_W3": rb.w3, "RB_NEGMIN": rb.neg_min,
+                    "RB_X": tuple(int(x) for x in rb.x)})
+    else:
+        values = rec.codebook if rec.codebook is not None else NF4_TABLES[k[rec.codebook_knob or "nf4_table"]]
+        sig, exp, sgn = codebook_triples(values, 127 if group == 8 else 0)
+        sym.update({"REBIAS": 0, "CB_SIG": sig, "CB_EXP": exp, "CB_SGN": sgn})
+    return sym
+
+
+def quantize_mx_symbols(src_dtype: str, dst_dtype: str, knobs: Mapping[str, str] | None = None) -> Symbols:
+    """The predefined symbols of a QuantizeMX configuration (``quantize_mx.s`` lists them): the source and
+    destination types and the knobs of docs/model.md §2 (a knob not given takes the knob table's default)."""
+    k = dict(KNOB_DEFAULTS)
+    k.update(knobs or {})
+    out8 = fp8_format(dst_dtype)
+    return {"BF16": int(src_dtype in ("bfloat16", "bf16")), "OUT_BIAS": out8.bias, "OUT_MBITS": out8.mant_bits,
+            "OUT_MAX": out8.max_code, "OUT_NAN": out8.nan_code, "MAX_EXP": MAX_EXP[(k["emax"], dst_dtype)],
+            "UNDERFLOW_WRAP": int(k["underflow"] in ("wrap", "unwrapped-data")),
+            "UNDERFLOW_TRUE_DIV": int(k["underflow"] in ("unclamped-data", "unwrapped-data")),
+            "NONFINITE_OCP": int(k["nonfinite"] == "ocp")}
