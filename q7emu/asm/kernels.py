@@ -9,7 +9,8 @@ stands in for a kernel (docs/asm.md §4.3, §6).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -19,8 +20,12 @@ import numpy.typing as npt
 from q7emu.asm.assembler import assemble_file
 from q7emu.asm.program import Program
 from q7emu.asm.run import ProgramRun, Region, run_calls
+from q7emu.kernels.cores import output_buffer
+from q7emu.kernels.dequant import run_traced
 from q7emu.kernels.programs import dequant_symbols, program_file, quantize_mx_symbols
-from q7emu.model.format_table import dequant_format, dequant_path
+from q7emu.model.format_table import dequant_format
+from q7emu.model.kernels import KernelId, dequant_kernel
+from q7emu.model.knobs import dequant_out_bytes, normalize_dequant_args, normalize_quantize_mx_args
 
 #: where a kernel call's streams are (docs/asm.md §4.3): the source at SRC_BASE, the destination at DST_BASE,
 #: QuantizeMX's scale row at SCALE_BASE (the data section is at q7emu.asm.program.DATA_BASE = 0x02000000)
@@ -30,8 +35,10 @@ SCALE_BASE = 0x0700_0000
 
 
 @lru_cache(maxsize=128)
-def _assembled(kernel: str, key: tuple[tuple[str, Any], ...]) -> Program:
-    return assemble_file(program_file(kernel), symbols=dict(key))
+def _assembled(kernel: str, key: tuple[tuple[str, Any], ...], title: str) -> Program:
+    prog = assemble_file(program_file(kernel), symbols=dict(key))
+    prog.name = title
+    return prog
 
 
 def kernel_program(kernel: str, *, fmt: int | None = None, group: int | None = None,
@@ -42,11 +49,14 @@ def kernel_program(kernel: str, *, fmt: int | None = None, group: int | None = N
     the model knobs (defaults where not given). Assembled once per configuration."""
     if kernel == "quantize_mx":
         sym = quantize_mx_symbols(src_dtype, dst_dtype, knobs)
+        title = f"{kernel} {src_dtype} -> {dst_dtype}"
     else:
         if fmt is None or group is None:
             raise ValueError(f"the {kernel} program needs fmt and group")
         sym = dequant_symbols(fmt, group, knobs)
-    return _assembled(kernel, tuple(sorted(sym.items())))
+        title = f"{kernel} fmt={fmt} ({dequant_format(fmt).short}) group={group}"
+    title += "".join(f" {k}={v}" for k, v in sorted((knobs or {}).items()))
+    return _assembled(kernel, tuple(sorted(sym.items())), title)
 
 
 def run_dequant(program: Program, src: npt.NDArray[np.uint8], dst: npt.NDArray[np.uint8], *, trace: Any = None,
@@ -86,7 +96,62 @@ def run_quantize_mx(program: Program, bits: npt.NDArray[np.uint16], data: npt.ND
                      carry=True)
 
 
-def dequant_run_args(fmt: int, group: int) -> tuple[str, int, int]:
-    """(the path's kernel name, words in, words out) of a TensorDequantize configuration."""
-    path = dequant_path(dequant_format(fmt).paths[group])
-    return path.name, path.ratio[0], path.ratio[1]
+def dequantize_program(program: Program | None, src: npt.NDArray[Any], fmt: Any, group_size: int = 0, *,
+                       trace: Any = None, max_steps: int | None = None, **knobs: Any) -> npt.NDArray[np.uint8]:
+    """:func:`q7emu.dequantize` with ``program`` in the kernel's place (None: the path's own program for this
+    configuration): the same arguments, checks and result (uint8 [P, out_bytes]); a trace records the program's IVP ops
+    under the path's kernel."""
+    src_bytes, fmt_i, group, path, checked = normalize_dequant_args(src, fmt, group_size, knobs)
+    prog = program if program is not None else kernel_program(path, fmt=fmt_i, group=group, knobs=checked)
+    out = output_buffer((src_bytes.shape[0], dequant_out_bytes(src_bytes.shape[1], path)), traced=trace is not None)
+    kid = int(dequant_kernel(fmt_i, group))
+    if trace is not None:
+        run_traced(trace, lambda t, **kw: run_dequant(prog, src_bytes, out, trace=t, kernel_id=kid,
+                                                      max_steps=max_steps), path, checked)
+    else:
+        run_dequant(prog, src_bytes, out, kernel_id=kid, max_steps=max_steps)
+    return out
+
+
+def quantize_mx_program(program: Program | None, src: npt.NDArray[Any], dst_dtype: Any = "float8_e4m3fn", *,
+                        trace: Any = None, max_steps: int | None = None,
+                        **knobs: Any) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint8]]:
+    """:func:`q7emu.quantize_mx` with ``program`` in the kernel's place (None: the kernel's own program for this
+    configuration): the same arguments, checks and results ((data uint32 [P, F/4], scale uint8))."""
+    bits, kind, dst, checked = normalize_quantize_mx_args(src, dst_dtype, knobs)
+    prog = program if program is not None else kernel_program("quantize_mx", src_dtype=kind, dst_dtype=dst,
+                                                              knobs=checked)
+    p, f = bits.shape
+    scatter = checked["scale_layout"] == "scatter"
+    data = output_buffer((p, f), traced=trace is not None)
+    scale = np.zeros((p if scatter else p // 8, f // 4), dtype=np.uint8)
+    kid = int(KernelId.QUANTIZE_MX)
+    if trace is not None:
+        run_traced(trace, lambda t, **kw: run_quantize_mx(prog, bits, data, scale, scatter, trace=t, kernel_id=kid,
+                                                          max_steps=max_steps),
+                   KernelId.QUANTIZE_MX.kernel, dict(checked, dst_dtype=dst))
+    else:
+        run_quantize_mx(prog, bits, data, scale, scatter, kernel_id=kid, max_steps=max_steps)
+    return data.view("<u4").reshape(p, f // 4), scale
+
+
+@dataclass(frozen=True)
+class ProgramBackend:
+    """A machine backend that runs a program in the record's kernel's place (docs/asm.md §4.3): ``program``, or
+    with None each record's kernel's own program for its configuration (the round trip of docs/asm.md §6);
+    ``max_steps`` the bundle budget of one call. Picklable: a worker process or a farm node runs it."""
+
+    program: Program | None = None
+    max_steps: int | None = None
+
+    def handler(self, opcode: int) -> Callable[..., Any]:
+        """The function that stands in for the kernel API of ``opcode`` (0x7b: :func:`q7emu.dequantize`'s
+        arguments; 0xE3: :func:`q7emu.quantize_mx`'s)."""
+        if opcode == 0xE3:
+            return lambda *a, **k: quantize_mx_program(self.program, *a, max_steps=self.max_steps, **k)
+        return lambda *a, **k: dequantize_program(self.program, *a, max_steps=self.max_steps, **k)
+
+    @property
+    def name(self) -> str:
+        """How a report names the backend: ``program PROG.s`` or ``kernel programs``."""
+        return f"program {self.program.name}" if self.program is not None else "kernel programs"

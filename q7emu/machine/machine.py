@@ -47,6 +47,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from q7emu import registry
+from q7emu.asm.kernels import ProgramBackend
 from q7emu.errors import DispatchError, InternalError, InvalidArgument
 from q7emu.fileio import ArrayInfo, NpzReader, UnknownFileKind, array_file_kind, open_regular, read_npy
 from q7emu.isa.enums import DType, Engine, Generation, Opcode
@@ -251,9 +252,15 @@ def element_offsets(t: Tensor3D, offset: int) -> np.ndarray:
     return offset + 4 * o.reshape(-1)
 
 
-def kernel_function(entry: KernelEntry, backend: str) -> Callable[..., Any]:
-    """What runs a kernel on a backend: its Python entry (``"kernel"``; it loads the compiled extension on
+Backend = str | ProgramBackend
+
+
+def kernel_function(entry: KernelEntry, backend: Backend) -> Callable[..., Any]:
+    """What runs a kernel on a backend: a program in its place (a :class:`q7emu.asm.kernels.ProgramBackend`,
+    docs/asm.md §4.3), its Python entry (``"kernel"``; it loads the compiled extension on
     its first call, Q7Error when not built) or its golden model (``"golden"``)."""
+    if isinstance(backend, ProgramBackend):
+        return backend.handler(entry.opcode)
     return entry.golden if backend == "golden" else entry.handler
 
 
@@ -304,14 +311,15 @@ class Machine:
     """SBUF (uint8 [128, partition_bytes]) plus the POOL and DVE engines of one generation.
 
     ``knobs``: model knobs of docs/model.md §1-§2 (``nibble_order``, ``fp6_packing``, ``mx_layout``, ``mx_scale``,
-    ``nf4_table``, ``emax``, ``underflow``, ``nonfinite``). ``backend``: "kernel" (the IVP kernels, default) or "golden"
-    (the golden models; used to build expected bytes of cases). ``sbuf``: the initial SBUF, a uint8 [128,
+    ``nf4_table``, ``emax``, ``underflow``, ``nonfinite``). ``backend``: "kernel" (the IVP kernels, default), "golden"
+    (the golden models; used to build expected bytes of cases) or a :class:`q7emu.asm.kernels.ProgramBackend` (a
+    program in the record's kernel's place, docs/asm.md §4.3). ``sbuf``: the initial SBUF, a uint8 [128,
     partition_bytes] array or an image file (:func:`load_sbuf_image`: .npz, .npy, or with ``partition_bytes`` a raw
     dump); ``partition_bytes`` not given = the image's width, or 0x30000 without an image.
     """
 
     def __init__(self, generation: Generation | str, partition_bytes: int = _UNSET,
-                 knobs: dict[str, Any] | None = None, backend: str = "kernel", sbuf: Any = None) -> None:
+                 knobs: dict[str, Any] | None = None, backend: Backend = "kernel", sbuf: Any = None) -> None:
         self.generation = Generation.parse(generation)
         image = None
         given = partition_bytes is not _UNSET
@@ -330,8 +338,8 @@ class Machine:
         self.partition_bytes = check_partition_bytes(partition_bytes if partition_bytes is not _UNSET
                                                      else DEFAULT_PARTITION_BYTES)
         self.knobs = normalize_machine_knobs(knobs)
-        if backend not in ("kernel", "golden"):
-            raise InvalidArgument("backend", backend, "must be 'kernel' or 'golden'")
+        if not isinstance(backend, ProgramBackend) and backend not in ("kernel", "golden"):
+            raise InvalidArgument("backend", backend, "must be 'kernel', 'golden' or a program (ProgramBackend)")
         self.backend = backend
         self.sbuf = np.zeros((NUM_PARTITIONS, self.partition_bytes), dtype=np.uint8)
         if image is not None:
@@ -478,7 +486,7 @@ def _handle_tensor_dequantize(m: Machine, rec: Record, trace: Any) -> tuple[str,
     src = np.ascontiguousarray(words.astype("<u4")).view(np.uint8)
     kwargs: dict[str, Any] = dict(kn)
     dp, doff = m._sbuf_location("dst.start_addr", r.dst.start_addr)
-    if trace is not None and m.backend == "kernel":
+    if trace is not None and m.backend != "golden":
         kwargs["trace"] = _at_partition(trace, dp)
     out = np.asarray(run(src, r.dequant_fmt, r.group_size, **kwargs))
     if out.dtype != np.uint8 or out.shape != (nac, r.dst.count * 4):
@@ -508,7 +516,7 @@ def _handle_quantize_mx(m: Machine, rec: Record, trace: Any) -> tuple[str, list[
     kwargs: dict[str, Any] = dict(scale_layout="compact", **{k: m.knobs[k] for k in entry.knobs})
     d = r.dst
     dp, doff = m._sbuf_location("dst.start_addr", d.start_addr)
-    if trace is not None and m.backend == "kernel":
+    if trace is not None and m.backend != "golden":
         kwargs["trace"] = _at_partition(trace, dp)
     data, scale = run(src, dst_dtype, **kwargs)
     data, scale = np.asarray(data), np.asarray(scale)

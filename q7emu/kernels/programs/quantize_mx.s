@@ -33,6 +33,11 @@
 .equ Q_FIELD1, ENTRY_B + 6
 .equ Q_MAX1, ENTRY_B + 7
 .equ Q_RED0, ENTRY_B + 8
+.equ Q_RED1, ENTRY_B + 9
+.equ Q_RED2, ENTRY_B + 10
+.equ Q_RED3, ENTRY_B + 11
+.equ Q_RED4, ENTRY_B + 12
+.equ Q_RED5, ENTRY_B + 13
 .equ Q_BCAST, ENTRY_B + 14
 .equ Q_SCALE, ENTRY_B + 15
 .equ Q_BYTE, ENTRY_B + 16
@@ -198,12 +203,17 @@ rodata:
   .bundle Q_MAX1                            # MAX over the block's 8 partitions
   { ivp_bmaxn_2x32 vbF, vM, vM, vE }
 .Lrows1_end\@:
-  .bundle Q_RED0                            # ... and over its 4 elements: the neighbour lane, three times
+  .bundle Q_RED0                            # ... and over its 4 elements: the neighbour lane
   { ivp_seln_2x32 vT0, vM, vM, kIDX_R1 }
+  .bundle Q_RED1
   { ivp_bmaxn_2x32 vbF, vM, vM, vT0 }
+  .bundle Q_RED2                            # again: lanes i .. i + 2
   { ivp_seln_2x32 vT0, vM, vM, kIDX_R1 }
+  .bundle Q_RED3
   { ivp_bmaxn_2x32 vbF, vM, vM, vT0 }
+  .bundle Q_RED4                            # and again: lanes i .. i + 3 (the block's 4 elements at lane 4b)
   { ivp_seln_2x32 vT0, vM, vM, kIDX_R1 }
+  .bundle Q_RED5
   { ivp_bmaxn_2x32 vbF, vM, vM, vT0 }
   .bundle Q_BCAST                           # broadcast lane 4b over its block
   { ivp_seln_2x32 vM, vM, vM, kIDX_B4 }

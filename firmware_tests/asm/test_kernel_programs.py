@@ -1,0 +1,155 @@
+"""The kernels as programs (docs/asm.md §6): for every configuration, the kernel's program, run by the interpreter,
+gives the compiled kernel's bytes and a trace `q7emu trace diff` finds equal (op, bundle, operands, lanes), on
+random partitions with tails and on every shipped case. The compiled kernels are the reference here; the kernels'
+own tests compare them with the golden models."""
+import itertools
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import q7emu
+from q7emu.analysis.trace import Recorder
+from q7emu.analysis.trace.diff import diff
+from q7emu.asm import assemble
+from q7emu.asm.kernels import ProgramBackend, dequantize_program, kernel_program, quantize_mx_program
+from q7emu.kernels import _dequant, _quantize_mx
+from q7emu.kernels.programs import PROGRAM_FILES, program_file
+from q7emu.machine.cases import _prepared_machine, load_case, run_case
+from q7emu.model.format_table import DEQUANT_FORMATS, dequant_path
+from q7emu.model.knobs import KNOBS
+
+ROOT = Path(__file__).resolve().parents[2]
+CASES = sorted((ROOT / "examples" / "cases").glob("*/*.npz"))
+
+
+def _values(name):
+    return next(k.values for k in KNOBS if k.name == name)
+
+
+def dequant_configs():
+    """(fmt, group, knobs) of every configuration: each format's paths x the knobs its path reads."""
+    out = []
+    for rec in DEQUANT_FORMATS:
+        for group in rec.paths:
+            names = [k for k in ("nibble_order", "fp6_packing", "mx_layout", "mx_scale")
+                     if k in rec.knobs or (group == 8 and k in ("mx_layout", "mx_scale"))]
+            for combo in itertools.product(*(_values(k) for k in names)):
+                out.append((rec.code, group, dict(zip(names, combo))))
+    return out
+
+
+QMX_CONFIGS = [(s, d, dict(emax=e, underflow=u, nonfinite=n))
+               for s in ("float16", "bfloat16") for d in ("float8_e4m3fn", "float8_e5m2")
+               for e in _values("emax") for u in _values("underflow") for n in _values("nonfinite")]
+
+
+def _same_trace(a: Recorder, b: Recorder) -> None:
+    d = diff(a.trace, b.trace)
+    assert d.same, d.format()
+    assert d.compared > 0
+
+
+@pytest.mark.parametrize("fmt,group,knobs", dequant_configs(), ids=lambda x: str(x))
+def test_dequant_program_is_the_kernel(fmt, group, knobs):
+    path = dequant_path(next(r for r in DEQUANT_FORMATS if r.code == fmt).paths[group])
+    words_in = path.ratio[0]
+    rng = np.random.default_rng(fmt * 100 + group * 10 + len(str(knobs)))
+    # whole passes, a tail, one block, several passes and a tail (pass_bytes per pass)
+    for units in (1, path.pass_bytes // (4 * words_in), path.pass_bytes // (4 * words_in) + 1, 7):
+        src = rng.integers(0, 256, (3, 4 * words_in * units), dtype=np.uint8)
+        want = q7emu.dequantize(src, fmt, group, **knobs)
+        got = dequantize_program(None, src, fmt, group, **knobs)
+        assert np.array_equal(got, want), units
+    ra, rb = Recorder(), Recorder()
+    q7emu.dequantize(src, fmt, group, **knobs, trace=ra)
+    dequantize_program(None, src, fmt, group, **knobs, trace=rb)
+    _same_trace(ra, rb)
+
+
+@pytest.mark.parametrize("src_dtype,dst,knobs", QMX_CONFIGS, ids=lambda x: str(x))
+def test_quantize_mx_program_is_the_kernel(src_dtype, dst, knobs):
+    rng = np.random.default_rng(len(str(knobs)) + len(dst))
+    p, f = 32, 4 * 9                                # two chunks: 16 columns and a 4-column tail... and one more
+    bits = rng.integers(0, 1 << 16, (p, f), dtype=np.uint16)
+    bits[0, :3] = (0x7C00, 0xFE00, 0x0001) if src_dtype == "float16" else (0x7F80, 0xFFC0, 0x0001)
+    bits[8:16, 4:8] = 0                             # an all-zero block: underflow
+    x = bits.view(np.float16 if src_dtype == "float16" else ml_dtypes.bfloat16)
+    want = q7emu.quantize_mx(x, dst, **knobs)
+    got = quantize_mx_program(None, x, dst, **knobs)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    ra, rb = Recorder(), Recorder()
+    q7emu.quantize_mx(x, dst, **knobs, trace=ra)
+    quantize_mx_program(None, x, dst, **knobs, trace=rb)
+    _same_trace(ra, rb)
+
+
+@pytest.mark.parametrize("layout", ["scatter", "compact"])
+def test_quantize_mx_program_full_tile(layout):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((128, 52)) * 300).astype(ml_dtypes.bfloat16)
+    want = q7emu.quantize_mx(x, "e5m2", scale_layout=layout)
+    got = quantize_mx_program(None, x, "e5m2", scale_layout=layout)
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("path", CASES, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_shipped_case_with_the_kernel_programs(path):
+    case = load_case(path)
+    assert run_case(case, backend=ProgramBackend()).ok
+    traces = []
+    for backend in ("kernel", ProgramBackend()):
+        m = _prepared_machine(case, None, backend)
+        rec = Recorder()
+        m.execute(case.record, trace=rec)
+        traces.append(rec)
+    _same_trace(*traces)
+
+
+def _labels_of(program_path: Path, symbols) -> dict[str, int]:
+    """The .equ symbols of a kernel program whose names are listing labels."""
+    from q7emu.asm.assembler import Assembler
+    a = Assembler(str(program_path), symbols, None, program_path.parent)
+    a.expand(a.read_lines(program_path.read_text(), str(program_path)))
+    return {k: v for k, v in a.symbols.items() if isinstance(v, int)}
+
+
+@pytest.mark.parametrize("fmt,group", [(1, 0), (3, 0), (4, 0), (1, 8)])
+def test_program_labels_are_the_kernels(fmt, group):
+    from q7emu.kernels.programs import dequant_symbols
+    path = dequant_path(next(r for r in DEQUANT_FORMATS if r.code == fmt).paths[group])
+    syms = _labels_of(program_file(path.name), dequant_symbols(fmt, group))
+    for number, label in _dequant.bundle_labels(fmt, group).items():
+        assert syms.get(label) == number, label
+
+
+def test_quantize_mx_program_labels_are_the_kernels():
+    from q7emu.kernels.programs import quantize_mx_symbols
+    syms = _labels_of(program_file("quantize_mx"), quantize_mx_symbols("float16", "float8_e4m3fn"))
+    labels = _quantize_mx.bundle_labels()
+    assert len(labels) > 40
+    for number, label in labels.items():
+        assert syms.get(label) == number, label
+
+
+@pytest.mark.parametrize("kernel,kw", [("proc_4bit_mx_8", dict(fmt=3, group=8, knobs={"mx_layout": "word-block"})),
+                                       ("proc_4bit_non_mx", dict(fmt=2, group=0)),
+                                       ("proc_4bit_non_mx", dict(fmt=3, group=0, knobs={"nibble_order": "high-first"})),
+                                       ("proc_6bit_non_mx", dict(fmt=4, group=0, knobs={"fp6_packing": "msb-first"})),
+                                       ("quantize_mx", dict(src_dtype="bfloat16", dst_dtype="float8_e5m2"))])
+def test_printed_program_is_the_program(kernel, kw):
+    """The text `listing --asm` prints assembles to the same program (bundles, tags, data, labels) and runs the same."""
+    prog = kernel_program(kernel, **kw)
+    again = assemble(prog.text(), name=prog.name)
+    assert again.text() == prog.text()
+    d1, d2 = prog.decoded, again.decoded
+    assert np.array_equal(d1.insns[:, [0] + list(range(2, d1.insns.shape[1]))],
+                          d2.insns[:, [0] + list(range(2, d2.insns.shape[1]))])
+    assert np.array_equal(d1.bundles[:, :4], d2.bundles[:, :4])
+    assert np.array_equal(d1.data, d2.data) and d1.entry == d2.entry
+
+
+def test_every_kernel_has_a_program():
+    from q7emu import registry
+    assert {e.name for e in registry.KERNELS} == set(PROGRAM_FILES)
