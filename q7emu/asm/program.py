@@ -19,6 +19,10 @@ import numpy.typing as npt
 from q7emu.asm.run import (
     BUNDLE_COLS,
     DATA_BASE,
+    FLAG_END,
+    FLAG_SLOW,
+    FLAG_SLOW_START,
+    FLAG_SNAPSHOT,
     INSN_COLS,
     MAX_BUNDLES,
     MAX_DATA_BYTES,
@@ -237,20 +241,31 @@ _WMASK_BIT = {"v": (0, 0), "wv": (0, 32), "u": (0, 36), "vb": (1, 0), "pr": (1, 
 
 
 def decode(p: Program) -> Decoded:
-    """Lay ``p`` out as :class:`Decoded` (labels resolved to bundle indexes, ops in execution order)."""
+    """Lay ``p`` out as :class:`Decoded` (labels resolved to bundle indexes, ops in execution order, each op's flags:
+    q7emu.asm.run FLAG_*)."""
     n = sum(len(b.instrs) for b in p.bundles)
     insns = np.zeros((n, INSN_COLS), np.int32)
     wmask = np.zeros((n, 3), np.int64)
     bundles = np.zeros((len(p.bundles), BUNDLE_COLS), np.int32)
     lines: list[SourceRef] = []
+    # a bundle whose fall-through may go back to a loop's start: the one before a loop's end label
+    loop_ends = {p.labels[str(ins.values[-1])][1] - 1 for b in p.bundles for ins in b.instrs if ins.op.family == "loop"}
     k = 0
     for bi, b in enumerate(p.bundles):
-        bundles[bi] = (k, len(b.instrs), b.tag, b.mode, b.where.line)
-        for j in b.execution_order():
+        mode = b.mode
+        bundles[bi] = (k, len(b.instrs), b.tag, mode, b.where.line)
+        slow = mode == MODE_SNAPSHOT or bi in loop_ends or any(i.is_control for i in b.instrs)
+        order = b.execution_order()
+        for pos_in_bundle, j in enumerate(order):
             ins = b.instrs[j]
             row = insns[k]
             row[0] = S.OPCODE[ins.op.mnemonic]
-            row[1] = ins.where.line
+            flags = 0
+            if pos_in_bundle == 0:
+                flags |= (FLAG_SLOW_START if slow else 0) | (FLAG_SNAPSHOT if mode == MODE_SNAPSHOT else 0)
+            if pos_in_bundle == len(order) - 1:
+                flags |= FLAG_END | (FLAG_SLOW if slow else 0)
+            row[1] = b.tag | flags << 16
             for f, v in zip(S.fields(ins.op), ins.values):
                 pos = S.operand_position(ins.op, f.operand)
                 if f.kind == S.LABEL:

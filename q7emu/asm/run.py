@@ -28,8 +28,12 @@ MAX_DATA_BYTES = 1 << 20
 MAX_BUNDLES = 65535
 #: operands per op in the decoded form
 MAX_OPERANDS = 8
-#: insn row: opcode, source line, operands (MAX_OPERANDS)
+#: insn row: opcode, the bundle's tag | the op's flags << 16, operands (MAX_OPERANDS)
 INSN_COLS = 2 + MAX_OPERANDS
+#: an op's flags (docs/asm.md §4.4): the last op of its bundle; of a bundle that needs the loop's full
+#: end-of-bundle work (a control transfer, the bundle before a loop's end, a snapshot bundle); the first op of such
+#: a bundle; the first op of a snapshot bundle (it runs the whole bundle)
+FLAG_END, FLAG_SLOW, FLAG_SLOW_START, FLAG_SNAPSHOT = 1, 2, 4, 8
 #: bundle row: first insn, insn count, tag, mode (0: in order; 1: each op reads a snapshot), source line
 BUNDLE_COLS = 5
 MODE_IN_ORDER, MODE_SNAPSHOT = 0, 1
@@ -61,9 +65,10 @@ ERRORS = {-1: "address outside every memory region", -2: "misaligned access", -3
 class Decoded:
     """A program as the interpreter reads it (docs/asm.md §4.4).
 
-    insns int32 [N, INSN_COLS]: opcode (:data:`q7emu.primitives.asm_syntax.OPCODES`), source line, then the
-    operands in the op table's operand order (register numbers, immediates, address-register numbers; an
-    ``_i`` form's displacement in the memory operand's place; a label as its bundle index); bundles int32
+    insns int32 [N, INSN_COLS]: opcode (:data:`q7emu.primitives.asm_syntax.OPCODES`), its bundle's tag | its
+    FLAG_* bits << 16, then the operands in the op table's operand order (register numbers, immediates,
+    address-register numbers; an ``_i`` form's displacement in the memory operand's place; a label as its bundle
+    index); bundles int32
     [M, BUNDLE_COLS]: first insn, insn count, tag, mode, source line; data uint8: the data section; wmask int64
     [N, 3]: the registers each op writes (v bits 0..31, wv 32..35, u 36..39; vb 0..15, pr 16..31; a 0..15), which
     a snapshot bundle copies back; entry: the first bundle; lines: where each op was written

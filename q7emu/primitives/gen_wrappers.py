@@ -14,11 +14,10 @@ Three committed files come out of the table (``python -m q7emu.primitives.gen_wr
   operands in the op's order (the C intrinsic's, docs/intrinsics.md §2), each recorded in the trace with its role
   and lane view from the table, sources before the op and destinations after (docs/traces.md §1.1), and the
   mutation hook (docs/traces.md §8);
-* ``src/kernels/program_ops_gen.pxi`` (included by the program interpreter ``src/kernels/_program.pyx``):
-  ``exec_insn``, which runs one decoded op of a program (docs/asm.md §4.4): an IVP op through the same issue
-  function the kernels call (its memory operand resolved from an address register into a region first), a scalar
-  op through its body in ``src/primitives/xt_scalar.pxd``; the opcodes are
-  :data:`q7emu.primitives.asm_syntax.OPCODES`.
+* ``src/kernels/program_ops_gen.pxi`` (included by the program interpreter ``src/kernels/_program.pyx``): one
+  handler per opcode (docs/asm.md §4.4): an IVP op through the same issue function the kernels call (its memory
+  operand resolved from an address register into a region first), a scalar op through its body in
+  ``src/primitives/xt_scalar.pxd``; the opcodes are :data:`q7emu.primitives.asm_syntax.OPCODES`.
 
 The wrappers themselves are built when ``_ivp`` is imported (:func:`wrapper_source` gives each one's
 Python source: its signature, docstring and annotations come from the table), so nothing per-op is written
@@ -351,7 +350,7 @@ _TOUCH = {"n": "TOUCH_N", "row": "TOUCH_ROW", "row2": "TOUCH_ROW2"}
 
 
 def _p_ivp(op: T.Op) -> list[str]:
-    """The body of one IVP op's case in exec_insn: resolve the memory operand, issue, write the address back."""
+    """One IVP op's case in exec_loop: resolve the memory operand (an error sets e), issue, write the address back."""
     L: list[str] = []
     pos = {o.name if o.kind != T.MEMORY else "mem": k for k, o in enumerate(op.operands)}
     mem = next((o for o in op.operands if o.kind == T.MEMORY), None)
@@ -365,83 +364,96 @@ def _p_ivp(op: T.Op) -> list[str]:
             args.append("n")
         else:
             args.append(f"a[{k}]")
-    if mem is not None:
-        disp = f" + <uint32_t>a[{pos['mem']}]" if op.mnemonic.endswith("_i") else ""
-        touch, need = ("TOUCH_FIXED", str(mem.touches)) if isinstance(mem.touches, int) else (_TOUCH[mem.touches], "0")
-        if "n" in pos:
-            L.append(f"        n = <Py_ssize_t><int32_t>m.ar[a[{pos['n']}]]")
-            need = "n"
-        write = int(mem.role != T.SRC)
-        L.append(f"        r = mem_at(m, m.ar[a[{pos['off']}]]{disp}, {touch}, {need}, {mem.align}, {write}, &p, &off)")
-        L.append("        if r < 0:")
-        L.append("            return r")
-    L.append(f"        {op.mnemonic}(tr, rf, tag, {', '.join(args)})")
-    if mem is not None and op.operand("off").role != T.SRC:
-        L.append(f"        m.ar[a[{pos['off']}]] = m.reg[r].base + <uint32_t>off")
+    issue = f"{op.mnemonic}(tr, rf, tag, {', '.join(args)})"
+    if mem is None:
+        return [issue]
+    disp = f" + <uint32_t>a[{pos['mem']}]" if op.mnemonic.endswith("_i") else ""
+    touch, need = ("TOUCH_FIXED", str(mem.touches)) if isinstance(mem.touches, int) else (_TOUCH[mem.touches], "0")
+    if "n" in pos:
+        L.append(f"n = <Py_ssize_t><int32_t>M.ar[a[{pos['n']}]]")
+        need = "n"
+    write = int(mem.role != T.SRC)
+    L += [f"r = mem_at(m, M.ar[a[{pos['off']}]]{disp}, {touch}, {need}, {mem.align}, {write}, &p, &off)",
+          "if r < 0:", "    e = r", "else:", "    " + issue]
+    if op.operand("off").role != T.SRC:
+        L.append(f"    M.ar[a[{pos['off']}]] = m.reg[r].base + <uint32_t>off")
     return L
 
 
 def _p_scalar(op: T.Op) -> list[str]:
-    """The body of one scalar op's case in exec_insn."""
+    """One scalar op's case in exec_loop."""
     L: list[str] = []
     name = op.mnemonic
     ops = op.operands
-    val = [f"m.ar[a[{k}]]" if o.kind == T.AREG else f"a[{k}]" for k, o in enumerate(ops)]
+    val = [f"M.ar[a[{k}]]" if o.kind == T.AREG else f"a[{k}]" for k, o in enumerate(ops)]
     if op.family == X.XMEM:
         size = ops[2].step
         load = ops[0].role == T.DST
-        L.append(f"        r = mem_at(m, m.ar[a[1]] + <uint32_t>a[2], TOUCH_FIXED, {size}, {size}, {int(not load)}, "
-                 "&p, &off)")
-        L += ["        if r < 0:", "            return r"]
-        L.append(f"        m.ar[a[0]] = X.xt_{name}(p + off)" if load else f"        X.xt_{name}(p + off, m.ar[a[0]])")
+        L += [f"r = mem_at(m, M.ar[a[1]] + <uint32_t>a[2], TOUCH_FIXED, {size}, {size}, {int(not load)}, &p, &off)",
+              "if r < 0:", "    e = r", "else:",
+              f"    M.ar[a[0]] = X.xt_{name}(p + off)" if load else f"    X.xt_{name}(p + off, M.ar[a[0]])"]
     elif op.family == X.XBRANCH:
         if name == "j":
-            L.append("        m.next_pc = a[0]")
+            L.append("m.next_pc = a[0]")
         else:
-            conds = ", ".join(val[:-1])
-            L += [f"        if X.xt_{name}({conds}):", f"            m.next_pc = a[{len(ops) - 1}]"]
+            L += [f"if X.xt_{name}({', '.join(val[:-1])}):", f"    m.next_pc = a[{len(ops) - 1}]"]
     elif op.family == X.XLOOP:
-        if name == "loopnez":
-            L += ["        if m.ar[a[0]] == 0:", "            m.next_pc = a[1]", "            return 0"]
-        elif name == "loopgtz":
-            L += ["        if <int32_t>m.ar[a[0]] <= 0:", "            m.next_pc = a[1]", "            return 0"]
-        L += ["        m.lcount = m.ar[a[0]] - 1u", "        m.lbeg = m.pc + 1", "        m.lend = a[1]"]
+        loop = ["m.lcount = M.ar[a[0]] - 1u", "m.lbeg = m.pc + 1", "m.lend = a[1]"]
+        skip = {"loopnez": "M.ar[a[0]] == 0", "loopgtz": "<int32_t>M.ar[a[0]] <= 0"}.get(name)
+        L += loop if skip is None else [f"if {skip}:", "    m.next_pc = a[1]", "else:"] + ["    " + x for x in loop]
     elif name in ("ret", "retw"):
-        L.append("        m.halt = 1")
+        L.append("m.halt = 1")
     elif name == "nop":
-        L.append("        pass")
+        L.append("pass")
     else:
         dst = next(k for k, o in enumerate(ops) if o.role != T.SRC)
-        srcs = [v for k, (o, v) in enumerate(zip(ops, val)) if o.role != T.DST]
+        srcs = [v for o, v in zip(ops, val) if o.role != T.DST]
+        call = f"M.ar[a[{dst}]] = X.xt_{name}({', '.join(srcs)})"
         if name in ("quou", "quos", "remu", "rems"):
-            L += ["        if m.ar[a[2]] == 0:", "            return ERR_DIV0"]
-        L.append(f"        m.ar[a[{dst}]] = X.xt_{name}({', '.join(srcs)})")
+            L += ["if M.ar[a[2]] == 0:", "    e = ERR_DIV0", "else:", "    " + call]
+        else:
+            L.append(call)
     return L
 
 
 def render_program_ops() -> str:
-    """The text of src/kernels/program_ops_gen.pxi: exec_insn over every opcode of asm_syntax.OPCODES."""
+    """The text of src/kernels/program_ops_gen.pxi: one handler per opcode of asm_syntax.OPCODES, for each trace
+    specialisation, and the tables of them the interpreter's loop calls through."""
     L = [HEADER.rstrip(),
-         "# The program interpreter's op dispatch (docs/asm.md §4.4): exec_insn runs one decoded op. An IVP op goes",
-         "# through the instruction layer of kernel_ops_gen.pxi (the kernels' own issue functions: the same primitive",
-         "# bodies and trace records), its memory operand first resolved from the address register into a region",
-         "# (mem_at, src/kernels/_program.pyx); a scalar op through its body in src/primitives/xt_scalar.pxd.",
-         "# Returns 0, or a negative ERR_* code. Included by src/kernels/_program.pyx.",
+         "# The program interpreter's op handlers (docs/asm.md §4.4): one function per opcode and trace",
+         "# specialisation (hn_<i> untraced, ht_<i> traced; the recorder comes as a void*), called through the tables",
+         "# HN / HT by exec_loop (src/kernels/_program.pyx), which keeps its own state in registers that way. An IVP",
+         "# op goes through the instruction layer of kernel_ops_gen.pxi (the kernels' own issue functions: the same",
+         "# primitive bodies and trace records), its memory operand first resolved from the address register into a",
+         "# region (mem_at); a scalar op through its body in src/primitives/xt_scalar.pxd. A handler reads and writes",
+         "# the registers of rf and M (a snapshot bundle's copies, else the machine m), the control state (next_pc,",
+         "# halt, the loop registers) of m, and"
+         " returns 0 or a negative ERR_* code. Included by src/kernels/_program.pyx.",
          "",
-         "",
-         "cdef inline int exec_insn(TR tr, regfile_t* rf, Machine* m, const int32_t* I, int tag) noexcept nogil:",
-         '    """Run decoded op I (opcode, line, operands) of a bundle tagged `tag` on rf and m."""',
-         "    cdef const int32_t* a = I + 2",
-         "    cdef int op = I[0]",
-         "    cdef int r = 0",
-         "    cdef Py_ssize_t off = 0, n = 0",
-         "    cdef uint8_t* p = NULL"]
+         f"cdef handler_t HN[{len(A.OPCODES)}]",
+         f"cdef handler_t HT[{len(A.OPCODES)}]"]
     for i, op in enumerate(A.OPCODES):
         body = _p_scalar(op) if not A.is_ivp(op) else _p_ivp(op)
-        L.append(f"    {'if' if i == 0 else 'elif'} op == {i}:")
-        L.append(f"        # {A.syntax_line(op)}")
-        L += body
-    L += ["    else:", "        return ERR_OPCODE", "    return 0"]
+        for suffix, trt in (("n", "NoTraceP"), ("t", "TracerP")):
+            L += ["", "", f"cdef int h{suffix}_{i}(void* trv, regfile_t* rf, Machine* m, Machine* M,",
+                  f"{' ' * (len(f'cdef int h{suffix}_{i}('))}const int32_t* ins) noexcept nogil:",
+                  f'    """{A.syntax_line(op)}"""',
+                  "    cdef int e = 0"]
+            if body != ["pass"]:
+                L.append("    cdef const int32_t* a = ins + 2")
+            if A.is_ivp(op):
+                L += [f"    cdef {trt} tr = <{trt}>trv", "    cdef int tag = ins[1] & 0xFFFF"]
+            text = "\n".join(body)
+            if "mem_at" in text:
+                L += ["    cdef int r", "    cdef Py_ssize_t off = 0" + (", n" if "n = " in text else ""),
+                      "    cdef uint8_t* p = NULL"]
+            L += ["    " + x for x in body]
+            L.append("    return e")
+    L += ["", "", "cdef void fill_handlers() noexcept:", '    """Point the tables at the handlers."""']
+    for i in range(len(A.OPCODES)):
+        L.append(f"    HN[{i}] = hn_{i}")
+        L.append("    if Q7_TRACED_HERE:")
+        L.append(f"        HT[{i}] = ht_{i}")
     return "\n".join(L) + "\n"
 
 

@@ -27,6 +27,10 @@ from cpython.exc cimport PyErr_CheckSignals, PyErr_Clear
 
 cdef enum:
     MAX_REGIONS = 8
+    FLAG_END = 1                # q7emu.asm.run FLAG_*: an op's flags (bits 16.. of its second column)
+    FLAG_SLOW = 2
+    FLAG_SLOW_START = 4
+    FLAG_SNAPSHOT = 8
     INSN_COLS = 10              # q7emu.asm.program.INSN_COLS
     BUNDLE_COLS = 5             # q7emu.asm.program.BUNDLE_COLS
     MODE_SNAPSHOT = 1
@@ -58,9 +62,9 @@ cdef struct Machine:
     uint32_t lcount
     int lbeg
     int lend
-    int pc
+    int pc                  # the bundle running
     int next_pc             # the bundle a taken branch or a loop skip goes to (-1: none)
-    int halt
+    int halt                # a ret ran
     int nreg
     Region reg[MAX_REGIONS]
     uint64_t err_addr       # the failing access: its address and length
@@ -98,9 +102,6 @@ cdef inline int mem_at(Machine* m, uint32_t addr, int touch, Py_ssize_t need, in
     return ERR_MEM
 
 
-include "program_ops_gen.pxi"
-
-
 cdef int _interrupted() noexcept with gil:
     """1 when Ctrl-C is pending (its exception cleared here: run() raises KeyboardInterrupt)."""
     if PyErr_CheckSignals() != 0:
@@ -109,89 +110,149 @@ cdef int _interrupted() noexcept with gil:
     return 0
 
 
-cdef inline int run_call(TR tr, regfile_t* rf, Machine* m, const int32_t* insns, const int32_t* bundles,
-                         const int64_t* wmask, int nb, int entry, int64_t max_steps, int64_t* steps,
-                         int* fail_insn, int64_t* counts) noexcept nogil:
-    """Run from bundle `entry` until the program counter leaves the text or a ret; 0 or an ERR_* code (with the
-    failing op's index in *fail_insn)."""
-    cdef int pc = entry, i, e, first, count, tag
-    cdef int64_t k = 0
-    cdef const int32_t* b
-    cdef regfile_t snap, tmp
-    cdef Machine tm
-    cdef uint32_t ar0[16]
+cdef inline void copy_back(regfile_t* rf, Machine* m, const regfile_t* tmp, const Machine* tm,
+                           const int64_t* w) noexcept nogil:
+    """A snapshot bundle's op ran on tmp / tm: copy the registers it writes (its wmask row w) into rf / m."""
     cdef int j
+    for j in range(32):
+        if (w[0] >> j) & 1:
+            memcpy(&rf.v[j], &tmp.v[j], sizeof(vec_t))
+    for j in range(4):
+        if (w[0] >> (32 + j)) & 1:
+            memcpy(&rf.wv[j], &tmp.wv[j], sizeof(wvec_t))
+        if (w[0] >> (36 + j)) & 1:
+            memcpy(&rf.u[j], &tmp.u[j], sizeof(valign_t))
+    for j in range(16):
+        if (w[1] >> j) & 1:
+            rf.vb[j] = tmp.vb[j]
+        if (w[1] >> (16 + j)) & 1:
+            rf.pr[j] = tmp.pr[j]
+        if (w[2] >> j) & 1:
+            m.ar[j] = tm.ar[j]
+
+
+ctypedef int (*handler_t)(void* tr, regfile_t* rf, Machine* m, Machine* M, const int32_t* ins) noexcept nogil
+
+include "program_ops_gen.pxi"
+fill_handlers()
+
+
+cdef int exec_loop(const handler_t* table, void* tr, const int* tr_failed, regfile_t* rf, Machine* m,
+                   const int32_t* insns, const int32_t* bundles, const int64_t* wmask, int nb, int entry,
+                   int64_t max_steps, int64_t* steps, int* fail_insn, int64_t* counts) noexcept nogil:
+    """Run the decoded program from bundle `entry` until the program counter leaves the text or a ret (docs/asm.md
+    §4.1), each op through its handler in `table` (HN, or HT with the recorder tr, whose failure flag is
+    *tr_failed): 0, or an ERR_* code with the failing op in *fail_insn; the bundles executed in *steps.
+
+    The ops run in one stream; an op's flags (q7emu.asm.run FLAG_*) mark the end of its bundle and the bundles
+    that need the full end-of-bundle work (a control transfer, a loop's last body bundle, a snapshot bundle; every
+    bundle when `counts` is given). Every other bundle ends in a counter and a compare: the step budget and Ctrl-C
+    are looked at every STEPS_PER_CHECK bundles. Called through LOOP, never inlined: its state stays in registers."""
+    cdef int pc = entry, f, at, e = 0
+    cdef int slow = FLAG_SLOW if counts == NULL else FLAG_END
+    cdef int64_t k = 0
+    cdef int64_t check = max_steps if max_steps < STEPS_PER_CHECK else STEPS_PER_CHECK
+    cdef const int32_t* ins
+    cdef const int32_t* b
     fail_insn[0] = -1
-    while 0 <= pc < nb:
-        if k >= max_steps:
-            steps[0] = k
-            return ERR_STEPS
+    m.halt = 0
+    m.pc = pc
+    m.next_pc = -1
+    if pc < 0 or pc >= nb:
+        steps[0] = 0
+        return 0
+    ins = insns + <Py_ssize_t>bundles[<Py_ssize_t>pc * BUNDLE_COLS] * INSN_COLS
+    while True:
+        f = ins[1] >> 16
+        if f & FLAG_SLOW_START:
+            m.pc = pc
+            m.next_pc = -1
+        if f & FLAG_SNAPSHOT:
+            b = bundles + <Py_ssize_t>pc * BUNDLE_COLS
+            e = SNAPSHOT(table, tr, rf, m, insns, wmask, b[0], b[0] + b[1], b[2], &at)
+            if e:
+                fail_insn[0] = at
+                break
+            ins = insns + <Py_ssize_t>(b[0] + b[1] - 1) * INSN_COLS
+            f = ins[1] >> 16
+        else:
+            e = table[ins[0]](tr, rf, m, m, ins)
+            if e:
+                fail_insn[0] = <int>((ins - insns) // INSN_COLS)
+                break
+        if not (f & FLAG_END):
+            ins += INSN_COLS
+            continue
         k += 1
-        if (k & (STEPS_PER_CHECK - 1)) == 0 and _interrupted():
-            steps[0] = k
-            return ERR_INTERRUPT
-        b = bundles + <Py_ssize_t>pc * BUNDLE_COLS
-        first, count, tag = b[0], b[1], b[2]
+        if not (f & slow) and k < check:
+            pc += 1
+            if pc >= nb:
+                break
+            ins += INSN_COLS
+            continue
+        # the full end of a bundle
         if counts != NULL:
             counts[pc] += 1
-        m.pc = pc
-        m.next_pc = -1
-        if b[3] != MODE_SNAPSHOT:
-            for i in range(first, first + count):
-                e = exec_insn(tr, rf, m, insns + <Py_ssize_t>i * INSN_COLS, tag)
-                if e < 0:
-                    fail_insn[0] = i
-                    steps[0] = k
-                    return e
-        else:
-            # each op reads the bundle's starting state; the registers it writes are copied back
-            memcpy(&snap, rf, sizeof(regfile_t))
-            memcpy(ar0, m.ar, sizeof(ar0))
-            for i in range(first, first + count):
-                memcpy(&tmp, &snap, sizeof(regfile_t))
-                memcpy(&tm, m, sizeof(Machine))
-                memcpy(tm.ar, ar0, sizeof(ar0))
-                e = exec_insn(tr, &tmp, &tm, insns + <Py_ssize_t>i * INSN_COLS, tag)
-                if e < 0:
-                    m.err_addr, m.err_len = tm.err_addr, tm.err_len
-                    fail_insn[0] = i
-                    steps[0] = k
-                    return e
-                for j in range(32):
-                    if (wmask[3 * i] >> j) & 1:
-                        memcpy(&rf.v[j], &tmp.v[j], sizeof(vec_t))
-                for j in range(4):
-                    if (wmask[3 * i] >> (32 + j)) & 1:
-                        memcpy(&rf.wv[j], &tmp.wv[j], sizeof(wvec_t))
-                    if (wmask[3 * i] >> (36 + j)) & 1:
-                        memcpy(&rf.u[j], &tmp.u[j], sizeof(valign_t))
-                for j in range(16):
-                    if (wmask[3 * i + 1] >> j) & 1:
-                        rf.vb[j] = tmp.vb[j]
-                    if (wmask[3 * i + 1] >> (16 + j)) & 1:
-                        rf.pr[j] = tmp.pr[j]
-                    if (wmask[3 * i + 2] >> j) & 1:
-                        m.ar[j] = tm.ar[j]
-                if tm.next_pc >= 0:
-                    m.next_pc = tm.next_pc
-                if tm.halt:
-                    m.halt = 1
-                m.lcount, m.lbeg, m.lend = tm.lcount, tm.lbeg, tm.lend
-        if TR is TracerP:
-            if tr.failed:
-                steps[0] = k
-                return ERR_TRACE
+        if tr_failed != NULL and tr_failed[0]:
+            e = ERR_TRACE
+            break
         if m.halt:
             break
-        if m.next_pc >= 0:
+        if not (f & FLAG_SLOW):
+            pc += 1
+        elif m.next_pc >= 0:
             pc = m.next_pc
         else:
             pc += 1
             if pc == m.lend and m.lcount != 0:
                 m.lcount -= 1
                 pc = m.lbeg
+        if pc < 0 or pc >= nb:
+            break
+        if k >= check:
+            if k >= max_steps:
+                e = ERR_STEPS
+                break
+            if _interrupted():
+                e = ERR_INTERRUPT
+                break
+            check = max_steps if max_steps - k < STEPS_PER_CHECK else k + STEPS_PER_CHECK
+        ins = insns + <Py_ssize_t>bundles[<Py_ssize_t>pc * BUNDLE_COLS] * INSN_COLS
     steps[0] = k
+    return e
+
+
+cdef int exec_snapshot(const handler_t* table, void* tr, regfile_t* rf, Machine* m, const int32_t* insns,
+                       const int64_t* wmask, int first, int last, int tag, int* at) noexcept nogil:
+    """A bundle whose ops read what an earlier op of it writes: each op runs on a copy of the bundle's starting
+    state, and the registers it writes are copied back (VLIW, docs/asm.md §4.1). 0 or an ERR_* code (the op in
+    *at)."""
+    cdef regfile_t snap, tmp
+    cdef Machine tm
+    cdef uint32_t ar0[16]
+    cdef int i, e
+    memcpy(&snap, rf, sizeof(regfile_t))
+    memcpy(ar0, m.ar, sizeof(ar0))
+    for i in range(first, last):
+        memcpy(&tmp, &snap, sizeof(regfile_t))
+        memcpy(&tm, m, sizeof(Machine))
+        memcpy(tm.ar, ar0, sizeof(ar0))
+        e = table[insns[<Py_ssize_t>i * INSN_COLS]](tr, &tmp, m, &tm, insns + <Py_ssize_t>i * INSN_COLS)
+        if e:
+            at[0] = i
+            return e
+        copy_back(rf, m, &tmp, &tm, wmask + 3 * <Py_ssize_t>i)
     return 0
+
+
+ctypedef int (*loop_t)(const handler_t* table, void* tr, const int* tr_failed, regfile_t* rf, Machine* m,
+                       const int32_t* insns, const int32_t* bundles, const int64_t* wmask, int nb, int entry,
+                       int64_t max_steps, int64_t* steps, int* fail_insn, int64_t* counts) noexcept nogil
+ctypedef int (*snapshot_t)(const handler_t* table, void* tr, regfile_t* rf, Machine* m, const int32_t* insns,
+                           const int64_t* wmask, int first, int last, int tag, int* at) noexcept nogil
+# called through pointers, so that the compiler keeps them out of their callers (their state stays in registers)
+cdef loop_t LOOP = exec_loop
+cdef snapshot_t SNAPSHOT = exec_snapshot
 
 
 cdef void run_calls(TR tr, regfile_t* rf, Machine* m0, Machine* m, const int32_t* insns, const int32_t* bundles,
@@ -220,7 +281,12 @@ cdef void run_calls(TR tr, regfile_t* rf, Machine* m0, Machine* m, const int32_t
             memcpy(scratch, data, ndata)
         for r in range(1, m.nreg):
             m.reg[r].ptr = ptrs[r] + offs[c * MAX_REGIONS + r]
-        e = run_call(tr, rf, m, insns, bundles, wmask, nb, entry, max_steps, &steps[c], fail_insn, counts)
+        if TR is TracerP:
+            e = LOOP(HT, <void*>tr, &tr.failed, rf, m, insns, bundles, wmask, nb, entry, max_steps, &steps[c],
+                     fail_insn, counts)
+        else:
+            e = LOOP(HN, <void*>tr, NULL, rf, m, insns, bundles, wmask, nb, entry, max_steps, &steps[c], fail_insn,
+                     counts)
         memcpy(ar_out + 16 * c, m.ar, 16 * sizeof(uint32_t))
         if e < 0:
             status[0] = e

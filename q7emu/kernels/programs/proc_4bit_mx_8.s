@@ -69,8 +69,8 @@
 .equ MX_NCONST, 19      # constant rows 0..18 -> v0..v15, v18..v20; row 19 -> v22, row 20 -> the pair weights
 .equ MX_ROW_NAN8, 19
 .equ MX_ROW_PAIRW, 20
-# scalars: a2 source, a4 destination (both advanced by the stream ops), a5 5-word blocks left, a6 the pass's source
-# bytes, a7 the bytes the pass before stores, a8 the constant rows, a9..a12 scratch
+# scalars: a2 source, a4 destination (both advanced by the stream ops), a5 the 5-word blocks, a6 a pass's source
+# bytes, a7 the bytes the pass before stores, a8 the constant rows, a9 the 2-block passes
 
 # ---------------------------------------------------------------- the constant rows (the kernel's .rodata)
 # group g's scale byte within its 5-byte group (word-block: its 5-word block's first word)
@@ -171,6 +171,16 @@ rodata:
   narrow_fp8 MX_NARROW, \out, kMAX
 .endm
 
+# mx_pass OUT_BYTES: one pass of a6 source bytes (2 blocks; the last of an odd count 1): its load, the pass before's
+# finish, both halves; a7 becomes the bytes it stores (OUT_BYTES), a pass late
+.macro mx_pass out_bytes
+  mx_pass_head
+  mx_half vOLO, MX_SCALE_AT
+  .bundle MX_UNPACK       # 4-bit UNPACK of the second half ; its first group's scale byte -> pr1 ; this pass's bytes
+  { ivp_sel2nx8i_s4 vCODE, mxIN, mxX, 8 * NIBBLE_HIGH_FIRST | 1 ; ivp_extrpr2nx8 prSCALE, mxIN, MX_SCALE_AT + 4 ; movi a7, \out_bytes }
+  mx_half vCODE, MX_SCALE_AT + 4
+.endm
+
 # ---------------------------------------------------------------- the kernel
 .text
 proc_4bit_mx_8:
@@ -186,27 +196,15 @@ proc_4bit_mx_8:
   { ivp_lv2nx8_i mxNAN8, a8, ROW_BYTES * MX_ROW_NAN8 ; ivp_lv2nx8_i vT0, a8, ROW_BYTES * MX_ROW_PAIRW }
   .bundle MX_PR2
   { ivp_extrprn_2x32 prPAIR, vT0, 0 }
-  movi a7, 0
-  beqz a5, .Lexit
-.Lpass:
-  # this pass: 2 blocks (40 bytes, 64 FP8), the last pass of an odd count 1 (20 bytes, 32 FP8)
+  movi a7, 0                                # the pass before the first stores nothing
+  srli a9, a5, 1                            # passes of 2 blocks (40 bytes, 64 FP8) ...
   movi a6, 40
-  movi a10, 20
-  addi a11, a5, -1
-  moveqz a6, a10, a11
-  mx_pass_head
-  mx_half vOLO, MX_SCALE_AT
-  .bundle MX_UNPACK
-  { ivp_sel2nx8i_s4 vCODE, mxIN, mxX, 8 * NIBBLE_HIGH_FIRST | 1 ; ivp_extrpr2nx8 prSCALE, mxIN, MX_SCALE_AT + 4 }
-  mx_half vCODE, MX_SCALE_AT + 4
-  # the bytes this pass stores a pass late (32 per block); the blocks left
-  movi a7, 64
-  movi a12, 32
-  moveqz a7, a12, a11
-  addi a5, a5, -2
-  movi a12, 0
-  movltz a5, a12, a5
-  bnez a5, .Lpass
+  loopnez a9, .Lpairs_end
+  mx_pass 64
+.Lpairs_end:
+  bbci a5, 0, .Lexit                        # ... then an odd block (20 bytes, 32 FP8)
+  movi a6, 20
+  mx_pass 32
 .Lexit:
   # the last pass's pack, NaN gate and store
   .bundle MX_PACKP

@@ -45,8 +45,8 @@
 .req vbN4SPREAD, vb12   # the expanding load's predicate
 .equ N4_NCONST, 13      # constant rows 0..12 -> v0..v12; row 13 (the codes) -> vCODE at N4_ENTRY
 .equ N4_ROW_CODES, 13
-# scalars: a2 source, a4 destination (advanced by the stream ops), a5 bytes left, a6 this pass's bytes, a7 the bytes
-# it stores, a8 the constant rows, a9 scratch
+# scalars: a2 source, a4 destination (advanced by the stream ops), a5 the source bytes, a6 a pass's bytes, a7 the
+# bytes it stores, a8 the constant rows, a9 the whole passes
 
 .data
 .align 64
@@ -76,24 +76,8 @@ rodata:
     .half \c & 15
   .endr
 
-.text
-proc_4bit_non_mx:
-  slli a5, a3, 2                            # the source bytes
-  const16 a8, hi16(rodata)
-  const16 a8, lo16(rodata)
-  load_rodata a8, N4_NCONST, 0, NO_HOLE, 0, vbALL
-  .bundle N4_ENTRY        # the expanding load's predicate ; the codes 0..15 into vCODE
-  { ivp_ltu2nx8 vbN4SPREAD, kZERO, n4SPREAD ; ivp_lv2nx8_i vCODE, a8, ROW_BYTES * N4_ROW_CODES }
-  decode_nf4 N4_DECODE, vCODE, 1            # the codebook's soft-float SIG, EXP, SGN of each of the 16 codes
-  narrow_fp8 N4_NARROW, n4TABLE, kMAX       # each code's value rounded to E4M3 (RNE, saturating), sign
-  .bundle N4_TABLE        # the code -> E4M3 table: the byte into the high byte of each 16-bit lane
-  { ivp_sllinx16 n4TABLE, n4TABLE, 8 }
-  beqz a5, .Ldone
-.Lpass:
-  movi a6, 32                               # this pass's bytes: min(32, left) ; it stores 2 FP8 per byte
-  sub a9, a5, a6
-  movltz a6, a5, a9
-  slli a7, a6, 1
+# one pass: a6 source bytes (32; a tail fewer) -> a7 = 2 x a6 FP8 bytes through the 16-entry table
+.macro nf4_pass
   .bundle N4_LOAD         # LOAD + SPREAD: byte j into the low byte of 16-bit lane j (a tail: zero-filled)
   { ivp_labvdcmprs2nx8_xp n4LD, vbN4SPREAD, a2, a6 }
   .if NIBBLE_HIGH_FIRST
@@ -113,8 +97,31 @@ proc_4bit_non_mx:
   { ivp_sel2nx8i n4PK, n4XO, n4XE, PACK_HIGH_BYTES }
   .bundle N4_STORE        # the pass's FP8 bytes
   { ivp_sav2nx8_xp n4PK, a4, a7 }
-  sub a5, a5, a6
-  bnez a5, .Lpass
+.endm
+
+.text
+proc_4bit_non_mx:
+  slli a5, a3, 2                            # the source bytes
+  const16 a8, hi16(rodata)
+  const16 a8, lo16(rodata)
+  load_rodata a8, N4_NCONST, 0, NO_HOLE, 0, vbALL
+  .bundle N4_ENTRY        # the expanding load's predicate ; the codes 0..15 into vCODE
+  { ivp_ltu2nx8 vbN4SPREAD, kZERO, n4SPREAD ; ivp_lv2nx8_i vCODE, a8, ROW_BYTES * N4_ROW_CODES }
+  decode_nf4 N4_DECODE, vCODE, 1            # the codebook's soft-float SIG, EXP, SGN of each of the 16 codes
+  narrow_fp8 N4_NARROW, n4TABLE, kMAX       # each code's value rounded to E4M3 (RNE, saturating), sign
+  .bundle N4_TABLE        # the code -> E4M3 table: the byte into the high byte of each 16-bit lane
+  { ivp_sllinx16 n4TABLE, n4TABLE, 8 }
+  beqz a5, .Ldone
+  srli a9, a5, 5                            # whole passes of 32 bytes (64 FP8 each) ...
+  movi a6, 32
+  movi a7, 64
+  loopnez a9, .Lwhole_end
+  nf4_pass
+.Lwhole_end:
+  extui a6, a5, 0, 5                        # ... then a tail of left % 32 bytes, 2 FP8 each
+  beqz a6, .Ldone
+  slli a7, a6, 1
+  nf4_pass
 .Ldone:
   retw
 .endif
