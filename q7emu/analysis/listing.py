@@ -434,3 +434,42 @@ def kernel_mnemonics(kernel: str) -> set[str]:
     """Every mnemonic the kernel issues in some configuration (read off one traced run of each configuration: the
     records' mnemonics only, no listing built)."""
     return set(_kernel_mnemonics(registry.get(kernel).name))
+
+
+# ------------------------------------------------------------------------------------------ programs
+def program(kernel: str, fmt: Any = None, knobs: dict[str, str] | None = None, *, src_dtype: str | None = None,
+            dst_dtype: str | None = None) -> Any:
+    """The program of one configuration of ``kernel`` (docs/asm.md §6; the options as :func:`build`'s): what
+    ``q7emu listing KERNEL --asm`` prints, a :class:`q7emu.asm.Program`."""
+    from q7emu.asm.kernels import kernel_program
+
+    entry, cfg = _config(kernel, fmt, knobs, src_dtype, dst_dtype)
+    if "fmt" in cfg:
+        return kernel_program(entry.name, fmt=cfg["fmt"], group=entry.group_size, knobs=cfg["knobs"])
+    return kernel_program(entry.name, src_dtype=cfg["src_dtype"], dst_dtype=cfg["dst_dtype"], knobs=cfg["knobs"])
+
+
+def case_configuration(record: bytes, knobs: dict[str, str]) -> dict[str, Any]:
+    """The listing configuration a case runs (its record's kernel, format or types, and the knobs that kernel
+    reads): keyword arguments of :func:`build` / :func:`program`, with ``kernel``."""
+    from q7emu.isa.enums import DType
+    from q7emu.isa.records import S3D3TensDequant, S3DMX1Quant, decode_record
+    from q7emu.machine.checks import record_kernel
+    from q7emu.model.dtypes import fp8_dtype
+
+    entry = record_kernel(record)
+    if entry is None:
+        raise InvalidArgument("record", record[:8].hex(), "runs no q7emu kernel")
+    rec = decode_record(record)
+    out: dict[str, Any] = {"kernel": entry.name}
+    if isinstance(rec, S3DMX1Quant):
+        out["src_dtype"] = "float16" if rec.in_dtype == DType.FP16 else "bfloat16"
+        out["dst_dtype"] = fp8_dtype(DType(rec.out_dtype), "out_dtype")
+        reads = entry.knobs_for(None, entry.group_size)
+    elif isinstance(rec, S3D3TensDequant):
+        out["fmt"] = int(rec.dequant_fmt)
+        reads = entry.knobs_for(out["fmt"], entry.group_size)
+    else:
+        raise InvalidArgument("record", record[:8].hex(), "runs no q7emu kernel")
+    out["knobs"] = {k: v for k, v in knobs.items() if k in reads}
+    return out

@@ -60,11 +60,13 @@ def kernel_program(kernel: str, *, fmt: int | None = None, group: int | None = N
 
 
 def run_dequant(program: Program, src: npt.NDArray[np.uint8], dst: npt.NDArray[np.uint8], *, trace: Any = None,
-                kernel_id: int = 0, max_steps: int | None = None) -> ProgramRun:
+                kernel_id: int = 0, max_steps: int | None = None,
+                counts: npt.NDArray[np.int64] | None = None) -> ProgramRun:
     """Run ``program`` as TensorDequantize runs its kernel: one call per partition (row) of ``src`` (uint8 [P,
     in_bytes], the source streams) into ``dst`` (uint8 [P, out_bytes], written in place). Each call sees its source
     stream at SRC_BASE (read-only) and its destination stream at DST_BASE, with a2 = SRC_BASE, a3 = in_bytes / 4
-    (num_elem, u32 words) and a4 = DST_BASE; the vector registers carry from one call to the next."""
+    (num_elem, u32 words) and a4 = DST_BASE; the vector registers carry from one call to the next. ``counts``: add
+    each bundle's executions into it (int64 [bundles])."""
     parts, nbytes = src.shape
     regions = [Region("the source stream", SRC_BASE, np.ascontiguousarray(src).reshape(-1), nbytes,
                       np.arange(parts, dtype=np.int64) * nbytes, False),
@@ -72,12 +74,12 @@ def run_dequant(program: Program, src: npt.NDArray[np.uint8], dst: npt.NDArray[n
                       np.arange(parts, dtype=np.int64) * dst.shape[1], True)]
     regs = {"a2": SRC_BASE, "a3": nbytes // 4, "a4": DST_BASE}
     return run_calls(program, regions, np.arange(parts, dtype=np.int64), regs, trace=trace, kernel_id=kernel_id,
-                     max_steps=max_steps, carry=True)
+                     max_steps=max_steps, carry=True, counts=counts)
 
 
 def run_quantize_mx(program: Program, bits: npt.NDArray[np.uint16], data: npt.NDArray[np.uint8],
                     scale: npt.NDArray[np.uint8], scatter: bool, *, trace: Any = None, kernel_id: int = 0,
-                    max_steps: int | None = None) -> ProgramRun:
+                    max_steps: int | None = None, counts: npt.NDArray[np.int64] | None = None) -> ProgramRun:
     """Run ``program`` as QuantizeMX runs its kernel: one call per 8-partition row block b of ``bits`` (uint16 [P, F],
     the fp16 / bf16 patterns) into ``data`` (uint8 [P, F], FP8 bytes) and ``scale`` (uint8: [P, F/4] rows 32q .. 32q
     + 3 when ``scatter``, else [P/8, F/4]). Call b sees the block's source rows at SRC_BASE (2F bytes apart,
@@ -93,11 +95,12 @@ def run_quantize_mx(program: Program, bits: npt.NDArray[np.uint16], data: npt.ND
                Region("the scale row", SCALE_BASE, scale.reshape(-1), f // 4, srow * (f // 4), True)]
     regs = {"a2": SRC_BASE, "a3": 2 * f, "a4": f, "a5": DST_BASE, "a6": f, "a7": SCALE_BASE}
     return run_calls(program, regions, 8 * blocks, regs, trace=trace, kernel_id=kernel_id, max_steps=max_steps,
-                     carry=True)
+                     carry=True, counts=counts)
 
 
 def dequantize_program(program: Program | None, src: npt.NDArray[Any], fmt: Any, group_size: int = 0, *,
-                       trace: Any = None, max_steps: int | None = None, **knobs: Any) -> npt.NDArray[np.uint8]:
+                       trace: Any = None, max_steps: int | None = None, counts: npt.NDArray[np.int64] | None = None,
+                       **knobs: Any) -> npt.NDArray[np.uint8]:
     """:func:`q7emu.dequantize` with ``program`` in the kernel's place (None: the path's own program for this
     configuration): the same arguments, checks and result (uint8 [P, out_bytes]); a trace records the program's IVP ops
     under the path's kernel."""
@@ -107,14 +110,14 @@ def dequantize_program(program: Program | None, src: npt.NDArray[Any], fmt: Any,
     kid = int(dequant_kernel(fmt_i, group))
     if trace is not None:
         run_traced(trace, lambda t, **kw: run_dequant(prog, src_bytes, out, trace=t, kernel_id=kid,
-                                                      max_steps=max_steps), path, checked)
+                                                      max_steps=max_steps, counts=counts), path, checked)
     else:
-        run_dequant(prog, src_bytes, out, kernel_id=kid, max_steps=max_steps)
+        run_dequant(prog, src_bytes, out, kernel_id=kid, max_steps=max_steps, counts=counts)
     return out
 
 
 def quantize_mx_program(program: Program | None, src: npt.NDArray[Any], dst_dtype: Any = "float8_e4m3fn", *,
-                        trace: Any = None, max_steps: int | None = None,
+                        trace: Any = None, max_steps: int | None = None, counts: npt.NDArray[np.int64] | None = None,
                         **knobs: Any) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint8]]:
     """:func:`q7emu.quantize_mx` with ``program`` in the kernel's place (None: the kernel's own program for this
     configuration): the same arguments, checks and results ((data uint32 [P, F/4], scale uint8))."""
@@ -128,10 +131,10 @@ def quantize_mx_program(program: Program | None, src: npt.NDArray[Any], dst_dtyp
     kid = int(KernelId.QUANTIZE_MX)
     if trace is not None:
         run_traced(trace, lambda t, **kw: run_quantize_mx(prog, bits, data, scale, scatter, trace=t, kernel_id=kid,
-                                                          max_steps=max_steps),
+                                                          max_steps=max_steps, counts=counts),
                    KernelId.QUANTIZE_MX.kernel, dict(checked, dst_dtype=dst))
     else:
-        run_quantize_mx(prog, bits, data, scale, scatter, kernel_id=kid, max_steps=max_steps)
+        run_quantize_mx(prog, bits, data, scale, scatter, kernel_id=kid, max_steps=max_steps, counts=counts)
     return data.view("<u4").reshape(p, f // 4), scale
 
 
@@ -139,17 +142,21 @@ def quantize_mx_program(program: Program | None, src: npt.NDArray[Any], dst_dtyp
 class ProgramBackend:
     """A machine backend that runs a program in the record's kernel's place (docs/asm.md §4.3): ``program``, or
     with None each record's kernel's own program for its configuration (the round trip of docs/asm.md §6);
-    ``max_steps`` the bundle budget of one call. Picklable: a worker process or a farm node runs it."""
+    ``max_steps`` the bundle budget of one call; ``counts`` (int64 [the program's bundles]) gets each bundle's
+    executions added (a profile). Picklable: a worker process or a farm node runs it."""
 
     program: Program | None = None
     max_steps: int | None = None
+    counts: npt.NDArray[np.int64] | None = None
 
     def handler(self, opcode: int) -> Callable[..., Any]:
         """The function that stands in for the kernel API of ``opcode`` (0x7b: :func:`q7emu.dequantize`'s
         arguments; 0xE3: :func:`q7emu.quantize_mx`'s)."""
         if opcode == 0xE3:
-            return lambda *a, **k: quantize_mx_program(self.program, *a, max_steps=self.max_steps, **k)
-        return lambda *a, **k: dequantize_program(self.program, *a, max_steps=self.max_steps, **k)
+            return lambda *a, **k: quantize_mx_program(self.program, *a, max_steps=self.max_steps,
+                                                       counts=self.counts, **k)
+        return lambda *a, **k: dequantize_program(self.program, *a, max_steps=self.max_steps, counts=self.counts,
+                                                  **k)
 
     @property
     def name(self) -> str:

@@ -133,12 +133,13 @@ def _check_steps(max_steps: int | None) -> int:
 def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDArray[np.int64],
               regs: Mapping[str, int] | npt.NDArray[np.uint32] | None = None, *, trace: Any = None,
               kernel_id: int = 0, max_steps: int | None = None, count_bundles: bool = False,
-              carry: bool = False) -> ProgramRun:
+              carry: bool = False, counts: npt.NDArray[np.int64] | None = None) -> ProgramRun:
     """Run ``program`` once per entry of ``partitions`` (int64 [C], what a trace records as each call's partition),
     call c seeing each region at its base backed by the region's buffer from ``offsets[c]`` on. The regions must
     not overlap each other or the data section. ``regs``: starting scalar registers (a dict or uint32 [16]).
     ``carry``: the vector registers carry from call to call (a kernel's calls), else each call starts from the reset
-    state (every register 0). Raises ProgramError when a call stops on an error."""
+    state (every register 0). ``count_bundles``: count each bundle's executions (ProgramRun.bundle_counts), into
+    ``counts`` (int64 [bundles], added to) when given. Raises ProgramError when a call stops on an error."""
     if len(regions) > MAX_REGIONS:
         raise InvalidArgument("regions", len(regions), f"a call has at most {MAX_REGIONS} memory regions")
     d = program.decoded
@@ -172,7 +173,11 @@ def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDAr
     if calls == 0:
         return ProgramRun(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 16), np.uint32))
     ext = cached_extension(globals(), "_program", EXTENSION)
-    counts = np.zeros(len(d.bundles), np.int64) if count_bundles else None
+    if counts is not None and (counts.dtype != np.int64 or counts.shape != (len(d.bundles),)
+                               or not counts.flags.c_contiguous):
+        raise InvalidArgument("counts", counts.shape, f"bundle counts are int64 [{len(d.bundles)}]")
+    if counts is None and count_bundles:
+        counts = np.zeros(len(d.bundles), np.int64)
     status, call, insn, st, ar_out, addr, length = ext.run(
         d.insns, d.bundles, d.wmask, d.data, DATA_BASE, d.entry, arrays, offsets, ar,
         np.ascontiguousarray(partitions, np.int64), steps, trace=trace, kernel_id=kernel_id, counts=counts, carry=carry)

@@ -194,3 +194,59 @@ def quiet_dask_logs() -> None:
 def print_error(message: str, stream: TextIO | None = None) -> None:
     """Print ``q7emu: error: MESSAGE`` (one line) on stderr."""
     print(f"q7emu: error: {message}", file=stream or sys.stderr)
+
+
+#: help of the options every command that runs a program takes (docs/asm.md §7)
+PROGRAM_HELP = "docs/asm.md"
+
+
+def add_program_options(s: argparse.ArgumentParser, program: bool = True) -> None:
+    """``--program PROG.s`` (when ``program``), ``--reading``, ``--define`` and ``--max-steps``: how a command reads
+    and runs a program (docs/asm.md §5, §4.5)."""
+    if program:
+        s.add_argument("--program", metavar="PROG.s",
+                       help="run this program in the record's kernel's place, called as the kernel is (docs/asm.md "
+                            "§4.3)")
+    s.add_argument("--reading", action="append", metavar="MNEMONIC=READING",
+                   help="read a mnemonic the facts read two ways this way, over the program's .reading (docs/asm.md "
+                        "§5: sel2nx8i_s4=unpack|select); repeatable")
+    s.add_argument("--define", action="append", metavar="NAME=VALUE",
+                   help="a predefined symbol of the program (an integer); repeatable")
+    s.add_argument("--max-steps", type=parse_int, default=None, metavar="N",
+                   help="the bundles one partition's run may execute before it stops with an error (default 2^24, "
+                        "docs/asm.md §4.5)")
+
+
+def read_program(path: str, args: argparse.Namespace) -> Any:
+    """The program at ``path`` assembled with the command's ``--reading`` / ``--define`` (an AsmError names the
+    line), as a :class:`q7emu.asm.Program`."""
+    from q7emu.asm import assemble_file
+
+    readings: dict[str, str] = {}
+    for it in getattr(args, "reading", None) or []:
+        if "=" not in it:
+            raise UsageError(f"--reading {it!r}: expected MNEMONIC=READING (sel2nx8i_s4=select)")
+        k, v = it.split("=", 1)
+        readings[k.strip().lower().removeprefix("ivp_")] = v.strip()
+    symbols: dict[str, int | tuple[int, ...]] = {}
+    for it in getattr(args, "define", None) or []:
+        if "=" not in it:
+            raise UsageError(f"--define {it!r}: expected NAME=VALUE")
+        k, v = it.split("=", 1)
+        try:
+            symbols[k.strip()] = int(v.strip(), 0)
+        except ValueError:
+            raise UsageError(f"--define {it!r}: the value must be an integer") from None
+    steps = getattr(args, "max_steps", None)
+    if steps is not None and not 1 <= steps < 1 << 62:
+        raise UsageError(f"--max-steps must be in 1..2^62 bundles, got {steps}")
+    return assemble_file(path, symbols=symbols, readings=readings)
+
+
+def program_backend(args: argparse.Namespace) -> Any:
+    """The machine backend of ``--program`` (a :class:`q7emu.asm.kernels.ProgramBackend`), or None without it."""
+    if getattr(args, "program", None) is None:
+        return None
+    from q7emu.asm.kernels import ProgramBackend
+
+    return ProgramBackend(read_program(args.program, args), getattr(args, "max_steps", None))

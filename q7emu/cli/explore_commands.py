@@ -63,6 +63,31 @@ def cmd_listing(args: argparse.Namespace) -> int:
     knobs = parse_knobs(args.knob, check=False)     # the listing checks them against the kernel's own knobs
     dst = fp8_dtype(args.dst_dtype, "--dst-dtype") if args.dst_dtype else None
     src = src_dtype(args.src_dtype, "--src-dtype") if args.src_dtype else None
+    if args.case is not None:
+        if args.kernel is not None or args.fmt or src or dst:
+            raise UsageError("--case takes the kernel, format and types from the case: give no KERNEL, --fmt or "
+                             "--src-dtype / --dst-dtype")
+        from q7emu.analysis.listing import case_configuration
+        from q7emu.machine.cases import load_case
+
+        case = load_case(args.case)
+        cfg = case_configuration(case.record, {**case.knobs, **knobs})
+        args.kernel, args.fmt, knobs = cfg["kernel"], cfg.get("fmt"), cfg["knobs"]
+        src, dst = cfg.get("src_dtype"), cfg.get("dst_dtype")
+    elif args.kernel is None:
+        raise UsageError("listing: give a KERNEL or --case CASE")
+    if args.asm:
+        if args.variants:
+            raise UsageError("--asm prints one configuration's program: it does not combine with --variants")
+        from q7emu.analysis.listing import program
+
+        prog = program(args.kernel, args.fmt, knobs, src_dtype=src, dst_dtype=dst)
+        if args.json:
+            print(json.dumps(json_document("listing-asm", {"kernel": args.kernel, "program": prog.name,
+                                                           "text": prog.text()}), indent=1))
+        else:
+            print(prog.text(), end="")
+        return EXIT_OK
     from q7emu import registry
 
     entry = registry.find(args.kernel)
@@ -122,8 +147,13 @@ def register(sub: Subparsers) -> None:
                     "reconstruction). Read off a run of the kernel for one configuration (its entry, one pass of "
                     "its main loop, its exit; docs/model.md §9.1): the options not given take their defaults; "
                     "--variants lists how every other configuration differs.")
-    s.add_argument("kernel", metavar="KERNEL",
-                   help=", ".join(KERNEL_NAMES[:-1]) + " or " + KERNEL_NAMES[-1])
+    s.add_argument("kernel", metavar="KERNEL", nargs="?",
+                   help=", ".join(KERNEL_NAMES[:-1]) + " or " + KERNEL_NAMES[-1] + " (or --case)")
+    s.add_argument("--case", metavar="CASE", help="the configuration a case runs (its record's kernel, format or "
+                                                  "types, and its knobs)")
+    s.add_argument("--asm", action="store_true",
+                   help="print the kernel's program for the configuration (docs/asm.md §6): every symbol and macro "
+                        "resolved, a complete program `q7emu replay --program` and `q7emu asm run` take")
     s.add_argument("--fmt", help=f"dequant format: {DEQUANT_FORMATS[0].code}..{DEQUANT_FORMATS[-1].code} or "
                    f"{', '.join(f.short for f in DEQUANT_FORMATS)} (the decode bundles differ)")
     s.add_argument("--knob", action="append", metavar="NAME=VALUE",

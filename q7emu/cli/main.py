@@ -1,4 +1,5 @@
-"""Command-line interface: ``q7emu {ops,decode,table,run,replay,case new,record new,trace,profile,explore,listing}``.
+"""Command-line interface: ``q7emu {ops,decode,table,run,replay,case new,record new,trace,profile,explore,listing,
+asm}``.
 
 The commands live in the modules of :data:`COMMANDS` (module name -> the commands it registers); each has
 ``register(subparsers)``, which adds its subcommands with ``set_defaults(func=...)``. ``func(args)`` returns the exit
@@ -53,6 +54,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "record_commands": ("record",),
     "trace_commands": ("trace", "profile"),
     "explore_commands": ("explore", "listing"),
+    "asm_commands": ("asm",),
 }
 
 

@@ -20,11 +20,13 @@ from q7emu.cli.common import (
     Parser,
     Subparsers,
     UsageError,
+    add_program_options,
     add_run_options,
     parse_int,
     parse_knobs,
     parse_partition_bytes,
     print_json,
+    program_backend,
     progress_choice,
     quiet_dask_logs,
     read_record,
@@ -150,6 +152,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         require_matplotlib()                    # before any case runs
     sh = parse_shard(args.shard) if args.shard else None
     knobs = parse_knobs(args.knob)
+    if args.program is not None and args.backend != "kernel":
+        raise UsageError("--program runs the program in the kernel's place: it does not combine with --backend golden")
+    program = program_backend(args)                   # assembled (and checked) before any case runs
+    backend = program if program is not None else args.backend
+    backend_name = program.name if program is not None else args.backend
     files = [str(p) for p in find_cases(args.paths)]
     if not files:
         raise UsageError("no cases found")
@@ -166,7 +173,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         selected = shard(selected, *sh)
     t0 = time.perf_counter()
     try:
-        results = replay(selected, jobs=args.jobs, knobs=knobs, backend=args.backend, dask=args.dask,
+        results = replay(selected, jobs=args.jobs, knobs=knobs, backend=backend, dask=args.dask,
                          max_diffs=args.max_diffs, diff_maps=plot is not None or (args.json and args.max_diffs > 0),
                          progress=progress_choice(args))
     except Interrupted as e:                 # Ctrl-C: the cases that finished, then exit 130
@@ -182,14 +189,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     shard_doc = None if sh is None else {"index": sh[0], "count": sh[1], "cases_selected": n_selected}
     # each result carries its own detail, computed where its case ran (docs/limits.md §5): no case is read again
     if junit is not None:
-        report.write_junit(junit, results, max_diffs=args.max_diffs, backend=args.backend, seconds=seconds)
+        report.write_junit(junit, results, max_diffs=args.max_diffs, backend=backend_name, seconds=seconds)
     plotted = None
     if plot is not None:
         from q7emu.machine.diffmap import plot_diff_maps
 
         plotted = plot_diff_maps([(report.shown(r.path), r.diff_map) for r in results if r.diff_map], str(plot))
     if args.json:
-        doc = report.replay_json(results, max_diffs=args.max_diffs, backend=args.backend, knobs=knobs,
+        doc = report.replay_json(results, max_diffs=args.max_diffs, backend=backend_name, knobs=knobs,
                                  jobs=args.jobs, select=args.k or [], seconds=seconds, shard=shard_doc,
                                  dask=args.dask)
         if junit is not None:
@@ -411,6 +418,7 @@ def register(sub: Subparsers) -> None:
     s.add_argument("--knob", action="append", metavar="NAME=VALUE",
                    help="override a case knob (cases whose kernel has no such knob are unaffected); " + KNOB_HELP)
     s.add_argument("--backend", choices=("kernel", "golden"), default="kernel", help=_BACKEND_HELP)
+    add_program_options(s)
     s.add_argument("--max-diffs", type=int, default=1, metavar="N",
                    help="differing bytes listed per failing case, with element / MX group, values, source and "
                         "hexdump (0..1000, default 1; 0 = only the summary)")

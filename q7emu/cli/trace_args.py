@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-from q7emu.cli.common import GENERATIONS, UsageError
+from q7emu.cli.common import GENERATIONS, UsageError, add_program_options
 from q7emu.errors import InvalidArgument
 
 #: the words after ``q7emu trace`` that name a subcommand; anything else is the CASE|RECORD of ``trace record``
@@ -163,6 +163,7 @@ def run_options(p: argparse.ArgumentParser) -> None:
                    help="model knob (docs/model.md §1-§2), repeatable; overrides a case's knobs")
     p.add_argument("--partition-bytes", type=_partition_bytes,
                    help="SBUF bytes per partition for a RECORD without --sbuf (default 0x30000)")
+    add_program_options(p)
 
 
 def show_options(p: argparse.ArgumentParser) -> None:

@@ -32,12 +32,22 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from q7emu._version import __version__
-from q7emu.cli.common import EXIT_FAIL, EXIT_OK, Parser, Subparsers, UsageError, parse_knobs, read_record
+from q7emu.cli.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    Parser,
+    Subparsers,
+    UsageError,
+    parse_knobs,
+    program_backend,
+    read_record,
+)
 from q7emu.cli.trace_args import (
     DEFAULT_MAX_SIZE,
     SUBCOMMANDS,
@@ -78,14 +88,15 @@ class Target:
     sbuf: Any = None
     generation: str = "MARIANA"
     partition_bytes: int = 0
+    backend: Any = "kernel"
 
     def machine(self) -> Any:
-        """A fresh Machine holding the target's SBUF image."""
+        """A fresh Machine holding the target's SBUF image (the kernel, or ``--program``, runs the record)."""
         from q7emu.machine.machine import Machine
         if self.case is not None:
             from q7emu.machine.cases import _prepared_machine
-            return _prepared_machine(self.case, self.knobs, "kernel")
-        m = Machine(self.generation, self.partition_bytes, self.knobs, backend="kernel")
+            return _prepared_machine(self.case, self.knobs, self.backend)
+        m = Machine(self.generation, self.partition_bytes, self.knobs, backend=self.backend)
         if self.sbuf is not None:
             m.sbuf[:] = self.sbuf
         return m
@@ -100,9 +111,9 @@ class Target:
 
 
 def load_target(target: str, *, sbuf: str | None = None, generation: str | None = None,
-                knobs: list[str] | None = None, partition_bytes: int | None = None) -> Target:
+                knobs: list[str] | None = None, partition_bytes: int | None = None, backend: Any = "kernel") -> Target:
     """Load a CASE or RECORD (UsageError for options that do not apply to a CASE and for a case that
-    expects an error)."""
+    expects an error); ``backend``: what runs the record (a ``--program``'s ProgramBackend, or the kernels)."""
     from q7emu.isa.records import decode_record
     from q7emu.machine.machine import DEFAULT_PARTITION_BYTES, load_sbuf_image
 
@@ -116,7 +127,7 @@ def load_target(target: str, *, sbuf: str | None = None, generation: str | None 
             raise UsageError(f"{target}: the case expects an error ({case.expected_error!r}); nothing to trace")
         base = _dst_partition(decode_record(case.record), case.partition_bytes)
         # the case's file name, not the path as typed: the same run gives the same bytes in any checkout
-        return Target(Path(case.path or target).name, case.record, base, case=case, knobs=kn)
+        return Target(Path(case.path or target).name, case.record, base, case=case, knobs=kn, backend=backend)
     record = read_record(target)
     if partition_bytes is not None:          # 0 is a value to refuse, not "the default" (issue 27 item 11)
         from q7emu.isa.validate import check_partition_bytes
@@ -125,7 +136,7 @@ def load_target(target: str, *, sbuf: str | None = None, generation: str | None 
     pb = arr.shape[1] if arr is not None else (DEFAULT_PARTITION_BYTES if partition_bytes is None
                                                  else partition_bytes)
     return Target(f"record:{record.hex()}", record, _dst_partition(decode_record(record), pb), knobs=kn,
-                  sbuf=arr, generation=generation or "MARIANA", partition_bytes=pb)
+                  sbuf=arr, generation=generation or "MARIANA", partition_bytes=pb, backend=backend)
 
 
 def _dst_partition(rec: Any, partition_bytes: int) -> int:
@@ -243,7 +254,8 @@ def _trace_record(a: argparse.Namespace) -> int:
     if not a.output and not a.log:
         raise UsageError("trace: -o FILE is required (or --log FILE|- for a text log)")
     f = filters(a)
-    t = load_target(a.target, sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes)
+    t = load_target(a.target, sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes,
+                    backend=program_backend(a) or "kernel")
     out = Path(a.output) if a.output else None
     from q7emu.fileio import output_target
     for dest in (a.output, None if a.log in (None, "-") else a.log):
@@ -470,7 +482,9 @@ def cmd_profile(a: argparse.Namespace) -> int:
     if a.plot:
         require_matplotlib()            # fail before running anything
     f = filters(a)
-    t = load_target(a.target, sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes)
+    prog = program_backend(a)
+    t = load_target(a.target, sbuf=a.sbuf, generation=a.generation, knobs=a.knob, partition_bytes=a.partition_bytes,
+                    backend=prog or "kernel")
     wall = _time_untraced(t, a.repeat)
     acc = ProfileAccumulator()
     bar = Progress(_count_executed(t) if not a.no_progress and sys.stderr.isatty() else None, "profile",
@@ -493,6 +507,8 @@ def cmd_profile(a: argparse.Namespace) -> int:
     verdict = t.verdict(m)
     p = acc.result(rec.runs, t.label, wall=wall)
     p = {"format": p.pop("format"), "version": p.pop("version"), "q7emu_version": __version__, **p}
+    if prog is not None:
+        p["program"] = _program_profile(t, prog)
     if verdict:
         p["case_verdict"] = verdict
     if a.chrome_trace:
@@ -503,6 +519,8 @@ def cmd_profile(a: argparse.Namespace) -> int:
         print(json.dumps(p, indent=1))
     else:
         print(format_profile(p, top=a.top))
+        if prog is not None:
+            print(_format_program_profile(p["program"], top=a.top))
         if verdict:
             print(f"case {verdict}")
         if a.chrome_trace:
@@ -511,6 +529,45 @@ def cmd_profile(a: argparse.Namespace) -> int:
         if a.plot:
             print(f"op-mix plot -> {a.plot}")
     return EXIT_FAIL if verdict and verdict != "PASS" else EXIT_OK
+
+
+def _program_profile(t: Target, backend: Any) -> dict[str, Any]:
+    """What a ``--program`` run executed, scalar ops included (the trace holds the IVP ops only): bundles, ops by
+    mnemonic and the bundles executed most often, from an untraced run that counts each bundle (docs/asm.md §7)."""
+    import dataclasses
+
+    import numpy as np
+
+    prog = backend.program
+    counts = np.zeros(len(prog.bundles), np.int64)
+    t_count = dataclasses.replace(t, backend=dataclasses.replace(backend, counts=counts))
+    t_count.machine().execute(t.record)
+    ops: Counter[str] = Counter()
+    scalar_only = 0
+    from q7emu.primitives import asm_syntax as S
+    for i, b in enumerate(prog.bundles):
+        n = int(counts[i])
+        for ins in b.instrs:
+            ops[("ivp_" if S.is_ivp(ins.op) else "") + ins.op.mnemonic] += n
+        if not any(S.is_ivp(ins.op) for ins in b.instrs):
+            scalar_only += n
+    hot = sorted(range(len(prog.bundles)), key=lambda i: -int(counts[i]))[:10]
+    return {"name": prog.name, "bundles_executed": int(counts.sum()), "scalar_only_bundles_executed": scalar_only,
+            "ops_executed": int(sum(ops.values())), "ops": dict(ops.most_common()),
+            "hot_bundles": [{"bundle": i, "tag": prog.bundles[i].tag, "line": str(prog.bundles[i].where),
+                             "executed": int(counts[i]), "text": prog.bundles[i].text()} for i in hot if counts[i]]}
+
+
+def _format_program_profile(pp: dict[str, Any], top: int | None) -> str:
+    lines = [f"program {pp['name']}: {pp['bundles_executed']} bundles executed ({pp['scalar_only_bundles_executed']} "
+             f"with scalar ops only), {pp['ops_executed']} ops (scalar ones included: the issue count of the cycle "
+             "model above counts the IVP bundles only)"]
+    for name, n in list(pp["ops"].items())[:top or len(pp["ops"])]:
+        lines.append(f"  {name:<26} {n:>12}")
+    lines.append("most executed bundles:")
+    for h in pp["hot_bundles"]:
+        lines.append(f"  {h['executed']:>10}  {h['line']:<28} B{h['tag']:<4} {h['text']}")
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------- registration

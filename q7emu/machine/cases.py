@@ -50,7 +50,14 @@ from q7emu.machine.checks import (
     source_reads,
 )
 from q7emu.machine.diffs import RegionDiff, compare_regions
-from q7emu.machine.machine import DEFAULT_PARTITION_BYTES, Machine, Region, normalize_machine_knobs, region_problem
+from q7emu.machine.machine import (
+    DEFAULT_PARTITION_BYTES,
+    Backend,
+    Machine,
+    Region,
+    normalize_machine_knobs,
+    region_problem,
+)
 
 CASE_FORMAT = "q7emu-case"
 CASE_VERSION = 1
@@ -293,7 +300,7 @@ def build_case(record: bytes, generation: Generation | str, inputs: Iterable[Any
     return case
 
 
-def _prepared_machine(case: Case, knobs: dict[str, Any] | None = None, backend: str = "kernel") -> Machine:
+def _prepared_machine(case: Case, knobs: dict[str, Any] | None = None, backend: Backend = "kernel") -> Machine:
     kn = dict(case.knobs)
     kn.update(knobs or {})
     m = Machine(case.generation, case.partition_bytes, kn, backend=backend)
@@ -491,7 +498,7 @@ def ran_outcome(case: Case) -> str | None:
     return f"expected an error containing {case.expected_error!r}, but the record ran"
 
 
-def run_case(case: Case, knobs: dict[str, Any] | None = None, backend: str = "kernel") -> CaseResult:
+def run_case(case: Case, knobs: dict[str, Any] | None = None, backend: Backend = "kernel") -> CaseResult:
     """Replay one case. ``knobs`` override the case's knobs. Never raises for a failing record: the error
     becomes the result (PASS only if the case has a matching ``expected_error``)."""
     t0 = time.perf_counter()

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from q7emu.errors import CaseError, InternalError, InvalidArgument, Q7Error
 from q7emu.fileio import SCAN_HEAD_BYTES, is_regular_file, read_head
 from q7emu.machine.cases import CASE_FORMAT, Case, CaseResult, load_case, run_case
+from q7emu.machine.machine import Backend
 from q7emu.machine.report import MAX_DIFFS, MAX_REPORT_DIFFS, MAX_REPORT_MAP_ENTRIES, keep_detail, map_entries
 from q7emu.machine.workers import Interrupted, TaskFailure, run_tasks
 
@@ -113,7 +114,7 @@ def load_or_result(path: str) -> Case | CaseResult:
                           error=f"{type(e).__name__}: {e}")
 
 
-def replay_loaded(case: Case, knobs: dict[str, Any] | None = None, backend: str = "kernel", max_diffs: int = 1,
+def replay_loaded(case: Case, knobs: dict[str, Any] | None = None, backend: Backend = "kernel", max_diffs: int = 1,
                   diff_map: bool = False) -> CaseResult:
     """Run a loaded case and keep its detail where it ran (:func:`q7emu.machine.report.keep_detail`: its first
     ``max_diffs`` differing bytes with their hexdump rows, values and source, with ``diff_map`` its diff map,
@@ -121,7 +122,7 @@ def replay_loaded(case: Case, knobs: dict[str, Any] | None = None, backend: str 
     return keep_detail(case, run_case(case, knobs=knobs, backend=backend), max_diffs, knobs, diff_map=diff_map)
 
 
-def replay_one(path: str, knobs: dict[str, Any] | None = None, backend: str = "kernel", max_diffs: int = 1,
+def replay_one(path: str, knobs: dict[str, Any] | None = None, backend: Backend = "kernel", max_diffs: int = 1,
                diff_map: bool = False) -> CaseResult:
     """Replay the case file at ``path``: the core that ``q7emu replay`` (in this process, in worker processes or
     on a Dask cluster) and the pytest plugin (``pytest --q7emu-cases``) share. Never raises for a bad case: a
@@ -162,7 +163,7 @@ def shard(files: Sequence[str], index: int, count: int) -> list[str]:
 
 
 def replay(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, knobs: dict[str, Any] | None = None,
-           backend: str = "kernel", progress: bool | None = None, stream: TextIO | None = None,
+           backend: Backend = "kernel", progress: bool | None = None, stream: TextIO | None = None,
            dask: str | None = None, max_diffs: int = 1, diff_maps: bool = False) -> list[CaseResult]:
     """Replay every case under ``paths``; results in the order the cases were found.
 
