@@ -119,6 +119,7 @@ class Assembler:
         self.next_tag = 0
         self.entry: tuple[str, SourceRef] | None = None
         self.open_bundle: tuple[str, SourceRef, int | None, int] | None = None
+        self.pending_addr: int | None = None
 
     # ================================================================== preprocessor
     def read_lines(self, text: str, file: str, depth: int = 0) -> list[_Line]:
@@ -152,6 +153,7 @@ class Assembler:
         """Conditional assembly, symbols, register aliases, macros, repeats and includes, in order."""
         out: list[_Line] = []
         conds: list[list[bool]] = []          # per open .if: [this branch active, some branch taken]
+        opened: list[SourceRef] = []          # where each open .if is
         i = 0
         while i < len(lines):
             ln = lines[i]
@@ -161,6 +163,7 @@ class Assembler:
             rest = body[len(word):].strip() if body else ""
             active = all(c[0] for c in conds)
             if word in (".if", ".ifdef", ".ifndef"):
+                opened.append(ln.where)
                 if not active:
                     conds.append([False, True])
                     continue
@@ -193,6 +196,7 @@ class Assembler:
                 if not conds:
                     raise _err(ln.where, ".endif without .if")
                 conds.pop()
+                opened.pop()
                 continue
             if not active:
                 if word == ".macro" or word in _BLOCKS:    # skip the block whole (its .endif lines are its own)
@@ -231,8 +235,7 @@ class Assembler:
             if self.n_lines > MAX_EXPANDED_LINES:
                 raise _err(ln.where, f"more than {MAX_EXPANDED_LINES} lines after macro expansion (docs/asm.md §2.8)")
         if conds:
-            raise AsmError(lines[-1].where.file if lines else self.name, lines[-1].where.line if lines else 0, 0,
-                           ".if without .endif")
+            raise _err(opened[-1], ".if without .endif")
         return out
 
     def _collect(self, lines: list[_Line], i: int, opener: _Line, end: str) -> tuple[list[_Line], int]:
@@ -402,6 +405,11 @@ class Assembler:
                 self.open_bundle = (acc + " " + text, where, addr, col)
             return
         pos, addr = self._objdump_prefix(text, ln.where)
+        if addr is None:
+            addr, self.pending_addr = self.pending_addr, None
+        if addr is not None and not text[pos:].strip():
+            self.pending_addr = addr                    # an address line alone: it belongs to the next bundle
+            return
         while (m := _LABEL_RE.match(text, pos)) is not None:      # labels
             self._label(m.group(1), ln.where, m.start(1) + 1)
             pos = m.end()
@@ -426,7 +434,8 @@ class Assembler:
             return
         for piece, pcol in _split_semicolons(body, col):
             if piece and piece not in ILLEGIBLE:
-                self._add_bundle([self._instr(piece, ln.where, pcol)], ln.where, addr, braced=False)
+                one = self._instr(piece, ln.where, pcol)
+                self._add_bundle([one], one.where, addr, braced=False)
                 addr = None
 
     def _objdump_prefix(self, text: str, where: SourceRef) -> tuple[int, int | None]:
@@ -609,11 +618,9 @@ class Assembler:
             raise _err(where, "an instruction in the data section (write .text before the code)")
         if len(self.bundles) >= MAX_BUNDLES - 1:
             raise _err(where, f"more than {MAX_BUNDLES - 1} bundles in one program")
-        if self.next_tag >= MAX_BUNDLES:
-            raise _err(where, f"bundle tag {self.next_tag} passes {MAX_BUNDLES - 1}: set one with .bundle")
         self.bundles.append(_PendingBundle(instrs, self.next_tag, where, braced, addr, self.pending_labels))
         self.pending_labels = []
-        self.next_tag += 1
+        self.next_tag = min(self.next_tag + 1, MAX_BUNDLES)   # past 65534: 65535, a trace's "unknown" (B?)
 
     # ================================================================== second pass
     def second_pass(self) -> Program:
@@ -685,13 +692,13 @@ class Assembler:
 
     def _target(self, text: str, what: str, where: SourceRef, addresses: Mapping[int, int]) -> str:
         name = text.split("<")[0].strip() if "<" in text else text
-        if is_name(name) and not _HEX_RE.fullmatch(name):
-            got = self.labels.get(name)
-            if got is None:
-                raise _err(where, f"{what}: label {name!r} is not defined")
+        got = self.labels.get(name)
+        if got is not None:
             if got[0] != "text":
                 raise _err(where, f"{what}: {name!r} labels data, not code")
             return name
+        if is_name(name) and not (_HEX_RE.fullmatch(name) and addresses):
+            raise _err(where, f"{what}: label {name!r} is not defined")
         try:
             addr = int(name, 16) if not name.lower().startswith("0x") else int(name, 0)
         except ValueError:
@@ -711,7 +718,12 @@ class Assembler:
                               "s3 / s4 ALU; docs/firmware.md §6.3)")
         seen: dict[tuple[str, int], str] = {}
         for ins in instrs:
-            for reg in ins.registers()[1]:
+            writes = ins.registers()[1]
+            twice = next((r for r in writes if writes.count(r) > 1), None)
+            if twice is not None:
+                raise _err(ins.where, f"{ins.name} writes {twice[0]}{twice[1]} twice: its outputs must be different "
+                                      "registers")
+            for reg in writes:
                 if reg in seen:
                     raise _err(where, f"{reg[0]}{reg[1]} is written twice in one bundle ({seen[reg]} and {ins.name}): "
                                       "VLIW writes land together (docs/asm.md §4.1)")

@@ -208,11 +208,11 @@ class Program:
         for i, b in enumerate(self.bundles):
             for n in self.label_at(i):
                 out.append(f"{n}:")
-            if b.tag != tag:
+            if b.tag != tag and b.tag < MAX_BUNDLES:
                 out.append(f"    .bundle {b.tag}")
             line = "    " + b.text(prefix)
             out.append(line + (f"    # {i}" if addresses else ""))
-            tag = b.tag + 1
+            tag = min(b.tag + 1, MAX_BUNDLES)
         for n in self.label_at(len(self.bundles)):
             out.append(f"{n}:")
         return "\n".join(out) + "\n"

@@ -106,13 +106,10 @@ class TraceError(Q7Error):
 
 
 def known_mnemonics() -> set[str]:
-    """Every mnemonic a kernel can record (the IVP primitive table plus the kernel-only loads)."""
-    try:
-        from q7emu.primitives import ivp
-        names = {r[0] for r in ivp.list()}
-    except ImportError:         # pure-Python use (no build): accept any name
-        return set()
-    return names | set(KERNEL_ONLY_OPS)
+    """Every mnemonic a kernel or a program can record: the IVP ops of the op table (wrapped and C-only)."""
+    from q7emu.primitives.optable import BY_NAME
+
+    return set(BY_NAME)
 
 
 # ---------------------------------------------------------------------- bounded JSON

@@ -260,7 +260,7 @@ def check_ops(ops: Any) -> list[str] | None:
     known = known_mnemonics()
     for n in names:
         if len(n) > MAX_MNEMONIC or not n.isascii() or (known and n not in known):
-            raise InvalidArgument("ops", n, "not a mnemonic the kernels record (see `q7emu ops`)")
+            raise InvalidArgument("ops", n, "not an IVP mnemonic of the op table (see `q7emu ops`)")
     return names
 
 
