@@ -72,15 +72,15 @@ class CaseError(Q7Error):
 class AsmError(Q7Error, ValueError):
     """A program's text breaks a rule of the assembly language (docs/asm.md): ``file:line:col: rule``.
 
-    ``file``, ``line`` (1-based) and ``col`` (1-based; 0 = the whole line) locate it; ``rule`` says what is wrong
-    and, where it can, what to write instead."""
+    ``file``, ``line`` (1-based; 0 = the whole file) and ``col`` (1-based; 0 = the whole line) locate it; ``rule``
+    says what is wrong and, where it can, what to write instead."""
 
     def __init__(self, file: str, line: int, col: int, rule: str) -> None:
         self.file = file
         self.line = line
         self.col = col
         self.rule = rule
-        where = f"{one_line(file)}:{line}" + (f":{col}" if col else "")
+        where = one_line(file) + (f":{line}" if line else "") + (f":{col}" if line and col else "")
         super().__init__(f"{where}: {one_line(rule)}")
 
 

@@ -205,7 +205,7 @@ def test_errors_name_the_line_and_the_rule(text, line, col, rule):
     if col:
         assert e.value.col == col, str(e.value)
     assert rule in str(e.value)
-    assert str(e.value).startswith(f"prog.s:{line}" if line else "prog.s:0")
+    assert str(e.value).startswith(f"prog.s:{line}" if line else "prog.s: ")
     assert "\n" not in str(e.value)
 
 

@@ -15,9 +15,11 @@ SEEDS = {
                    "{ bbci.w15 a5,0,next ; addi.a a10,a1,20 ; ivp_mulus4tan16xr16 wv2,v26,v1,pr1 ; "
                    "ivp_bmin2nx8 vb3,v4,v20,v16 ; ivp_sel2nx8i_s4 v26,v3,v1,9 }"),
     "0x010051e1": ("{ ivp_cvtg48n_2x32l wv0,v29,v22 ; ivp_bminnx16 ; ivp_bminn_2x32 }",
-                   "the operands of ivp_bminnx16 are missing (illegible in the disassembly?): fill in flags, vt, va, vr",
+                   "the operands of ivp_bminnx16 are missing (illegible in the disassembly?): "
+                   "fill in flags, vt, va, vr",
                    "{ ivp_cvtg48n_2x32l wv0,v29,v22 ; ivp_bminnx16 vb1,v1,v2,v3 ; ivp_bminn_2x32 vb2,v4,v5,v6 }"),
-    "0x010052ee": ("{ ivp_muln_2x32 ; ivp_ultn_2xf32t vb1,v13,v16,vb9 ; ivp_sel2nx8i_s4 v21,v17,v16,0 }",
+    "0x010052ee": ("{ ivp_muln_2x32 ; ivp_ultn_2xf32t vb1,v13,v16,vb9 ; "
+                   "ivp_sel2nx8i_s4 v21,v17,v16,0 }",
                    "the operands of ivp_muln_2x32 are missing (illegible in the disassembly?): fill in wv, va, vb",
                    "{ ivp_muln_2x32 wv0,v29,v4 ; ivp_ultn_2xf32t vb1,v13,v16,vb9 ; ivp_sel2nx8i_s4 v21,v17,v16,0 }"),
     "0x010053c0": ("{ ivp_dmulqa2n8xr8 wv3,wv1,v25,v9,v13,v29,pr0 ; ivp_dselnx16 v2,… }",

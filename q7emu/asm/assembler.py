@@ -17,7 +17,8 @@ from pathlib import Path
 
 from q7emu.asm.expr import ExprError, Value, evaluate, is_name, split_args
 from q7emu.asm.program import DATA_BASE, MAX_BUNDLES, MAX_DATA_BYTES, Bundle, Instr, Program, SourceRef
-from q7emu.errors import AsmError
+from q7emu.errors import AsmError, InvalidArgument
+from q7emu.fileio import open_regular
 from q7emu.primitives import asm_syntax as S
 from q7emu.primitives import optable as T
 
@@ -365,8 +366,10 @@ class Assembler:
             raise _err(ln.where, f"includes nest deeper than {MAX_INCLUDE_DEPTH}")
         path = (base / rel) if not Path(rel).is_absolute() else Path(rel)
         try:
-            with open(path, "rb") as f:
+            with open_regular(path) as f:
                 raw = f.read(MAX_SOURCE_BYTES + 1)
+        except InvalidArgument as e:
+            raise _err(ln.where, f".include {rel}: {e.rule}") from None
         except OSError as e:
             raise _err(ln.where, f".include {rel}: cannot read it ({e.strerror or type(e).__name__})") from None
         if len(raw) > MAX_SOURCE_BYTES:
@@ -805,8 +808,10 @@ def assemble_file(path: str | Path, *, symbols: Mapping[str, Value] | None = Non
     """Assemble the program in file ``path`` (UTF-8, at most MAX_SOURCE_BYTES); see :func:`assemble`."""
     p = Path(path)
     try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:
             raw = f.read(MAX_SOURCE_BYTES + 1)
+    except InvalidArgument as e:
+        raise AsmError(str(p), 0, 0, f"cannot read the program: {e.rule}") from None
     except OSError as e:
         raise AsmError(str(p), 0, 0, f"cannot read the program ({e.strerror or type(e).__name__})") from None
     if len(raw) > MAX_SOURCE_BYTES:

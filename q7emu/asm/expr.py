@@ -155,7 +155,9 @@ class _Parser:
             if value is None and self.lookup is not None:
                 value = self.lookup(tok)
             if value is None:
-                raise ExprError(f"undefined symbol {tok!r}", col)
+                hint = ("" if not tok.isupper() else " (a configuration symbol? --define NAME=VALUE sets one; "
+                        "q7emu listing KERNEL --asm prints a kernel's program with its configuration filled in)")
+                raise ExprError(f"undefined symbol {tok!r}{hint}", col)
             if self.peek()[1] == "[":
                 self.take("[")
                 idx = self.expression(0)

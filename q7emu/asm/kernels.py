@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import PurePath
 from typing import Any
 
 import numpy as np
@@ -160,5 +161,6 @@ class ProgramBackend:
 
     @property
     def name(self) -> str:
-        """How a report names the backend: ``program PROG.s`` or ``kernel programs``."""
-        return f"program {self.program.name}" if self.program is not None else "kernel programs"
+        """How a report names the backend: ``program PROG.s`` (the file's name, not its folder: a report is the same
+        from any folder) or ``kernel programs``."""
+        return f"program {PurePath(self.program.name).name}" if self.program is not None else "kernel programs"

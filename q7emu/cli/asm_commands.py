@@ -1,10 +1,11 @@
 """``q7emu asm check`` and ``q7emu asm run``: assemble a program and check it; run it on an SBUF image
-(docs/asm.md §7, docs/cli.md §3.13)."""
+(docs/asm.md §7, docs/cli.md §3.11)."""
 from __future__ import annotations
 
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from q7emu.cli.common import (
@@ -91,7 +92,7 @@ def cmd_asm_run(args: argparse.Namespace) -> int:
     recorder = None
     if args.trace:
         from q7emu.analysis.trace import Recorder
-        recorder = Recorder(path=args.trace, case=prog.name)
+        recorder = Recorder(path=args.trace, case=Path(prog.name).name)
     t0 = time.perf_counter()
     steps = np.zeros(len(parts), np.int64)
     final = np.zeros((len(parts), 16), np.uint32)

@@ -23,7 +23,13 @@ import numpy as np
 
 include "kernel_cimports.pxi"     # cimports (q7regs, q7ivp as P, q7trace) and the kernel includes
 cimport xt_scalar as X
-from cpython.exc cimport PyErr_CheckSignals, PyErr_Clear
+from cpython.exc cimport PyErr_Clear
+
+
+cdef extern from "Python.h":
+    # declared without an exception value: cpython.exc's 'except -1' would make Cython re-raise the handler's
+    # KeyboardInterrupt at once, which a noexcept function can only print as unraisable and drop
+    int _check_signals "PyErr_CheckSignals" () noexcept
 
 cdef enum:
     MAX_REGIONS = 8
@@ -104,7 +110,7 @@ cdef inline int mem_at(Machine* m, uint32_t addr, int touch, Py_ssize_t need, in
 
 cdef int _interrupted() noexcept with gil:
     """1 when Ctrl-C is pending (its exception cleared here: run() raises KeyboardInterrupt)."""
-    if PyErr_CheckSignals() != 0:
+    if _check_signals() != 0:
         PyErr_Clear()
         return 1
     return 0
