@@ -67,9 +67,14 @@ def render(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description="Write docs/asm.md's op syntax tables from the op tables.")
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if docs/asm.md is stale")
+    args = ap.parse_args(argv)
     text = DOC.read_text()
     new = render(text)
-    if "--check" in argv:
+    if args.check:
         if new != text:
             print("docs/asm.md's syntax tables are stale: run python tools/gen_asm_doc.py", file=sys.stderr)
             return 1

@@ -313,3 +313,10 @@ def test_profile_program_counts_agree_with_the_trace(capsys, tmp_path):
     assert pp["hot_bundles"] and all(h["line"].startswith(str(prog)) for h in pp["hot_bundles"])
     code, out, _ = run(capsys, "profile", NF4, "--program", prog)
     assert code == 0 and f"program {prog}:" in out and "most executed bundles:" in out
+
+
+def test_the_syntax_tables_of_docs_asm_are_generated_from_the_op_tables(tmp_path):
+    """tools/gen_asm_doc.py --check: docs/asm.md §2.9 and §3 are what the op tables print now."""
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "gen_asm_doc.py"), "--check"], capture_output=True,
+                       text=True, timeout=HANG)
+    assert p.returncode == 0, p.stderr

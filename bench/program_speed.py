@@ -1,0 +1,146 @@
+"""Issue 37's interpreter target (docs/asm.md §4.4): a kernel's program, run by the interpreter, against the compiled
+kernel on the same full 128-partition input, in one process, at every ISA level this CPU runs.
+
+    python bench/program_speed.py [--levels generic,avx2,avx512] [--rounds N] [--json]     (after pip install -e .)
+
+For each level (the kernel modules and the interpreter swapped in with q7emu.kernels.extension.load_extension) and
+each path of bench/summary.py (its inputs: 128 partitions; QuantizeMX 128 x 16384 bf16), one core, trace off:
+
+  kernel ms     the compiled kernel (q7emu.dequantize / quantize_mx), CPU seconds of this thread per call, median
+  program ms    the path's own program (q7emu.asm.kernels.dequantize_program / quantize_mx_program), likewise
+  ratio         kernel time / program time: the program's speed as a fraction of the kernel's (target >= 1/3)
+  bundles/s     bundles the interpreter executes per CPU second (counted by one counting run)
+  same          the program's bytes equal the kernel's (always checked: a figure for other bytes means nothing)
+
+Kernel and program are timed alternately (kernel, program, kernel, ...) by time.thread_time, so a drifting load on a
+shared host slows both alike and other processes' time is not counted. Nothing is asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+import summary  # noqa: E402
+
+from q7emu.asm import kernels as programs  # noqa: E402
+from q7emu.asm import run as program_run  # noqa: E402
+from q7emu.kernels import extension  # noqa: E402
+from q7emu.model.knobs import normalize_dequant_args, normalize_quantize_mx_args  # noqa: E402
+
+TARGET = 1 / 3
+
+
+def cpu_times(fa, fb, rounds: int) -> tuple[float, float]:
+    """Median thread CPU seconds of fa and of fb, timed alternately after one warm-up call each."""
+    fa()
+    fb()
+    ta, tb = [], []
+    for _ in range(rounds):
+        for fn, ts in ((fa, ta), (fb, tb)):
+            t0 = time.thread_time()
+            fn()
+            ts.append(time.thread_time() - t0)
+    return statistics.median(ta), statistics.median(tb)
+
+
+def cases():
+    """(path name, kernel(), program(counts=None), the program) over bench/summary.py's inputs."""
+    for fmt, group in summary.COMBOS:
+        src = summary.dequant_src(fmt, group)
+        _, fmt_i, g, path, checked = normalize_dequant_args(src, fmt, group, {})
+        prog = programs.kernel_program(path, fmt=fmt_i, group=g, knobs=checked)
+        yield (f"{summary.FMT[fmt]}-g{group}",
+               lambda s=src, f=fmt, g=group: summary.dequant.dequantize(s, f, g, cores=1),
+               lambda counts=None, s=src, f=fmt, g=group, p=prog: programs.dequantize_program(p, s, f, g,
+                                                                                               counts=counts),
+               prog)
+    x = summary.qmx_src()
+    _, kind, dst, checked = normalize_quantize_mx_args(x, "float8_e4m3fn", {})
+    prog = programs.kernel_program("quantize_mx", src_dtype=kind, dst_dtype=dst, knobs=checked)
+    yield ("quantize_mx bf16", lambda: summary.quantize_mx.quantize_mx(x, cores=1),
+           lambda counts=None, p=prog: programs.quantize_mx_program(p, x, counts=counts), prog)
+
+
+def same(a, b) -> bool:
+    if isinstance(a, tuple):
+        return all(np.array_equal(u, v) for u, v in zip(a, b))
+    return bool(np.array_equal(a, b))
+
+
+def bundles_executed(prog_fn, prog) -> int:
+    """Bundles one call executes (all partitions): a counting run."""
+    counts = np.zeros(len(prog.bundles), np.int64)
+    prog_fn(counts=counts)
+    return int(counts.sum())
+
+
+def measure(levels: list[str], rounds: int) -> dict:
+    rows = []
+    for level in levels:
+        summary.use_level(level)
+        program_run._program = extension.load_extension(program_run.EXTENSION, level)
+        for name, kfn, pfn, prog in cases():
+            ok = same(kfn(), pfn())
+            tk, tp = cpu_times(kfn, pfn, rounds)
+            nb = bundles_executed(pfn, prog)
+            rows.append({"level": level, "path": name, "kernel_ms": tk * 1e3, "program_ms": tp * 1e3,
+                         "ratio": tk / tp, "target": TARGET, "bundles": nb, "bundles_per_s": nb / tp,
+                         "same_bytes": ok})
+    return {"cpu": platform.processor() or platform.machine(), "cpu_model": cpu_model(), "rows": rows,
+            "load_average": os.getloadavg(), "rounds": rounds}
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def format_table(doc: dict) -> str:
+    out = [f"CPU {doc['cpu_model']}; load average {', '.join(f'{x:.1f}' for x in doc['load_average'])}; "
+           f"median of {doc['rounds']} thread-CPU timings each", "",
+           f"{'level':<8} {'path':<18} {'kernel ms':>10} {'program ms':>11} {'ratio':>7} {'target':>7} "
+           f"{'M bundles/s':>12} {'same':>5}"]
+    for r in doc["rows"]:
+        out.append(f"{r['level']:<8} {r['path']:<18} {r['kernel_ms']:>10.2f} {r['program_ms']:>11.2f} "
+                   f"{r['ratio']:>7.2f} {r['target']:>7.2f} {r['bundles_per_s'] / 1e6:>12.1f} "
+                   f"{'yes' if r['same_bytes'] else 'NO':>5}")
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--levels", help="comma-separated ISA levels (default: every level this CPU runs and q7emu built)")
+    ap.add_argument("--rounds", type=int, default=7, help="timed calls of each, alternately (default 7)")
+    ap.add_argument("--json", action="store_true", help="print the figures as one JSON document")
+    a = ap.parse_args(argv)
+    info = extension.isa_info()
+    runnable = [lv for lv in info["cpu"] if lv in info["built"]]
+    levels = a.levels.split(",") if a.levels else runnable
+    bad = [lv for lv in levels if lv not in runnable]
+    if bad or a.rounds < 1:
+        print(f"program_speed.py: error: levels this CPU runs and q7emu built: {', '.join(runnable)}; "
+              f"--rounds >= 1", file=sys.stderr)
+        return 2
+    doc = measure(levels, a.rounds)
+    print(json.dumps(doc, indent=1) if a.json else format_table(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
