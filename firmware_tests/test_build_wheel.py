@@ -5,6 +5,7 @@ stage; these tests need no build."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import zipfile
 from pathlib import Path
 
@@ -35,6 +36,8 @@ def full(levels=("generic", "avx2", "avx512")):
 
 
 def test_the_modules_the_recipe_expects_are_the_ones_src_builds():
+    setup_hot = re.search(r"^HOT = \((.*?)\)", (ROOT / "setup.py").read_text(), re.M | re.S).group(1)
+    assert {m.replace(".", "/") for m in re.findall(r'"([\w.]+)"', setup_hot)} == set(bw.HOT)
     assert set(bw.SINGLE) == {"q7emu/primitives/_ivp", "q7emu/kernels/_cpu", "q7emu/primitives/_cyutility"}
     assert bw.expected_levels("x86_64") == ["generic", "avx2", "avx512"]
     assert bw.expected_levels("aarch64") == ["generic"]

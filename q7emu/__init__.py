@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     # What a type checker sees of the names :data:`_LAZY` loads on first use: the real modules and signatures (the
     # knobs' Literal types), not the Any of ``__getattr__``. firmware_tests/test_typing.py checks it lists them all.
     from q7emu import analysis as analysis
+    from q7emu import asm as asm
     from q7emu import cli as cli
     from q7emu import errors as errors
     from q7emu import fileio as fileio
@@ -93,6 +94,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "primitives": ("q7emu.primitives", None),
     "kernels": ("q7emu.kernels", None),
     "registry": ("q7emu.registry", None),
+    "asm": ("q7emu.asm", None),
     "isa": ("q7emu.isa", None),
     "machine": ("q7emu.machine", None),
     "analysis": ("q7emu.analysis", None),

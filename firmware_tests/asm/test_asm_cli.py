@@ -233,6 +233,8 @@ def test_ctrl_c_stops_an_endless_program_within_a_second(tmp_path, image):
         if p.returncode is None:
             p.kill()
             p.wait()
+        p.stdout.close()
+        p.stderr.close()
     assert p.returncode == 130 and "Traceback" not in rest, rest
     assert "interrupted" in rest
     assert usage.ru_utime + usage.ru_stime - cpu_before < 1.0    # CPU spent after the Ctrl-C

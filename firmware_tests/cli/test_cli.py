@@ -32,7 +32,7 @@ def test_version(capsys):
 
 
 COMMANDS = ["ops", "decode", "table", "run", "replay", "merge", "case", "record", "trace", "profile", "explore",
-            "listing"]
+            "listing", "asm"]
 
 
 @pytest.mark.parametrize("argv", [[], *([c] for c in COMMANDS), ["case", "new"], ["trace", "show"], ["trace", "diff"],

@@ -42,7 +42,9 @@ def imported_modules(*argv: str) -> tuple[int, list[str], list[str]]:
     (["--version"], []), (["--version", "--json"], []),
     (["replay", str(CASES / "mariana_7b_proc_4bit_non_mx_e2m1.json")], ["run_commands"]),
     (["decode", "--help"], ["inspect_commands"]), (["listing", "--help"], ["explore_commands"]),
-    (["--help"], ["explore_commands", "inspect_commands", "record_commands", "run_commands", "trace_commands"])])
+    (["asm", "--help"], ["asm_commands"]),
+    (["--help"], ["asm_commands", "explore_commands", "inspect_commands", "record_commands", "run_commands",
+                  "trace_commands"])])
 def test_a_command_imports_only_its_command_module(argv, commands):
     rc, _, got = imported_modules(*argv)
     assert rc == 0 and got == commands, (argv, got)
