@@ -330,3 +330,134 @@ def test_merge_refuses_reports_that_are_not_one_run(capsys, tmp_path, problem):
     assert main(["merge", *map(str, argv)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and words in err[0], err
+
+
+# ---------------------------------------------------------------------------------------------- membership, loss
+# issue 41 items 1 and 3: a worker of another q7emu that joins after connect, and a scheduler lost mid-run
+FOREIGN = """
+# a Dask worker preload: this worker's q7emu is another version whose knob default differs
+import q7emu._version
+q7emu._version.__version__ = "9.9.9"
+from q7emu.machine import machine
+machine.MACHINE_KNOBS["emax"] = ("alt", "ocp")       # (Dask may run a preload more than once)
+"""
+FOREIGN_KNOB = """
+# a Dask worker preload: the same version, another knob default (a q7emu changed in place)
+from q7emu.machine import machine
+machine.MACHINE_KNOBS["emax"] = ("alt", "ocp")       # (Dask may run a preload more than once)
+"""
+
+
+class DaskProcesses:
+    """``dask scheduler`` and ``dask worker`` processes on 127.0.0.1 (killed at the end)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.sched_file = folder / "scheduler.json"
+        self.scheduler = start("-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                               "--scheduler-file", str(self.sched_file), cwd=folder)
+        self.workers: list[subprocess.Popen] = []
+        deadline = time.monotonic() + HANG
+        while not self.sched_file.exists() and time.monotonic() < deadline:
+            assert self.scheduler.poll() is None, self.scheduler.communicate()
+            time.sleep(0.05)                        # waiting for the scheduler file (written once it listens)
+        with distributed.Client(scheduler_file=str(self.sched_file), timeout=60) as c:
+            self.address = c.scheduler.address
+
+    def worker(self, *extra: str) -> subprocess.Popen:
+        w = start("-m", "dask", "worker", "--scheduler-file", str(self.sched_file), "--nthreads", "1",
+                  "--no-dashboard", "--host", "127.0.0.1", *extra, cwd=self.folder)
+        self.workers.append(w)
+        return w
+
+    def wait_for_workers(self, n: int) -> None:
+        with distributed.Client(self.address, timeout=60) as c:
+            c.wait_for_workers(n, timeout=HANG)
+
+    def close(self) -> None:
+        for q in [self.scheduler, *self.workers]:
+            if q.poll() is None:
+                os.killpg(q.pid, signal.SIGKILL)
+            q.communicate()
+
+
+@pytest.mark.skipif(not LINUX, reason="process groups")
+def test_a_worker_of_another_q7emu_present_at_connect_is_refused_in_one_line(tmp_path, capsys):
+    (tmp_path / "foreign_knob.py").write_text(FOREIGN_KNOB)
+    procs = DaskProcesses(tmp_path)
+    try:
+        procs.worker("--preload", str(tmp_path / "foreign_knob.py"))
+        procs.wait_for_workers(1)
+        with pytest.raises(InvalidArgument, match=r"worker tcp://127\.0\.0\.1:\d+ has knob default emax=alt \(this "
+                                                  r"q7emu: ocp\), another q7emu; install the same q7emu"):
+            farm.connect(procs.address)
+        assert main(["replay", str(EX / "mariana"), "--dask", procs.address, "--json"]) == 2
+        out, err = capsys.readouterr()
+        assert len(err.strip().splitlines()) == 1 and "has knob default emax=alt" in err
+        assert json.loads(out)["format"] == "q7emu-error"
+    finally:
+        procs.close()
+
+
+def junit_cases(path):
+    import xml.etree.ElementTree as ET
+    return {t.get("name"): [(c.tag, c.get("type")) for c in t] for t in ET.parse(path).iter("testcase")}
+
+
+@pytest.mark.skipif(not LINUX, reason="process groups and select on pipes")
+def test_a_worker_of_another_q7emu_that_joins_mid_run_runs_no_case(tmp_path, slow_cases):
+    """The issue's reproduction: the run connects to a cluster of this q7emu; mid-run a worker whose q7emu is another
+    version with another knob default joins and the good worker goes, so every case left lands on the foreign one.
+    None of them is a verdict: each is an ERROR naming the worker (not run), the summary says so, exit 2."""
+    (tmp_path / "foreign.py").write_text(FOREIGN)
+    procs = DaskProcesses(tmp_path)
+    try:
+        good = procs.worker("--name", "good")
+        procs.wait_for_workers(1)
+        p = start("-m", "q7emu", "replay", str(slow_cases), "--dask", procs.address, "--progress",
+                  "--junit", str(tmp_path / "r.xml"))
+        wait_for_progress(p, done=1)
+        procs.worker("--name", "foreign", "--preload", str(tmp_path / "foreign.py"))
+        procs.wait_for_workers(2)
+        os.killpg(good.pid, signal.SIGKILL)         # every case not yet done now runs on the foreign worker
+        code, out, err = finish(p)
+        assert "Traceback" not in err, err[-3000:]
+        errors = [ln for ln in err.splitlines() if ln.startswith("q7emu: error:")]
+        passed, not_run = out.count(" PASS "), out.count("\n      not run: Dask worker tcp://127.0.0.1:")
+        assert code == 2 and passed >= 1 and not_run >= 1 and passed + not_run == 40, \
+            (code, out[-2000:], err[-2000:])
+        assert " FAIL " not in out and "runs q7emu 9.9.9 (this is q7emu " in out
+        assert f"40 cases: {passed} passed, 0 failed, {not_run} could not be replayed ({not_run} not run: " in out
+        assert len(errors) == 1 and f"{not_run} of 40 cases not run: Dask worker tcp://127.0.0.1:" in errors[0]
+        kinds = junit_cases(tmp_path / "r.xml")
+        assert len(kinds) == 40 and sum(v == [("error", "not-run")] for v in kinds.values()) == not_run
+    finally:
+        procs.close()
+
+
+@pytest.mark.skipif(not LINUX, reason="process groups and select on pipes")
+def test_a_scheduler_lost_mid_run_is_one_line_and_exit_2_with_what_finished(tmp_path, slow_cases):
+    procs = DaskProcesses(tmp_path)
+    try:
+        procs.worker()
+        procs.wait_for_workers(1)
+        p = start("-m", "q7emu", "replay", str(slow_cases), "--dask", procs.address, "--progress", "--json",
+                  "--junit", str(tmp_path / "r.xml"))
+        wait_for_progress(p, done=1)
+        assert p.poll() is None
+        os.killpg(procs.scheduler.pid, signal.SIGKILL)
+        code, out, err = finish(p)
+        assert "Traceback" not in err and "CommClosedError" not in err, err[-3000:]
+        errors = [ln for ln in err.splitlines() if ln.startswith("q7emu: error:")]
+        assert code == 2 and len(errors) == 1, (code, err[-3000:])
+        doc = json.loads(out)                       # stdout: the report, strict JSON
+        s = doc["summary"]
+        assert doc["exit_code"] == 2 and s["cases"] == 40 and s["passed"] >= 1 and s["not_run"] >= 1
+        assert s["passed"] + s["not_run"] == 40 and s["errors"] == s["not_run"] and s["failed"] == 0
+        lost = f"not run: the Dask scheduler {procs.address} was lost ("
+        assert sum(c["verdict"] == "ERROR" and c["error"].startswith(lost) for c in doc["cases"]) == s["not_run"]
+        assert f"{s['not_run']} of 40 cases not run: the Dask scheduler {procs.address} was lost" in errors[0]
+        kinds = junit_cases(tmp_path / "r.xml")
+        assert sum(v == [("error", "not-run")] for v in kinds.values()) == s["not_run"] and len(kinds) == 40
+    finally:
+        procs.close()

@@ -43,7 +43,8 @@ from q7emu.isa.records import S3D3TensDequant, decode_record, parse_hex
 from q7emu.machine.cases import Case, Mismatch, compare, error_outcome, load_case, ran_outcome
 from q7emu.machine.machine import MACHINE_KNOBS, Machine, Region, normalize_machine_knobs
 from q7emu.machine.replay import ProgressBar, find_cases
-from q7emu.machine.workers import Interrupted, TaskFailure, run_tasks
+from q7emu.machine.report import NOT_RUN
+from q7emu.machine.workers import Interrupted, TaskFailure, TaskNotRun, run_tasks
 from q7emu.model.kernels import DEQUANT_PATHS, path_name
 
 #: order of knobs in reports
@@ -477,9 +478,11 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     results: dict[int, list[Run]] = {}
     load_errors: dict[int, str] = {}
 
-    def take(k: int, res: tuple[int, list[Run], str | None] | TaskFailure) -> None:
+    def take(k: int, res: tuple[int, list[Run], str | None] | TaskFailure | TaskNotRun) -> None:
         if isinstance(res, TaskFailure):      # its worker died (twice) or raised: this case is not run
             res = (tasks[k][0], [], f"{items[tasks[k][0]]}: worker failed: {res.reason}")
+        elif isinstance(res, TaskNotRun):     # a farm worker of another q7emu, a lost scheduler (docs/cli.md §4.2)
+            res = (tasks[k][0], [], f"{items[tasks[k][0]]}: {NOT_RUN} {res.reason}")
         idx, runs, err = res
         if err:
             load_errors[idx] = err

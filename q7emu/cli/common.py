@@ -184,11 +184,17 @@ error_line = first_line
 
 
 def quiet_dask_logs() -> None:
-    """Keep Dask's client warnings (a worker lost, keys rescheduled) off stderr, where the progress bar and the
-    one-line errors are: ``--dask`` reports what happened to each case itself (docs/cli.md §4.2)."""
+    """Keep Dask's client warnings and errors (a worker lost, keys rescheduled, the scheduler gone, with their
+    tracebacks) off stderr, where the progress bar and the one-line errors are: ``--dask`` reports what happened to
+    each case itself, and a lost scheduler in one line (docs/cli.md §4.2)."""
+    import contextlib
     import logging
 
-    logging.getLogger("distributed").setLevel(logging.ERROR)
+    with contextlib.suppress(ImportError):      # its import sets its loggers' levels from Dask's config: after it
+        import distributed  # noqa: F401
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name == "distributed" or name.startswith("distributed."):
+            logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
 def print_error(message: str, stream: TextIO | None = None) -> None:

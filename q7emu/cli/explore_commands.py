@@ -15,6 +15,7 @@ from q7emu.cli.common import (
     add_run_options,
     json_document,
     parse_knobs,
+    print_error,
     progress_choice,
     quiet_dask_logs,
 )
@@ -29,6 +30,7 @@ KERNEL_NAMES = [k.kernel for k in KernelId]
 def cmd_explore(args: argparse.Namespace) -> int:
     """``q7emu explore``: replay cases under knob combinations; exit 0 when one reproduces every case."""
     from q7emu.analysis.explore import explore
+    from q7emu.machine.report import NOT_RUN, shown
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
@@ -42,9 +44,14 @@ def cmd_explore(args: argparse.Namespace) -> int:
         print(json.dumps(json_document("explore", res.to_json(best=args.best)), indent=1))
     else:
         print(res.format(best=args.best))
-    # a case that could not be read is bad input (2), a dead worker q7emu's own failure (3), as in replay
+    # a case that could not be read is bad input (2), a dead worker q7emu's own failure (3), as in replay; a case a
+    # farm could not run (a worker of another q7emu, a lost scheduler) is 2, said in one line (docs/cli.md §4.2)
     if any("worker failed:" in e for e in res.errors):
         return EXIT_INTERNAL
+    not_run = [e for e in res.errors if NOT_RUN in e]
+    if not_run:
+        reason = not_run[0].split(NOT_RUN, 1)[1].strip()
+        print_error(f"--dask {shown(args.dask)}: {len(not_run)} of {len(res.cases)} cases not run: {shown(reason)}")
     if res.errors:
         return EXIT_USAGE
     return EXIT_OK if res.explained else EXIT_FAIL

@@ -25,6 +25,7 @@ from q7emu.cli.common import (
     parse_int,
     parse_knobs,
     parse_partition_bytes,
+    print_error,
     print_json,
     program_backend,
     progress_choice,
@@ -186,6 +187,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPT
     seconds = time.perf_counter() - t0
     code = report.exit_status(results)
+    _say_not_run(results, args.dask)
     shard_doc = None if sh is None else {"index": sh[0], "count": sh[1], "cases_selected": n_selected}
     # each result carries its own detail, computed where its case ran (docs/limits.md §5): no case is read again
     if junit is not None:
@@ -209,12 +211,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for r in results:
         print(report.format_case(r, None, args.max_diffs, width=width))
     kinds = [report.kind(r) for r in results]
-    errors = kinds.count("broken") + kinds.count("internal")
+    errors = kinds.count("broken") + kinds.count("internal") + kinds.count("not_run")
     compared = sum(d.bytes_compared for r in results for d in r.regions)
     differing = sum(d.differing for r in results for d in r.regions)
     deselected = len(files) - n_selected
     print(f"{len(results)} cases: {kinds.count('pass')} passed, {kinds.count('fail')} failed"
           + (f", {errors} could not be replayed" if errors else "")
+          + (f" ({kinds.count('not_run')} not run: {_not_run_reason(results)})" if "not_run" in kinds else "")
           + (f" ({deselected} deselected by -k)" if deselected else "")
           + (f" (shard {sh[0]}/{sh[1]} of {n_selected})" if sh is not None else "")
           + f"; {compared} bytes compared, {differing} differ; {seconds:.2f} s")
@@ -227,6 +230,26 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"diff map of {plotted} failing case(s)"
               + (f" (the first {plotted} of {failing})" if failing > (plotted or 0) else "") + f" -> {plot}")
     return code
+
+
+def _not_run_reason(results: list[Any]) -> str:
+    """Why the first case that was not run was not run (its error without the ``not run:`` prefix), as shown."""
+    from q7emu.machine import report
+
+    first = next(r for r in results if report.kind(r) == "not_run")
+    return report.shown(str(first.error)[len(report.NOT_RUN):].strip())
+
+
+def _say_not_run(results: list[Any], dask: str | None) -> None:
+    """One line on stderr when a farm could not run some cases (a worker of another q7emu, a lost scheduler, no
+    worker left; docs/cli.md §4.2): the report still lists every case, those marked ``not run``, and the exit
+    status is 2."""
+    from q7emu.machine import report
+
+    n = sum(report.kind(r) == "not_run" for r in results)
+    if n:
+        where = f"--dask {report.shown(dask)}: " if dask else ""
+        print_error(f"{where}{n} of {len(results)} cases not run: {_not_run_reason(results)}")
 
 
 def cmd_merge(args: argparse.Namespace) -> int:

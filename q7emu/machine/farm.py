@@ -28,7 +28,14 @@ system it shares with the client (the paths are made absolute). Results come bac
   finished instead of waiting for ever.
 * **Ctrl-C** cancels every future not yet finished (the scheduler drops them; a task already running on a
   worker runs to its end there, its result unread), closes the client and raises Interrupted, within a second.
-* **Another q7emu** on a worker (another version, or none) is refused when connecting, naming the worker.
+* **Another q7emu** on a worker (another version, another build, other knob defaults, or none) is refused when
+  connecting, naming the worker. A worker can also join later, so every Dask task checks again, on the worker that
+  runs it, that the worker is this q7emu (:func:`identity`): on another, the task runs none of its cases and each is
+  a :class:`~q7emu.machine.workers.TaskNotRun` naming the worker and what differs; the client checks the identity
+  every result comes back with as well, so a worker whose q7emu does not check (an older one) is refused too.
+* **A lost scheduler** (killed, its machine gone, the connection cut): the client sees its futures cancelled (or
+  its own connection closed); every task not finished then is a :class:`~q7emu.machine.workers.TaskNotRun`, and
+  the run ends at once with what finished. No worker at all for :data:`NO_WORKER_SECONDS` ends it the same way.
 
 ``distributed`` is imported only here, and only when ``--dask`` is given.
 """
@@ -41,10 +48,10 @@ from typing import Any
 
 from q7emu._version import __version__
 from q7emu.errors import InvalidArgument
-from q7emu.machine.workers import Interrupted, TaskFailure, failure_text, sigint_ignored
+from q7emu.machine.workers import Interrupted, TaskFailure, TaskNotRun, failure_text, sigint_ignored
 
 __all__ = ["CONNECT_SECONDS", "NO_WORKER_SECONDS", "MAX_CHUNK", "RETRIES", "require_distributed", "connect_seconds",
-           "connect", "disconnect", "run_tasks_dask", "chunk_size", "worker_info"]
+           "connect", "disconnect", "run_tasks_dask", "chunk_size", "worker_info", "identity", "identity_mismatch"]
 
 #: seconds to reach the scheduler, and to wait for a first worker (``Q7EMU_DASK_CONNECT_SECONDS`` overrides it)
 CONNECT_SECONDS = 30.0
@@ -71,10 +78,58 @@ def require_distributed() -> Any:
     return distributed
 
 
-def worker_info() -> dict[str, Any]:
-    """What a worker runs (called on each worker when connecting): q7emu's version and ISA level."""
-    info: dict[str, Any] = {"q7emu_version": __version__, "isa": None}
+def identity() -> dict[str, Any]:
+    """What a process must share with the client for its results to count (docs/cli.md §4.2): the q7emu
+    version, the build (the ISA levels compiled and their flags, ``q7emu --version``'s ``built``; None when the
+    compiled extensions are not built) and the knob defaults (the value every knob takes when a case does not
+    name it: the knob table's, and the one the machine fills in). Read afresh at every call."""
+    from q7emu import _version
+    from q7emu.machine.machine import MACHINE_KNOBS
+    from q7emu.model.knobs import KNOB_DEFAULTS
+
+    build: Any = None
     try:
+        from q7emu.kernels.extension import build_levels
+
+        build = build_levels()
+    except Exception as e:  # noqa: BLE001 - a build that cannot be read differs from one that can
+        build = {"error": failure_text(e)}
+    return {"q7emu_version": str(_version.__version__), "build": build,
+            "knob_defaults": {k: str(v) for k, v in KNOB_DEFAULTS.items()},
+            "machine_knob_defaults": {k: str(v[0]) for k, v in MACHINE_KNOBS.items()}}
+
+
+def identity_mismatch(theirs: Any, ours: dict[str, Any]) -> str | None:
+    """How the identity ``theirs`` (of a worker) differs from ``ours`` (the client's), in words, or None when they
+    are the same: ``runs q7emu 9.9 (this is q7emu 0.1.0)``, ``is another build of q7emu 0.1.0 ...``, ``has knob
+    default emax=alt (this q7emu: ocp)``."""
+    if not isinstance(theirs, dict):
+        return "did not say which q7emu it runs (a q7emu without the check, or none)"
+    version = theirs.get("q7emu_version")
+    if version != ours["q7emu_version"]:
+        return f"runs q7emu {version} (this is q7emu {ours['q7emu_version']})"
+    if theirs.get("build") != ours["build"]:
+        return (f"runs another build of q7emu {version} (ISA levels and flags {theirs.get('build')!r}, here "
+                f"{ours['build']!r})")
+    for key in ("knob_defaults", "machine_knob_defaults"):
+        mine, other = ours[key], theirs.get(key)
+        if other == mine:
+            continue
+        if not isinstance(other, dict):
+            return f"did not say its knob defaults ({key} {other!r})"
+        for name in sorted(set(mine) | set(other)):
+            if other.get(name) != mine.get(name):
+                return (f"has knob default {name}={other.get(name)} (this q7emu: {mine.get(name)}), "
+                        "another q7emu")
+    return None
+
+
+def worker_info() -> dict[str, Any]:
+    """What a worker runs (called on each worker when connecting): its :func:`identity` and ISA level."""
+    info: dict[str, Any] = {"identity": None, "q7emu_version": None, "isa": None}
+    try:
+        info["identity"] = identity()
+        info["q7emu_version"] = info["identity"]["q7emu_version"]
         from q7emu.kernels.extension import isa_info
 
         info["isa"] = isa_info().get("level")
@@ -124,6 +179,7 @@ def connect(address: str, *, timeout: float | None = None) -> Any:
         except Exception as e:  # noqa: BLE001 - a worker that cannot import q7emu raises ModuleNotFoundError
             raise InvalidArgument("--dask", str(where), f"a worker cannot run q7emu ({failure_text(e)}); install "
                                   "q7emu (the same version) on every worker") from None
+        ours = identity()
         for addr, info in sorted(infos.items()):
             if info.get("q7emu_version") != __version__:
                 raise InvalidArgument("--dask", str(where), f"worker {addr} runs q7emu {info.get('q7emu_version')}, "
@@ -131,6 +187,10 @@ def connect(address: str, *, timeout: float | None = None) -> Any:
             if info.get("error"):
                 raise InvalidArgument("--dask", str(where), f"worker {addr} cannot load q7emu's kernels "
                                       f"({info['error']})")
+            why = identity_mismatch(info.get("identity"), ours)
+            if why is not None:
+                raise InvalidArgument("--dask", str(where), f"worker {addr} {why}; install the same q7emu (the "
+                                      "same wheel) on every worker")
     except BaseException:
         disconnect(client)
         raise
@@ -143,23 +203,51 @@ def disconnect(client: Any) -> None:
         client.close(timeout=5)
 
 
-def _n_workers(client: Any) -> int:
+def _n_workers(client: Any) -> int | None:
+    """The scheduler's workers now; None when the scheduler does not answer."""
     try:
-        return len(client.scheduler_info(n_workers=-1)["workers"])
-    except TypeError:                                   # older distributed: no n_workers argument
-        return len(client.scheduler_info()["workers"])
+        try:
+            return len(client.scheduler_info(n_workers=-1)["workers"])
+        except TypeError:                               # older distributed: no n_workers argument
+            return len(client.scheduler_info()["workers"])
+    except Exception:  # noqa: BLE001 - a scheduler that is gone (CommClosedError, OSError, TimeoutError)
+        return None
 
 
-def _apply_chunk(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[tuple[bool, Any]]:
+def _worker_address() -> str | None:
+    """The address of the Dask worker this task runs on (None outside one)."""
+    try:
+        from distributed import get_worker
+
+        return str(get_worker().address)
+    except Exception:  # noqa: BLE001 - only names the worker in a message
+        return None
+
+
+def _worker_phrase(address: Any) -> str:
+    """``Dask worker tcp://HOST:PORT`` (``a Dask worker`` when its address is not known)."""
+    return f"Dask worker {address}" if isinstance(address, str) and address else "a Dask worker"
+
+
+def _apply_chunk(fn: Callable[[Any], Any], items: Sequence[Any], want: dict[str, Any] | None = None
+                 ) -> dict[str, Any]:
     """One Dask task: ``fn`` over a chunk of tasks, ``(True, result)`` or ``(False, "Type: message")`` each, so that
-    an exception fails only its own task (as :func:`q7emu.machine.workers.run_tasks` does)."""
-    out: list[tuple[bool, Any]] = []
+    an exception fails only its own task (as :func:`q7emu.machine.workers.run_tasks` does). ``want``: the client's
+    :func:`identity`; on a worker whose identity differs no task runs, each is ``(None, why)``. Returns
+    ``{"worker", "identity", "results"}``: the client checks the identity too."""
+    ours = identity()
+    worker = _worker_address()
+    why = identity_mismatch(ours, want) if want is not None else None
+    out: list[tuple[bool | None, Any]] = []
     for item in items:
+        if why is not None:
+            out.append((None, f"{_worker_phrase(worker)} {why}"))
+            continue
         try:
             out.append((True, fn(item)))
         except Exception as e:  # noqa: BLE001 - reported as that task's failure
             out.append((False, failure_text(e)))
-    return out
+    return {"worker": worker, "identity": ours, "results": out}
 
 
 def _n_threads(client: Any) -> int:
@@ -184,12 +272,16 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
 
     A Dask task that ends in ``KilledWorker`` is split into its tasks, and each runs again alone, one at a time
     (no other retried task beside it), until it has run ``retries`` more times; a task whose last run ends in
-    ``KilledWorker`` too is a TaskFailure. ``fn`` must be importable on the workers (a module-level function of
-    q7emu) and the tasks small (paths, not arrays)."""
+    ``KilledWorker`` too is a TaskFailure. A task that a worker of another q7emu took, and every task left when the
+    scheduler is lost or no worker is left, is a :class:`~q7emu.machine.workers.TaskNotRun` (never a result).
+    ``fn`` must be importable on the workers (a module-level function of q7emu) and the tasks small (paths, not
+    arrays)."""
     distributed = require_distributed()
     n = len(tasks)
     if n == 0:
         return
+    want = identity()
+    scheduler = _scheduler_name(client)
     size = chunk if chunk is not None else chunk_size(n, _n_threads(client))
     stamp, serial = time.time_ns(), 0
     jobs: dict[str, tuple[int, ...]] = {}           # Dask key -> the task indexes it runs
@@ -199,20 +291,32 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
     again: list[int] = []                           # killed tasks to run once more, alone, one at a time
     retrying: int | None = None
     fetch_failures: dict[str, int] = {}             # Dask key -> failed fetches of its result while it stayed finished
+    finished = [False] * n
     done = 0
 
     def submit(idx: tuple[int, ...]) -> Any:
         nonlocal serial
         serial += 1
-        f = client.submit(_apply_chunk, fn, [tasks[i] for i in idx], pure=False, key=f"q7emu-{stamp}-{serial}")
+        f = client.submit(_apply_chunk, fn, [tasks[i] for i in idx], want, pure=False,
+                          key=f"q7emu-{stamp}-{serial}")
         jobs[f.key] = idx
         futures[f.key] = f
         return f
 
     def finish(i: int, value: Any) -> None:
         nonlocal done
+        if finished[i]:
+            return
+        finished[i] = True
         done += 1
         on_result(i, value)
+
+    def give_up(reason: str) -> None:
+        """Every task not finished is not run (``reason``); the futures left are cancelled."""
+        with contextlib.suppress(Exception):
+            client.cancel(list(futures.values()))
+        for i in range(n):
+            finish(i, TaskNotRun(reason))
 
     try:
         first = [submit(tuple(range(k, min(k + size, n)))) for k in range(0, n, size)]
@@ -229,15 +333,18 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
                 now = time.monotonic()
                 if now - last_check >= 1.0:
                     last_check = now
-                    if _n_workers(client):
+                    lost = _lost(client)
+                    if lost is not None:
+                        give_up(f"{scheduler} was lost ({lost})")
+                        return
+                    workers = _n_workers(client)
+                    if workers:
                         no_worker_since = None
                     elif no_worker_since is None:
                         no_worker_since = now
                     elif now - no_worker_since >= no_worker_seconds:
-                        left = sorted({i for idx in jobs.values() for i in idx} | set(again))
-                        client.cancel(list(futures.values()))
-                        for i in left:
-                            finish(i, TaskFailure(f"no Dask worker for {no_worker_seconds:g} s: not run"))
+                        give_up(f"no Dask worker for {no_worker_seconds:g} s" if workers == 0 else
+                                f"{scheduler} did not answer for {no_worker_seconds:g} s")
                         return
                 time.sleep(POLL_SECONDS)
                 continue
@@ -246,6 +353,10 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
                 if status is None:
                     ac.add(future)                  # it runs again: its worker died holding the result
                     continue
+                if status == "cancelled":           # q7emu cancels only when it stops: the scheduler is gone
+                    lost = _lost(client) or _cancel_reason(future) or "its futures were cancelled"
+                    give_up(f"{scheduler} was lost ({lost})")
+                    return
                 fetch_failures.pop(future.key, None)
                 idx = jobs.pop(future.key)
                 futures.pop(future.key, None)
@@ -261,9 +372,20 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
                             finish(i, TaskFailure(f"Dask worker process died while running it ({deaths[i]} "
                                                   "attempts)"))
                     continue
-                if status == "finished" and isinstance(value, list) and len(value) == len(idx):
-                    for i, (ok, v) in zip(idx, value):
-                        finish(i, v if ok else TaskFailure(v))
+                if status == "finished" and isinstance(value, dict) and isinstance(value.get("results"), list) \
+                        and len(value["results"]) == len(idx):
+                    why = identity_mismatch(value.get("identity"), want)
+                    for i, (ok, v) in zip(idx, value["results"]):
+                        if why is not None:
+                            finish(i, TaskNotRun(f"{_worker_phrase(value.get('worker'))} {why}"))
+                        elif ok is None:
+                            finish(i, TaskNotRun(str(v)))
+                        else:
+                            finish(i, v if ok else TaskFailure(v))
+                elif status == "finished" and not isinstance(value, TaskFailure):
+                    why = identity_mismatch(None, want)     # not a result of this q7emu's _apply_chunk: an older one
+                    for i in idx:
+                        finish(i, TaskNotRun(f"a Dask worker {why}"))
                 else:
                     failure = _outcome(status, value)
                     for i in idx:
@@ -272,6 +394,29 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
         with sigint_ignored(), contextlib.suppress(Exception):
             client.cancel(list(futures.values()), force=True)
         raise Interrupted(done, n) from None
+
+
+def _scheduler_name(client: Any) -> str:
+    """``the Dask scheduler tcp://HOST:PORT`` (without the address when the client does not say it)."""
+    address = getattr(getattr(client, "scheduler", None), "address", None)
+    return f"the Dask scheduler {address}" if isinstance(address, str) and address else "the Dask scheduler"
+
+
+def _lost(client: Any) -> str | None:
+    """Why ``client`` has lost its scheduler (its connection closed or being re-made), or None while it runs."""
+    status = getattr(client, "status", "running")
+    if status in ("running", "newly-created"):
+        return None
+    return "the connection to it closed" if status == "connecting" else f"the client is {status}"
+
+
+def _cancel_reason(future: Any) -> str | None:
+    """The reason Dask gives for cancelling ``future`` (``scheduler-connection-lost``), when it says one."""
+    exc = getattr(getattr(future, "_state", None), "exception", None)
+    reason = getattr(exc, "reason", None)
+    if reason == "scheduler-connection-lost":
+        return "the connection to it closed"
+    return f"Dask cancelled its tasks: {reason}" if reason else None
 
 
 def _settled(future: Any, fetch_failures: dict[str, int]) -> tuple[str | None, Any]:

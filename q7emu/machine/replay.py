@@ -13,8 +13,15 @@ from q7emu.errors import CaseError, InternalError, InvalidArgument, Q7Error
 from q7emu.fileio import SCAN_HEAD_BYTES, is_regular_file, read_head
 from q7emu.machine.cases import CASE_FORMAT, Case, CaseResult, load_case, run_case
 from q7emu.machine.machine import Backend
-from q7emu.machine.report import MAX_DIFFS, MAX_REPORT_DIFFS, MAX_REPORT_MAP_ENTRIES, keep_detail, map_entries
-from q7emu.machine.workers import Interrupted, TaskFailure, run_tasks
+from q7emu.machine.report import (
+    MAX_DIFFS,
+    MAX_REPORT_DIFFS,
+    MAX_REPORT_MAP_ENTRIES,
+    NOT_RUN,
+    keep_detail,
+    map_entries,
+)
+from q7emu.machine.workers import Interrupted, TaskFailure, TaskNotRun, run_tasks
 
 #: show a progress bar when at least this many cases are replayed
 PROGRESS_THRESHOLD = 16
@@ -201,9 +208,11 @@ def replay(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, knobs: dict[s
     used = [0, 0]                             # their sums over the cases in ``kept``
     cutoff = [len(files)]                     # cases from this index on keep none (the report's budget is spent)
 
-    def take(i: int, r: CaseResult | TaskFailure) -> None:
+    def take(i: int, r: CaseResult | TaskFailure | TaskNotRun) -> None:
         if isinstance(r, TaskFailure):        # the worker died (twice) or raised: this case fails, only this one
             r = CaseResult(Path(files[i]).stem, files[i], -1, False, 0, 0.0, error=f"worker failed: {r.reason}")
+        elif isinstance(r, TaskNotRun):       # a farm worker of another q7emu, a lost scheduler: never a verdict
+            r = CaseResult(Path(files[i]).stem, files[i], -1, False, 0, 0.0, error=f"{NOT_RUN} {r.reason}")
         r.path = files[i]                     # as found (a Dask worker was given the absolute path)
         results[i] = r
         cost = (len(r.diffs or ()), map_entries(r.diff_map))

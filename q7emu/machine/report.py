@@ -40,7 +40,7 @@ __all__ = ["REPLAY_FORMAT", "REPLAY_VERSION", "EXIT_PASS", "EXIT_MISMATCH", "EXI
            "kind", "verdict", "exit_status", "ByteDiff", "OutputMap", "first_diffs", "hexdump",
            "format_case", "case_json", "replay_json", "junit_xml", "write_junit", "select_cases",
            "format_durations", "case_record", "KeywordExpression", "case_keywords", "path_width", "junit_identity",
-           "diff_json", "explainer", "MAX_DIFFS", "MAX_REPORT_DIFFS", "MAX_REPORT_MAP_ENTRIES", "shown",
+           "diff_json", "explainer", "MAX_DIFFS", "MAX_REPORT_DIFFS", "MAX_REPORT_MAP_ENTRIES", "shown", "NOT_RUN",
            "keep_detail", "case_diff_map", "map_entries", "failing_cases", "dumps"]
 
 #: the JSON document of ``q7emu replay --json`` (schema: docs/cli.md)
@@ -52,6 +52,9 @@ EXIT_PASS, EXIT_MISMATCH, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 #: the prefix q7emu.machine.replay gives the error of a case whose worker process died
 _WORKER_FAILED = "worker failed:"
+#: the prefix of the error of a case that was not run, or whose result was refused, for a reason outside it and
+#: outside q7emu: a Dask worker of another q7emu, a lost scheduler, no worker left (docs/cli.md §4.2)
+NOT_RUN = "not run:"
 #: the byte rows of a hexdump: 16 bytes each
 HEX_ROW = 16
 #: the most differing bytes ``--max-diffs`` lists per case (docs/limits.md §5)
@@ -78,12 +81,15 @@ def shown(text: str) -> str:
 
 # ---------------------------------------------------------------------- verdicts
 def kind(r: CaseResult) -> str:
-    """``pass``, ``fail`` (mismatch or divergence), ``broken`` (the case file could not be read) or
-    ``internal`` (the worker replaying it died)."""
+    """``pass``, ``fail`` (mismatch or divergence), ``broken`` (the case file could not be read), ``internal``
+    (the worker replaying it died) or ``not_run`` (a farm that could not run it: a worker of another q7emu, a lost
+    scheduler; docs/cli.md §4.2)."""
     if r.ok:
         return "pass"
     if r.opcode < 0 and r.error and r.error.startswith(_WORKER_FAILED):
         return "internal"
+    if r.opcode < 0 and r.error and r.error.startswith(NOT_RUN):
+        return "not_run"
     if r.opcode < 0:            # load_case failed: the result carries no record
         return "broken"
     return "fail"
@@ -95,9 +101,11 @@ def verdict(r: CaseResult) -> str:
 
 
 def exit_status(results: Iterable[CaseResult]) -> int:
-    """3 if a worker died, else 2 if a case file could not be read, else 1 if a case failed, else 0."""
+    """3 if a worker died, else 2 if a case file could not be read or a case was not run (a farm that could not
+    run it), else 1 if a case failed, else 0."""
     kinds = {kind(r) for r in results}
-    for k, code in (("internal", EXIT_INTERNAL), ("broken", EXIT_BAD_INPUT), ("fail", EXIT_MISMATCH)):
+    for k, code in (("internal", EXIT_INTERNAL), ("broken", EXIT_BAD_INPUT), ("not_run", EXIT_BAD_INPUT),
+                    ("fail", EXIT_MISMATCH)):
         if k in kinds:
             return code
     return EXIT_PASS
@@ -553,10 +561,12 @@ def replay_json(results: Sequence[CaseResult], cases: dict[str, Case] | None = N
         "backend": backend, "knobs": dict(knobs or {}), "jobs": jobs, "select": list(select),
         "max_diffs": max_diffs,
         "summary": {"cases": len(results), "passed": kinds.count("pass"), "failed": kinds.count("fail"),
-                    "errors": kinds.count("broken") + kinds.count("internal"),
+                    "errors": kinds.count("broken") + kinds.count("internal") + kinds.count("not_run"),
                     "bytes_compared": sum(e["bytes_compared"] for e in entries),
                     "bytes_differing": sum(e["bytes_differing"] for e in entries),
-                    "seconds": round(seconds, 6)},
+                    "seconds": round(seconds, 6),
+                    # only when a farm could not run a case (docs/cli.md §3.1): other documents keep their bytes
+                    **({"not_run": kinds.count("not_run")} if "not_run" in kinds else {})},
         "exit_code": exit_status(results),
         **extra,
         "cases": entries,
@@ -584,7 +594,7 @@ def junit_xml(results: Sequence[CaseResult], cases: dict[str, Case] | None = Non
     cases = cases or {}
     kinds = [kind(r) for r in results]
     attrs = {"name": suite, "tests": str(len(results)), "failures": str(kinds.count("fail")),
-             "errors": str(kinds.count("broken") + kinds.count("internal")), "skipped": "0",
+             "errors": str(kinds.count("broken") + kinds.count("internal") + kinds.count("not_run")), "skipped": "0",
              "time": f"{seconds:.6f}"}
     root = ET.Element("testsuites", attrs)
     ts = ET.SubElement(root, "testsuite", attrs)
@@ -603,8 +613,8 @@ def junit_xml(results: Sequence[CaseResult], cases: dict[str, Case] | None = Non
             el = ET.SubElement(tc, "failure", {"type": "mismatch" if r.mismatch is not None else "divergence",
                                                "message": first})
         else:
-            el = ET.SubElement(tc, "error", {"type": "internal" if k == "internal" else "bad-case-file",
-                                             "message": first})
+            el = ET.SubElement(tc, "error", {"type": {"internal": "internal", "not_run": "not-run"}.get(
+                k, "bad-case-file"), "message": first})
         el.text = text
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

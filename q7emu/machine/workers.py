@@ -80,6 +80,16 @@ class TaskFailure:
     reason: str
 
 
+@dataclass(frozen=True)
+class TaskNotRun:
+    """The result of a task that was not run, or whose result was refused, for a reason outside the task and
+    outside q7emu (docs/cli.md §4.2): a Dask worker that is not this q7emu took it, the scheduler was lost, no
+    worker was left. ``reason`` says which (and names the worker or the scheduler). Never a verdict: replay reports
+    the case as not run (exit 2)."""
+
+    reason: str
+
+
 # ---------------------------------------------------------------------- the worker side
 def _die_with_parent(ppid: int) -> None:
     """Ask the kernel to SIGKILL this process when its parent dies (Linux; elsewhere the closed pipe ends
