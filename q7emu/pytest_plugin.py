@@ -13,6 +13,16 @@ every expected byte) and fails with replay's report text (:func:`q7emu.machine.r
 (:func:`q7emu.machine.report.case_keywords`: generation, kernel path, format, ``g0`` / ``g8``, opcode, ...), so
 pytest's ``-k "nf4 and g8"`` selects as ``q7emu replay -k`` does; ``--lf``, ``-x``, ``--junitxml`` (identities
 from the file path) and ``-n N`` (pytest-xdist) work as for any item.
+
+A file name that is not UTF-8 is written with backslash escapes in the item's identity (node id, name, location),
+as ``q7emu replay`` writes it in its rows and reports (:func:`q7emu.machine.report.shown`; docs/cli.md §1): pytest,
+xdist and ``--junitxml`` carry only text, and one such name lost the whole run. The file is still read under its
+real name.
+
+Under pytest-xdist every item checks, on the worker that runs it, that the worker's q7emu is the controller's
+(version, build, knob defaults: :func:`q7emu.machine.farm.identity`). On another, the item is not run: it is an
+error of its set-up naming the worker and what differs, the terminal summary says how many were not run, and
+pytest exits 2 (docs/cli.md §4.4).
 """
 from __future__ import annotations
 
@@ -28,6 +38,13 @@ _MARKER = b"q7emu-case"
 _HEAD = 4096
 #: the config attribute holding the settings of an active run
 _KEY = "_q7emu_cases"
+#: the key of the controller's q7emu identity in an xdist worker's ``workerinput``
+_IDENTITY = "q7emu_identity"
+#: the user property an item that was not run carries (its value says why)
+_NOT_RUN = "q7emu_not_run"
+#: pytest's exit status when an xdist worker of another q7emu took items: q7emu's status for a farm that could not
+#: run its cases (docs/cli.md §1, §4.4)
+_EXIT_NOT_RUN = 2
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -51,6 +68,9 @@ class _Settings:
         self.knobs = knobs
         self.backend = backend
         self.max_diffs = max_diffs
+
+        #: the node ids of the items not run because an xdist worker is another q7emu, and why (controller)
+        self.not_run: dict[str, str] = {}
 
     def holds(self, path: Path) -> bool:
         p = path.resolve()
@@ -113,20 +133,81 @@ def _is_case_file(path: Path) -> bool:
         return False
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """pytest-xdist, on the controller: hand every worker this q7emu's identity, which each item checks."""
+    if getattr(node.config, _KEY, None) is None:
+        return
+    from q7emu.machine.farm import identity
+
+    node.workerinput[_IDENTITY] = identity()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count the items an xdist worker of another q7emu did not run (on the controller, from their reports)."""
+    why = dict(report.user_properties).get(_NOT_RUN) if report.when == "setup" else None
+    if why is None:
+        return
+    s = getattr(_CONFIG.get("config"), _KEY, None)
+    if s is not None:
+        s.not_run[report.nodeid] = str(why)
+
+
+#: the config of the run (pytest_runtest_logreport has no config argument)
+_CONFIG: dict[str, pytest.Config] = {}
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Remember the config for :func:`pytest_runtest_logreport`."""
+    if getattr(session.config, _KEY, None) is not None:
+        _CONFIG["config"] = session.config
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    """One line when items were not run because an xdist worker is another q7emu."""
+    s = getattr(config, _KEY, None)
+    if s is None or not s.not_run:
+        return
+    first = next(iter(s.not_run.values()))
+    terminalreporter.write_line(f"q7emu: {len(s.not_run)} case(s) not run: {first}", red=True, bold=True)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Exit 2 when an xdist worker of another q7emu took items: its cases were not run (docs/cli.md §4.4)."""
+    s = getattr(session.config, _KEY, None)
+    if s is not None and s.not_run and exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        session.exitstatus = _EXIT_NOT_RUN
+    _CONFIG.pop("config", None)
+
+
+def _shown(text: str) -> str:
+    """``text`` as q7emu's reports write it (a name that is not UTF-8 with backslash escapes):
+    :func:`q7emu.machine.report.shown`."""
+    from q7emu.machine.report import shown
+
+    return shown(text)
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    """A :class:`CaseFile` for a case file under a ``--q7emu-cases`` folder."""
+    """A :class:`CaseFile` for a case file under a ``--q7emu-cases`` folder (its identity escaped as replay's
+    reports write a name that is not UTF-8)."""
     s = getattr(parent.config, _KEY, None)
     if s is None or file_path.suffix != ".json" or not s.holds(file_path) or not _is_case_file(file_path):
         return None
-    return CaseFile.from_parent(parent, path=file_path)
+    node = CaseFile.from_parent(parent, path=file_path)
+    if _shown(node.nodeid) != node.nodeid:       # the identity pytest gives it, escaped (made once more with it)
+        node = CaseFile.from_parent(parent, path=file_path, name=_shown(node.name), nodeid=_shown(node.nodeid))
+    return node
 
 
 class CaseFile(pytest.File):
-    """A case file: one :class:`CaseItem`, named after the file's stem."""
+    """A case file: one :class:`CaseItem`, named after the file's stem (escaped as replay writes it)."""
 
     def collect(self) -> Any:
         """The file's one item."""
-        yield CaseItem.from_parent(self, name=self.path.stem)
+        yield CaseItem.from_parent(self, name=_shown(self.path.stem))
 
 
 class CaseReport(Exception):
@@ -157,10 +238,25 @@ class CaseItem(pytest.Item):
         from q7emu.machine.replay import load_or_result
         from q7emu.machine.report import format_case
 
+        why = self._not_this_q7emu()
+        if why is not None:              # an xdist worker of another q7emu: the case is not run (a set-up error)
+            self.user_properties.append((_NOT_RUN, why))
+            pytest.fail(f"not run: {why}", pytrace=False)
         got = load_or_result(str(self.path))
         if isinstance(got, CaseResult):  # the file could not be read (pytest: an error in set-up)
             pytest.fail(format_case(got), pytrace=False)
         self.case = got
+
+    def _not_this_q7emu(self) -> str | None:
+        """Under pytest-xdist: how this worker's q7emu differs from the controller's, or None (the same; no xdist)."""
+        want = getattr(self.config, "workerinput", {}).get(_IDENTITY)
+        if want is None:
+            return None
+        from q7emu.machine.farm import identity, identity_mismatch
+
+        why = identity_mismatch(identity(), want)
+        worker = getattr(self.config, "workerinput", {}).get("workerid", "?")
+        return None if why is None else f"xdist worker {worker} {why}"
 
     def runtest(self) -> None:
         """Replay the case as replay does (:func:`q7emu.machine.replay.replay_loaded`, the second half of
@@ -189,3 +285,10 @@ class CaseItem(pytest.Item):
     def reportinfo(self) -> tuple[Any, int | None, str]:
         """Where the item is: its case file."""
         return self.path, None, f"q7emu case {self.name}"
+
+    @property
+    def location(self) -> tuple[str, int | None, str]:
+        """pytest's location of the item: its case file relative to the rootdir, escaped as replay writes a name
+        that is not UTF-8 (pytest's own would carry the raw bytes, which ``--junitxml`` and xdist cannot)."""
+        path, line, text = super().location
+        return _shown(path), line, text

@@ -151,3 +151,61 @@ def test_a_pytest_run_without_the_option_costs_nothing(tmp_path):
     got = json.loads((tmp_path / "modules.json").read_text())
     assert got["items"] == 1
     assert set(got["modules"]) <= {"q7emu", "q7emu._version", "q7emu.errors", "q7emu.pytest_plugin"}, got
+
+
+# ---------------------------------------------------------------------------------------------- issue 41
+@pytest.fixture(scope="module")
+def odd_names(tmp_path_factory):
+    """A folder (its own rootdir) whose cases are named with a byte that is not UTF-8: one passes, one fails."""
+    d = tmp_path_factory.mktemp("odd")
+    (d / "pytest.ini").write_text("[pytest]\n")
+    (d / "cases").mkdir()
+    folder = os.fsencode(d / "cases")
+    case = load_case(EX / "cayman" / "cayman_7b_proc_4bit_mx_8_e2m1.json")
+    save_case(case, os.fsdecode(folder + b"/pass\xff"))
+    case.expected[0][1][4, 0x11] ^= 1
+    save_case(case, os.fsdecode(folder + b"/fail\xfe"))
+    return d
+
+
+@pytest.mark.parametrize("xdist", [False, True])
+def test_a_case_named_with_a_byte_that_is_not_utf8_is_escaped_as_replay_writes_it(odd_names, tmp_path, xdist):
+    """A non-UTF-8 name lost the whole run: with -n 2 an INTERNALERROR and no test ran (exit 3), with --junitxml a
+    traceback at the end and a 38-byte JUnit file. The item identities are escaped as replay's reports write them."""
+    if xdist:
+        pytest.importorskip("xdist", reason="pytest-xdist (the test extra)")
+    junit = tmp_path / "p.xml"
+    code, out, err = pytest_run(odd_names, "--q7emu-cases", "cases", "-p", "no:cacheprovider", "-q", "-rA",
+                                f"--junitxml={junit}", *(["-n", "2"] if xdist else []))
+    assert code == 1 and "1 failed, 1 passed" in out and "INTERNALERROR" not in out + err, out[-2000:] + err[-2000:]
+    assert "Traceback" not in err and "cases/fail\\xfe.json::fail\\xfe" in out
+    got = sorted((t.get("classname"), t.get("name"), [c.tag for c in t]) for t in ET.parse(junit).iter("testcase"))
+    assert got == [("cases.fail\\xfe.json", "fail\\xfe", ["failure"]), ("cases.pass\\xff.json", "pass\\xff", [])]
+    assert [report.junit_identity(report.shown(os.fsdecode(b"cases/pass\xff.json")))] == \
+        [(report.shown(os.fsdecode(b"cases.pass\xff.json")), report.shown(os.fsdecode(b"pass\xff")))]
+
+
+FOREIGN_WORKER = """
+import os
+if os.environ.get("PYTEST_XDIST_WORKER") == "gw1":      # this xdist worker runs another q7emu
+    import q7emu._version
+    q7emu._version.__version__ = "9.9.9"
+"""
+
+
+def test_an_xdist_worker_of_another_q7emu_runs_no_case(farm, tmp_path):
+    """Under xdist each item checks, on the worker that runs it, that the worker is the controller's q7emu: gw1 (made
+    another version by a conftest) runs none of its items; each is an error naming it, the summary says how many,
+    pytest exits 2 (docs/cli.md §4.4)."""
+    pytest.importorskip("xdist", reason="pytest-xdist (the test extra)")
+    d = tmp_path / "run"
+    shutil.copytree(farm / "cases" / "mariana", d / "cases")
+    (d / "pytest.ini").write_text("[pytest]\n")
+    (d / "conftest.py").write_text(FOREIGN_WORKER)
+    code, out, err = pytest_run(d, "--q7emu-cases", "cases", "-n", "2", "-p", "no:cacheprovider", "-q",
+                                "--junitxml", tmp_path / "x.xml")
+    errors = sum(ln.startswith("not run: xdist worker gw1 runs q7emu 9.9.9 (this is q7emu ") for ln in out.splitlines())
+    assert code == 2 and errors >= 1 and "failed" not in out.splitlines()[-1], out[-2500:] + err[-1500:]
+    assert f"q7emu: {errors} case(s) not run: xdist worker gw1 runs q7emu 9.9.9" in out
+    assert f"{9 - errors} passed, {errors} errors" in out.splitlines()[-1]
+    assert sum(1 for t in ET.parse(tmp_path / "x.xml").iter("error")) == errors
