@@ -16,6 +16,7 @@ import errno
 import functools
 import io
 import json
+import math
 import os
 import re
 import signal
@@ -407,10 +408,20 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+def _finite_float(text: str) -> float:
+    """A JSON number with a fraction or an exponent, refused when a double cannot hold it (``1e999`` would be read
+    as infinity, which strict JSON has no way to write back)."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text[:24]}{'...' if len(text) > 24 else ''} is too large for a double")
+    return value
+
+
 def read_json(path: str | os.PathLike[str], *, max_bytes: int | None = None, max_depth: int | None = None) -> Any:
     """Parse a UTF-8 JSON file of bounded size and nesting depth (defaults: the limits
     ``Q7EMU_MAX_JSON_BYTES`` and ``Q7EMU_MAX_JSON_DEPTH``, docs/limits.md §2). Strict JSON: ``NaN`` and
-    ``Infinity`` are refused. InvalidArgument (one line, naming the file) for anything else."""
+    ``Infinity`` are refused, and so is a number too large for a double (``1e999``, which would be read as
+    infinity). InvalidArgument (one line, naming the file) for anything else."""
     max_bytes = limit("Q7EMU_MAX_JSON_BYTES") if max_bytes is None else max_bytes
     max_depth = limit("Q7EMU_MAX_JSON_DEPTH") if max_depth is None else max_depth
     data = read_bytes(path, max_bytes)
@@ -423,7 +434,7 @@ def read_json(path: str | os.PathLike[str], *, max_bytes: int | None = None, max
     except UnicodeDecodeError as e:
         raise _refuse(path, f"byte {e.start}", "is not UTF-8 text") from None
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
     except json.JSONDecodeError as e:
         raise _refuse(path, f"line {e.lineno} column {e.colno}", f"not valid JSON: {e.msg}") from None
     except (ValueError, RecursionError, MemoryError) as e:
@@ -454,7 +465,7 @@ def parse_json(data: bytes | str, *, max_depth: int | None = None) -> Any:
     if json_depth(data, stop=max_depth) > max_depth:
         raise JsonTextError(f"JSON nested deeper than {max_depth} levels")
     try:
-        return json.loads(data, parse_constant=_not_a_number)
+        return json.loads(data, parse_constant=_not_a_number, parse_float=_finite_float)
     except (ValueError, RecursionError) as e:
         raise JsonTextError(f"not valid JSON ({e})") from None
 

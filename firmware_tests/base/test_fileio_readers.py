@@ -93,6 +93,8 @@ def test_read_json_deep_nesting_is_not_a_recursion_error(tmp_path):
 @pytest.mark.parametrize("text,rule", [
     ("{", "not valid JSON"), ('{"a": NaN}', "not valid JSON"), ('[Infinity]', "not valid JSON"),
     ("[" + "9" * 5000 + "]", "not valid JSON"), (b"\xff\xfe[]", "not UTF-8"),
+    ('{"seconds": 1e999}', "the number 1e999 is too large for a double"),      # read as inf before (issue 41)
+    ("[-1.5e400]", "the number -1.5e400 is too large for a double"),
 ])
 def test_read_json_refuses_malformed_text(tmp_path, text, rule):
     p = tmp_path / "bad.json"
@@ -106,6 +108,7 @@ def test_read_json_refuses_malformed_text(tmp_path, text, rule):
     ("{", "not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
     ('{"a": NaN}', "not valid JSON (NaN is not a JSON number)"),
     ("[-Infinity]", "not valid JSON (-Infinity is not a JSON number)"),
+    ("[1e999]", "not valid JSON (the number 1e999 is too large for a double)"),
     (b"[1]\xff", "not UTF-8 (invalid start byte at byte 3)"),
     ("[" * 6 + "]" * 6, "JSON nested deeper than 5 levels"),
     ("[" * 200000, "JSON nested deeper than 5 levels"),            # linear time: never a RecursionError

@@ -261,9 +261,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     out = _output_path(args.output, ".json", "-o") if args.output else None
     docs = [(str(p), merge.read_report(p)) for p in args.reports]
     try:
-        doc = merge.merge_reports(docs)
+        doc = merge.merge_reports(docs, allow_mixed=args.allow_mixed)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    versions = sorted({str(s["q7emu_version"]) for s in doc["shards"]} | {doc["q7emu_version"]})
     results = merge.results_of(doc)
     if junit is not None:
         report.write_junit(junit, results, backend=doc["backend"], seconds=doc["summary"]["seconds"],
@@ -277,9 +278,12 @@ def cmd_merge(args: argparse.Namespace) -> int:
     width = report.path_width(results)
     for r in results:
         print(report.format_case(r, None, 0, width=width))
+    if len(versions) > 1:
+        print(f"note: merged reports of q7emu {', '.join(map(report.shown, versions))} (--allow-mixed)")
     s = doc["summary"]
     print(f"{s['cases']} cases from {len(docs)} report(s): {s['passed']} passed, {s['failed']} failed"
           + (f", {s['errors']} could not be replayed" if s["errors"] else "")
+          + (f" ({s['not_run']} not run)" if s.get("not_run") else "")
           + f"; {s['bytes_compared']} bytes compared, {s['bytes_differing']} differ; {s['seconds']:.2f} s "
           "of replay (the shards' sum)")
     if junit is not None:
@@ -467,6 +471,9 @@ def register(sub: Subparsers) -> None:
     s.add_argument("-o", "--output", metavar="MERGED.json", help="also write the merged document to a file")
     s.add_argument("--junit", metavar="FILE.xml", help="also write a JUnit XML report of all the cases")
     s.add_argument("--json", action="store_true", help="the merged q7emu-replay document on stdout")
+    s.add_argument("--allow-mixed", action="store_true",
+                   help="also merge reports made by another q7emu version (refused by default: another version may "
+                        "give other verdicts); each shard's version stays in the merged report's shards")
     s.set_defaults(func=cmd_merge)
 
     s = sub.add_parser("case", help="build replay cases")

@@ -777,5 +777,6 @@ def failing_cases(results: Sequence[CaseResult]) -> dict[str, Case]:
 
 
 def dumps(doc: dict[str, Any]) -> str:
-    """A JSON document as the CLI prints it (one space indent, keys in insertion order)."""
-    return json.dumps(doc, indent=1)
+    """A JSON document as the CLI prints it (one space indent, keys in insertion order), strict JSON: a number
+    that is not finite is a ValueError, never ``Infinity`` / ``NaN`` (docs/cli.md §2)."""
+    return json.dumps(doc, indent=1, allow_nan=False)
