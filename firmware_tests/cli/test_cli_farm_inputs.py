@@ -204,3 +204,28 @@ def test_replay_rows_of_many_paths_line_up(capsys):
     assert code == 0
     rows = [ln for ln in out.splitlines() if ln.startswith("0x")]
     assert len(rows) == 34 and len({r.index(" B  ") for r in rows}) == 1 and len({r.index(" PASS ") for r in rows}) == 1
+
+
+# ---------------------------------------------------------------------------------------------- issue 41 item 9
+@pytest.mark.parametrize("value", ["", " 1/2", "1/2 ", "+1/2", "1_0/20", "\u0661/\u0662", "1/2/3", "1/", "/2",
+                                   "0x1/2", "1" * 19 + "/" + "2" * 19])
+def test_shard_accepts_only_i_slash_n_in_decimal_digits(capsys, value):
+    """``--shard ""`` ran every case (a farm script's ``--shard "$SHARD"`` with SHARD unset ran everything
+    everywhere); Python's int() also took spaces, signs, underscores and other scripts' digits."""
+    code, out, err = run(capsys, "replay", EXAMPLES / "cayman", "--shard", value)
+    assert code == 2 and out == "" and "--shard" in one_line(err), (value, err)
+    from q7emu.machine.replay import parse_shard
+    with pytest.raises(InvalidArgument, match="--shard"):
+        parse_shard(value)
+
+
+@pytest.mark.parametrize("argv", [
+    ["replay", EXAMPLES / "cayman", "--junit", ""], ["replay", EXAMPLES / "cayman", "--plot", ""],
+    ["replay", EXAMPLES / "cayman", "-k", ""], ["replay", EXAMPLES / "cayman", "--dask", ""], ["replay", ""],
+    ["explore", ""], ["merge", ""], ["trace", "show", ""], ["decode", ""],
+    ["record", "new", "0x7b", "-o", "", "src.start_addr=0"], ["listing", "proc_4bit_non_mx", "--dst-dtype", ""]])
+def test_an_empty_value_is_refused_not_read_as_absent(capsys, argv):
+    """The class of item 9: an unset shell variable must not turn an argument off (no JUnit file, every case, the
+    current folder): every argument but free text refuses an empty value in one line."""
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and "an empty value" in one_line(err), (argv, err)

@@ -45,6 +45,10 @@ JSON_VERSION = 1
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
+#: the arguments whose value may be empty: free text
+EMPTY_ALLOWED = frozenset({"note"})
+
+
 class UsageError(Exception):
     """Bad command-line input; ``main`` prints ``q7emu: error: MESSAGE`` and exits with :data:`EXIT_USAGE`."""
 
@@ -67,6 +71,21 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         """Raise ``PROG: error: MESSAGE`` as a :class:`ParserError`."""
         raise ParserError(f"{self.prog}: error: {message}")
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # argparse's overloads, as one
+        """argparse's, and then an empty value of any argument of this (sub)command but free text
+        (:data:`EMPTY_ALLOWED`) is an error: ``--shard "$SHARD"``, ``--junit "$OUT"`` or ``replay "$DIR"`` with the
+        variable unset must not mean "every case", "no JUnit file" or "the current folder" (docs/cli.md §1)."""
+        ns, extras = super().parse_known_args(args, namespace)
+        for action in self._actions:
+            if action.dest in EMPTY_ALLOWED or action.dest == argparse.SUPPRESS:
+                continue
+            value = getattr(ns, action.dest, None)
+            if value == "" or (isinstance(value, list) and "" in value):
+                name = "/".join(action.option_strings) or action.metavar or action.dest
+                self.error(f"argument {name}: an empty value (a shell variable that is not set?); give a value or "
+                           "leave the argument out")
+        return ns, extras
 
 
 def parse_knobs(items: Sequence[str] | None, *, check: bool = True) -> dict[str, str]:

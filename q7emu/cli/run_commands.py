@@ -151,7 +151,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if plot is not None:
         from q7emu.machine.diffmap import require_matplotlib
         require_matplotlib()                    # before any case runs
-    sh = parse_shard(args.shard) if args.shard else None
+    sh = parse_shard(args.shard) if args.shard is not None else None     # "" is refused, never "no shard"
     knobs = parse_knobs(args.knob)
     if args.program is not None and args.backend != "kernel":
         raise UsageError("--program runs the program in the kernel's place: it does not combine with --backend golden")

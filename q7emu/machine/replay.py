@@ -3,6 +3,7 @@ show progress, format rows."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Iterable, MutableMapping, Sequence
@@ -148,13 +149,20 @@ def _run_path_task(task: tuple[Any, ...]) -> CaseResult:
     return replay_one(*task)
 
 
+#: ``--shard``: I/N written in ASCII decimal digits only, at most 18 each (Python's int() also takes " 2", "+2",
+#: "2_0" and other scripts' digits, which a script's I/N never means)
+_SHARD = re.compile(r"([0-9]{1,18})/([0-9]{1,18})")
+
+
 def parse_shard(text: str) -> tuple[int, int]:
-    """``I/N`` (shard I of N, 1 <= I <= N) -> (I, N); InvalidArgument naming ``--shard`` otherwise."""
-    try:
-        i_text, n_text = text.split("/")
-        i, n = int(i_text), int(n_text)
-    except (ValueError, AttributeError):
-        raise InvalidArgument("--shard", text, "must be I/N, shard I of N (e.g. 2/4)") from None
+    """``I/N`` (shard I of N, 1 <= I <= N, ASCII digits) -> (I, N); InvalidArgument naming ``--shard`` for anything
+    else: an empty value (``--shard "$SHARD"`` with SHARD unset must not run every case everywhere), spaces, signs,
+    underscores, other digits."""
+    m = _SHARD.fullmatch(text) if isinstance(text, str) else None
+    if m is None:
+        shown_text = text if isinstance(text, str) and len(text) <= 40 else type(text).__name__
+        raise InvalidArgument("--shard", shown_text, "must be I/N, shard I of N in decimal digits (e.g. 2/4)")
+    i, n = int(m.group(1)), int(m.group(2))
     if not 1 <= i <= n:
         raise InvalidArgument("--shard", text, "must be I/N with 1 <= I <= N")
     return i, n
