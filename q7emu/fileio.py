@@ -78,13 +78,16 @@ _FS_ERRORS = frozenset(getattr(errno, n) for n in ("ENOSPC", "EDQUOT", "EROFS", 
 
 
 @contextlib.contextmanager
-def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: Any) -> Iterator[IO[Any]]:
+def atomic_write(path: str | os.PathLike[str], mode: str = "wb", *, shown_as: str | os.PathLike[str] | None = None,
+                 **open_kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file beside ``path`` for writing; on a clean exit it replaces ``path`` atomically.
 
     Args:
         path: the destination file (:func:`output_target`: a symlink is written through, to the file it
             names; a folder, FIFO, socket or device is refused). Its folder must exist.
         mode: ``"wb"`` (binary, the default) or ``"w"`` (text; ``encoding`` defaults to UTF-8).
+        shown_as: the output an error names, when ``path`` is itself a temporary file standing for it (default
+            ``path``): errors name the output a user asked for, never a temporary file (docs/limits.md §3).
         open_kwargs: passed to :func:`open` (e.g. ``newline``).
 
     Yields the open temporary file. On any exception (KeyboardInterrupt included) the temporary file is
@@ -103,7 +106,8 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
         old_mode = None
     # a new file: what a plain open() gives (0666 less the umask, applied by the system: reading the umask would
     # mean setting it for a moment); a replaced one: 0600 until it gets the old file's mode below
-    fd, tmp = create_temporary(folder, dest.name, mode=0o600 if old_mode is not None else 0o666, writing=dest)
+    fd, tmp = create_temporary(folder, dest.name, mode=0o600 if old_mode is not None else 0o666,
+                               writing=dest if shown_as is None else shown_as)
     try:
         if old_mode is not None:
             os.fchmod(fd, old_mode)
@@ -115,7 +119,7 @@ def atomic_write(path: str | os.PathLike[str], mode: str = "wb", **open_kwargs: 
     except OSError as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise named_os_error(e, dest) from None
+        raise named_os_error(e, dest if shown_as is None else shown_as) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -163,9 +167,25 @@ def create_temporary(folder: str | os.PathLike[str], name: str, suffix: str = ".
 
 def named_os_error(e: OSError, dest: str | os.PathLike[str]) -> OSError:
     """``e`` naming the output ``dest`` when it is a file-system error that names no file (a full disk
-    during a write names nothing)."""
-    if e.filename is None and e.errno in _FS_ERRORS:
-        return type(e)(e.errno, f"{e.strerror} (writing {dest})")
+    during a write names nothing); an error already named (by an inner write: a trace file written while its log
+    is) is left as it is, so it names the file that failed and only that one."""
+    if e.filename is None and e.errno in _FS_ERRORS and not getattr(e, "q7emu_named", False):
+        named = type(e)(e.errno, f"{e.strerror} (writing {dest})")
+        named.q7emu_named = True  # type: ignore[attr-defined]  # a marker on the exception, read above
+        return named
+    return e
+
+
+#: errors of a resource running out (open files, memory for a process, processes): they name what was opened
+_RESOURCE_ERRORS = frozenset(getattr(errno, n) for n in ("EMFILE", "ENFILE", "EAGAIN", "ENOMEM") if hasattr(errno, n))
+
+
+def resource_error(e: OSError, what: str) -> OSError:
+    """``e`` naming ``what`` was being opened or started when it is a resource error that names nothing (``[Errno
+    24] Too many open files`` from a pipe or a fork): ``[Errno 24] Too many open files (opening a pipe to a
+    worker process)`` (docs/limits.md §3)."""
+    if e.filename is None and e.errno in _RESOURCE_ERRORS:
+        return type(e)(e.errno, f"{e.strerror} (opening {what})")
     return e
 
 

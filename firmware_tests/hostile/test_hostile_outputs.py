@@ -177,7 +177,9 @@ def _limit_file_size(nbytes):
     ["record", "new", "0x7b", "-o", "{out}"],
     ["trace", "{case}", "-o", "{out}"],
     ["trace", "import", "{jsonl}", "-o", "{out}"],
-], ids=["run", "case-new", "record-new", "trace", "trace-import"])
+    ["trace", "{case}", "-o", "{out}.jsonl"],
+    ["trace", "{case}", "-o", "{out}", "--log", "{out}.log"],
+], ids=["run", "case-new", "record-new", "trace", "trace-import", "trace-jsonl", "trace-log"])
 def test_a_full_file_system_is_one_line_naming_the_output(tmp_path, sbuf, argv):
     """RLIMIT_FSIZE stands in for a full disk: the write fails (EFBIG, as ENOSPC would) part way."""
     np.save(tmp_path / "region.npy", np.ones((128, PB // 4), np.uint8))
@@ -194,6 +196,9 @@ def test_a_full_file_system_is_one_line_naming_the_output(tmp_path, sbuf, argv):
         argv = ["record", "new", "0x7b", "--partition-bytes", "0x400", "src.start_addr=3:0x40",
                 "src.num_elem=4,1,1", "num_active_channels=4", "dequant_fmt=e2m1", "dst.start_addr=3:0x100",
                 "dst.num_elem=8,1,1", "-o", str(out)]
+    if argv[-1].endswith(".jsonl"):
+        out = out.with_name(out.name + ".jsonl")
+        argv[-1] = str(out)
     (out if argv[0] != "case" else out.with_suffix(".npz")).write_bytes(out_old)
     # no byte-code writes under the limit: CPython would write a 16-byte (header-only) .pyc for a module first
     # imported here (its short write raises nothing), and every later import of that module in this checkout fails
@@ -203,6 +208,10 @@ def test_a_full_file_system_is_one_line_naming_the_output(tmp_path, sbuf, argv):
     err = "\n".join(x for x in p.stderr.splitlines() if not x.startswith("q7emu trace: "))  # the size estimate
     line = assert_clean_error(Outcome(p.returncode, p.stdout, err))
     assert "File too large" in line and str(tmp_path) in line, line
+    # the output asked for, once, never a temporary file standing for it (issue 41 item 10: --jsonl named its .q7t)
+    named = [out.with_suffix(".npz")] if argv[0] == "case" else [out, out.with_name(out.name + ".log")]
+    assert any(line.endswith(f"(writing {n})") for n in named), line
+    assert line.count("(writing ") == 1 and ".tmp" not in line, line
     assert (out if argv[0] != "case" else out.with_suffix(".npz")).read_bytes() == out_old
     assert not tmp_files(tmp_path)
 

@@ -285,7 +285,7 @@ def _trace_record(a: argparse.Namespace) -> int:
         with _log_stream(a.log) as log_fh:
             log = LogWriter(log_fh) if log_fh is not None else None
             rec = _recorder(f, path=path, partition_base=t.partition_base, case=t.label, on_tick=bar.tick,
-                            tick_ops=TICK_OPS)
+                            tick_ops=TICK_OPS, output_name=out if tmp is not None else None)
             if log is not None:
                 rec.on_block = lambda run, raw: log.write_block(decode_block(raw, rec.op_names[run], run))
             try:

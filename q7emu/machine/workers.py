@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from q7emu.errors import InvalidArgument
+from q7emu.fileio import resource_error
 
 #: how many tasks a worker holds at once (the one it runs and the next), so it never waits for the parent
 PREFETCH = 2
@@ -113,8 +114,8 @@ def _worker_main(conn: Any, ppid: int = 0, inherited: Sequence[Any] = ()) -> Non
     for sig in ("SIGTERM", "SIGHUP"):
         if hasattr(signal, sig) and signal.getsignal(getattr(signal, sig)) not in (signal.SIG_IGN, None):
             signal.signal(getattr(signal, sig), signal.SIG_DFL)
-    if hasattr(signal, "pthread_sigmask"):
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    if hasattr(signal, "pthread_sigmask"):       # blocked since the fork: delivered now, to these dispositions
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     for c in inherited:
         with contextlib.suppress(Exception):
             c.close()
@@ -166,14 +167,21 @@ class _Worker:
     def __init__(self, ctx: Any) -> None:
         self.held: deque[int] = deque()
         with _FORK_LOCK:                   # no other thread forks or closes a pipe end while this child starts
-            parent_end, child_end = ctx.Pipe(duplex=True)
+            try:
+                parent_end, child_end = ctx.Pipe(duplex=True)
+            except OSError as e:           # out of file descriptors: named (docs/limits.md §3)
+                raise resource_error(e, "a pipe to a worker process of -j") from None
             forked = ctx.get_start_method() == "fork"
             inherited = [parent_end, *(w.conn for w in list(_LIVE))] if forked else []
             try:
-                with _sigint_blocked():        # the child starts with SIGINT blocked until it ignores it
+                with _stop_signals_blocked():  # the child starts with them blocked until it sets its own
                     self.proc = ctx.Process(target=_worker_main, args=(child_end, os.getpid(), inherited),
                                             daemon=True, name="q7emu-worker")
                     self.proc.start()
+            except OSError as e:
+                parent_end.close()
+                child_end.close()
+                raise resource_error(e, "a worker process of -j (its pipes, its fork)") from None
             except BaseException:
                 parent_end.close()
                 child_end.close()
@@ -209,12 +217,19 @@ class _Worker:
             self.proc.join(REAP_SECONDS)
 
 
+#: the signals a forked worker starts with blocked: SIGINT (which it ignores), SIGTERM and SIGHUP (which kill it).
+#: Unblocked, the parent's Python handler the child inherits could take a SIGTERM sent before the child sets its
+#: own disposition, and the child would drop it: a worker the parent terminated at exit lived on, and the parent
+#: waited for it for ever (a pool that failed to start for want of file descriptors, issue 41's hostile round)
+_STOP_SIGNALS = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
+
+
 @contextlib.contextmanager
-def _sigint_blocked() -> Iterator[None]:
+def _stop_signals_blocked() -> Iterator[None]:
     if not hasattr(signal, "pthread_sigmask"):     # not on Windows
         yield
         return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
     try:
         yield
     finally:
@@ -290,8 +305,7 @@ class _Pool:
         try:
             _start(ctx, self.workers, n)
         except BaseException:
-            if not shared:
-                _kill_all(self.workers)
+            _kill_all(self.workers)      # the persistent pool too: no worker of a pool that failed to start lives on
             raise
         for w in self.workers:
             w.held.clear()
@@ -384,7 +398,10 @@ def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int,
                 if not busy:                              # every send failed: start fresh workers
                     workers = [pool.replace(w) for w in workers]
                     continue
-                ready = set(mpc.wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=1.0))
+                try:
+                    ready = set(mpc.wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=1.0))
+                except OSError as e:          # the poll itself needs a descriptor
+                    raise resource_error(e, "a poll of the pipes of the worker processes of -j") from None
                 for w in busy:
                     if w.conn not in ready and w.proc.sentinel not in ready:
                         continue

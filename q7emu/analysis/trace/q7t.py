@@ -32,10 +32,11 @@ class TraceWriter:
     """Writes a ``.q7t`` v2 file block by block (docs/traces.md §2): the preamble at once, each block as it
     comes (compressed, framed, CRC-32), the footer and trailer at :meth:`close`. A path is written through
     :func:`q7emu.fileio.atomic_write` (a temporary file renamed when complete; removed on error or abort), so
-    an interrupted trace never leaves a partial file. ``dest`` may also be an open binary stream."""
+    an interrupted trace never leaves a partial file. ``dest`` may also be an open binary stream. ``shown_as``: the
+    output an error names when ``dest`` is a temporary file standing for it."""
 
     def __init__(self, dest: str | os.PathLike[str] | IO[bytes], case: str = "", q7emu_version: str = __version__,
-                 level: int = CODEC_LEVEL) -> None:
+                 level: int = CODEC_LEVEL, *, shown_as: str | os.PathLike[str] | None = None) -> None:
         self.case = case
         self.q7emu_version = q7emu_version
         self.level = level
@@ -46,8 +47,10 @@ class TraceWriter:
         self.raw_bytes = 0
         self._ctx: Any = None
         self.dest = Path(dest) if isinstance(dest, (str, os.PathLike)) else None
+        #: the output errors name (``shown_as``: the file a temporary ``dest`` stands for; docs/limits.md §3)
+        self.shown_as = shown_as if shown_as is not None else self.dest
         if isinstance(dest, (str, os.PathLike)):
-            self._ctx = atomic_write(dest, "wb")
+            self._ctx = atomic_write(dest, "wb", shown_as=shown_as)
             self.fh: IO[bytes] = self._ctx.__enter__()
         else:
             self.fh = dest
@@ -73,7 +76,7 @@ class TraceWriter:
         try:
             self.fh.write(data)
         except OSError as e:
-            raise (named_os_error(e, self.dest) if self.dest is not None else e) from None
+            raise (named_os_error(e, self.shown_as) if self.shown_as is not None else e) from None
 
     def begin_run(self, info: dict[str, Any]) -> int:
         """Start a run (its info as in the footer's ``runs``); returns its index."""

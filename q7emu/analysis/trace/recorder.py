@@ -83,7 +83,8 @@ class Recorder:
     raw)`` / ``on_tick(run, executed)`` are called while the kernel runs (progress, text logs). ``seq_start`` is
     the sequence number of each run's first primitive (default 0). ``mutate=(mnemonic, bundle)`` turns every
     op of that mnemonic in that bundle into a no-op (its destinations keep their values) -- mutation testing of
-    the kernels (docs/traces.md §8); ``mutate_hits`` then counts the ops it removed."""
+    the kernels (docs/traces.md §8); ``mutate_hits`` then counts the ops it removed. ``output_name``: the output
+    a file-system error names when ``path`` is a temporary file standing for it (``trace --jsonl``)."""
 
     def __init__(self, window: tuple[int, int] | None = None, ops: Iterable[str] | None = None,
                  case: str = "", *, partitions: Any = None, bundles: Any = None,
@@ -91,7 +92,7 @@ class Recorder:
                  partition_base: int = 0, skeleton: bool = False,
                  on_block: Callable[[int, bytes], None] | None = None,
                  on_tick: Callable[[int, int], None] | None = None, tick_ops: int = 0, seq_start: int = 0,
-                 mutate: tuple[str, int] | None = None) -> None:
+                 mutate: tuple[str, int] | None = None, output_name: str | os.PathLike[str] | None = None) -> None:
         self.window = check_window(window)
         self.ops = check_ops(ops)
         self.partitions = check_partitions(partitions)
@@ -107,6 +108,7 @@ class Recorder:
         self.on_tick = on_tick
         self.tick_ops = tick_ops if tick_ops else (1 << 16 if on_tick else 0)
         self.path = Path(path) if path is not None else None
+        self.output_name = output_name
         self.runs: list[dict[str, Any]] = []
         self.run_blocks: list[list[bytes]] = []
         self.op_names: list[list[str]] = []
@@ -132,7 +134,7 @@ class Recorder:
         if self.raw_runs:
             raise Q7Error("a Recorder holds either full-operand runs (add_run) or compact runs, not both")
         if self.path is not None and self.writer is None:
-            self.writer = TraceWriter(self.path, case=self.case)
+            self.writer = TraceWriter(self.path, case=self.case, shown_as=self.output_name)
         info = self._info(kernel, knobs)
         self.runs.append(info)
         self.run_blocks.append([])
