@@ -67,11 +67,12 @@ class WVec(_Image):
 
     @classmethod
     def from_lanes(cls, lanes: list[int] | np.ndarray, width: int) -> WVec:
-        """Build from WVEC_VIEWS[width] integer lanes of ``width`` bits (24: 64 lanes, 48: 32, 96: 16), each wrapped
-        modulo 2^width."""
+        """Build from WVEC_VIEWS[width] integer lanes of ``width`` bits (24: 64 lanes, 48: 32, 96: 16), each its
+        signed or its unsigned value (-2^(width-1) .. 2^width - 1; anything else is refused, naming the lane)."""
         if width not in WVEC_VIEWS or len(lanes) != WVEC_VIEWS[width]:
             raise InvalidArgument("width", width, "24 (64 lanes), 48 (32 lanes) or 96 (16 lanes)")
-        return cls(b"".join((int(x) % (1 << width)).to_bytes(width // 8, "little") for x in lanes))
+        values = [_lane(x, k, width) for k, x in enumerate(lanes)]
+        return cls(b"".join((v % (1 << width)).to_bytes(width // 8, "little") for v in values))
 
     def lanes(self, width: int) -> list[int]:
         """The WVEC_VIEWS[width] signed lanes of ``width`` bits (24, 48 or 96) as Python ints."""
@@ -85,11 +86,35 @@ class WVec(_Image):
         return out
 
 
+def _lane(x: object, k: int, width: int) -> int:
+    """Lane ``k`` of a ``width``-bit register view: an integer in -2^(width-1) .. 2^width - 1 (InvalidArgument
+    naming the lane otherwise)."""
+    if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+        raise InvalidArgument(f"lanes[{k}]", type(x).__name__, "a register lane is an integer")
+    v = int(x)
+    if not -(1 << (width - 1)) <= v <= (1 << width) - 1:
+        raise InvalidArgument(f"lanes[{k}]", v if v.bit_length() <= 128 else f"an int of {v.bit_length()} bits",
+                              f"a {width}-bit lane must lie in -2^{width - 1}..2^{width}-1 (its signed or unsigned "
+                              "value)")
+    return v
+
+
+def _register_bits(value: object, name: str) -> None:
+    """A 64-bit register's value: an integer in 0 .. 2^64 - 1 (InvalidArgument naming it otherwise)."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or not 0 <= int(value) < 1 << 64:
+        shown = int(value) if isinstance(value, (int, np.integer)) and int(value).bit_length() <= 128 else \
+            type(value).__name__
+        raise InvalidArgument(name, shown, "a 64-bit register holds an integer in 0..2^64-1")
+
+
 @dataclass(frozen=True)
 class VBool:
     """A 64-bit predicate register: bit k belongs to 8-bit sub-lane k."""
 
     bits: int
+
+    def __post_init__(self) -> None:
+        _register_bits(self.bits, "bits")
 
     def lanes(self, lane_bits: int) -> np.ndarray:
         """bool [64*8/lane_bits]: lane k of an 8/16/32-bit view is bit (lane_bits/8)*k."""
@@ -104,6 +129,9 @@ class PR:
     """The 64-bit packed-operand register read by the ...XR8 / ...XR16 MACs."""
 
     value: int
+
+    def __post_init__(self) -> None:
+        _register_bits(self.value, "value")
 
     def fields(self, bits: int, signed: bool = True) -> list[int]:
         """The register as 64/bits fields of ``bits`` (8, 16 or 32) bits, field 0 lowest (bits [bits*j, bits*(j+1))),

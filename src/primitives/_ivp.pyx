@@ -4,7 +4,8 @@
 Operands are numpy arrays in the op's lane dtype: int8/uint8 [64], int16/uint16 [32], int32/uint32
 [16], float16 [32] (NXF16), float32 [16] (N_2XF32); vbool as bool [lanes] (one entry per lane of
 the op's width); wvec lanes as int64 [64 | 32] (24/48-bit views) or a list of 16 Python ints
-(96-bit view); pr as a Python int in [0, 2^64). Multi-output ops return a tuple in disassembly
+(96-bit view), each in -2^(w-1)..2^w - 1 for a w-bit lane (its signed or unsigned value; anything else is refused,
+never wrapped); pr as a Python int in [0, 2^64). Multi-output ops return a tuple in disassembly
 order (flags first for bmin/bmax). Memory ops take a uint8 buffer and a byte offset and return
 the new offset.
 
@@ -119,7 +120,9 @@ cdef object _wout(wvec_t* w):
 
 
 cdef wvec_t _win(object lanes, int view, str name="wv") except *:
-    """Lanes of `view` bits (integers; wrapped modulo 2^view) -> wvec."""
+    """Lanes of `view` bits (integers, each its signed or its unsigned value: -2^(view-1) .. 2^view - 1) -> wvec.
+    A lane outside that range is refused, naming it, as an 8/16/32-bit vec lane that does not fit its dtype is: a
+    96-bit lane given 2^200 was wrapped silently (docs/limits.md §2)."""
     cdef wvec_t w
     if view not in (24, 48, 96):
         raise InvalidArgument("view", view, "a wvec lane view is 24, 48 or 96 bits")
@@ -130,10 +133,17 @@ cdef wvec_t _win(object lanes, int view, str name="wv") except *:
     if isinstance(arr, np.ndarray) and arr.dtype != object and arr.dtype.kind not in "iu":
         raise InvalidArgument(name, str(arr.dtype), "wvec lanes must be integers")
     vals = []
-    for x in arr:
+    cdef object bits = <object>view          # Python ints: 1 << 96 does not fit a C int
+    lo, hi = -(1 << (bits - 1)), (1 << bits) - 1
+    for k, x in enumerate(arr):
         if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
             raise InvalidArgument(name, type(x).__name__, "wvec lanes must be integers")
-        vals.append(int(x))
+        v = int(x)
+        if not lo <= v <= hi:
+            raise InvalidArgument(f"{name}[{k}]", v if v.bit_length() <= 128 else f"an int of {v.bit_length()} bits",
+                                  f"a {view}-bit wvec lane must lie in -2^{view - 1}..2^{view}-1 (its signed or "
+                                  "unsigned value)")
+        vals.append(v)
     modulus = 1 << int(view)
     raw = bytearray()
     for x in vals:
@@ -144,7 +154,8 @@ cdef wvec_t _win(object lanes, int view, str name="wv") except *:
 
 
 def wvec_raw(lanes, view):
-    """Pack wvec lanes of `view` bits (24/48/96) into the 192-byte architectural image (bytes).
+    """Pack wvec lanes of `view` bits (24/48/96; each in -2^(view-1)..2^view - 1) into the 192-byte architectural
+    image (bytes).
     docs/firmware.md §6.1 wvec lane views; provenance: SPEC HIGH (1:1 lane correspondence), q7emu choice (image)."""
     cdef wvec_t w
     try:
