@@ -6,6 +6,8 @@ ordinary Python callers can catch them the usual way.
 """
 from __future__ import annotations
 
+import threading
+
 
 class Q7Error(Exception):
     """Base class of every error q7emu raises on purpose."""
@@ -93,3 +95,34 @@ class ProgramError(Q7Error):
         self.where = where
         self.rule = rule
         super().__init__(f"{one_line(where)}: {one_line(rule)}")
+
+
+class ConcurrentUse(Q7Error):
+    """A stateful object that takes one ordered stream (a profile's blocks, an encoder's records, a reader's
+    lines) was fed by a second thread: refused, in one line naming the object and the thread it belongs to
+    (docs/limits.md §4)."""
+
+
+class OwnerThread:
+    """Binds a stream-ordered object to the first thread that feeds it: :meth:`check` from any other thread raises
+    :class:`ConcurrentUse` (deterministically, whether or not the two overlap: the stream's order would depend on
+    the threads' timing). ``what`` names the object, ``hint`` says what to do instead."""
+
+    def __init__(self, what: str, hint: str = "give each thread its own") -> None:
+        self.what = what
+        self.hint = hint
+        self._owner: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        """Claim the object for this thread, or raise ConcurrentUse when another thread has it."""
+        me = threading.current_thread()
+        owner = self._owner
+        if owner is None:
+            with self._lock:
+                if self._owner is None:
+                    self._owner = me
+                owner = self._owner
+        if owner is not me:
+            raise ConcurrentUse(f"{self.what} is fed by thread {owner.name!r}, not by {me.name!r}: it takes one "
+                                f"ordered stream; {self.hint} (docs/limits.md §4)")

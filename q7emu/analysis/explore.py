@@ -26,6 +26,7 @@ import hashlib
 import itertools
 import os
 import sys
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -360,21 +361,28 @@ def _stamp(p: Path) -> tuple[int, ...]:
         return ()
 
 
+#: guards _CASE_CACHE: explore may run in several threads of one process (each explore(jobs=1) loads its cases
+#: here), and an OrderedDict changed while another thread walks it raises
+_CASE_CACHE_LOCK = threading.Lock()
+
+
 def _load_cached(path: str) -> Case:
-    """load_case, reusing this process's earlier load while the case's files are unchanged."""
+    """load_case, reusing this process's earlier load while the case's files are unchanged (thread-safe)."""
     j = Path(path) if str(path).endswith(".json") else Path(str(path) + ".json")
     key = (_stamp(j), _stamp(j.with_suffix(".npz")))
-    hit = _CASE_CACHE.get(str(path))
-    if hit is not None and hit[0] == key and key[0]:
-        _CASE_CACHE.move_to_end(str(path))
-        return hit[1]
-    _CASE_CACHE.pop(str(path), None)
-    case = load_case(path)
+    with _CASE_CACHE_LOCK:
+        hit = _CASE_CACHE.get(str(path))
+        if hit is not None and hit[0] == key and key[0]:
+            _CASE_CACHE.move_to_end(str(path))
+            return hit[1]
+        _CASE_CACHE.pop(str(path), None)
+    case = load_case(path)                # outside the lock: other threads' hits do not wait for a load
     size = sum(a.nbytes for _, a in case.inputs) + sum(a.nbytes for _, a in case.expected)
     if key[0] and size <= CASE_CACHE_BYTES:
-        _CASE_CACHE[str(path)] = (key, case, size)
-        while sum(v[2] for v in _CASE_CACHE.values()) > CASE_CACHE_BYTES:
-            _CASE_CACHE.popitem(last=False)
+        with _CASE_CACHE_LOCK:
+            _CASE_CACHE[str(path)] = (key, case, size)
+            while sum(v[2] for v in _CASE_CACHE.values()) > CASE_CACHE_BYTES:
+                _CASE_CACHE.popitem(last=False)
     return case
 
 

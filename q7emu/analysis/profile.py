@@ -59,7 +59,7 @@ import numpy as np
 
 from q7emu import registry
 from q7emu.analysis.trace import Block, Trace
-from q7emu.errors import Q7Error
+from q7emu.errors import OwnerThread, Q7Error
 from q7emu.fileio import atomic_write
 
 MAC_LATENCY = 2
@@ -152,10 +152,13 @@ class ProfileAccumulator:
         self.stall_cycles: list[int] = []
         self.iids: list[np.ndarray] = []
         self.done = False
+        self._owner = OwnerThread("a ProfileAccumulator", "give each thread its own and profile its blocks there")
 
     # ------------------------------------------------------------------ feeding
     def add(self, b: Block) -> None:
-        """Fold one block of records into the counters."""
+        """Fold one block of records into the counters (blocks in recording order: the first thread that adds
+        one owns the accumulator, another is refused with :class:`q7emu.errors.ConcurrentUse`)."""
+        self._owner.check()
         r, o = b.records, b.operands
         n = r.size
         if n == 0:

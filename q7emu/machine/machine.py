@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -345,6 +346,9 @@ class Machine:
         if image is not None:
             self.sbuf[:] = image
         self.pool, self.dve = _engines(self.generation)
+        #: one record, load or read at a time: threads may share a machine, and each record then runs whole, on
+        #: the SBUF the previous one left (docs/limits.md §4)
+        self._lock = threading.RLock()
 
     # ------------------------------------------------------------------ SBUF access
     def load(self, partition: int, offset: int, data: np.ndarray) -> None:
@@ -357,12 +361,14 @@ class Machine:
         if arr.ndim != 2:
             raise InvalidArgument("data.ndim", arr.ndim, "must be 1 or 2")
         self._check_region(Region(partition, arr.shape[0], offset, arr.shape[1]))
-        self.sbuf[partition:partition + arr.shape[0], offset:offset + arr.shape[1]] = arr
+        with self._lock:
+            self.sbuf[partition:partition + arr.shape[0], offset:offset + arr.shape[1]] = arr
 
     def read(self, partition: int, count: int, offset: int, length: int) -> np.ndarray:
         """A copy of SBUF[partition:partition+count, offset:offset+length] (uint8)."""
         self._check_region(Region(partition, count, offset, length))
-        return self.sbuf[partition:partition + count, offset:offset + length].copy()
+        with self._lock:
+            return self.sbuf[partition:partition + count, offset:offset + length].copy()
 
     def _check_region(self, r: Region) -> None:
         check_region(r, self.partition_bytes)
@@ -438,8 +444,9 @@ class Machine:
         kinfo, handler = engine.dispatch(opcode, spec)
         validate(rec, self.generation, self.partition_bytes)
         require_executable(rec, self.partition_bytes)
-        path, writes = handler(self, rec, trace)
-        regions, total = self._commit(writes)
+        with self._lock:                  # the record reads and writes SBUF whole (another thread's waits)
+            path, writes = handler(self, rec, trace)
+            regions, total = self._commit(writes)
         return ExecResult(opcode, engine.kind.value, engine.table.name, kinfo.func_va, path, regions, total,
                           time.perf_counter() - t0)
 
@@ -458,6 +465,9 @@ def _record_kernel(r: Record) -> KernelEntry:
 def _at_partition(trace: Any, first_partition: int) -> Any:
     """The recorder, told that the kernel's partition 0 is SBUF partition ``first_partition`` (the record's
     first destination partition), so a trace names absolute SBUF partitions as replay does."""
+    at = getattr(trace, "at_partition", None)
+    if callable(at):                      # q7emu's Recorder: the base travels with the run (threads may share it)
+        return at(first_partition)
     if hasattr(trace, "partition_base"):
         trace.partition_base = first_partition
     return trace

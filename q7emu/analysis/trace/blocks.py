@@ -37,6 +37,7 @@ from q7emu.analysis.trace.layout import (
     VIEWS,
     TraceError,
 )
+from q7emu.errors import OwnerThread
 
 
 # ---------------------------------------------------------------------- the full-operand raw stream
@@ -294,6 +295,7 @@ class BlockEncoder:
         self.next_seq = 0
         self.rec_partition = 0
         self.rec_kernel = kernel
+        self._owner = OwnerThread("a BlockEncoder", "give each thread (each run) its own encoder")
 
     def _reset(self) -> None:
         self.recs: list[int] = []
@@ -306,7 +308,9 @@ class BlockEncoder:
 
     def add(self, seq: int, partition: int, kernel: int, bundle: int, op: bytes,
             operands: Sequence[tuple[int, int, int, int, bytes]]) -> None:
-        """One record: ``operands`` = (kind, role, reg, view, bytes) in recorded order."""
+        """One record: ``operands`` = (kind, role, reg, view, bytes) in recorded order (from one thread: another
+        is refused with :class:`q7emu.errors.ConcurrentUse`)."""
+        self._owner.check()
         op_id = self.names.get(op)
         if op_id is None:
             if not 0 < len(op) <= MAX_MNEMONIC or not op.isascii() or b"\0" in op:
@@ -352,6 +356,7 @@ class BlockEncoder:
 
     def flush(self) -> None:
         """Emit the open block (if any) and start an empty one."""
+        self._owner.check()
         if not self.recs:
             return
         head = BLOCK_HEADER.pack(BLOCK_MAGIC, 0, self.first_seq, self.partition0, self.kernel0, len(self.recs),

@@ -2,6 +2,7 @@
 checked before use, records handed out as blocks."""
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import IO, Any
 
@@ -32,6 +33,7 @@ from q7emu.analysis.trace.layout import (
     check_runs,
     json_loads,
 )
+from q7emu.errors import ConcurrentUse
 
 # ---------------------------------------------------------------------- JSON Lines reading (streaming)
 #: (run, seq, partition, kernel id, bundle, mnemonic) of one JSON Lines record
@@ -53,6 +55,7 @@ class JsonlReader:
         self.q7emu_version = __version__
         self._kernels: dict[int, int] = {}
         self._counts: dict[int, int] = {}
+        self._read = threading.Lock()           # held from the first records() on: the text is read once
 
     def runs(self) -> list[dict[str, Any]]:
         """The header's runs (checked), or ones made up from the records (after :meth:`blocks`)."""
@@ -79,7 +82,14 @@ class JsonlReader:
         self.q7emu_version = obj.get("q7emu_version", __version__)
 
     def records(self) -> Iterator[tuple[RecordKey, list[OperandTuple]]]:
-        """((run, seq, partition, kernel, bundle, op bytes), operands) per op line."""
+        """((run, seq, partition, kernel, bundle, op bytes), operands) per op line. The text is read once: a second
+        call (another thread's, or this one's again) is refused with :class:`q7emu.errors.ConcurrentUse`."""
+        if not self._read.acquire(blocking=False):
+            raise ConcurrentUse(f"{self.where}: a JsonlReader reads its text once and has begun: open a new reader "
+                                "(one per thread) to read it again (docs/limits.md §4)")
+        return self._records()
+
+    def _records(self) -> Iterator[tuple[RecordKey, list[OperandTuple]]]:
         n = 0
         lineno = 0
         while True:

@@ -1,6 +1,7 @@
 """The text log (docs/traces.md §6): one line per op, streamed while the kernel runs."""
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import IO
 
@@ -19,6 +20,7 @@ class LogWriter:
         self.out = out
         self.names = names
         self.lines = 0
+        self._lock = threading.Lock()       # threads may share a log: each block's lines stay together
 
     def block(self, run: int, raw: bytes, names: list[str]) -> None:
         """Log one raw v2 block of run ``run`` (op names of the run so far)."""
@@ -27,10 +29,10 @@ class LogWriter:
     def write_block(self, b: Block) -> None:
         """Log one decoded block."""
         t = Trace(b.records, b.operands, b.data)
-        w = self.out.write
-        for i in range(len(t)):
-            w(log_line(t[i]) + "\n")
-        self.lines += len(t)
+        text = "".join(log_line(t[i]) + "\n" for i in range(len(t)))
+        with self._lock:
+            self.out.write(text)
+            self.lines += len(t)
 
 
 def log_line(op: Op) -> str:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import threading
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -406,6 +407,7 @@ class TraceFile:
     records, optionally only a seq range or one run; :meth:`read` gives the whole :class:`Trace`."""
 
     def __init__(self, src: str | os.PathLike[str] | IO[bytes], where: str | None = None) -> None:
+        self._io = threading.Lock()
         self._own = isinstance(src, (str, os.PathLike))
         self.where = where or (str(src) if self._own else "trace")
         if isinstance(src, (str, os.PathLike)):
@@ -583,11 +585,13 @@ class TraceFile:
         """Raw (decompressed, checked) bytes of block ``k`` of a v2 file."""
         off, clen, rlen, crc, run, nr = self.index[k][:6]
         w = f"{self.where}: block {k}"
-        self.fh.seek(off)
-        magic, c2, r2, crc2 = FRAME.unpack(_read_exact(self.fh, FRAME.size, w, "a block frame"))
-        if magic != FRAME_MAGIC or (c2, r2, crc2) != (clen, rlen, crc):
-            raise TraceError(f"{w}: block frame does not match the index (damaged file)")
-        comp = _read_exact(self.fh, clen, w, "a block")
+        with self._io:                      # one seek and its reads at a time: threads may share a TraceFile
+            self.fh.seek(off)
+            frame = _read_exact(self.fh, FRAME.size, w, "a block frame")
+            magic, c2, r2, crc2 = FRAME.unpack(frame)
+            if magic != FRAME_MAGIC or (c2, r2, crc2) != (clen, rlen, crc):
+                raise TraceError(f"{w}: block frame does not match the index (damaged file)")
+            comp = _read_exact(self.fh, clen, w, "a block")
         if zlib.crc32(comp) != crc:
             raise TraceError(f"{w}: checksum mismatch (damaged file)")
         try:

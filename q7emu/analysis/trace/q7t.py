@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import zlib
 from pathlib import Path
 from typing import IO, Any
@@ -33,7 +34,11 @@ class TraceWriter:
     comes (compressed, framed, CRC-32), the footer and trailer at :meth:`close`. A path is written through
     :func:`q7emu.fileio.atomic_write` (a temporary file renamed when complete; removed on error or abort), so
     an interrupted trace never leaves a partial file. ``dest`` may also be an open binary stream. ``shown_as``: the
-    output an error names when ``dest`` is a temporary file standing for it."""
+    output an error names when ``dest`` is a temporary file standing for it.
+
+    Threads may share a writer: each call (:meth:`begin_run`, :meth:`add_block`, :meth:`end_run`, :meth:`close`,
+    :meth:`abort`) is whole, so the blocks, their index and the footer stay consistent (a run's blocks are
+    contiguous only when its caller keeps them so: :class:`~q7emu.analysis.trace.Recorder` does)."""
 
     def __init__(self, dest: str | os.PathLike[str] | IO[bytes], case: str = "", q7emu_version: str = __version__,
                  level: int = CODEC_LEVEL, *, shown_as: str | os.PathLike[str] | None = None) -> None:
@@ -46,6 +51,7 @@ class TraceWriter:
         self.records = 0
         self.raw_bytes = 0
         self._ctx: Any = None
+        self._lock = threading.RLock()
         self.dest = Path(dest) if isinstance(dest, (str, os.PathLike)) else None
         #: the output errors name (``shown_as``: the file a temporary ``dest`` stands for; docs/limits.md §3)
         self.shown_as = shown_as if shown_as is not None else self.dest
@@ -80,51 +86,62 @@ class TraceWriter:
 
     def begin_run(self, info: dict[str, Any]) -> int:
         """Start a run (its info as in the footer's ``runs``); returns its index."""
-        self.runs.append(dict(info))
-        self.names.append([])
-        return len(self.runs) - 1
+        with self._lock:
+            self._open_for("begin a run")
+            self.runs.append(dict(info))
+            self.names.append([])
+            return len(self.runs) - 1
 
     def add_block(self, run: int, raw: bytes) -> int:
         """Compress and write one raw block of ``run``; returns the compressed size in bytes."""
         st = block_stats(raw)
         comp = zlib.compress(raw, self.level)
         crc = zlib.crc32(comp)
-        self._put(FRAME.pack(FRAME_MAGIC, len(comp), len(raw), crc))
-        self._put(comp)
-        self.index.append([self.pos, len(comp), len(raw), crc, run, st["records"], st["operands"],
-                           st["first_seq"], st["last_seq"], st["first_partition"], st["last_partition"],
-                           self.records])
-        self.pos += FRAME.size + len(comp)
-        self.records += st["records"]
-        self.raw_bytes += len(raw)
+        with self._lock:
+            self._open_for("add a block")
+            self._put(FRAME.pack(FRAME_MAGIC, len(comp), len(raw), crc))
+            self._put(comp)
+            self.index.append([self.pos, len(comp), len(raw), crc, run, st["records"], st["operands"],
+                               st["first_seq"], st["last_seq"], st["first_partition"], st["last_partition"],
+                               self.records])
+            self.pos += FRAME.size + len(comp)
+            self.records += st["records"]
+            self.raw_bytes += len(raw)
         return len(comp)
 
     def end_run(self, run: int, updates: dict[str, Any], names: list[str]) -> None:
         """Finish run ``run``: add ``updates`` (records, executed ...) to its info and its op-name table."""
-        self.runs[run].update(updates)
-        self.names[run] = list(names)
+        with self._lock:
+            self.runs[run].update(updates)
+            self.names[run] = list(names)
+
+    def _open_for(self, what: str) -> None:
+        if self.closed:
+            raise TraceError(f"{self.shown_as or 'the trace'}: cannot {what}: the trace file is closed")
 
     def close(self) -> None:
         """Write the footer and trailer and (for a path) make the file appear atomically."""
-        if self.closed:
-            return
-        runs = [dict(r, op_names=n) for r, n in zip(self.runs, self.names)]
-        foot = json.dumps({"format": FILE_FORMAT, "version": FILE_VERSION, "q7emu_version": self.q7emu_version,
-                           "case": self.case, "codec": CODEC, "records": self.records, "runs": runs,
-                           "blocks": self.index}, separators=(",", ":")).encode()
-        self._put(foot)
-        self._put(TRAILER.pack(END_MAGIC, self.pos, len(foot), zlib.crc32(foot), self.records))
-        self.pos += len(foot) + TRAILER.size
-        self.closed = True
-        if self._ctx is not None:
-            self._ctx.__exit__(None, None, None)
+        with self._lock:
+            if self.closed:
+                return
+            runs = [dict(r, op_names=n) for r, n in zip(self.runs, self.names)]
+            foot = json.dumps({"format": FILE_FORMAT, "version": FILE_VERSION, "q7emu_version": self.q7emu_version,
+                               "case": self.case, "codec": CODEC, "records": self.records, "runs": runs,
+                               "blocks": self.index}, separators=(",", ":")).encode()
+            self._put(foot)
+            self._put(TRAILER.pack(END_MAGIC, self.pos, len(foot), zlib.crc32(foot), self.records))
+            self.pos += len(foot) + TRAILER.size
+            self.closed = True
+            if self._ctx is not None:
+                self._ctx.__exit__(None, None, None)
 
     def abort(self, exc_type: Any = None, exc: Any = None, tb: Any = None) -> None:
         """Give the file up: for a path, the temporary file is removed and an existing file stays as it was."""
-        if self.closed:
-            return
-        self.closed = True
-        if self._ctx is not None:
-            err = exc if exc is not None else TraceError("trace aborted")
-            with contextlib.suppress(BaseException):
-                self._ctx.__exit__(type(err), err, tb)
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            if self._ctx is not None:
+                err = exc if exc is not None else TraceError("trace aborted")
+                with contextlib.suppress(BaseException):
+                    self._ctx.__exit__(type(err), err, tb)

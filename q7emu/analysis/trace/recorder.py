@@ -3,6 +3,7 @@ filter arguments."""
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -24,22 +25,57 @@ from q7emu.analysis.trace.model import Trace
 from q7emu.analysis.trace.q7t import TraceWriter
 from q7emu.errors import InvalidArgument, Q7Error
 
-
 # ---------------------------------------------------------------------- the recorder
+#: seconds a thread waiting for another thread's run looks again whether that thread is still alive
+_OWNER_POLL_SECONDS = 0.5
+
+
+class _RunLock:
+    """Held by one thread from a run's ``begin_run`` to its ``finish`` / ``abort``, re-entrant (a callback of the
+    recording thread may use its recorder). Another thread waits for it (a shared recorder records one run at a
+    time: docs/traces.md §1.5); a thread that died holding it (a run begun but never finished) gives it up, so
+    no one waits for ever."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._owner: threading.Thread | None = None
+        self._depth = 0
+
+    def acquire(self) -> None:
+        me = threading.current_thread()
+        with self._cond:
+            while self._owner is not None and self._owner is not me:
+                if not self._owner.is_alive():          # its run was begun and never ended: given up
+                    self._owner, self._depth = None, 0
+                    break
+                self._cond.wait(_OWNER_POLL_SECONDS)
+            self._owner = me
+            self._depth += 1
+
+    def release(self) -> None:
+        with self._cond:
+            if self._owner is not threading.current_thread() or self._depth == 0:
+                return                                  # never held here (an abort after a finish): nothing to do
+            self._depth -= 1
+            if self._depth == 0:
+                self._owner = None
+                self._cond.notify_all()
+
+
 class RunSink:
     """What the kernel's recorder (src/trace/trace_buffer.pxi) is handed for one run: the filters it reads
     (``window``, ``ops``, ``partitions``, ``bundles``, ``partition_base``, ``skeleton``, ``tick_ops``) and
     the calls it makes while the kernel runs (``block(raw)``, ``tick(executed)``, ``finish(executed,
     op_names)``)."""
 
-    def __init__(self, owner: Recorder, run: int) -> None:
+    def __init__(self, owner: Recorder, run: int, partition_base: int | None = None) -> None:
         self.owner = owner
         self.run = run
         self.window = owner.window
         self.ops = owner.ops
         self.partitions = owner.partitions
         self.bundles = owner.bundles
-        self.partition_base = owner.partition_base
+        self.partition_base = owner.partition_base if partition_base is None else partition_base
         self.skeleton = owner.skeleton
         self.tick_ops = owner.tick_ops
         self.seq_start = owner.seq_start
@@ -47,6 +83,7 @@ class RunSink:
         self.mutate_hits = 0
         self.records = 0
         self.done = False
+        self._held = True               # the owner's run lock, taken by begin_run, given back at finish / abort
 
     def block(self, raw: bytes, names: bytes = b"") -> None:
         """One finished block (raw v2 bytes) and the run's op-name table so far (NAME_BYTES-byte NUL-padded
@@ -63,13 +100,25 @@ class RunSink:
 
     def finish(self, executed: int, op_names: list[str]) -> None:
         """The run ended normally."""
-        self.done = True
-        self.owner.mutate_hits += self.mutate_hits
-        self.owner._finish(self.run, executed, op_names)
+        try:
+            self.done = True
+            self.owner.mutate_hits += self.mutate_hits
+            self.owner._finish(self.run, executed, op_names)
+        finally:
+            self._release()
 
     def abort(self) -> None:
         """The run ended with an exception (the recorder keeps what it has)."""
-        self.owner._abort(self.run)
+        try:
+            if not self.done:
+                self.owner._abort(self.run)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        if self._held:
+            self._held = False
+            self.owner._run_lock.release()
 
 
 class Recorder:
@@ -84,7 +133,12 @@ class Recorder:
     the sequence number of each run's first primitive (default 0). ``mutate=(mnemonic, bundle)`` turns every
     op of that mnemonic in that bundle into a no-op (its destinations keep their values) -- mutation testing of
     the kernels (docs/traces.md §8); ``mutate_hits`` then counts the ops it removed. ``output_name``: the output
-    a file-system error names when ``path`` is a temporary file standing for it (``trace --jsonl``)."""
+    a file-system error names when ``path`` is a temporary file standing for it (``trace --jsonl``).
+
+    **Threads.** A recorder may be shared by threads: it records one run at a time, whole. A thread whose kernel
+    call begins a run while another thread's run is being recorded waits for that run to end, so every run's blocks
+    are contiguous in the file and in memory, and :meth:`close` waits for the run being recorded. Threads that want
+    their kernels to run side by side give each its own recorder (docs/traces.md §1.5)."""
 
     def __init__(self, window: tuple[int, int] | None = None, ops: Iterable[str] | None = None,
                  case: str = "", *, partitions: Any = None, bundles: Any = None,
@@ -118,32 +172,50 @@ class Recorder:
         self.raw_bytes = 0
         self._run_records: list[int] = []
         self._trace: Trace | None = None
+        self._run_lock = _RunLock()
 
     # ------------------------------------------------------------------ the kernel API's protocol
-    def _info(self, kernel: str, knobs: dict[str, Any] | None) -> dict[str, Any]:
+    def _info(self, kernel: str, knobs: dict[str, Any] | None, partition_base: int) -> dict[str, Any]:
         return {"kernel": kernel, "kernel_id": KERNEL_IDS.get(kernel, 0), "knobs": dict(knobs or {}),
                 "operand_order": OPERAND_ORDER,
                 "window": list(self.window) if self.window is not None else None,
                 "ops": list(self.ops) if self.ops is not None else None,
                 "partitions": [list(p) for p in self.partitions] if self.partitions is not None else None,
                 "bundles": list(self.bundles) if self.bundles is not None else None,
-                "partition_base": self.partition_base}
+                "partition_base": partition_base}
 
-    def begin_run(self, kernel: str, knobs: dict[str, Any] | None = None) -> RunSink:
-        """Called by the kernel APIs before a traced run; returns the sink the kernel records into."""
-        if self.raw_runs:
-            raise Q7Error("a Recorder holds either full-operand runs (add_run) or compact runs, not both")
-        if self.path is not None and self.writer is None:
-            self.writer = TraceWriter(self.path, case=self.case, shown_as=self.output_name)
-        info = self._info(kernel, knobs)
-        self.runs.append(info)
-        self.run_blocks.append([])
-        self.op_names.append([])
-        self._run_records.append(0)
-        if self.writer is not None:
-            self.writer.begin_run(info)
-        self._trace = None
-        return RunSink(self, len(self.runs) - 1)
+    def at_partition(self, partition_base: int) -> Any:
+        """This recorder, for runs whose kernel partition 0 is SBUF partition ``partition_base`` (the machine
+        hands a record's kernel this view): the base travels with the run, so threads sharing the recorder for
+        records at different partitions never see each other's."""
+        return _AtPartition(self, check_partition_base(partition_base))
+
+    def begin_run(self, kernel: str, knobs: dict[str, Any] | None = None, *,
+                  partition_base: int | None = None) -> RunSink:
+        """Called by the kernel APIs before a traced run; returns the sink the kernel records into (its partition
+        base ``partition_base``, default the recorder's). Waits while another thread's run is being recorded (class
+        docstring); the sink's ``finish`` or ``abort`` ends the run."""
+        base = self.partition_base if partition_base is None else partition_base
+        self._run_lock.acquire()
+        try:
+            if self.raw_runs:
+                raise Q7Error("a Recorder holds either full-operand runs (add_run) or compact runs, not both")
+            if self.writer is not None and self.writer.closed:
+                raise Q7Error("this Recorder's trace file is closed: record into a new Recorder")
+            if self.path is not None and self.writer is None:
+                self.writer = TraceWriter(self.path, case=self.case, shown_as=self.output_name)
+            info = self._info(kernel, knobs, base)
+            self.runs.append(info)
+            self.run_blocks.append([])
+            self.op_names.append([])
+            self._run_records.append(0)
+            if self.writer is not None:
+                self.writer.begin_run(info)
+            self._trace = None
+            return RunSink(self, len(self.runs) - 1, base)
+        except BaseException:
+            self._run_lock.release()
+            raise
 
     def _block(self, run: int, raw: bytes) -> None:
         n = int.from_bytes(raw[24:28], "little")
@@ -175,26 +247,39 @@ class Recorder:
     def add_run(self, raw: Any, kernel: str, knobs: dict[str, Any] | None = None) -> None:
         """A full-operand run (src/trace/q7trace.pxd MODE_LEGACY layout; any bytes-like object, kept without
         a copy), e.g. from ``_dequant.run(..., trace=True)``."""
-        if self.runs:
-            raise Q7Error("a Recorder holds either full-operand runs (add_run) or compact runs, not both")
-        info = {"kernel": kernel, "kernel_id": KERNEL_IDS.get(kernel, 0), "knobs": dict(knobs or {}),
-                "operand_order": OPERAND_ORDER,
-                "window": list(self.window) if self.window is not None else None,
-                "ops": list(self.ops) if self.ops is not None else None}
-        self.raw_runs.append((raw if raw is not None else b"", info))
-        self._trace = None
+        self._run_lock.acquire()
+        try:
+            if self.runs:
+                raise Q7Error("a Recorder holds either full-operand runs (add_run) or compact runs, not both")
+            info = {"kernel": kernel, "kernel_id": KERNEL_IDS.get(kernel, 0), "knobs": dict(knobs or {}),
+                    "operand_order": OPERAND_ORDER,
+                    "window": list(self.window) if self.window is not None else None,
+                    "ops": list(self.ops) if self.ops is not None else None}
+            self.raw_runs.append((raw if raw is not None else b"", info))
+            self._trace = None
+        finally:
+            self._run_lock.release()
 
     # ------------------------------------------------------------------ results
     def close(self) -> None:
-        """Finish the trace file (``path=`` recorders): footer, trailer, atomic rename."""
-        if self.writer is not None:
-            self.writer.case = self.case
-            self.writer.close()
+        """Finish the trace file (``path=`` recorders): footer, trailer, atomic rename. Waits for a run another
+        thread is recording."""
+        self._run_lock.acquire()
+        try:
+            if self.writer is not None:
+                self.writer.case = self.case
+                self.writer.close()
+        finally:
+            self._run_lock.release()
 
     def abort(self) -> None:
         """Give the trace file up (it never appears; an existing file stays as it was)."""
-        if self.writer is not None:
-            self.writer.abort()
+        self._run_lock.acquire()
+        try:
+            if self.writer is not None:
+                self.writer.abort()
+        finally:
+            self._run_lock.release()
 
     def __enter__(self) -> Recorder:
         return self
@@ -202,8 +287,13 @@ class Recorder:
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if exc_type is None:
             self.close()
-        elif self.writer is not None:
-            self.writer.abort(exc_type, exc, tb)
+            return
+        self._run_lock.acquire()
+        try:
+            if self.writer is not None:
+                self.writer.abort(exc_type, exc, tb)
+        finally:
+            self._run_lock.release()
 
     @property
     def raw(self) -> bytes:
@@ -220,7 +310,15 @@ class Recorder:
 
     @property
     def trace(self) -> Trace:
-        """The :class:`Trace` of every run so far (decoded on first access; in-memory recorders only)."""
+        """The :class:`Trace` of every run so far (decoded on first access; in-memory recorders only; waits for a
+        run another thread is recording)."""
+        self._run_lock.acquire()
+        try:
+            return self._decoded()
+        finally:
+            self._run_lock.release()
+
+    def _decoded(self) -> Trace:
         if self._trace is None:
             if self.raw_runs:
                 self._trace = Trace.from_runs(self.raw_runs, self.case)
@@ -232,6 +330,21 @@ class Recorder:
 
     def __len__(self) -> int:
         return len(self.trace)
+
+
+class _AtPartition:
+    """A :class:`Recorder` seen by a kernel whose partition 0 is SBUF partition ``base``
+    (:meth:`Recorder.at_partition`): its runs begin at that base; everything else is the recorder's."""
+
+    def __init__(self, recorder: Recorder, base: int) -> None:
+        self._recorder = recorder
+        self.partition_base = base
+
+    def begin_run(self, kernel: str, knobs: dict[str, Any] | None = None) -> RunSink:
+        return self._recorder.begin_run(kernel, knobs, partition_base=self.partition_base)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._recorder, name)
 
 
 # ---------------------------------------------------------------------- argument checks
