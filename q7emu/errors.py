@@ -6,6 +6,7 @@ ordinary Python callers can catch them the usual way.
 """
 from __future__ import annotations
 
+import re
 import threading
 
 
@@ -17,6 +18,32 @@ def one_line(text: str) -> str:
     """``text`` with every unprintable character (a newline, a tab, an escape) written as its Python escape, so a
     message built from user-supplied names (a file name, an archive member) stays one line."""
     return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+#: a lone surrogate: a byte of a name that is not UTF-8 (U+DC80..U+DCFF, as os.fsdecode holds it) or any other
+#: (a JSON text may carry "\ud800")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def shown_name(text: str) -> str:
+    """``text`` as every report writes it (docs/cli.md §1): each byte of a name that is not UTF-8 (held as a
+    surrogate U+DC80..U+DCFF, as ``os.fsdecode`` gives it) as a backslash escape ``\\xNN`` (``cases-\\xff``), any
+    other lone surrogate (from a JSON ``"\\ud800"``) as ``\\uNNNN``, so the text can always be written as UTF-8."""
+    if not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(lambda m: f"\\x{ord(m.group()) - 0xDC00:02x}" if "\udc80" <= m.group() <= "\udcff"
+                          else f"\\u{ord(m.group()):04x}", text)
+
+
+def shown_names(obj: object) -> object:
+    """A JSON value with every string (keys too) through :func:`shown_name` (the same object when none needs it)."""
+    if isinstance(obj, str):
+        return shown_name(obj)
+    if isinstance(obj, dict):
+        return {shown_name(k) if isinstance(k, str) else k: shown_names(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [shown_names(v) for v in obj]
+    return obj
 
 
 def first_line(e: BaseException) -> str:

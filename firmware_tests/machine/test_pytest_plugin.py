@@ -30,6 +30,8 @@ def pytest_run(cwd, *argv):
     e = dict(os.environ)
     e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
     e.pop("PYTEST_ADDOPTS", None)
+    for name in [n for n in e if n.startswith("PYTEST_XDIST_")]:     # this run's own xdist worker, if any
+        e.pop(name)
     p = subprocess.run([sys.executable, "-m", "pytest", *map(str, argv)], cwd=cwd,
                        capture_output=True, text=True, timeout=HANG, env=e)
     return p.returncode, p.stdout, p.stderr

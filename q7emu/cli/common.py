@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeAlias
 
-from q7emu.errors import first_line
+from q7emu.errors import first_line, shown_name, shown_names
 
 #: exit status: success / a passing verdict
 EXIT_OK = 0
@@ -175,9 +175,19 @@ def json_document(command: str, payload: dict[str, Any], version: int = JSON_VER
     return {"format": f"q7emu-{command}", "version": version, "q7emu_version": __version__, **payload}
 
 
+def json_text(doc: Any, **kw: Any) -> str:
+    """``json.dumps(doc, **kw)``, with every name that is not UTF-8 (a lone surrogate) written as the reports write
+    it (``\\xff``: :func:`q7emu.errors.shown_names`), never as a ``\\udcff`` escape a strict reader refuses
+    (docs/cli.md §1). Documents without one are dumped once, as they were."""
+    text = json.dumps(doc, **kw)
+    if "\\ud" in text:                  # a surrogate escape (or a backslash before "ud"): look at the strings
+        text = json.dumps(shown_names(doc), **kw)
+    return text
+
+
 def print_json(command: str, payload: dict[str, Any]) -> None:
     """Print :func:`json_document` on stdout (indent 1)."""
-    print(json.dumps(json_document(command, payload), indent=1))
+    print(json_text(json_document(command, payload), indent=1))
 
 
 def source_tree_problem() -> str | None:
@@ -217,8 +227,8 @@ def quiet_dask_logs() -> None:
 
 
 def print_error(message: str, stream: TextIO | None = None) -> None:
-    """Print ``q7emu: error: MESSAGE`` (one line) on stderr."""
-    print(f"q7emu: error: {message}", file=stream or sys.stderr)
+    """Print ``q7emu: error: MESSAGE`` (one line) on stderr (a name that is not UTF-8 as ``\\xff``)."""
+    print(f"q7emu: error: {shown_name(message)}", file=stream or sys.stderr)
 
 
 #: help of the options every command that runs a program takes (docs/asm.md §7)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from q7emu.cli.common import (
     EXIT_FAIL,
@@ -14,6 +13,7 @@ from q7emu.cli.common import (
     UsageError,
     add_run_options,
     json_document,
+    json_text,
     parse_knobs,
     print_error,
     progress_choice,
@@ -41,7 +41,7 @@ def cmd_explore(args: argparse.Namespace) -> int:
     progress = progress_choice(args)
     res = explore(args.paths, knobs=args.knobs, jobs=args.jobs, progress=progress, dask=args.dask)
     if args.json:
-        print(json.dumps(json_document("explore", res.to_json(best=args.best)), indent=1))
+        print(json_text(json_document("explore", res.to_json(best=args.best)), indent=1))
     else:
         print(res.format(best=args.best))
     # a case that could not be read is bad input (2), a dead worker q7emu's own failure (3), as in replay; a case a
@@ -113,7 +113,7 @@ def cmd_listing(args: argparse.Namespace) -> int:
         doc = lst.to_json()
         if args.variants:
             doc["variants"] = [{"config": c, "diff": d} for c, d in diffs]
-        print(json.dumps(json_document("listing", doc, version=LISTING_JSON_VERSION), indent=1))
+        print(json_text(json_document("listing", doc, version=LISTING_JSON_VERSION), indent=1))
         return EXIT_OK
     print(lst.format())
     if args.variants:

@@ -14,9 +14,9 @@ With ``--json`` an error is also a ``q7emu-error`` document on stdout, so stdout
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import importlib
-import json
 import os
 import signal
 import sys
@@ -38,12 +38,13 @@ from q7emu.cli.common import (
     ParserError,
     UsageError,
     error_line,
+    json_text,
     print_error,
     print_json,
     source_tree_problem,
 )
 from q7emu.cli.trace_args import implicit_record
-from q7emu.errors import InternalError, Q7Error
+from q7emu.errors import InternalError, Q7Error, shown_name
 from q7emu.kernels.extension import check_env, isa_info
 
 #: the command modules (of q7emu.cli) and the top-level commands each registers, in ``q7emu --help`` order; a test
@@ -137,8 +138,8 @@ def _is_internal(exc: BaseException) -> bool:
 
 def _json_error(wanted: bool, code: int, message: str) -> None:
     if wanted:
-        print(json.dumps({"format": "q7emu-error", "version": JSON_VERSION, "q7emu_version": __version__,
-                          "exit_code": code, "error": message}, indent=1))
+        print(json_text({"format": "q7emu-error", "version": JSON_VERSION, "q7emu_version": __version__,
+                         "exit_code": code, "error": message}, indent=1))
 
 
 #: the signals that stop a command the way Ctrl-C does (docs/limits.md §4): temporary files removed, workers
@@ -178,18 +179,36 @@ def _stop_signals() -> Iterator[list[int]]:
             signal.signal(sig, handler)
 
 
+#: the codec error handler of the CLI's stdout and stderr: a name that is not UTF-8 as every report writes it
+NAMES_ERRORS = "q7emu-names"
+
+
+def _names_errors(e: UnicodeError) -> tuple[str, int]:
+    """Text a stream's encoding cannot carry: the surrogates of a name that is not UTF-8 as ``\\xNN`` (as
+    :func:`q7emu.errors.shown_name` writes them), anything else as a backslash escape."""
+    if not isinstance(e, UnicodeEncodeError):
+        raise e
+    bad = e.object[e.start:e.end]
+    return shown_name(bad) if shown_name(bad) != bad else bad.encode("ascii", "backslashreplace").decode(), e.end
+
+
+codecs.register_error(NAMES_ERRORS, _names_errors)
+
+
 def _usable_streams() -> None:
     """A closed stdout / stderr (``>&-``, ``2>&-``: Python then sets it to None) becomes a sink that drops what
     is written, as ``print`` does for None: the command still runs, writes its files and exits with its status
-    (docs/cli.md §1). Text that the stream's encoding cannot carry (a file name that is not UTF-8) is written
-    with backslash escapes instead of failing."""
+    (docs/cli.md §1). Text that the stream's encoding cannot carry (a file name that is not UTF-8, a lone surrogate
+    from a JSON text) is written with backslash escapes, a name's bytes as ``\\xff`` as the reports write them,
+    instead of failing (or, under the C locale's ``surrogateescape``, writing bytes that are not UTF-8)."""
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is None:
             setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - lives as long as sys.<name>
-        elif hasattr(stream, "reconfigure") and getattr(stream, "errors", "strict") == "strict":
+        elif hasattr(stream, "reconfigure") and getattr(stream, "errors", "strict") in (
+                "strict", "surrogateescape", "backslashreplace"):
             with contextlib.suppress(Exception):
-                stream.reconfigure(errors="backslashreplace")
+                stream.reconfigure(errors=NAMES_ERRORS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

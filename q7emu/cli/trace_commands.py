@@ -44,6 +44,7 @@ from q7emu.cli.common import (
     Parser,
     Subparsers,
     UsageError,
+    json_text,
     parse_knobs,
     program_backend,
     read_record,
@@ -63,6 +64,7 @@ from q7emu.cli.trace_args import (
     run_options,
     show_options,
 )
+from q7emu.errors import shown_name
 
 TICK_OPS = 1 << 16
 
@@ -127,7 +129,8 @@ def load_target(target: str, *, sbuf: str | None = None, generation: str | None 
             raise UsageError(f"{target}: the case expects an error ({case.expected_error!r}); nothing to trace")
         base = _dst_partition(decode_record(case.record), case.partition_bytes)
         # the case's file name, not the path as typed: the same run gives the same bytes in any checkout
-        return Target(Path(case.path or target).name, case.record, base, case=case, knobs=kn, backend=backend)
+        return Target(shown_name(Path(case.path or target).name), case.record, base, case=case, knobs=kn,
+                      backend=backend)
     record = read_record(target)
     if partition_bytes is not None:          # 0 is a value to refuse, not "the default" (issue 27 item 11)
         from q7emu.isa.validate import check_partition_bytes
@@ -309,7 +312,7 @@ def _trace_record(a: argparse.Namespace) -> int:
     executed = sum(r.get("executed") or 0 for r in rec.runs)
     kern = ", ".join(sorted({r["kernel"] for r in rec.runs})) or res.path
     if a.json:
-        print(json.dumps({"format": "q7emu-trace-run", "version": 1, "q7emu_version": __version__,
+        print(json_text({"format": "q7emu-trace-run", "version": 1, "q7emu_version": __version__,
                           "path": res.path, "case": t.label,
                           "verdict": verdict, "output": str(out) if out else None,
                           "output_format": None if out is None else ("jsonl" if jsonl else "q7emu-trace-v2"),
@@ -328,7 +331,7 @@ def _trace_record(a: argparse.Namespace) -> int:
 def _json_stream_records(ops: Any, lanes: Any, head: dict[str, Any], out: IO[str]) -> int:
     from q7emu.analysis.trace import op_json
 
-    out.write(json.dumps(head, separators=(",", ":"))[:-1] + ',"records":[')
+    out.write(json_text(head, separators=(",", ":"))[:-1] + ',"records":[')
     n = 0
     for op in ops:
         o = op_json(op)
@@ -383,7 +386,7 @@ def _trace_diff(a: argparse.Namespace) -> int:
     if a.json:
         doc = r.as_json()
         doc = {"format": doc.pop("format"), "version": doc.pop("version"), "q7emu_version": __version__, **doc}
-        print(json.dumps(dict(doc, a=str(a.a), b=str(a.b))))
+        print(json_text(dict(doc, a=str(a.a), b=str(a.b))))
     else:
         print(r.format(max_lanes=a.max_lanes))
     return EXIT_OK if r.same else EXIT_FAIL
@@ -406,7 +409,7 @@ def _trace_convert(a: argparse.Namespace) -> int:
         return EXIT_OK
     n = export_jsonl(a.file, a.output) if mode == "export" else import_jsonl(a.file, a.output)
     if a.json:
-        print(json.dumps({"format": f"q7emu-trace-{mode}", "version": 1, "q7emu_version": __version__,
+        print(json_text({"format": f"q7emu-trace-{mode}", "version": 1, "q7emu_version": __version__,
                           "input": str(a.file), "output": str(a.output),
                           "records": n, "output_bytes": Path(a.output).stat().st_size}))
     else:
@@ -433,7 +436,7 @@ def _trace_log(a: argparse.Namespace) -> int:
                 log.write_block(b)
         total = tf.records
     if a.json:
-        print(json.dumps({"format": "q7emu-trace-log", "version": 1, "q7emu_version": __version__,
+        print(json_text({"format": "q7emu-trace-log", "version": 1, "q7emu_version": __version__,
                           "input": str(a.file), "output": str(a.output), "records": log.lines, "total": total,
                           "output_bytes": Path(a.output).stat().st_size}))
     elif a.output != "-":
@@ -516,7 +519,7 @@ def cmd_profile(a: argparse.Namespace) -> int:
     if a.plot:
         plot(p, a.plot)
     if a.json:
-        print(json.dumps(p, indent=1))
+        print(json_text(p, indent=1))
     else:
         print(format_profile(p, top=a.top))
         if prog is not None:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from q7emu._version import __version__
-from q7emu.errors import InternalError, Q7Error
+from q7emu.errors import InternalError, Q7Error, shown_name, shown_names
 from q7emu.fileio import atomic_write_text
 from q7emu.isa.records import S3D3TensDequant, S3DMX1Quant, decode_record
 from q7emu.machine.cases import Case, CaseResult, load_case
@@ -75,8 +75,7 @@ def shown(text: str) -> str:
     """``text`` as every report writes it: a file name that is not UTF-8 (its bytes held as surrogates, as
     ``os.fsdecode`` gives them) and characters XML cannot hold become backslash escapes (``\\xff``), so a
     row, the JSON document and the JUnit file can always be written (docs/cli.md §1)."""
-    text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", shown_name(text))
 
 
 # ---------------------------------------------------------------------- verdicts
@@ -779,4 +778,7 @@ def failing_cases(results: Sequence[CaseResult]) -> dict[str, Case]:
 def dumps(doc: dict[str, Any]) -> str:
     """A JSON document as the CLI prints it (one space indent, keys in insertion order), strict JSON: a number
     that is not finite is a ValueError, never ``Infinity`` / ``NaN`` (docs/cli.md §2)."""
-    return json.dumps(doc, indent=1, allow_nan=False)
+    text = json.dumps(doc, indent=1, allow_nan=False)
+    if "\\ud" in text:                  # a lone surrogate (a name from a report's JSON): written as the rows write it
+        text = json.dumps(shown_names(doc), indent=1, allow_nan=False)
+    return text
