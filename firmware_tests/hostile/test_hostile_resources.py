@@ -99,3 +99,35 @@ def test_a_sigterm_before_a_worker_sets_its_dispositions_still_ends_it():
     assert out.returncode == 0 and "Traceback" not in out.stderr, out.describe()
     assert out.stdout.strip() == str(["worker process killed by SIGTERM while running it (2 attempts)"] * 2), \
         out.describe()
+
+
+NO_THREADS = r"""
+import threading, numpy as np
+real = threading.Thread.start
+
+def start(self):                           # the process may start one kernel thread, no more (ulimit -u)
+    if self.name.startswith("q7core") and sum(t.name.startswith("q7core") for t in threading.enumerate()) >= 1:
+        raise RuntimeError("can't start new thread")
+    return real(self)
+
+threading.Thread.start = start
+import q7emu
+src = np.random.default_rng(0).integers(0, 256, (128, 8192), dtype=np.uint8)
+try:
+    q7emu.dequantize(src, "e2m1", cores=4)
+    print("ran")
+except OSError as e:
+    print(f"OSError {e}")
+print((q7emu.dequantize(src, "e2m1", cores=1) == q7emu.golden.dequantize(src, "e2m1")).all())
+"""
+
+
+def test_no_thread_left_for_the_kernel_cores_is_a_named_resource_error():
+    """``cores=N`` starts host threads; when the process may start no more (``ulimit -u``), the RuntimeError ``can't
+    start new thread`` was q7emu's bug (exit 3 on the command line); it is a resource error naming the kernel thread
+    it was starting, and cores=1 still runs."""
+    from hostile_lib import python
+    out = python(NO_THREADS)
+    assert out.returncode == 0 and "Traceback" not in out.stderr, out.describe()
+    first, second = out.stdout.strip().splitlines()
+    assert first.startswith("OSError [Errno 11] can't start new thread (starting kernel thread ") and second == "True"

@@ -7,6 +7,7 @@ register file (the kernels release the GIL). Results do not depend on the number
 """
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -66,6 +67,15 @@ def run_blocks(fn: Callable[[int, int], object], units: int, threads: int) -> No
         _EXECUTOR = ThreadPoolExecutor(max_workers=max(threads, os.cpu_count() or 1),
                                        thread_name_prefix="q7core")
     bounds = [units * i // threads for i in range(threads + 1)]
-    futures = [_EXECUTOR.submit(fn, bounds[i], bounds[i + 1]) for i in range(threads) if bounds[i] < bounds[i + 1]]
+    futures = []
+    try:
+        for i in range(threads):
+            if bounds[i] < bounds[i + 1]:
+                futures.append(_EXECUTOR.submit(fn, bounds[i], bounds[i + 1]))
+    except RuntimeError as e:             # "can't start new thread": out of threads (ulimit -u), named, not a bug
+        for f in futures:
+            f.exception()                 # no thread of this call writes after it returns
+        raise OSError(errno.EAGAIN, f"{e} (starting kernel thread {len(futures) + 1} of {threads}: give cores=1, "
+                                    "or raise the process limit)") from None
     for f in futures:
         f.result()
