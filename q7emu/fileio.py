@@ -150,6 +150,7 @@ def create_temporary(folder: str | os.PathLike[str], name: str, suffix: str = ".
     (tempfile.mkstemp left its file then). No lock is taken (tempfile's name generator has one, which a Ctrl-C
     landing inside could leave held)."""
     target = f" (writing {writing})" if writing is not None else ""
+    name = _short_enough(folder, name, len(f"..{'0' * 12}{suffix}"))
     for _ in range(_TMP_TRIES):
         tmp = os.path.join(folder, f".{name}.{os.urandom(6).hex()}{suffix}")
         try:
@@ -163,6 +164,23 @@ def create_temporary(folder: str | os.PathLike[str], name: str, suffix: str = ".
                 os.unlink(tmp)
             raise
     raise FileExistsError(errno.EEXIST, f"no free temporary name in {str(folder)!r}{target}")
+
+
+#: the longest file name (bytes) where the folder's file system does not say (POSIX's NAME_MAX on Linux)
+_NAME_MAX = 255
+
+
+def _short_enough(folder: str | os.PathLike[str], name: str, extra: int) -> str:
+    """``name`` cut so that it and ``extra`` more bytes fit one file name of ``folder``'s file system: a temporary
+    file's name is longer than its output's (``.NAME.xxxxxxxxxxxx.tmp``), and an output whose own name was valid,
+    but within 23 bytes of the limit, could not be written (ENAMETOOLONG)."""
+    try:
+        limit = int(os.pathconf(folder, "PC_NAME_MAX"))
+    except (OSError, ValueError, AttributeError):
+        limit = _NAME_MAX
+    raw = os.fsencode(name)
+    room = max(1, limit - extra)
+    return name if len(raw) <= room else os.fsdecode(raw[:room])
 
 
 def named_os_error(e: OSError, dest: str | os.PathLike[str]) -> OSError:

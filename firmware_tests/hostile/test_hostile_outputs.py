@@ -231,3 +231,24 @@ def test_trace_export_to_stdout_and_only_there(tmp_path):
     assert out.returncode == 0 and out.stdout.startswith('{"format":"q7emu-trace-jsonl"'), out.describe()
     assert not (tmp_path / "-").exists() and not os.path.exists("-")
     assert_clean_error(cli("trace", "import", str(t), "-o", "-"))
+
+
+@pytest.mark.parametrize("length", [232, 244, 255, 256])
+def test_an_output_named_near_the_file_name_limit(tmp_path, sbuf, capsys, length):
+    """An output whose own name fits the file system (255 bytes) is written, also when its temporary file's name
+    (``.NAME.xxxxxxxxxxxx.tmp``, 18 bytes longer) would not fit: before, a valid name within 23 bytes of the limit
+    failed with ENAMETOOLONG (issue 41's hostile round). One byte over the limit is one line naming the output."""
+    from cli_support import run
+    case = sorted((EXAMPLES_DIR / "cayman").glob("*.json"))[0]
+    outputs = {"run": ("npz", ["run", REC, "--sbuf", sbuf, "-g", "CAYMAN", "-o"]),
+               "junit": ("xml", ["replay", case, "--junit"]),
+               "trace": ("jsonl", ["trace", case, "-o"]),
+               "record": ("bin", ["record", "new", "0x7b", "src.num_elem=4,1,1", "-o"])}
+    for what, (ext, argv) in outputs.items():
+        name = "n" * (length - len(ext) - 1) + "." + ext
+        code, out, err = run(capsys, *argv, tmp_path / name)
+        if length <= 255:
+            assert code == 0 and (tmp_path / name).is_file(), (what, err)
+        else:
+            assert code == 2 and "File name too long" in err and len(err.strip().splitlines()) == 1, (what, err)
+        assert not tmp_files(tmp_path), what
