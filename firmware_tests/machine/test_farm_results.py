@@ -277,3 +277,21 @@ def test_explore_on_a_farm_with_a_worker_of_another_q7emu_is_exit_2_in_one_line(
     assert err.strip().splitlines() == [
         f"q7emu: error: --dask tcp://127.0.0.1:1: 1 of 2 cases not run: a Dask worker runs q7emu 9.9.9 (this is q7emu "
         f"{farm.__version__})"]
+
+
+class NoQ7emuClient(StandInClient):
+    """A worker that cannot load the task (no q7emu, or one without its function): the task ends in an error."""
+
+    def submit(self, apply_chunk, fn, items, *args, pure, key):
+        self.submitted.append(tuple(items))
+        f = StandInFuture(key, None, [])
+        f.status, f.exc = "error", ModuleNotFoundError("No module named 'q7emu'")
+        return f
+
+
+def test_a_worker_that_cannot_load_q7emu_runs_none_of_its_cases(monkeypatch):
+    """A worker without q7emu that joins late fails to unpickle every task it takes: its cases are not run (exit 2),
+    never 'worker failed', q7emu's own bug (exit 3)."""
+    got = run_foreign(monkeypatch, NoQ7emuClient({}), n=2, chunk=1)
+    assert got == {k: TaskNotRun("a Dask worker cannot load q7emu's task (ModuleNotFoundError: No module named "
+                                 "'q7emu'); install q7emu (the same wheel) on every worker") for k in range(2)}

@@ -389,7 +389,8 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
                 else:
                     failure = _outcome(status, value)
                     for i in idx:
-                        finish(i, failure if isinstance(failure, TaskFailure) else TaskFailure("malformed result"))
+                        finish(i, failure if isinstance(failure, (TaskFailure, TaskNotRun))
+                               else TaskFailure("malformed result"))
     except KeyboardInterrupt:
         with sigint_ignored(), contextlib.suppress(Exception):
             client.cancel(list(futures.values()), force=True)
@@ -452,9 +453,14 @@ def _killed(status: str, value: Any) -> int | None:
 
 
 def _outcome(status: str, value: Any) -> Any:
-    """The result of a finished future, or the TaskFailure of one that erred or was cancelled."""
+    """The result of a finished future, or the TaskFailure of one that erred or was cancelled; a task that a worker
+    could not even load (an ImportError: a worker without q7emu, or with one that lacks the task's function) is a
+    TaskNotRun, never a failure of its cases (docs/cli.md §4.2)."""
     if status == "finished":
         return value
+    if status == "error" and isinstance(value, ImportError):
+        return TaskNotRun(f"a Dask worker cannot load q7emu's task ({failure_text(value)}); install q7emu (the same "
+                          "wheel) on every worker")
     if status == "error":
         return TaskFailure(failure_text(value) if isinstance(value, BaseException) else str(value))
     return TaskFailure(f"Dask task {status}")
