@@ -90,7 +90,7 @@ def cmd_listing(args: argparse.Namespace) -> int:
 
         prog = program(args.kernel, args.fmt, knobs, src_dtype=src, dst_dtype=dst)
         if args.json:
-            print(json.dumps(json_document("listing-asm", {"kernel": args.kernel, "program": prog.name,
+            print(json_text(json_document("listing-asm", {"kernel": args.kernel, "program": prog.name,
                                                            "text": prog.text()}), indent=1))
         else:
             print(prog.text(), end="")
