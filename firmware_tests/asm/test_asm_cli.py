@@ -279,14 +279,26 @@ def test_replay_program_refusals(capsys, tmp_path):
     assert code == 2 and "--program" in one_line(err)
 
 
-def test_a_program_that_stops_on_an_error_in_a_kernels_place_is_a_divergence(capsys, tmp_path):
-    """docs/asm.md §4.5: the case FAILs (exit 1) with the error's line and partition, as a record that raises."""
+def test_a_program_that_stops_on_an_error_in_a_kernels_place_is_bad_input(capsys, tmp_path):
+    """docs/asm.md §4.5: under replay each case is an ERROR (exit 2) naming the line and partition, the other cases
+    go on; the JUnit error is bad-program and merge takes the report; trace and profile exit 2 in one line."""
     prog = write(tmp_path, "oob.s", "  movi a5, 0\n  ivp_lv2nx8_i v1, a5, 0\n  retw\n")   # address 0: no region
-    code, out, _ = run(capsys, "replay", NF4, MX, "--program", prog, "--json")
+    report = tmp_path / "r.json"
+    code, out, _ = run(capsys, "replay", NF4, MX, "--program", prog, "--json", "--junit", tmp_path / "j.xml")
+    report.write_text(out)
     doc = json.loads(out)
-    assert code == 1 and [c["verdict"] for c in doc["cases"]] == ["FAIL", "FAIL"]
+    assert code == 2 and [c["verdict"] for c in doc["cases"]] == ["ERROR", "ERROR"]
+    assert doc["summary"]["errors"] == 2 and doc["backend"] == "program oob.s"
     for c in doc["cases"]:
-        assert "oob.s:2:" in c["error"] and "partition" in c["error"] and "outside every memory region" in c["error"]
+        assert c["error"].startswith("ProgramError: ") and "oob.s:2:" in c["error"] and "partition 0" in c["error"]
+        assert "outside every memory region" in c["error"] and c["opcode"] is None
+    assert (tmp_path / "j.xml").read_text().count('type="bad-program"') == 2
+    code, out, err = run(capsys, "merge", report)
+    assert code == 2 and "2 could not be replayed" in out, (out, err)
+    for argv in (["trace", NF4, "--program", prog, "-o", tmp_path / "t.q7t"], ["profile", NF4, "--program", prog]):
+        code, _, err = run(capsys, *argv)
+        assert code == 2 and "oob.s:2:" in one_line(err) and "partition 0" in err
+    assert not (tmp_path / "t.q7t").exists()
 
 
 def test_trace_of_the_kernels_program_equals_the_kernels(capsys, tmp_path):

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from q7emu.errors import CaseError, InternalError, InvalidArgument, Q7Error, first_line
+from q7emu.errors import CaseError, InternalError, InvalidArgument, ProgramError, Q7Error, first_line
 from q7emu.fileio import ArrayInfo, NpzReader, atomic_write, atomic_write_text, read_json, write_npz
 from q7emu.isa.enums import Generation
 from q7emu.isa.records import RECORD_SIZE, parse_hex
@@ -498,6 +498,10 @@ def ran_outcome(case: Case) -> str | None:
     return f"expected an error containing {case.expected_error!r}, but the record ran"
 
 
+#: the prefix of the error of a case whose program (replay --program) stopped on an error (docs/asm.md §4.5)
+PROGRAM_ERROR = "ProgramError:"
+
+
 def run_case(case: Case, knobs: dict[str, Any] | None = None, backend: Backend = "kernel") -> CaseResult:
     """Replay one case. ``knobs`` override the case's knobs. Never raises for a failing record: the error
     becomes the result (PASS only if the case has a matching ``expected_error``)."""
@@ -513,6 +517,9 @@ def run_case(case: Case, knobs: dict[str, Any] | None = None, backend: Backend =
         m.execute(case.record)
     except InternalError:
         raise                             # a q7emu bug is not the case's outcome: the replay reports it as such
+    except ProgramError as e:             # the program in the kernel's place is bad input, not a verdict: ERROR
+        return CaseResult(case.name, path, -1, False, 0, time.perf_counter() - t0,   # (exit 2; docs/asm.md §4.5)
+                          error=f"{PROGRAM_ERROR} {e}")
     except Q7Error as e:
         ok, err = error_outcome(case, e)
         return CaseResult(case.name, path, case.opcode, ok, case.expected_bytes, time.perf_counter() - t0,

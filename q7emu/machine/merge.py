@@ -168,8 +168,10 @@ def check_report(path: str, doc: dict[str, Any]) -> None:
     :func:`read_report`'s.)"""
     r = _Report(path)
     r.str_(doc, "q7emu_version", "")
-    if doc.get("backend") not in ("kernel", "golden"):
-        raise r.fail("backend", doc.get("backend"), "is not kernel or golden")
+    backend = doc.get("backend")
+    if backend not in ("kernel", "golden", "kernel programs") and not (
+            isinstance(backend, str) and backend.startswith("program ") and len(backend) > len("program ")):
+        raise r.fail("backend", backend, "is not kernel, golden or program NAME (replay --program)")
     knobs = r.obj(doc, "knobs", "")
     if knobs is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in knobs.items()):
         raise r.fail("knobs", knobs, "is not an object of knob names to values (strings)")

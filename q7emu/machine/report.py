@@ -31,7 +31,7 @@ from q7emu._version import __version__
 from q7emu.errors import InternalError, Q7Error, shown_name, shown_names
 from q7emu.fileio import atomic_write_text
 from q7emu.isa.records import S3D3TensDequant, S3DMX1Quant, decode_record
-from q7emu.machine.cases import Case, CaseResult, load_case
+from q7emu.machine.cases import PROGRAM_ERROR, Case, CaseResult, load_case
 from q7emu.machine.explain import Explainer, Explanation
 from q7emu.machine.machine import element_offsets
 from q7emu.model.values import decode, format_value
@@ -80,16 +80,16 @@ def shown(text: str) -> str:
 
 # ---------------------------------------------------------------------- verdicts
 def kind(r: CaseResult) -> str:
-    """``pass``, ``fail`` (mismatch or divergence), ``broken`` (the case file could not be read), ``internal``
-    (the worker replaying it died) or ``not_run`` (a farm that could not run it: a worker of another q7emu, a lost
-    scheduler; docs/cli.md §4.2)."""
+    """``pass``, ``fail`` (mismatch or divergence), ``broken`` (the case file could not be read, or the program of
+    ``replay --program`` stopped on an error: bad input either way), ``internal`` (the worker replaying it died) or
+    ``not_run`` (a farm that could not run it: a worker of another q7emu, a lost scheduler; docs/cli.md §4.2)."""
     if r.ok:
         return "pass"
     if r.opcode < 0 and r.error and r.error.startswith(_WORKER_FAILED):
         return "internal"
     if r.opcode < 0 and r.error and r.error.startswith(NOT_RUN):
         return "not_run"
-    if r.opcode < 0:            # load_case failed: the result carries no record
+    if r.opcode < 0:            # load_case failed, or the program in the kernel's place stopped on an error
         return "broken"
     return "fail"
 
@@ -612,8 +612,9 @@ def junit_xml(results: Sequence[CaseResult], cases: dict[str, Case] | None = Non
             el = ET.SubElement(tc, "failure", {"type": "mismatch" if r.mismatch is not None else "divergence",
                                                "message": first})
         else:
-            el = ET.SubElement(tc, "error", {"type": {"internal": "internal", "not_run": "not-run"}.get(
-                k, "bad-case-file"), "message": first})
+            bad = "bad-program" if (r.error or "").startswith(PROGRAM_ERROR) else "bad-case-file"
+            el = ET.SubElement(tc, "error", {"type": {"internal": "internal", "not_run": "not-run"}.get(k, bad),
+                                             "message": first})
         el.text = text
     ET.indent(root)
     return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
