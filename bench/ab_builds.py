@@ -37,7 +37,7 @@ P = summary.P
 def load_base(base: Path, name: str, level: str) -> ModuleType | None:
     """The base build's extension module ``name`` at ``level`` (None when the base holds no such file)."""
     short = name.rsplit(".", 1)[-1]
-    mod = short if level == extension.LEVELS[0] else f"{short}_{level}"
+    mod = short if level == extension.BASELINE else f"{short}_{level}"
     files = sorted(base.glob(f"{mod}.*.so")) + sorted(base.glob(f"{mod}.so"))
     if not files:
         return None

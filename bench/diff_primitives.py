@@ -14,7 +14,8 @@ drawn from 3 registers, so destinations alias sources as the kernels do, e.g. bm
 and `sweep16` (distinct registers whose 16-bit lanes walk through all 65536 values).
 Build with Q7EMU_NATIVE=0 to check the baseline x86-64 bodies (SSE2: the generic level's) instead, with
 Q7EMU_DIFF_ARCH="-march=haswell" (say) for another target's bodies, or with
-Q7EMU_DIFF_ARCH="-U__SSE2__ -U__SSE__ -U__MMX__" for the portable C bodies (what a non-x86 host compiles).
+Q7EMU_DIFF_ARCH="-U__SSE2__ -U__SSE__ -U__MMX__" for the portable C bodies (what a non-x86 host compiles; the
+flags setup.py adds for the portable ISA level).
 
     python bench/diff_primitives.py [--ref REV] [--trials N]      (from the repository root)
 

@@ -30,7 +30,10 @@ def wheel(tmp_path, modules, entry_points=True, name="q7emu-0.1.0-cp311-cp311-li
     return p
 
 
-def full(levels=("generic", "avx2", "avx512")):
+X86_LEVELS = ["generic", "portable", "avx2", "avx512"]
+
+
+def full(levels=tuple(X86_LEVELS)):
     mods = [h if lv == "generic" else f"{h}_{lv}" for h in bw.HOT for lv in levels]
     return mods + list(bw.SINGLE)
 
@@ -39,13 +42,13 @@ def test_the_modules_the_recipe_expects_are_the_ones_src_builds():
     setup_hot = re.search(r"^HOT = \((.*?)\)", (ROOT / "setup.py").read_text(), re.M | re.S).group(1)
     assert {m.replace(".", "/") for m in re.findall(r'"([\w.]+)"', setup_hot)} == set(bw.HOT)
     assert set(bw.SINGLE) == {"q7emu/primitives/_ivp", "q7emu/kernels/_cpu", "q7emu/primitives/_cyutility"}
-    assert bw.expected_levels("x86_64") == ["generic", "avx2", "avx512"]
+    assert bw.expected_levels("x86_64") == X86_LEVELS
     assert bw.expected_levels("aarch64") == ["generic"]
 
 
 def test_a_complete_wheel_passes(tmp_path):
     w = wheel(tmp_path, full())
-    assert bw.check_wheel(w, ["generic", "avx2", "avx512"]) == []
+    assert bw.check_wheel(w, X86_LEVELS) == []
     assert bw.extension_modules(w)["q7emu/kernels/_dequant_avx512"] == "q7emu/kernels/_dequant_avx512" + SUFFIX
 
 
@@ -56,12 +59,12 @@ def test_a_complete_wheel_passes(tmp_path):
 ])
 def test_a_missing_module_or_level_is_named(tmp_path, drop, words):
     w = wheel(tmp_path, [m for m in full() if m != drop])
-    assert bw.check_wheel(w, ["generic", "avx2", "avx512"]) == [words]
+    assert bw.check_wheel(w, X86_LEVELS) == [words]
 
 
 def test_a_native_level_and_missing_entry_points_are_refused(tmp_path):
     w = wheel(tmp_path, full() + ["q7emu/kernels/_dequant_native"], entry_points=False)
-    problems = bw.check_wheel(w, ["generic", "avx2", "avx512"])
+    problems = bw.check_wheel(w, X86_LEVELS)
     assert any("_dequant_native is in it" in p for p in problems)
     assert any("entry_points.txt" in p for p in problems)
 

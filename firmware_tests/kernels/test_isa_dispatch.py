@@ -5,7 +5,8 @@
    and the choices (and one line, exit 2, on the command line);
 2. every level gives the same bytes: a quick in-process check of every path, and the exhaustive kernel
    tests run again under each supported level other than this run's (docs/build.md §1.4);
-3. Q7EMU_ISA=generic replays every shipped case;
+3. Q7EMU_ISA=generic and Q7EMU_ISA=portable (the plain C bodies every non-x86 machine runs) replay every
+   shipped case;
 4. the default build runs under ``qemu-x86_64 -cpu Haswell`` (AVX2, no AVX-512: dispatches avx2) and
    ``-cpu Nehalem`` (no AVX: generic) and replays every shipped case there.
 """
@@ -58,8 +59,8 @@ def env_without_isa(**extra: str) -> dict[str, str]:
 
 # ---------------------------------------------------------------- 1. selection
 def test_cpu_levels_are_a_prefix_of_the_levels():
-    assert CPU == extension.LEVELS[:len(CPU)] and CPU[0] == "generic"
-    assert "generic" in BUILT and list(BUILT)[0] == "generic"
+    assert CPU == extension.LEVELS[:len(CPU)] and CPU[:2] == ("portable", "generic")
+    assert "generic" in BUILT and list(BUILT)[0] == "generic" == extension.BASELINE
 
 
 @pytest.mark.parametrize("level", RUNNABLE)
@@ -69,6 +70,16 @@ def test_each_level_loads_its_own_module(level):
         m = extension.load_extension(name, level)
         assert m.__name__ == (name if level == "generic" else f"{name}_{level}")
         assert m.ISA_LEVEL == level and m.ISA_FLAGS == BUILT[level] and dict(m.ISA_BUILT) == BUILT
+        if platform.machine() not in ("x86_64", "AMD64"):
+            assert m.ISA_SIMD == ()                 # off x86 every level is the portable C bodies
+        elif level in SIMD:
+            assert m.ISA_SIMD == SIMD[level], (level, m.ISA_SIMD)
+
+
+#: the x86 SIMD macros each level's compiler defines (setup.py's ISA_SIMD): which C bodies of the primitives it runs;
+#: none at portable, whose x86 bodies setup.py compiles out (docs/build.md §1.1)
+SIMD = {"portable": (), "generic": ("SSE2",), "avx2": ("SSE2", "AVX2"),
+        "avx512": ("SSE2", "AVX2", "AVX512F", "AVX512BW", "AVX512VBMI")}
 
 
 @pytest.mark.parametrize("level", [lv for lv in RUNNABLE if lv != "generic"])
@@ -96,7 +107,7 @@ def test_the_cpu_probe_records_the_levels_built():
 def test_default_is_the_best_runnable_level():
     assert extension.select_level(BUILT, env="") == RUNNABLE[-1]
     if sys.platform == "linux" and platform.machine() == "x86_64":
-        assert {"generic", "avx2", "avx512"} <= set(BUILT), "the default x86-64 build has every level"
+        assert set(extension.DEFAULT_LEVELS) <= set(BUILT), "the default x86-64 build has every level"
 
 
 def test_forced_level_and_version_report(monkeypatch):
@@ -121,9 +132,11 @@ def test_forced_level_and_version_report(monkeypatch):
 def test_bad_values_name_the_variable_and_the_choices(monkeypatch):
     with pytest.raises(InvalidArgument) as e:
         extension.select_level(BUILT, env="sse9")
-    assert e.value.field == "Q7EMU_ISA" and "generic, avx2, avx512" in str(e.value)
+    assert e.value.field == "Q7EMU_ISA" and "portable, generic, avx2, avx512" in str(e.value)
     with pytest.raises(InvalidArgument, match="this build has only the levels generic"):
         extension.select_level({"generic": "-O3"}, env="avx2")
+    with pytest.raises(InvalidArgument, match="elsewhere generic is the portable C bodies"):
+        extension.select_level({"generic": "-O3"}, env="portable")      # (an aarch64 build)
     monkeypatch.setattr(extension, "cpu_levels", lambda: ("generic",))
     with pytest.raises(InvalidArgument, match="this CPU supports only generic"):
         extension.select_level({"generic": "", "avx2": "", "avx512": ""}, env="avx512")
@@ -135,7 +148,8 @@ def test_bad_value_on_the_command_line_is_one_line_exit_2(argv):
     r = subprocess.run([sys.executable, "-m", "q7emu", *argv], capture_output=True, text=True, cwd=ROOT,
                        env=env_without_isa(Q7EMU_ISA="avx1024"))
     assert r.returncode == 2 and r.stdout == "", (r.stdout, r.stderr)
-    assert r.stderr.count("\n") == 1 and "Q7EMU_ISA='avx1024'" in r.stderr and "generic, avx2, avx512" in r.stderr
+    assert r.stderr.count("\n") == 1 and "Q7EMU_ISA='avx1024'" in r.stderr
+    assert "portable, generic, avx2, avx512" in r.stderr
 
 
 # ---------------------------------------------------------------- 2. same bytes on every level
@@ -260,9 +274,10 @@ def replay_all(prefix: list[str], env: dict[str, str], timeout: float) -> tuple[
     return level[0], doc
 
 
-def test_generic_replays_every_shipped_case():
-    level, _ = replay_all([], env_without_isa(Q7EMU_ISA="generic"), timeout=300)
-    assert level == "generic"
+@pytest.mark.parametrize("level", [lv for lv in ("generic", "portable") if lv in BUILT])
+def test_a_forced_level_replays_every_shipped_case(level):
+    got, _ = replay_all([], env_without_isa(Q7EMU_ISA=level), timeout=300)
+    assert got == level
 
 
 QEMU = shutil.which("qemu-x86_64")

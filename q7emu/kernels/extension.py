@@ -4,13 +4,14 @@ The kernel modules (:mod:`q7emu.kernels.dequant`, :mod:`q7emu.kernels.quantize_m
 extension only when a kernel runs, so that everything that merely *names* a kernel (the registry, the
 listings, the machine with the golden backend) imports without a build.
 
-Each kernel extension is built once per ISA level (setup.py): ``q7emu.kernels._dequant`` at the portable
-baseline (``generic``) and ``q7emu.kernels._dequant_avx2`` / ``_dequant_avx512`` beside it. :func:`load_extension`
-imports the baseline module (it must exist; it also lists the levels built and their flags), then the variant
-of the selected level: the highest level both built and supported by this CPU (q7emu.kernels._cpu), or the one
-``Q7EMU_ISA`` names (docs/build.md §1.3). Every level computes the same bytes. ``q7emu --version`` and the CLI's
-``Q7EMU_ISA`` check read the levels built from q7emu.kernels._cpu (``ISA_BUILT``, written by setup.py), which
-imports neither a kernel module nor numpy.
+Each kernel extension is built once per ISA level (setup.py): ``q7emu.kernels._dequant`` at the baseline
+(``generic``) and ``q7emu.kernels._dequant_portable`` / ``_dequant_avx2`` / ``_dequant_avx512`` beside it on x86-64
+(``portable``: the primitives' plain C bodies, the code a non-x86 machine runs, where ``generic`` is those bodies).
+:func:`load_extension` imports the baseline module (it must exist; it also lists the levels built and their flags),
+then the variant of the selected level: the highest level both built and supported by this CPU (q7emu.kernels._cpu),
+or the one ``Q7EMU_ISA`` names (docs/build.md §1.3). Every level computes the same bytes. ``q7emu --version`` and
+the CLI's ``Q7EMU_ISA`` check read the levels built from q7emu.kernels._cpu (``ISA_BUILT``, written by setup.py),
+which imports neither a kernel module nor numpy.
 """
 from __future__ import annotations
 
@@ -22,13 +23,17 @@ from typing import Any
 
 from q7emu.errors import InvalidArgument, Q7Error
 
-__all__ = ["LEVELS", "PORTABLE", "ENV", "load_extension", "cached_extension", "cpu_levels", "built_levels",
-           "build_levels", "select_level", "check_env", "isa_info"]
+__all__ = ["LEVELS", "BASELINE", "DEFAULT_LEVELS", "ENV", "load_extension", "cached_extension", "cpu_levels",
+           "built_levels", "build_levels", "select_level", "check_env", "isa_info"]
 
-#: the ISA levels, lowest first; ``native`` exists only in a ``Q7EMU_NATIVE=1`` build (docs/build.md §1.1)
-LEVELS = ("generic", "avx2", "avx512", "native")
-#: the levels a default (portable) x86-64 build has
-PORTABLE = LEVELS[:3]
+#: the ISA levels, lowest first; ``native`` exists only in a ``Q7EMU_NATIVE=1`` build (docs/build.md §1.1).
+#: ``portable`` (the primitives' C bodies without x86 SIMD) runs on every CPU but is never picked by itself: it is
+#: there to be forced (``Q7EMU_ISA=portable``) and tested, the code every non-x86 machine runs
+LEVELS = ("portable", "generic", "avx2", "avx512", "native")
+#: the level of the module every build has (``q7emu.kernels._dequant``, no suffix)
+BASELINE = "generic"
+#: the levels a default x86-64 build has (off x86-64 only ``generic``, which is there the portable bodies)
+DEFAULT_LEVELS = LEVELS[:4]
 #: the environment variable that forces a level
 ENV = "Q7EMU_ISA"
 #: the baseline module whose ISA_BUILT lists the levels and flags of the build
@@ -44,19 +49,20 @@ def _import_base(name: str) -> ModuleType:
 
 
 def cpu_levels() -> tuple[str, ...]:
-    """The ISA levels this CPU supports, lowest first (CPUID through q7emu.kernels._cpu; ``("generic",)``
-    when that module is not built). ``native`` is not a CPU level: a native build is trusted to run here."""
+    """The ISA levels this CPU supports, lowest first: ``portable`` and ``generic`` (every CPU), then what CPUID
+    reports through q7emu.kernels._cpu (nothing more when that module is not built). ``native`` is not a CPU level:
+    a native build is trusted to run here."""
     try:
         from q7emu.kernels import _cpu
     except ImportError:
-        return ("generic",)
-    return tuple(_cpu.levels())
+        return ("portable", BASELINE)
+    return ("portable", *_cpu.levels())
 
 
 def built_levels(base: ModuleType) -> dict[str, str]:
     """Level -> compile flags of every variant built beside the baseline module ``base``."""
     built = getattr(base, "ISA_BUILT", None)
-    return dict(built) if built else {"generic": ""}
+    return dict(built) if built else {BASELINE: ""}
 
 
 def build_levels() -> dict[str, str] | None:
@@ -91,13 +97,14 @@ def select_level(built: dict[str, str] | None = None, env: str | None = None) ->
     runnable = [lv for lv in LEVELS if lv in built and (lv in cpu or lv == "native")]
     value = os.environ.get(ENV, "") if env is None else env
     if not value:
-        return runnable[-1] if runnable else "generic"
-    if value not in PORTABLE and not (value == "native" and "native" in built):
+        return runnable[-1] if runnable else BASELINE
+    if value not in DEFAULT_LEVELS and not (value == "native" and "native" in built):
         choices = ", ".join(lv for lv in LEVELS if lv != "native" or lv in built)
         raise InvalidArgument(ENV, value, f"must be one of {choices} (or unset: the best this CPU runs)")
     if value not in built:
         raise InvalidArgument(ENV, value, f"this build has only the levels {', '.join(built)} "
-                                          "(setup.py builds avx2 / avx512 on x86-64 with GCC or Clang)")
+                                          "(setup.py builds portable, avx2 and avx512 on x86-64 with GCC or Clang; "
+                                          "elsewhere generic is the portable C bodies)")
     if value not in runnable:
         raise InvalidArgument(ENV, value, f"this CPU supports only {', '.join(lv for lv in LEVELS if lv in cpu)}; "
                                           f"choose one of {', '.join(runnable)}")
@@ -114,7 +121,7 @@ def load_extension(name: str, level: str | None = None) -> ModuleType:
     if built is None:          # a module built once (not a kernel): there is only the baseline
         return base
     level = select_level(dict(built), env=level)
-    if level == "generic":
+    if level == BASELINE:
         return base
     try:
         return importlib.import_module(f"{name}_{level}")
