@@ -7,6 +7,8 @@ environment variable ``Q7EMU_KERNEL_PROFILE`` (default ``kernels``):
 
   kernels           modest example counts, keeps the two files under ~60 s on a 2-core machine
   kernels-thorough  10x the examples, for a long soak run
+
+and ``emulated`` (every test, ``pytest --hypothesis-profile=emulated``): no per-example deadline.
 """
 from __future__ import annotations
 
@@ -21,6 +23,9 @@ _COMMON = dict(deadline=None, derandomize=False,
                                       HealthCheck.function_scoped_fixture])
 settings.register_profile("kernels", max_examples=100, **_COMMON)
 settings.register_profile("kernels-thorough", max_examples=1000, **_COMMON)
+# tools/aarch64_check.sh runs the suites under qemu-aarch64 (pytest --hypothesis-profile=emulated): Hypothesis's
+# per-example deadline (200 ms) would time the emulator, not q7emu
+settings.register_profile("emulated", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 KERNEL_PROFILE = os.environ.get("Q7EMU_KERNEL_PROFILE", "kernels")
 
