@@ -53,9 +53,9 @@ pytestmark = pytest.mark.skipif(
            "at every other level this CPU runs")
 
 
-def compile_primitives(level: str, out_dir: Path, optimise: str | None = None) -> Path:
-    """_ivp.c compiled with ``level``'s flags into out_dir (``optimise``, e.g. "-O0", replacing their -O option);
-    the module file."""
+def compile_primitives(level: str, out_dir: Path, optimise: str | None = None, extra: tuple[str, ...] = ()) -> Path:
+    """_ivp.c compiled with ``level``'s flags and ``extra`` into out_dir (``optimise``, e.g. "-O0", replacing their
+    -O option); the module file."""
     cc = shlex.split(sysconfig.get_config_var("CC") or "cc")
     out = out_dir / ("_ivp" + sysconfig.get_config_var("EXT_SUFFIX"))
     includes = [ROOT / "src", ROOT / "src" / "primitives", Path(sysconfig.get_paths()["include"]),
@@ -63,7 +63,7 @@ def compile_primitives(level: str, out_dir: Path, optimise: str | None = None) -
     flags = shlex.split(BUILT[level])
     if optimise:
         flags = [f for f in flags if not f.startswith("-O")] + [optimise]
-    cmd = [*cc, "-shared", "-fPIC", "-fwrapv", "-DNDEBUG", *flags,
+    cmd = [*cc, "-shared", "-fPIC", "-fwrapv", "-DNDEBUG", *flags, *extra,
            *(f"-I{p}" for p in includes), str(GENERATED_C), "-o", str(out)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"{shlex.join(cmd)}\n{r.stderr[-4000:]}"
@@ -83,7 +83,30 @@ def test_the_primitives_compile_unoptimised_at(level, tmp_path):
 @pytest.mark.skipif(not GENERATED_C.is_file(), reason="needs the build's generated C (a source checkout, built)")
 @pytest.mark.parametrize("level", OTHER_LEVELS)
 def test_the_primitive_suite_passes_with_the_primitives_compiled_at(level, tmp_path):
-    module = compile_primitives(level, tmp_path)
+    run_primitive_suite(compile_primitives(level, tmp_path), tmp_path)
+
+
+#: the GNU extensions q7emu's C helpers use where the compiler has them (src/primitives/*.pxd), each with a plain C
+#: alternative: under Q7_PLAIN_C they take the alternative, and ``#pragma GCC poison`` makes any use left unguarded a
+#: compile error (the C of Cython and of the system headers is not q7emu's and is not checked)
+GNU_EXTENSIONS = ("__int128", "__builtin_clzll", "__builtin_clz", "__builtin_ctzll", "__builtin_popcountll",
+                  "__may_alias__", "vector_size")
+
+
+@pytest.mark.skipif(not GENERATED_C.is_file(), reason="needs the build's generated C (a source checkout, built)")
+def test_the_primitive_suite_passes_in_plain_c(tmp_path):
+    """What a compiler without GNU extensions (MSVC) compiles of q7emu's own C: the portable bodies (no x86 SIMD)
+    with Q7_PLAIN_C, every GNU extension above poisoned, and the whole primitive suite run against it (README:
+    MSVC is expected to work, untested)."""
+    poison = tmp_path / "plain_c.h"
+    poison.write_text(f"#pragma GCC poison {' '.join(GNU_EXTENSIONS)}\n")
+    level = "portable" if "portable" in BUILT else "generic"     # (off x86 generic is the portable bodies)
+    module = compile_primitives(level, tmp_path, extra=("-DQ7_PLAIN_C", "-include", str(poison)))
+    run_primitive_suite(module, tmp_path)
+
+
+def run_primitive_suite(module: Path, tmp_path: Path) -> None:
+    """The primitive suite (this folder but this file), in a fresh interpreter, against the module file ``module``."""
     # q7emu (its pytest plugin) is imported before pytest starts, so pytest warns it cannot rewrite its asserts
     args = [sys.executable, "-c", LOADER, str(module), "-q", "-n", "0", "-p", "no:cacheprovider",
             "-W", "ignore::pytest.PytestAssertRewriteWarning", f"--basetemp={tmp_path / 'pytest'}", str(HERE),

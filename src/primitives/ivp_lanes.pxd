@@ -14,8 +14,8 @@ from libc.string cimport memcpy, memset
 from q7regs cimport vec_t, wvec_t, vbool_t, vb_spread, vb_to_mask, vb_from_mask, Q7_MASK_COMPARE, q7_lt_bits, \
     q7_merge_bits, q7_copy64
 
-# The lane types of the helpers: the stdint types with GCC's may_alias attribute. A primitive reads and
-# writes a vec_t in whatever lane view its op has (the kernels issue and2nx8 on a register the next
+# The lane types of the helpers: the stdint types with GCC's may_alias attribute (where the compiler has it). A
+# primitive reads and writes a vec_t in whatever lane view its op has (the kernels issue and2nx8 on a register the next
 # addnx16 reads as 16-bit lanes): through the union's members, as the C primitives did before the helpers,
 # every access may alias every other (GCC's union rule); through a uint16_t* / uint32_t* pointer it would
 # not, and GCC could reorder a 32-bit store and a 16-bit load of the same register. may_alias lane
@@ -24,12 +24,17 @@ from q7regs cimport vec_t, wvec_t, vbool_t, vb_spread, vb_to_mask, vb_from_mask,
 cdef extern from *:
     """
     #include <stdint.h>
-    typedef uint8_t  __attribute__((__may_alias__)) q7_u8a;
-    typedef int8_t   __attribute__((__may_alias__)) q7_s8a;
-    typedef uint16_t __attribute__((__may_alias__)) q7_u16a;
-    typedef int16_t  __attribute__((__may_alias__)) q7_s16a;
-    typedef uint32_t __attribute__((__may_alias__)) q7_u32a;
-    typedef int32_t  __attribute__((__may_alias__)) q7_s32a;
+    #if (defined(__GNUC__) || defined(__clang__)) && !defined(Q7_PLAIN_C)
+    #define Q7_MAY_ALIAS __attribute__((__may_alias__))
+    #else
+    #define Q7_MAY_ALIAS    /* MSVC assumes no type-based aliasing rule: every pointer may alias */
+    #endif
+    typedef uint8_t  Q7_MAY_ALIAS q7_u8a;
+    typedef int8_t   Q7_MAY_ALIAS q7_s8a;
+    typedef uint16_t Q7_MAY_ALIAS q7_u16a;
+    typedef int16_t  Q7_MAY_ALIAS q7_s16a;
+    typedef uint32_t Q7_MAY_ALIAS q7_u32a;
+    typedef int32_t  Q7_MAY_ALIAS q7_s32a;
     #include <string.h>
     #if defined(__AVX2__) || defined(__AVX512F__)
     #include <immintrin.h>

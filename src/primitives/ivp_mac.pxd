@@ -6,7 +6,7 @@ on the scalar's field 0; a paired MAC's first vector takes the scalar's bits 16.
 pr fields: 16-bit field t = bits [16t, 16t+16), 8-bit field j = bits [8j, 8j+8)."""
 from libc.string cimport memcpy
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
-from q7regs cimport vec_t, wvec_t, pr_t, int128, sext, wvec_as, q7_permute2_u16
+from q7regs cimport vec_t, wvec_t, pr_t, sext, wvec_as, q7_permute2_u16, q7_add128_s64
 from ivp_lanes cimport u8a, u16a, s16a
 
 
@@ -553,14 +553,11 @@ cdef inline void mac_96(wvec_t* wv, const vec_t* va, const vec_t* vb, bint acc) 
     """wv96[i] (=|+=) va.s32[i] * vb.s32[i], signed, wrapping at 2^96 (lane i = cells 2i, 2i+1)."""
     cdef int i
     cdef int64_t p
-    cdef int128 s
     if acc:
         wvec_as(wv, 96)
         for i in range(16):
-            s = ((<int128>wv.c[2 * i + 1]) << 64) | <int128>(<uint64_t>wv.c[2 * i])
-            s = s + <int128>(<int64_t>va.s32[i] * <int64_t>vb.s32[i])
-            wv.c[2 * i] = <int64_t>(<uint64_t>s)
-            wv.c[2 * i + 1] = sext(<int64_t>(s >> 64), 32)
+            q7_add128_s64(&wv.c[2 * i], <int64_t>va.s32[i] * <int64_t>vb.s32[i])
+            wv.c[2 * i + 1] = sext(wv.c[2 * i + 1], 32)
         return
     _overwrite(wv, 96, 32)
     if Q7_MUL96_LEAF:

@@ -5,7 +5,7 @@ rounding, wrap; packl / packm / packh: the low / middle / high third of each wid
 shift is clamped to <= 23 for 8-bit and <= 32 for 16/32-bit output. The output lane type picks the
 wvec view: 8-bit lanes read 24-bit lanes, 16-bit read 48-bit, 32-bit read 96-bit."""
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
-from q7regs cimport vec_t, wvec_t, int128, sext, wvec_as, q7_copy64
+from q7regs cimport vec_t, wvec_t, sext, wvec_as, q7_copy64, q7_round_shift_sat96
 from ivp_lanes cimport u8a, s8a, u16a, s16a, u32a
 
 
@@ -53,11 +53,12 @@ cdef extern from *:
     #endif
     }
     /* packvrn_2x96's lane loop at AVX2 and AVX-512: o[i] = sat32(round-half-up((hi:lo) >> s)) for the 16 96-bit lanes
-       lo = c[2i], hi = c[2i + 1] (sign-extended from 32 bits), 0 <= s <= 32; the reference is the int128 loop of
-       packvrn_2x96, which the other levels run (Q7_PACK96_LEAF 0). In 64-bit lanes: t = lo + round with its carry
-       into h = hi (+1); the result's 32 bits are bits s .. s + 31 of t (a logical shift: s + 31 <= 63); it fits
-       int32 when the 96-bit value h:t does in 32 + s bits, i.e. when t's bits from s + 31 up, taken as a signed
-       number, and t's sign are both h; otherwise it saturates to h's sign. Reads all of c before writing o. */
+       lo = c[2i], hi = c[2i + 1] (sign-extended from 32 bits), 0 <= s <= 32; the reference is the 128-bit lane loop
+       (q7_round_shift_sat96) of packvrn_2x96, which the other levels run (Q7_PACK96_LEAF 0). In 64-bit lanes:
+       t = lo + round with its carry into h = hi (+1); the result's 32 bits are bits s .. s + 31 of t (a logical
+       shift: s + 31 <= 63); it fits int32 when the 96-bit value h:t does in 32 + s bits, i.e. when t's bits from
+       s + 31 up, taken as a signed number, and t's sign are both h; otherwise it saturates to h's sign. Reads all
+       of c before writing o. */
     #if defined(__AVX512F__)
     #define Q7_PACK96_LEAF 1
     static inline void q7_pack96_sat(int32_t *o, const int64_t *c, int s) {
@@ -221,21 +222,12 @@ cdef inline void packvrnrnx48(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pac
 cdef inline void packvrn_2x96(vec_t* vt, wvec_t* wv, int sh) noexcept nogil:
     cdef int i
     cdef int s = _clamp_sh(sh, 32)
-    cdef int128 acc
     wvec_as(wv, 96)
     if Q7_PACK96_LEAF:
         q7_pack96_sat(<int32_t*>vt.s32, wv.c, s)
         return
     for i in range(16):
-        acc = ((<int128>wv.c[2 * i + 1]) << 64) | <int128>(<uint64_t>wv.c[2 * i])
-        if s > 0:
-            acc = (acc + ((<int128>1) << (s - 1))) >> s
-        if acc > 2147483647:
-            vt.s32[i] = 2147483647
-        elif acc < -2147483648:
-            vt.s32[i] = -2147483648
-        else:
-            vt.s32[i] = <int32_t>acc
+        vt.s32[i] = q7_round_shift_sat96(wv.c[2 * i], wv.c[2 * i + 1], s)
 
 # packl2nx24: vt.u8[i] = low 8 bits of wv24[i]
 cdef inline void packl2nx24(vec_t* vt, wvec_t* wv) noexcept nogil: pack_bits(vt.u8, wv, 0)

@@ -34,8 +34,57 @@ cdef struct wvec_t:
 ctypedef uint64_t vbool_t
 ctypedef uint64_t pr_t
 
+# The 96-bit lanes' arithmetic (view 96: lane i = cell 2i, its low 64 bits, and cell 2i + 1, its high bits
+# sign-extended from 32) in 128-bit two's complement: __int128 where the compiler has one (GCC, Clang), two 64-bit
+# words elsewhere (MSVC; and under Q7_PLAIN_C, the C without GNU extensions that
+# firmware_tests/primitives/test_primitive_levels.py compiles and tests). Every right shift of a negative number
+# here is arithmetic, as on every compiler q7emu supports.
 cdef extern from *:
-    ctypedef long long int128 "__int128"     # the 96-bit lanes' arithmetic (GCC / Clang)
+    """
+    #include <stdint.h>
+    #if defined(__SIZEOF_INT128__) && !defined(Q7_PLAIN_C)
+    #define Q7_HAS_INT128 1
+    #else
+    #define Q7_HAS_INT128 0
+    #endif
+    /* (c[1]:c[0]) += p modulo 2^128 (the caller sign-extends the high word to its lane) */
+    static inline void q7_add128_s64(int64_t *c, int64_t p) {
+    #if Q7_HAS_INT128
+        unsigned __int128 u = ((unsigned __int128)(uint64_t)c[1] << 64) | (uint64_t)c[0];
+        u += (unsigned __int128)(__int128)p;
+        c[0] = (int64_t)(uint64_t)u;
+        c[1] = (int64_t)(uint64_t)(u >> 64);
+    #else
+        uint64_t lo = (uint64_t)c[0] + (uint64_t)p;
+        c[1] = (int64_t)((uint64_t)c[1] + (p < 0 ? ~(uint64_t)0 : 0) + (lo < (uint64_t)c[0]));
+        c[0] = (int64_t)lo;
+    #endif
+    }
+    /* sat32(round-half-up((hi:lo) >> s)) of a 96-bit lane, 0 <= s <= 32 */
+    static inline int32_t q7_round_shift_sat96(int64_t lo, int64_t hi, int s) {
+    #if Q7_HAS_INT128
+        __int128 acc = (__int128)(((unsigned __int128)(uint64_t)hi << 64) | (uint64_t)lo);
+        if (s > 0)
+            acc = (acc + ((__int128)1 << (s - 1))) >> s;
+        return acc > INT32_MAX ? INT32_MAX : acc < INT32_MIN ? INT32_MIN : (int32_t)acc;
+    #else
+        uint64_t l = (uint64_t)lo, h = (uint64_t)hi;
+        if (s > 0) {
+            uint64_t t = l + ((uint64_t)1 << (s - 1));
+            h += t < l;
+            l = (t >> s) | (h << (64 - s));
+            h = (uint64_t)((int64_t)h >> s);
+        }
+        if ((int64_t)h > 0 || (h == 0 && l > 0x7FFFFFFFu))
+            return INT32_MAX;
+        if ((int64_t)h < -1 || (h == ~(uint64_t)0 && l < 0xFFFFFFFF80000000u))
+            return INT32_MIN;
+        return (int32_t)(int64_t)l;
+    #endif
+    }
+    """
+    void q7_add128_s64(int64_t* c, int64_t p) nogil
+    int32_t q7_round_shift_sat96(int64_t lo, int64_t hi, int s) nogil
 
 cdef struct valign_t:
     uint8_t row[64]
@@ -339,7 +388,7 @@ cdef extern from *:
        blend under the mask register; AVX2 / SSE2: q7_bits_to_bytes' byte masks, built in registers, and a blend */
     /* Q7_NO_MASKED_STORE(v): keeps v in a register, so GCC does not fold a load-blend-store into a masked store,
        which a following full load of the register cannot forward from (a stall of the store's whole latency) */
-    #if defined(__GNUC__)
+    #if defined(__GNUC__) && !defined(Q7_PLAIN_C)
     #define Q7_NO_MASKED_STORE(v) __asm__("" : "+v"(v))
     #else
     #define Q7_NO_MASKED_STORE(v) ((void)0)

@@ -8,8 +8,31 @@ bit-level leaves those primitives share. The FCR round mode is fixed at its rese
 from libc.stdint cimport uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from libc.string cimport memcpy
 
+# q7_msb64(x): the index of the highest set bit of x != 0. GCC / Clang: __builtin_clzll (one lzcnt / bsr / clz);
+# MSVC: _BitScanReverse64; other compilers, and Q7_PLAIN_C (firmware_tests/primitives/test_primitive_levels.py:
+# the C a compiler without GNU extensions compiles), a binary search in plain C.
 cdef extern from *:
-    int __builtin_clzll(unsigned long long) nogil
+    """
+    #include <stdint.h>
+    #if (defined(__GNUC__) || defined(__clang__)) && !defined(Q7_PLAIN_C)
+    #define q7_msb64(x) (63 - __builtin_clzll(x))
+    #elif defined(_MSC_VER) && (defined(_M_X64) || defined(_M_ARM64)) && !defined(Q7_PLAIN_C)
+    #include <intrin.h>
+    static __forceinline int q7_msb64(uint64_t x) {
+        unsigned long i;
+        _BitScanReverse64(&i, x);
+        return (int)i;
+    }
+    #else
+    static inline int q7_msb64(uint64_t x) {
+        int n = 0, w;
+        for (w = 32; w > 0; w >>= 1)
+            if (x >> w) { x >>= w; n += w; }
+        return n;
+    }
+    #endif
+    """
+    int q7_msb64(uint64_t x) nogil
 
 # fp16(int16 * 2^-imm) for 32 lanes at once through the host's fp32 -> fp16 convert: int16 -> fp32
 # and the power-of-two scale are exact, so the one rounding is the convert's RNE (with gradual
@@ -66,7 +89,7 @@ cdef inline uint32_t pack_ieee_rne(uint32_t sign, uint64_t mag, int e2, int mbit
     cdef uint32_t bits
     if mag == 0:
         return sbit
-    msb = 63 - __builtin_clzll(mag)
+    msb = q7_msb64(mag)
     e_b = msb + e2 + bias
     if e_b >= 1:
         shift = msb - mbits
