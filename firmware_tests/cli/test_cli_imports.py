@@ -69,6 +69,15 @@ def test_replaying_one_case_imports_only_numpy():
     assert rc == 0 and mods == ["numpy"], mods
 
 
+@pytest.mark.parametrize("case,mods", [("mariana_e3_quantize_mx_e4m3", ["numpy"]),
+                                       ("mariana_e3_quantize_mx_e5m2", ["ml_dtypes", "numpy"])])
+def test_a_quantize_mx_case_imports_ml_dtypes_only_for_bf16(case, mods):
+    """QuantizeMX from fp16 needs no ml_dtypes (its import took 0.8-1.6 s, three times the replay); from bf16 the
+    case's source dtype is ml_dtypes' (issue 40)."""
+    rc, got = imported("replay", str(CASES / f"{case}.json"))
+    assert rc == 0 and got == mods, got
+
+
 def test_replaying_a_folder_needs_no_plot_or_cluster_libraries():
     rc, mods = imported("replay", str(ROOT / "examples" / "cases"))
     assert rc == 0 and not {"matplotlib", "dask", "distributed"} & set(mods), mods
