@@ -73,6 +73,52 @@ def test_show_filters(capsys, traced):
     assert "(1 of" in out
 
 
+@pytest.fixture(scope="module")
+def readme_trace(tmp_path_factory):
+    """The README's trace: the first 400 ops of the MX e2m1 case (its kernel issues mulus4tan16xr16)."""
+    path = tmp_path_factory.mktemp("readme") / "run.q7t"
+    assert main(["trace", MX_CASE, "-o", str(path), "--window", "0:400"]) == 0
+    return path
+
+
+@pytest.mark.parametrize("name,why,nearest", [
+    ("mulus4tn16xr16", "a q7emu op this trace does not hold", "mulus4tan16xr16"),   # the README's example before
+    ("bminunx16", "a q7emu op this trace does not hold", "bminnx16"),
+    ("sav2nx8xp", "not a q7emu mnemonic", "sav2nx8_xp"),
+    ("frobnicate", "not a q7emu mnemonic", None)])
+def test_show_refuses_an_op_the_trace_does_not_hold(capsys, readme_trace, name, why, nearest):
+    """``trace show --op`` with a name none of the file's records has: one line, exit 2, with the nearest
+    mnemonics it does hold (before: "0 of 400 records shown", exit 0; issue 40)."""
+    for argv in (["--op", name], ["--op", f"addnx16,{name}"], ["--op", name, "--json"]):
+        rc, out, err = run(capsys, "trace", "show", readme_trace, *argv)
+        assert rc == 2 and (out == "" or json.loads(out)["format"] == "q7emu-error"), (argv, out)
+        assert err.count("\n") == 1 and f"--op {name}" in err and why in err, err
+        assert (f"nearest: {nearest}" in err) if nearest else ("nearest" not in err), err
+    assert name not in Trace.load(readme_trace).op_counts()
+    rc, out, _ = run(capsys, "trace", "show", readme_trace, "--op", "mulus4tan16xr16", "--lanes", "0:8")
+    assert rc == 0 and "(32 of 400 records shown)" in out
+
+
+def test_the_readme_trace_and_show_commands_show_records(capsys, tmp_path, monkeypatch):
+    """README "Traces, profiles, exploration": its trace and trace show lines run as written and show records."""
+    import shlex
+    text = (ROOT / "README.md").read_text().split("## Traces, profiles, exploration", 1)[1]
+    lines = [ln.split("#")[0] for ln in text.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()]
+    trace, show = (shlex.split(ln) for ln in lines[:2])
+    assert trace[:2] == ["q7emu", "trace"] and show[:3] == ["q7emu", "trace", "show"]
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, *trace[1:])[0] == 0
+    rc, out, _ = run(capsys, *show[1:])
+    shown = int(out.strip().splitlines()[-1].split()[0].lstrip("("))
+    assert rc == 0 and shown > 0, out[-300:]
+
+
+def test_record_refuses_an_unknown_op_with_the_nearest_names(capsys, tmp_path):
+    rc, _, err = run(capsys, "trace", CASE, "-o", tmp_path / "t.q7t", "--ops", "sav2nx8xp")
+    assert rc == 2 and err.count("\n") == 1 and "nearest: sav2nx8_xp" in err, err
+
+
 def test_diff_identical_and_one_lane_changed(capsys, tmp_path, traced):
     d, full = traced
     rc, out, _ = run(capsys, "trace", "diff", d / "a.q7t", d / "a.q7t")

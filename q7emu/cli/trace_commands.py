@@ -346,6 +346,21 @@ def _json_stream_records(ops: Any, lanes: Any, head: dict[str, Any], out: IO[str
     return n
 
 
+def _check_show_ops(names: list[str], recorded: set[str], records: int) -> None:
+    """``show --op``: a name none of the trace's records has is a UsageError naming the nearest mnemonics it holds
+    (a filter that can match nothing is a typo, or the op of another kernel)."""
+    from q7emu.analysis.trace.layout import known_mnemonics, nearest_mnemonics
+
+    for n in names:
+        if n in recorded:
+            continue
+        why = ("a q7emu op this trace does not hold" if n in known_mnemonics()
+               else "not a q7emu mnemonic (`q7emu ops` lists them)")
+        near = nearest_mnemonics(n, recorded)
+        raise UsageError(f"--op {n}: {why} (none of its {records} records)"
+                         + (f"; nearest: {', '.join(near)}" if near else ""))
+
+
 def _trace_show(a: argparse.Namespace) -> int:
     """``q7emu trace show FILE``: the selected records in each op's lane view (or one JSON object)."""
     from q7emu.analysis.trace.model import TraceFile
@@ -354,8 +369,10 @@ def _trace_show(a: argparse.Namespace) -> int:
     seq = range_arg(a.seq, "--seq")
     lanes = range_arg(a.lanes, "--lanes")
     parts = list_arg(a.partitions, "--partitions")
-    names = set(names_arg(a.op) or [])
+    wanted = names_arg(a.op) or []
+    names = set(wanted)
     with TraceFile(a.file) as tf:
+        _check_show_ops(wanted, tf.recorded_mnemonics(), tf.records)
         def selected() -> Any:
             for op in tf.ops(seq=seq):
                 if names and op.op not in names:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -110,6 +111,13 @@ def known_mnemonics() -> set[str]:
     from q7emu.primitives.optable import BY_NAME
 
     return set(BY_NAME)
+
+
+def nearest_mnemonics(name: str, names: Iterable[str], n: int = 3) -> list[str]:
+    """Up to ``n`` of ``names`` that look like ``name`` (a misspelt mnemonic), the closest first."""
+    import difflib
+
+    return difflib.get_close_matches(name, sorted(set(names)), n=n, cutoff=0.6)
 
 
 # ---------------------------------------------------------------------- bounded JSON

@@ -535,6 +535,12 @@ class TraceFile:
         self.case = str(foot.get("case", ""))
         self.q7emu_version = str(foot.get("q7emu_version", ""))
 
+    def recorded_mnemonics(self) -> set[str]:
+        """Every mnemonic the file's records hold (a q7emu-trace v2 file says so in its footer: no block is read)."""
+        if self._trace is None:
+            return set().union(*self.names)
+        return set(self._trace.op_counts())
+
     def _adopt(self, t: Trace) -> None:
         self.runs = t.runs
         self.records = len(t)

@@ -20,6 +20,7 @@ from q7emu.analysis.trace.layout import (
     OPERAND_ORDER,
     U64_MAX,
     known_mnemonics,
+    nearest_mnemonics,
 )
 from q7emu.analysis.trace.model import Trace
 from q7emu.analysis.trace.q7t import TraceWriter
@@ -375,7 +376,9 @@ def check_ops(ops: Any) -> list[str] | None:
     known = known_mnemonics()
     for n in names:
         if len(n) > MAX_MNEMONIC or not n.isascii() or (known and n not in known):
-            raise InvalidArgument("ops", n, "not an IVP mnemonic of the op table (see `q7emu ops`)")
+            near = nearest_mnemonics(n, known) if len(n) <= MAX_MNEMONIC else []
+            raise InvalidArgument("ops", n, "not an IVP mnemonic of the op table (see `q7emu ops`)"
+                                  + (f"; nearest: {', '.join(near)}" if near else ""))
     return names
 
 
