@@ -207,9 +207,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
             doc["plot"] = str(plot)
         print(report.dumps(doc))
         return code
-    width = report.path_width(results)
-    for r in results:
+    not_ok = [r for r in results if not r.ok]
+    width = report.path_width(not_ok if args.quiet else results)
+    for r in not_ok if args.quiet else results:       # -q: the failing cases only, with their detail
         print(report.format_case(r, None, args.max_diffs, width=width))
+    if not_ok and not args.quiet and len(results) > 1:    # then once more, one row each, above the summary
+        print(f"failing cases: {len(not_ok)} of {len(results)}")
+        for r in not_ok:
+            print("  " + report.format_case(r, None, 0, width=width).splitlines()[0])
     kinds = [report.kind(r) for r in results]
     errors = kinds.count("broken") + kinds.count("internal") + kinds.count("not_run")
     compared = sum(d.bytes_compared for r in results for d in r.regions)
@@ -453,6 +458,8 @@ def register(sub: Subparsers) -> None:
     s.add_argument("--durations", type=int, metavar="N", default=None,
                    help="print the N slowest cases (0 = every case)")
     s.add_argument("--json", action="store_true", help="the whole report as JSON (q7emu-replay, docs/cli.md)")
+    s.add_argument("-q", "--quiet", action="store_true",
+                   help="print only the failing cases (with their detail) and the summary, not a row per case")
     s.add_argument("--shard", metavar="I/N",
                    help="replay only shard I of N (1 <= I <= N) of the cases found and selected: every N-th case "
                         "from the I-th, in the order found; merge the shards' --json reports with q7emu merge")
