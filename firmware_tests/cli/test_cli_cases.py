@@ -8,6 +8,8 @@ zeros and the case passed.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -223,3 +225,19 @@ def test_quantize_mx_knob_values_through_case_replay_and_explore(capsys, tmp_pat
     code, out, _ = run(capsys, "explore", tmp_path / "c.json", "--json", "--no-progress")
     assert code == 0
     assert json.loads(out)["consistent"] == [{"emax": "ocp", "underflow": "unclamped-data", "nonfinite": "ocp"}]
+
+
+def test_a_quantize_mx_case_from_random_bytes_prints_no_warning(tmp_path):
+    """case new for a QuantizeMX record over a random SBUF image (fp16 signalling NaNs among its patterns), golden
+    and kernel: stderr stays empty (numpy's "invalid value encountered in cast" reached it; issue 40)."""
+    rec = make_quantize_mx_record(64, 16, src_offset=0x20, dst_offset=0x80, scale_offset=0xC0, scale_pidx=4,
+                                  partition_bytes=PB).encode().hex()
+    np.random.default_rng(7).integers(0, 256, 128 * PB, dtype=np.uint8).tofile(tmp_path / "before.bin")
+    for backend in ("golden", "kernel"):
+        r = subprocess.run([sys.executable, "-m", "q7emu", "case", "new", str(tmp_path / backend), "--record", rec,
+                            "-g", "MARIANA", "--sbuf", str(tmp_path / "before.bin"), "--partition-bytes", hex(PB),
+                            "--backend", backend], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        assert r.returncode == 0 and r.stderr == "", (backend, r.stderr)
+    r = subprocess.run([sys.executable, "-m", "q7emu", "replay", str(tmp_path)], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0 and r.stderr == "" and "2 cases: 2 passed" in r.stdout, r.stdout + r.stderr

@@ -119,7 +119,8 @@ def quantize_mx(src: Any, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_layout: 
     scales = scale_byte(m, max_exp, knobs["underflow"])
     div = divisor_exponent(m, max_exp, knobs["underflow"])
     full = np.repeat(np.repeat(div, 8, axis=0), 4, axis=1)                # [P, F]
-    x = x32.astype(np.float64)
+    with np.errstate(invalid="ignore"):       # a signalling NaN sets the invalid flag widening; it stays a NaN
+        x = x32.astype(np.float64)
     q = np.clip(x * np.ldexp(1.0, 127 - full), -max_val, max_val)        # exact; NaN passes
     nan = np.isnan(x)
     codes = formats.FP8_ENCODERS[dst](q, saturate=True)
