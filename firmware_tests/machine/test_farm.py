@@ -7,12 +7,15 @@ a finished case while the run goes on), never a fixed sleep. Every address is on
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -162,6 +165,62 @@ def test_a_scheduler_that_is_not_there_is_one_line(capsys, monkeypatch):
     monkeypatch.setenv("Q7EMU_DASK_CONNECT_SECONDS", "soon")
     assert main(["replay", str(EX / "cayman"), "--dask", "tcp://127.0.0.1:9"]) == 2
     assert "Q7EMU_DASK_CONNECT_SECONDS" in capsys.readouterr().err
+
+
+def test_the_connect_timeout_is_10_s_at_most_and_the_user_sets_it(monkeypatch):
+    monkeypatch.delenv("Q7EMU_DASK_CONNECT_SECONDS", raising=False)
+    assert farm.connect_seconds() == farm.CONNECT_SECONDS <= 10
+    monkeypatch.setenv("Q7EMU_DASK_CONNECT_SECONDS", "2.5")
+    assert farm.connect_seconds() == 2.5
+
+
+@contextlib.contextmanager
+def tcp_service(banner: bytes):
+    """A local TCP service that is not a Dask scheduler: it accepts every connection, sends ``banner`` (b"": it
+    stays silent, as a web server waiting for a request) and holds the connection open."""
+    srv = socket.create_server(("127.0.0.1", 0))
+    held = []
+
+    def serve():
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = srv.accept()
+                held.append(conn)
+                if banner:
+                    conn.sendall(banner)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"tcp://127.0.0.1:{srv.getsockname()[1]}"
+    finally:
+        srv.close()
+        for conn in held:
+            conn.close()
+
+
+@pytest.mark.parametrize("what,banner,words", [
+    ("nothing listens", None, "within 1 s"),
+    ("a silent service", b"", "gives no Dask handshake"),            # before: q7emu waited for ever
+    ("an SSH server", b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n", "not in Dask's protocol")])
+@pytest.mark.parametrize("command", ["replay", "explore"])
+def test_a_wrong_address_is_one_line_within_the_timeout_given(command, what, banner, words):
+    """``--dask-timeout 1`` bounds every way a wrong address fails (issue 40): exit 2, one line, no traceback."""
+    with contextlib.ExitStack() as stack:
+        address = "tcp://127.0.0.1:9" if banner is None else stack.enter_context(tcp_service(banner))
+        r = subprocess.run([sys.executable, "-m", "q7emu", command, str(EX / "cayman"), "--dask", address,
+                            "--dask-timeout", "1"], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                           env={k: v for k, v in os.environ.items() if k != "Q7EMU_DASK_CONNECT_SECONDS"})
+    assert r.returncode == 2 and r.stderr.count("\n") == 1, (what, r.stderr)
+    assert r.stderr.startswith(f"q7emu: error: --dask='{address}': cannot reach") and words in r.stderr, r.stderr
+    assert ("--dask-timeout SECONDS" in r.stderr) == ("within 1 s" in r.stderr), r.stderr
+
+
+def test_dask_timeout_needs_dask_and_a_number(capsys):
+    assert main(["replay", str(EX / "cayman"), "--dask-timeout", "5"]) == 2
+    assert "--dask-timeout applies to --dask" in capsys.readouterr().err
+    for bad in ("0", "-1", "soon"):
+        assert main(["replay", str(EX / "cayman"), "--dask", "tcp://127.0.0.1:9", "--dask-timeout", bad]) == 2
+        assert "not a number of seconds > 0" in capsys.readouterr().err
 
 
 def test_dask_and_jobs_together_is_a_usage_error(capsys, cluster):

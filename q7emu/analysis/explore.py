@@ -440,7 +440,7 @@ def _meta(item: Any) -> Case:
 
 
 def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None = None,
-            stream: Any = None, dask: Any = None) -> ExploreResult:
+            stream: Any = None, dask: Any = None, dask_timeout: float | None = None) -> ExploreResult:
     """Explore the knob space on ``cases`` (Case objects, case files or directories).
 
     knobs: None (every applicable knob, every value), or ``{"name": ["v1", "v2"]}`` / ``["name=v1,v2", ...]``:
@@ -448,7 +448,8 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     jobs: worker processes (:mod:`q7emu.machine.workers`: persistent, kept for later calls in the same process,
     so only the first call pays for starting them; a dead worker fails only its case, after one retry).
     dask: the address of a Dask scheduler (the ``dask`` extra, :mod:`q7emu.machine.farm`): each case is a
-    task that reads its own files on a worker (``jobs`` is then not used).
+    task that reads its own files on a worker (``jobs`` is then not used); ``dask_timeout``: seconds to reach it
+    and its first worker (default :func:`q7emu.machine.farm.connect_seconds`).
     Ctrl-C stops within a second: what finished is written to ``stream`` and
     :class:`~q7emu.machine.workers.Interrupted` is raised."""
     t0 = time.perf_counter()
@@ -481,7 +482,7 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     if dask is not None:
         from q7emu.machine.farm import connect
 
-        client = connect(dask)
+        client = connect(dask, timeout=dask_timeout)
     bar = ProgressBar(nruns, out_stream, enabled=progress, unit="runs")
     results: dict[int, list[Run]] = {}
     load_errors: dict[int, str] = {}

@@ -139,6 +139,20 @@ def add_run_options(s: argparse.ArgumentParser, task: str) -> None:
     s.add_argument("--dask", metavar="ADDRESS",
                    help=f"run {task} as a task on the Dask cluster whose scheduler is at ADDRESS (tcp://HOST:PORT; "
                         "the dask extra); workers read the case files themselves (docs/cli.md §4.2)")
+    s.add_argument("--dask-timeout", type=parse_seconds, default=None, metavar="SECONDS",
+                   help="--dask: seconds to reach the scheduler and its first worker (default 10, or "
+                        "Q7EMU_DASK_CONNECT_SECONDS; docs/limits.md §2)")
+
+
+def parse_seconds(text: str) -> float:
+    """A number of seconds > 0 (``--dask-timeout``); an argparse ``type``."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"not a number of seconds > 0: {text!r}")
+    return value
 
 
 def progress_choice(args: argparse.Namespace) -> bool | None:

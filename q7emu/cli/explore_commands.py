@@ -36,10 +36,13 @@ def cmd_explore(args: argparse.Namespace) -> int:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
     if args.dask is not None and args.jobs != 1:
         raise UsageError("--dask and -j: the cluster's workers run the cases; give one of them")
+    if args.dask_timeout is not None and args.dask is None:
+        raise UsageError("--dask-timeout applies to --dask ADDRESS")
     if args.dask is not None:
         quiet_dask_logs()
     progress = progress_choice(args)
-    res = explore(args.paths, knobs=args.knobs, jobs=args.jobs, progress=progress, dask=args.dask)
+    res = explore(args.paths, knobs=args.knobs, jobs=args.jobs, progress=progress, dask=args.dask,
+                  dask_timeout=args.dask_timeout)
     if args.json:
         print(json_text(json_document("explore", res.to_json(best=args.best)), indent=1))
     else:

@@ -144,6 +144,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError(f"--durations must be >= 0, got {args.durations}")
     if args.dask is not None and args.jobs != 1:
         raise UsageError("--dask and -j: the cluster's workers run the cases; give one of them")
+    if args.dask_timeout is not None and args.dask is None:
+        raise UsageError("--dask-timeout applies to --dask ADDRESS")
     if args.dask is not None:
         quiet_dask_logs()
     junit = _output_path(args.junit, ".xml", "--junit") if args.junit else None
@@ -176,7 +178,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     try:
         results = replay(selected, jobs=args.jobs, knobs=knobs, backend=backend, dask=args.dask,
                          max_diffs=args.max_diffs, diff_maps=plot is not None or (args.json and args.max_diffs > 0),
-                         progress=progress_choice(args))
+                         progress=progress_choice(args), dask_timeout=args.dask_timeout)
     except Interrupted as e:                 # Ctrl-C: the cases that finished, then exit 130
         width = report.path_width(e.results)
         for r in e.results:

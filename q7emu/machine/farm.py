@@ -53,8 +53,11 @@ from q7emu.machine.workers import Interrupted, TaskFailure, TaskNotRun, failure_
 __all__ = ["CONNECT_SECONDS", "NO_WORKER_SECONDS", "MAX_CHUNK", "RETRIES", "require_distributed", "connect_seconds",
            "connect", "disconnect", "run_tasks_dask", "chunk_size", "worker_info", "identity", "identity_mismatch"]
 
-#: seconds to reach the scheduler, and to wait for a first worker (``Q7EMU_DASK_CONNECT_SECONDS`` overrides it)
-CONNECT_SECONDS = 30.0
+#: seconds to reach the scheduler, and to wait for a first worker (``--dask-timeout`` / ``Q7EMU_DASK_CONNECT_SECONDS``
+#: override it): a mistyped address is reported within this
+CONNECT_SECONDS = 10.0
+#: how the error of a connection that timed out says to wait longer
+LONGER = "--dask-timeout SECONDS (or Q7EMU_DASK_CONNECT_SECONDS) waits longer"
 #: seconds without any worker after which the unfinished tasks fail (docs/limits.md §4)
 NO_WORKER_SECONDS = 60.0
 #: how often the client looks for finished tasks and for workers (seconds)
@@ -165,15 +168,18 @@ def connect(address: str, *, timeout: float | None = None) -> Any:
     timeout = connect_seconds() if timeout is None else timeout
     where = getattr(address, "scheduler_address", address)
     try:
-        client = distributed.Client(address, timeout=timeout, set_as_default=False)
+        client = _client_within(distributed, address, timeout)
     except (OSError, TimeoutError, ValueError) as e:
-        raise InvalidArgument("--dask", str(where), f"cannot reach the Dask scheduler ({failure_text(e)})") from None
+        late = isinstance(e, TimeoutError) or "timed out" in str(e).lower()
+        raise InvalidArgument("--dask", str(where), "cannot reach the Dask scheduler"
+                              + (f" within {timeout:g} s ({failure_text(e)}); {LONGER}" if late
+                                 else f" ({failure_text(e)})")) from None
     try:
         try:
             client.wait_for_workers(1, timeout=timeout)
         except (TimeoutError, OSError) as e:
             raise InvalidArgument("--dask", str(where), f"the scheduler has no worker after {timeout:g} s "
-                                  f"({failure_text(e)}); start one: dask worker {where}") from None
+                                  f"({failure_text(e)}); start one: dask worker {where}; {LONGER}") from None
         try:
             infos = client.run(worker_info)
         except Exception as e:  # noqa: BLE001 - a worker that cannot import q7emu raises ModuleNotFoundError
@@ -195,6 +201,38 @@ def connect(address: str, *, timeout: float | None = None) -> Any:
         disconnect(client)
         raise
     return client
+
+
+def _client_within(distributed: Any, address: Any, timeout: float) -> Any:
+    """``distributed.Client(address)``, given up after ``timeout`` seconds (TimeoutError). Its own timeout bounds
+    the TCP connect only: a service that accepts the connection and never answers Dask's handshake (a web server
+    on the port) held it for ever. The client is made on a daemon thread, which is left behind when it hangs. A
+    service that answers otherwise (an SSH banner read as a frame length) is an OSError saying so, and the
+    half-made client is marked closed: its ``__del__`` would wait seconds to close it and print a traceback."""
+    import threading
+    import traceback
+
+    made: dict[str, Any] = {}
+
+    def make() -> None:
+        try:
+            made["client"] = distributed.Client(address, timeout=timeout, set_as_default=False)
+        except BaseException as e:  # noqa: BLE001 - handed to the caller
+            for frame, _ in traceback.walk_tb(e.__traceback__):
+                half = frame.f_locals.get("self")
+                if isinstance(half, distributed.Client):
+                    half.status = "closed"
+            made["error"] = (OSError("the address answers, but not in Dask's protocol (is it a Dask scheduler?)")
+                             if isinstance(e, MemoryError) else e)
+
+    t = threading.Thread(target=make, name="q7emu-dask-connect", daemon=True)
+    t.start()
+    t.join(timeout + 1.0)
+    if t.is_alive():
+        raise TimeoutError("the address accepts connections but gives no Dask handshake (is it a Dask scheduler?)")
+    if "error" in made:
+        raise made["error"]
+    return made["client"]
 
 
 def disconnect(client: Any) -> None:

@@ -179,15 +179,18 @@ def shard(files: Sequence[str], index: int, count: int) -> list[str]:
 
 def replay(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, knobs: dict[str, Any] | None = None,
            backend: Backend = "kernel", progress: bool | None = None, stream: TextIO | None = None,
-           dask: str | None = None, max_diffs: int = 1, diff_maps: bool = False) -> list[CaseResult]:
+           dask: str | None = None, max_diffs: int = 1, diff_maps: bool = False,
+           dask_timeout: float | None = None) -> list[CaseResult]:
     """Replay every case under ``paths``; results in the order the cases were found.
 
-    ``jobs`` > 1 runs cases in worker processes (:mod:`q7emu.machine.workers`): a worker that dies fails only
-    the case it was running, after one retry. ``dask``: the address of a Dask scheduler (the ``dask`` extra,
-    :mod:`q7emu.machine.farm`); each case is a task that reads its own files on a worker (``jobs`` is then
-    not used). Ctrl-C stops within a second and raises :class:`~q7emu.machine.workers.Interrupted` whose
-    ``results`` are the cases that finished, in order. ``progress`` None = a bar on stderr when there are at
-    least :data:`PROGRESS_THRESHOLD` cases and stderr is a terminal; True / False force it on / off.
+    ``jobs`` > 1 runs cases in worker processes (:mod:`q7emu.machine.workers`): a worker that dies fails only the
+    case it was running, after one retry. ``dask``: the address of a Dask scheduler (the ``dask`` extra,
+    :mod:`q7emu.machine.farm`); each case is a task that reads its own files on a worker (``jobs`` is then not
+    used); ``dask_timeout``: seconds to reach it and its first worker (default
+    :func:`~q7emu.machine.farm.connect_seconds`). Ctrl-C stops within a second and raises
+    :class:`~q7emu.machine.workers.Interrupted` whose ``results`` are the cases that finished, in order.
+    ``progress`` None = a bar on stderr when there are at least :data:`PROGRESS_THRESHOLD` cases and stderr is a
+    terminal; True / False force it on / off.
 
     Memory is bounded by what one case needs, not by how many fail (docs/limits.md §5): each case runs in
     :func:`replay_one` (here, in a worker process or on a Dask worker), whose result keeps the first
@@ -209,7 +212,8 @@ def replay(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, knobs: dict[s
     if dask is not None:
         from q7emu.machine.farm import connect
 
-        client = connect(dask)              # before the bar: a wrong address is one line, not a half-drawn bar
+        # before the bar: a wrong address is one line, not a half-drawn bar
+        client = connect(dask, timeout=dask_timeout)
     bar = ProgressBar(len(files), stream, enabled=progress)
     results: list[CaseResult | None] = [None] * len(files)
     kept: dict[int, tuple[int, int]] = {}     # case index -> (differing bytes listed, diff-map entries) it keeps
