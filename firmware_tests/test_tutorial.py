@@ -1,6 +1,6 @@
-"""docs/tutorial.md: every command of its ``sh`` blocks runs, in order, in one empty folder (``examples`` linked
-in), and exits with the status the page gives (``# exit N`` at its end; 0 otherwise); the outputs the text quotes
-are what the commands print.
+"""docs/tutorial.md: every command of its ``sh`` blocks runs, in order, in one empty folder (nothing linked or copied
+in: the page says it works so), and exits with the status the page gives (``# exit N`` at its end; 0 otherwise); the
+outputs the text quotes are what the commands print.
 
 The commands run the installed ``q7emu`` / ``pytest`` / ``python`` of this interpreter's environment, from
 outside the source tree (the repository on PYTHONPATH, as the other CLI tests do).
@@ -47,7 +47,7 @@ def test_the_tutorial_has_the_walk_through():
 
 def test_every_command_of_the_tutorial_runs(tmp_path):
     pytest.importorskip("matplotlib", reason="the plot extra (the tutorial draws a diff map)")
-    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    assert not any(tmp_path.iterdir())
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
