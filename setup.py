@@ -19,13 +19,45 @@ import json
 import os
 import platform
 import re
+import shlex
+import shutil
 import sys
+import sysconfig
 from pathlib import Path
 
-from Cython.Build import cythonize
-from setuptools import Extension, setup
-
 MSVC = sys.platform == "win32"
+#: setup.py commands that only write metadata: pip runs setup.py for them before the build (egg_info for the build
+#: requirements, dist_info for the metadata); they need no C sources, and Cython takes seconds of CPU to start
+METADATA_COMMANDS = {"egg_info", "dist_info"}
+#: what to install where the C compiler or Python's headers are missing (the first line a newcomer needs)
+INSTALL_HINT = ("Debian / Ubuntu: apt-get install gcc python3-dev; Fedora: dnf install gcc python3-devel; macOS: "
+                "xcode-select --install")
+
+
+def check_build_tools() -> None:
+    """Exit with one line saying what to install when the C compiler setuptools would call, or Python's headers,
+    are missing: setuptools' own error is a page ending in ``command 'gcc' failed: No such file or directory``.
+    MSVC is left to setuptools, whose error names the Build Tools to install."""
+    if MSVC:
+        return
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    exe = (shlex.split(cc) or ["cc"])[0]
+    if shutil.which(exe) is None:
+        origin = "CC" if os.environ.get("CC") else "the C compiler this Python was built with"
+        sys.exit(f"q7emu: error: no C compiler: {exe!r} ({origin}) is not on PATH; q7emu compiles its kernels when "
+                 f"it is installed: install one ({INSTALL_HINT}) or set CC (docs/build.md §2.1)")
+    header = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    if not header.is_file():
+        sys.exit(f"q7emu: error: no Python headers: {header} is missing; install them ({INSTALL_HINT})")
+
+
+_commands = [a for a in sys.argv[1:] if re.fullmatch(r"[a-z_]+", a)]
+if not (_commands and set(_commands) <= METADATA_COMMANDS):
+    check_build_tools()         # before Cython and setuptools are imported: their import is most of a second
+
+from Cython.Build import cythonize  # noqa: E402
+from setuptools import Extension, setup  # noqa: E402
+
 #: -g0: no debug info (Python's CFLAGS carry -g), a third less compile time; symbols stay for perf
 OPT = ["/O2"] if MSVC else ["-O3", "-g0"]
 #: x86-64 with GCC / Clang: the levels beyond the baseline can be compiled (and detected at run time)
@@ -238,11 +270,6 @@ def generated(name: str, source: str) -> str:
     return cpu_source(source) if name == CPU else source
 
 
-#: setup.py commands that only write metadata: pip runs setup.py for them before the build (egg_info for the build
-#: requirements, dist_info for the metadata); they need no C sources, and Cython takes seconds of CPU to start
-METADATA_COMMANDS = {"egg_info", "dist_info"}
-
-
 def extensions() -> list[Extension]:
     """Every extension module to compile: cythonize every module once (the hot ones and _cpu from their generated
     sources) in parallel, the shared utility module first (Cython writes it to SHARED_C, whose folder must exist);
@@ -268,7 +295,6 @@ def extensions() -> list[Extension]:
     return out
 
 
-_commands = [a for a in sys.argv[1:] if re.fullmatch(r"[a-z_]+", a)]
 if _commands and set(_commands) <= METADATA_COMMANDS:
     setup(ext_modules=[Extension(name, [source]) for name, source in MODULES.items()])
 else:

@@ -224,6 +224,17 @@ def unbuilt_tree(tmp_path_factory):
     return tree
 
 
+def test_the_readme_tour_runs_as_written_and_says_where_to_run_it(tmp_path):
+    """README "A short tour": its Python block runs from outside the checkout (a fresh interpreter, an empty
+    folder), and the text before it says why not from the repository root after `pip install .` (issue 40)."""
+    section = (ROOT / "README.md").read_text().split("## A short tour", 1)[1].split("\n## ", 1)[0]
+    note, code = section.split("```python\n", 1)
+    assert "outside the checkout" in note and "pip install -e ." in note
+    p = fresh(code.split("```", 1)[0], cwd=tmp_path)
+    assert p.returncode == 0 and p.stderr == "", p.stderr[-2000:]
+    assert p.stdout.count("\n") == 3, p.stdout       # the three primitives the tour lists
+
+
 def test_python_dash_m_from_an_unbuilt_tree_says_what_to_do(unbuilt_tree):
     p = subprocess.run([sys.executable, "-m", "q7emu", "replay", str(EXAMPLES)], cwd=unbuilt_tree,
                        capture_output=True, text=True, timeout=300)

@@ -53,6 +53,18 @@ def first_line(e: BaseException) -> str:
     return text.splitlines()[0] if text else type(e).__name__
 
 
+#: the packages of q7emu's optional extras a command needs (pyproject.toml [project.optional-dependencies]; a test
+#: checks they agree)
+EXTRAS = {"plot": ("matplotlib>=3.7",), "dask": ("distributed>=2024.1",)}
+
+
+def install_hint(extra: str) -> str:
+    """How to add the optional ``extra`` to an installed q7emu, as a message's tail: its packages by name (q7emu
+    itself is installed from a checkout or a wheel, not from a package index, so its name with the extra would not
+    install)."""
+    return f"pip install {' '.join(repr(p) for p in EXTRAS[extra])} (the {extra} extra)"
+
+
 class InvalidArgument(Q7Error, ValueError):
     """An API argument (array shape, dtype, knob value, format code) breaks a rule.
 

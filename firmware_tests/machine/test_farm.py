@@ -24,7 +24,7 @@ import pytest
 from progress_support import finish, wait_for_progress
 from signal_support import default_dispositions
 
-distributed = pytest.importorskip("distributed", reason="the dask extra (pip install 'q7emu[dask]')")
+distributed = pytest.importorskip("distributed", reason="the dask extra (pip install '.[dask]')")
 import dask  # noqa: E402
 
 from q7emu.cli.main import main  # noqa: E402

@@ -59,7 +59,7 @@ import numpy as np
 
 from q7emu import registry
 from q7emu.analysis.trace import Block, Trace
-from q7emu.errors import OwnerThread, Q7Error
+from q7emu.errors import OwnerThread, Q7Error, install_hint
 from q7emu.fileio import atomic_write
 
 MAC_LATENCY = 2
@@ -487,13 +487,12 @@ def require_matplotlib() -> Any:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise Q7Error("--plot needs matplotlib, which is not installed "
-                      "(pip install matplotlib, or pip install 'q7emu[plot]')") from None
+        raise Q7Error(f"--plot needs matplotlib, which is not installed: {install_hint('plot')}") from None
     return plt
 
 
 def plot(p: dict[str, Any], path: str | Path, top: int = 30) -> Path:
-    """Op-mix bar chart (PNG, written atomically). Needs matplotlib (optional extra ``q7emu[plot]``)."""
+    """Op-mix bar chart (PNG, written atomically). Needs matplotlib (the optional ``plot`` extra)."""
     plt = require_matplotlib()
     items = list(p["mnemonics"].items())[:top]
     fig, ax = plt.subplots(figsize=(10, 0.3 * len(items) + 1.5))

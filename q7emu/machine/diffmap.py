@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from q7emu.errors import InvalidArgument
+from q7emu.errors import InvalidArgument, install_hint
 from q7emu.fileio import atomic_write
 from q7emu.machine.cases import Case, CaseResult
 from q7emu.model.values import decode, value_text
@@ -134,7 +134,7 @@ def require_matplotlib() -> None:
     import importlib.util
 
     if importlib.util.find_spec("matplotlib") is None:
-        raise InvalidArgument("--plot", "matplotlib", "is not installed: pip install 'q7emu[plot]'")
+        raise InvalidArgument("--plot", "matplotlib", f"is not installed: {install_hint('plot')}")
 
 
 def plot_diff_maps(maps: Sequence[tuple[str, dict[str, Any]]], path: str) -> int:

@@ -47,7 +47,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from q7emu._version import __version__
-from q7emu.errors import InvalidArgument
+from q7emu.errors import InvalidArgument, install_hint
 from q7emu.machine.workers import Interrupted, TaskFailure, TaskNotRun, failure_text, sigint_ignored
 
 __all__ = ["CONNECT_SECONDS", "NO_WORKER_SECONDS", "MAX_CHUNK", "RETRIES", "require_distributed", "connect_seconds",
@@ -77,7 +77,7 @@ def require_distributed() -> Any:
     try:
         import distributed
     except ImportError:
-        raise InvalidArgument("--dask", "distributed", "is not installed: pip install 'q7emu[dask]'") from None
+        raise InvalidArgument("--dask", "distributed", f"is not installed: {install_hint('dask')}") from None
     return distributed
 
 
