@@ -269,3 +269,20 @@ GOOD = np.zeros((1, 20), np.uint8)
 def test_invalid_arguments(call):
     with pytest.raises(InvalidArgument):
         call()
+
+
+@pytest.mark.parametrize("fmt,group", [("e2m1", 0), ("nf4", 0), ("e2m3", 0), ("int4", 8), ("e2m1", 8)])
+def test_the_column_blocks_change_no_byte(fmt, group, monkeypatch):
+    """The model converts BLOCK_BYTES of source at a time in whole source groups (bounded memory, docs/limits.md
+    §5): blocks of one group and of a few give the bytes of one block, under every MX layout."""
+    import q7emu.golden.dequant as mod
+    rng = np.random.default_rng(41)
+    src = rng.integers(0, 256, (12, 60 * 7), dtype=np.uint8)
+    layouts = ("scale-first", "scale-last", "word-block") if group else ("scale-first",)
+    for layout in layouts:
+        kw = {"mx_layout": layout, "mx_scale": "e8m0-nonan"} if group else {"nibble_order": "high-first"}
+        whole = dequantize(src, fmt, group, **kw)
+        for block in (1, 12 * 60):
+            monkeypatch.setattr(mod, "BLOCK_BYTES", block)
+            assert np.array_equal(dequantize(src, fmt, group, **kw), whole), (layout, block)
+        monkeypatch.undo()

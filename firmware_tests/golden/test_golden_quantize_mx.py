@@ -6,6 +6,7 @@ alt: 7 / 14); q = x / 2^(scale - 127).
 """
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import ml_dtypes
@@ -307,3 +308,20 @@ def test_every_bit_pattern_raises_no_floating_point_warning(src):
             for nonfinite in ("sim", "ocp"):
                 for underflow in ("wrap", "clamp", "unclamped-data", "unwrapped-data"):
                     quantize_mx(x, dst, nonfinite=nonfinite, underflow=underflow)
+
+
+@pytest.mark.parametrize("src", ["float16", "bfloat16"])
+def test_the_column_blocks_change_no_byte(src, monkeypatch):
+    """The model converts BLOCK_BYTES of source at a time (bounded memory, docs/limits.md §5): blocks of one
+    4-element column and of a few columns give the bytes of one block, under every knob value."""
+    mod = importlib.import_module("q7emu.golden.quantize_mx")     # (q7emu.golden.quantize_mx is the function)
+    rng = np.random.default_rng(40)
+    bits = rng.integers(0, 1 << 16, (64, 92), dtype=np.uint16)
+    x = bits.view(np.float16 if src == "float16" else ml_dtypes.bfloat16)
+    for knobs in ({}, {"nonfinite": "ocp", "underflow": "clamp", "emax": "alt"}, {"scale_layout": "compact"}):
+        whole = quantize_mx(x, "float8_e4m3fn", **knobs)
+        for block in (1, 2 * 64 * 12):
+            monkeypatch.setattr(mod, "BLOCK_BYTES", block)
+            got = quantize_mx(x, "float8_e4m3fn", **knobs)
+            assert all(np.array_equal(a, b) for a, b in zip(got, whole)), (knobs, block)
+        monkeypatch.undo()

@@ -89,6 +89,40 @@ def test_the_diff_map_needs_no_copy_of_the_differing_bytes(failing, tmp_path):
     assert js - text < 48 << 20, (text, js)
 
 
+@pytest.fixture(scope="module")
+def full_size(tmp_path_factory):
+    """A full SBUF of random bytes (128 x 256 KiB, raw) and two records that read most of it: 0x7b E2M1 group 0
+    (8 MiB of source, 16 MiB written) and QuantizeMX of a [128, 65536] fp16 tile (16 MiB read)."""
+    from q7emu.isa.records import make_dequant_record, make_quantize_mx_record
+    d = tmp_path_factory.mktemp("full")
+    np.random.default_rng(40).integers(0, 256, 128 * 0x40000, dtype=np.uint8).tofile(d / "sbuf.bin")
+    return d, {"7b": make_dequant_record(1, 0, 128, 16384, partition_bytes=0x40000).encode().hex(),
+               "e3": make_quantize_mx_record(128, 65536, partition_bytes=0x40000).encode().hex()}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_case_new_with_the_golden_models_peaks_as_with_the_kernels(full_size):
+    """``case new`` without an "after" image computes the expected bytes with the golden models, which convert
+    256 KiB of source at a time (docs/limits.md §5): a full-size case peaks within 64 MiB of the same case made
+    by the kernels (before: 1.4 GB for the 0x7b case and 0.98 GB for QuantizeMX, the kernels 165 MB)."""
+    d, records = full_size
+
+    def case_new(name, backend):
+        code, rss, out = peak("case", "new", str(d / f"{name}-{backend}"), "--record", records[name], "-g",
+                              "MARIANA", "--sbuf", str(d / "sbuf.bin"), "--partition-bytes", "0x40000",
+                              "--backend", backend)
+        assert code == 0, out
+        return rss
+
+    kernels = case_new("7b", "kernel")
+    golden = {name: case_new(name, "golden") for name in records}
+    print(f"\ncase new of a full-size case: kernels {kernels >> 20} MiB, golden "
+          + ", ".join(f"{k} {v >> 20} MiB" for k, v in golden.items()))
+    assert all(v - kernels < 64 << 20 for v in golden.values()), (kernels, golden)
+    with np.load(d / "7b-kernel.npz") as a, np.load(d / "7b-golden.npz") as b:
+        assert all(np.array_equal(a[k], b[k]) for k in a.files)
+
+
 def test_replay_lists_what_it_kept(failing):
     out = cli("replay", str(failing[1]), "--max-diffs", "3", "--json")
     doc = json.loads(out.stdout)

@@ -15,6 +15,7 @@ from q7emu.errors import InternalError
 from q7emu.golden import formats
 from q7emu.model.dtypes import FmtArg
 from q7emu.model.format_table import dequant_format
+from q7emu.model.kernels import PATH_RATIO
 from q7emu.model.knobs import (
     Fp6Packing,
     MxLayout,
@@ -82,6 +83,34 @@ def code_values(codes: np.ndarray, fmt: int) -> np.ndarray:
     return dec(codes).astype(np.float64)
 
 
+#: source bytes (all partitions together) the golden model converts at a time (docs/limits.md §5)
+BLOCK_BYTES = 1 << 18
+
+
+def _dequantize_block(b: np.ndarray, fmt_i: int, path: str, knobs: dict[str, Any]) -> np.ndarray:
+    """FP8 codes uint8 [P, out] of the source columns ``b`` [P, in] (whole groups of the path)."""
+    p = b.shape[0]
+    out_format = dequant_format(fmt_i).out                    # E5M2 for FP4 / INT4, E4M3 for NF4 / FP6
+    encode = formats.FP8_ENCODERS[out_format]
+    nan_code = formats.FP8_NAN[out_format]
+    if path == "proc_6bit_non_mx":
+        vals = code_values(unpack_fp6(b, knobs["fp6_packing"]), fmt_i)
+        out = encode(vals, saturate=True)
+    elif path == "proc_4bit_non_mx":
+        vals = code_values(unpack_nibbles(b, knobs["nibble_order"]), fmt_i)
+        out = encode(vals, saturate=True)
+    else:
+        scales, code_bytes = split_mx_groups(b, knobs["mx_layout"])          # [P, g], [P, g, 4]
+        g = scales.shape[1]
+        codes = unpack_nibbles(code_bytes.reshape(p, -1), knobs["nibble_order"]).reshape(p, g, 8)
+        mult = formats.e8m0_scale(scales, nonan=knobs["mx_scale"] == "e8m0-nonan")   # float64 [P, g]
+        nan_group = np.isnan(mult)
+        vals = code_values(codes, fmt_i) * np.where(nan_group, 1.0, mult)[..., None]  # exact in float64
+        out = encode(vals, saturate=True)
+        out = np.where(nan_group[..., None], np.uint8(nan_code), out).reshape(p, g * 8)
+    return np.asarray(out, dtype=np.uint8).reshape(p, -1)
+
+
 def dequantize(src: Any, fmt: FmtArg, group_size: int = 0, *, nibble_order: NibbleOrder = "low-first",
                fp6_packing: Fp6Packing = "lsb-first", mx_layout: MxLayout = "scale-first", mx_scale: MxScale = "e8m0",
                nf4_table: Nf4Table = "qlora") -> np.ndarray:
@@ -107,27 +136,18 @@ def dequantize(src: Any, fmt: FmtArg, group_size: int = 0, *, nibble_order: Nibb
     b, fmt_i, group, path, knobs = normalize_dequant_args(
         src, fmt, group_size, dict(nibble_order=nibble_order, fp6_packing=fp6_packing,
                                    mx_layout=mx_layout, mx_scale=mx_scale, nf4_table=nf4_table))
-    p = b.shape[0]
-    out_format = dequant_format(fmt_i).out                    # E5M2 for FP4 / INT4, E4M3 for NF4 / FP6
-    encode = formats.FP8_ENCODERS[out_format]
-    nan_code = formats.FP8_NAN[out_format]
-    if path == "proc_6bit_non_mx":
-        vals = code_values(unpack_fp6(b, knobs["fp6_packing"]), fmt_i)
-        out = encode(vals, saturate=True)
-    elif path == "proc_4bit_non_mx":
-        vals = code_values(unpack_nibbles(b, knobs["nibble_order"]), fmt_i)
-        out = encode(vals, saturate=True)
-    else:
-        scales, code_bytes = split_mx_groups(b, knobs["mx_layout"])          # [P, g], [P, g, 4]
-        g = scales.shape[1]
-        codes = unpack_nibbles(code_bytes.reshape(p, -1), knobs["nibble_order"]).reshape(p, g, 8)
-        mult = formats.e8m0_scale(scales, nonan=knobs["mx_scale"] == "e8m0-nonan")   # float64 [P, g]
-        nan_group = np.isnan(mult)
-        vals = code_values(codes, fmt_i) * np.where(nan_group, 1.0, mult)[..., None]  # exact in float64
-        out = encode(vals, saturate=True)
-        out = np.where(nan_group[..., None], np.uint8(nan_code), out).reshape(p, g * 8)
-    out = np.ascontiguousarray(out.reshape(p, -1), dtype=np.uint8)
-    if out.shape[1] != dequant_out_bytes(b.shape[1], path):
-        raise InternalError(f"golden {path}: {out.shape[1]} output bytes per partition for {b.shape[1]} input "
-                            f"bytes, expected {dequant_out_bytes(b.shape[1], path)}")
+    p, n = b.shape
+    # in column blocks of whole source groups (a path's words in), BLOCK_BYTES of source at a time: the float64
+    # temporaries are tens of bytes per code (a full SBUF at once peaked at 1.4 GB; docs/limits.md §5)
+    unit = 4 * PATH_RATIO[path][0]
+    width = max(unit, BLOCK_BYTES // p // unit * unit)
+    out = np.empty((p, dequant_out_bytes(n, path)), dtype=np.uint8)
+    for c0 in range(0, n, width):
+        block = b[:, c0:c0 + width]
+        o0, want = dequant_out_bytes(c0, path), dequant_out_bytes(block.shape[1], path)
+        got = _dequantize_block(block, fmt_i, path, knobs)
+        if got.shape != (p, want):
+            raise InternalError(f"golden {path}: {got.shape[1]} output bytes per partition for {block.shape[1]} "
+                                f"input bytes, expected {want}")
+        out[:, o0:o0 + want] = got
     return out

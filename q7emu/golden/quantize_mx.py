@@ -22,6 +22,36 @@ __all__ = ["quantize_mx", "MAX_EXP", "MAX_VAL", "block_scales", "block_max_expon
 
 
 
+#: source bytes (all partitions together) the golden model converts at a time (docs/limits.md §5)
+BLOCK_BYTES = 1 << 18
+
+
+def _quantize_block(bits: np.ndarray, kind: str, dst: str, knobs: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(FP8 codes uint8 [P, w], E8M0 scale bytes uint8 [P/8, w/4]) of the columns ``bits`` [P, w] (w % 4 == 0)."""
+    x32 = upcast_bits(bits, kind)
+    max_exp = MAX_EXP[(knobs["emax"], dst)]
+    max_val = MAX_VAL[dst]
+    m = block_max_exponents(x32)                                          # [P/8, w/4]
+    scales = scale_byte(m, max_exp, knobs["underflow"])
+    div = divisor_exponent(m, max_exp, knobs["underflow"])
+    full = np.repeat(np.repeat(div, 8, axis=0), 4, axis=1)                # [P, w]
+    with np.errstate(invalid="ignore"):       # a signalling NaN sets the invalid flag widening; it stays a NaN
+        x = x32.astype(np.float64)
+    q = np.clip(x * np.ldexp(1.0, 127 - full), -max_val, max_val)        # exact; NaN passes
+    nan = np.isnan(x)
+    codes = formats.FP8_ENCODERS[dst](q, saturate=True)
+    nan_code = formats.FP8_NAN[dst]
+    signed_nan = np.uint8(nan_code) | np.where(np.signbit(x), np.uint8(0x80), np.uint8(0))
+    codes = np.where(nan, signed_nan, codes).astype(np.uint8)
+    if knobs["nonfinite"] == "ocp":
+        # OCP v1.0 §6.3 read literally: max|V| is Inf or NaN, so the shared scale X is NaN (E8M0 0xFF)
+        # and every V_i / X is NaN
+        bad = m == 255
+        scales = np.where(bad, np.uint8(0xFF), scales).astype(np.uint8)
+        codes = np.where(np.repeat(np.repeat(bad, 8, axis=0), 4, axis=1), np.uint8(nan_code), codes)
+    return codes, scales
+
+
 def upcast_bits(bits: np.ndarray, kind: str) -> np.ndarray:
     """uint16 fp16 / bf16 bit patterns [P, F] -> float32 values (exact)."""
     return formats.decode_fp16(bits) if kind == "float16" else formats.decode_bf16(bits)
@@ -112,28 +142,14 @@ def quantize_mx(src: Any, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_layout: 
     bits, kind, dst, knobs = normalize_quantize_mx_args(
         src, dst_dtype, dict(scale_layout=scale_layout, emax=emax, underflow=underflow, nonfinite=nonfinite))
     p, f = bits.shape
-    x32 = upcast_bits(bits, kind)
-    max_exp = MAX_EXP[(knobs["emax"], dst)]
-    max_val = MAX_VAL[dst]
-    m = block_max_exponents(x32)                                          # [P/8, F/4]
-    scales = scale_byte(m, max_exp, knobs["underflow"])
-    div = divisor_exponent(m, max_exp, knobs["underflow"])
-    full = np.repeat(np.repeat(div, 8, axis=0), 4, axis=1)                # [P, F]
-    with np.errstate(invalid="ignore"):       # a signalling NaN sets the invalid flag widening; it stays a NaN
-        x = x32.astype(np.float64)
-    q = np.clip(x * np.ldexp(1.0, 127 - full), -max_val, max_val)        # exact; NaN passes
-    nan = np.isnan(x)
-    codes = formats.FP8_ENCODERS[dst](q, saturate=True)
-    nan_code = formats.FP8_NAN[dst]
-    signed_nan = np.uint8(nan_code) | np.where(np.signbit(x), np.uint8(0x80), np.uint8(0))
-    codes = np.where(nan, signed_nan, codes).astype(np.uint8)
-    if knobs["nonfinite"] == "ocp":
-        # OCP v1.0 §6.3 read literally: max|V| is Inf or NaN, so the shared scale X is NaN (E8M0 0xFF)
-        # and every V_i / X is NaN
-        bad = m == 255
-        scales = np.where(bad, np.uint8(0xFF), scales).astype(np.uint8)
-        codes = np.where(np.repeat(np.repeat(bad, 8, axis=0), 4, axis=1), np.uint8(nan_code), codes)
-    data = pack_x4(codes)
+    # in column blocks of whole 4-element blocks, BLOCK_BYTES of source at a time: the float64 temporaries are tens
+    # of bytes per element (a full SBUF at once peaked at 1 GB; docs/limits.md §5)
+    width = max(4, BLOCK_BYTES // (2 * p) // 4 * 4)
+    data = np.empty((p, f // 4), dtype=np.uint32)
+    scales = np.empty((p // 8, f // 4), dtype=np.uint8)
+    for c0 in range(0, f, width):
+        codes, scales[:, c0 // 4:(c0 + width) // 4] = _quantize_block(bits[:, c0:c0 + width], kind, dst, knobs)
+        data[:, c0 // 4:(c0 + width) // 4] = pack_x4(codes)
     if knobs["scale_layout"] == "compact":
         scale_out = scales
     else:
