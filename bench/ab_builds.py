@@ -1,6 +1,6 @@
 """Same-process A/B of the kernels against another build of q7emu (docs/build.md §3.2).
 
-    python bench/ab_builds.py BASE_DIR [--levels generic,avx2] [--rounds N] [--trace] [--json]
+    python bench/ab_builds.py BASE_DIR [--levels generic,avx2] [--rounds N] [--trace] [--cpu] [--json]
 
 BASE_DIR holds the other build's kernel extension modules (a copy of an earlier checkout's built
 ``q7emu/kernels/_dequant*.so`` and ``_quantize_mx*.so``, e.g. ``mkdir -p build/ab-base && cp q7emu/kernels/*.so
@@ -19,6 +19,7 @@ import importlib.util
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 
@@ -87,6 +88,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--levels", default=None, help="comma list of ISA levels (default: every level this CPU runs)")
     ap.add_argument("--rounds", type=int, default=7, help="timed calls of each build per path (default 7)")
     ap.add_argument("--trace", action="store_true", help="time traced runs (8 / 32 partitions) and compare the traces")
+    ap.add_argument("--cpu", action="store_true",
+                    help="time the CPU time of this process (time.process_time) instead of wall time")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
     a = ap.parse_args(argv)
     levels = a.levels.split(",") if a.levels else extension.cpu_levels()
@@ -114,15 +117,18 @@ def main(argv: list[str] | None = None) -> int:
                 return fn()
             out_new, out_base = run_new(), run_base()
             same = same_arrays(out_new, out_base)
-            t_new, t_base = summary.paired_times(run_new, run_base, a.rounds)
+            t_new, t_base = summary.paired_times(run_new, run_base, a.rounds,
+                                                 time.process_time if a.cpu else time.perf_counter)
             rows.append({"level": level, "path": name, "new_ms": t_new * 1e3, "base_ms": t_base * 1e3,
                          "new_over_base_speed": t_base / t_new, "same_bytes": bool(same)})
     if a.json:
         print(json.dumps({"format": "q7emu-ab-builds", "version": 1, "base": str(a.base), "traced": a.trace,
+                          "clock": "cpu" if a.cpu else "wall",
                           "rows": rows,
                           "load_average": os.getloadavg()}))
         return 0
-    print(f"same-process A/B against {a.base}{' (traced runs)' if a.trace else ''}: one core, median of "
+    print(f"same-process A/B against {a.base}{' (traced runs)' if a.trace else ''}: one core, "
+          f"{'CPU' if a.cpu else 'wall'} time, median of "
           f"{a.rounds} alternating calls "
           f"(load average {', '.join(f'{x:.2f}' for x in os.getloadavg())})")
     print(f"{'level':8s} {'path':17s} {'new ms':>9s} {'base ms':>9s} {'speed new/base':>15s} {'same bytes':>10s}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -53,10 +54,11 @@ pytestmark = pytest.mark.skipif(
            "at every other level this CPU runs")
 
 
-def compile_primitives(level: str, out_dir: Path, optimise: str | None = None, extra: tuple[str, ...] = ()) -> Path:
+def compile_primitives(level: str, out_dir: Path, optimise: str | None = None, extra: tuple[str, ...] = (),
+                       compiler: list[str] | None = None) -> Path:
     """_ivp.c compiled with ``level``'s flags and ``extra`` into out_dir (``optimise``, e.g. "-O0", replacing their
-    -O option); the module file."""
-    cc = shlex.split(sysconfig.get_config_var("CC") or "cc")
+    -O option) by ``compiler`` (default: Python's CC); the module file."""
+    cc = compiler or shlex.split(sysconfig.get_config_var("CC") or "cc")
     out = out_dir / ("_ivp" + sysconfig.get_config_var("EXT_SUFFIX"))
     includes = [ROOT / "src", ROOT / "src" / "primitives", Path(sysconfig.get_paths()["include"]),
                 Path(np.get_include())]
@@ -90,7 +92,7 @@ def test_the_primitive_suite_passes_with_the_primitives_compiled_at(level, tmp_p
 #: alternative: under Q7_PLAIN_C they take the alternative, and ``#pragma GCC poison`` makes any use left unguarded a
 #: compile error (the C of Cython and of the system headers is not q7emu's and is not checked)
 GNU_EXTENSIONS = ("__int128", "__builtin_clzll", "__builtin_clz", "__builtin_ctzll", "__builtin_popcountll",
-                  "__may_alias__", "vector_size")
+                  "__builtin_convertvector", "__may_alias__", "vector_size")
 
 
 @pytest.mark.skipif(not GENERATED_C.is_file(), reason="needs the build's generated C (a source checkout, built)")
@@ -103,6 +105,15 @@ def test_the_primitive_suite_passes_in_plain_c(tmp_path):
     level = "portable" if "portable" in BUILT else "generic"     # (off x86 generic is the portable bodies)
     module = compile_primitives(level, tmp_path, extra=("-DQ7_PLAIN_C", "-include", str(poison)))
     run_primitive_suite(module, tmp_path)
+
+
+@pytest.mark.skipif(shutil.which("clang") is None, reason="needs clang (Debian: apt-get install clang)")
+@pytest.mark.skipif(not GENERATED_C.is_file(), reason="needs the build's generated C (a source checkout, built)")
+def test_the_primitive_suite_passes_built_by_clang(tmp_path):
+    """The portable bodies compiled by Clang (the compiler of macOS: its vector extensions, its code) instead of
+    the build's compiler, and the whole primitive suite run against them."""
+    level = "portable" if "portable" in BUILT else "generic"
+    run_primitive_suite(compile_primitives(level, tmp_path, compiler=["clang"]), tmp_path)
 
 
 def run_primitive_suite(module: Path, tmp_path: Path) -> None:

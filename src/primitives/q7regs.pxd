@@ -201,6 +201,40 @@ cdef extern from *:
     #else
     #define Q7_LITTLE_ENDIAN 1
     #endif
+    /* The portable bodies' vector form: GCC / Clang vector extensions, 16-byte vectors of lane-wise C operators,
+       which the compiler maps to SSE2 on x86-64, to NEON on aarch64 and to scalar code elsewhere (docs/build.md
+       §1.6). Other compilers (MSVC), and Q7_PLAIN_C, take the scalar loops. Vectors move through memcpy (unaligned
+       loads and stores). A comparison gives a vector of -1 / 0 lanes: a lane mask. */
+    #if (defined(__GNUC__) || defined(__clang__)) && !defined(Q7_PLAIN_C)
+    #define Q7_VEC 1
+    typedef uint8_t q7_vu8 __attribute__((vector_size(16)));
+    typedef int8_t q7_vs8 __attribute__((vector_size(16)));
+    typedef uint16_t q7_vu16 __attribute__((vector_size(16)));
+    typedef int16_t q7_vs16 __attribute__((vector_size(16)));
+    typedef uint32_t q7_vu32 __attribute__((vector_size(16)));
+    typedef int32_t q7_vs32 __attribute__((vector_size(16)));
+    typedef uint64_t q7_vu64 __attribute__((vector_size(16)));
+    #define Q7_VLOAD(type, p) q7_vload_##type(p)
+    #define Q7_VLOADER(type) \
+        static inline q7_v##type q7_vload_##type(const void *p) { q7_v##type v; memcpy(&v, p, 16); return v; }
+    Q7_VLOADER(u8) Q7_VLOADER(s8) Q7_VLOADER(u16) Q7_VLOADER(s16) Q7_VLOADER(u32) Q7_VLOADER(s32)
+    static inline void q7_vstore(void *p, q7_vu8 v) { memcpy(p, &v, 16); }
+    #if defined(__clang__) || __GNUC__ >= 9
+    #define Q7_VEC_CVT 1      /* __builtin_convertvector: lane-wise conversion (widening) between vector types */
+    #else
+    #define Q7_VEC_CVT 0
+    #endif
+    /* the byte masks of 16 predicate bits h: byte j 0xFF where bit j of h is set (each byte broadcast to 8, then
+       bit j % 8 tested) */
+    static inline q7_vu8 q7_vmask16(uint64_t h) {
+        const q7_vu8 bit = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+        q7_vu64 x = {(h & 0xFFu) * 0x0101010101010101ULL, ((h >> 8) & 0xFFu) * 0x0101010101010101ULL};
+        return (q7_vu8)(((q7_vu8)x & bit) == bit);
+    }
+    #else
+    #define Q7_VEC 0
+    #define Q7_VEC_CVT 0
+    #endif
     /* bit k = most significant bit of byte k, k = 0..63 */
     static inline uint64_t q7_bytes_to_bits(const uint8_t *m) {
     #if defined(__AVX512BW__)
@@ -214,6 +248,16 @@ cdef extern from *:
         int k;
         for (k = 0; k < 4; k++)
             r |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(m + 16 * k))) << (16 * k);
+        return r;
+    #elif Q7_LITTLE_ENDIAN
+        /* 8 bytes at a time (SWAR, plain C): their top bits, masked, times 2^0 + 2^7 + ... + 2^49 land, without
+           carries, in the top byte, byte j's at bit 56 + j (a movemask in three scalar ops; NEON has none) */
+        uint64_t r = 0, w;
+        int k;
+        for (k = 0; k < 8; k++) {
+            memcpy(&w, m + 8 * k, 8);
+            r |= (((w & 0x8080808080808080ULL) * 0x0002040810204081ULL) >> 56) << (8 * k);
+        }
         return r;
     #else
         uint64_t r = 0;
@@ -364,6 +408,10 @@ cdef extern from *:
                                        (long long)((h & 0xFFu) * 0x0101010101010101ULL));
             _mm_storeu_si128((__m128i *)(m + 16 * k), _mm_cmpeq_epi8(_mm_and_si128(x, bit), bit));
         }
+    #elif Q7_VEC
+        int k;
+        for (k = 0; k < 4; k++)
+            q7_vstore(m + 16 * k, q7_vmask16(b >> (16 * k)));
     #else
         int k;
         for (k = 0; k < 64; k++)
@@ -429,6 +477,15 @@ cdef extern from *:
         }
         for (q = 0; q < 4; q++)
             _mm_storeu_si128((__m128i *)(vt + 16 * q), r[q]);
+    #elif Q7_VEC
+        q7_vu8 r[4];
+        int k;
+        for (k = 0; k < 4; k++) {
+            q7_vu8 mk = q7_vmask16(m >> (16 * k));
+            r[k] = (mk & Q7_VLOAD(u8, x + 16 * k)) | (~mk & Q7_VLOAD(u8, vt + 16 * k));
+        }
+        for (k = 0; k < 4; k++)
+            q7_vstore(vt + 16 * k, r[k]);
     #else
         uint8_t mk[64], a[64], o[64];
         int k;
@@ -450,6 +507,25 @@ cdef extern from *:
                              0x5555555555555555ULL) * 3;
         return _pdep_u64((uint64_t)(sgn ? _mm512_cmplt_epi32_mask(x, y) : _mm512_cmplt_epu32_mask(x, y)),
                          0x1111111111111111ULL) * 15;
+    #elif Q7_VEC && !defined(__SSE2__)
+        /* the lane compares give lane masks, 1, 2 or 4 bytes of -1 per true lane: as bytes, the vbool's bits */
+        const uint8_t *x = (const uint8_t *)a, *y = (const uint8_t *)b;
+        uint8_t mk[64];
+        int k;
+        for (k = 0; k < 64; k += 16) {
+            q7_vu8 r;
+            if (lane_bytes == 1)
+                r = sgn ? (q7_vu8)(Q7_VLOAD(s8, x + k) < Q7_VLOAD(s8, y + k))
+                        : (q7_vu8)(Q7_VLOAD(u8, x + k) < Q7_VLOAD(u8, y + k));
+            else if (lane_bytes == 2)
+                r = sgn ? (q7_vu8)(Q7_VLOAD(s16, x + k) < Q7_VLOAD(s16, y + k))
+                        : (q7_vu8)(Q7_VLOAD(u16, x + k) < Q7_VLOAD(u16, y + k));
+            else
+                r = sgn ? (q7_vu8)(Q7_VLOAD(s32, x + k) < Q7_VLOAD(s32, y + k))
+                        : (q7_vu8)(Q7_VLOAD(u32, x + k) < Q7_VLOAD(u32, y + k));
+            q7_vstore(mk + k, r);
+        }
+        return q7_bytes_to_bits(mk);
     #else
         union { uint8_t u8[64]; int8_t s8[64]; uint16_t u16[32]; int16_t s16[32]; uint32_t u32[16]; int32_t s32[16]; }
             x, y;
@@ -511,8 +587,20 @@ cdef extern from *:
             r |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_andnot_si128(nan, lt)) << (16 * q);
         }
         return r;
+    #elif Q7_VEC
+        /* the lane loop's order keys and tests on eight 16-bit lanes at a time; each true lane's mask is two bytes
+           of -1, its two vbool bits */
+        uint8_t mk[64];
+        int k;
+        for (k = 0; k < 32; k += 8) {
+            q7_vs16 x = Q7_VLOAD(s16, a + k), y = Q7_VLOAD(s16, b + k);
+            q7_vs16 ma = x & 0x7FFF, mb = y & 0x7FFF, sa = x >> 15, sb = y >> 15;    /* magnitude, sign (-1 / 0) */
+            q7_vs16 lt = (ma <= 0x7C00) & (mb <= 0x7C00) & (((ma ^ sa) - sa) < ((mb ^ sb) - sb));
+            q7_vstore(mk + 2 * k, (q7_vu8)lt);
+        }
+        return q7_bytes_to_bits(mk);
     #else
-        /* the lane loop: the reference, and the body on hosts without x86 SIMD */
+        /* the lane loop: the reference, and the body of compilers without vector extensions */
         uint64_t r = 0;
         int k;
         for (k = 0; k < 32; k++) {
@@ -760,7 +848,6 @@ cdef extern from *:
     #else
         /* both lookups in one pass over one copy of the pool, and the all-true predicate without a merge */
         uint16_t pool[64], ou[32], ot[32];
-        uint8_t bu[64], bt[64], mk[64], mkt[64], old[64];
         int k;
         memcpy(pool, a, 64);
         memcpy(pool + 32, b, 64);
@@ -773,21 +860,15 @@ cdef extern from *:
             memcpy(t, ot, 64);
             return;
         }
-        memcpy(bu, ou, 64); memcpy(bt, ot, 64);
-        q7_bits_to_bytes(mu, mk);
-        q7_bits_to_bytes(mt, mkt);
-        memcpy(old, u, 64);
-        for (k = 0; k < 64; k++) old[k] = (uint8_t)((bu[k] & mk[k]) | (old[k] & ~mk[k]));
-        memcpy(u, old, 64);
-        memcpy(old, t, 64);
-        for (k = 0; k < 64; k++) old[k] = (uint8_t)((bt[k] & mkt[k]) | (old[k] & ~mkt[k]));
-        memcpy(t, old, 64);
+        q7_merge_bits((uint8_t *)u, (const uint8_t *)ou, mu);
+        q7_merge_bits((uint8_t *)t, (const uint8_t *)ot, mt);
     #endif
     }
     """
     const int Q7_LITTLE_ENDIAN     # 1 on a little-endian host (u16 lane 2j = low half of u32 lane j)
     const int Q7_MASK_COMPARE      # 1 where q7_lt_bits / q7_fcmp16_olt_bits compare into mask registers (AVX-512)
     const int Q7_HAS_SRAQ          # 1 where 64-bit lanes shift arithmetically in one op (AVX-512F)
+    const int Q7_VEC               # 1 where the portable bodies take their vector form (GCC, Clang: docs/build.md §1.6)
     uint64_t q7_lt_bits(const void* a, const void* b, int lane_bytes, int sgn) nogil
     void q7_merge_bits(uint8_t* vt, const uint8_t* x, uint64_t m) nogil
     uint64_t q7_fcmp16_olt_bits(const uint16_t* a, const uint16_t* b) nogil
