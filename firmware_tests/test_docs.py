@@ -18,6 +18,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 SCAN_SUFFIXES = {".py", ".pyx", ".pxd", ".pxi", ".md", ".toml", ".txt", ".cfg"}
@@ -270,7 +272,10 @@ def repo_paths(text: str) -> list[tuple[int, str]]:
 def test_repository_paths_in_sources_and_docs_exist():
     """Every repository path a tracked source file or doc names (in a comment, a docstring, a message or prose)
     exists in the tree: a renamed or deleted file leaves no stale pointer behind."""
-    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode != 0:          # a source archive (a tarball, GitHub's zip), not a clone: nothing says tracked
+        pytest.skip("not a git checkout: `git ls-files` lists the tracked files this test reads")
+    files = listed.stdout.split()
     bad, seen = [], 0
     for rel in files:
         path = ROOT / rel
