@@ -269,7 +269,7 @@ def test_explore_on_a_farm_with_a_worker_of_another_q7emu_is_exit_2_in_one_line(
     from q7emu.cli.main import main
     ex = Path(__file__).resolve().parents[2] / "examples" / "cases" / "cayman"
     monkeypatch.setattr(farm, "require_distributed", lambda: SimpleNamespace(as_completed=StandInAsCompleted))
-    monkeypatch.setattr(farm, "connect", lambda address: ForeignClient({0}, other_version))
+    monkeypatch.setattr(farm, "connect", lambda address, timeout=None: ForeignClient({0}, other_version))
     code = main(["explore", str(ex / "cayman_7b_proc_4bit_mx_8_e2m1.json"),
                  str(ex / "cayman_7b_proc_4bit_mx_8_int4.json"), "--knobs", "mx_layout", "--dask", "tcp://127.0.0.1:1"])
     out, err = capsys.readouterr()
