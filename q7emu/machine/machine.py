@@ -383,27 +383,51 @@ class Machine:
             raise InvalidArgument(name, f"0x{addr.raw:08x}", "address beyond SBUF")
         return p, off
 
-    def gather(self, t: Tensor3D, num_partitions: int) -> np.ndarray:
-        """u32 elements (uint32 [num_partitions, count]) addressed by ``t`` in consecutive partitions."""
+    def source_bytes(self, t: Tensor3D, num_partitions: int) -> np.ndarray:
+        """The bytes of the u32 elements addressed by ``t`` in consecutive partitions, stream order: a new
+        C-contiguous uint8 [num_partitions, 4 * count], element k in bytes 4k..4k+3 (little-endian).
+
+        One strided copy out of SBUF (a view of SBUF by the pattern's steps, which may be 0 or negative, copied
+        once), never a per-byte index; the result shares no memory with SBUF, so a kernel may read (or, as the
+        program interpreter does, write) it. InvalidArgument when the pattern leaves SBUF."""
         p0, off = self._sbuf_location("start_addr", t.start_addr)
-        offs = element_offsets(t, off)
         fp = footprint(off, t.step_elem, t.num_elem)
         if p0 + num_partitions > NUM_PARTITIONS or (fp is not None and (fp[0] < 0 or fp[1] > self.partition_bytes)):
             raise InvalidArgument("pattern", (p0, num_partitions, fp), "gather leaves SBUF")
-        idx = offs[:, None] + np.arange(4)
-        raw = self.sbuf[p0:p0 + num_partitions][:, idx.reshape(-1)]
-        return np.ascontiguousarray(raw).view("<u4").reshape(num_partitions, offs.size).astype(np.uint32)
+        n0, n1, n2 = t.num_elem
+        s0, s1, s2 = t.step_elem
+        out = np.empty((num_partitions, 4 * n0 * n1 * n2), dtype=np.uint8)
+        if fp is None or out.size == 0:         # no element (a zero count) or no partition: nothing to read
+            return out
+        rows = self.sbuf[p0:p0 + num_partitions]
+        # every element inside the footprint checked above: the view never reaches past SBUF's rows
+        view = np.lib.stride_tricks.as_strided(
+            rows[:, off:], shape=(num_partitions, n2, n1, n0, 4),
+            strides=(rows.strides[0], 4 * s2, 4 * s1, 4 * s0, 1), writeable=False)
+        out.reshape(num_partitions, n2, n1, n0, 4)[...] = view
+        return out
+
+    def gather(self, t: Tensor3D, num_partitions: int) -> np.ndarray:
+        """u32 elements (uint32 [num_partitions, count]) addressed by ``t`` in consecutive partitions (a copy)."""
+        return self.source_bytes(t, num_partitions).view("<u4").astype(np.uint32, copy=False)
 
     def plan_scatter(self, partitions: np.ndarray, elem_offsets: np.ndarray, values: np.ndarray,
                      elem_bytes: int) -> Write:
-        """Plan writing ``values`` (uint8 [P, k*elem_bytes]) to elements at ``elem_offsets`` (last write wins)."""
+        """Plan writing ``values`` (uint8 [P, k*elem_bytes]) to elements at ``elem_offsets`` (int64 [k], byte
+        offsets of each element's first byte, stream order); where elements overlap, the last one written wins.
+
+        Elements at increasing, non-overlapping offsets (every record's usual destination) keep ``values`` as
+        they are (no copy); otherwise each byte keeps its last value (a column gather)."""
         boffs = (elem_offsets[:, None] + np.arange(elem_bytes)).reshape(-1)
         if boffs.size != values.shape[1]:
             raise InternalError(f"{values.shape[1]} result bytes for {boffs.size} destination bytes")
+        parts = np.asarray(partitions, dtype=np.int64)
+        if boffs.size < 2 or bool(np.all(boffs[1:] > boffs[:-1])):
+            return Write(parts, boffs.astype(np.int64, copy=False), values)
         rev = boffs[::-1]
         uniq, first = np.unique(rev, return_index=True)
         keep = boffs.size - 1 - first
-        return Write(np.asarray(partitions, dtype=np.int64), uniq.astype(np.int64), values[:, keep])
+        return Write(parts, uniq.astype(np.int64), values[:, keep])
 
     def _commit(self, writes: Sequence[Write]) -> tuple[list[Region], int]:
         for w in writes:
@@ -417,7 +441,7 @@ class Machine:
                 raise InternalError(f"write of shape {w.data.shape} for {w.partitions.size}x{w.offsets.size}")
         regions, total = [], 0
         for w in writes:
-            self.sbuf[np.ix_(w.partitions, w.offsets)] = w.data
+            store_write(self.sbuf, w)
             r = w.region()
             if r is not None:
                 regions.append(r)
@@ -449,6 +473,64 @@ class Machine:
             regions, total = self._commit(writes)
         return ExecResult(opcode, engine.kind.value, engine.table.name, kinfo.func_va, path, regions, total,
                           time.perf_counter() - t0)
+
+
+def _as_range(values: np.ndarray) -> slice | None:
+    """``values`` (int64 [n], n >= 1) as the slice of consecutive increasing integers they are, or None."""
+    first = int(values[0])
+    if int(values[-1]) - first != values.size - 1:
+        return None
+    if values.size > 2 and not bool(np.all(values[1:] - values[:-1] == 1)):
+        return None
+    return slice(first, first + values.size)
+
+
+def byte_runs(offsets: np.ndarray) -> tuple[int, int, int, int] | None:
+    """``(start, runs, length, step)`` when the strictly increasing byte offsets (int64 [n], n >= 1) are ``runs``
+    runs of ``length`` consecutive bytes, run r starting at ``start + r * step`` (``step`` > ``length`` when there
+    are several runs, 0 for one run); None for any other layout. Offsets that are not increasing are None."""
+    steps = offsets[1:] - offsets[:-1]
+    if steps.size and int(steps.min()) < 1:
+        return None
+    breaks = np.flatnonzero(steps != 1)
+    start = int(offsets[0])
+    if breaks.size == 0:
+        return start, 1, int(offsets.size), 0
+    length = int(breaks[0]) + 1
+    runs, rest = divmod(int(offsets.size), length)
+    if rest or breaks.size != runs - 1 or not bool(np.all(breaks == np.arange(1, runs) * length - 1)):
+        return None
+    heads = offsets[::length]
+    step = int(heads[1] - heads[0])
+    if not bool(np.all(heads[1:] - heads[:-1] == step)):
+        return None
+    return start, runs, length, step
+
+
+def store_write(sbuf: np.ndarray, w: Write) -> None:
+    """Store a planned write into ``sbuf`` (uint8 [128, partition_bytes]): ``sbuf[np.ix_(w.partitions,
+    w.offsets)] = w.data``, the same bytes, written as a slice where the partitions are consecutive and the
+    offsets one run of bytes, as a strided view where they are equal runs at a fixed step, and as a scatter
+    otherwise. The write's places must already be checked (:meth:`Machine._commit`)."""
+    if w.partitions.size == 0 or w.offsets.size == 0:
+        return
+    rows = _as_range(w.partitions)
+    runs = byte_runs(w.offsets) if rows is not None else None
+    if rows is None or runs is None:
+        if rows is not None:
+            sbuf[rows][:, w.offsets] = w.data
+        else:
+            sbuf[np.ix_(w.partitions, w.offsets)] = w.data
+        return
+    start, count, length, step = runs
+    block = sbuf[rows]
+    if count == 1:
+        block[:, start:start + length] = w.data
+        return
+    # equal runs at a fixed step > length: the view's elements are distinct bytes inside the checked offsets
+    view = np.lib.stride_tricks.as_strided(block[:, start:], shape=(block.shape[0], count, length),
+                                           strides=(block.strides[0], step, 1))
+    view[...] = w.data.reshape(block.shape[0], count, length)
 
 
 # ---------------------------------------------------------------------- handlers
@@ -490,10 +572,9 @@ def _handle_tensor_dequantize(m: Machine, rec: Record, trace: Any) -> tuple[str,
     nac = r.num_active_channels
     if r.src.count == 0:
         return entry.name, []
-    words = m.gather(r.src, nac)
+    src = m.source_bytes(r.src, nac)        # uint8 [nac, 4 * count], C-contiguous: one strided copy
     run = kernel_function(entry, m.backend)
     kn = {k: m.knobs[k] for k in DEQUANT_KNOBS}
-    src = np.ascontiguousarray(words.astype("<u4")).view(np.uint8)
     kwargs: dict[str, Any] = dict(kn)
     dp, doff = m._sbuf_location("dst.start_addr", r.dst.start_addr)
     if trace is not None and m.backend != "golden":
@@ -513,8 +594,7 @@ def _handle_quantize_mx(m: Machine, rec: Record, trace: Any) -> tuple[str, list[
     nac = r.num_active_channels
     if r.src.count == 0:                # F = 0: nothing to quantize, nothing written
         return entry.name, []
-    words = m.gather(r.src, nac)
-    halves = np.ascontiguousarray(words.astype("<u4")).view("<u2")
+    halves = m.source_bytes(r.src, nac).view("<u2")     # element 2i in the low half of word i
     if r.in_dtype == DType.FP16:
         src = halves.view(np.float16)
     else:
