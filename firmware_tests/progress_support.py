@@ -49,8 +49,8 @@ def finish(p: subprocess.Popen, timeout: float = HANG) -> tuple[int, str, str]:
 
 def slow_cases(folder: Path, copies: int) -> Path:
     """``copies`` cases in ``folder`` (hard links of one case's arrays) that each take a noticeable time to
-    replay (a 0x7b E2M1 group-0 case of 2 MiB output): a run long enough to be interrupted while cases are still
-    queued."""
+    replay (a 0x7b E2M1 group-0 case of 4 MiB output, its arrays deflated: inflating them is most of a case's
+    time since issue 38 made the rest fast): a run long enough to be interrupted while cases are still queued."""
     import numpy as np
 
     from q7emu.isa.records import make_dequant_record
@@ -58,7 +58,8 @@ def slow_cases(folder: Path, copies: int) -> Path:
     pb, words = 0x30000, 4096
     rec = make_dequant_record(1, 0, 128, words, partition_bytes=pb).encode()
     src = np.random.default_rng(0).integers(0, 256, (128, words * 4), dtype=np.uint8)
-    first = save_case(build_case(rec, "CAYMAN", [(0, 0, src)], partition_bytes=pb, name="c00"), folder / "c00")
+    first = save_case(build_case(rec, "CAYMAN", [(0, 0, src)], partition_bytes=pb, name="c00"), folder / "c00",
+                      compress=True)
     text = first.read_text()
     for i in range(1, copies):
         os.link(folder / "c00.npz", folder / f"c{i:02d}.npz")

@@ -21,14 +21,16 @@ import os
 import re
 import signal
 import stat
+import struct
 import sys
 import threading
 import warnings
 import zipfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import numpy as np
 
@@ -325,6 +327,10 @@ MAX_DEFLATE_RATIO = 1100
 SCAN_HEAD_BYTES = 4096
 #: the largest .npy header read (numpy's own default)
 _MAX_NPY_HEADER = 10000
+#: a zip member's local header (APPNOTE 4.3.7): signature, versions, flags, method, time, date, CRC-32, sizes, and
+#: the lengths of the name (field 10) and the extra field (field 11) that follow it
+_ZIP_LOCAL_HEADER = "<4s2B4HL2L2H"
+_ZIP_LOCAL_SIZE = struct.calcsize(_ZIP_LOCAL_HEADER)
 #: array data is read in chunks of this size (so a damaged member fails early and memory stays bounded)
 _CHUNK = 16 << 20
 
@@ -669,7 +675,8 @@ class NpzReader:
         self._zip.close()
         self._file.close()
 
-    def _open(self, name: str) -> tuple[zipfile.ZipInfo, IO[bytes], str]:
+    def _member(self, name: str) -> tuple[zipfile.ZipInfo, str]:
+        """The zip entry of array ``name`` and how errors name it, checked from the zip directory alone."""
         zi = self._infos.get(name)
         where = f"{self.path}:{name}"
         if zi is None:
@@ -685,10 +692,71 @@ class NpzReader:
         if zi.file_size > self.left + _MAX_NPY_HEADER:
             raise _refuse(where, f"{zi.file_size} bytes", f"array data over the limit of {self.total} bytes per "
                                                           "file (Q7EMU_MAX_ARRAY_BYTES, docs/limits.md §2)")
+        return zi, where
+
+    def _open(self, name: str) -> tuple[zipfile.ZipInfo, IO[bytes], str]:
+        zi, where = self._member(name)
         try:
             return zi, self._zip.open(zi), where
         except Exception as e:
             raise _refuse(where, first_line(e), "not a readable .npz member: damaged") from None
+
+    def _stored_start(self, zi: zipfile.ZipInfo, where: str) -> int:
+        """Where a stored member's bytes begin in the file, from its local header (checked as zipfile checks it:
+        signature and name), and refused when the file ends before the member does (truncated)."""
+        f = self._file
+        try:
+            f.seek(zi.header_offset)
+            head = f.read(_ZIP_LOCAL_SIZE)
+            if len(head) != _ZIP_LOCAL_SIZE:
+                raise ValueError("the file ends inside a member's local header")
+            fields = struct.unpack(_ZIP_LOCAL_HEADER, head)
+            if fields[0] != b"PK\x03\x04":
+                raise ValueError("bad magic number for a member's local header")
+            name_len, extra_len = fields[10], fields[11]
+            fname = f.read(name_len)
+            encoding = "utf-8" if zi.flag_bits & 0x800 else "cp437"
+            if fname.decode(encoding) != zi.orig_filename:
+                raise ValueError("the local header names another member than the directory does")
+        except (ValueError, OSError, struct.error) as e:   # (UnicodeDecodeError is a ValueError)
+            raise _refuse(where, first_line(e), "not a readable .npz member: damaged") from None
+        start = zi.header_offset + _ZIP_LOCAL_SIZE + int(name_len) + int(extra_len)
+        size = os.fstat(f.fileno()).st_size
+        if start + zi.file_size > size:
+            raise _refuse(where, f"{max(size - start, 0)} of {zi.file_size} member bytes",
+                          "truncated: the file ends inside the array")
+        return start
+
+    def _read_stored(self, zi: zipfile.ZipInfo, where: str, check: ArrayCheck | None) -> np.ndarray:
+        """A stored (uncompressed) member read straight into its array: one read of the data from the file, then
+        the zip's CRC-32 over the member checked (what zipfile checks, without its copies)."""
+        start = self._stored_start(zi, where)
+        f = cast(io.BufferedReader, self._file)         # (open_regular: open(path, "rb"))
+        f.seek(start)
+        head = f.read(min(zi.file_size, 12 + _MAX_NPY_HEADER))
+        info = _read_npy_header(io.BytesIO(head), where)
+        if check is not None:
+            check(where, info)
+        if info.header_bytes + info.nbytes != zi.file_size:
+            raise _refuse(where, f"{zi.file_size} bytes", f"the header describes "
+                                                          f"{info.header_bytes + info.nbytes} bytes (damaged)")
+        _budget(where, info.nbytes, self.left, self.total)
+        flat = np.empty(info.nbytes // info.dtype.itemsize, dtype=info.dtype)
+        mv = flat.view(np.uint8).data if info.nbytes else memoryview(bytearray())
+        f.seek(start + info.header_bytes)
+        pos = 0
+        while pos < info.nbytes:
+            got = f.readinto(mv[pos:pos + _CHUNK])
+            if not got:
+                raise _refuse(where, f"{pos} of {info.nbytes} data bytes", "truncated: the file ends inside the "
+                                                                           "array")
+            pos += got
+        if zlib.crc32(mv, zlib.crc32(head[:info.header_bytes])) != zi.CRC:
+            raise _refuse(where, "CRC-32 mismatch", "damaged array data (CRC or deflate error)")
+        self.left -= info.nbytes
+        if info.fortran_order:
+            return flat.reshape(info.shape[::-1]).transpose()
+        return flat.reshape(info.shape)
 
     def info(self, name: str) -> ArrayInfo:
         """The header of array ``name`` (only the header is inflated)."""
@@ -698,7 +766,11 @@ class NpzReader:
 
     def read(self, name: str, check: ArrayCheck | None = None) -> np.ndarray:
         """Array ``name``: its header is read and checked (``check``, consistency with the member's size,
-        the size limit) before its data is inflated."""
+        the size limit) before its data is inflated. A stored member is read straight into the array
+        (:meth:`_read_stored`)."""
+        zi, where = self._member(name)
+        if zi.compress_type == zipfile.ZIP_STORED:
+            return self._read_stored(zi, where, check)
         zi, f, where = self._open(name)
         with f:
             info = _read_npy_header(f, where)

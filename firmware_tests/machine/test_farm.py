@@ -406,6 +406,26 @@ from q7emu.machine import machine
 machine.MACHINE_KNOBS["emax"] = ("alt", "ocp")       # (Dask may run a preload more than once)
 """
 
+#: a Dask worker preload: the worker runs its first Dask task (a chunk of cases), then holds every later one until it
+#: is killed, so that the cases left all land on a worker that joins later, however fast a case replays
+HOLD_AFTER_FIRST = """
+import threading
+from q7emu.machine import farm
+if not getattr(farm, "_held", False):          # (Dask may run a preload more than once)
+    farm._held = True
+    _apply, _lock, _calls = farm._apply_chunk, threading.Lock(), [0]
+
+    def _apply_chunk(*args, **kwargs):
+        with _lock:
+            _calls[0] += 1
+            first = _calls[0] == 1
+        if not first:
+            threading.Event().wait()           # until the test kills this worker
+        return _apply(*args, **kwargs)
+
+    farm._apply_chunk = _apply_chunk
+"""
+
 
 class DaskProcesses:
     """``dask scheduler`` and ``dask worker`` processes on 127.0.0.1 (killed at the end)."""
@@ -469,9 +489,10 @@ def test_a_worker_of_another_q7emu_that_joins_mid_run_runs_no_case(tmp_path, slo
     version with another knob default joins and the good worker goes, so every case left lands on the foreign one.
     None of them is a verdict: each is an ERROR naming the worker (not run), the summary says so, exit 2."""
     (tmp_path / "foreign.py").write_text(FOREIGN)
+    (tmp_path / "hold.py").write_text(HOLD_AFTER_FIRST)
     procs = DaskProcesses(tmp_path)
     try:
-        good = procs.worker("--name", "good")
+        good = procs.worker("--name", "good", "--preload", str(tmp_path / "hold.py"))   # one chunk, then holds
         procs.wait_for_workers(1)
         p = start("-m", "q7emu", "replay", str(slow_cases), "--dask", procs.address, "--progress",
                   "--junit", str(tmp_path / "r.xml"))

@@ -373,7 +373,7 @@ def cmd_case_new(args: argparse.Namespace) -> int:
         case = build_case(record, args.generation, inputs, expected, knobs=parse_knobs(args.knob),
                           partition_bytes=args.partition_bytes, fill=args.fill, note=args.note or "",
                           name=name, backend=args.backend, allow_unread=args.allow_unread)
-    path = save_case(case, args.out)
+    path = save_case(case, args.out, compress=args.compress)
     if args.partition_bytes is not None:
         pb_key, pb_source = "given", "given"
     elif args.sbuf is not None:
@@ -519,6 +519,9 @@ def register(sub: Subparsers) -> None:
     c.add_argument("--note", help="free-text provenance note")
     c.add_argument("--backend", choices=("golden", "kernel"), default="golden",
                    help="models that compute expected bytes when --expected is absent (default golden)")
+    c.add_argument("--compress", action="store_true",
+                   help="deflate the arrays (a smaller OUT.npz that costs about 5 ms per MiB to load; default: "
+                        "stored, read at file speed; docs/cli.md §5)")
     c.add_argument("--json", action="store_true", help="what was written, as JSON (q7emu-case-new)")
     c.set_defaults(func=cmd_case_new)
     s.set_defaults(func=cmd_case)
