@@ -78,6 +78,20 @@ def test_a_quantize_mx_case_imports_ml_dtypes_only_for_bf16(case, mods):
     assert rc == 0 and got == mods, got
 
 
+def test_replaying_on_the_kernels_imports_no_program_machinery():
+    """A replay on the kernels (or the golden models) never loads q7emu.asm and the op tables it reads (a sixth of
+    a one-case replay's start-up before issue 38); ``--program`` does."""
+    code = ("import contextlib, io, sys\nfrom q7emu.cli.main import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    rc = main(sys.argv[1:])\n"
+            "print(rc, sorted(m for m in sys.modules if m.startswith(('q7emu.asm', 'q7emu.primitives.optable'))),"
+            " file=sys.stderr)")
+    case = str(CASES / "mariana_7b_proc_4bit_non_mx_e2m1.json")
+    for backend in ("kernel", "golden"):
+        out = subprocess.run([sys.executable, "-c", code, "replay", case, "--backend", backend], capture_output=True,
+                             text=True, timeout=300, cwd=ROOT)
+        assert out.stderr.strip().splitlines()[-1] == "0 []", (backend, out.stderr[-2000:])
+
+
 def test_replaying_a_folder_needs_no_plot_or_cluster_libraries():
     rc, mods = imported("replay", str(ROOT / "examples" / "cases"))
     assert rc == 0 and not {"matplotlib", "dask", "distributed"} & set(mods), mods

@@ -43,12 +43,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard, TypeVar
 
 import numpy as np
 
 from q7emu import registry
-from q7emu.asm.kernels import ProgramBackend
 from q7emu.errors import DispatchError, InternalError, InvalidArgument
 from q7emu.fileio import ArrayInfo, NpzReader, UnknownFileKind, array_file_kind, open_regular, read_npy
 from q7emu.isa.enums import DType, Engine, Generation, Opcode
@@ -58,6 +57,9 @@ from q7emu.isa.validate import MAX_PARTITION_BYTES, check_partition_bytes, footp
 from q7emu.model.dtypes import fp8_dtype
 from q7emu.model.knobs import DEQUANT_KNOBS, KNOBS, check_knob
 from q7emu.registry import KernelEntry
+
+if TYPE_CHECKING:       # imported where a program is used: q7emu.asm and the op tables cost a replay's start-up
+    from q7emu.asm.kernels import ProgramBackend
 
 NUM_PARTITIONS = 128
 DEFAULT_PARTITION_BYTES = 0x30000
@@ -253,14 +255,26 @@ def element_offsets(t: Tensor3D, offset: int) -> np.ndarray:
     return offset + 4 * o.reshape(-1)
 
 
-Backend = str | ProgramBackend
+#: what runs a record's kernel: "kernel", "golden" or a program (:class:`q7emu.asm.kernels.ProgramBackend`)
+Backend: TypeAlias = "str | ProgramBackend"
+
+
+def is_program(backend: object) -> TypeGuard[ProgramBackend]:
+    """True when ``backend`` is a program (:class:`q7emu.asm.kernels.ProgramBackend`). q7emu.asm is imported only
+    for a backend that is not a string: a replay on the kernels or the golden models never loads it (it and the op
+    tables it reads were a sixth of a one-case replay's start-up)."""
+    if isinstance(backend, str):
+        return False
+    from q7emu.asm.kernels import ProgramBackend
+
+    return isinstance(backend, ProgramBackend)
 
 
 def kernel_function(entry: KernelEntry, backend: Backend) -> Callable[..., Any]:
     """What runs a kernel on a backend: a program in its place (a :class:`q7emu.asm.kernels.ProgramBackend`,
     docs/asm.md §4.3), its Python entry (``"kernel"``; it loads the compiled extension on
     its first call, Q7Error when not built) or its golden model (``"golden"``)."""
-    if isinstance(backend, ProgramBackend):
+    if is_program(backend):
         return backend.handler(entry.opcode)
     return entry.golden if backend == "golden" else entry.handler
 
@@ -339,7 +353,7 @@ class Machine:
         self.partition_bytes = check_partition_bytes(partition_bytes if partition_bytes is not _UNSET
                                                      else DEFAULT_PARTITION_BYTES)
         self.knobs = normalize_machine_knobs(knobs)
-        if not isinstance(backend, ProgramBackend) and backend not in ("kernel", "golden"):
+        if not is_program(backend) and backend not in ("kernel", "golden"):
             raise InvalidArgument("backend", backend, "must be 'kernel', 'golden' or a program (ProgramBackend)")
         self.backend = backend
         self.sbuf = np.zeros((NUM_PARTITIONS, self.partition_bytes), dtype=np.uint8)
