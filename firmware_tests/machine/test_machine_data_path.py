@@ -191,3 +191,26 @@ def test_one_partition_runs_the_same_on_every_backend(fmt, group):
         m.execute(rec)
         outs.append(m.sbuf.copy())
     assert np.array_equal(outs[0], outs[1]) and np.array_equal(outs[0], outs[2])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 127), st.integers(1, 16), st.integers(0, PB - 1), st.integers(1, 64),
+       st.lists(st.tuples(st.integers(0, 10 ** 6), st.integers(1, 255)), max_size=4), st.booleans())
+def test_compare_regions_equals_a_byte_by_byte_count(p, n, off, ln, flips, fortran):
+    """Equal regions (compared as wide words) and regions with a few differing bytes: the same counts per region
+    and partition as a byte-by-byte comparison, and a copy of the actual bytes only where one differs."""
+    from q7emu.machine.diffs import compare_regions
+    from q7emu.machine.machine import Region
+
+    n, ln = min(n, 128 - p), min(ln, PB - off)
+    sbuf = np.random.default_rng(p + off).integers(0, 256, (128, PB), dtype=np.uint8)
+    exp = sbuf[p:p + n, off:off + ln].copy(order="F" if fortran else "C")
+    for pos, x in flips:
+        exp.flat[pos % exp.size] ^= x
+    (d,) = compare_regions([(Region(p, n, off, ln), exp)], sbuf)
+    diff = sbuf[p:p + n, off:off + ln] != exp
+    assert d.differing == int(diff.sum())
+    assert d.partitions == {p + r: int(diff[r].sum()) for r in range(n) if diff[r].any()}
+    assert (d.actual is None) == (d.differing == 0)
+    if d.actual is not None:
+        assert np.array_equal(d.actual, sbuf[p:p + n, off:off + ln])
