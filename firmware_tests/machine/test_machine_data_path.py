@@ -214,3 +214,64 @@ def test_compare_regions_equals_a_byte_by_byte_count(p, n, off, ln, flips, fortr
     assert (d.actual is None) == (d.differing == 0)
     if d.actual is not None:
         assert np.array_equal(d.actual, sbuf[p:p + n, off:off + ln])
+
+
+# ---------------------------------------------------------------------------------------------- reused SBUF
+def _dequant_case(dst_offset: int, fill: int = 0, expected=None, seed: int = 0):
+    from q7emu.isa.records import make_dequant_record
+    from q7emu.machine.cases import build_case
+
+    rec = make_dequant_record(1, 0, 8, 16, src_partition=2, dst_partition=2, src_offset=0x40, dst_offset=dst_offset,
+                              partition_bytes=PB).encode()
+    src = np.random.default_rng(seed).integers(0, 256, (8, 64), dtype=np.uint8)
+    return build_case(rec, "CAYMAN", [(2, 0x40, src)], expected, partition_bytes=PB, fill=fill, name=f"c{seed}")
+
+
+@pytest.mark.parametrize("fill", [0, 0x5A])
+def test_a_case_never_sees_the_bytes_the_previous_case_left(fill):
+    """run_case reuses one SBUF per thread: the next case finds the fill where the last one loaded and wrote (its
+    expected region covers the bytes the last case wrote, and expects the fill there)."""
+    from q7emu.machine.cases import run_case
+
+    first = _dequant_case(0x100, seed=1)
+    (reg, _), = first.expected
+    stale = np.full((reg.count, reg.length), fill, dtype=np.uint8)
+    second = _dequant_case(0x200, fill, seed=2)
+    second.expected.append((reg, stale))          # where the first case wrote: the fill, in the second
+    for case in (first, second, first, second):
+        r = run_case(case, backend="golden")
+        assert r.ok, (case.name, r.mismatch, r.error)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([0x80, 0x100, 0x1c0, 0x40]), st.sampled_from([0, 0, 7]),
+                          st.integers(0, 3)), min_size=1, max_size=6))
+def test_a_sequence_of_cases_gives_what_fresh_machines_give(seq):
+    """Cases of random destinations (one overwriting its own source), fills and data, run one after the other on
+    the reused SBUF: each result (verdict, counts per region and partition) is the one a fresh SBUF gives."""
+    from q7emu.machine import cases as cases_mod
+
+    base = _dequant_case(0x100, seed=9)
+    for dst, fill, seed in seq:
+        c = _dequant_case(dst, fill, expected=[(r, a) for r, a in base.expected], seed=seed)
+        got = cases_mod.run_case(c, backend="golden")
+        cases_mod._REUSED.sbuf = None                  # a fresh SBUF for the reference run
+        want = cases_mod.run_case(c, backend="golden")
+        assert (got.ok, got.error, [(d.differing, d.partitions) for d in got.regions]) == \
+            (want.ok, want.error, [(d.differing, d.partitions) for d in want.regions])
+        if got.regions and got.regions[0].actual is not None:
+            assert np.array_equal(got.regions[0].actual, want.regions[0].actual)
+
+
+def test_adopt_uses_the_array_in_place_and_refuses_what_it_cannot():
+    buf = np.zeros((128, PB), dtype=np.uint8)
+    m = Machine("CAYMAN", PB, sbuf=buf, adopt=True)
+    m.load(3, 8, np.full((2, 4), 9, np.uint8))
+    assert m.sbuf is buf and buf[3:5, 8:12].tolist() == [[9] * 4] * 2
+    assert not np.shares_memory(Machine("CAYMAN", PB, sbuf=buf).sbuf, buf)      # without adopt: a copy
+    for bad in (np.zeros((128, 2 * PB), np.uint8)[:, ::2], np.zeros((128, PB), np.uint8)[:, :],
+                "image.npy"):
+        if isinstance(bad, np.ndarray) and bad.flags.c_contiguous:
+            bad.flags.writeable = False
+        with pytest.raises(InvalidArgument, match="adopt=True takes"):
+            Machine("CAYMAN", PB, sbuf=bad, adopt=True)

@@ -330,12 +330,18 @@ class Machine:
     (the golden models; used to build expected bytes of cases) or a :class:`q7emu.asm.kernels.ProgramBackend` (a
     program in the record's kernel's place, docs/asm.md §4.3). ``sbuf``: the initial SBUF, a uint8 [128,
     partition_bytes] array or an image file (:func:`load_sbuf_image`: .npz, .npy, or with ``partition_bytes`` a raw
-    dump); ``partition_bytes`` not given = the image's width, or 0x30000 without an image.
+    dump); ``partition_bytes`` not given = the image's width, or 0x30000 without an image. ``adopt``: with an array
+    ``sbuf`` (writable, C-contiguous), that array is SBUF, read and written in place, not a copy (replay reuses one
+    array per thread: a fresh 24 MiB SBUF costs a 24 MiB memset or its page faults per case).
     """
 
     def __init__(self, generation: Generation | str, partition_bytes: int = _UNSET,
-                 knobs: dict[str, Any] | None = None, backend: Backend = "kernel", sbuf: Any = None) -> None:
+                 knobs: dict[str, Any] | None = None, backend: Backend = "kernel", sbuf: Any = None, *,
+                 adopt: bool = False) -> None:
         self.generation = Generation.parse(generation)
+        if adopt and not (isinstance(sbuf, np.ndarray) and sbuf.flags.c_contiguous and sbuf.flags.writeable):
+            raise InvalidArgument("sbuf", type(sbuf).__name__, "adopt=True takes a writable C-contiguous uint8 "
+                                                               "[128, partition_bytes] array")
         image = None
         given = partition_bytes is not _UNSET
         if sbuf is not None:
@@ -356,9 +362,13 @@ class Machine:
         if not is_program(backend) and backend not in ("kernel", "golden"):
             raise InvalidArgument("backend", backend, "must be 'kernel', 'golden' or a program (ProgramBackend)")
         self.backend = backend
-        self.sbuf = np.zeros((NUM_PARTITIONS, self.partition_bytes), dtype=np.uint8)
-        if image is not None:
+        if adopt and isinstance(image, np.ndarray):
+            self.sbuf = image
+        elif image is not None:                 # every byte is copied: no zeroing first
+            self.sbuf = np.empty((NUM_PARTITIONS, self.partition_bytes), dtype=np.uint8)
             self.sbuf[:] = image
+        else:
+            self.sbuf = np.zeros((NUM_PARTITIONS, self.partition_bytes), dtype=np.uint8)
         self.pool, self.dve = _engines(self.generation)
         #: one record, load or read at a time: threads may share a machine, and each record then runs whole, on
         #: the SBUF the previous one left (docs/limits.md §4)
