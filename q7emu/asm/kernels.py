@@ -21,6 +21,7 @@ import numpy.typing as npt
 from q7emu.asm.assembler import assemble_file
 from q7emu.asm.program import Program
 from q7emu.asm.run import ProgramRun, Region, run_calls
+from q7emu.asm.translate import translation_of
 from q7emu.kernels.cores import output_buffer
 from q7emu.kernels.dequant import run_traced
 from q7emu.kernels.programs import dequant_symbols, program_file, quantize_mx_symbols
@@ -62,20 +63,22 @@ def kernel_program(kernel: str, *, fmt: int | None = None, group: int | None = N
 
 def run_dequant(program: Program, src: npt.NDArray[np.uint8], dst: npt.NDArray[np.uint8], *, trace: Any = None,
                 kernel_id: int = 0, max_steps: int | None = None,
-                counts: npt.NDArray[np.int64] | None = None) -> ProgramRun:
+                counts: npt.NDArray[np.int64] | None = None, translated: bool = True) -> ProgramRun:
     """Run ``program`` as TensorDequantize runs its kernel: one call per partition (row) of ``src`` (uint8 [P,
     in_bytes], the source streams) into ``dst`` (uint8 [P, out_bytes], written in place). Each call sees its source
     stream at SRC_BASE (read-only) and its destination stream at DST_BASE, with a2 = SRC_BASE, a3 = in_bytes / 4
     (num_elem, u32 words) and a4 = DST_BASE; the vector registers carry from one call to the next. ``counts``: add
-    each bundle's executions into it (int64 [bundles])."""
+    each bundle's executions into it (int64 [bundles]). ``translated``: an untraced run without counts takes the
+    program's translation when it has one (docs/asm.md §9; False: the interpreter always); the bytes are the same."""
     parts, nbytes = src.shape
     regions = [Region("the source stream", SRC_BASE, np.ascontiguousarray(src).reshape(-1), nbytes,
                       np.arange(parts, dtype=np.int64) * nbytes, False),
                Region("the destination stream", DST_BASE, dst.reshape(-1), dst.shape[1],
                       np.arange(parts, dtype=np.int64) * dst.shape[1], True)]
     regs = {"a2": SRC_BASE, "a3": nbytes // 4, "a4": DST_BASE}
+    tx = translation_of(program) if translated and trace is None and counts is None else None
     return run_calls(program, regions, np.arange(parts, dtype=np.int64), regs, trace=trace, kernel_id=kernel_id,
-                     max_steps=max_steps, carry=True, counts=counts)
+                     max_steps=max_steps, carry=True, counts=counts, translation=tx)
 
 
 def run_quantize_mx(program: Program, bits: npt.NDArray[np.uint16], data: npt.NDArray[np.uint8],

@@ -133,13 +133,17 @@ def _check_steps(max_steps: int | None) -> int:
 def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDArray[np.int64],
               regs: Mapping[str, int] | npt.NDArray[np.uint32] | None = None, *, trace: Any = None,
               kernel_id: int = 0, max_steps: int | None = None, count_bundles: bool = False,
-              carry: bool = False, counts: npt.NDArray[np.int64] | None = None) -> ProgramRun:
+              carry: bool = False, counts: npt.NDArray[np.int64] | None = None,
+              translation: tuple[int, npt.NDArray[np.int32]] | None = None) -> ProgramRun:
     """Run ``program`` once per entry of ``partitions`` (int64 [C], what a trace records as each call's partition),
     call c seeing each region at its base backed by the region's buffer from ``offsets[c]`` on. The regions must
     not overlap each other or the data section. ``regs``: starting scalar registers (a dict or uint32 [16]).
     ``carry``: the vector registers carry from call to call (a kernel's calls), else each call starts from the reset
     state (every register 0). ``count_bundles``: count each bundle's executions (ProgramRun.bundle_counts), into
-    ``counts`` (int64 [bundles], added to) when given. Raises ProgramError when a call stops on an error."""
+    ``counts`` (int64 [bundles], added to) when given. ``translation``: the program's translation
+    (q7emu.asm.translate.translation_of: its index and runtime immediates, docs/asm.md §9), run in the interpreter's
+    place when the run is untraced and without counts; the result is the same. Raises ProgramError when a call
+    stops on an error."""
     if len(regions) > MAX_REGIONS:
         raise InvalidArgument("regions", len(regions), f"a call has at most {MAX_REGIONS} memory regions")
     d = program.decoded
@@ -178,9 +182,18 @@ def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDAr
         raise InvalidArgument("counts", counts.shape, f"bundle counts are int64 [{len(d.bundles)}]")
     if counts is None and count_bundles:
         counts = np.zeros(len(d.bundles), np.int64)
+    parts = np.ascontiguousarray(partitions, np.int64)
+    tx = translation if trace is None and counts is None else None
+    if tx is not None:
+        status, call, insn, st, ar_out, addr, length = ext.run(
+            d.insns, d.bundles, d.wmask, d.data, DATA_BASE, d.entry, arrays, offsets, ar, parts, steps, carry=carry,
+            translation=tx[0], imm=tx[1])
+        if status == 0:
+            return ProgramRun(np.asarray(partitions, np.int64), st, ar_out, counts)
+        # the interpreter runs every call again and reports what stopped the translation (docs/asm.md §9)
     status, call, insn, st, ar_out, addr, length = ext.run(
-        d.insns, d.bundles, d.wmask, d.data, DATA_BASE, d.entry, arrays, offsets, ar,
-        np.ascontiguousarray(partitions, np.int64), steps, trace=trace, kernel_id=kernel_id, counts=counts, carry=carry)
+        d.insns, d.bundles, d.wmask, d.data, DATA_BASE, d.entry, arrays, offsets, ar, parts, steps, trace=trace,
+        kernel_id=kernel_id, counts=counts, carry=carry)
     if status:
         raise ProgramError(_where(program, insn, int(partitions[call])),
                            _explain(status, program, insn, addr, length, regions, int(st[call])))

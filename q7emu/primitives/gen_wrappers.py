@@ -349,8 +349,45 @@ def render_kernel_ops() -> str:
 _TOUCH = {"n": "TOUCH_N", "row": "TOUCH_ROW", "row2": "TOUCH_ROW2"}
 
 
-def _p_ivp(op: T.Op) -> list[str]:
-    """One IVP op's case in exec_loop: resolve the memory operand (an error sets e), issue, write the address back."""
+class OpText:
+    """How one op's case names what it touches, so that the interpreter's handlers (src/kernels/program_ops_gen.pxi)
+    and a program's translation (q7emu.asm.translate, docs/asm.md §9) come out of the same two functions below:
+    the interpreter reads operand slot k from the decoded row (``a[k]``) and the registers from the register file,
+    a translation has the row's values as constants and the registers as C locals."""
+
+    def areg(self, k: int) -> str:
+        """Scalar register operand k."""
+        return f"M.ar[a[{k}]]"
+
+    def value(self, k: int) -> str:
+        """Immediate (or label) operand k."""
+        return f"a[{k}]"
+
+    def issue(self, op: T.Op, args: list[str]) -> str:
+        """The IVP op's issue: ``args`` are its operands in the op's order (register slots as self.register)."""
+        return f"{op.mnemonic}(tr, rf, tag, {', '.join(args)})"
+
+    def register(self, o: T.Operand, k: int) -> str:
+        """An IVP register operand k as the issue wants it."""
+        return f"a[{k}]"
+
+    def fail(self, code: str) -> str:
+        """The statement an error (an ERR_* code in ``code``) runs."""
+        return f"e = {code}"
+
+    next_pc = "m.next_pc"
+    halt = "m.halt"
+    lcount = "m.lcount"
+    lbeg = "m.lbeg"
+    lend = "m.lend"
+    here = "m.pc"
+
+
+INTERPRETER = OpText()
+
+
+def _p_ivp(op: T.Op, t: OpText = INTERPRETER) -> list[str]:
+    """One IVP op's case: resolve the memory operand (an error runs t.fail), issue, write the address back."""
     L: list[str] = []
     pos = {o.name if o.kind != T.MEMORY else "mem": k for k, o in enumerate(op.operands)}
     mem = next((o for o in op.operands if o.kind == T.MEMORY), None)
@@ -362,55 +399,60 @@ def _p_ivp(op: T.Op) -> list[str]:
             args.append("&off" if o.role != T.SRC else "off")
         elif o.kind == T.SCALAR and o.name == "n":
             args.append("n")
+        elif o.kind in (T.IMM, T.SCALAR):
+            args.append(t.value(k))
         else:
-            args.append(f"a[{k}]")
-    issue = f"{op.mnemonic}(tr, rf, tag, {', '.join(args)})"
+            args.append(t.register(o, k))
+    issue = t.issue(op, args)
     if mem is None:
         return [issue]
-    disp = f" + <uint32_t>a[{pos['mem']}]" if op.mnemonic.endswith("_i") else ""
+    disp = f" + <uint32_t>{t.value(pos['mem'])}" if op.mnemonic.endswith("_i") else ""
     touch, need = ("TOUCH_FIXED", str(mem.touches)) if isinstance(mem.touches, int) else (_TOUCH[mem.touches], "0")
     if "n" in pos:
-        L.append(f"n = <Py_ssize_t><int32_t>M.ar[a[{pos['n']}]]")
+        L.append(f"n = <Py_ssize_t><int32_t>{t.areg(pos['n'])}")
         need = "n"
     write = int(mem.role != T.SRC)
-    L += [f"r = mem_at(m, M.ar[a[{pos['off']}]]{disp}, {touch}, {need}, {mem.align}, {write}, &p, &off)",
-          "if r < 0:", "    e = r", "else:", "    " + issue]
+    L += [f"r = mem_at(m, {t.areg(pos['off'])}{disp}, {touch}, {need}, {mem.align}, {write}, &p, &off)",
+          "if r < 0:", "    " + t.fail("r"), "else:", "    " + issue]
     if op.operand("off").role != T.SRC:
-        L.append(f"    M.ar[a[{pos['off']}]] = m.reg[r].base + <uint32_t>off")
+        L.append(f"    {t.areg(pos['off'])} = m.reg[r].base + <uint32_t>off")
     return L
 
 
-def _p_scalar(op: T.Op) -> list[str]:
-    """One scalar op's case in exec_loop."""
+def _p_scalar(op: T.Op, t: OpText = INTERPRETER) -> list[str]:
+    """One scalar op's case."""
     L: list[str] = []
     name = op.mnemonic
     ops = op.operands
-    val = [f"M.ar[a[{k}]]" if o.kind == T.AREG else f"a[{k}]" for k, o in enumerate(ops)]
+    val = [t.areg(k) if o.kind == T.AREG else t.value(k) for k, o in enumerate(ops)]
     if op.family == X.XMEM:
         size = ops[2].step
         load = ops[0].role == T.DST
-        L += [f"r = mem_at(m, M.ar[a[1]] + <uint32_t>a[2], TOUCH_FIXED, {size}, {size}, {int(not load)}, &p, &off)",
-              "if r < 0:", "    e = r", "else:",
-              f"    M.ar[a[0]] = X.xt_{name}(p + off)" if load else f"    X.xt_{name}(p + off, M.ar[a[0]])"]
+        L += [f"r = mem_at(m, {val[1]} + <uint32_t>{val[2]}, TOUCH_FIXED, {size}, {size}, {int(not load)}, &p, &off)",
+              "if r < 0:", "    " + t.fail("r"), "else:",
+              f"    {val[0]} = X.xt_{name}(p + off)" if load else f"    X.xt_{name}(p + off, {val[0]})"]
     elif op.family == X.XBRANCH:
         if name == "j":
-            L.append("m.next_pc = a[0]")
+            L.append(f"{t.next_pc} = {val[0]}")
         else:
-            L += [f"if X.xt_{name}({', '.join(val[:-1])}):", f"    m.next_pc = a[{len(ops) - 1}]"]
+            L += [f"if X.xt_{name}({', '.join(val[:-1])}):", f"    {t.next_pc} = {val[-1]}"]
     elif op.family == X.XLOOP:
-        loop = ["m.lcount = M.ar[a[0]] - 1u", "m.lbeg = m.pc + 1", "m.lend = a[1]"]
-        skip = {"loopnez": "M.ar[a[0]] == 0", "loopgtz": "<int32_t>M.ar[a[0]] <= 0"}.get(name)
-        L += loop if skip is None else [f"if {skip}:", "    m.next_pc = a[1]", "else:"] + ["    " + x for x in loop]
+        loop = [f"{t.lcount} = {val[0]} - 1u", f"{t.lbeg} = {t.here} + 1", f"{t.lend} = {val[1]}"]
+        skip = {"loopnez": f"{val[0]} == 0", "loopgtz": f"<int32_t>{val[0]} <= 0"}.get(name)
+        if skip is None:
+            L += loop
+        else:
+            L += [f"if {skip}:", f"    {t.next_pc} = {val[1]}", "else:"] + ["    " + x for x in loop]
     elif name in ("ret", "retw"):
-        L.append("m.halt = 1")
+        L.append(f"{t.halt} = 1")
     elif name == "nop":
         L.append("pass")
     else:
         dst = next(k for k, o in enumerate(ops) if o.role != T.SRC)
         srcs = [v for o, v in zip(ops, val) if o.role != T.DST]
-        call = f"M.ar[a[{dst}]] = X.xt_{name}({', '.join(srcs)})"
+        call = f"{val[dst]} = X.xt_{name}({', '.join(srcs)})"
         if name in ("quou", "quos", "remu", "rems"):
-            L += ["if M.ar[a[2]] == 0:", "    e = ERR_DIV0", "else:", "    " + call]
+            L += [f"if {val[2]} == 0:", "    " + t.fail("ERR_DIV0"), "else:", "    " + call]
         else:
             L.append(call)
     return L

@@ -54,6 +54,7 @@ cdef enum:
     ERR_INTERRUPT = -6
     ERR_OPCODE = -7
     ERR_TRACE = -8
+    ERR_FALLBACK = -9           # a translation met what only the interpreter reports: run the calls there
 
 
 cdef struct Region:
@@ -141,6 +142,25 @@ ctypedef int (*handler_t)(void* tr, regfile_t* rf, Machine* m, Machine* M, const
 
 include "program_ops_gen.pxi"
 fill_handlers()
+
+
+cdef inline int fail(int* fail_insn, int row, int code) noexcept nogil:
+    """A translation stops: the op (its decoded row; -1: none) and the ERR_* code."""
+    fail_insn[0] = row
+    return code
+
+
+cdef inline int interrupted() noexcept nogil:
+    return _interrupted()
+
+
+# A translation (docs/asm.md §9) runs one call of the program it was generated from: 0, or an ERR_* code (the
+# caller then runs every call on the interpreter, which reports it).
+ctypedef int (*tx_t)(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
+                     int* fail_insn) noexcept nogil
+
+include "translations_gen.pxi"
+fill_translations()
 
 
 cdef int exec_loop(const handler_t* table, void* tr, const int* tr_failed, regfile_t* rf, Machine* m,
@@ -265,10 +285,12 @@ cdef void run_calls(TR tr, regfile_t* rf, Machine* m0, Machine* m, const int32_t
                     const int64_t* wmask, int nb, int entry, int64_t max_steps, Py_ssize_t ncalls,
                     const uint8_t* data, Py_ssize_t ndata, uint8_t* scratch, uint8_t** ptrs, const int64_t* offs,
                     const int64_t* parts, int64_t* steps, uint32_t* ar_out, int* status, int* fail_insn,
-                    Py_ssize_t* failed_call, int64_t* counts, bint carry) noexcept nogil:
+                    Py_ssize_t* failed_call, int64_t* counts, bint carry, tx_t tx=NULL,
+                    const int32_t* imm=NULL) noexcept nogil:
     """Every call in turn: a fresh data section and scalar state, the regions at this call's offsets; a fresh
     register file too, unless `carry` (a kernel's calls: the core's vector registers carry from one call to the
-    next, as the compiled kernels' do)."""
+    next, as the compiled kernels' do). `tx`: the program's translation (untraced), run in the interpreter's
+    place."""
     cdef Py_ssize_t c
     cdef int r, e
     failed_call[0] = -1
@@ -290,6 +312,8 @@ cdef void run_calls(TR tr, regfile_t* rf, Machine* m0, Machine* m, const int32_t
         if TR is TracerP:
             e = LOOP(HT, <void*>tr, &tr.failed, rf, m, insns, bundles, wmask, nb, entry, max_steps, &steps[c],
                      fail_insn, counts)
+        elif tx != NULL:
+            e = tx(rf, m, imm, max_steps, &steps[c], fail_insn)
         else:
             e = LOOP(HN, <void*>tr, NULL, rf, m, insns, bundles, wmask, nb, entry, max_steps, &steps[c], fail_insn,
                      counts)
@@ -304,7 +328,7 @@ cdef void run_calls(TR tr, regfile_t* rf, Machine* m0, Machine* m, const int32_t
 def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_t[:, ::1] wmask,
         const uint8_t[::1] data, uint32_t data_base, int entry, regions, const int64_t[:, ::1] offsets,
         const uint32_t[::1] ar_init, const int64_t[::1] partitions, int64_t max_steps, trace=None, int kernel_id=0,
-        counts=None, bint carry=False):
+        counts=None, bint carry=False, int translation=-1, const int32_t[::1] imm=None):
     """Run a decoded program once per call (docs/asm.md §4.2, §4.4).
 
     insns int32 [N, INSN_COLS], bundles int32 [M, BUNDLE_COLS], wmask int64 [N, 3], data uint8 (the data section, at
@@ -315,6 +339,8 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
     the bundle budget of one call. trace: None, or a sink (q7emu.analysis.trace) recording every IVP op, each with
     kernel_id as its kernel byte. counts: None, or an int64 [M] array that gets +1 per executed bundle. carry: the
     vector register file carries from call to call (reset once), else every call starts from the reset state.
+    translation: -1, or the index in TRANSLATIONS of this program's translation (untraced, without counts), its
+    runtime immediates in imm (int32 [K]); status ERR_FALLBACK (or any error) then asks for the interpreter.
 
     Every address and size here is checked by the caller (q7emu.asm.run) before this runs. Returns (status, call,
     insn, steps int64 [C], ar uint32 [C, 16], err_addr, err_len): status 0, or an ERR_* code stopping call `call`
@@ -364,11 +390,20 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
         cview = counts
         cp = &cview[0]
     cdef const uint8_t* dp = &data[0] if data.shape[0] else NULL
+    cdef tx_t tx = NULL
+    cdef const int32_t* ip = NULL
+    if translation >= 0:
+        if translation >= len(TRANSLATIONS) or trace is not None or counts is not None or imm is None \
+                or imm.shape[0] < max(1, len(TRANSLATIONS[translation][2].split())):
+            raise ValueError("program run: a translation runs untraced, without counts, with its immediates")
+        tx = TX[translation]
+        ip = &imm[0]
     if trace is None:
         with nogil:
             run_calls(&nt, &rf, &m0, &m, &insns[0, 0], &bundles[0, 0], &wmask[0, 0] if wmask.shape[0] else NULL,
                       <int>bundles.shape[0], entry, max_steps, ncalls, dp, data.shape[0], &sv[0], ptrs,
-                      &offsets[0, 0], &partitions[0], &st[0], &ao[0, 0], &status, &fail_insn, &failed_call, cp, carry)
+                      &offsets[0, 0], &partitions[0], &st[0], &ao[0, 0], &status, &fail_insn, &failed_call, cp, carry,
+                      tx, ip)
     else:
         if not Q7_TRACED_HERE:          # an ISA level's copy traces at the baseline (docs/build.md §2.2)
             from q7emu.kernels import _program as baseline

@@ -1,0 +1,473 @@
+"""Translation of a program into straight-line Cython (docs/asm.md §9).
+
+The interpreter (src/kernels/_program.pyx) decodes nothing at run time, but every op still goes through a handler
+call, reads its operands from a decoded row and its registers from memory. A translation removes that: for a
+*family* of programs with one shape (the same ops, registers, labels and bundles; only immediates may differ) it
+generates one Cython function in which
+
+* every op is its primitive's call with the registers as C locals (``P.addnx16(&v26, &v2, &v24)``), the body text
+  coming from the same generator as the interpreter's handlers (q7emu.primitives.gen_wrappers.OpText), so an op's
+  semantics stays written once;
+* an immediate the whole family agrees on is a constant (constant propagation over the configurations), one that
+  differs is read from a small per-program array;
+* the bundles are grouped into basic blocks and the control flow (branches, the zero-overhead loop, ret) becomes
+  a dispatch over block numbers;
+* register liveness (:func:`liveness`), with the edge from the program's end back to its entry that carrying the
+  register file from call to call adds, drops the ops whose every output is dead and sends a dead output of a live
+  op to a scratch local.
+
+A run uses a translation only untraced and without bundle counts (a trace and a profile read the architectural
+state op by op: the interpreter gives it), and only for a program whose shape and constant immediates match the
+translation's (:func:`match`); anything the translation meets that the interpreter would report (an address
+outside every region, the step budget) makes the run start again on the interpreter, which reports it.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from q7emu.asm import run as program_run
+from q7emu.asm.program import Program
+from q7emu.asm.run import EXTENSION, INSN_COLS, MODE_SNAPSHOT, Runnable
+from q7emu.kernels.extension import cached_extension
+from q7emu.primitives import asm_syntax as S
+from q7emu.primitives import optable as T
+from q7emu.primitives import scalar_ops as X
+from q7emu.primitives.gen_wrappers import OpText, _p_ivp, _p_scalar
+
+__all__ = ["Reg", "OpFacts", "Shape", "TranslateError", "op_facts", "shape_key", "liveness", "dead_ops",
+           "Translation", "plan", "render", "match", "translation_of"]
+
+#: a register: (file, number); the files as q7emu.primitives.asm_syntax.REGISTER_FILES names them
+Reg = tuple[str, int]
+
+_C_TYPE = {"v": "vec_t", "wv": "wvec_t", "vb": "vbool_t", "pr": "pr_t", "u": "valign_t"}
+_RF_FIELD = {"v": "v", "wv": "wv", "vb": "vb", "pr": "pr", "u": "u"}
+_KIND_FILE = {T.VEC: "v", T.WVEC: "wv", T.VBOOL: "vb", T.PR: "pr", T.VALIGN: "u"}
+
+
+class TranslateError(ValueError):
+    """A program the translator does not take (a snapshot bundle), or a family whose programs differ in shape."""
+
+
+@dataclass(frozen=True)
+class OpFacts:
+    """One op of the decoded program (its row in execution order): what it reads and writes.
+
+    ``row``: its row in Decoded.insns; ``bundle``: its bundle; ``op``: the op-table record; ``values`` int [10 - 2]:
+    the row's operand slots; ``imm_slots``: the slots holding an immediate (a constant a configuration may change);
+    ``reads`` / ``writes``: the vector-side and scalar registers (a read-modify-write register in both);
+    ``memory_write``: it stores; ``control``: it decides the next bundle."""
+
+    row: int
+    bundle: int
+    op: T.Op
+    values: tuple[int, ...]
+    imm_slots: tuple[int, ...]
+    reads: tuple[Reg, ...]
+    writes: tuple[Reg, ...]
+    memory_write: bool
+    control: bool
+
+    @property
+    def ivp(self) -> bool:
+        """An IVP op (else the scalar core's)."""
+        return S.is_ivp(self.op)
+
+    @property
+    def removable(self) -> bool:
+        """Dropping it changes nothing but its register outputs: no memory access (an access may fail: the
+        interpreter reports it), no scalar register written, no control."""
+        return (self.ivp and not any(o.kind == T.MEMORY for o in self.op.operands)
+                and not any(f == "a" for f, _ in self.writes) and not self.control)
+
+
+def _imm_slots(op: T.Op) -> tuple[int, ...]:
+    if not S.is_ivp(op):
+        return tuple(k for k, o in enumerate(op.operands) if o.kind == T.IMM)
+    out = []
+    for k, o in enumerate(op.operands):
+        if o.kind == T.IMM or (o.kind == T.SCALAR and o.name not in ("off", "n")):
+            out.append(k)
+        elif o.kind == T.MEMORY and op.mnemonic.endswith("_i"):
+            out.append(k)                 # the _i form's displacement
+    return tuple(out)
+
+
+def op_facts(program: Program) -> list[OpFacts]:
+    """Every op of ``program`` in the decoded (execution) order, with its registers read and written."""
+    d = program.decoded
+    out: list[OpFacts] = []
+    row = 0
+    for bi, b in enumerate(program.bundles):
+        for j in b.execution_order():
+            ins = b.instrs[j]
+            reads, writes = ins.registers()
+            vals = tuple(int(x) for x in d.insns[row, 2:INSN_COLS])
+            mem_write = any(o.kind == T.MEMORY and o.role != T.SRC for o in ins.op.operands) \
+                or (ins.op.family == X.XMEM and ins.op.operands[0].role == T.SRC)
+            out.append(OpFacts(row, bi, ins.op, vals, _imm_slots(ins.op), tuple(reads), tuple(writes), mem_write,
+                               ins.is_control))
+            row += 1
+    return out
+
+
+def shape_key(program: Program) -> str:
+    """The program's shape as a hex digest: its decoded ops and bundles with every immediate cleared (and no
+    source lines). Two programs with one key differ only in immediates and data."""
+    d = program.decoded
+    ins = d.insns.copy()
+    for f in op_facts(program):
+        for k in f.imm_slots:
+            ins[f.row, 2 + k] = 0
+    h = hashlib.sha256()
+    h.update(np.ascontiguousarray(ins).tobytes())
+    h.update(np.ascontiguousarray(d.bundles[:, :4]).tobytes())
+    h.update(int(d.entry).to_bytes(4, "little"))
+    return h.hexdigest()[:24]
+
+
+# ------------------------------------------------------------------------------------------------ the flow graph
+@dataclass
+class Shape:
+    """The control flow of a program: ``leaders`` (the first bundle of each basic block, sorted), ``succ`` (each
+    bundle's successors; -1 is the end of a call), ``loop_ends`` (the bundles whose fall-through may go back to a
+    loop's first bundle) and ``loops`` (bundle after the loop op -> that loop's end label)."""
+
+    nbundles: int
+    entry: int
+    leaders: list[int]
+    succ: dict[int, set[int]]
+    loop_ends: set[int]
+    loop_starts: set[int]
+
+
+def flow(program: Program, facts: Sequence[OpFacts]) -> Shape:
+    """The program's basic blocks and each bundle's successors (docs/asm.md §4.1's rules: a taken branch or a loop
+    skip goes to its label, a ret ends the call, the bundle before a loop's end label may go back to the bundle
+    after its loop op, running off the text ends the call)."""
+    nb = len(program.bundles)
+    by_bundle: dict[int, list[OpFacts]] = {}
+    for f in facts:
+        by_bundle.setdefault(f.bundle, []).append(f)
+    loop_ends: set[int] = set()
+    loop_starts: set[int] = set()
+    for f in facts:
+        if f.op.family == X.XLOOP:
+            loop_ends.add(f.values[1] - 1)
+            loop_starts.add(f.bundle + 1)
+    succ: dict[int, set[int]] = {}
+    leaders = {program.entry}
+    for b in range(nb):
+        s: set[int] = set()
+        ops = by_bundle.get(b, [])
+        ends = any(f.op.mnemonic in ("ret", "retw") for f in ops)
+        jumps = [f for f in ops if f.op.family == X.XBRANCH]
+        for f in jumps:
+            s.add(f.values[len(f.op.operands) - 1])
+        for f in ops:
+            if f.op.family == X.XLOOP:
+                s.add(f.values[1])          # loopnez / loopgtz skip (loop: a harmless extra edge)
+        if not ends and not any(f.op.mnemonic == "j" for f in jumps):
+            s.add(b + 1)
+        if b in loop_ends:
+            s |= {x for x in loop_starts}
+        if ends:
+            s = {-1}
+        s = {x if 0 <= x < nb else -1 for x in s}
+        succ[b] = s
+        if any(f.control for f in ops) or b in loop_ends:
+            leaders |= {x for x in s if x >= 0}
+            if b + 1 < nb:
+                leaders.add(b + 1)
+    leaders |= loop_starts
+    return Shape(nb, program.entry, sorted(x for x in leaders if 0 <= x < nb), succ, loop_ends, loop_starts)
+
+
+# ------------------------------------------------------------------------------------------------ liveness
+def liveness(program: Program, facts: Sequence[OpFacts] | None = None,
+             carry: bool = True) -> list[frozenset[Reg]]:
+    """Register liveness: for each op (decoded row), the vector-side registers live after it. A call's end leads to
+    the next call's entry when the register file carries (``carry``: a kernel's calls), else nothing is live there.
+    Scalar registers are not tracked (a translation keeps every one: a run returns them)."""
+    facts = list(facts) if facts is not None else op_facts(program)
+    shape = flow(program, facts)
+    rows_of: dict[int, list[OpFacts]] = {}
+    for f in facts:
+        rows_of.setdefault(f.bundle, []).append(f)
+    live_in: dict[int, frozenset[Reg]] = {b: frozenset() for b in range(shape.nbundles)}
+    after: list[frozenset[Reg]] = [frozenset()] * len(facts)
+    changed = True
+    while changed:
+        changed = False
+        end_live = live_in.get(shape.entry, frozenset()) if carry else frozenset()
+        for b in reversed(range(shape.nbundles)):
+            out: set[Reg] = set()
+            for s in shape.succ[b]:
+                out |= end_live if s < 0 else live_in[s]
+            live = frozenset(out)
+            # VLIW: every op of the bundle reads before any writes; the execution order already gives that result
+            for f in reversed(rows_of.get(b, [])):
+                after[f.row] = live
+                live = (live - {r for r in f.writes if r[0] != "a"}) | {r for r in f.reads if r[0] != "a"}
+            if live != live_in[b]:
+                live_in[b] = live
+                changed = True
+    return after
+
+
+def dead_ops(program: Program, carry: bool = True) -> tuple[set[int], dict[int, set[Reg]]]:
+    """(the rows a translation drops: every register output dead and nothing else done; row -> its dead
+    destination-only outputs, for the live ops)."""
+    facts = op_facts(program)
+    after = liveness(program, facts, carry)
+    drop: set[int] = set()
+    dead_out: dict[int, set[Reg]] = {}
+    for f in facts:
+        vec_writes = {r for r in f.writes if r[0] != "a"}
+        dead = {r for r in vec_writes if r not in after[f.row]}
+        if f.removable and dead == vec_writes and vec_writes:
+            drop.add(f.row)
+        elif dead:
+            only_dst = {r for r in dead if r not in f.reads}
+            if only_dst:
+                dead_out[f.row] = only_dst
+    return drop, dead_out
+
+
+# ------------------------------------------------------------------------------------------------ code
+@dataclass
+class Translation:
+    """One family's translation: its function ``name``, its shape key, the constant immediates ``(row, slot,
+    value)`` a program must have to use it, and the runtime ones ``(row, slot)`` in the order of its ``imm`` array;
+    ``dropped`` / ``dead_outputs``: what liveness removed (rows; row -> registers)."""
+
+    name: str
+    key: str
+    const_imms: list[tuple[int, int, int]]
+    runtime_imms: list[tuple[int, int]]
+    dropped: set[int] = field(default_factory=set)
+    dead_outputs: dict[int, set[Reg]] = field(default_factory=dict)
+    text: str = ""
+
+
+class _TxText(OpText):
+    """The translation's names for an op's operands: constants, locals, the imm array."""
+
+    def __init__(self, f: OpFacts, imm_index: dict[tuple[int, int], int], dead: set[Reg], pc: int) -> None:
+        self.f = f
+        self.imm_index = imm_index
+        self.dead = dead
+        self.here = str(pc)
+
+    def areg(self, k: int) -> str:
+        return f"a{self.f.values[k]}"
+
+    def value(self, k: int) -> str:
+        j = self.imm_index.get((self.f.row, k))
+        return f"imm[{j}]" if j is not None else str(self.f.values[k])
+
+    def register(self, o: T.Operand, k: int) -> str:
+        file = _KIND_FILE[o.kind]
+        reg = (file, self.f.values[k])
+        name = f"{file}{reg[1]}"
+        if o.role == T.DST and reg in self.dead:
+            name = f"dead_{file}"
+        if o.kind in (T.VBOOL, T.PR) and o.role == T.SRC:
+            return name
+        return "&" + name
+
+    def issue(self, op: T.Op, args: list[str]) -> str:
+        return f"P.{op.mnemonic}({', '.join(args)})"
+
+    def fail(self, code: str) -> str:
+        return f"return fail(fail_insn, {self.f.row}, {code})"
+
+    next_pc = "nxt"
+    halt = "halt"
+    lcount = "lcount"
+    lbeg = "lbeg"
+    lend = "lend"
+
+
+def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translation:
+    """The translation of a family of programs of one shape (TranslateError if they differ or one has a snapshot
+    bundle): which immediates are constants, which are read at run time, which ops liveness drops."""
+    if not programs:
+        raise TranslateError("a translation needs at least one program")
+    first = programs[0]
+    key = shape_key(first)
+    for p in programs[1:]:
+        if shape_key(p) != key:
+            raise TranslateError(f"{p.name}: not the shape of {first.name}")
+    d = first.decoded
+    if (d.bundles[:, 3] == MODE_SNAPSHOT).any():
+        raise TranslateError(f"{first.name}: a snapshot bundle (an op reads what an earlier op of its bundle writes)")
+    facts = op_facts(first)
+    const: list[tuple[int, int, int]] = []
+    runtime: list[tuple[int, int]] = []
+    for f in facts:
+        for k in f.imm_slots:
+            vals = {int(p.decoded.insns[f.row, 2 + k]) for p in programs}
+            if len(vals) == 1:
+                const.append((f.row, k, vals.pop()))
+            else:
+                runtime.append((f.row, k))
+    drop, dead_out = dead_ops(first, carry)
+    # a dropped op's dead outputs must be dead in every program of the family: the shape (registers, flow) is one
+    return Translation(name, key, const, runtime, drop, dead_out)
+
+
+def _indent(lines: Iterable[str], n: int) -> list[str]:
+    return [" " * n + x for x in lines]
+
+
+def render(tx: Translation, program: Program, carry: bool = True) -> str:
+    """The Cython text of ``tx`` (its ``program``: one of the family): a function
+    ``cdef int <name>(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
+    int* fail_insn) noexcept nogil`` that runs one call as the interpreter's exec_loop would, returning 0, or
+    ERR_FALLBACK when the interpreter must run the call (it reports the error or the step budget)."""
+    facts = op_facts(program)
+    shape = flow(program, facts)
+    imm_index = {rc: j for j, rc in enumerate(tx.runtime_imms)}
+    after = liveness(program, facts, carry)
+    # the registers the call reads before writing them: live at the entry (the state carried in)
+    first_rows = [f for f in facts if f.bundle == shape.entry]
+    live_at_entry: set[Reg] = set()
+    if first_rows:
+        f0 = first_rows[0]
+        live_at_entry = set(after[f0.row]) - {r for r in f0.writes if r[0] != "a"} | \
+            {r for r in f0.reads if r[0] != "a"}
+    regs: set[Reg] = set()
+    aregs: set[int] = set()
+    for f in facts:
+        for r in (*f.reads, *f.writes):
+            if r[0] == "a":
+                aregs.add(r[1])
+            else:
+                regs.add(r)
+    by_bundle: dict[int, list[OpFacts]] = {}
+    for f in facts:
+        by_bundle.setdefault(f.bundle, []).append(f)
+    L = [f"cdef int {tx.name}(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,",
+         f"{' ' * (len(tx.name) + 10)}int* fail_insn) noexcept nogil:",
+         f'    """Shape {tx.key}, planned from {program.name[:60]}."""']
+    for file in ("v", "wv", "vb", "pr", "u"):
+        names = sorted(n for f_, n in regs if f_ == file)
+        if names:
+            L.append(f"    cdef {_C_TYPE[file]} " + ", ".join(f"{file}{n}" for n in names))
+        if any(file == f_ for d in tx.dead_outputs.values() for f_, _ in d):
+            L.append(f"    cdef {_C_TYPE[file]} dead_{file}")
+    if aregs:
+        L.append("    cdef uint32_t " + ", ".join(f"a{n}" for n in sorted(aregs)))
+    L += ["    cdef uint32_t lcount = 0", "    cdef int lbeg = -1, lend = -1, nxt = -1, halt = 0, blk",
+          "    cdef int64_t k = 0", "    cdef int64_t check = STEPS_PER_CHECK",
+          "    cdef int r", "    cdef Py_ssize_t off = 0, n = 0", "    cdef uint8_t* p = NULL"]
+    # the others start zero (never read before written: liveness says so; the C compiler cannot see it through the
+    # block dispatch)
+    for file, num in sorted(regs - live_at_entry):
+        L.append(f"    {file}{num} = 0" if file in ("vb", "pr") else
+                 f"    memset(&{file}{num}, 0, sizeof({_C_TYPE[file]}))")
+    for file, num in sorted(live_at_entry):
+        src = f"rf.{_RF_FIELD[file]}[{num}]"
+        L.append(f"    {file}{num} = {src}" if file in ("vb", "pr") else
+                 f"    memcpy(&{file}{num}, &{src}, sizeof({_C_TYPE[file]}))")
+    for n in sorted(aregs):
+        L.append(f"    a{n} = m.ar[{n}]")
+    L.append(f"    blk = {shape.entry}")
+    L.append("    while True:")
+    blocks = shape.leaders
+    first = True
+    for bi, start in enumerate(blocks):
+        stop = blocks[bi + 1] if bi + 1 < len(blocks) else shape.nbundles
+        L.append(f"        {'if' if first else 'elif'} blk == {start}:")
+        first = False
+        body: list[str] = [f"if k + {stop - start} >= max_steps:", "    return fail(fail_insn, -1, ERR_FALLBACK)"]
+        for b in range(start, stop):
+            ops = by_bundle.get(b, [])
+            body.append(f"# bundle {b}: {program.bundles[b].text()}")
+            for f in ops:
+                if f.row in tx.dropped:
+                    body.append(f"# dropped (every output dead): row {f.row}")
+                    continue
+                t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b)
+                body += (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
+            slow = b in shape.loop_ends or any(f.control for f in ops)
+            if not slow:
+                continue
+            nxt_default = b + 1
+            body += ["if halt:", "    blk = -1",
+                     "elif nxt >= 0:", "    blk = nxt", "    nxt = -1",
+                     "else:", f"    blk = {nxt_default}"]
+            if b in shape.loop_ends:
+                body += ["    if blk == lend and lcount != 0:", "        lcount -= 1", "        blk = lbeg"]
+            break
+        else:
+            body.append(f"blk = {stop}")
+        body += [f"k += {stop - start}"]
+        L += _indent(body, 12)
+    L += ["        else:", "            break",
+          "        if k >= check:",
+          "            if interrupted():",
+          "                return fail(fail_insn, -1, ERR_INTERRUPT)",
+          "            check = k + STEPS_PER_CHECK"]
+    for file, num in sorted(live_at_entry):
+        dst = f"rf.{_RF_FIELD[file]}[{num}]"
+        L.append(f"    {dst} = {file}{num}" if file in ("vb", "pr") else
+                 f"    memcpy(&{dst}, &{file}{num}, sizeof({_C_TYPE[file]}))")
+    for n in sorted(aregs):
+        L.append(f"    m.ar[{n}] = a{n}")
+    L += ["    steps[0] = k", "    return 0"]
+    tx.text = "\n".join(x for line in L for x in _fit(line)) + "\n"
+    return tx.text
+
+
+def _fit(line: str, width: int = 120) -> list[str]:
+    """A generated line within ``width``: a comment cut, a call's arguments continued under its parenthesis."""
+    if len(line) <= width:
+        return [line]
+    if line.lstrip().startswith("#"):
+        return [line[:width].rstrip()]
+    if "(" not in line and line.lstrip().startswith("cdef "):      # cdef TYPE a, b, ...: two declarations
+        cut = line.rindex(", ", 0, width - 1)
+        head = line[:line.index("cdef ")] + " ".join(line.lstrip().split(" ")[:2]) + " "
+        return [line[:cut]] + _fit(head + line[cut + 2:], width)
+    open_at = line.index("(") + 1
+    cut = line.rfind(", ", open_at, width - 1) + 1
+    if cut <= 0:
+        raise TranslateError(f"a generated line does not fit in {width} columns: {line.strip()}")
+    return [line[:cut]] + _fit(" " * open_at + line[cut:].lstrip(), width)
+
+
+def parse_imms(text: str) -> list[tuple[int, ...]]:
+    """The immediates of a TRANSLATIONS entry: ``'3:4:0 4:4:64'`` -> [(3, 4, 0), (4, 4, 64)]."""
+    return [tuple(int(x) for x in item.split(":")) for item in text.split()]
+
+
+def match(table: Sequence[tuple[str, str, str, str]], program: Program) -> tuple[int, npt.NDArray[np.int32]] | None:
+    """The translation ``program`` can run on: (its index in ``table``, the runtime immediates int32 [K]), or None.
+    ``table``: the compiled module's TRANSLATIONS (each translation's shape key, constant and runtime immediates)."""
+    key = shape_key(program)
+    ins = program.decoded.insns
+    for i, (k, const, runtime, _) in enumerate(table):
+        if k != key:
+            continue
+        if all(int(ins[row, 2 + slot]) == v for row, slot, v in parse_imms(const)):
+            cells = parse_imms(runtime)
+            return i, np.array([ins[row, 2 + slot] for row, slot in cells] or [0], np.int32)
+    return None
+
+
+def translation_of(program: Runnable) -> tuple[int, npt.NDArray[np.int32]] | None:
+    """The translation the interpreter module of this ISA level has for ``program`` (its index and runtime
+    immediates: q7emu.asm.run.run_calls's ``translation``), or None; looked up once per program object."""
+    ext = cached_extension(vars(program_run), "_program", EXTENSION)   # the module q7emu.asm.run runs
+    cache = program.__dict__.setdefault("_translation", {}) if hasattr(program, "__dict__") else {}
+    if id(ext) not in cache:
+        cache[id(ext)] = match(getattr(ext, "TRANSLATIONS", ()), program)  # type: ignore[arg-type]
+    found: tuple[int, npt.NDArray[np.int32]] | None = cache[id(ext)]
+    return found
