@@ -39,7 +39,8 @@ def test_translations_are_up_to_date():
 
 @pytest.mark.parametrize("kernel,program", CONFIGS, ids=IDS)
 def test_every_configuration_has_its_translation_and_it_is_the_interpreter(kernel, program):
-    assert TX.translation_of(program) is not None
+    # the levels setup.py builds them into hold a translation of every configuration; the others none
+    assert (TX.translation_of(program) is not None) == _ext().TRANSLATED
     rng = np.random.default_rng(zlib.crc32(program.name.encode()))
     for nbytes in (4, 8, 36, 100, 768, 4100):       # tails of every length class, and whole passes
         src = rng.integers(0, 256, (3, nbytes), dtype=np.uint8)
@@ -62,6 +63,8 @@ def test_translation_is_the_interpreter_on_any_input(config, parts, words, seed)
 
 def test_a_program_of_another_shape_or_constant_runs_on_the_interpreter():
     kernel, program = CONFIGS[0]
+    if not _ext().TRANSLATED:
+        pytest.skip("this ISA level holds no translations (setup.py TRANSLATED_LEVELS)")
     assert TX.match(_ext().TRANSLATIONS, assemble("{ ivp_addnx16 v1, v2, v3 }\nretw\n")) is None
     # the same shape with one constant immediate changed is not the translation's program
     tx = TX.plan("t", [program])

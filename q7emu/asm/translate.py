@@ -379,6 +379,10 @@ def render(tx: Translation, program: Program, carry: bool = True) -> str:
     for n in sorted(aregs):
         L.append(f"    a{n} = m.ar[{n}]")
     L.append(f"    blk = {shape.entry}")
+    first_statement = next(i for i, x in enumerate(L) if i > 2 and not x.startswith("    cdef "))
+    L[first_statement:first_statement] = [
+        "    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)",
+        "        return fail(fail_insn, -1, ERR_FALLBACK)"]
     L.append("    while True:")
     blocks = shape.leaders
     first = True

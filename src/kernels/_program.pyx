@@ -159,8 +159,22 @@ cdef inline int interrupted() noexcept nogil:
 ctypedef int (*tx_t)(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
                      int* fail_insn) noexcept nogil
 
+cdef extern from *:
+    """
+    #ifndef Q7_TRANSLATED_HERE
+    #define Q7_TRANSLATED_HERE 1
+    #endif
+    """
+    # 1 where this level holds the translations (setup.py TRANSLATED_LEVELS); 0: each translation returns at once
+    # and the C compiler drops its body, TRANSLATIONS is empty and every program runs interpreted
+    const bint Q7_TRANSLATED_HERE
+
 include "translations_gen.pxi"
 fill_translations()
+#: this level holds the translations (docs/asm.md §9)
+TRANSLATED = bool(Q7_TRANSLATED_HERE)
+if not TRANSLATED:
+    TRANSLATIONS = ()
 
 
 cdef int exec_loop(const handler_t* table, void* tr, const int* tr_failed, regfile_t* rf, Machine* m,

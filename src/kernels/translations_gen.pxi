@@ -21,6 +21,8 @@ cdef int tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, in
     cdef int r
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
+    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return fail(fail_insn, -1, ERR_FALLBACK)
     pr3 = 0
     pr4 = 0
     memset(&v2, 0, sizeof(vec_t))
@@ -312,6 +314,8 @@ cdef int tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, in
     cdef int r
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
+    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return fail(fail_insn, -1, ERR_FALLBACK)
     pr3 = 0
     pr4 = 0
     memset(&v2, 0, sizeof(vec_t))
@@ -605,6 +609,8 @@ cdef int tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm, int6
     cdef int r
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
+    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return fail(fail_insn, -1, ERR_FALLBACK)
     pr1 = 0
     pr2 = 0
     memset(&v0, 0, sizeof(vec_t))
@@ -1192,6 +1198,8 @@ cdef int tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm, int6
     cdef int r
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
+    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return fail(fail_insn, -1, ERR_FALLBACK)
     pr1 = 0
     pr2 = 0
     memset(&v0, 0, sizeof(vec_t))
@@ -1759,6 +1767,8 @@ cdef int tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* imm, in
     cdef int r
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
+    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return fail(fail_insn, -1, ERR_FALLBACK)
     memset(&v0, 0, sizeof(vec_t))
     memset(&v1, 0, sizeof(vec_t))
     memset(&v2, 0, sizeof(vec_t))
@@ -2102,6 +2112,8 @@ cdef int tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* imm, in
     cdef int r
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
+    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return fail(fail_insn, -1, ERR_FALLBACK)
     memset(&v0, 0, sizeof(vec_t))
     memset(&v1, 0, sizeof(vec_t))
     memset(&v2, 0, sizeof(vec_t))
@@ -2450,6 +2462,8 @@ cdef int tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, in
     cdef int r
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
+    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return fail(fail_insn, -1, ERR_FALLBACK)
     pr3 = 0
     pr4 = 0
     pr5 = 0
@@ -2786,6 +2800,8 @@ cdef int tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, in
     cdef int r
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
+    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return fail(fail_insn, -1, ERR_FALLBACK)
     pr3 = 0
     pr4 = 0
     pr5 = 0
