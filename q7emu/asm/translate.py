@@ -136,7 +136,7 @@ def shape_key(program: Program) -> str:
 class Shape:
     """The control flow of a program: ``leaders`` (the first bundle of each basic block, sorted), ``succ`` (each
     bundle's successors; -1 is the end of a call), ``loop_ends`` (the bundles whose fall-through may go back to a
-    loop's first bundle) and ``loops`` (bundle after the loop op -> that loop's end label)."""
+    loop's first bundle) and ``loop_starts`` (the bundles after a loop op: where such a fall-through goes)."""
 
     nbundles: int
     entry: int
