@@ -14,7 +14,8 @@ import numpy as np
 from q7emu.errors import InternalError
 from q7emu.golden import formats
 from q7emu.model.dtypes import FmtArg
-from q7emu.model.format_table import dequant_format
+from q7emu.model.format_table import MX_BLOCK_BYTES, MX_BLOCK_GROUPS, dequant_format, fp6_code_shift, nibble_shift
+from q7emu.model.format_table import mx_layout as mx_layout_of
 from q7emu.model.kernels import PATH_RATIO
 from q7emu.model.knobs import (
     Fp6Packing,
@@ -35,9 +36,7 @@ def unpack_nibbles(b: np.ndarray, nibble_order: NibbleOrder) -> np.ndarray:
     ``low-first``: the low nibble of byte i is element 2i, the high nibble element 2i+1;
     ``high-first``: the reverse.
     """
-    lo = b & 0x0F
-    hi = b >> 4
-    first, second = (lo, hi) if nibble_order == "low-first" else (hi, lo)
+    first, second = ((b >> nibble_shift(nibble_order, k)) & 0x0F for k in (0, 1))
     return np.stack([first, second], axis=-1).reshape(b.shape[0], -1).astype(np.uint8)
 
 
@@ -50,7 +49,7 @@ def unpack_fp6(b: np.ndarray, fp6_packing: Fp6Packing) -> np.ndarray:
     p = b.shape[0]
     t = b.reshape(p, -1, 3).astype(np.uint32)
     w = t[..., 0] | (t[..., 1] << 8) | (t[..., 2] << 16)
-    shifts = [0, 6, 12, 18] if fp6_packing == "lsb-first" else [18, 12, 6, 0]
+    shifts = [fp6_code_shift(fp6_packing, k) for k in range(4)]
     codes = np.stack([(w >> s) & 0x3F for s in shifts], axis=-1)
     return codes.reshape(p, -1).astype(np.uint8)
 
@@ -64,15 +63,11 @@ def split_mx_groups(b: np.ndarray, mx_layout: MxLayout) -> tuple[np.ndarray, np.
     argument rules ask for a multiple of 5 words), so all three layouts tile it exactly.
     """
     p = b.shape[0]
-    if mx_layout == "scale-first":
-        t = b.reshape(p, -1, 5)
-        return t[..., 0].copy(), t[..., 1:].copy()
-    if mx_layout == "scale-last":
-        t = b.reshape(p, -1, 5)
-        return t[..., 4].copy(), t[..., :4].copy()
-    t = b.reshape(p, -1, 20)
-    scales = t[..., :4].reshape(p, -1)
-    codes = t[..., 4:].reshape(p, -1, 4, 4).reshape(p, -1, 4)
+    lay = mx_layout_of(mx_layout)                                   # the format table's formula
+    groups = range(MX_BLOCK_GROUPS)
+    t = b.reshape(p, -1, MX_BLOCK_BYTES)
+    scales = t[..., [lay.scale_byte(g) for g in groups]].reshape(p, -1)
+    codes = t[..., [lay.code_byte(g, j) for g in groups for j in range(4)]].reshape(p, -1, 4)
     return scales.copy(), codes.copy()
 
 

@@ -15,6 +15,10 @@ golden models' arithmetic (q7emu/golden/formats.py defines each format's values 
 * :class:`DequantPath` / :data:`DEQUANT_PATH_TABLE`: the three TensorDequantize firmware paths (docs/firmware.md
   §1.5) with their words in : out and the knobs the path itself reads.
 * :class:`DequantFmt`: the DEQUANT_FMT enumeration, one member per record (a test checks they agree).
+* :class:`MxGroupLayout` / :data:`MX_LAYOUTS`, :func:`nibble_shift`, :func:`fp6_code_shift`: where each code and
+  each MX scale sits in a source stream under the knobs ``mx_layout``, ``nibble_order`` and ``fp6_packing``
+  (docs/model.md §1): the one statement of these byte layouts that the golden model, the kernels' constant vectors
+  and programs, and the reports' explanations all read.
 * :data:`DequantFmtName`, :data:`Fp8Name`: the lower-case spellings an API argument accepts, as ``Literal`` types
   for a type checker (a test checks they equal the records' names).
 
@@ -32,7 +36,8 @@ from typing import Literal, TypeAlias
 
 __all__ = ["Fp8Format", "FP8_FORMATS", "Rebias", "DequantFormat", "DEQUANT_FORMATS", "DequantPath",
            "DEQUANT_PATH_TABLE", "DequantFmt", "DequantFmtName", "Fp8Name", "fp8_format",
-           "dequant_format", "dequant_path"]
+           "dequant_format", "dequant_path", "MxGroupLayout", "MX_LAYOUTS", "MX_BLOCK_BYTES", "MX_BLOCK_GROUPS",
+           "mx_layout", "nibble_shift", "fp6_code_shift", "source_format_name", "out_format_name"]
 
 
 # ---------------------------------------------------------------------------------------------- FP8 outputs
@@ -221,3 +226,75 @@ def dequant_format(code: int) -> DequantFormat:
 def dequant_path(name: str) -> DequantPath:
     """The record of a TensorDequantize path by kernel name (``"proc_4bit_mx_8"``); KeyError otherwise."""
     return _PATH_BY_NAME[name]
+
+
+# ---------------------------------------------------------------------------------------------- source byte layouts
+#: the group-8 stream is read in blocks of 4 MX groups: 5 words = 20 bytes (4 scale bytes, 16 code bytes)
+MX_BLOCK_BYTES = 20
+MX_BLOCK_GROUPS = 4
+
+
+@dataclass(frozen=True)
+class MxGroupLayout:
+    """Where the scale byte and the 4 code bytes of each MX group sit in a group-8 source stream under one value of
+    the ``mx_layout`` knob (docs/model.md §1). The stream is read in blocks of :data:`MX_BLOCK_GROUPS` groups, each
+    :data:`MX_BLOCK_BYTES` bytes; group g is group ``g % 4`` of block ``g // 4``, and inside its block
+
+    * its scale byte is at ``scale_base + scale_step * (g % 4)``;
+    * its code byte j (0..3, codes 2j and 2j+1 of the group) at ``code_base + code_step * (g % 4) + j``.
+
+    ``scale-first`` [scale][4 code bytes] per group: (0, 5, 1, 5); ``scale-last`` [4 code bytes][scale]: (4, 5, 0, 5);
+    ``word-block`` a word of the 4 scales, then one code word per group: (0, 1, 4, 4)."""
+
+    name: str                       # the knob value
+    scale_base: int
+    scale_step: int
+    code_base: int
+    code_step: int
+
+    def scale_byte(self, group: int) -> int:
+        """The stream byte (0-based, one partition) that holds the E8M0 scale of MX group ``group``."""
+        block, g = divmod(group, MX_BLOCK_GROUPS)
+        return MX_BLOCK_BYTES * block + self.scale_base + self.scale_step * g
+
+    def code_byte(self, group: int, j: int) -> int:
+        """The stream byte that holds codes 2j and 2j+1 (j = 0..3) of MX group ``group``."""
+        block, g = divmod(group, MX_BLOCK_GROUPS)
+        return MX_BLOCK_BYTES * block + self.code_base + self.code_step * g + j
+
+
+MX_LAYOUTS: tuple[MxGroupLayout, ...] = (
+    MxGroupLayout("scale-first", 0, 5, 1, 5),
+    MxGroupLayout("scale-last", 4, 5, 0, 5),
+    MxGroupLayout("word-block", 0, 1, 4, 4),
+)
+_MX_BY_NAME: dict[str, MxGroupLayout] = {m.name: m for m in MX_LAYOUTS}
+
+
+def mx_layout(name: str) -> MxGroupLayout:
+    """The layout of an ``mx_layout`` knob value; KeyError otherwise (the knob rules check the value first)."""
+    return _MX_BY_NAME[name]
+
+
+def nibble_shift(nibble_order: str, k: int) -> int:
+    """The shift of code k (0: the byte's first code, 1: its second) in its byte under ``nibble_order``
+    (docs/model.md §1): ``low-first`` reads the low nibble first."""
+    return 4 * k if nibble_order == "low-first" else 4 - 4 * k
+
+
+def fp6_code_shift(fp6_packing: str, k: int) -> int:
+    """The shift of FP6 code k (0..3) in the 24-bit word w = b0 | b1 << 8 | b2 << 16 of its 3 bytes under
+    ``fp6_packing`` (docs/model.md §1): bits [6k, 6k+6) ``lsb-first``, bits [18-6k, 24-6k) ``msb-first``."""
+    return 6 * k if fp6_packing == "lsb-first" else 18 - 6 * k
+
+
+def source_format_name(code: int) -> str:
+    """How reports name a DEQUANT_FMT code's source format (``E2M1``, ``INT4``, ``NF4``, ``E2M3``: the short name in
+    capitals, the name q7emu.model.values decodes), ``fmt5`` for a code without a record."""
+    f = _BY_CODE.get(int(code))
+    return f.short.upper() if f is not None else f"fmt{int(code)}"
+
+
+def out_format_name(fp8_name: str) -> str:
+    """How reports name an FP8 format (``E4M3`` / ``E5M2``) from its canonical name."""
+    return fp8_format(fp8_name).short.upper()

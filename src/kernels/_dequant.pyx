@@ -35,7 +35,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from q7emu.model.format_table import dequant_format, dequant_path
+from q7emu.model.format_table import dequant_format, dequant_path, mx_layout as mx_layout_of
 from q7emu.model.knobs import KNOB_DEFAULTS
 from q7emu.model.tables import NF4_TABLES
 
@@ -464,6 +464,23 @@ cdef inline void rebias_entry(TR tr, regfile_t* rf, const KCfg* cfg, const uint8
     labvdcmprs2nx8_xp(tr, rf, RB_FIRST, rbLD, vbSPREAD, src, soff, n)
 
 
+cdef inline void nibble_select(TR tr, regfile_t* rf, const KCfg* cfg, int sel0, int sel1, int v_sel, int v_t, int v_j,
+                               int v_ld) noexcept nogil:
+    """The selector of a 4-bit pass (bundles sel0, sel1; the re-bias and the NF4 paths): from the spread source bytes
+    in v_ld (byte j in the low byte of 16-bit lane j), each lane of v_sel gets its even code in the low byte and its
+    odd code in the high byte, under nibble_order (docs/model.md §1); v_t and v_j are scratch."""
+    if cfg.high_first:
+        # sel0: high-first: the spread >> 4 (the high nibble, the even code, in the low byte) ; << 8
+        srlinx16(tr, rf, sel0, v_t, v_ld, 4)
+        sllinx16(tr, rf, sel0, v_j, v_ld, 8)
+        # sel1: or: the low nibble in the high byte
+        or2nx8(tr, rf, sel1, v_sel, v_t, v_j)
+    else:
+        # sel0: low-first: the spread << 4 (the high nibble, the odd code, in the high byte) ...
+        sllinx16(tr, rf, sel0, v_t, v_ld, 4)
+        # sel1: ... or the spread (the low nibble, the even code, stays in the low byte)
+        or2nx8(tr, rf, sel1, v_sel, v_ld, v_t)
+
 cdef inline void rebias_unpack(TR tr, regfile_t* rf, const KCfg* cfg) noexcept nogil:
     """RB_SEL0 .. RB_SEL4, UNPACK: the spread pass in rbLD -> the lookup's selector rbSEL, the even code in the low
     byte of each 16-bit lane and the odd code in the high byte (dselnx16t reads the low 6 bits of each byte; the
@@ -480,17 +497,9 @@ cdef inline void rebias_unpack(TR tr, regfile_t* rf, const KCfg* cfg) noexcept n
         if cfg.msb_first:
             # RB_SEL4: msb-first: a group's codes in the other order: its 4 bytes reversed
             sel2nx8(tr, rf, RB_SEL4, rbSEL, rbSEL, rbSEL, rbREV)
-    elif cfg.high_first:
-        # RB_SEL0: high-first: the spread >> 4 (the high nibble, the even code, in the low byte) ; << 8
-        srlinx16(tr, rf, RB_SEL0, rbT, rbLD, 4)
-        sllinx16(tr, rf, RB_SEL0, rbJ0, rbLD, 8)
-        # RB_SEL1: or: the low nibble in the high byte
-        or2nx8(tr, rf, RB_SEL1, rbSEL, rbT, rbJ0)
     else:
-        # RB_SEL0: low-first: the spread << 4 (the high nibble, the odd code, in the high byte) ...
-        sllinx16(tr, rf, RB_SEL0, rbT, rbLD, 4)
-        # RB_SEL1: ... or the spread (the low nibble, the even code, stays in the low byte)
-        or2nx8(tr, rf, RB_SEL1, rbSEL, rbLD, rbT)
+        # RB_SEL0, RB_SEL1: each lane's even code in its low byte, its odd code in its high byte
+        nibble_select(tr, rf, cfg, RB_SEL0, RB_SEL1, rbSEL, rbT, rbJ0, rbLD)
 
 
 cdef inline void rebias_pass(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* src, Py_ssize_t* soff, int nxt,
@@ -586,17 +595,8 @@ cdef inline void nf4_pass(TR tr, regfile_t* rf, const KCfg* cfg, const uint8_t* 
     """One NF4 pass: n packed bytes (NIBBLE_PASS_BYTES, a tail fewer) -> 2n FP8 bytes by a 16-entry table lookup."""
     # N4_LOAD: LOAD + SPREAD: byte j into the low byte of 16-bit lane j (a tail is shorter: zero-filled)
     labvdcmprs2nx8_xp(tr, rf, N4_LOAD, n4LD, vbN4SPREAD, src, soff, n)
-    if cfg.high_first:
-        # N4_SEL0: high-first: the spread >> 4 (the high nibble, the even code, in the low byte) ; << 8
-        srlinx16(tr, rf, N4_SEL0, n4T, n4LD, 4)
-        sllinx16(tr, rf, N4_SEL0, n4J, n4LD, 8)
-        # N4_SEL1: or: the low nibble in the high byte
-        or2nx8(tr, rf, N4_SEL1, n4SEL, n4T, n4J)
-    else:
-        # N4_SEL0: low-first: the spread << 4 (the high nibble, the odd code, in the high byte) ...
-        sllinx16(tr, rf, N4_SEL0, n4T, n4LD, 4)
-        # N4_SEL1: ... or the spread (the low nibble, the even code, stays in the low byte)
-        or2nx8(tr, rf, N4_SEL1, n4SEL, n4LD, n4T)
+    # N4_SEL0, N4_SEL1: each lane's even code in its low byte, its odd code in its high byte
+    nibble_select(tr, rf, cfg, N4_SEL0, N4_SEL1, n4SEL, n4T, n4J, n4LD)
     # N4_LOOKUP: the TABLE LOOKUP: the odd codes' bytes (the selector's odd bytes) and the even codes' (pool = the
     # table twice; dselnx16t reads the low 6 bits of each selector byte, and the table repeats every 16 entries)
     dselnx16t(tr, rf, N4_LOOKUP, n4XO, n4XE, n4TABLE, n4TABLE, n4SEL, vbALL)
@@ -792,12 +792,6 @@ def rebias_rodata(int fmt, str fp6_packing=KNOB_DEFAULTS["fp6_packing"]):
     return out
 
 
-def mx_scale_position(str mx_layout):
-    """(base, step): the scale byte of group g (0..7) of a 40-byte MX pass is at
-    base + step * (g & 3) + 20 * (g >> 2)."""
-    return (4 if mx_layout == "scale-last" else 0), (1 if mx_layout == "word-block" else 5)
-
-
 def _uses_rebias(rec, int group):
     """Whether a (format, group) configuration runs the re-bias MAC path: group 0 of a format with re-bias numbers
     (E2M1, INT4, FP6); the MX path and NF4 take the codebook (rounding) path."""
@@ -843,17 +837,9 @@ def _make_rodata(int fmt, int group, str nibble_order, str fp6_packing, str mx_l
     if fmt == FMT_NF4 and not mx:
         rows.update({n4SPREAD: _bcast16(0xF), N4_ROW_CODES: (np.arange(32) & 15).astype(np.uint16).view(np.uint8)})
     if mx:
-        sc_base, sc_step = mx_scale_position(mx_layout)
-        codes = []
-        for g in range(8):
-            if mx_layout == "scale-first":
-                codes += [5 * g + 1 + j for j in range(4)]
-            elif mx_layout == "scale-last":
-                codes += [5 * g + j for j in range(4)]
-            else:
-                b, gi = g >> 2, g & 3
-                codes += [20 * b + 4 + 4 * gi + j for j in range(4)]
-        scale_at = [sc_base + sc_step * (g & 3) + 20 * (g >> 2) for g in range(8)]
+        lay = mx_layout_of(mx_layout)          # where each group's scale and code bytes sit (the format table)
+        codes = [lay.code_byte(g, j) for g in range(8) for j in range(4)]
+        scale_at = [lay.scale_byte(g) for g in range(8)]
         rows[mxIDX_SPLIT] = _bytes_vec(codes + scale_at)
         rows[mxK2P23] = np.full(16, 1 << 23, np.uint32).view(np.uint8)
         rows[mxK2P127] = np.full(16, 0x7F000000, np.uint32).view(np.uint8)

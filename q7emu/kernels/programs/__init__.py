@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from q7emu.model.format_table import dequant_format, dequant_path, fp8_format
+from q7emu.model.format_table import dequant_format, dequant_path, fp8_format, mx_layout
 from q7emu.model.knobs import KNOB_DEFAULTS
 from q7emu.model.tables import MAX_EXP, NF4_TABLES
 
@@ -23,8 +23,6 @@ PROGRAM_DIR = Path(__file__).resolve().parent
 #: kernel name -> its program file
 PROGRAM_FILES = {"proc_4bit_non_mx": "proc_4bit_non_mx.s", "proc_4bit_mx_8": "proc_4bit_mx_8.s",
                  "proc_6bit_non_mx": "proc_6bit_non_mx.s", "quantize_mx": "quantize_mx.s"}
-#: mx_layout knob value -> the MX_LAYOUT symbol
-MX_LAYOUTS = {"scale-first": 0, "scale-last": 1, "word-block": 2}
 Symbols = dict[str, int | tuple[int, ...]]
 
 
@@ -58,6 +56,14 @@ def codebook_triples(values: Sequence[float] | np.ndarray, ebias: int) -> tuple[
     return tuple(sig), tuple(exp), tuple(sgn)
 
 
+def _mx_layout_symbols(name: str) -> Symbols:
+    """MX_SCALE_BASE, MX_SCALE_STEP, MX_CODE_BASE, MX_CODE_STEP: the format table's layout of an ``mx_layout`` value
+    (:class:`q7emu.model.format_table.MxGroupLayout`)."""
+    lay = mx_layout(name)
+    return {"MX_SCALE_BASE": lay.scale_base, "MX_SCALE_STEP": lay.scale_step, "MX_CODE_BASE": lay.code_base,
+            "MX_CODE_STEP": lay.code_step}
+
+
 def dequant_symbols(fmt: int, group: int, knobs: Mapping[str, str] | None = None) -> Symbols:
     """The predefined symbols of a TensorDequantize configuration: the path's program reads them (the header of each
     program file lists the ones it uses). ``knobs``: the model knobs (docs/model.md §1); a knob not given takes the
@@ -71,7 +77,7 @@ def dequant_symbols(fmt: int, group: int, knobs: Mapping[str, str] | None = None
         "FMT": rec.code, "FMT_BITS": rec.bits, "GROUP": group,
         "NIBBLE_HIGH_FIRST": int(k["nibble_order"] == "high-first"),
         "FP6_MSB_FIRST": int(k["fp6_packing"] == "msb-first"),
-        "MX_LAYOUT": MX_LAYOUTS[k["mx_layout"]],
+        **_mx_layout_symbols(k["mx_layout"]),
         "MX_NAN_SCALE": int(k["mx_scale"] == "e8m0"),
         "OUT_BIAS": out8.bias, "OUT_MBITS": out8.mant_bits, "OUT_MAX": out8.max_code, "OUT_NAN": out8.nan_code,
         "PASS_BYTES": path.pass_bytes,

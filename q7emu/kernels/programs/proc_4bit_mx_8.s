@@ -7,8 +7,9 @@
 #
 # Calling convention (docs/asm.md §4.3): a2 = the source stream's address, a3 = its u32 words (num_elem), a4 = the
 # destination stream's address. Configuration symbols (q7emu.kernels.programs.dequant_symbols):
-#   knobs   NIBBLE_HIGH_FIRST (nibble_order high-first), MX_LAYOUT (mx_layout: 0 scale-first, 1 scale-last,
-#           2 word-block), MX_NAN_SCALE (mx_scale e8m0: scale byte 0xFF makes its group NaN)
+#   knobs   NIBBLE_HIGH_FIRST (nibble_order high-first), MX_SCALE_BASE, MX_SCALE_STEP, MX_CODE_BASE, MX_CODE_STEP
+#           (mx_layout: where group g's scale and code bytes sit in its 20-byte block, the format table's
+#           MxGroupLayout), MX_NAN_SCALE (mx_scale e8m0: scale byte 0xFF makes its group NaN)
 #   format  OUT_BIAS, OUT_MBITS, OUT_MAX, OUT_NAN (the FP8 output format), CB_SIG[16], CB_EXP[16], CB_SGN[16] (each
 #           code's exact value as a soft-float triple, EXP with the scale's 127 taken off)
 #
@@ -73,9 +74,10 @@
 # bytes, a7 the bytes the pass before stores, a8 the constant rows, a9 the 2-block passes
 
 # ---------------------------------------------------------------- the constant rows (the kernel's .rodata)
-# group g's scale byte within its 5-byte group (word-block: its 5-word block's first word)
-.equ SC_BASE, MX_LAYOUT == 1 ? 4 : 0
-.equ SC_STEP, MX_LAYOUT == 2 ? 1 : 5
+# group g (of a 20-byte block of 4 groups): scale byte MX_SCALE_BASE + MX_SCALE_STEP * g, code byte j at
+# MX_CODE_BASE + MX_CODE_STEP * g + j (docs/model.md §1, the format table's MxGroupLayout)
+.equ SC_BASE, MX_SCALE_BASE
+.equ SC_STEP, MX_SCALE_STEP
 .data
 .align 64
 rodata:
@@ -103,7 +105,7 @@ rodata:
   bcast16 0x1000                            # v11 kF2
   .for g, 0, 8                              # v12 mxIDX_SPLIT: each group's 4 code bytes, then the 8 scale bytes
     .for j, 0, 4
-      .byte MX_LAYOUT == 0 ? 5 * \g + 1 + \j : MX_LAYOUT == 1 ? 5 * \g + \j : 20 * (\g >> 2) + 4 + 4 * (\g & 3) + \j
+      .byte 20 * (\g >> 2) + MX_CODE_BASE + MX_CODE_STEP * (\g & 3) + \j
     .endr
   .endr
   .for g, 0, 8
