@@ -100,6 +100,11 @@ class DispatchError(Q7Error):
     """
 
 
+class UnknownOpcode(Q7Error):
+    """A record of an opcode that q7emu has no opcode spec for (q7emu.isa.opcodes), where one is needed: the message
+    names the opcode and what is missing."""
+
+
 class InternalError(Q7Error):
     """q7emu's own inconsistency: a result of the wrong shape, a kernel the registry cannot find, a listing whose
     runs do not repeat. Never bad input: it is a q7emu bug, and the CLI exits 3 for it (docs/cli.md §1); a replay

@@ -36,17 +36,16 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
-from q7emu import registry
 from q7emu.errors import CaseError, InvalidArgument, Q7Error
 from q7emu.fileio import read_json
 from q7emu.isa.enums import Generation
-from q7emu.isa.records import S3D3TensDequant, decode_record, parse_hex
+from q7emu.isa.opcodes import find_spec
+from q7emu.isa.records import decode_record, parse_hex
 from q7emu.machine.cases import Case, Mismatch, compare, error_outcome, load_case, ran_outcome
 from q7emu.machine.machine import MACHINE_KNOBS, Machine, Region, normalize_machine_knobs
 from q7emu.machine.replay import ProgressBar, find_cases
 from q7emu.machine.report import NOT_RUN
 from q7emu.machine.workers import Interrupted, TaskFailure, TaskNotRun, run_tasks
-from q7emu.model.kernels import DEQUANT_PATHS, path_name
 
 #: order of knobs in reports
 KNOB_ORDER = tuple(MACHINE_KNOBS)
@@ -55,37 +54,25 @@ PROGRESS_THRESHOLD = 64
 
 
 # ---------------------------------------------------------------------- which knobs apply
-def case_kernel(case: Case) -> tuple[str, int | None, int | None]:
-    """(kernel name, fmt, group) of a case's record (q7emu.registry); kernel '' when the record names no
-    modelled kernel. fmt / group are the record's dequant fields for an opcode whose kernels have
-    (fmt, group) paths, else None."""
-    entries = registry.for_opcode(case.record[0])
-    if not entries:
-        return "", None, None
-    if not any(e.paths for e in entries):
-        return entries[0].name, None, None
-    fmt, group = _dequant_fields(case.record)
-    if fmt is not None and group is not None and (fmt, group) in DEQUANT_PATHS:
-        return path_name(fmt, group), fmt, group
-    return "", fmt, group
-
-
-def _dequant_fields(record: bytes) -> tuple[int | None, int | None]:
-    """(dequant_fmt, group_size) of a TensorDequantize record; (None, None) when it does not decode."""
+def case_kernel(case: Case) -> tuple[str, tuple[str, ...]]:
+    """(kernel name, the knobs whose value can change this record's bytes) of a case's record, its opcode spec's
+    (q7emu.isa.opcodes; for 0x7B the registry entry's ``knobs_for(fmt, group)``); ('', ()) when the record runs no
+    modelled kernel (an opcode without a spec, an invalid format / group pair, 64 bytes that do not decode)."""
     try:
-        r = decode_record(bytes(record))
+        r = decode_record(bytes(case.record))
+        spec = find_spec(r)
     except (TypeError, ValueError):        # not bytes, not 64 of them (InvalidArgument is a ValueError)
-        return None, None
-    if not isinstance(r, S3D3TensDequant):
-        return None, None
-    return int(r.dequant_fmt), int(r.group_size)
+        return "", ()
+    entry = spec.kernel(r) if spec is not None else None
+    if spec is None or entry is None:
+        return "", ()
+    return entry.name, spec.record_knobs(r)
 
 
 def applicable_knobs(case: Case) -> tuple[str, ...]:
-    """The knobs whose value can change this case's bytes (docs/model.md §1-§2; the registry entry's
-    ``knobs_for(fmt, group)``), in KNOB_ORDER."""
-    kernel, fmt, group = case_kernel(case)
-    names = set(registry.get(kernel).knobs_for(fmt, group)) if kernel else set()
+    """The knobs whose value can change this case's bytes (docs/model.md §1-§2; :func:`case_kernel`), in
+    KNOB_ORDER."""
+    names = set(case_kernel(case)[1])
     return tuple(k for k in KNOB_ORDER if k in names)
 
 

@@ -452,24 +452,14 @@ def program(kernel: str, fmt: Any = None, knobs: dict[str, str] | None = None, *
 def case_configuration(record: bytes, knobs: dict[str, str]) -> dict[str, Any]:
     """The listing configuration a case runs (its record's kernel, format or types, and the knobs that kernel
     reads): keyword arguments of :func:`build` / :func:`program`, with ``kernel``."""
-    from q7emu.isa.enums import DType
-    from q7emu.isa.records import S3D3TensDequant, S3DMX1Quant, decode_record
-    from q7emu.machine.checks import record_kernel
-    from q7emu.model.dtypes import fp8_dtype
+    from q7emu.isa.opcodes import find_spec
+    from q7emu.isa.records import decode_record
 
-    entry = record_kernel(record)
-    if entry is None:
-        raise InvalidArgument("record", record[:8].hex(), "runs no q7emu kernel")
     rec = decode_record(record)
-    out: dict[str, Any] = {"kernel": entry.name}
-    if isinstance(rec, S3DMX1Quant):
-        out["src_dtype"] = "float16" if rec.in_dtype == DType.FP16 else "bfloat16"
-        out["dst_dtype"] = fp8_dtype(DType(rec.out_dtype), "out_dtype")
-        reads = entry.knobs_for(None, entry.group_size)
-    elif isinstance(rec, S3D3TensDequant):
-        out["fmt"] = int(rec.dequant_fmt)
-        reads = entry.knobs_for(out["fmt"], entry.group_size)
-    else:
+    spec = find_spec(rec)
+    if spec is None or spec.kernel(rec) is None:
         raise InvalidArgument("record", record[:8].hex(), "runs no q7emu kernel")
+    out: dict[str, Any] = spec.listing_configuration(rec)
+    reads = spec.record_knobs(rec)
     out["knobs"] = {k: v for k, v in knobs.items() if k in reads}
     return out

@@ -23,8 +23,8 @@ from q7emu.asm.program import Program
 from q7emu.asm.run import ProgramRun, Region, run_calls
 from q7emu.asm.translate import translation_of
 from q7emu.kernels.cores import output_buffer
-from q7emu.kernels.dequant import run_traced
 from q7emu.kernels.programs import dequant_symbols, program_file, quantize_mx_symbols
+from q7emu.kernels.tracing import TraceRecorder, TraceSink, run_traced
 from q7emu.model.format_table import dequant_format
 from q7emu.model.kernels import KernelId, dequant_kernel
 from q7emu.model.knobs import dequant_out_bytes, normalize_dequant_args, normalize_quantize_mx_args
@@ -61,7 +61,8 @@ def kernel_program(kernel: str, *, fmt: int | None = None, group: int | None = N
     return _assembled(kernel, tuple(sorted(sym.items())), title)
 
 
-def run_dequant(program: Program, src: npt.NDArray[np.uint8], dst: npt.NDArray[np.uint8], *, trace: Any = None,
+def run_dequant(program: Program, src: npt.NDArray[np.uint8], dst: npt.NDArray[np.uint8], *,
+                trace: TraceSink | bool | None = None,
                 kernel_id: int = 0, max_steps: int | None = None,
                 counts: npt.NDArray[np.int64] | None = None, translated: bool = True) -> ProgramRun:
     """Run ``program`` as TensorDequantize runs its kernel: one call per partition (row) of ``src`` (uint8 [P,
@@ -82,7 +83,8 @@ def run_dequant(program: Program, src: npt.NDArray[np.uint8], dst: npt.NDArray[n
 
 
 def run_quantize_mx(program: Program, bits: npt.NDArray[np.uint16], data: npt.NDArray[np.uint8],
-                    scale: npt.NDArray[np.uint8], scatter: bool, *, trace: Any = None, kernel_id: int = 0,
+                    scale: npt.NDArray[np.uint8], scatter: bool, *, trace: TraceSink | bool | None = None,
+                    kernel_id: int = 0,
                     max_steps: int | None = None, counts: npt.NDArray[np.int64] | None = None) -> ProgramRun:
     """Run ``program`` as QuantizeMX runs its kernel: one call per 8-partition row block b of ``bits`` (uint16 [P, F],
     the fp16 / bf16 patterns) into ``data`` (uint8 [P, F], FP8 bytes) and ``scale`` (uint8: [P, F/4] rows 32q .. 32q
@@ -103,7 +105,8 @@ def run_quantize_mx(program: Program, bits: npt.NDArray[np.uint16], data: npt.ND
 
 
 def dequantize_program(program: Program | None, src: npt.NDArray[Any], fmt: Any, group_size: int = 0, *,
-                       trace: Any = None, max_steps: int | None = None, counts: npt.NDArray[np.int64] | None = None,
+                       trace: TraceRecorder | None = None, max_steps: int | None = None,
+                       counts: npt.NDArray[np.int64] | None = None,
                        **knobs: Any) -> npt.NDArray[np.uint8]:
     """:func:`q7emu.dequantize` with ``program`` in the kernel's place (None: the path's own program for this
     configuration): the same arguments, checks and result (uint8 [P, out_bytes]); a trace records the program's IVP ops
@@ -121,7 +124,8 @@ def dequantize_program(program: Program | None, src: npt.NDArray[Any], fmt: Any,
 
 
 def quantize_mx_program(program: Program | None, src: npt.NDArray[Any], dst_dtype: Any = "float8_e4m3fn", *,
-                        trace: Any = None, max_steps: int | None = None, counts: npt.NDArray[np.int64] | None = None,
+                        trace: TraceRecorder | None = None, max_steps: int | None = None,
+                       counts: npt.NDArray[np.int64] | None = None,
                         **knobs: Any) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint8]]:
     """:func:`q7emu.quantize_mx` with ``program`` in the kernel's place (None: the kernel's own program for this
     configuration): the same arguments, checks and results ((data uint32 [P, F/4], scale uint8))."""

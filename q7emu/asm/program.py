@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +31,7 @@ from q7emu.asm.run import (
     ProgramRun,
     run_sbuf,
 )
+from q7emu.kernels.tracing import TraceSink
 from q7emu.primitives import asm_syntax as S
 from q7emu.primitives import optable as T
 
@@ -224,7 +224,8 @@ class Program:
         return decode(self)
 
     def run(self, sbuf: npt.NDArray[np.uint8], *, partitions: Sequence[int] | range | None = None,
-            regs: Mapping[str, int] | None = None, trace: Any = None, max_steps: int | None = None) -> ProgramRun:
+            regs: Mapping[str, int] | None = None, trace: TraceSink | bool | None = None,
+            max_steps: int | None = None) -> ProgramRun:
         """Run the program once per SBUF partition, in place (docs/asm.md §4.2).
 
         sbuf: uint8 [P, partition_bytes], written in place; each run sees its partition at address 0 and the

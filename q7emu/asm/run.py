@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from q7emu.errors import InvalidArgument, ProgramError
 from q7emu.kernels.extension import cached_extension
+from q7emu.kernels.tracing import TraceSink
 
 #: the data section's address: the program's constant rows live here, apart from the SBUF partition at 0
 #: (docs/asm.md §4.2; the firmware's own state band starts at 0x02000000, docs/firmware.md §1.4)
@@ -131,7 +132,8 @@ def _check_steps(max_steps: int | None) -> int:
 
 
 def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDArray[np.int64],
-              regs: Mapping[str, int] | npt.NDArray[np.uint32] | None = None, *, trace: Any = None,
+              regs: Mapping[str, int] | npt.NDArray[np.uint32] | None = None, *,
+              trace: TraceSink | bool | None = None,
               kernel_id: int = 0, max_steps: int | None = None, count_bundles: bool = False,
               carry: bool = False, counts: npt.NDArray[np.int64] | None = None,
               translation: tuple[int, npt.NDArray[np.int32]] | None = None) -> ProgramRun:
@@ -225,7 +227,8 @@ def _explain(status: int, program: Runnable, insn: int, addr: int, length: int, 
 
 
 def run_sbuf(program: Runnable, sbuf: npt.NDArray[np.uint8], *, partitions: Sequence[int] | range | None = None,
-             regs: Mapping[str, int] | None = None, trace: Any = None, max_steps: int | None = None,
+             regs: Mapping[str, int] | None = None, trace: TraceSink | bool | None = None,
+             max_steps: int | None = None,
              count_bundles: bool = False) -> ProgramRun:
     """Run ``program`` once on each chosen SBUF partition, in place: partition p's bytes at address 0 (docs/asm.md
     §4.2). ``sbuf``: uint8 [P, partition_bytes], C-contiguous and writable."""

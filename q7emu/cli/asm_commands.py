@@ -105,7 +105,7 @@ def cmd_asm_run(args: argparse.Namespace) -> int:
         bar = tqdm(total=len(parts), unit="partition", file=sys.stderr, leave=False)
     try:
         if recorder is not None:
-            from q7emu.kernels.dequant import run_traced
+            from q7emu.kernels.tracing import run_traced
 
             def traced(t: Any, **_: Any) -> None:
                 r = run_sbuf(prog, sbuf, partitions=parts, regs=regs, trace=t, max_steps=args.max_steps)

@@ -62,7 +62,8 @@ def cmd_decode(args: argparse.Namespace) -> int:
 
     A record of an opcode for which q7emu models no validity predicate has the verdict UNMODELLED (exit 0)."""
     from q7emu.isa.enums import OPCODE_NAMES, Generation
-    from q7emu.isa.records import RawRecord, decode_record, describe_fields
+    from q7emu.isa.opcodes import find_spec
+    from q7emu.isa.records import decode_record, describe_fields
     from q7emu.isa.validate import check, model_checks
 
     data = read_record(args.record, allow_kernel_info=True)
@@ -85,7 +86,7 @@ def cmd_decode(args: argparse.Namespace) -> int:
     op = data[0]
     verdicts = check(rec, gen, pb) + model_checks(rec, pb)
     bad = [v for v in verdicts if v.status == "fail"]
-    modelled = not isinstance(rec, RawRecord)
+    modelled = find_spec(rec) is not None
     verdict = "INVALID" if bad else ("VALID" if modelled else "UNMODELLED")
     if args.json:
         print_json("decode", {

@@ -143,15 +143,20 @@ def load_target(target: str, *, sbuf: str | None = None, generation: str | None 
 
 
 def _dst_partition(rec: Any, partition_bytes: int) -> int:
-    """The record's first destination partition (0 when it has no immediate SBUF destination)."""
-    dst = getattr(rec, "dst", None)
-    addr = getattr(dst, "start_addr", None)
-    if addr is None or not getattr(addr, "is_immediate", False) or getattr(addr, "is_psum", False):
-        return 0
+    """The record's first destination partition, its opcode spec's kernel partition (0 when the opcode has no spec
+    or the record no immediate SBUF destination)."""
+    from q7emu.errors import Q7Error
+    from q7emu.isa.opcodes import find_spec
+
     try:
-        return int(addr.locate(partition_bytes)[0])
-    except (ValueError, ZeroDivisionError):
+        spec = find_spec(rec)
+        dest = spec.destination(rec, partition_bytes) if spec is not None else None
+    except (Q7Error, ValueError, ZeroDivisionError):
         return 0
+    if dest is None or not dest.addresses:
+        return 0
+    addr = dest.addresses[0][1]           # the address the kernel partition is read from
+    return int(dest.kernel_partition) if addr.is_immediate and not addr.is_psum else 0
 
 
 def run_target(target: str, recorder: Any, *, sbuf: str | None = None, generation: str | None = None,

@@ -21,7 +21,7 @@ Choices q7emu makes where docs/firmware.md is silent:
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -174,8 +174,30 @@ def _extisa0_like(gen: Generation) -> list[tuple[int, int, int]]:
     return [(op, spec, dq if op == 0x7B else U) for op, spec, _ in CAYMAN_EXTISA_0]
 
 
+#: opcodes q7emu.isa.opcodes registered beyond the firmware's tables: opcode -> (its engine, the funcVA at which a
+#: generation's table registers it (UNKNOWN_FUNC_VA: registered, address unknown; None: not registered))
+_REGISTERED: dict[int, tuple[Engine, Callable[[Generation], int | None]]] = {}
+
+
+def register_opcode(opcode: int, engine: Engine, func_va: Callable[[Generation], int | None]) -> None:
+    """Add ``opcode`` to the tables of the generations where ``func_va(generation)`` is not None: the POOL
+    EXTISA_0 table or the DVE route, by ``engine`` (q7emu.isa.opcodes.register calls this for an opcode q7emu models
+    beyond the firmware's tables)."""
+    _REGISTERED[int(opcode)] = (engine, func_va)
+
+
+def _registered_rows(gen: Generation, engine: Engine) -> list[tuple[int, int, int]]:
+    rows = []
+    for op, (eng, func_va) in sorted(_REGISTERED.items()):
+        va = func_va(gen) if eng is engine else None
+        if va is not None:
+            rows.append((op, 0, va))
+    return rows
+
+
 def builtin_tables(generation: Generation | str) -> dict[str, KernelInfoTable]:
-    """Every built-in table of a generation, by name (``EXTISA_0``..``EXTISA_3`` for POOL, ``DVE``)."""
+    """Every built-in table of a generation, by name (``EXTISA_0``..``EXTISA_3`` for POOL, ``DVE``), with the
+    opcodes registered through :func:`register_opcode` after the firmware's rows of EXTISA_0 / the DVE route."""
     gen = Generation.parse(generation)
     pool: dict[str, list[tuple[int, int, int]]]
     if gen is Generation.SUNDA:
@@ -185,8 +207,10 @@ def builtin_tables(generation: Generation | str) -> dict[str, KernelInfoTable]:
                 "EXTISA_3": CAYMAN_EXTISA_3}
     else:
         pool = {"EXTISA_0": _extisa0_like(gen)}
+    pool["EXTISA_0"] = [*pool["EXTISA_0"], *_registered_rows(gen, Engine.POOL)]
     tables = {name: KernelInfoTable(_t(rows), name, Engine.POOL, gen) for name, rows in pool.items()}
     dve_rows = [(0xE3, 0, U)] if gen.nc_version >= 4 else []
+    dve_rows += _registered_rows(gen, Engine.DVE)
     tables["DVE"] = KernelInfoTable(_t(dve_rows), "route", Engine.DVE, gen)
     return tables
 
@@ -202,5 +226,8 @@ def dve_table(generation: Generation | str) -> KernelInfoTable:
 
 
 def engine_of(opcode: int) -> Engine:
-    """0xE3 is DVE-only [docs/firmware.md §3.6]; every other opcode is looked up in the POOL table."""
+    """0xE3 is DVE-only [docs/firmware.md §3.6]; a registered opcode is its engine's (:func:`register_opcode`); every
+    other opcode is looked up in the POOL table."""
+    if opcode in _REGISTERED:
+        return _REGISTERED[opcode][0]
     return Engine.DVE if opcode == 0xE3 else Engine.POOL

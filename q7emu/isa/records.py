@@ -11,8 +11,10 @@ unions) live in :mod:`q7emu.isa.structs` and are re-exported here.
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeAlias, TypeVar
 
 from q7emu.errors import InternalError, InvalidArgument
 from q7emu.isa.enums import OPCODE_NAMES, AddrMarker, DequantFmt, DType, Opcode
@@ -167,17 +169,63 @@ class RawRecord:
         return cls(Header.decode(d[0:4]), Events.decode(d[4:12]), d[12:64])
 
 
-Record = S3D3TensDequant | S3DMX1Quant | RawRecord
+class OpcodeRecord(Protocol):
+    """What every decoded 64-byte record is, whatever its opcode: a frozen dataclass with the HEADER (its opcode)
+    and ``encode() -> bytes``. The record class of an opcode that q7emu runs is its opcode spec's
+    (q7emu.isa.opcodes); a class added there is decoded by :func:`decode_record` once registered."""
+
+    @property
+    def header(self) -> Header: ...
+
+    def encode(self) -> bytes: ...
+
+
+Record: TypeAlias = "S3D3TensDequant | S3DMX1Quant | RawRecord | OpcodeRecord"
+
+
+class RecordClass(Protocol):
+    """A record class: ``decode(64 bytes)`` gives a record of it."""
+
+    def decode(self, data: bytes) -> OpcodeRecord: ...
+
+
+#: opcode -> the class that decodes its records (every other opcode is a RawRecord); q7emu.isa.opcodes adds the
+#: record class of an opcode registered there
+_RECORD_CLASSES: dict[int, RecordClass] = {Opcode.TENSOR_DEQUANTIZE: S3D3TensDequant, Opcode.QUANTIZE_MX: S3DMX1Quant}
+
+
+#: the environment variable naming modules that register opcodes (q7emu.isa.opcodes)
+OPCODES_ENV = "Q7EMU_OPCODES"
+_loaded: set[str] = set()
+
+
+def load_env() -> None:
+    """Import the modules ``Q7EMU_OPCODES`` names (a comma-separated list; each once), which register opcodes when
+    imported (q7emu.isa.opcodes.register); InvalidArgument naming one that does not import."""
+    for name in (n.strip() for n in os.environ.get(OPCODES_ENV, "").split(",")):
+        if not name or name in _loaded:
+            continue
+        _loaded.add(name)
+        try:
+            importlib.import_module(name)
+        except ImportError as e:
+            raise InvalidArgument(OPCODES_ENV, name, f"a module that registers opcodes must import: {e}") from None
+
+
+def register_record_class(opcode: int, cls: RecordClass) -> None:
+    """Decode records of ``opcode`` with ``cls`` from now on (q7emu.isa.opcodes.register calls this)."""
+    _RECORD_CLASSES[int(opcode)] = cls
 
 
 def decode_record(data: bytes) -> Record:
-    """Decode 64 bytes by the opcode byte: 0x7B -> S3D3TensDequant, 0xE3 -> S3DMX1Quant, else RawRecord."""
+    """Decode 64 bytes by the opcode byte: 0x7B -> S3D3TensDequant, 0xE3 -> S3DMX1Quant, an opcode registered in
+    q7emu.isa.opcodes -> its record class, else RawRecord."""
     d = _check_bytes(data, RECORD_SIZE, "record")
-    if d[0] == Opcode.TENSOR_DEQUANTIZE:
-        return S3D3TensDequant.decode(d)
-    if d[0] == Opcode.QUANTIZE_MX:
-        return S3DMX1Quant.decode(d)
-    return RawRecord.decode(d)
+    cls = _RECORD_CLASSES.get(d[0])
+    if cls is None and os.environ.get(OPCODES_ENV):     # modules that register opcodes, imported on first use
+        load_env()
+        cls = _RECORD_CLASSES.get(d[0])
+    return cls.decode(d) if cls is not None else RawRecord.decode(d)
 
 
 def encode_record(record: Record) -> bytes:

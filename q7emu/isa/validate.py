@@ -25,12 +25,13 @@ Readings q7emu chooses where docs/firmware.md is silent (documented here and in 
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
 from q7emu.errors import InvalidArgument, ValidityError
 from q7emu.isa.enums import POOLING_NUM_CHANNELS, DType, Generation, Opcode, dtype_name
-from q7emu.isa.records import Addr4, Record, S3D3TensDequant, S3DMX1Quant, decode_record
+from q7emu.isa.records import Addr4, OpcodeRecord, Record, S3D3TensDequant, S3DMX1Quant, decode_record
 
 DEFAULT_PARTITION_BYTES = 0x30000
 #: q7emu's own limit on u32 elements addressed per partition by one pattern, in units of partition words
@@ -153,14 +154,25 @@ def _first(*probs: Problem) -> tuple[Failure | None, bool]:
     return None, regs
 
 
+def opcode_clauses(record: OpcodeRecord, generation: Generation, opcode: int, name: str, min_nc_version: int,
+                   clauses: tuple[str, str]) -> list[Verdict]:
+    """The two clauses every opcode's predicate opens with: the header's opcode is ``opcode`` (clause
+    ``clauses[0]``) and the generation's NeuronCore version is at least ``min_nc_version`` (``clauses[1]``);
+    ``name`` is the opcode's name in the rule text (``must be 0x7b (TensorDequantize)``)."""
+    c = _Checker()
+    got = record.header.opcode
+    c.add(clauses[0], f"header.opcode == 0x{opcode:02x}",
+          None if got == opcode else ("header.opcode", f"0x{got:02x}", f"must be 0x{opcode:02x} ({name})"))
+    c.add(clauses[1], f"NeuronCore version >= V{min_nc_version}",
+          None if generation.nc_version >= min_nc_version else
+          ("generation", f"{generation.name} (NC-v{generation.nc_version})",
+           f"{name} needs NC-v{min_nc_version} or later"))
+    return c.out
+
+
 def _check_dequant(r: S3D3TensDequant, gen: Generation, pb: int) -> list[Verdict]:
     c = _Checker()
-    c.add("1.3.1", "header.opcode == 0x7b",
-          None if r.header.opcode == Opcode.TENSOR_DEQUANTIZE else
-          ("header.opcode", f"0x{r.header.opcode:02x}", "must be 0x7b (TensorDequantize)"))
-    c.add("1.3.2", "NeuronCore version >= V3",
-          None if gen.nc_version >= 3 else
-          ("generation", f"{gen.name} (NC-v{gen.nc_version})", "TensorDequantize needs NC-v3 or later"))
+    c.out += opcode_clauses(r, gen, Opcode.TENSOR_DEQUANTIZE, "TensorDequantize", 3, ("1.3.1", "1.3.2"))
     nac = r.num_active_channels
     nac_ok = c.add("1.3.3", "num_active_channels in 1..128",
                    None if 1 <= nac <= POOLING_NUM_CHANNELS else
@@ -222,12 +234,7 @@ def _check_dequant(r: S3D3TensDequant, gen: Generation, pb: int) -> list[Verdict
 
 def _check_quant(r: S3DMX1Quant, gen: Generation, pb: int) -> list[Verdict]:
     c = _Checker()
-    c.add("3.2.1", "header.opcode == 0xe3",
-          None if r.header.opcode == Opcode.QUANTIZE_MX else
-          ("header.opcode", f"0x{r.header.opcode:02x}", "must be 0xe3 (QuantizeMX)"))
-    c.add("3.2.2", "NeuronCore version >= V4",
-          None if gen.nc_version >= 4 else
-          ("generation", f"{gen.name} (NC-v{gen.nc_version})", "QuantizeMX needs NC-v4 or later"))
+    c.out += opcode_clauses(r, gen, Opcode.QUANTIZE_MX, "QuantizeMX", 4, ("3.2.1", "3.2.2"))
     nac = r.num_active_channels
     nac_ok = c.add("3.1", "num_active_channels in {32, 64, 96, 128}",
                    None if nac in (32, 64, 96, 128) else ("num_active_channels", nac, "must be 32, 64, 96 or 128"))
@@ -273,6 +280,22 @@ def _check_quant(r: S3DMX1Quant, gen: Generation, pb: int) -> list[Verdict]:
     return c.out
 
 
+#: a record class's firmware predicate (record, generation, partition_bytes) -> verdicts
+Predicate: TypeAlias = Callable[[Any, Generation, int], list[Verdict]]
+#: a record class's q7emu preconditions (record, partition_bytes) -> verdicts
+Preconditions: TypeAlias = Callable[[Any, int], list[Verdict]]
+_PREDICATES: dict[type, Predicate] = {S3D3TensDequant: _check_dequant, S3DMX1Quant: _check_quant}
+_PRECONDITIONS: dict[type, Preconditions] = {}
+
+
+def register_predicate(record_class: type, predicate: Predicate, preconditions: Preconditions) -> None:
+    """:func:`check` / :func:`validate` run ``predicate`` and :func:`model_checks` / :func:`require_executable` run
+    ``preconditions`` on the records of ``record_class`` (q7emu.isa.opcodes.register calls this for an opcode it
+    adds)."""
+    _PREDICATES[record_class] = predicate
+    _PRECONDITIONS[record_class] = preconditions
+
+
 def check(record: Record | bytes, generation: Generation | str,
           partition_bytes: int = DEFAULT_PARTITION_BYTES) -> list[Verdict]:
     """Per-clause verdicts of the firmware predicate for ``record`` on ``generation``.
@@ -282,10 +305,9 @@ def check(record: Record | bytes, generation: Generation | str,
     gen = Generation.parse(generation)
     partition_bytes = check_partition_bytes(partition_bytes)
     rec = decode_record(record) if isinstance(record, (bytes, bytearray)) else record
-    if isinstance(rec, S3D3TensDequant):
-        return _check_dequant(rec, gen, partition_bytes)
-    if isinstance(rec, S3DMX1Quant):
-        return _check_quant(rec, gen, partition_bytes)
+    predicate = _PREDICATES.get(type(rec))
+    if predicate is not None:
+        return predicate(rec, gen, partition_bytes)
     return [Verdict("-", f"no validity predicate modelled for opcode 0x{rec.header.opcode:02x}", "skip")]
 
 
@@ -307,7 +329,9 @@ def model_checks(record: Record, partition_bytes: int = DEFAULT_PARTITION_BYTES)
       quadrant).
     """
     partition_bytes = check_partition_bytes(partition_bytes)
-    c = _Checker()
+    registered = _PRECONDITIONS.get(type(record))
+    if registered is not None:
+        return registered(record, partition_bytes)
     if isinstance(record, S3D3TensDequant):
         addrs = [("src.start_addr", record.src.start_addr), ("dst.start_addr", record.dst.start_addr)]
         counts = [("src", record.src.count), ("dst", record.dst.count)]
@@ -316,7 +340,21 @@ def model_checks(record: Record, partition_bytes: int = DEFAULT_PARTITION_BYTES)
                  ("dst.scale_addr", record.dst.scale_addr)]
         counts = [("src", record.src.count), ("dst", record.dst.num_elem)]
     else:
-        return c.out
+        return []
+    out = pattern_checks(addrs, counts, partition_bytes)
+    if isinstance(record, S3DMX1Quant):
+        out.append(_e3_shape(record))
+    return out
+
+
+def pattern_checks(addresses: Sequence[tuple[str, Addr4]], counts: Sequence[tuple[str, int]],
+                   partition_bytes: int = DEFAULT_PARTITION_BYTES) -> list[Verdict]:
+    """q7emu's preconditions on any record's access patterns (``q7.addr-form``, ``q7.limit`` of
+    :func:`model_checks`): ``addresses`` (field name, ADDR4) are immediate, and each pattern's u32 element count
+    (``counts``: pattern name, count) is within the limit."""
+    partition_bytes = check_partition_bytes(partition_bytes)
+    c = _Checker()
+    addrs = list(addresses)
     regs = [(n, a) for n, a in addrs if not a.is_immediate]
     c.add("q7.addr-form", "immediate ADDR4 forms only",
           None if not regs else (regs[0][0], f"0x{regs[0][1].raw:08x}",
@@ -328,19 +366,23 @@ def model_checks(record: Record, partition_bytes: int = DEFAULT_PARTITION_BYTES)
           None if not big else (f"{big[0][0]}.num_elem", big[0][1],
                                 f"q7emu executes at most {limit} u32 elements per partition per pattern"),
           kind="q7emu")
-    if isinstance(record, S3DMX1Quant):
-        ns, nd = record.src.count, record.dst.num_elem
-        f = 2 * ns
-        fail: Failure | None = None
-        if f % 4:
-            fail = ("src.num_elem", list(record.src.num_elem),
-                    f"src holds {ns} u32 = {f} fp16/bf16 elements per partition; must be a multiple of 4")
-        elif nd * 4 != f:
-            fail = ("dst.num_elem", nd, f"must be F/4 = {f // 4} u32 data words (F = {f} source elements)")
-        elif record.dst.scale_pidx > 28:
-            fail = ("dst.scale_pidx", record.dst.scale_pidx, "4 scale rows must fit in the quadrant (<= 28)")
-        c.add("q7.e3-shape", "QuantizeMX src/dst element counts agree (q7emu reading)", fail, kind="q7emu")
     return c.out
+
+
+def _e3_shape(record: S3DMX1Quant) -> Verdict:
+    c = _Checker()
+    ns, nd = record.src.count, record.dst.num_elem
+    f = 2 * ns
+    fail: Failure | None = None
+    if f % 4:
+        fail = ("src.num_elem", list(record.src.num_elem),
+                f"src holds {ns} u32 = {f} fp16/bf16 elements per partition; must be a multiple of 4")
+    elif nd * 4 != f:
+        fail = ("dst.num_elem", nd, f"must be F/4 = {f // 4} u32 data words (F = {f} source elements)")
+    elif record.dst.scale_pidx > 28:
+        fail = ("dst.scale_pidx", record.dst.scale_pidx, "4 scale rows must fit in the quadrant (<= 28)")
+    c.add("q7.e3-shape", "QuantizeMX src/dst element counts agree (q7emu reading)", fail, kind="q7emu")
+    return c.out[0]
 
 
 def require_executable(record: Record, partition_bytes: int = DEFAULT_PARTITION_BYTES) -> None:

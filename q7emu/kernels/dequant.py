@@ -16,6 +16,7 @@ import numpy as np
 from q7emu.errors import InvalidArgument
 from q7emu.kernels.cores import check_cores, host_threads, output_buffer, run_blocks
 from q7emu.kernels.extension import cached_extension
+from q7emu.kernels.tracing import TraceRecorder, run_traced
 from q7emu.model.dtypes import FmtArg
 from q7emu.model.format_table import dequant_path
 from q7emu.model.kernels import DEQUANT_PATHS, dequant_kernel, path_name
@@ -32,33 +33,12 @@ from q7emu.model.knobs import (
 )
 from q7emu.model.tables import NF4_TABLES
 
-__all__ = ["dequantize", "dequantize_path", "DequantizeOptions", "run_params", "run_traced", "listing_run",
-           "EXTENSION"]
+__all__ = ["dequantize", "dequantize_path", "DequantizeOptions", "run_params", "listing_run", "EXTENSION"]
 
 #: the compiled module whose ``run()`` executes the three paths
 EXTENSION = "q7emu.kernels._dequant"
 #: that module once loaded (None until the first kernel call: cached_extension; tests may replace it)
 _dequant: Any = None
-
-
-def run_traced(trace: Any, run: Any, kernel: str, knobs: dict[str, Any]) -> None:
-    """Run a kernel with ``trace`` (how a recorder is handed to the compiled ``run()``).
-
-    A recorder with ``begin_run(kernel, knobs)`` (q7emu.analysis.trace.Recorder) gets a sink the kernel streams
-    compact blocks into; its ``abort()`` is called when the run raises (Ctrl-C, a full disk). Any other object
-    is a minimal recorder: its ``window`` / ``ops`` filter the full-operand record stream, which it receives
-    through ``add_run(raw, kernel=..., knobs=...)``. ``run(trace_arg, **kw)`` calls the extension."""
-    begin = getattr(trace, "begin_run", None)
-    if begin is None:
-        raw = run(True, trace_window=getattr(trace, "window", None), trace_ops=getattr(trace, "ops", None))
-        trace.add_run(raw, kernel=kernel, knobs=knobs)
-        return
-    sink = begin(kernel=kernel, knobs=knobs)
-    try:
-        run(sink)
-    except BaseException:
-        sink.abort()
-        raise
 
 
 def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Mapping[str, str] | None = None,
@@ -102,7 +82,7 @@ def listing_run(passes: int, fmt: int, group_size: int, knobs: Mapping[str, str]
 def dequantize(src: np.ndarray, fmt: FmtArg, group_size: int = 0, *,
                nibble_order: NibbleOrder = "low-first", fp6_packing: Fp6Packing = "lsb-first",
                mx_layout: MxLayout = "scale-first", mx_scale: MxScale = "e8m0", nf4_table: Nf4Table = "qlora",
-               trace: Any = None, cores: int | None = None) -> np.ndarray:
+               trace: TraceRecorder | None = None, cores: int | None = None) -> np.ndarray:
     """Expand packed 4-bit / 6-bit codes to FP8 bytes exactly as the firmware path does.
 
     Args:
@@ -151,7 +131,7 @@ class DequantizeOptions(TypedDict, total=False):
     mx_layout: MxLayout
     mx_scale: MxScale
     nf4_table: Nf4Table
-    trace: Any
+    trace: TraceRecorder | None
     cores: int | None
 
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from q7emu.kernels.cores import check_cores, host_threads, output_buffer, run_blocks
-from q7emu.kernels.dequant import run_traced
 from q7emu.kernels.extension import cached_extension
+from q7emu.kernels.tracing import TraceRecorder, run_traced
 from q7emu.model.dtypes import Fp8Arg
 from q7emu.model.kernels import KernelId
 from q7emu.model.knobs import Emax, Nonfinite, ScaleLayout, Underflow, normalize_quantize_mx_args
@@ -74,7 +74,8 @@ def listing_run(passes: int, src_dtype: str, dst_dtype: str, knobs: Mapping[str,
 
 
 def quantize_mx(src: np.ndarray, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_layout: ScaleLayout = "auto",
-                emax: Emax = "ocp", underflow: Underflow = "wrap", nonfinite: Nonfinite = "sim", trace: Any = None,
+                emax: Emax = "ocp", underflow: Underflow = "wrap", nonfinite: Nonfinite = "sim",
+                trace: TraceRecorder | None = None,
                 cores: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Quantize an fp16 / bf16 tile to MXFP8 exactly as the 0xE3 body does.
 

@@ -16,13 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from q7emu import registry
 from q7emu.errors import InvalidArgument, Q7Error
 from q7emu.isa.enums import Generation
-from q7emu.isa.records import Record, S3D3TensDequant, S3DMX1Quant, decode_record
+from q7emu.isa.opcode_spec import NUM_PARTITIONS, OpcodeKernel, OpcodeSpec, SourcePattern, element_offsets
+from q7emu.isa.opcodes import find_spec, specs
+from q7emu.isa.records import Addr4, Record, decode_record
 from q7emu.isa.validate import require_executable, validate
-from q7emu.machine.machine import DEFAULT_PARTITION_BYTES, NUM_PARTITIONS, Region, element_offsets
-from q7emu.registry import KernelEntry
+from q7emu.machine.machine import DEFAULT_PARTITION_BYTES, Region
 
 __all__ = ["record_kernel", "check_record_knobs", "knob_owners", "SourceReads", "source_reads", "InputCoverage",
            "input_coverage", "infer_partition_bytes", "PARTITION_BYTES_MAX"]
@@ -35,17 +35,24 @@ def _decoded(record: bytes | Record) -> Record:
     return decode_record(bytes(record)) if isinstance(record, (bytes, bytearray, memoryview)) else record
 
 
-def record_kernel(record: bytes | Record) -> KernelEntry | None:
-    """The registry kernel a record runs (by opcode, dequant_fmt and group_size); None when q7emu has none."""
+def _spec_source(record: bytes | Record) -> tuple[Record, OpcodeSpec, SourcePattern] | None:
+    """(the decoded record, its opcode's spec, the source it reads), None for an opcode q7emu has no spec for."""
     rec = _decoded(record)
-    fmt = getattr(rec, "dequant_fmt", None)
-    group = getattr(rec, "group_size", None)
-    return registry.select(rec.header.opcode, fmt, group)
+    spec = find_spec(rec)
+    return None if spec is None else (rec, spec, spec.source(rec))
+
+
+def record_kernel(record: bytes | Record) -> OpcodeKernel | None:
+    """The kernel a record runs (its opcode spec's choice: for 0x7B by dequant_fmt and group_size); None when q7emu
+    has none."""
+    rec = _decoded(record)
+    spec = find_spec(rec)
+    return spec.kernel(rec) if spec is not None else None
 
 
 def knob_owners(name: str) -> tuple[str, ...]:
-    """The kernels (registry names) whose bytes knob ``name`` can change."""
-    return tuple(e.name for e in registry.KERNELS if name in e.knobs)
+    """The kernels whose bytes knob ``name`` can change (every opcode's, in the opcodes' order)."""
+    return tuple(e.name for spec in specs() for e in spec.kernels if name in e.knobs)
 
 
 def check_record_knobs(knobs: Mapping[str, object] | Iterable[str], record: bytes | Record) -> None:
@@ -60,9 +67,8 @@ def check_record_knobs(knobs: Mapping[str, object] | Iterable[str], record: byte
         if name in entry.knobs:
             continue
         owners = knob_owners(name)
-        what = f"opcode 0x{rec.header.opcode:02x}"
-        if isinstance(rec, S3D3TensDequant):
-            what += f", dequant_fmt {rec.dequant_fmt}, group_size {rec.group_size}"
+        spec = find_spec(rec)
+        what = spec.describe(rec) if spec is not None else f"opcode 0x{rec.header.opcode:02x}"
         if not owners:
             raise InvalidArgument("knob", name, f"no kernel has this knob; {entry.name} has "
                                   f"{', '.join(entry.knobs) or 'none'} [docs/model.md §6]")
@@ -88,23 +94,23 @@ class SourceReads:
 def source_reads(record: bytes | Record, generation: Generation | str,
                  partition_bytes: int) -> SourceReads | None:
     """The bytes the record's source reads at ``partition_bytes``, or None when that cannot be said: the record
-    is not a 0x7B / 0xE3 record, fails a validity clause or a q7emu precondition at this partition size (a
+    is of an opcode without a spec, fails a validity clause or a q7emu precondition at this partition size (a
     register-form address, PSUM, a pattern outside the partition), or reads nothing."""
-    rec = _decoded(record)
-    if not isinstance(rec, (S3D3TensDequant, S3DMX1Quant)):
+    found = _spec_source(record)
+    if found is None:
         return None
+    rec, _, src = found
     try:
         validate(rec, generation, partition_bytes)
         require_executable(rec, partition_bytes)
     except Q7Error:
         return None
-    src = rec.src
-    if src.count == 0:
+    if src.pattern.count == 0:
         return None
-    p0, off = rec.src.start_addr.locate(partition_bytes)
-    elems = element_offsets(src, off)
+    p0, off = src.start(partition_bytes)
+    elems = element_offsets(src.pattern, off)
     offs = np.unique((elems[:, None] + np.arange(4, dtype=np.int64)).reshape(-1))
-    return SourceReads(int(p0), int(rec.num_active_channels), offs)
+    return SourceReads(int(p0), int(src.partitions), offs)
 
 
 @dataclass(frozen=True)
@@ -160,6 +166,16 @@ def bytes_read_outside(reads: SourceReads | None, regions: Sequence[Region]) -> 
     return int(mask.size - mask.sum())
 
 
+def _source_start(record: bytes | Record) -> tuple[Record, int] | None:
+    """(the decoded record, its source's flat immediate address), None for an opcode without a spec or a source
+    address of another form."""
+    found = _spec_source(record)
+    if found is None:
+        return None
+    start: Addr4 = found[2].pattern.start_addr
+    return (found[0], start.raw) if start.is_immediate else None
+
+
 def _fits(regions: Sequence[Region], pb: int) -> bool:
     return all(r.partition + r.count <= NUM_PARTITIONS and r.offset + r.length <= pb for r in regions)
 
@@ -173,12 +189,12 @@ def infer_partition_bytes(record: bytes | Record, generation: Generation | str, 
     (docs/model.md §4), so an input region at partition p > 0, byte b, pins ``partition_bytes = (A - b) / p``.
     The candidates are these and the default 0x30000; the default wins when it works, otherwise the only
     candidate that works. Without input regions: the default."""
-    rec = _decoded(record)
     if not regions:
         return DEFAULT_PARTITION_BYTES
-    if not isinstance(rec, (S3D3TensDequant, S3DMX1Quant)) or not rec.src.start_addr.is_immediate:
+    start = _source_start(record)
+    if start is None:
         return None
-    a = rec.src.start_addr.raw
+    rec, a = start
     cands = [DEFAULT_PARTITION_BYTES]
     for r in regions:
         if r.partition > 0 and a >= r.offset and (a - r.offset) % r.partition == 0:
@@ -199,9 +215,9 @@ def partition_bytes_pinned(record: bytes | Record, regions: Sequence[Region], pa
     """True when an input region pins ``partition_bytes``: the record's flat source address A and a region at
     partition p > 0, byte b, give ``(A - b) / p == partition_bytes`` (docs/model.md §4). False when nothing pins
     it (every input at partition 0, or none): :func:`infer_partition_bytes` then took the default."""
-    rec = _decoded(record)
-    if not isinstance(rec, (S3D3TensDequant, S3DMX1Quant)) or not rec.src.start_addr.is_immediate:
+    start = _source_start(record)
+    if start is None:
         return False
-    a = rec.src.start_addr.raw
+    a = start[1]
     return any(r.partition > 0 and a >= r.offset and (a - r.offset) == r.partition * partition_bytes
                for r in regions)

@@ -85,8 +85,11 @@ def identity() -> dict[str, Any]:
     """What a process must share with the client for its results to count (docs/cli.md §4.2): the q7emu
     version, the build (the ISA levels compiled and their flags, ``q7emu --version``'s ``built``; None when the
     compiled extensions are not built) and the knob defaults (the value every knob takes when a case does not
-    name it: the knob table's, and the one the machine fills in). Read afresh at every call."""
+    name it: the knob table's, and the one the machine fills in) and the opcodes it runs (every opcode spec,
+    q7emu.isa.opcodes: a worker without an opcode registered here cannot run its cases). Read afresh at every
+    call."""
     from q7emu import _version
+    from q7emu.isa.opcodes import opcode_names
     from q7emu.machine.machine import MACHINE_KNOBS
     from q7emu.model.knobs import KNOB_DEFAULTS
 
@@ -99,7 +102,8 @@ def identity() -> dict[str, Any]:
         build = {"error": failure_text(e)}
     return {"q7emu_version": str(_version.__version__), "build": build,
             "knob_defaults": {k: str(v) for k, v in KNOB_DEFAULTS.items()},
-            "machine_knob_defaults": {k: str(v[0]) for k, v in MACHINE_KNOBS.items()}}
+            "machine_knob_defaults": {k: str(v[0]) for k, v in MACHINE_KNOBS.items()},
+            "opcodes": opcode_names()}
 
 
 def identity_mismatch(theirs: Any, ours: dict[str, Any]) -> str | None:
@@ -124,6 +128,9 @@ def identity_mismatch(theirs: Any, ours: dict[str, Any]) -> str | None:
             if other.get(name) != mine.get(name):
                 return (f"has knob default {name}={other.get(name)} (this q7emu: {mine.get(name)}), "
                         "another q7emu")
+    if theirs.get("opcodes") != ours["opcodes"]:
+        return (f"runs the opcodes {', '.join(theirs.get('opcodes') or ['(none said)'])} (this q7emu: "
+                f"{', '.join(ours['opcodes'])}): register the same opcodes on every worker (Q7EMU_OPCODES)")
     return None
 
 

@@ -41,27 +41,29 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 import numpy as np
 
-from q7emu import registry
 from q7emu.errors import DispatchError, InternalError, InvalidArgument
 from q7emu.fileio import ArrayInfo, NpzReader, UnknownFileKind, array_file_kind, open_regular, read_npy
-from q7emu.isa.enums import DType, Engine, Generation, Opcode
+from q7emu.isa import opcodes
+from q7emu.isa.enums import Engine, Generation
 from q7emu.isa.kernel_info import KernelInfoRecord, KernelInfoTable, dve_table, engine_of, pool_table
-from q7emu.isa.records import Addr4, RawRecord, Record, S3D3TensDequant, S3DMX1Quant, Tensor3D, decode_record
+from q7emu.isa.opcode_spec import NUM_PARTITIONS as NUM_PARTITIONS
+from q7emu.isa.opcode_spec import OpcodeKernel, Placement, sbuf_location
+from q7emu.isa.opcode_spec import element_offsets as element_offsets
+from q7emu.isa.opcodes import dispatch_key, find_spec, is_record, spec_for_opcode, spec_of, specs
+from q7emu.isa.records import Record, Tensor3D, decode_record
 from q7emu.isa.validate import MAX_PARTITION_BYTES, check_partition_bytes, footprint, require_executable, validate
-from q7emu.model.dtypes import fp8_dtype
-from q7emu.model.knobs import DEQUANT_KNOBS, KNOBS, check_knob
-from q7emu.registry import KernelEntry
+from q7emu.kernels.tracing import PlacedRecorder, TraceRecorder
+from q7emu.model.knobs import KNOBS, check_knob
 
 if TYPE_CHECKING:       # imported where a program is used: q7emu.asm and the op tables cost a replay's start-up
     from q7emu.asm.kernels import ProgramBackend
 
-NUM_PARTITIONS = 128
 DEFAULT_PARTITION_BYTES = 0x30000
 #: knobs a Machine accepts: the knob table's machine knobs (not scale_layout: the record places the scales)
 MACHINE_KNOBS: dict[str, tuple[str, ...]] = {k.name: k.values for k in KNOBS if k.machine}
@@ -112,7 +114,7 @@ class ExecResult:
     seconds: float = 0.0
 
 
-Handler = Callable[["Machine", Record, Any], "tuple[str, list[Write]]"]
+Handler = Callable[["Machine", Record, "TraceRecorder | None"], "tuple[str, list[Write]]"]
 
 #: Machine's partition_bytes when it is not given (the image's width, or DEFAULT_PARTITION_BYTES)
 _UNSET: Any = type("Unset", (), {"__repr__": lambda self: "DEFAULT_PARTITION_BYTES"})()
@@ -246,15 +248,6 @@ def normalize_machine_knobs(knobs: Mapping[str, Any] | None) -> dict[str, str]:
     return {name: check_knob(name, knobs.get(name, vals[0]), MACHINE_KNOBS) for name, vals in MACHINE_KNOBS.items()}
 
 
-def element_offsets(t: Tensor3D, offset: int) -> np.ndarray:
-    """Byte offset (int64 [count]) of each u32 element of a TENSOR3D, stream order (dim 0 innermost)."""
-    n0, n1, n2 = t.num_elem
-    s0, s1, s2 = t.step_elem
-    o = (np.arange(n2, dtype=np.int64)[:, None, None] * s2 + np.arange(n1, dtype=np.int64)[None, :, None] * s1
-         + np.arange(n0, dtype=np.int64)[None, None, :] * s0)
-    return offset + 4 * o.reshape(-1)
-
-
 #: what runs a record's kernel: "kernel", "golden" or a program (:class:`q7emu.asm.kernels.ProgramBackend`)
 Backend: TypeAlias = "str | ProgramBackend"
 
@@ -270,7 +263,7 @@ def is_program(backend: object) -> TypeGuard[ProgramBackend]:
     return isinstance(backend, ProgramBackend)
 
 
-def kernel_function(entry: KernelEntry, backend: Backend) -> Callable[..., Any]:
+def kernel_function(entry: OpcodeKernel, backend: Backend) -> Callable[..., Any]:
     """What runs a kernel on a backend: a program in its place (a :class:`q7emu.asm.kernels.ProgramBackend`,
     docs/asm.md §4.3), its Python entry (``"kernel"``; it loads the compiled extension on
     its first call, Q7Error when not built) or its golden model (``"golden"``)."""
@@ -302,22 +295,26 @@ class EngineModel:
         return rec, handler
 
 
-@functools.cache
 def _engines(gen: Generation) -> tuple[EngineModel, EngineModel]:
-    """The POOL and DVE engines of a generation: its kernel_info tables with the registry's handlers bound
-    (the same for every Machine of that generation, so built once: a farm builds thousands of machines)."""
+    """The POOL and DVE engines of a generation: its kernel_info tables with the record handler bound at every
+    opcode that has a spec (the same for every Machine of that generation while no opcode is registered, so built
+    once: a farm builds thousands of machines)."""
+    return _engines_at(gen, opcodes.version())
+
+
+@functools.cache
+def _engines_at(gen: Generation, opcodes_version: int) -> tuple[EngineModel, EngineModel]:
     tables = {Engine.POOL: pool_table(gen), Engine.DVE: dve_table(gen)}
     bind: dict[Engine, tuple[dict[int, Handler], dict[int, Handler]]] = {e: ({}, {}) for e in tables}
-    for entry in registry.KERNELS:     # every opcode with a kernel: its handler at the table's record
-        engine = Engine(entry.engine)
-        rec = tables[engine].find(entry.opcode)
-        if rec is None:
+    for spec in specs():               # every opcode with a spec: the handler at the table's record
+        rec = tables[spec.engine].find(spec.opcode)
+        if rec is None or not spec.kernels:
             continue
-        by_va, by_key = bind[engine]
+        by_va, by_key = bind[spec.engine]
         if rec.func_va_known:
-            by_va[rec.func_va] = RECORD_HANDLERS[entry.opcode]
+            by_va[rec.func_va] = RECORD_HANDLERS[spec.opcode]
         else:
-            by_key[rec.key] = RECORD_HANDLERS[entry.opcode]
+            by_key[rec.key] = RECORD_HANDLERS[spec.opcode]
     return (EngineModel(Engine.POOL, tables[Engine.POOL], *bind[Engine.POOL]),
             EngineModel(Engine.DVE, tables[Engine.DVE], *bind[Engine.DVE]))
 
@@ -397,16 +394,6 @@ class Machine:
     def _check_region(self, r: Region) -> None:
         check_region(r, self.partition_bytes)
 
-    def _sbuf_location(self, name: str, addr: Addr4) -> tuple[int, int]:
-        if not addr.is_immediate:
-            raise InvalidArgument(name, f"0x{addr.raw:08x}", "register-form ADDR4 is not modelled by q7emu")
-        if addr.is_psum:
-            raise InvalidArgument(name, f"0x{addr.raw:08x}", "PSUM (bit 25) is not allowed for this operand")
-        p, off = addr.locate(self.partition_bytes)
-        if p >= NUM_PARTITIONS:
-            raise InvalidArgument(name, f"0x{addr.raw:08x}", "address beyond SBUF")
-        return p, off
-
     def source_bytes(self, t: Tensor3D, num_partitions: int) -> np.ndarray:
         """The bytes of the u32 elements addressed by ``t`` in consecutive partitions, stream order: a new
         C-contiguous uint8 [num_partitions, 4 * count], element k in bytes 4k..4k+3 (little-endian).
@@ -414,7 +401,7 @@ class Machine:
         One strided copy out of SBUF (a view of SBUF by the pattern's steps, which may be 0 or negative, copied
         once), never a per-byte index; the result shares no memory with SBUF, so a kernel may read (or, as the
         program interpreter does, write) it. InvalidArgument when the pattern leaves SBUF."""
-        p0, off = self._sbuf_location("start_addr", t.start_addr)
+        p0, off = sbuf_location("start_addr", t.start_addr, self.partition_bytes)
         fp = footprint(off, t.step_elem, t.num_elem)
         if p0 + num_partitions > NUM_PARTITIONS or (fp is not None and (fp[0] < 0 or fp[1] > self.partition_bytes)):
             raise InvalidArgument("pattern", (p0, num_partitions, fp), "gather leaves SBUF")
@@ -453,6 +440,19 @@ class Machine:
         keep = boffs.size - 1 - first
         return Write(parts, uniq.astype(np.int64), values[:, keep])
 
+    def plan_placement(self, placement: Placement, part: np.ndarray) -> Write:
+        """Plan writing the rows of an output ``part`` (uint8 [rows, columns]) that ``placement`` places (last
+        write wins where its offsets repeat); InternalError when the part has another width than the placement."""
+        rows = part if placement.rows is None else part[placement.rows]
+        if placement.offsets.size != rows.shape[1]:
+            raise InternalError(f"{rows.shape[1]} result bytes for {placement.offsets.size} destination bytes")
+        parts = np.asarray(placement.partitions, dtype=np.int64)
+        offs = placement.offsets
+        if offs.size < 2 or bool(np.all(offs[1:] > offs[:-1])):   # increasing, no overlap: the bytes as they are
+            return Write(parts, offs.astype(np.int64, copy=False), rows)
+        offsets, columns = placement.last_columns()
+        return Write(parts, offsets, rows[:, columns])
+
     def _commit(self, writes: Sequence[Write]) -> tuple[list[Region], int]:
         for w in writes:
             if w.partitions.size and (w.partitions.min() < 0 or w.partitions.max() >= NUM_PARTITIONS):
@@ -474,20 +474,20 @@ class Machine:
 
     # ------------------------------------------------------------------ execution
     def engine_for(self, opcode: int) -> EngineModel:
-        """The engine whose table dispatches ``opcode`` (0xE3 -> DVE, every other opcode -> POOL)."""
+        """The engine whose table dispatches ``opcode`` (0xE3 and a registered DVE opcode -> DVE, every other
+        opcode -> POOL)."""
         return self.dve if engine_of(opcode) is Engine.DVE else self.pool
 
-    def execute(self, record: bytes | bytearray | Record, trace: Any = None) -> ExecResult:
+    def execute(self, record: bytes | bytearray | Record, trace: TraceRecorder | None = None) -> ExecResult:
         """Decode, dispatch, validate and run one 64-byte record; return what was written.
 
         Raises DispatchError (kernel_info miss, firmware words), ValidityError (a firmware clause),
         InvalidArgument (q7emu's own limits) or Q7Error; SBUF is untouched whenever anything is raised."""
         t0 = time.perf_counter()
         rec = decode_record(bytes(record)) if isinstance(record, (bytes, bytearray, memoryview)) else record
-        if not isinstance(rec, (S3D3TensDequant, S3DMX1Quant, RawRecord)):
+        if not is_record(rec):
             raise InvalidArgument("record", type(rec).__name__, "must be 64 bytes or a decoded record")
-        opcode = rec.header.opcode
-        spec = rec.body[0] if isinstance(rec, RawRecord) and opcode == 0xF0 else 0
+        opcode, spec = dispatch_key(rec)
         engine = self.engine_for(opcode)
         kinfo, handler = engine.dispatch(opcode, spec)
         validate(rec, self.generation, self.partition_bytes)
@@ -557,140 +557,76 @@ def store_write(sbuf: np.ndarray, w: Write) -> None:
     view[...] = w.data.reshape(block.shape[0], count, length)
 
 
-# ---------------------------------------------------------------------- handlers
-def _record_kernel(r: Record) -> KernelEntry:
-    """The registry kernel a validated record runs."""
-    fmt = getattr(r, "dequant_fmt", None)
-    group = getattr(r, "group_size", None)
-    entry = registry.select(r.header.opcode, None if fmt is None else int(fmt), None if group is None else int(group))
-    if entry is None:
-        raise InternalError(f"no registry kernel runs opcode 0x{r.header.opcode:02x} with {fmt=}, {group=}")
-    return entry
-
-
-def _at_partition(trace: Any, first_partition: int) -> Any:
+# ---------------------------------------------------------------------- the record handler
+def _at_partition(trace: TraceRecorder, first_partition: int) -> TraceRecorder:
     """The recorder, told that the kernel's partition 0 is SBUF partition ``first_partition`` (the record's
-    first destination partition), so a trace names absolute SBUF partitions as replay does."""
-    at = getattr(trace, "at_partition", None)
-    if callable(at):                      # q7emu's Recorder: the base travels with the run (threads may share it)
-        return at(first_partition)
+    first destination partition), so a trace names absolute SBUF partitions as replay does: a PlacedRecorder's view
+    at that partition (the base travels with the run: threads may share the recorder); any other recorder with a
+    ``partition_base`` attribute has it set (q7emu.kernels.tracing)."""
+    if isinstance(trace, PlacedRecorder):
+        return trace.at_partition(first_partition)
     if hasattr(trace, "partition_base"):
         trace.partition_base = first_partition
     return trace
 
 
-_R = TypeVar("_R", S3D3TensDequant, S3DMX1Quant)
-
-
-def _record_as(rec: Record, cls: type[_R]) -> _R:
-    """``rec``, which the dispatch says is a ``cls`` (the handler of its opcode was picked by that opcode)."""
-    if not isinstance(rec, cls):
-        raise InternalError(f"the {cls.__name__} handler was given a {type(rec).__name__}")
-    return rec
-
-
-def _handle_tensor_dequantize(m: Machine, rec: Record, trace: Any) -> tuple[str, list[Write]]:
-    """POOL 0x7B: gather src u32 words per active partition, dequantize, scatter by the dst pattern."""
-    r = _record_as(rec, S3D3TensDequant)
-    entry = _record_kernel(r)
-    nac = r.num_active_channels
-    if r.src.count == 0:
+def _run_record(m: Machine, rec: Record, trace: TraceRecorder | None) -> tuple[str, list[Write]]:
+    """Any opcode with a spec (q7emu.isa.opcodes): gather its source over the active partitions, run the kernel the
+    record selects on the machine's backend, and plan each output part's writes where the spec places them (in the
+    spec's order: a later placement wins an overlap)."""
+    spec = spec_of(rec)
+    entry = spec.kernel(rec)
+    if entry is None:
+        raise InternalError(f"no kernel runs a valid record ({spec.describe(rec)})")
+    source = spec.source(rec)
+    if source.pattern.count == 0:         # nothing to read, nothing written
         return entry.name, []
-    src = m.source_bytes(r.src, nac)        # uint8 [nac, 4 * count], C-contiguous: one strided copy
-    run = kernel_function(entry, m.backend)
-    kn = {k: m.knobs[k] for k in DEQUANT_KNOBS}
-    kwargs: dict[str, Any] = dict(kn)
-    dp, doff = m._sbuf_location("dst.start_addr", r.dst.start_addr)
-    if trace is not None and m.backend != "golden":
-        kwargs["trace"] = _at_partition(trace, dp)
-    out = np.asarray(run(src, r.dequant_fmt, r.group_size, **kwargs))
-    if out.dtype != np.uint8 or out.shape != (nac, r.dst.count * 4):
-        raise InternalError(f"dequantize returned {out.dtype} {out.shape}, expected uint8 "
-                      f"({nac}, {r.dst.count * 4})")
-    parts = np.arange(dp, dp + nac)
-    return entry.name, [m.plan_scatter(parts, element_offsets(r.dst, doff), out, 4)]
+    words = m.gather(source.pattern, source.partitions)
+    dest = spec.destination(rec, m.partition_bytes)
+    for name, addr in dest.addresses:
+        sbuf_location(name, addr, m.partition_bytes)
+    at = _at_partition(trace, dest.kernel_partition) if trace is not None and m.backend != "golden" else None
+    parts = spec.run(rec, words, kernel_function(entry, m.backend), m.knobs, at)
+    return entry.name, [m.plan_placement(pl, parts[pl.part]) for pl in dest.placements]
 
 
-def _handle_quantize_mx(m: Machine, rec: Record, trace: Any) -> tuple[str, list[Write]]:
-    """DVE 0xE3: gather fp16/bf16 pairs, quantize over P x F, scatter data words and quadrant scales."""
-    r = _record_as(rec, S3DMX1Quant)
-    entry = _record_kernel(r)
-    nac = r.num_active_channels
-    if r.src.count == 0:                # F = 0: nothing to quantize, nothing written
-        return entry.name, []
-    halves = m.source_bytes(r.src, nac).view("<u2")     # element 2i in the low half of word i
-    if r.in_dtype == DType.FP16:
-        src = halves.view(np.float16)
-    else:
-        import ml_dtypes  # only for bf16: its import takes over a second (a 0x7b replay never pays it)
+class _SpecHandlers(Mapping[int, Handler]):
+    """opcode -> the record handler, for every opcode with a spec (q7emu.isa.opcodes, registered ones included)."""
 
-        src = halves.view(ml_dtypes.bfloat16)
-    dst_dtype = fp8_dtype(DType(r.out_dtype), "out_dtype")          # FP8_EXP4 / FP8_EXP5 (validated)
-    run = kernel_function(entry, m.backend)
-    kwargs: dict[str, Any] = dict(scale_layout="compact", **{k: m.knobs[k] for k in entry.knobs})
-    d = r.dst
-    dp, doff = m._sbuf_location("dst.start_addr", d.start_addr)
-    if trace is not None and m.backend != "golden":
-        kwargs["trace"] = _at_partition(trace, dp)
-    data, scale = run(src, dst_dtype, **kwargs)
-    data, scale = np.asarray(data), np.asarray(scale)
-    f4 = src.shape[1] // 4
-    if data.shape != (nac, f4) or scale.shape != (nac // 8, f4):
-        raise InternalError(f"quantize_mx returned data {data.shape}, scale {scale.shape}")
-    sp, soff = m._sbuf_location("dst.scale_addr", d.scale_addr)
-    dbytes = np.ascontiguousarray(data.astype("<u4")).view(np.uint8)
-    offs = doff + 4 * np.arange(d.num_elem, dtype=np.int64) * d.step_elem
-    writes = [m.plan_scatter(np.arange(dp, dp + nac), offs, dbytes, 4)]
-    scale = np.ascontiguousarray(scale.astype(np.uint8))
-    for q in range(nac // 32):          # one write per quadrant: rows 4q..4q+3 -> scale_pidx..+3 of quadrant q
-        parts = sp + 32 * q + d.scale_pidx + np.arange(4, dtype=np.int64)
-        writes.append(Write(parts, soff + np.arange(f4, dtype=np.int64), scale[4 * q:4 * q + 4]))
-    return entry.name, writes
+    def __getitem__(self, opcode: int) -> Handler:
+        if spec_for_opcode(opcode) is None:
+            raise KeyError(opcode)
+        return _run_record
+
+    def __iter__(self) -> Iterator[int]:
+        return iter([s.opcode for s in specs()])
+
+    def __len__(self) -> int:
+        return len(specs())
 
 
-#: opcode -> the handler of its record type (gather the source, run the kernel, plan the writes); the
-#: machine binds it wherever the generation's kernel_info table registers an opcode that has a kernel
-RECORD_HANDLERS: dict[int, Handler] = {
-    Opcode.TENSOR_DEQUANTIZE: _handle_tensor_dequantize,
-    Opcode.QUANTIZE_MX: _handle_quantize_mx,
-}
+#: opcode -> the handler of its records (gather the source, run the kernel, plan the writes: one handler for every
+#: opcode, driven by the opcode's spec); the machine binds it wherever the generation's kernel_info table registers
+#: an opcode that has a spec
+RECORD_HANDLERS: Mapping[int, Handler] = _SpecHandlers()
 
 
 def dst_mask(record: Record, partition_bytes: int = DEFAULT_PARTITION_BYTES) -> np.ndarray | None:
     """bool [128, partition_bytes]: the bytes a valid immediate-address record may write (for checks/tests);
-    None when the destination cannot be located (register form, PSUM, beyond SBUF)."""
+    None when the destination cannot be located (register form, PSUM, beyond SBUF, too large to map). All False
+    for a record of an opcode without a spec (the machine refuses it)."""
     mask = np.zeros((NUM_PARTITIONS, partition_bytes), dtype=bool)
-
-    def loc(a: Addr4) -> tuple[int, int] | None:
-        if not a.is_immediate or a.is_psum:
-            return None
-        p, off = a.locate(partition_bytes)
-        return None if p >= NUM_PARTITIONS else (p, off)
-
-    def mark(parts: Any, offs: Any) -> None:
-        parts = np.asarray(parts)
-        offs = np.asarray(offs)
-        parts = parts[(parts >= 0) & (parts < NUM_PARTITIONS)]
-        offs = offs[(offs >= 0) & (offs < partition_bytes)]
+    spec = find_spec(record)
+    if spec is None:
+        return mask
+    try:
+        dest = spec.destination(record, partition_bytes)
+        for name, addr in dest.addresses:
+            sbuf_location(name, addr, partition_bytes)
+    except InvalidArgument:
+        return None
+    for pl in dest.placements:
+        parts = pl.partitions[(pl.partitions >= 0) & (pl.partitions < NUM_PARTITIONS)]
+        offs = pl.offsets[(pl.offsets >= 0) & (pl.offsets < partition_bytes)]
         mask[np.ix_(parts, offs)] = True
-
-    if isinstance(record, S3D3TensDequant):
-        lc = loc(record.dst.start_addr)
-        if lc is None:
-            return None
-        if record.dst.count > 1 << 24:
-            return None
-        offs = (element_offsets(record.dst, lc[1])[:, None] + np.arange(4)).reshape(-1)
-        mark(np.arange(lc[0], lc[0] + record.num_active_channels), offs)
-        return mask
-    if isinstance(record, S3DMX1Quant):
-        d = record.dst
-        a, s = loc(d.start_addr), loc(d.scale_addr)
-        if a is None or s is None:
-            return None
-        offs = (a[1] + 4 * np.arange(d.num_elem, dtype=np.int64) * d.step_elem)[:, None] + np.arange(4)
-        mark(np.arange(a[0], a[0] + record.num_active_channels), offs.reshape(-1))
-        rows = np.arange(record.num_active_channels // 8)
-        mark(s[0] + 32 * (rows // 4) + d.scale_pidx + rows % 4, s[1] + np.arange(d.num_elem))
-        return mask
     return mask

@@ -30,10 +30,11 @@ import numpy as np
 from q7emu._version import __version__
 from q7emu.errors import InternalError, Q7Error, shown_name, shown_names
 from q7emu.fileio import atomic_write_text
-from q7emu.isa.records import S3D3TensDequant, S3DMX1Quant, decode_record
+from q7emu.isa.opcode_spec import ByteRole, OpcodeSpec, Placement
+from q7emu.isa.opcodes import find_spec
+from q7emu.isa.records import decode_record
 from q7emu.machine.cases import PROGRAM_ERROR, Case, CaseResult, load_case
 from q7emu.machine.explain import Explainer, Explanation
-from q7emu.machine.machine import element_offsets
 from q7emu.model.values import decode, format_value
 
 __all__ = ["REPLAY_FORMAT", "REPLAY_VERSION", "EXIT_PASS", "EXIT_MISMATCH", "EXIT_BAD_INPUT", "EXIT_INTERNAL",
@@ -160,69 +161,62 @@ class ByteDiff:
         return s
 
 
-def _byte_index(elem_offsets: np.ndarray, elem_bytes: int) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted unique destination byte offsets, the output byte index that lands last on each)."""
-    boffs = (elem_offsets[:, None] + np.arange(elem_bytes, dtype=np.int64)).reshape(-1)
-    rev = boffs[::-1]
-    uniq, first = np.unique(rev, return_index=True)
-    return uniq, boffs.size - 1 - first
-
-
 class OutputMap:
-    """Maps SBUF (partition, byte offset) to the output element that a record's destination writes there
-    (the machine's destination reading, docs/model.md §4; last write wins as in the machine)."""
+    """Maps SBUF (partition, byte offset) to what the record's output byte there is (its opcode spec's destination
+    and byte roles, q7emu.isa.opcode_spec; the machine's reading, docs/model.md §4: last write wins as in the
+    machine, and a later output part wins an overlap)."""
 
     def __init__(self, record: bytes, partition_bytes: int) -> None:
         self.rec = decode_record(bytes(record))
         self.pb = partition_bytes
-        self._data: tuple[int, int, np.ndarray, np.ndarray] | None = None
-        self._scale: tuple[int, int, int, int, int] | None = None
-        self.group = 0
-        r = self.rec
+        self.spec: OpcodeSpec | None = None
+        #: each placement, its sorted distinct byte offsets and the column that lands last on each
+        self._places: list[tuple[Placement, np.ndarray, np.ndarray]] = []
         try:
-            if isinstance(r, S3D3TensDequant):
-                p0, off = r.dst.start_addr.locate(partition_bytes)
-                uniq, idx = _byte_index(element_offsets(r.dst, off), 4)
-                self._data = (p0, r.num_active_channels, uniq, idx)
-                self.group = r.group_size
-            elif isinstance(r, S3DMX1Quant):
-                d = r.dst
-                p0, off = d.start_addr.locate(partition_bytes)
-                uniq, idx = _byte_index(off + 4 * np.arange(d.num_elem, dtype=np.int64) * d.step_elem, 4)
-                self._data = (p0, r.num_active_channels, uniq, idx)
-                sp, soff = d.scale_addr.locate(partition_bytes)
-                self._scale = (sp, soff, d.num_elem, d.scale_pidx, r.num_active_channels)
+            spec = find_spec(self.rec)
+            if spec is not None:
+                self._places = [(pl, *pl.last_columns())
+                                for pl in spec.destination(self.rec, partition_bytes).placements]
+                self.spec = spec
         except (Q7Error, ValueError):                  # a record the machine would refuse: no mapping
-            self._data = self._scale = None
+            self._places = []
 
     def scale_mask(self, partitions: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-        """bool array: True where (partition, offset) is a QuantizeMX scale byte of the record (vectorised)."""
+        """bool array: True where (partition, offset) is a byte of an output part other than ``data`` (a
+        QuantizeMX scale byte; vectorised)."""
         parts = np.asarray(partitions, dtype=np.int64)
         offs = np.asarray(offsets, dtype=np.int64)
-        if self._scale is None:
-            return np.zeros(parts.shape, dtype=bool)
-        sp, soff, f4, pidx, nac = self._scale
-        rel = parts - sp
-        q, r = np.divmod(rel, 32)
-        return (rel >= 0) & (q < nac // 32) & (r >= pidx) & (r < pidx + 4) & (offs >= soff) & (offs < soff + f4)
+        mask = np.zeros(parts.shape, dtype=bool)
+        for pl, uniq, _ in self._places:
+            if pl.part != "data":
+                mask |= np.isin(parts, pl.partitions) & np.isin(offs, uniq)
+        return mask
+
+    def role_at(self, partition: int, offset: int) -> ByteRole | None:
+        """What the record's output byte at SBUF (partition, offset) is, None when the record does not write it."""
+        if self.spec is None:
+            return None
+        for pl, uniq, columns in reversed(self._places):     # a later placement wins an overlap
+            i = int(np.searchsorted(uniq, offset))
+            if i >= uniq.size or uniq[i] != offset:
+                continue
+            rows = np.flatnonzero(pl.partitions == partition)
+            if rows.size:
+                return self.spec.byte_role(self.rec, partition, pl.part, pl.row(int(rows[-1])), int(columns[i]))
+        return None
 
     def locate(self, partition: int, offset: int) -> tuple[str, int | None, int | None, tuple[int, int] | None]:
-        """(part, element, mx_group, mx_block) of the byte at SBUF (partition, offset)."""
-        if self._scale is not None:                    # scales are written after the data: they win an overlap
-            sp, soff, f4, pidx, nac = self._scale
-            rel = partition - sp
-            q, r = divmod(rel, 32) if rel >= 0 else (-1, -1)
-            if 0 <= q < nac // 32 and pidx <= r < pidx + 4 and soff <= offset < soff + f4:
-                return "scale", None, None, (4 * q + r - pidx, offset - soff)
-        if self._data is not None:
-            p0, nac, uniq, idx = self._data
-            i = int(np.searchsorted(uniq, offset))
-            if p0 <= partition < p0 + nac and i < uniq.size and uniq[i] == offset:
-                element = int(idx[i])
-                if isinstance(self.rec, S3DMX1Quant):
-                    return "data", element, None, ((partition - p0) // 8, element // 4)
-                return "data", element, element // 8 if self.group == 8 else None, None
+        """(part, element, mx_group, mx_block) of the byte at SBUF (partition, offset); part ``unwritten`` when the
+        record does not write it."""
+        return role_fields(self.role_at(partition, offset))
+
+
+def role_fields(role: ByteRole | None) -> tuple[str, int | None, int | None, tuple[int, int] | None]:
+    """(part, element, mx_group, mx_block) of a byte role, as a :class:`ByteDiff` holds them (``unwritten`` for
+    None)."""
+    if role is None:
         return "unwritten", None, None, None
+    return role.part, role.element, role.mx_group, role.mx_block
 
 
 def case_record(case: Case) -> OutputMap:
@@ -259,8 +253,9 @@ def first_diffs(case: Case | None, result: CaseResult, n: int, knobs: dict[str, 
             continue
         for r, c in _first_differing(exp, d.actual, n - len(out)):
             p, off = reg.partition + r, reg.offset + c
-            part, element, group, block = omap.locate(p, off)
-            why = ex.explain(p, part, element, block)
+            role = omap.role_at(p, off)
+            part, element, group, block = role_fields(role)
+            why = ex.explain_role(role)
             scale = (_region_byte(case, result, *why.scale_at)
                      if why.scale_at is not None and part == "data" else None)
             bd = ByteDiff(d.index, p, off, int(exp[r, c]), int(d.actual[r, c]), element, group, block, part, why,
@@ -723,20 +718,12 @@ def case_keywords(path: str | os.PathLike[str]) -> set[str]:
     except (OSError, Q7Error, ValueError, KeyError, TypeError, AttributeError):
         return set()
     out.add(f"0x{r.header.opcode:02x}")
-    if isinstance(r, S3D3TensDequant):
-        from q7emu.model.kernels import path_name
-
-        fmt, group = int(r.dequant_fmt), int(r.group_size)
-        out |= {f"g{group}", {1: "e2m1", 2: "int4", 3: "nf4", 4: "e2m3"}.get(fmt, f"fmt{fmt}")}
-        try:
-            out.add(path_name(fmt, group))
-        except (Q7Error, ValueError, KeyError):
-            pass
-    elif isinstance(r, S3DMX1Quant):
-        from q7emu.isa.enums import DType
-
-        out |= {"quantize_mx", "fp16" if r.in_dtype == DType.FP16 else "bf16",
-                "e4m3" if r.out_dtype == DType.FP8_EXP4 else "e5m2"}
+    try:
+        spec = find_spec(r)
+    except Q7Error:
+        spec = None
+    if spec is not None:
+        out |= spec.keywords(r)
     out.discard("")
     return out
 
