@@ -154,6 +154,16 @@ def _first(*probs: Problem) -> tuple[Failure | None, bool]:
     return None, regs
 
 
+def clause(clause: str, title: str, failure: Failure | None, skip: str | None = None,
+           kind: str = "firmware") -> Verdict:
+    """One clause's verdict, for an opcode spec's predicate (q7emu.isa.opcode_spec.OpcodeSpec.check): ``failure``
+    is (field, the offending value, the rule it breaks), None when the clause holds; ``skip`` the reason it is not
+    evaluated; ``kind`` "firmware" or "q7emu"."""
+    c = _Checker()
+    c.add(clause, title, failure, skip, kind)
+    return c.out[0]
+
+
 def opcode_clauses(record: OpcodeRecord, generation: Generation, opcode: int, name: str, min_nc_version: int,
                    clauses: tuple[str, str]) -> list[Verdict]:
     """The two clauses every opcode's predicate opens with: the header's opcode is ``opcode`` (clause
@@ -370,7 +380,6 @@ def pattern_checks(addresses: Sequence[tuple[str, Addr4]], counts: Sequence[tupl
 
 
 def _e3_shape(record: S3DMX1Quant) -> Verdict:
-    c = _Checker()
     ns, nd = record.src.count, record.dst.num_elem
     f = 2 * ns
     fail: Failure | None = None
@@ -381,8 +390,7 @@ def _e3_shape(record: S3DMX1Quant) -> Verdict:
         fail = ("dst.num_elem", nd, f"must be F/4 = {f // 4} u32 data words (F = {f} source elements)")
     elif record.dst.scale_pidx > 28:
         fail = ("dst.scale_pidx", record.dst.scale_pidx, "4 scale rows must fit in the quadrant (<= 28)")
-    c.add("q7.e3-shape", "QuantizeMX src/dst element counts agree (q7emu reading)", fail, kind="q7emu")
-    return c.out[0]
+    return clause("q7.e3-shape", "QuantizeMX src/dst element counts agree (q7emu reading)", fail, kind="q7emu")
 
 
 def require_executable(record: Record, partition_bytes: int = DEFAULT_PARTITION_BYTES) -> None:
