@@ -212,6 +212,27 @@ def test_the_checker_sees_function_level_and_relative_imports(tmp_path):
     assert got == {"q7emu.analysis.trace", "q7emu.kernels.cores", "q7emu.golden"}
 
 
+def record_class_names_above_isa() -> list[str]:
+    """``file:line: Name`` for every place outside q7emu/isa/ that names a record class (a spec's record class, or
+    RawRecord): only an opcode's spec reads its record class (docs/ARCHITECTURE.md, issue 39)."""
+    import re
+
+    from q7emu.isa import opcodes
+    names = sorted({s.record_class.__name__ for s in opcodes.specs()} | {"RawRecord"})
+    word = re.compile(r"\b(" + "|".join(names) + r")\b")
+    out = []
+    for path in sorted(PKG.rglob("*.py")):
+        if path.relative_to(PKG).parts[0] == "isa":
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            out += [f"{path.relative_to(ROOT)}:{n}: {m}" for m in word.findall(line)]
+    return out
+
+
+def test_no_module_above_isa_names_a_record_class():
+    assert record_class_names_above_isa() == []
+
+
 if __name__ == "__main__":
     _, all_rows = graph()
     for mod, line, target, facade in sorted(all_rows):

@@ -5,9 +5,9 @@ Used by :func:`q7emu.machine.cases.build_case` (``q7emu case new``) and by ``q7e
 that a knob for another kernel, an input the record never reads, or a wrong partition size is an error naming
 the knob or the region instead of a case that silently tests nothing.
 
-Reading of the source (docs/model.md §4, and the QuantizeMX reading of :mod:`q7emu.machine.machine`): the source
-TENSOR3D's u32 elements, 4 bytes each, at the same byte offsets in ``num_active_channels`` consecutive
-partitions from the start partition of its immediate SBUF address.
+Reading of the source (docs/model.md §4): the record's opcode spec's source pattern (q7emu.isa.opcode_spec), u32
+elements, 4 bytes each, at the same byte offsets in its partitions from the start partition of its immediate SBUF
+address.
 """
 from __future__ import annotations
 

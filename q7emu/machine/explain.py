@@ -1,7 +1,7 @@
 """Where one output byte of a record comes from, for mismatch reports a person can read.
 
 Given a case (its record, knobs and input regions) and an SBUF (partition, byte offset) that the record writes,
-:func:`explain_byte` names
+:meth:`Explainer.explain` names
 
 * the output format and the value of a byte in it (``0x39 = 0.625 E5M2``; an E8M0 scale byte as ``2^-2``);
 * the source byte(s) in SBUF that produce the element, their values before the record ran (the case's input
@@ -10,9 +10,10 @@ Given a case (its record, knobs and input regions) and an SBUF (partition, byte 
 * for a TensorDequantize group-8 record the in-band scale byte of the element's MX group (its SBUF place and
   value), for QuantizeMX the 8-partition x 4-element block and the SBUF place of its E8M0 scale byte.
 
-The readings are the machine's (q7emu.machine.machine: the source stream is the record's u32 elements in
-address order per partition) and docs/model.md §1 (the layouts the knobs ``nibble_order``, ``fp6_packing`` and
-``mx_layout`` choose). Values are decoded by :mod:`q7emu.model.values` (no ml_dtypes).
+The readings are the record's opcode spec's (q7emu.isa.opcode_spec: the source stream is the record's u32 elements
+in address order per partition; the spec's ``explain`` says what an output byte is made of, from docs/model.md §1
+for the layouts the knobs ``nibble_order``, ``fp6_packing`` and ``mx_layout`` choose). Values are decoded by
+:mod:`q7emu.model.values` (no ml_dtypes).
 """
 from __future__ import annotations
 

@@ -9,10 +9,11 @@
    scan runs before any kernel code; this is why 0x7B on SUNDA reports ``UNKNOWN OPCODE=0x7b``;
 3. validate the record clause by clause (:func:`q7emu.isa.validate.validate`) and q7emu's own preconditions
    (:func:`q7emu.isa.validate.require_executable`: immediate addresses only, element limits, 0xE3 shapes);
-4. call the record handler (:data:`RECORD_HANDLERS`, bound for every opcode that has a kernel in
-   :mod:`q7emu.registry`) at the record's funcVA (or, where the funcVA is unknown, its key); it gathers the
-   source over the active partitions, runs the registry kernel the record selects (its handler, or its golden
-   model with ``backend="golden"``) and plans the destination writes;
+4. call the record handler (:data:`RECORD_HANDLERS`, bound for every opcode that has a spec in
+   :mod:`q7emu.isa.opcodes`) at the record's funcVA (or, where the funcVA is unknown, its key); it asks the
+   record's spec for the source, gathers it over the active partitions, runs the kernel the record selects (its
+   handler, its golden model with ``backend="golden"``, or a program in its place) and plans the writes where the
+   spec's destination places each output part;
 5. check every planned write is inside SBUF, then write. Nothing is written when any step fails.
 
 Memory reading (docs/model.md §4): an immediate ADDR4 is a flat address, bit 25 = PSUM (an error for these ops);
@@ -22,18 +23,8 @@ step 0 broadcasts; element k of the stream is ``i0 + n0*(i1 + n1*i2)``. The same
 ``num_active_channels`` consecutive partitions from the start partition. When a destination pattern addresses
 one byte more than once, the last element written (in stream order) wins.
 
-QuantizeMX (0xE3) reading (q7emu's choice; docs/firmware.md does not pin it):
-
-* src: the TENSOR3D's u32 elements per partition are the fp16/bf16 source (in_dtype), two per word, element 2i
-  in the low half (little-endian): F = 2 * count(src) free elements, P = num_active_channels partitions.
-* dst data: MXTENSOR1D ``start_addr`` (a quadrant-base partition), ``num_elem`` = F/4 u32 words per partition,
-  ``step_elem`` their signed stride in u32 elements (0 broadcasts); word j holds FP8 elements 4j..4j+3
-  (element 4j+k in byte k).
-* dst scales: one E8M0 byte per 8-partition x 4-element block, bytes contiguous from ``scale_addr``'s byte
-  offset (block column j at +j). Block row i (partitions 8i..8i+7 of the active range) lands on partition
-  ``scale_base + 32*(i // 4) + scale_pidx + (i % 4)``: each quadrant's 4 scale rows at scale_pidx..scale_pidx+3
-  of that quadrant. Data is written first, scales second (a scale byte wins an overlap). Other bytes untouched.
-* the header's saturate bit is shown but has no effect: docs/model.md §2 always saturates.
+How each opcode reads its source and where each output byte lands (QuantizeMX's data words and quadrant scale
+rows, for instance) is its spec's: q7emu/isa/tensor_dequantize.py, q7emu/isa/quantize_mx.py.
 """
 from __future__ import annotations
 
