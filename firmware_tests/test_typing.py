@@ -1,5 +1,6 @@
 """Typed knobs: a user's type checker sees q7emu's public functions with the knob table's ``Literal`` types, so a
-misspelt knob value, format name or option is flagged before anything runs.
+misspelt knob value, format name or option is flagged before anything runs; and ``trace=`` with the recorder
+Protocols of q7emu.kernels.tracing, so a user's recorder without ``begin_run`` is flagged too.
 
 The mypy test runs mypy (the ``lint`` extra) on a small user snippet and expects exactly the errors of its
 misspelt lines; it is skipped when mypy is not installed. The facade test checks that ``q7emu/__init__.py``'s
@@ -38,6 +39,27 @@ data, scale = q7emu.quantize_mx(x, "float8_e5m2", scale_layout="compact", emax="
 order: NibbleOrder = "high-first"
 q7emu.golden.dequantize(src, "int4", nibble_order=order)
 reveal_type(q7emu.dequantize)
+
+
+class Sink:
+    def block(self, raw: bytes, names: bytes = b"") -> None: ...
+    def tick(self, executed: int) -> None: ...
+    def finish(self, executed: int, op_names: list[str]) -> None: ...
+    def abort(self) -> None: ...
+
+
+class MyRecorder:
+    def begin_run(self, kernel: str, knobs: dict[str, object] | None = None) -> Sink:
+        return Sink()
+
+
+class NotARecorder:
+    def begin(self, kernel: str) -> Sink:
+        return Sink()
+
+
+q7emu.dequantize(src, 1, trace=MyRecorder())
+q7emu.quantize_mx(x, "e4m3", trace=NotARecorder())                        # BAD: a recorder has begin_run
 '''
 
 

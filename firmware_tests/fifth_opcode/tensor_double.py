@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -21,22 +21,11 @@ from tensor_double_golden import tensor_double
 from q7emu.asm.assembler import assemble_file
 from q7emu.asm.kernels import DST_BASE, SRC_BASE
 from q7emu.asm.run import Region, run_calls
+from q7emu.isa import opcode_spec as spec
 from q7emu.isa import opcodes
 from q7emu.isa.enums import Engine, Generation
 from q7emu.isa.explanation import Explanation
 from q7emu.isa.kernel_info import UNKNOWN_FUNC_VA
-from q7emu.isa.opcode_spec import (
-    ByteRole,
-    Destination,
-    KernelFunction,
-    OpcodeSpec,
-    Placement,
-    SourcePattern,
-    SourceStream,
-    SpecKernel,
-    check_parts,
-    element_offsets,
-)
 from q7emu.isa.records import Addr4, Events, Header, Tensor3D
 from q7emu.isa.validate import Verdict, clause, opcode_clauses
 from q7emu.kernels.tracing import TraceRecorder, run_traced
@@ -86,14 +75,11 @@ def run_program(src: npt.NDArray[np.uint8], *, trace: TraceRecorder | None = Non
     return out
 
 
-class TensorDoubleSpec(OpcodeSpec):
+class TensorDoubleSpec(spec.OpcodeSpec, opcode=OPCODE, name="TensorDouble", engine=Engine.POOL,
+                       record_class=S3DTensDouble):
     """POOL 0x5D TensorDouble (module docstring)."""
 
-    opcode: ClassVar[int] = OPCODE
-    name: ClassVar[str] = "TensorDouble"
-    engine: ClassVar[Engine] = Engine.POOL
-    record_class: ClassVar[type[Any]] = S3DTensDouble
-    KERNEL: ClassVar[SpecKernel] = SpecKernel("tensor_double", OPCODE, run_program, tensor_double)
+    KERNEL: ClassVar[spec.SpecKernel] = spec.SpecKernel("tensor_double", OPCODE, run_program, tensor_double)
 
     def kernel_info(self, generation: Generation) -> int | None:
         return UNKNOWN_FUNC_VA if generation.nc_version >= 3 else None
@@ -113,26 +99,27 @@ class TensorDoubleSpec(OpcodeSpec):
         return [("src", record.src.count), ("dst", record.dst.count)]
 
     @property
-    def kernels(self) -> tuple[SpecKernel, ...]:
+    def kernels(self) -> tuple[spec.SpecKernel, ...]:
         return (self.KERNEL,)
 
-    def source(self, record: S3DTensDouble) -> SourcePattern:
-        return SourcePattern(record.src, record.num_active_channels)
+    def source(self, record: S3DTensDouble) -> spec.SourcePattern:
+        return spec.SourcePattern(record.src, record.num_active_channels)
 
-    def destination(self, record: S3DTensDouble, partition_bytes: int) -> Destination:
+    def destination(self, record: S3DTensDouble, partition_bytes: int) -> spec.Destination:
         dp, doff = record.dst.start_addr.locate(partition_bytes)
-        offs = (element_offsets(record.dst, doff)[:, None] + np.arange(4, dtype=np.int64)).reshape(-1)
+        offs = (spec.element_offsets(record.dst, doff)[:, None] + np.arange(4, dtype=np.int64)).reshape(-1)
         parts = np.arange(dp, dp + record.num_active_channels, dtype=np.int64)
-        return Destination((Placement("data", parts, offs),), dp, (("dst.start_addr", record.dst.start_addr),))
+        return spec.Destination((spec.Placement("data", parts, offs),), dp,
+                                (("dst.start_addr", record.dst.start_addr),))
 
-    def run(self, record: S3DTensDouble, words: npt.NDArray[np.uint32], kernel: KernelFunction,
+    def run(self, record: S3DTensDouble, words: npt.NDArray[np.uint32], kernel: spec.KernelFunction,
             knobs: Mapping[str, str], trace: TraceRecorder | None) -> dict[str, npt.NDArray[np.uint8]]:
         src = np.ascontiguousarray(words.astype("<u4")).view(np.uint8)
         parts = {"data": np.asarray(kernel(src) if trace is None else kernel(src, trace=trace))}
-        check_parts(self.name, parts, {"data": src.shape})
+        spec.check_parts(self.name, parts, {"data": src.shape})
         return parts
 
-    def explain(self, record: S3DTensDouble, stream: SourceStream, role: ByteRole,
+    def explain(self, record: S3DTensDouble, stream: spec.SourceStream, role: spec.ByteRole,
                 knobs: dict[str, str]) -> Explanation:
         """Output byte k of a row is source byte k of that row, doubled."""
         b = stream.byte(role.row, role.column)

@@ -426,6 +426,25 @@ def _meta(item: Any) -> Case:
     return c
 
 
+def _plan(metas: list[Case], restrict: dict[str, tuple[str, ...]] | None
+          ) -> tuple[list[CaseInfo], list[_Task], dict[str, tuple[str, ...]]]:
+    """(each case's info, each case's task: its index, the knobs that vary for it and their combinations, the knob
+    space in KNOB_ORDER): a case varies the knobs that apply to it (``restrict``: only those, over those values)."""
+    infos: list[CaseInfo] = []
+    tasks: list[_Task] = []
+    space: dict[str, tuple[str, ...]] = {}
+    for i, c in enumerate(metas):
+        app = applicable_knobs(c)
+        if restrict is not None:
+            app = tuple(k for k in app if k in restrict)
+        for k in app:
+            space.setdefault(k, restrict[k] if restrict is not None else MACHINE_KNOBS[k])
+        kernel = case_kernel(c)[0]
+        infos.append(CaseInfo(c.name, str(c.path or c.name), c.opcode, kernel, app, 0))
+        tasks.append((i, app, _case_combos(app, space)))
+    return infos, tasks, {k: space[k] for k in KNOB_ORDER if k in space}
+
+
 def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None = None,
             stream: Any = None, dask: Any = None, dask_timeout: float | None = None) -> ExploreResult:
     """Explore the knob space on ``cases`` (Case objects, case files or directories).
@@ -445,21 +464,7 @@ def explore(cases: Any, knobs: Any = None, jobs: int = 1, progress: bool | None 
     items = _as_items(cases)
     if not items:
         raise CaseError("no cases found")
-    metas = [_meta(it) for it in items]
-    restrict = parse_knob_space(knobs)
-    infos: list[CaseInfo] = []
-    tasks: list[_Task] = []
-    space: dict[str, tuple[str, ...]] = {}
-    for i, (_item, c) in enumerate(zip(items, metas)):
-        app = applicable_knobs(c)
-        if restrict is not None:
-            app = tuple(k for k in app if k in restrict)
-        for k in app:
-            space.setdefault(k, restrict[k] if restrict is not None else MACHINE_KNOBS[k])
-        kernel = case_kernel(c)[0]
-        infos.append(CaseInfo(c.name, str(c.path or c.name), c.opcode, kernel, app, 0))
-        tasks.append((i, app, _case_combos(app, space)))
-    space = {k: space[k] for k in KNOB_ORDER if k in space}
+    infos, tasks, space = _plan([_meta(it) for it in items], parse_knob_space(knobs))
     nruns = sum(len(t[2]) for t in tasks)
 
     out_stream = stream or sys.stderr
@@ -533,49 +538,57 @@ def _combine(infos: list[CaseInfo], tasks: list[_Task], results: dict[int, list[
     order = []
     for vals in itertools.product(*(space[k] for k in knobs)):
         combo = dict(zip(knobs, vals))
-        sig: list[str] = []
-        matched, cases_ok = 0, 0
-        first: dict[str, Any] | None = None
-        for ci, (names, table) in enumerate(per_case):
-            r = table.get(tuple(combo[k] for k in names))
-            if r is None:      # the case could not be loaded
-                sig.append("X")
-                if first is None:
-                    first = {"case": infos[ci].name, "path": infos[ci].path, "error": "not run"}
-                continue
-            sig.append(r.digest)
-            matched += r.matched
-            if r.ok:
-                cases_ok += 1
-            elif first is None:
-                first = {"case": infos[ci].name, "path": infos[ci].path}
-                if r.mismatch is not None:
-                    first.update(partition=r.mismatch.partition, offset=r.mismatch.offset,
-                                 expected=r.mismatch.expected, actual=r.mismatch.actual, count=r.mismatch.count)
-                else:
-                    first["error"] = r.error
-        key = tuple(sig)
+        key, matched, cases_ok, first = _combo_outcome(combo, per_case, infos)
         if key not in groups:
             groups[key] = Candidate([], matched, total, cases_ok, first)
             order.append(key)
         groups[key].members.append(combo)
     cands = sorted((groups[k] for k in order), key=lambda c: (-c.matched, -c.cases_ok))
     ok = [m for c in cands if c.ok for m in c.members]
-    per_knob: dict[str, dict[str, list[str]]] = {}
-    for k in knobs:
-        cons = [v for v in space[k] if any(m[k] == v for m in ok)]
-        # not ruled out: every case k applies to is reproduced by some combination of its knobs with k = v
-        nro = []
-        for v in space[k]:
-            fine = True
-            for names, table in per_case:
-                if k not in names:
-                    continue
-                pos = names.index(k)
-                if not any(r.ok for vals, r in table.items() if vals[pos] == v):
-                    fine = False
-                    break
-            if fine:
-                nro.append(v)
-        per_knob[k] = {"consistent": cons, "not_ruled_out": nro}
+    per_knob = {k: {"consistent": [v for v in space[k] if any(m[k] == v for m in ok)],
+                    "not_ruled_out": [v for v in space[k] if _not_ruled_out(k, v, per_case)]} for k in knobs}
     return ExploreResult(infos, space, cands, 0, 0.0, 1, per_knob, errors)
+
+
+#: per case: the knobs that vary for it, and its run under each of their value tuples
+_CaseRuns: TypeAlias = "list[tuple[tuple[str, ...], dict[tuple[str, ...], Run]]]"
+
+
+def _combo_outcome(combo: dict[str, str], per_case: _CaseRuns, infos: list[CaseInfo]
+                   ) -> tuple[tuple[str, ...], int, int, dict[str, Any] | None]:
+    """One knob combination over every case: (its signature: each case's output digest, or X for a case that
+    could not be loaded; the bytes matched; the cases reproduced; the first case it does not reproduce)."""
+    sig: list[str] = []
+    matched, cases_ok = 0, 0
+    first: dict[str, Any] | None = None
+    for ci, (names, table) in enumerate(per_case):
+        r = table.get(tuple(combo[k] for k in names))
+        if r is None:      # the case could not be loaded
+            sig.append("X")
+            if first is None:
+                first = {"case": infos[ci].name, "path": infos[ci].path, "error": "not run"}
+            continue
+        sig.append(r.digest)
+        matched += r.matched
+        if r.ok:
+            cases_ok += 1
+        elif first is None:
+            first = {"case": infos[ci].name, "path": infos[ci].path}
+            if r.mismatch is not None:
+                first.update(partition=r.mismatch.partition, offset=r.mismatch.offset,
+                             expected=r.mismatch.expected, actual=r.mismatch.actual, count=r.mismatch.count)
+            else:
+                first["error"] = r.error
+    return tuple(sig), matched, cases_ok, first
+
+
+def _not_ruled_out(k: str, v: str, per_case: _CaseRuns) -> bool:
+    """Knob ``k`` = ``v`` is not ruled out: every case ``k`` applies to is reproduced by some combination of its
+    knobs with k = v."""
+    for names, table in per_case:
+        if k not in names:
+            continue
+        pos = names.index(k)
+        if not any(r.ok for vals, r in table.items() if vals[pos] == v):
+            return False
+    return True

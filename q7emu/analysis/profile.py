@@ -195,7 +195,6 @@ class ProfileAccumulator:
             self.kb_issues[int(k)] += int(c)
         for x in np.unique(kb << 8 | op_id).tolist():
             self.kb_mn[x >> 8].add(names[x & 0xFF].decode("ascii", "replace"))
-        ops = r["op"]
         # segments of one (run, partition): ops, issues per bundle, and the partition's issue span
         cut = np.nonzero((run[1:] != run[:-1]) | (part[1:] != part[:-1]))[0] + 1 if n > 1 else np.zeros(0, np.int64)
         bounds = [0, *cut.tolist(), n]
@@ -217,28 +216,35 @@ class ProfileAccumulator:
                 e = bd.setdefault(k, [0, 0, 0])
                 e[0] += ic
                 e[1] += c
-        # data stores: the length scalar (reg 253) of sav2nx8_xp
         if o.size:
-            orec = o["record"].astype(np.int64)
-            sel = np.nonzero((o["kind"] == 5) & (o["reg"] == 253))[0]
-            sel = sel[ops[orec[sel]] == b"sav2nx8_xp"] if sel.size else sel
-            if sel.size:
-                off = o["offset"][sel].astype(np.int64)
-                vals = np.frombuffer(b.data.tobytes(), np.uint8)
-                lens = np.zeros(sel.size, np.int64)
-                for j in range(8):
-                    lens |= vals[off + j].astype(np.int64) << (8 * j)
-                for rr, bb, v in zip(run[orec[sel]].tolist(), bundle[orec[sel]].tolist(), lens.tolist()):
-                    self.run_store[rr][bb] += v
-            w = np.nonzero(o["kind"] == 2)[0]
-            if w.size:
-                rec = orec[w]
-                mac = _is_mac(ops[rec])
-                ev = sorted(zip(iid[rec].tolist(), o["role"][w].tolist(), o["reg"][w].tolist(), mac.tolist(),
-                                run[rec].tolist(), part[rec].tolist(), kb[rec].tolist()),
-                            key=lambda e: (e[0], e[1]))     # per issue: reads (role 0) before writes (role 1)
-                self.pending.extend(ev)
+            self._add_operands(b, iid, run, part, bundle, kb)
         self._schedule(int(iid[-1]))
+
+    def _add_operands(self, b: Block, iid: np.ndarray, run: np.ndarray, part: np.ndarray, bundle: np.ndarray,
+                      kb: np.ndarray) -> None:
+        """The operands of a block (``iid``, ``run``, ``part``, ``bundle``, ``kb``: per record): the data stores (the
+        length scalar, reg 253, of sav2nx8_xp) and the wvec reads and writes the MAC-stall model schedules."""
+        r, o = b.records, b.operands
+        ops = r["op"]
+        orec = o["record"].astype(np.int64)
+        sel = np.nonzero((o["kind"] == 5) & (o["reg"] == 253))[0]
+        sel = sel[ops[orec[sel]] == b"sav2nx8_xp"] if sel.size else sel
+        if sel.size:
+            off = o["offset"][sel].astype(np.int64)
+            vals = np.frombuffer(b.data.tobytes(), np.uint8)
+            lens = np.zeros(sel.size, np.int64)
+            for j in range(8):
+                lens |= vals[off + j].astype(np.int64) << (8 * j)
+            for rr, bb, v in zip(run[orec[sel]].tolist(), bundle[orec[sel]].tolist(), lens.tolist()):
+                self.run_store[rr][bb] += v
+        w = np.nonzero(o["kind"] == 2)[0]
+        if w.size:
+            rec = orec[w]
+            mac = _is_mac(ops[rec])
+            ev = sorted(zip(iid[rec].tolist(), o["role"][w].tolist(), o["reg"][w].tolist(), mac.tolist(),
+                            run[rec].tolist(), part[rec].tolist(), kb[rec].tolist()),
+                        key=lambda e: (e[0], e[1]))     # per issue: reads (role 0) before writes (role 1)
+            self.pending.extend(ev)
 
     def _schedule(self, open_issue: int | None) -> None:
         """Run the MAC-stall model over the pending wvec events of every issue before ``open_issue``."""

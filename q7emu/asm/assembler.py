@@ -42,6 +42,8 @@ _DIRECTIVES_IGNORED = (".global", ".globl", ".type", ".size", ".file", ".ident",
 _DATA_WIDTH = {".byte": 1, ".half": 2, ".short": 2, ".2byte": 2, ".hword": 2, ".word": 4, ".long": 4, ".4byte": 4,
                ".int": 4}
 _BLOCKS = (".rept", ".irp", ".for")
+#: the conditional-assembly directives (docs/asm.md §2.5)
+_CONDITIONALS = frozenset({".if", ".ifdef", ".ifndef", ".elif", ".elseif", ".else", ".endif"})
 
 
 @dataclass
@@ -162,43 +164,10 @@ class Assembler:
             body = _strip_comment(ln.text).strip()
             word = body.split(None, 1)[0].lower() if body else ""
             rest = body[len(word):].strip() if body else ""
+            if word in _CONDITIONALS:
+                self._conditional(word, rest, ln, conds, opened)
+                continue
             active = all(c[0] for c in conds)
-            if word in (".if", ".ifdef", ".ifndef"):
-                opened.append(ln.where)
-                if not active:
-                    conds.append([False, True])
-                    continue
-                if word == ".if":
-                    val = bool(self._eval(rest, ln.where, _col(ln.text, rest)))
-                else:
-                    if not is_name(rest):
-                        raise _err(ln.where, f"{word} takes one symbol name")
-                    val = (rest in self.symbols) == (word == ".ifdef")
-                conds.append([val, val])
-                continue
-            if word in (".elif", ".elseif"):
-                if not conds:
-                    raise _err(ln.where, f"{word} without .if")
-                c = conds[-1]
-                outer = all(x[0] for x in conds[:-1])
-                if c[1] or not outer:
-                    c[0] = False
-                else:
-                    c[0] = bool(self._eval(rest, ln.where, _col(ln.text, rest)))
-                    c[1] = c[0]
-                continue
-            if word == ".else":
-                if not conds:
-                    raise _err(ln.where, ".else without .if")
-                conds[-1][0] = not conds[-1][1]
-                conds[-1][1] = True
-                continue
-            if word == ".endif":
-                if not conds:
-                    raise _err(ln.where, ".endif without .if")
-                conds.pop()
-                opened.pop()
-                continue
             if not active:
                 if word == ".macro" or word in _BLOCKS:    # skip the block whole (its .endif lines are its own)
                     _, i = self._collect(lines, i, ln, ".endm" if word == ".macro" else ".endr")
@@ -213,15 +182,7 @@ class Assembler:
                 block, i = self._collect(lines, i, ln, ".endr")
                 out += self._repeat(word, rest, block, ln, depth)
                 continue
-            if word in (".equ", ".set", ".equiv"):
-                self._define_symbol(rest, ln)
-                continue
-            if "=" in body and not body.startswith((".", "{")) and _is_assignment(body):
-                name, expr = body.split("=", 1)
-                self._define_symbol(f"{name.strip()}, {expr.strip()}", ln)
-                continue
-            if word == ".req":
-                self._define_alias(rest, ln)
+            if self._definition(word, rest, body, ln):
                 continue
             if word == ".include":
                 out += self._include(rest, ln, depth)
@@ -238,6 +199,62 @@ class Assembler:
         if conds:
             raise _err(opened[-1], ".if without .endif")
         return out
+
+    def _definition(self, word: str, rest: str, body: str, ln: _Line) -> bool:
+        """A symbol (``.equ`` / ``.set`` / ``.equiv``, ``NAME = EXPR``) or register alias (``.req``) defined by the
+        line; False when the line defines neither."""
+        if word in (".equ", ".set", ".equiv"):
+            self._define_symbol(rest, ln)
+            return True
+        if "=" in body and not body.startswith((".", "{")) and _is_assignment(body):
+            name, expr = body.split("=", 1)
+            self._define_symbol(f"{name.strip()}, {expr.strip()}", ln)
+            return True
+        if word == ".req":
+            self._define_alias(rest, ln)
+            return True
+        return False
+
+    def _conditional(self, word: str, rest: str, ln: _Line, conds: list[list[bool]], opened: list[SourceRef]
+                     ) -> None:
+        """A conditional-assembly directive (``word`` in _CONDITIONALS): update the open conditions ``conds`` (per
+        open .if: [this branch active, some branch taken]) and where each was opened."""
+        active = all(c[0] for c in conds)
+        if word in (".if", ".ifdef", ".ifndef"):
+            opened.append(ln.where)
+            if not active:
+                conds.append([False, True])
+                return
+            if word == ".if":
+                val = bool(self._eval(rest, ln.where, _col(ln.text, rest)))
+            else:
+                if not is_name(rest):
+                    raise _err(ln.where, f"{word} takes one symbol name")
+                val = (rest in self.symbols) == (word == ".ifdef")
+            conds.append([val, val])
+            return
+        if word in (".elif", ".elseif"):
+            if not conds:
+                raise _err(ln.where, f"{word} without .if")
+            c = conds[-1]
+            outer = all(x[0] for x in conds[:-1])
+            if c[1] or not outer:
+                c[0] = False
+            else:
+                c[0] = bool(self._eval(rest, ln.where, _col(ln.text, rest)))
+                c[1] = c[0]
+            return
+        if word == ".else":
+            if not conds:
+                raise _err(ln.where, ".else without .if")
+            conds[-1][0] = not conds[-1][1]
+            conds[-1][1] = True
+            return
+        if word == ".endif":
+            if not conds:
+                raise _err(ln.where, ".endif without .if")
+            conds.pop()
+            opened.pop()
 
     def _collect(self, lines: list[_Line], i: int, opener: _Line, end: str) -> tuple[list[_Line], int]:
         """The lines of a .macro / .rept / .irp / .for block from line i up to its matching end directive."""
@@ -505,26 +522,9 @@ class Assembler:
         elif word in _DATA_WIDTH:
             self._data(word, rest, ln, where)
         elif word in (".space", ".skip", ".zero"):
-            self._need_data(word, where)
-            args = split_args(rest)
-            if not 1 <= len(args) <= 2:
-                raise _err(where, f"{word} takes a byte count and an optional fill byte")
-            n = self._eval(args[0][0], ln.where, _col(ln.text, args[0][0]))
-            fill = self._eval(args[1][0], ln.where, _col(ln.text, args[1][0])) if len(args) == 2 else 0
-            if not 0 <= n <= MAX_DATA_BYTES or not 0 <= fill <= 255:
-                raise _err(where, f"{word} {n}, {fill}: the count must be in [0, {MAX_DATA_BYTES}], the fill a byte")
-            self._grow(n, where)
-            self.data += bytes([fill]) * n
+            self._space(word, rest, ln, where)
         elif word in (".align", ".balign", ".p2align"):
-            self._need_data(word, where, allow_text=True)
-            n = self._eval(rest, ln.where, _col(ln.text, rest))
-            size = 1 << n if word == ".p2align" else n
-            if word != ".p2align" and (n <= 0 or n & (n - 1)) or size > 4096:
-                raise _err(where, f"{word} {n}: the alignment must be a power of two up to 4096 bytes")
-            if self.section == "data":
-                pad = -len(self.data) % size
-                self._grow(pad, where)
-                self.data += bytes(pad)
+            self._align(word, rest, ln, where)
         elif word == ".bundle":
             tag = self._eval(rest, ln.where, _col(ln.text, rest))
             if not 0 <= tag < MAX_BUNDLES:
@@ -535,13 +535,7 @@ class Assembler:
                 raise _err(where, ".entry takes a label: .entry LABEL")
             self.entry = (rest, where)
         elif word == ".reading":
-            names = [a for a, _ in split_args(rest)]
-            if len(names) != 2:
-                raise _err(where, ".reading takes a mnemonic and a reading: .reading sel2nx8i_s4, select")
-            mnemonic = names[0].lower().removeprefix("ivp_")
-            self._check_reading(mnemonic, names[1], where)
-            if mnemonic not in self.override_readings:
-                self.readings[mnemonic] = names[1]
+            self._reading(rest, where)
         elif word in _DIRECTIVES_IGNORED:
             pass
         else:
@@ -550,6 +544,42 @@ class Assembler:
             near = difflib.get_close_matches(word, known, 2)
             hint = f" (did you mean {' or '.join(near)}?)" if near else " (docs/asm.md §2.5 lists the directives)"
             raise _err(where, f"unknown directive {word}{hint}")
+
+    def _space(self, word: str, rest: str, ln: _Line, where: SourceRef) -> None:
+        """``.space N[, FILL]`` (``.skip``, ``.zero``): N fill bytes in the data section."""
+        self._need_data(word, where)
+        args = split_args(rest)
+        if not 1 <= len(args) <= 2:
+            raise _err(where, f"{word} takes a byte count and an optional fill byte")
+        n = self._eval(args[0][0], ln.where, _col(ln.text, args[0][0]))
+        fill = self._eval(args[1][0], ln.where, _col(ln.text, args[1][0])) if len(args) == 2 else 0
+        if not 0 <= n <= MAX_DATA_BYTES or not 0 <= fill <= 255:
+            raise _err(where, f"{word} {n}, {fill}: the count must be in [0, {MAX_DATA_BYTES}], the fill a byte")
+        self._grow(n, where)
+        self.data += bytes([fill]) * n
+
+    def _align(self, word: str, rest: str, ln: _Line, where: SourceRef) -> None:
+        """``.align N`` / ``.balign N`` (bytes) / ``.p2align N`` (a power): pad the data section to it."""
+        self._need_data(word, where, allow_text=True)
+        n = self._eval(rest, ln.where, _col(ln.text, rest))
+        size = 1 << n if word == ".p2align" else n
+        if word != ".p2align" and (n <= 0 or n & (n - 1)) or size > 4096:
+            raise _err(where, f"{word} {n}: the alignment must be a power of two up to 4096 bytes")
+        if self.section == "data":
+            pad = -len(self.data) % size
+            self._grow(pad, where)
+            self.data += bytes(pad)
+
+    def _reading(self, rest: str, where: SourceRef) -> None:
+        """``.reading MNEMONIC, READING``: which reading of a two-reading mnemonic the program means (docs/asm.md
+        §5); a reading given to the assembler (``readings=``) wins."""
+        names = [a for a, _ in split_args(rest)]
+        if len(names) != 2:
+            raise _err(where, ".reading takes a mnemonic and a reading: .reading sel2nx8i_s4, select")
+        mnemonic = names[0].lower().removeprefix("ivp_")
+        self._check_reading(mnemonic, names[1], where)
+        if mnemonic not in self.override_readings:
+            self.readings[mnemonic] = names[1]
 
     def _need_data(self, word: str, where: SourceRef, allow_text: bool = False) -> None:
         if self.section != "data" and not allow_text:

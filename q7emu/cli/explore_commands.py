@@ -64,6 +64,21 @@ def cmd_explore(args: argparse.Namespace) -> int:
 LISTING_JSON_VERSION = 2
 
 
+def _print_program(args: argparse.Namespace, knobs: dict[str, str], src: str | None, dst: str | None) -> int:
+    """``listing --asm``: one configuration's program as text (or its ``listing-asm`` JSON document)."""
+    if args.variants:
+        raise UsageError("--asm prints one configuration's program: it does not combine with --variants")
+    from q7emu.analysis.listing import program
+
+    prog = program(args.kernel, args.fmt, knobs, src_dtype=src, dst_dtype=dst)
+    if args.json:
+        print(json_text(json_document("listing-asm", {"kernel": args.kernel, "program": prog.name,
+                                                       "text": prog.text()}), indent=1))
+    else:
+        print(prog.text(), end="")
+    return EXIT_OK
+
+
 def cmd_listing(args: argparse.Namespace) -> int:
     """``q7emu listing``: print (or dump as JSON) a kernel configuration's bundles with operands and provenance;
     ``--variants`` adds, for every other configuration, the ops in which its listing differs."""
@@ -87,17 +102,7 @@ def cmd_listing(args: argparse.Namespace) -> int:
     elif args.kernel is None:
         raise UsageError("listing: give a KERNEL or --case CASE")
     if args.asm:
-        if args.variants:
-            raise UsageError("--asm prints one configuration's program: it does not combine with --variants")
-        from q7emu.analysis.listing import program
-
-        prog = program(args.kernel, args.fmt, knobs, src_dtype=src, dst_dtype=dst)
-        if args.json:
-            print(json_text(json_document("listing-asm", {"kernel": args.kernel, "program": prog.name,
-                                                           "text": prog.text()}), indent=1))
-        else:
-            print(prog.text(), end="")
-        return EXIT_OK
+        return _print_program(args, knobs, src, dst)
     from q7emu import registry
 
     entry = registry.find(args.kernel)

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
+    from q7emu.machine.workers import Interrupted
+
 from q7emu.cli.common import (
     EXIT_INTERRUPT,
     EXIT_OK,
@@ -128,17 +130,13 @@ def _check_replay_knobs(knobs: dict[str, str], files: list[str]) -> None:
                              f"case(s) replayed runs it (they run {', '.join(sorted(kernels))})")
 
 
-def cmd_replay(args: argparse.Namespace) -> int:
-    """``q7emu replay``: replay every case named, one row each and a summary; exit 0 all pass, 1 a case fails,
-    2 a case file is broken (bad input), 3 a replay worker died."""
-    from q7emu.machine import report
-    from q7emu.machine.replay import find_cases, parse_shard, replay, shard
-    from q7emu.machine.workers import Interrupted
-
+def _check_replay_options(args: argparse.Namespace, max_diffs: int) -> None:
+    """UsageError for ``--jobs`` < 1, ``--max-diffs`` outside 0..``max_diffs``, ``--durations`` < 0, ``--dask``
+    with ``-j``, or ``--dask-timeout`` without ``--dask``."""
     if args.jobs < 1:
         raise UsageError(f"--jobs must be >= 1, got {args.jobs}")
-    if not 0 <= args.max_diffs <= report.MAX_DIFFS:
-        raise UsageError(f"--max-diffs must be in 0..{report.MAX_DIFFS} differing bytes per case, got "
+    if not 0 <= args.max_diffs <= max_diffs:
+        raise UsageError(f"--max-diffs must be in 0..{max_diffs} differing bytes per case, got "
                          f"{args.max_diffs} (docs/limits.md §5)")
     if args.durations is not None and args.durations < 0:
         raise UsageError(f"--durations must be >= 0, got {args.durations}")
@@ -146,6 +144,54 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UsageError("--dask and -j: the cluster's workers run the cases; give one of them")
     if args.dask_timeout is not None and args.dask is None:
         raise UsageError("--dask-timeout applies to --dask ADDRESS")
+
+
+def _selected_cases(args: argparse.Namespace, files: list[str]) -> list[str]:
+    """The case files found that ``-k`` selects (all of them without ``-k``); UsageError when there are none, none
+    matches or an expression does not parse."""
+    from q7emu.machine import report
+
+    if not files:
+        raise UsageError("no cases found")
+    try:
+        selected = report.select_cases(files, args.k or [])
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if not selected:
+        raise UsageError(f"-k {' -k '.join(args.k)}: none of the {len(files)} case(s) found matches")
+    return selected
+
+
+def _replay_backend(args: argparse.Namespace) -> tuple[Any, str]:
+    """(what runs the records, its name in reports): ``--program``'s ProgramBackend, assembled and checked before
+    any case runs, or ``--backend``; UsageError for both."""
+    if args.program is not None and args.backend != "kernel":
+        raise UsageError("--program runs the program in the kernel's place: it does not combine with --backend golden")
+    program = program_backend(args)
+    return (program, program.name) if program is not None else (args.backend, args.backend)
+
+
+def _interrupted(e: Interrupted) -> int:
+    """A replay stopped by Ctrl-C: the rows of the cases that finished and a count; EXIT_INTERRUPT."""
+    from q7emu.machine import report
+
+    width = report.path_width(e.results)
+    for r in e.results:
+        print(report.format_case(r, None, 0, width=width))
+    failed = sum(not r.ok for r in e.results)
+    print(f"interrupted: {e.done} of {e.total} cases finished: {e.done - failed} passed, {failed} failed")
+    print("q7emu: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPT
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """``q7emu replay``: replay every case named, one row each and a summary; exit 0 all pass, 1 a case fails,
+    2 a case file is broken (bad input), 3 a replay worker died."""
+    from q7emu.machine import report
+    from q7emu.machine.replay import find_cases, parse_shard, replay, shard
+    from q7emu.machine.workers import Interrupted
+
+    _check_replay_options(args, report.MAX_DIFFS)
     if args.dask is not None:
         quiet_dask_logs()
     junit = _output_path(args.junit, ".xml", "--junit") if args.junit else None
@@ -155,20 +201,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         require_matplotlib()                    # before any case runs
     sh = parse_shard(args.shard) if args.shard is not None else None     # "" is refused, never "no shard"
     knobs = parse_knobs(args.knob)
-    if args.program is not None and args.backend != "kernel":
-        raise UsageError("--program runs the program in the kernel's place: it does not combine with --backend golden")
-    program = program_backend(args)                   # assembled (and checked) before any case runs
-    backend = program if program is not None else args.backend
-    backend_name = program.name if program is not None else args.backend
+    backend, backend_name = _replay_backend(args)
     files = [str(p) for p in find_cases(args.paths)]
-    if not files:
-        raise UsageError("no cases found")
-    try:
-        selected = report.select_cases(files, args.k or [])
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    if not selected:
-        raise UsageError(f"-k {' -k '.join(args.k)}: none of the {len(files)} case(s) found matches")
+    selected = _selected_cases(args, files)
     if knobs:
         _check_replay_knobs(knobs, selected)
     n_selected = len(selected)
@@ -180,13 +215,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                          max_diffs=args.max_diffs, diff_maps=plot is not None or (args.json and args.max_diffs > 0),
                          progress=progress_choice(args), dask_timeout=args.dask_timeout)
     except Interrupted as e:                 # Ctrl-C: the cases that finished, then exit 130
-        width = report.path_width(e.results)
-        for r in e.results:
-            print(report.format_case(r, None, 0, width=width))
-        failed = sum(not r.ok for r in e.results)
-        print(f"interrupted: {e.done} of {e.total} cases finished: {e.done - failed} passed, {failed} failed")
-        print("q7emu: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPT
+        return _interrupted(e)
     seconds = time.perf_counter() - t0
     code = report.exit_status(results)
     _say_not_run(results, args.dask)

@@ -28,16 +28,19 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from q7emu import registry
 from q7emu.errors import InternalError, InvalidArgument
 from q7emu.isa.enums import Engine, Generation
 from q7emu.isa.explanation import Explanation, SourceByte
 from q7emu.isa.records import Addr4, OpcodeRecord, Tensor3D
-from q7emu.isa.validate import Verdict, pattern_checks
+from q7emu.isa.validate import Verdict, model_checks, pattern_checks
+from q7emu.isa.validate import check as firmware_check
 from q7emu.kernels.tracing import TraceRecorder
+from q7emu.registry import KernelEntry
 
-__all__ = ["OpcodeSpec", "SourcePattern", "Placement", "Destination", "SourceStream", "ByteRole", "KernelFunction",
-           "OpcodeKernel", "SpecKernel", "NUM_PARTITIONS", "MAX_MAPPED_ELEMENTS", "element_offsets", "sbuf_location",
-           "check_parts"]
+__all__ = ["OpcodeSpec", "FirmwareOpcodeSpec", "SourcePattern", "Placement", "Destination", "SourceStream", "ByteRole",
+           "KernelFunction", "OpcodeKernel", "SpecKernel", "NUM_PARTITIONS", "MAX_MAPPED_ELEMENTS", "element_offsets",
+           "sbuf_location", "check_parts"]
 
 #: SBUF partitions
 NUM_PARTITIONS = 128
@@ -188,8 +191,10 @@ class SpecKernel:
 
 
 class OpcodeSpec(abc.ABC):
-    """One opcode (module docstring). Subclasses set the class attributes and implement the abstract methods; the
-    others have defaults that fit an opcode with one kernel, one ``data`` output and no knobs."""
+    """One opcode (module docstring). A subclass names its opcode in its class line, ``class S(OpcodeSpec,
+    opcode=0x7B, name="TensorDequantize", engine=Engine.POOL, record_class=S3D3TensDequant)``, and implements the
+    abstract methods; the others have defaults that fit an opcode with one kernel, one ``data`` output and no
+    knobs."""
 
     #: the TPB opcode byte
     opcode: ClassVar[int]
@@ -199,6 +204,14 @@ class OpcodeSpec(abc.ABC):
     engine: ClassVar[Engine]
     #: the class its 64-byte records decode to (a frozen dataclass with ``header``, ``encode``, ``decode``)
     record_class: ClassVar[type[Any]]
+
+    def __init_subclass__(cls, *, opcode: int | None = None, name: str | None = None, engine: Engine | None = None,
+                          record_class: type[Any] | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for key, value in (("opcode", None if opcode is None else int(opcode)), ("name", name), ("engine", engine),
+                           ("record_class", record_class)):
+            if value is not None:
+                setattr(cls, key, value)
 
     # ------------------------------------------------------------------ the record, its dispatch and validity
     def kernel_info(self, generation: Generation) -> int | None:
@@ -297,6 +310,21 @@ class OpcodeSpec(abc.ABC):
         """Keyword arguments of q7emu.analysis.listing.build for the configuration the record runs (with
         ``kernel``); InvalidArgument when the opcode has no listing."""
         raise InvalidArgument("record", f"opcode 0x{self.opcode:02x}", f"{self.name} has no kernel listing")
+
+
+class FirmwareOpcodeSpec(OpcodeSpec):
+    """The spec of an opcode of the firmware's own tables: its validity clauses are q7emu.isa.validate's (cited from
+    docs/firmware.md), its preconditions :func:`q7emu.isa.validate.model_checks`, its kernels the registry's."""
+
+    def check(self, record: Any, generation: Generation, partition_bytes: int) -> list[Verdict]:
+        return firmware_check(self.record(record), generation, partition_bytes)
+
+    def preconditions(self, record: Any, partition_bytes: int) -> list[Verdict]:
+        return model_checks(self.record(record), partition_bytes)
+
+    @property
+    def kernels(self) -> tuple[KernelEntry, ...]:
+        return registry.for_opcode(self.opcode)
 
 
 def check_parts(name: str, parts: Mapping[str, Any], shapes: Mapping[str, tuple[int, ...]]) -> None:

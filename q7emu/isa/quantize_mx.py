@@ -17,29 +17,18 @@ it; docs/model.md §4):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from q7emu import registry
 from q7emu.errors import InternalError
-from q7emu.isa.enums import DType, Engine, Generation, Opcode
+from q7emu.isa import opcode_spec as spec
+from q7emu.isa.enums import DType, Engine, Opcode
 from q7emu.isa.explanation import Explanation
-from q7emu.isa.opcode_spec import (
-    ByteRole,
-    Destination,
-    KernelFunction,
-    OpcodeSpec,
-    Placement,
-    SourcePattern,
-    SourceStream,
-)
 from q7emu.isa.records import Addr4, S3DMX1Quant
-from q7emu.isa.validate import Verdict, check, model_checks
 from q7emu.kernels.tracing import TraceRecorder
 from q7emu.model.dtypes import fp8_dtype
-from q7emu.registry import KernelEntry
 
 __all__ = ["QuantizeMxSpec", "scale_partition"]
 
@@ -56,17 +45,9 @@ def scale_partition(scale_base: int, scale_pidx: int, row: _Rows) -> _Rows:
     return scale_base + QUADRANT * (row // QUADRANT_ROWS) + scale_pidx + row % QUADRANT_ROWS
 
 
-class QuantizeMxSpec(OpcodeSpec):
+class QuantizeMxSpec(spec.FirmwareOpcodeSpec, opcode=Opcode.QUANTIZE_MX, name="QuantizeMX", engine=Engine.DVE,
+                     record_class=S3DMX1Quant):
     """DVE 0xE3 QuantizeMX (module docstring)."""
-
-    opcode: ClassVar[int] = int(Opcode.QUANTIZE_MX)
-    name: ClassVar[str] = "QuantizeMX"
-    engine: ClassVar[Engine] = Engine.DVE
-    record_class: ClassVar[type[Any]] = S3DMX1Quant
-
-    # ------------------------------------------------------------------ validity
-    def check(self, record: S3DMX1Quant, generation: Generation, partition_bytes: int) -> list[Verdict]:
-        return check(self.record(record), generation, partition_bytes)
 
     def addresses(self, record: S3DMX1Quant) -> list[tuple[str, Addr4]]:
         return [("src.start_addr", record.src.start_addr), ("dst.start_addr", record.dst.start_addr),
@@ -75,40 +56,34 @@ class QuantizeMxSpec(OpcodeSpec):
     def pattern_counts(self, record: S3DMX1Quant) -> list[tuple[str, int]]:
         return [("src", record.src.count), ("dst", record.dst.num_elem)]
 
-    def preconditions(self, record: S3DMX1Quant, partition_bytes: int) -> list[Verdict]:
-        return model_checks(self.record(record), partition_bytes)
-
     # ------------------------------------------------------------------ kernels
-    @property
-    def kernels(self) -> tuple[KernelEntry, ...]:
-        return registry.for_opcode(self.opcode)
-
     # ------------------------------------------------------------------ geometry
-    def source(self, record: S3DMX1Quant) -> SourcePattern:
-        return SourcePattern(record.src, record.num_active_channels)
+    def source(self, record: S3DMX1Quant) -> spec.SourcePattern:
+        return spec.SourcePattern(record.src, record.num_active_channels)
 
     def parts(self, record: S3DMX1Quant) -> tuple[str, ...]:
         return ("data", "scale")
 
-    def destination(self, record: S3DMX1Quant, partition_bytes: int) -> Destination:
+    def destination(self, record: S3DMX1Quant, partition_bytes: int) -> spec.Destination:
         """``data``: uint8 [P, 4 * num_elem] (byte 4j + k of a row: element 4j + k, in byte k of data word j);
         ``scale``: uint8 [P/8, num_elem], block row i at :func:`scale_partition`, block column j at byte +j, placed
         one quadrant (4 rows) at a time."""
         d = record.dst
         dp, doff = d.start_addr.locate(partition_bytes)
         words = doff + 4 * np.arange(d.num_elem, dtype=np.int64) * d.step_elem
-        data = Placement("data", np.arange(dp, dp + record.num_active_channels, dtype=np.int64),
+        data = spec.Placement("data", np.arange(dp, dp + record.num_active_channels, dtype=np.int64),
                          (words[:, None] + np.arange(4, dtype=np.int64)).reshape(-1))
         sp, soff = d.scale_addr.locate(partition_bytes)
         scale_offsets = soff + np.arange(d.num_elem, dtype=np.int64)
         scales = []
         for q in range(record.num_active_channels // QUADRANT):     # one placement (one write) per quadrant
             rows = np.arange(QUADRANT_ROWS * q, QUADRANT_ROWS * (q + 1), dtype=np.int64)
-            scales.append(Placement("scale", scale_partition(sp, d.scale_pidx, rows), scale_offsets, rows))
-        return Destination((data, *scales), dp, (("dst.start_addr", d.start_addr), ("dst.scale_addr", d.scale_addr)))
+            scales.append(spec.Placement("scale", scale_partition(sp, d.scale_pidx, rows), scale_offsets, rows))
+        return spec.Destination((data, *scales), dp,
+                                (("dst.start_addr", d.start_addr), ("dst.scale_addr", d.scale_addr)))
 
     # ------------------------------------------------------------------ the run
-    def run(self, record: S3DMX1Quant, words: npt.NDArray[np.uint32], kernel: KernelFunction,
+    def run(self, record: S3DMX1Quant, words: npt.NDArray[np.uint32], kernel: spec.KernelFunction,
             knobs: Mapping[str, str], trace: TraceRecorder | None) -> dict[str, npt.NDArray[np.uint8]]:
         """The kernel's arguments: the fp16 / bf16 source (P x F), the FP8 output dtype, ``scale_layout="compact"``
         (the record places the scales) and the QuantizeMX knobs."""
@@ -140,15 +115,15 @@ class QuantizeMxSpec(OpcodeSpec):
             return "E8M0"
         return "E4M3" if record.out_dtype == DType.FP8_EXP4 else "E5M2"
 
-    def byte_role(self, record: S3DMX1Quant, partition: int, part: str, row: int, column: int) -> ByteRole:
+    def byte_role(self, record: S3DMX1Quant, partition: int, part: str, row: int, column: int) -> spec.ByteRole:
         """A data byte is output element ``column`` of block (row // 8, column // 4); a scale byte is the scale of
         block (row, column)."""
         if part == "scale":
-            return ByteRole(partition, part, row, column, mx_block=(row, column))
-        return ByteRole(partition, part, row, column, element=column,
+            return spec.ByteRole(partition, part, row, column, mx_block=(row, column))
+        return spec.ByteRole(partition, part, row, column, element=column,
                         mx_block=(row // BLOCK_PARTITIONS, column // 4))
 
-    def explain(self, record: S3DMX1Quant, stream: SourceStream, role: ByteRole,
+    def explain(self, record: S3DMX1Quant, stream: spec.SourceStream, role: spec.ByteRole,
                 knobs: dict[str, str]) -> Explanation:
         """A data byte: its fp16 / bf16 source element and the SBUF place of its block's scale byte; a scale byte:
         its block and place."""

@@ -10,28 +10,27 @@ twice: the last element written wins). Where a code and a group's scale sit in t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from q7emu import registry
 from q7emu.errors import InternalError, InvalidArgument, Q7Error
-from q7emu.isa.enums import Engine, Generation, Opcode
+from q7emu.isa.enums import Engine, Opcode
 from q7emu.isa.explanation import Explanation
 from q7emu.isa.opcode_spec import (
     MAX_MAPPED_ELEMENTS,
     ByteRole,
     Destination,
+    FirmwareOpcodeSpec,
     KernelFunction,
-    OpcodeSpec,
     Placement,
     SourcePattern,
     SourceStream,
     element_offsets,
 )
 from q7emu.isa.records import Addr4, S3D3TensDequant
-from q7emu.isa.validate import Verdict, check, model_checks
 from q7emu.kernels.tracing import TraceRecorder
 from q7emu.model.format_table import (
     DEQUANT_FORMATS,
@@ -51,17 +50,9 @@ __all__ = ["TensorDequantizeSpec"]
 _KNOWN_FMTS = frozenset(f.code for f in DEQUANT_FORMATS)
 
 
-class TensorDequantizeSpec(OpcodeSpec):
+class TensorDequantizeSpec(FirmwareOpcodeSpec, opcode=Opcode.TENSOR_DEQUANTIZE, name="TensorDequantize",
+                           engine=Engine.POOL, record_class=S3D3TensDequant):
     """POOL 0x7B TensorDequantize (module docstring)."""
-
-    opcode: ClassVar[int] = int(Opcode.TENSOR_DEQUANTIZE)
-    name: ClassVar[str] = "TensorDequantize"
-    engine: ClassVar[Engine] = Engine.POOL
-    record_class: ClassVar[type[Any]] = S3D3TensDequant
-
-    # ------------------------------------------------------------------ validity
-    def check(self, record: S3D3TensDequant, generation: Generation, partition_bytes: int) -> list[Verdict]:
-        return check(self.record(record), generation, partition_bytes)
 
     def addresses(self, record: S3D3TensDequant) -> list[tuple[str, Addr4]]:
         return [("src.start_addr", record.src.start_addr), ("dst.start_addr", record.dst.start_addr)]
@@ -69,17 +60,10 @@ class TensorDequantizeSpec(OpcodeSpec):
     def pattern_counts(self, record: S3D3TensDequant) -> list[tuple[str, int]]:
         return [("src", record.src.count), ("dst", record.dst.count)]
 
-    def preconditions(self, record: S3D3TensDequant, partition_bytes: int) -> list[Verdict]:
-        return model_checks(self.record(record), partition_bytes)
-
     def describe(self, record: S3D3TensDequant) -> str:
         return f"opcode 0x{self.opcode:02x}, dequant_fmt {record.dequant_fmt}, group_size {record.group_size}"
 
     # ------------------------------------------------------------------ kernels
-    @property
-    def kernels(self) -> tuple[KernelEntry, ...]:
-        return registry.for_opcode(self.opcode)
-
     def kernel(self, record: S3D3TensDequant) -> KernelEntry | None:
         """The path (dequant_fmt, group_size) selects (docs/firmware.md §1.5)."""
         return registry.select(self.opcode, int(record.dequant_fmt), int(record.group_size))

@@ -90,8 +90,8 @@ Problem: TypeAlias = Failure | Literal["register"] | None
 
 
 class _Checker:
-    def __init__(self) -> None:
-        self.out: list[Verdict] = []
+    def __init__(self, verdicts: list[Verdict] | None = None) -> None:
+        self.out: list[Verdict] = list(verdicts or [])
 
     def add(self, clause: str, title: str, failure: Failure | None, skip: str | None = None,
             kind: str = "firmware") -> bool:
@@ -181,9 +181,8 @@ def opcode_clauses(record: OpcodeRecord, generation: Generation, opcode: int, na
 
 
 def _check_dequant(r: S3D3TensDequant, gen: Generation, pb: int) -> list[Verdict]:
-    c = _Checker()
-    c.out += opcode_clauses(r, gen, Opcode.TENSOR_DEQUANTIZE, "TensorDequantize", 3, ("1.3.1", "1.3.2"))
     nac = r.num_active_channels
+    c = _Checker(opcode_clauses(r, gen, Opcode.TENSOR_DEQUANTIZE, "TensorDequantize", 3, ("1.3.1", "1.3.2")))
     nac_ok = c.add("1.3.3", "num_active_channels in 1..128",
                    None if 1 <= nac <= POOLING_NUM_CHANNELS else
                    ("num_active_channels", nac, "must be != 0 and <= 128 (POOLING_NUM_CHANNELS)"))
@@ -243,8 +242,7 @@ def _check_dequant(r: S3D3TensDequant, gen: Generation, pb: int) -> list[Verdict
 
 
 def _check_quant(r: S3DMX1Quant, gen: Generation, pb: int) -> list[Verdict]:
-    c = _Checker()
-    c.out += opcode_clauses(r, gen, Opcode.QUANTIZE_MX, "QuantizeMX", 4, ("3.2.1", "3.2.2"))
+    c = _Checker(opcode_clauses(r, gen, Opcode.QUANTIZE_MX, "QuantizeMX", 4, ("3.2.1", "3.2.2")))
     nac = r.num_active_channels
     nac_ok = c.add("3.1", "num_active_channels in {32, 64, 96, 128}",
                    None if nac in (32, 64, 96, 128) else ("num_active_channels", nac, "must be 32, 64, 96 or 128"))

@@ -446,6 +446,37 @@ def _meta_regions(meta: dict[str, Any], key: str, pb: int, where: str) -> list[t
     return out
 
 
+def _read_case_arrays(npath: Path, listed: dict[str, list[tuple[Region, str, str]]]
+                      ) -> dict[str, list[RegionData]]:
+    """The arrays a case's regions name (``listed``: per key, (region, array name, where)), read from its .npz, each
+    checked against its region before it is inflated and read once however many regions name it; CaseError (one
+    line) naming the region or the file."""
+    regions: dict[str, list[RegionData]] = {"inputs": [], "expected": []}
+    try:
+        with NpzReader(npath) as z:
+            seen: dict[str, np.ndarray] = {}     # each array is read (inflated) once, however many regions name it
+            for key, items in listed.items():
+                for reg, name, w in items:
+                    if name not in z:
+                        raise CaseError(f"{w}: array {name!r} not in {npath.name}")
+
+                    def fits(member: str, info: ArrayInfo, reg: Region = reg, w: str = w) -> None:
+                        if info.dtype != np.uint8 or info.shape != (reg.count, reg.length):
+                            raise CaseError(f"{w}: region {reg.as_tuple()} needs a uint8 array of shape "
+                                            f"({reg.count}, {reg.length}), got {info.dtype} {info.shape}")
+                    if name in seen:
+                        arr = seen[name]
+                        fits(name, ArrayInfo(arr.shape, arr.dtype, False, arr.nbytes, 0))
+                    else:
+                        arr = seen[name] = z.read(name, fits)
+                    regions[key].append((reg, arr))
+    except FileNotFoundError:
+        raise CaseError(f"{npath}: array file missing") from None
+    except (OSError, InvalidArgument) as e:
+        raise CaseError(f"{npath}: not a readable .npz ({first_line(e)})") from None
+    return regions
+
+
 def load_case(path: str | os.PathLike[str]) -> Case:
     """Read a case (``NAME.json`` / ``NAME.npz`` / the stem). Raises CaseError (one line) when malformed.
 
@@ -487,30 +518,7 @@ def load_case(path: str | os.PathLike[str]) -> Case:
         raise CaseError(f"{where}: expected_error must be a string or null")
     note = meta.get("note", "")
 
-    regions: dict[str, list[RegionData]] = {"inputs": [], "expected": []}
-    if any(listed.values()):
-        try:
-            with NpzReader(npath) as z:
-                seen: dict[str, np.ndarray] = {}     # each array is read (inflated) once, however many regions name it
-                for key, items in listed.items():
-                    for reg, name, w in items:
-                        if name not in z:
-                            raise CaseError(f"{w}: array {name!r} not in {npath.name}")
-
-                        def fits(member: str, info: ArrayInfo, reg: Region = reg, w: str = w) -> None:
-                            if info.dtype != np.uint8 or info.shape != (reg.count, reg.length):
-                                raise CaseError(f"{w}: region {reg.as_tuple()} needs a uint8 array of shape "
-                                                f"({reg.count}, {reg.length}), got {info.dtype} {info.shape}")
-                        if name in seen:
-                            arr = seen[name]
-                            fits(name, ArrayInfo(arr.shape, arr.dtype, False, arr.nbytes, 0))
-                        else:
-                            arr = seen[name] = z.read(name, fits)
-                        regions[key].append((reg, arr))
-        except FileNotFoundError:
-            raise CaseError(f"{npath}: array file missing") from None
-        except (OSError, InvalidArgument) as e:
-            raise CaseError(f"{npath}: not a readable .npz ({first_line(e)})") from None
+    regions = _read_case_arrays(npath, listed) if any(listed.values()) else {"inputs": [], "expected": []}
     return Case(str(meta.get("name") or jpath.stem), gen, record, regions["inputs"], regions["expected"],
                 dict(knobs), pb, fill, err, str(note), jpath)
 

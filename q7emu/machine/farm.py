@@ -309,6 +309,50 @@ def chunk_size(n: int, threads: int) -> int:
     return max(1, min(MAX_CHUNK, n // (8 * max(1, threads))))
 
 
+class _Watch:
+    """What a farm run checks about once a second while no result comes: its scheduler still answers, and it has a
+    worker (none for ``no_worker_seconds`` ends the run)."""
+
+    def __init__(self, client: Any, scheduler: str, no_worker_seconds: float) -> None:
+        self.client, self.scheduler, self.no_worker_seconds = client, scheduler, no_worker_seconds
+        self.no_worker_since: float | None = None
+        self.last_check = 0.0
+
+    def check(self, now: float) -> str | None:
+        """Why the run must stop (the reason every task left is not run), or None."""
+        if now - self.last_check < 1.0:
+            return None
+        self.last_check = now
+        lost = _lost(self.client)
+        if lost is not None:
+            return f"{self.scheduler} was lost ({lost})"
+        workers = _n_workers(self.client)
+        if workers:
+            self.no_worker_since = None
+        elif self.no_worker_since is None:
+            self.no_worker_since = now
+        elif now - self.no_worker_since >= self.no_worker_seconds:
+            return (f"no Dask worker for {self.no_worker_seconds:g} s" if workers == 0 else
+                    f"{self.scheduler} did not answer for {self.no_worker_seconds:g} s")
+        return None
+
+
+def _chunk_outcomes(status: str, value: Any, count: int, want: dict[str, Any]) -> list[Any]:
+    """The outcome of each of the ``count`` tasks of a Dask task that settled (not killed, not cancelled): its
+    result, a TaskFailure, or a TaskNotRun when the worker is not this q7emu (``want``: this q7emu's identity)."""
+    if status == "finished" and isinstance(value, dict) and isinstance(value.get("results"), list) \
+            and len(value["results"]) == count:
+        why = identity_mismatch(value.get("identity"), want)
+        if why is not None:
+            return [TaskNotRun(f"{_worker_phrase(value.get('worker'))} {why}")] * count
+        return [TaskNotRun(str(v)) if ok is None else (v if ok else TaskFailure(v)) for ok, v in value["results"]]
+    if status == "finished" and not isinstance(value, TaskFailure):
+        why = identity_mismatch(None, want)     # not a result of this q7emu's _apply_chunk: an older one
+        return [TaskNotRun(f"a Dask worker {why}")] * count
+    failure = _outcome(status, value)
+    return [failure if isinstance(failure, (TaskFailure, TaskNotRun)) else TaskFailure("malformed result")] * count
+
+
 def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
                    on_result: Callable[[int, Any], None], *, retries: int = RETRIES, chunk: int | None = None,
                    no_worker_seconds: float = NO_WORKER_SECONDS) -> None:
@@ -325,121 +369,113 @@ def run_tasks_dask(fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
     n = len(tasks)
     if n == 0:
         return
-    want = identity()
     scheduler = _scheduler_name(client)
     size = chunk if chunk is not None else chunk_size(n, _n_threads(client))
-    stamp, serial = time.time_ns(), 0
-    jobs: dict[str, tuple[int, ...]] = {}           # Dask key -> the task indexes it runs
-    futures: dict[str, Any] = {}
-    reruns = [0] * n
-    deaths = [0] * n
-    again: list[int] = []                           # killed tasks to run once more, alone, one at a time
-    retrying: int | None = None
-    fetch_failures: dict[str, int] = {}             # Dask key -> failed fetches of its result while it stayed finished
-    finished = [False] * n
-    done = 0
-
-    def submit(idx: tuple[int, ...]) -> Any:
-        nonlocal serial
-        serial += 1
-        f = client.submit(_apply_chunk, fn, [tasks[i] for i in idx], want, pure=False,
-                          key=f"q7emu-{stamp}-{serial}")
-        jobs[f.key] = idx
-        futures[f.key] = f
-        return f
-
-    def finish(i: int, value: Any) -> None:
-        nonlocal done
-        if finished[i]:
-            return
-        finished[i] = True
-        done += 1
-        on_result(i, value)
-
-    def give_up(reason: str) -> None:
-        """Every task not finished is not run (``reason``); the futures left are cancelled."""
-        with contextlib.suppress(Exception):
-            client.cancel(list(futures.values()))
-        for i in range(n):
-            finish(i, TaskNotRun(reason))
-
+    run = _DaskRun(fn, tasks, client, on_result, retries, identity())
     try:
-        first = [submit(tuple(range(k, min(k + size, n)))) for k in range(0, n, size)]
+        first = [run.submit(tuple(range(k, min(k + size, n)))) for k in range(0, n, size)]
         ac = distributed.as_completed(first, loop=client.loop)   # futures only: results are fetched below
-        no_worker_since: float | None = None
-        last_check = 0.0
-        while done < n:
-            if retrying is None and again:
-                retrying = again.pop(0)
-                reruns[retrying] += 1
-                ac.add(submit((retrying,)))
+        watch = _Watch(client, scheduler, no_worker_seconds)
+        while run.done < n:
+            retry = run.next_retry()
+            if retry is not None:
+                ac.add(retry)
             batch = ac.next_batch(block=False) if ac.has_ready() else []
             if not batch:
-                now = time.monotonic()
-                if now - last_check >= 1.0:
-                    last_check = now
-                    lost = _lost(client)
-                    if lost is not None:
-                        give_up(f"{scheduler} was lost ({lost})")
-                        return
-                    workers = _n_workers(client)
-                    if workers:
-                        no_worker_since = None
-                    elif no_worker_since is None:
-                        no_worker_since = now
-                    elif now - no_worker_since >= no_worker_seconds:
-                        give_up(f"no Dask worker for {no_worker_seconds:g} s" if workers == 0 else
-                                f"{scheduler} did not answer for {no_worker_seconds:g} s")
-                        return
+                reason = watch.check(time.monotonic())
+                if reason is not None:
+                    run.give_up(reason)
+                    return
                 time.sleep(POLL_SECONDS)
                 continue
             for future in batch:
-                status, value = _settled(future, fetch_failures)
+                status, value = _settled(future, run.fetch_failures)
                 if status is None:
                     ac.add(future)                  # it runs again: its worker died holding the result
                     continue
                 if status == "cancelled":           # q7emu cancels only when it stops: the scheduler is gone
                     lost = _lost(client) or _cancel_reason(future) or "its futures were cancelled"
-                    give_up(f"{scheduler} was lost ({lost})")
+                    run.give_up(f"{scheduler} was lost ({lost})")
                     return
-                fetch_failures.pop(future.key, None)
-                idx = jobs.pop(future.key)
-                futures.pop(future.key, None)
-                if retrying is not None and idx == (retrying,):
-                    retrying = None
-                killed = _killed(status, value)
-                if killed is not None:
-                    for i in idx:
-                        deaths[i] += killed
-                        if reruns[i] < retries:
-                            again.append(i)
-                        else:
-                            finish(i, TaskFailure(f"Dask worker process died while running it ({deaths[i]} "
-                                                  "attempts)"))
-                    continue
-                if status == "finished" and isinstance(value, dict) and isinstance(value.get("results"), list) \
-                        and len(value["results"]) == len(idx):
-                    why = identity_mismatch(value.get("identity"), want)
-                    for i, (ok, v) in zip(idx, value["results"]):
-                        if why is not None:
-                            finish(i, TaskNotRun(f"{_worker_phrase(value.get('worker'))} {why}"))
-                        elif ok is None:
-                            finish(i, TaskNotRun(str(v)))
-                        else:
-                            finish(i, v if ok else TaskFailure(v))
-                elif status == "finished" and not isinstance(value, TaskFailure):
-                    why = identity_mismatch(None, want)     # not a result of this q7emu's _apply_chunk: an older one
-                    for i in idx:
-                        finish(i, TaskNotRun(f"a Dask worker {why}"))
-                else:
-                    failure = _outcome(status, value)
-                    for i in idx:
-                        finish(i, failure if isinstance(failure, (TaskFailure, TaskNotRun))
-                               else TaskFailure("malformed result"))
+                run.settle(future.key, status, value)
     except KeyboardInterrupt:
         with sigint_ignored(), contextlib.suppress(Exception):
-            client.cancel(list(futures.values()), force=True)
-        raise Interrupted(done, n) from None
+            client.cancel(list(run.futures.values()), force=True)
+        raise Interrupted(run.done, n) from None
+
+
+class _DaskRun:
+    """The bookkeeping of one :func:`run_tasks_dask` call: the Dask tasks in flight (key -> the task indexes each
+    runs), the killed tasks waiting to run again alone, and which tasks have an outcome (each is given to
+    ``on_result`` once)."""
+
+    def __init__(self, fn: Callable[[Any], Any], tasks: Sequence[Any], client: Any,
+                 on_result: Callable[[int, Any], None], retries: int, want: dict[str, Any]) -> None:
+        n = len(tasks)
+        self.fn, self.tasks, self.client, self.on_result, self.retries, self.want = \
+            fn, tasks, client, on_result, retries, want
+        self.stamp, self.serial = time.time_ns(), 0
+        self.jobs: dict[str, tuple[int, ...]] = {}           # Dask key -> the task indexes it runs
+        self.futures: dict[str, Any] = {}
+        self.reruns = [0] * n
+        self.deaths = [0] * n
+        self.again: list[int] = []                   # killed tasks to run once more, alone, one at a time
+        self.retrying: int | None = None
+        self.fetch_failures: dict[str, int] = {}     # Dask key -> failed fetches of its result while it stayed finished
+        self.finished = [False] * n
+        self.done = 0
+
+    def submit(self, idx: tuple[int, ...]) -> Any:
+        """Submit the tasks ``idx`` as one Dask task; its future."""
+        self.serial += 1
+        f = self.client.submit(_apply_chunk, self.fn, [self.tasks[i] for i in idx], self.want, pure=False,
+                               key=f"q7emu-{self.stamp}-{self.serial}")
+        self.jobs[f.key] = idx
+        self.futures[f.key] = f
+        return f
+
+    def next_retry(self) -> Any:
+        """The future of the next killed task to run again, alone (None while one runs, or none waits)."""
+        if self.retrying is not None or not self.again:
+            return None
+        self.retrying = self.again.pop(0)
+        self.reruns[self.retrying] += 1
+        return self.submit((self.retrying,))
+
+    def finish(self, i: int, value: Any) -> None:
+        """Task ``i``'s outcome (a later one is ignored)."""
+        if self.finished[i]:
+            return
+        self.finished[i] = True
+        self.done += 1
+        self.on_result(i, value)
+
+    def give_up(self, reason: str) -> None:
+        """Every task not finished is not run (``reason``); the futures left are cancelled."""
+        with contextlib.suppress(Exception):
+            self.client.cancel(list(self.futures.values()))
+        for i in range(len(self.tasks)):
+            self.finish(i, TaskNotRun(reason))
+
+    def settle(self, key: str, status: str, value: Any) -> None:
+        """The Dask task ``key`` settled (not cancelled): its tasks' outcomes, or, for a killed worker, the tasks to
+        run again (a TaskFailure after ``retries`` more runs)."""
+        self.fetch_failures.pop(key, None)
+        idx = self.jobs.pop(key)
+        self.futures.pop(key, None)
+        if self.retrying is not None and idx == (self.retrying,):
+            self.retrying = None
+        killed = _killed(status, value)
+        if killed is None:
+            for i, outcome in zip(idx, _chunk_outcomes(status, value, len(idx), self.want)):
+                self.finish(i, outcome)
+            return
+        for i in idx:
+            self.deaths[i] += killed
+            if self.reruns[i] < self.retries:
+                self.again.append(i)
+            else:
+                self.finish(i, TaskFailure(f"Dask worker process died while running it ({self.deaths[i]} attempts)"))
 
 
 def _scheduler_name(client: Any) -> str:

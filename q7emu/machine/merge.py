@@ -222,6 +222,64 @@ def _exit_code(kinds: list[str]) -> int:
     return EXIT_PASS
 
 
+def _check_region(r: _Report, rw: str, reg: object, k: int) -> tuple[int, int, int, int, int]:
+    """Region ``k`` of a case (docs/cli.md §3.1 ``regions``): (partition, count, offset, length, bytes differing)."""
+    if not isinstance(reg, dict):
+        raise r.fail(rw, reg, "is not an object")
+    if reg.get("index") != k:
+        raise r.fail(f"{rw}.index", reg.get("index"), f"is not {k} (regions are listed in order)")
+    p0 = r.int_(reg, "partition", rw, 0, _PARTITIONS - 1) or 0
+    count = r.int_(reg, "count", rw, 0, _PARTITIONS - p0) or 0
+    off = r.int_(reg, "offset", rw, 0, _PARTITION_BYTES - 1) or 0
+    length = r.int_(reg, "length", rw, 0, _PARTITION_BYTES - off) or 0
+    rc = r.int_(reg, "bytes_compared", rw) or 0
+    if rc != count * length:
+        raise r.fail(f"{rw}.bytes_compared", rc, f"is not count x length ({count * length})")
+    rd = r.int_(reg, "bytes_differing", rw, 0, rc) or 0
+    parts = r.list_(reg, "partitions", rw)
+    seen, total = -1, 0
+    for j, pp in enumerate(parts):
+        pw = f"{rw}.partitions[{j}]"
+        if not isinstance(pp, dict):
+            raise r.fail(pw, pp, "is not an object")
+        p = r.int_(pp, "partition", pw, p0, p0 + count - 1) or 0
+        if p <= seen:
+            raise r.fail(f"{pw}.partition", p, "is not after the partition before it")
+        seen = p
+        total += r.int_(pp, "bytes_differing", pw, 1, length) or 0
+    if total != rd:
+        raise r.fail(f"{rw}.bytes_differing", rd, f"is not the sum over its partitions ({total})")
+    return p0, count, off, length, rd
+
+
+def _check_first_mismatch(r: _Report, fw: str, fm: dict[str, Any], spans: list[tuple[int, int, int, int, int]]
+                          ) -> None:
+    """A case's ``first_mismatch``: a differing byte inside a region with differing bytes."""
+    k = r.int_(fm, "region", fw, 0, len(spans) - 1 if spans else 0) or 0
+    if not spans or not spans[k][4]:
+        raise r.fail(f"{fw}.region", k, "is not a region with a differing byte")
+    p0, count, off, length, _ = spans[k]
+    r.int_(fm, "partition", fw, p0, p0 + count - 1)
+    r.int_(fm, "offset", fw, off, off + length - 1)
+    if r.int_(fm, "expected", fw, 0, 255) == r.int_(fm, "actual", fw, 0, 255):
+        raise r.fail(f"{fw}.actual", fm.get("actual"), "is the expected byte: it is no mismatch")
+
+
+def _check_verdict(r: _Report, where: str, verdict: object, opcode: int | None, error: str | None, mismatch: bool,
+                   compared: int, differing: int, regions: bool) -> None:
+    """The verdict and what it rests on (docs/cli.md §3.1; q7emu.machine.report.kind)."""
+    if verdict == "PASS" and (differing or error is not None or mismatch or opcode is None):
+        raise r.fail(f"{where}.verdict", verdict, f"contradicts its counts ({differing} bytes differing, error "
+                                                  f"{shown(repr(error))}, opcode {opcode})")
+    if verdict == "FAIL" and (opcode is None or (error is None) == (not mismatch) or bool(differing) != mismatch):
+        raise r.fail(f"{where}.verdict", verdict, f"contradicts its counts (a FAIL has an opcode and either bytes "
+                                                  f"differing with a first mismatch or an error; {differing} bytes "
+                                                  f"differing, error {shown(repr(error))})")
+    if verdict == "ERROR" and (opcode is not None or error is None or compared or differing or regions or mismatch):
+        raise r.fail(f"{where}.verdict", verdict, "contradicts its counts (an ERROR has no opcode, no bytes "
+                                                  "compared and an error)")
+
+
 def _check_case(r: _Report, where: str, c: dict[str, Any], max_diffs: int) -> str:
     """Check one case of a report; its kind (pass, fail, broken, internal, not_run)."""
     r.str_(c, "name", where)
@@ -238,62 +296,18 @@ def _check_case(r: _Report, where: str, c: dict[str, Any], max_diffs: int) -> st
     region_sums = [0, 0]
     spans = []
     for k, reg in enumerate(regions):
-        rw = f"{where}.regions[{k}]"
-        if not isinstance(reg, dict):
-            raise r.fail(rw, reg, "is not an object")
-        if reg.get("index") != k:
-            raise r.fail(f"{rw}.index", reg.get("index"), f"is not {k} (regions are listed in order)")
-        p0 = r.int_(reg, "partition", rw, 0, _PARTITIONS - 1) or 0
-        count = r.int_(reg, "count", rw, 0, _PARTITIONS - p0) or 0
-        off = r.int_(reg, "offset", rw, 0, _PARTITION_BYTES - 1) or 0
-        length = r.int_(reg, "length", rw, 0, _PARTITION_BYTES - off) or 0
-        rc = r.int_(reg, "bytes_compared", rw) or 0
-        if rc != count * length:
-            raise r.fail(f"{rw}.bytes_compared", rc, f"is not count x length ({count * length})")
-        rd = r.int_(reg, "bytes_differing", rw, 0, rc) or 0
-        parts = r.list_(reg, "partitions", rw)
-        seen, total = -1, 0
-        for j, pp in enumerate(parts):
-            pw = f"{rw}.partitions[{j}]"
-            if not isinstance(pp, dict):
-                raise r.fail(pw, pp, "is not an object")
-            p = r.int_(pp, "partition", pw, p0, p0 + count - 1) or 0
-            if p <= seen:
-                raise r.fail(f"{pw}.partition", p, "is not after the partition before it")
-            seen = p
-            total += r.int_(pp, "bytes_differing", pw, 1, length) or 0
-        if total != rd:
-            raise r.fail(f"{rw}.bytes_differing", rd, f"is not the sum over its partitions ({total})")
-        region_sums[0] += rc
-        region_sums[1] += rd
-        spans.append((p0, count, off, length, rd))
+        span = _check_region(r, f"{where}.regions[{k}]", reg, k)
+        region_sums[0] += span[1] * span[3]          # bytes compared: count x length
+        region_sums[1] += span[4]
+        spans.append(span)
     if region_sums[0] != compared:
         raise r.fail(f"{where}.bytes_compared", compared, f"is not the sum over its regions ({region_sums[0]})")
     if region_sums[1] != differing:
         raise r.fail(f"{where}.bytes_differing", differing, f"is not the sum over its regions ({region_sums[1]})")
     fm = r.obj(c, "first_mismatch", where, null=True)
     if fm is not None:
-        fw = f"{where}.first_mismatch"
-        k = r.int_(fm, "region", fw, 0, len(spans) - 1 if spans else 0) or 0
-        if not spans or not spans[k][4]:
-            raise r.fail(f"{fw}.region", k, "is not a region with a differing byte")
-        p0, count, off, length, _ = spans[k]
-        r.int_(fm, "partition", fw, p0, p0 + count - 1)
-        r.int_(fm, "offset", fw, off, off + length - 1)
-        if r.int_(fm, "expected", fw, 0, 255) == r.int_(fm, "actual", fw, 0, 255):
-            raise r.fail(f"{fw}.actual", fm.get("actual"), "is the expected byte: it is no mismatch")
-    # the verdict and what it rests on (docs/cli.md §3.1; q7emu.machine.report.kind)
-    if verdict == "PASS" and (differing or error is not None or fm is not None or opcode is None):
-        raise r.fail(f"{where}.verdict", verdict, f"contradicts its counts ({differing} bytes differing, error "
-                                                  f"{shown(repr(error))}, opcode {opcode})")
-    if verdict == "FAIL" and (opcode is None or (error is None) == (fm is None) or bool(differing) != (fm is not None)):
-        raise r.fail(f"{where}.verdict", verdict, f"contradicts its counts (a FAIL has an opcode and either bytes "
-                                                  f"differing with a first mismatch or an error; {differing} bytes "
-                                                  f"differing, error {shown(repr(error))})")
-    if verdict == "ERROR" and (opcode is not None or error is None or compared or differing or regions
-                               or fm is not None):
-        raise r.fail(f"{where}.verdict", verdict, "contradicts its counts (an ERROR has no opcode, no bytes "
-                                                  "compared and an error)")
+        _check_first_mismatch(r, f"{where}.first_mismatch", fm, spans)
+    _check_verdict(r, where, verdict, opcode, error, fm is not None, compared, differing, bool(regions))
     diffs = r.list_(c, "diffs", where) if "diffs" in c else []
     if len(diffs) > min(max_diffs, differing):
         raise r.fail(f"{where}.diffs", f"{len(diffs)} listed", f"are more than --max-diffs ({max_diffs}) or the "
@@ -354,6 +368,44 @@ def _check_map(r: _Report, where: str, m: dict[str, Any] | None) -> None:
     r.obj(m, "values", where)
 
 
+def _shards_in_order(docs: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """The documents of a ``replay --shard I/N`` run in shard order; ValueError naming the files when they are not
+    every shard of one run, each once."""
+    shard_of = [s for _, d in docs if isinstance(s := d.get("shard"), dict)]
+    if len(shard_of) != len(docs):
+        raise ValueError("some reports come from replay --shard I/N and some do not: not shards of one run")
+    index_count: list[tuple[int, int]] = []      # (I, N) of each document
+    for (name, _), s in zip(docs, shard_of):
+        index, count = s.get("index"), s.get("count")
+        if not (_is_int(index) and _is_int(count) and 1 <= index <= count):
+            raise ValueError(f"{name}: shard {index!r}/{count!r} is not I/N with 1 <= I <= N (replay --shard)")
+        index_count.append((index, count))
+    counts = {n for _, n in index_count}
+    if len(counts) != 1:
+        raise ValueError(f"the reports split the run into different numbers of shards: {sorted(counts)}")
+    n = counts.pop()
+    seen: dict[int, str] = {}
+    for (name, _), (i, _) in zip(docs, index_count):
+        if i in seen:
+            raise ValueError(f"{name} and {seen[i]} are both shard {i}/{n}")
+        seen[i] = name
+    if len(seen) != n:      # every index is in 1..n and none twice: n - len(seen) of them are missing
+        # the first few (N comes from a file: it may be huge)
+        missing = list(itertools.islice((i for i in range(1, n + 1) if i not in seen), _MAX_MISSING_SHOWN))
+        more = ", ..." if n - len(seen) > len(missing) else ""
+        raise ValueError(f"shard(s) {', '.join(f'{i}/{n}' for i in missing)}{more} missing: a merged report of "
+                         "part of the run would hide its cases")
+    selected = {s.get("cases_selected") for s in shard_of}
+    if len(selected) != 1:
+        raise ValueError(f"the reports split runs of different numbers of cases: {sorted(map(str, selected))}")
+    want = selected.pop()
+    got = sum(len(d["cases"]) for _, d in docs)
+    if got != want:
+        raise ValueError(f"the shards hold {got} cases, but their run selected {want}: not the shards of one run")
+    order = sorted(range(len(docs)), key=lambda k: index_count[k][0])
+    return [docs[k] for k in order]
+
+
 def merge_reports(docs: list[tuple[str, dict[str, Any]]], *, allow_mixed: bool = False) -> dict[str, Any]:
     """One ``q7emu-replay`` document of the shards' ``(file name, document)`` (module docstring; each checked by
     :func:`check_report`); ValueError naming the files when they do not belong together. ``allow_mixed``: merge
@@ -373,41 +425,8 @@ def merge_reports(docs: list[tuple[str, dict[str, Any]]], *, allow_mixed: bool =
             if d.get(key, [] if key == "select" else None) != first.get(key, [] if key == "select" else None):
                 raise ValueError(f"{name} ran with {key} {shown(repr(d.get(key)))}, {first_name} with "
                                  f"{shown(repr(first.get(key)))}: not shards of one run")
-    shards = [d.get("shard") for _, d in docs]
-    if any(s is not None for s in shards):
-        shard_of = [s for s in shards if isinstance(s, dict)]
-        if len(shard_of) != len(shards):
-            raise ValueError("some reports come from replay --shard I/N and some do not: not shards of one run")
-        index_count: list[tuple[int, int]] = []      # (I, N) of each document
-        for (name, _), s in zip(docs, shard_of):
-            index, count = s.get("index"), s.get("count")
-            if not (_is_int(index) and _is_int(count) and 1 <= index <= count):
-                raise ValueError(f"{name}: shard {index!r}/{count!r} is not I/N with 1 <= I <= N (replay --shard)")
-            index_count.append((index, count))
-        counts = {n for _, n in index_count}
-        if len(counts) != 1:
-            raise ValueError(f"the reports split the run into different numbers of shards: {sorted(counts)}")
-        n = counts.pop()
-        seen: dict[int, str] = {}
-        for (name, _), (i, _) in zip(docs, index_count):
-            if i in seen:
-                raise ValueError(f"{name} and {seen[i]} are both shard {i}/{n}")
-            seen[i] = name
-        if len(seen) != n:      # every index is in 1..n and none twice: n - len(seen) of them are missing
-            # the first few (N comes from a file: it may be huge)
-            missing = list(itertools.islice((i for i in range(1, n + 1) if i not in seen), _MAX_MISSING_SHOWN))
-            more = ", ..." if n - len(seen) > len(missing) else ""
-            raise ValueError(f"shard(s) {', '.join(f'{i}/{n}' for i in missing)}{more} missing: a merged report of "
-                             "part of the run would hide its cases")
-        selected = {s.get("cases_selected") for s in shard_of}
-        if len(selected) != 1:
-            raise ValueError(f"the reports split runs of different numbers of cases: {sorted(map(str, selected))}")
-        want = selected.pop()
-        got = sum(len(d["cases"]) for _, d in docs)
-        if got != want:
-            raise ValueError(f"the shards hold {got} cases, but their run selected {want}: not the shards of one run")
-        order = sorted(range(len(docs)), key=lambda k: index_count[k][0])
-        docs = [docs[k] for k in order]
+    if any(d.get("shard") is not None for _, d in docs):
+        docs = _shards_in_order(docs)
     cases: list[dict[str, Any]] = []
     where: dict[str, str] = {}
     for name, d in docs:

@@ -177,6 +177,15 @@ def shard(files: Sequence[str], index: int, count: int) -> list[str]:
     return list(files)[index - 1::count]
 
 
+def _check_replay_args(jobs: Any, max_diffs: Any) -> None:
+    """CaseError for a ``jobs`` that is not an int >= 1, InvalidArgument for a ``max_diffs`` outside 0..MAX_DIFFS."""
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise CaseError(f"--jobs must be an integer >= 1, got {jobs!r}")
+    if isinstance(max_diffs, bool) or not isinstance(max_diffs, int) or not 0 <= max_diffs <= MAX_DIFFS:
+        raise InvalidArgument("max_diffs", max_diffs if isinstance(max_diffs, int) else type(max_diffs).__name__,
+                              f"must be an integer in 0..{MAX_DIFFS} differing bytes per case (docs/limits.md §5)")
+
+
 def replay(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, knobs: dict[str, Any] | None = None,
            backend: Backend = "kernel", progress: bool | None = None, stream: TextIO | None = None,
            dask: str | None = None, max_diffs: int = 1, diff_maps: bool = False,
@@ -200,11 +209,7 @@ def replay(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, knobs: dict[s
     bytes and :data:`~q7emu.machine.report.MAX_REPORT_MAP_ENTRIES` diff-map entries are kept (the cases latest
     in order then keep none and say so, ``diffs_omitted``)."""
     files = [str(p) for p in find_cases(paths)]
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise CaseError(f"--jobs must be an integer >= 1, got {jobs!r}")
-    if isinstance(max_diffs, bool) or not isinstance(max_diffs, int) or not 0 <= max_diffs <= MAX_DIFFS:
-        raise InvalidArgument("max_diffs", max_diffs if isinstance(max_diffs, int) else type(max_diffs).__name__,
-                              f"must be an integer in 0..{MAX_DIFFS} differing bytes per case (docs/limits.md §5)")
+    _check_replay_args(jobs, max_diffs)
     if progress is None:
         out = stream or sys.stderr
         progress = len(files) >= PROGRESS_THRESHOLD and bool(getattr(out, "isatty", lambda: False)())

@@ -352,6 +352,53 @@ def shutdown() -> None:
         _kill_all(_POOL)
 
 
+def _run_here(fn: Callable[[Any], Any], tasks: Sequence[Any], on_result: Callable[[int, Any], None]) -> None:
+    """:func:`run_tasks` in this process, in order: an exception of ``fn`` propagates; Ctrl-C is Interrupted."""
+    done = 0
+    try:
+        for i, t in enumerate(tasks):
+            value = fn(t)
+            done += 1
+            on_result(i, value)
+    except KeyboardInterrupt:
+        raise Interrupted(done, len(tasks)) from None
+
+
+def _feed(pool: Any, workers: list[Any], queue: deque[int], fn: Callable[[Any], Any], tasks: Sequence[Any]) -> None:
+    """Give each worker tasks from ``queue`` up to PREFETCH held (a dead idle worker is replaced first; a send that
+    fails puts its task back, the worker's death is seen later)."""
+    for k in range(len(workers)):
+        w = workers[k]
+        if not w.held and not w.alive():
+            workers[k] = w = pool.replace(w)
+        while queue and len(w.held) < PREFETCH:
+            i = queue.popleft()
+            try:
+                w.conn.send((fn, tasks[i]))
+            except (OSError, EOFError):      # it died idle: its death is seen below or next round
+                queue.appendleft(i)
+                break
+            w.held.append(i)
+
+
+def _collect(w: Any, on_result: Callable[[int, Any], None], done: list[int]) -> bool:
+    """Hand on every result worker ``w`` has sent, counting each in ``done[0]`` before it is handed on; whether its
+    pipe broke (a dead or dying worker)."""
+    try:
+        while w.held and w.conn.poll():
+            ok, value = w.conn.recv()
+            i = w.held.popleft()
+            done[0] += 1
+            on_result(i, value if ok else TaskFailure(value))
+    except (EOFError, OSError):
+        return True
+    except KeyboardInterrupt:
+        raise
+    except Exception:           # a torn message from a dying worker
+        return True
+    return False
+
+
 def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int,
               on_result: Callable[[int, Any], None], *, retries: int = RETRIES) -> None:
     """Call ``on_result(i, fn(tasks[i]))`` for every task, in completion order.
@@ -366,34 +413,17 @@ def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int,
         raise InvalidArgument("jobs", jobs if isinstance(jobs, int) else type(jobs).__name__,
                               f"must be an integer in 1..{MAX_JOBS} worker processes")
     n = len(tasks)
-    done = 0
     if jobs <= 1 or n <= 1:
-        try:
-            for i, t in enumerate(tasks):
-                value = fn(t)
-                done += 1
-                on_result(i, value)
-        except KeyboardInterrupt:
-            raise Interrupted(done, n) from None
+        _run_here(fn, tasks, on_result)
         return
+    done = [0]                  # tasks with an outcome (a list: _collect counts into it)
     queue: deque[int] = deque(range(n))
     attempts = [0] * n
     try:
         with _pool(_context(), min(jobs, n)) as pool:
             workers = pool.active
-            while done < n:
-                for k in range(len(workers)):
-                    w = workers[k]
-                    if not w.held and not w.alive():
-                        workers[k] = w = pool.replace(w)
-                    while queue and len(w.held) < PREFETCH:
-                        i = queue.popleft()
-                        try:
-                            w.conn.send((fn, tasks[i]))
-                        except (OSError, EOFError):      # it died idle: its death is seen below or next round
-                            queue.appendleft(i)
-                            break
-                        w.held.append(i)
+            while done[0] < n:
+                _feed(pool, workers, queue, fn, tasks)
                 busy = [w for w in workers if w.held]
                 if not busy:                              # every send failed: start fresh workers
                     workers = [pool.replace(w) for w in workers]
@@ -405,19 +435,7 @@ def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int,
                 for w in busy:
                     if w.conn not in ready and w.proc.sentinel not in ready:
                         continue
-                    broken = False
-                    try:
-                        while w.held and w.conn.poll():
-                            ok, value = w.conn.recv()
-                            i = w.held.popleft()
-                            done += 1
-                            on_result(i, value if ok else TaskFailure(value))
-                    except (EOFError, OSError):
-                        broken = True
-                    except KeyboardInterrupt:
-                        raise
-                    except Exception:           # a torn message from a dying worker
-                        broken = True
+                    broken = _collect(w, on_result, done)
                     if w.held and (broken or not w.alive()):
                         why = w.death()
                         i = w.held.popleft()                   # the task it was running
@@ -425,11 +443,11 @@ def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int,
                         w.held.clear()
                         attempts[i] += 1
                         if attempts[i] > retries:
-                            done += 1
+                            done[0] += 1
                             on_result(i, TaskFailure(f"worker process {why} while running it "
                                                      f"({attempts[i]} attempts)"))
                         else:
                             queue.appendleft(i)
                         workers[workers.index(w)] = pool.replace(w)
     except KeyboardInterrupt:
-        raise Interrupted(done, n) from None
+        raise Interrupted(done[0], n) from None

@@ -125,14 +125,9 @@ class Block:
     names: Sequence[str] | None = None
 
 
-def decode_block(raw: bytes | memoryview, names: Sequence[str], run: int = 0, where: str = "block",
-                 values: bool = True) -> Block:
-    """Decode one raw v2 block (docs/traces.md §3) of run ``run`` whose op ids index ``names``.
-
-    Every size, count, id and offset is checked before use (TraceError naming ``where``). With ``values``
-    False the register operands' bytes are not reconstructed (cheaper; the profile needs only the op
-    stream, the operand descriptors and the scalars)."""
-    raw = memoryview(raw).cast("B")
+def _block_header(raw: memoryview, where: str) -> tuple[int, int, int, int, int, int, int, int]:
+    """(first seq, partition, kernel, records, operands, events, data bytes, flags) of a raw block's header, each
+    checked against the block's size and the format's limits (TraceError naming ``where``)."""
     if len(raw) < BLOCK_HEADER.size:
         raise TraceError(f"{where}: block of {len(raw)} bytes is shorter than its header")
     magic, flags, first_seq, part0, kern0, nrec, nopd, nev, dlen, snap = BLOCK_HEADER.unpack_from(raw, 0)
@@ -141,31 +136,23 @@ def decode_block(raw: bytes | memoryview, names: Sequence[str], run: int = 0, wh
     if nrec > BLK_RECORDS or nopd > BLK_OPERANDS or nev > BLK_EVENTS or dlen > BLK_DATA + MAX_OP_DATA or nrec == 0:
         raise TraceError(f"{where}: block counts out of range ({nrec} records, {nopd} operands, {nev} events, "
                          f"{dlen} data bytes)")
-    o_recs = BLOCK_HEADER.size + SNAP_BYTES
-    o_opds = o_recs + 4 * nrec
-    o_evs = o_opds + 4 * nopd
-    o_data = o_evs + 16 * nev
+    o_data = BLOCK_HEADER.size + SNAP_BYTES + 4 * nrec + 4 * nopd + 16 * nev
     if o_data + dlen != len(raw):
         raise TraceError(f"{where}: block is {len(raw)} bytes, its header says {o_data + dlen}")
     if kern0 > 255 or first_seq + nrec - 1 > U64_MAX:
         raise TraceError(f"{where}: bad block header (kernel {kern0}, first seq {first_seq})")
-    skeleton = bool(flags & 1)
-    snapshot = np.frombuffer(raw, np.uint8, SNAP_BYTES, BLOCK_HEADER.size)
-    recs = np.frombuffer(raw, "<u4", nrec, o_recs).astype(np.int64)
-    opds = np.frombuffer(raw, "<u4", nopd, o_opds).astype(np.int64)
-    evs = np.frombuffer(raw, EVENT_DTYPE, nev, o_evs)
-    data = np.frombuffer(raw, np.uint8, dlen, o_data)
-    op_id = (recs >> 16) & 0xFF
-    nops = recs >> 24
-    if int(op_id.max()) >= len(names):
-        raise TraceError(f"{where}: op id {int(op_id.max())} outside the run's {len(names)} mnemonics")
-    if int(nops.sum()) != nopd:
-        raise TraceError(f"{where}: records name {int(nops.sum())} operands, the block has {nopd}")
-    # per-record run / seq / partition / kernel from the header and the events
+    return first_seq, part0, kern0, nrec, nopd, nev, dlen, flags
+
+
+def _record_fields(evs: np.ndarray, nrec: int, first_seq: int, part0: int, kern0: int, where: str
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(seq uint64, partition uint32, kernel uint8) of each of a block's ``nrec`` records: the header's first
+    values, changed from each event's record on (docs/traces.md §3.3); TraceError naming ``where`` for a bad
+    event."""
     seq = np.arange(nrec, dtype=np.uint64) + np.uint64(first_seq)
     part = np.full(nrec, part0, np.uint32)
     kern = np.full(nrec, kern0, np.uint8)
-    if nev:
+    if evs.size:
         at = evs["record"].astype(np.int64)
         if (at == 0).any() or (at >= nrec).any() or (np.diff(at) < 0).any():
             raise TraceError(f"{where}: event record indices not in 1..{nrec - 1} ascending")
@@ -194,6 +181,36 @@ def decode_block(raw: bytes | memoryview, names: Sequence[str], run: int = 0, wh
         bad = set(evs["kind"].tolist()) - {EV_SEQ, EV_PARTITION, EV_KERNEL}
         if bad:
             raise TraceError(f"{where}: unknown event kind {min(bad)}")
+    return seq, part, kern
+
+
+def decode_block(raw: bytes | memoryview, names: Sequence[str], run: int = 0, where: str = "block",
+                 values: bool = True) -> Block:
+    """Decode one raw v2 block (docs/traces.md §3) of run ``run`` whose op ids index ``names``.
+
+    Every size, count, id and offset is checked before use (TraceError naming ``where``). With ``values``
+    False the register operands' bytes are not reconstructed (cheaper; the profile needs only the op
+    stream, the operand descriptors and the scalars)."""
+    raw = memoryview(raw).cast("B")
+    first_seq, part0, kern0, nrec, nopd, nev, dlen, flags = _block_header(raw, where)
+    o_recs = BLOCK_HEADER.size + SNAP_BYTES
+    o_opds = o_recs + 4 * nrec
+    o_evs = o_opds + 4 * nopd
+    o_data = o_evs + 16 * nev
+    skeleton = bool(flags & 1)
+    snapshot = np.frombuffer(raw, np.uint8, SNAP_BYTES, BLOCK_HEADER.size)
+    recs = np.frombuffer(raw, "<u4", nrec, o_recs).astype(np.int64)
+    opds = np.frombuffer(raw, "<u4", nopd, o_opds).astype(np.int64)
+    evs = np.frombuffer(raw, EVENT_DTYPE, nev, o_evs)
+    data = np.frombuffer(raw, np.uint8, dlen, o_data)
+    op_id = (recs >> 16) & 0xFF
+    nops = recs >> 24
+    if int(op_id.max()) >= len(names):
+        raise TraceError(f"{where}: op id {int(op_id.max())} outside the run's {len(names)} mnemonics")
+    if int(nops.sum()) != nopd:
+        raise TraceError(f"{where}: records name {int(nops.sum())} operands, the block has {nopd}")
+    # per-record run / seq / partition / kernel from the header and the events
+    seq, part, kern = _record_fields(evs, nrec, first_seq, part0, kern0, where)
     if nrec > 1 and (seq[1:] <= seq[:-1]).any():
         raise TraceError(f"{where}: sequence numbers do not increase")
     rec = np.zeros(nrec, RECORD_DTYPE)

@@ -346,6 +346,34 @@ def check_same_operand_order(a: Trace | TraceFile, b: Trace | TraceFile) -> None
                                    "compare; record both with one q7emu version (docs/traces.md §1.4)")
 
 
+def _check_diff_size(a: Trace | TraceFile, b: Trace | TraceFile) -> None:
+    """InvalidArgument when the two traces hold more records together than Q7EMU_MAX_DIFF_RECORDS (docs/limits.md
+    §2): memory is ~190 bytes per record of both traces."""
+    cap = limit("Q7EMU_MAX_DIFF_RECORDS")
+    total = (len(a) if isinstance(a, Trace) else a.records) + (len(b) if isinstance(b, Trace) else b.records)
+    if total > cap:
+        raise InvalidArgument("trace diff", f"{total} records", f"more than the limit of {cap} records of both "
+                              "traces together (Q7EMU_MAX_DIFF_RECORDS, docs/limits.md §2): narrow the traces "
+                              "(trace --window / --ops / --partitions) or raise the limit")
+
+
+def _earliest_extra(a: Trace | TraceFile, sa: _Summary, only_a: np.ndarray, b: Trace | TraceFile, sb: _Summary,
+                    only_b: np.ndarray) -> Divergence:
+    """The earliest record by (run, seq) that only one trace holds (``only_a`` / ``only_b``: their indices; one
+    of them is not empty), as a Divergence."""
+    cand = []
+    if only_a.size:
+        i = int(only_a[np.lexsort((sa.seq[only_a], sa.run[only_a]))[0]])
+        cand.append(((int(sa.run[i]), int(sa.seq[i])), "A", i))
+    if only_b.size:
+        i = int(only_b[np.lexsort((sb.seq[only_b], sb.run[only_b]))[0]])
+        cand.append(((int(sb.run[i]), int(sb.seq[i])), "B", i))
+    _, side, i = min(cand)
+    r = _record(a if side == "A" else b, i)
+    return (Divergence(i, None, r.seq, None, r.op, None, "only in A") if side == "A"
+            else Divergence(None, i, r.seq, r.seq, r.op, None, "only in B"))
+
+
 def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> DiffResult:
     """Compare two traces record by record (in-memory traces or files opened with :class:`TraceFile`).
 
@@ -361,12 +389,7 @@ def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> Diff
     if align not in ("seq", "op"):
         raise InvalidArgument("align", align, "must be 'seq' or 'op'")
     check_same_operand_order(a, b)
-    cap = limit("Q7EMU_MAX_DIFF_RECORDS")          # memory is ~190 bytes per record of both traces
-    total = (len(a) if isinstance(a, Trace) else a.records) + (len(b) if isinstance(b, Trace) else b.records)
-    if total > cap:
-        raise InvalidArgument("trace diff", f"{total} records", f"more than the limit of {cap} records of both "
-                              "traces together (Q7EMU_MAX_DIFF_RECORDS, docs/limits.md §2): narrow the traces "
-                              "(trace --window / --ops / --partitions) or raise the limit")
+    _check_diff_size(a, b)
     sa, sb = _summarise(a), _summarise(b)
     first: Divergence | None
     first_extra: Divergence | None
@@ -394,19 +417,7 @@ def diff(a: Trace | TraceFile, b: Trace | TraceFile, align: str = "seq") -> Diff
         first = _describe_pair(a, int(pa[dif_rows[0]]), b, int(pb[dif_rows[0]])) if dif_rows.size else None
         first_extra = None
         if first is None and (only_a_idx.size or only_b_idx.size):
-            # the earliest extra record by (run, seq)
-            cand = []
-            if only_a_idx.size:
-                i = int(only_a_idx[np.lexsort((sa.seq[only_a_idx], sa.run[only_a_idx]))[0]])
-                cand.append(((int(sa.run[i]), int(sa.seq[i])), "A", i))
-            if only_b_idx.size:
-                i = int(only_b_idx[np.lexsort((sb.seq[only_b_idx], sb.run[only_b_idx]))[0]])
-                cand.append(((int(sb.run[i]), int(sb.seq[i])), "B", i))
-            _, side, i = min(cand)
-            src = a if side == "A" else b
-            r = _record(src, i)
-            first_extra = (Divergence(i, None, r.seq, None, r.op, None, "only in A") if side == "A"
-                           else Divergence(None, i, r.seq, r.seq, r.op, None, "only in B"))
+            first_extra = _earliest_extra(a, sa, only_a_idx, b, sb, only_b_idx)
         return DiffResult(align, compared, int(dif_rows.size), int(only_a_idx.size), int(only_b_idx.size),
                           first or first_extra, seqs[0] if seqs else None, last_seq, seqs)
     names: dict[bytes, int] = {}

@@ -32,6 +32,7 @@ from q7emu.analysis.trace.layout import (
     _int,
     check_runs,
     json_loads,
+    object_items,
 )
 from q7emu.errors import ConcurrentUse
 
@@ -131,14 +132,9 @@ class JsonlReader:
         seq = _int(obj, "seq", where, 0, U64_MAX, default=n)
         part = _int(obj, "partition", where, 0, 0xFFFFFFFF, default=0)
         bundle = _int(obj, "bundle", where, 0, 0xFFFF, default=UNKNOWN_BUNDLE)
-        operands = obj.get("operands", [])
-        if not isinstance(operands, list) or len(operands) > 255:
-            raise TraceError(f"{where}: 'operands' must be a list of at most 255 objects")
         ops = []
-        for k, od in enumerate(operands):
-            w = f"{where}: operand {k}"
-            if not isinstance(od, dict):
-                raise TraceError(f"{w}: must be an object")
+        for w, od in object_items(obj.get("operands", []), 255, where,
+                                  "'operands' must be a list of at most 255 objects", "operand"):
             kind = od.get("kind")
             kind = KIND_IDS.get(kind) if isinstance(kind, str) else (kind if type(kind) is int else None)
             if kind not in KIND_BYTES:

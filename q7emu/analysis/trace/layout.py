@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -146,15 +146,23 @@ def _int(obj: Any, key: str, where: str, lo: int = 0, hi: int = U64_MAX, default
     return v
 
 
+def object_items(items: Any, limit: int, where: str, rule: str, item: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(where, object) of each item of a JSON list that must be a list of at most ``limit`` objects: TraceError
+    ``{where}: {rule}`` for anything else, ``{where}: {item} {i}: must be an object, got TYPE`` for an item that is
+    not one."""
+    if not isinstance(items, list) or len(items) > limit:
+        raise TraceError(f"{where}: {rule}")
+    for i, obj in enumerate(items):
+        w = f"{where}: {item} {i}"
+        if not isinstance(obj, dict):
+            raise TraceError(f"{w}: must be an object, got {type(obj).__name__}")
+        yield w, obj
+
+
 def check_runs(runs: Any, where: str) -> list[dict[str, Any]]:
     """A file's ``runs`` list, checked: a list of objects with the documented field types."""
-    if not isinstance(runs, list) or len(runs) > 1 << 20:
-        raise TraceError(f"{where}: 'runs' must be a list of run objects")
     out = []
-    for i, r in enumerate(runs):
-        w = f"{where}: run {i}"
-        if not isinstance(r, dict):
-            raise TraceError(f"{w}: must be an object, got {type(r).__name__}")
+    for w, r in object_items(runs, 1 << 20, where, "'runs' must be a list of run objects", "run"):
         for key, types in (("kernel", (str,)), ("knobs", (dict,)), ("window", (list, type(None))),
                            ("ops", (list, type(None))), ("partitions", (list, type(None))),
                            ("bundles", (list, type(None))), ("operand_order", (str,))):
@@ -166,17 +174,22 @@ def check_runs(runs: Any, where: str) -> list[dict[str, Any]]:
         for key in ("kernel_id", "records", "executed", "partition_base"):
             if key in r and r[key] is not None:
                 _int(r, key, w)
-        for key in ("window", "partitions"):
-            for x in r.get(key) or []:
-                vals = x if key == "partitions" else [x]
-                if key == "partitions" and (not isinstance(x, list) or len(x) != 2):
-                    raise TraceError(f"{w}: {key!r} items must be [lo, hi] pairs")
-                if any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= U64_MAX for v in vals):
-                    raise TraceError(f"{w}: {key!r} must hold integers in 0..2**64-1")
-        for key in ("ops", "bundles"):
-            for x in r.get(key) or []:
-                if not isinstance(x, (str, int)) or isinstance(x, bool):
-                    raise TraceError(f"{w}: {key!r} items must be {'strings' if key == 'ops' else 'integers'}")
+        _check_run_lists(r, w)
         # a run written before the field existed was recorded under q7emu's earlier operand order (§1.4)
         out.append(r if "operand_order" in r else dict(r, operand_order=LEGACY_OPERAND_ORDER))
     return out
+
+
+def _check_run_lists(r: dict[str, Any], w: str) -> None:
+    """A run's ``window``, ``partitions``, ``ops`` and ``bundles`` items (TraceError naming the first bad one)."""
+    for key in ("window", "partitions"):
+        for x in r.get(key) or []:
+            vals = x if key == "partitions" else [x]
+            if key == "partitions" and (not isinstance(x, list) or len(x) != 2):
+                raise TraceError(f"{w}: {key!r} items must be [lo, hi] pairs")
+            if any(isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= U64_MAX for v in vals):
+                raise TraceError(f"{w}: {key!r} must hold integers in 0..2**64-1")
+    for key in ("ops", "bundles"):
+        for x in r.get(key) or []:
+            if not isinstance(x, (str, int)) or isinstance(x, bool):
+                raise TraceError(f"{w}: {key!r} items must be {'strings' if key == 'ops' else 'integers'}")

@@ -398,6 +398,55 @@ def _read_exact(fh: IO[bytes], n: int, where: str, what: str) -> bytes:
     return b
 
 
+def _read_footer(fh: Any, size: int, body_start: int, w: str) -> tuple[dict[str, Any], int, int]:
+    """(the footer, its offset, the trailer's record count) of a v2 file of ``size`` bytes whose blocks start at
+    ``body_start``; TraceError for a partial file (no trailer), a damaged one or a footer that is not one."""
+    if size < body_start + TRAILER.size:
+        raise TraceError(f"{w}: partial trace file (no trailer: the recording did not finish)")
+    fh.seek(size - TRAILER.size)
+    end, foot_off, foot_len, foot_crc, nrec = TRAILER.unpack(_read_exact(fh, TRAILER.size, w, "the trailer"))
+    if end != END_MAGIC:
+        raise TraceError(f"{w}: partial or damaged trace file (no trailer: the recording did not finish)")
+    if foot_len > MAX_FOOTER_BYTES or foot_off < body_start or foot_off + foot_len + TRAILER.size != size:
+        raise TraceError(f"{w}: damaged trace file (footer at {foot_off}, {foot_len} bytes)")
+    fh.seek(foot_off)
+    foot_raw = _read_exact(fh, foot_len, w, "the footer")
+    if zlib.crc32(foot_raw) != foot_crc:
+        raise TraceError(f"{w}: damaged trace file (footer checksum mismatch)")
+    foot = json_loads(foot_raw, f"{w}: footer")
+    if not isinstance(foot, dict) or foot.get("format") != FILE_FORMAT:
+        raise TraceError(f"{w}: footer is not a {FILE_FORMAT} footer")
+    return foot, foot_off, nrec
+
+
+def _block_index(blocks: Any, nruns: int, body_start: int, foot_off: int, nrec: int, w: str
+                 ) -> tuple[list[list[int]], list[int]]:
+    """(the footer's block index, checked: each entry 12 integers, the blocks back to back from ``body_start``
+    (8-aligned) up to the footer, ``nrec`` records in all; the records of each run)."""
+    if not isinstance(blocks, list):
+        raise TraceError(f"{w}: footer 'blocks' must be a list")
+    idx = []
+    pos, total = body_start + (-body_start % 8), 0
+    run_counts = [0] * nruns
+    for k, b in enumerate(blocks):
+        if (not isinstance(b, list) or len(b) != 12
+                or any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= U64_MAX for x in b)):
+            raise TraceError(f"{w}: block index entry {k} is not 12 integers")
+        off, clen, rlen, _crc, run, nr, _no, first, last, _p0, _p1, r0 = b
+        if off != pos or off + FRAME.size + clen > foot_off or rlen > MAX_RAW_BLOCK or run >= nruns \
+                or r0 != total or not 0 < nr <= BLK_RECORDS or last < first:
+            raise TraceError(f"{w}: block index entry {k} is inconsistent with the file")
+        pos = off + FRAME.size + clen
+        total += nr
+        run_counts[run] += nr
+        idx.append(b)
+    if pos != foot_off:
+        raise TraceError(f"{w}: blocks do not fill the file up to the footer")
+    if total != nrec:
+        raise TraceError(f"{w}: the block index counts {total} records, the trailer {nrec}")
+    return idx, run_counts
+
+
 class TraceFile:
     """A trace file opened for reading, block by block: ``.q7t`` v2 (seeks through its block index), v1 or
     JSON Lines (read whole). Checks the trailer, the footer, every block's CRC-32 and record count before
@@ -478,21 +527,7 @@ class TraceFile:
             return
         if head.get("codec") != CODEC:
             raise TraceError(f"{w}: unknown block codec {str(head.get('codec'))[:20]!r} (this q7emu reads {CODEC})")
-        if self.size < 16 + hlen + TRAILER.size:
-            raise TraceError(f"{w}: partial trace file (no trailer: the recording did not finish)")
-        fh.seek(self.size - TRAILER.size)
-        end, foot_off, foot_len, foot_crc, nrec = TRAILER.unpack(_read_exact(fh, TRAILER.size, w, "the trailer"))
-        if end != END_MAGIC:
-            raise TraceError(f"{w}: partial or damaged trace file (no trailer: the recording did not finish)")
-        if foot_len > MAX_FOOTER_BYTES or foot_off < 16 + hlen or foot_off + foot_len + TRAILER.size != self.size:
-            raise TraceError(f"{w}: damaged trace file (footer at {foot_off}, {foot_len} bytes)")
-        fh.seek(foot_off)
-        foot_raw = _read_exact(fh, foot_len, w, "the footer")
-        if zlib.crc32(foot_raw) != foot_crc:
-            raise TraceError(f"{w}: damaged trace file (footer checksum mismatch)")
-        foot = json_loads(foot_raw, f"{w}: footer")
-        if not isinstance(foot, dict) or foot.get("format") != FILE_FORMAT:
-            raise TraceError(f"{w}: footer is not a {FILE_FORMAT} footer")
+        foot, foot_off, nrec = _read_footer(fh, self.size, 16 + hlen, w)
         if _int(foot, "records", f"{w}: footer") != nrec:
             raise TraceError(f"{w}: footer counts {foot.get('records')} records, the trailer {nrec}")
         runs = check_runs(foot.get("runs"), f"{w}: footer")
@@ -504,28 +539,7 @@ class TraceFile:
                 raise TraceError(f"{w}: run {i}: 'op_names' must list at most {MAX_NAMES} mnemonics "
                                  f"of 1..{MAX_MNEMONIC} characters")
             self.names.append(names)
-        blocks = foot.get("blocks")
-        if not isinstance(blocks, list):
-            raise TraceError(f"{w}: footer 'blocks' must be a list")
-        idx = []
-        pos, total = 16 + hlen + (-(16 + hlen) % 8), 0
-        run_counts = [0] * len(runs)
-        for k, b in enumerate(blocks):
-            if (not isinstance(b, list) or len(b) != 12
-                    or any(isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= U64_MAX for x in b)):
-                raise TraceError(f"{w}: block index entry {k} is not 12 integers")
-            off, clen, rlen, _crc, run, nr, _no, first, last, _p0, _p1, r0 = b
-            if off != pos or off + FRAME.size + clen > foot_off or rlen > MAX_RAW_BLOCK or run >= len(runs) \
-                    or r0 != total or not 0 < nr <= BLK_RECORDS or last < first:
-                raise TraceError(f"{w}: block index entry {k} is inconsistent with the file")
-            pos = off + FRAME.size + clen
-            total += nr
-            run_counts[run] += nr
-            idx.append(b)
-        if pos != foot_off:
-            raise TraceError(f"{w}: blocks do not fill the file up to the footer")
-        if total != nrec:
-            raise TraceError(f"{w}: the block index counts {total} records, the trailer {nrec}")
+        idx, run_counts = _block_index(foot.get("blocks"), len(runs), 16 + hlen, foot_off, nrec, w)
         for i, r in enumerate(runs):
             if r.get("records", run_counts[i]) != run_counts[i]:
                 raise TraceError(f"{w}: run {i} says {r.get('records')} records, its blocks hold {run_counts[i]}")
