@@ -10,7 +10,7 @@ twice: the last element written wins). Where a code and a group's scale sit in t
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -42,6 +42,7 @@ from q7emu.model.format_table import (
     source_format_name,
 )
 from q7emu.model.kernels import path_name
+from q7emu.model.knob_types import Fp6Packing, NibbleOrder
 from q7emu.model.knobs import DEQUANT_KNOBS
 from q7emu.registry import KernelEntry
 
@@ -143,7 +144,7 @@ class TensorDequantizeSpec(FirmwareOpcodeSpec, opcode=Opcode.TENSOR_DEQUANTIZE, 
         if b is None:
             return
         ex.source = [b]
-        shift = nibble_shift(knobs["nibble_order"], k)
+        shift = nibble_shift(cast(NibbleOrder, knobs["nibble_order"]), k)        # checked with the knobs
         ex.code = (b.value >> shift) & 0xF
         ex.code_where = "high nibble" if shift else "low nibble"
 
@@ -156,7 +157,7 @@ class TensorDequantizeSpec(FirmwareOpcodeSpec, opcode=Opcode.TENSOR_DEQUANTIZE, 
             return
         ex.source = [b for b in bs if b is not None]
         w = ex.source[0].value | ex.source[1].value << 8 | ex.source[2].value << 16
-        shift = fp6_code_shift(knobs["fp6_packing"], kk)
+        shift = fp6_code_shift(cast(Fp6Packing, knobs["fp6_packing"]), kk)      # checked with the knobs
         ex.code = (w >> shift) & 0x3F
         ex.code_where = f"bits {shift}..{shift + 5} of the 3 bytes"
 

@@ -29,15 +29,18 @@ CONTRIBUTING.md. This module is data only.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+import struct
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, TypeAlias
 
+from q7emu.model.knob_types import Fp6Packing, NibbleOrder
+
 __all__ = ["Fp8Format", "FP8_FORMATS", "Rebias", "DequantFormat", "DEQUANT_FORMATS", "DequantPath",
            "DEQUANT_PATH_TABLE", "DequantFmt", "DequantFmtName", "Fp8Name", "fp8_format",
            "dequant_format", "dequant_path", "MxGroupLayout", "MX_LAYOUTS", "MX_BLOCK_BYTES", "MX_BLOCK_GROUPS",
-           "mx_layout", "nibble_shift", "fp6_code_shift", "source_format_name", "out_format_name"]
+           "mx_layout", "nibble_shift", "fp6_code_shift", "source_format_name", "out_format_name", "codebook_triples"]
 
 
 # ---------------------------------------------------------------------------------------------- FP8 outputs
@@ -276,13 +279,13 @@ def mx_layout(name: str) -> MxGroupLayout:
     return _MX_BY_NAME[name]
 
 
-def nibble_shift(nibble_order: str, k: int) -> int:
+def nibble_shift(nibble_order: NibbleOrder, k: int) -> int:
     """The shift of code k (0: the byte's first code, 1: its second) in its byte under ``nibble_order``
     (docs/model.md §1): ``low-first`` reads the low nibble first."""
     return 4 * k if nibble_order == "low-first" else 4 - 4 * k
 
 
-def fp6_code_shift(fp6_packing: str, k: int) -> int:
+def fp6_code_shift(fp6_packing: Fp6Packing, k: int) -> int:
     """The shift of FP6 code k (0..3) in the 24-bit word w = b0 | b1 << 8 | b2 << 16 of its 3 bytes under
     ``fp6_packing`` (docs/model.md §1): bits [6k, 6k+6) ``lsb-first``, bits [18-6k, 24-6k) ``msb-first``."""
     return 6 * k if fp6_packing == "lsb-first" else 18 - 6 * k
@@ -298,3 +301,29 @@ def source_format_name(code: int) -> str:
 def out_format_name(fp8_name: str) -> str:
     """How reports name an FP8 format (``E4M3`` / ``E5M2``) from its canonical name."""
     return fp8_format(fp8_name).short.upper()
+
+
+def codebook_triples(values: Iterable[float], ebias: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    """The soft-float triple of each of 16 codebook values (float32), as the kernels' codebook path reads them (the
+    constant vectors of _dequant.pyx, the symbols of the programs): SIG (the top 14 significand bits and a sticky
+    bit, the leading one at bit 14; 0 for zero), EXP (the unbiased exponent minus ``ebias``; -16384 for zero), SGN
+    (0x80 for a negative value). The sticky bit keeps the later single rounding to <= 4 bits exact."""
+    bits = [int.from_bytes(struct.pack("<f", float(v)), "little") for v in values]
+    if len(bits) != 16:
+        raise ValueError(f"a codebook has 16 values, not {len(bits)}")
+    sig, exp, sgn = [], [], []
+    for b in bits:
+        e, m = (b >> 23) & 0xFF, b & 0x7FFFFF
+        sgn.append(((b >> 31) & 1) * 0x80)
+        if e == 0 and m == 0:
+            sig.append(0)
+            exp.append(-16384)
+            continue
+        if e == 0:                      # float32 subnormal: normalise
+            sh = 24 - m.bit_length()
+            m24, ue = m << sh, -126 - sh
+        else:
+            m24, ue = m | 0x800000, e - 127
+        sig.append((m24 >> 9) | (1 if (m24 & 0x1FF) else 0))
+        exp.append(ue - ebias)
+    return tuple(sig), tuple(exp), tuple(sgn)

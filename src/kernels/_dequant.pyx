@@ -35,7 +35,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from q7emu.model.format_table import dequant_format, dequant_path, mx_layout as mx_layout_of
+from q7emu.model.format_table import codebook_triples, dequant_format, dequant_path, mx_layout as mx_layout_of
 from q7emu.model.knobs import KNOB_DEFAULTS
 from q7emu.model.tables import NF4_TABLES
 
@@ -734,28 +734,12 @@ def _bytes_vec(lst, fill=64):
 
 
 def _nf4_tables(values, ebias):
-    """Soft-float triples of the 16 codebook values: SIG (the top 14 significand bits + a sticky bit,
-    leading one at bit 14), EXP (unbiased, minus `ebias`), SGN (0x80 for negative). Computed from the float32 bit
-    patterns (the sticky bit keeps the later single rounding to <= 4 bits exact)."""
-    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.int64)
-    sig = np.zeros(16, np.int64)
-    exp = np.full(16, -16384, np.int64)
-    sgn = ((bits >> 31) & 1) * 0x80
-    for c in range(16):
-        e = (int(bits[c]) >> 23) & 0xFF
-        m = int(bits[c]) & 0x7FFFFF
-        if e == 0 and m == 0:
-            continue
-        if e == 0:                      # float32 subnormal: normalise
-            sh = 24 - m.bit_length()
-            m24, ue = m << sh, -126 - sh
-        else:
-            m24, ue = m | 0x800000, e - 127
-        sig[c] = (m24 >> 9) | (1 if (m24 & 0x1FF) else 0)
-        exp[c] = ue - ebias
+    """The codebook's constant rows: the soft-float triples of its 16 values (the format table's
+    codebook_triples: SIG, EXP minus `ebias`, SGN) as two 32-lane u16 rows, SIG | EXP and SGN | 0."""
+    sig, exp, sgn = codebook_triples(values, ebias)
     lo = np.zeros(32, np.uint16)
     lo[:16] = sig
-    lo[16:] = exp & 0xFFFF
+    lo[16:] = np.asarray(exp, np.int64) & 0xFFFF
     hi = np.zeros(32, np.uint16)
     hi[:16] = sgn
     return lo.view(np.uint8), hi.view(np.uint8)

@@ -9,12 +9,10 @@ running them is :mod:`q7emu.asm.kernels`' (one layer up).
 """
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 
-import numpy as np
-
-from q7emu.model.format_table import dequant_format, dequant_path, fp8_format, mx_layout
+from q7emu.model.format_table import codebook_triples, dequant_format, dequant_path, fp8_format, mx_layout
 from q7emu.model.knobs import KNOB_DEFAULTS
 from q7emu.model.tables import MAX_EXP, NF4_TABLES
 
@@ -29,31 +27,6 @@ Symbols = dict[str, int | tuple[int, ...]]
 def program_file(kernel: str) -> Path:
     """The program file of a kernel (KeyError for a kernel without one)."""
     return PROGRAM_DIR / PROGRAM_FILES[kernel]
-
-
-def codebook_triples(values: Sequence[float] | np.ndarray, ebias: int) -> tuple[tuple[int, ...], tuple[int, ...],
-                                                                              tuple[int, ...]]:
-    """The soft-float triple of each of 16 codebook values (float32): SIG (the top 14 significand bits and a sticky
-    bit, the leading one at bit 14; 0 for zero), EXP (the unbiased exponent minus ``ebias``; -16384 for zero), SGN
-    (0x80 for a negative value). The sticky bit keeps the later single rounding to <= 4 bits exact."""
-    bits = np.asarray(values, dtype=np.float32).view(np.uint32).astype(np.int64)
-    sig, exp, sgn = [], [], []
-    for c in range(16):
-        b = int(bits[c])
-        e, m = (b >> 23) & 0xFF, b & 0x7FFFFF
-        sgn.append(((b >> 31) & 1) * 0x80)
-        if e == 0 and m == 0:
-            sig.append(0)
-            exp.append(-16384)
-            continue
-        if e == 0:                      # float32 subnormal: normalise
-            sh = 24 - m.bit_length()
-            m24, ue = m << sh, -126 - sh
-        else:
-            m24, ue = m | 0x800000, e - 127
-        sig.append((m24 >> 9) | (1 if (m24 & 0x1FF) else 0))
-        exp.append(ue - ebias)
-    return tuple(sig), tuple(exp), tuple(sgn)
 
 
 def _mx_layout_symbols(name: str) -> Symbols:
