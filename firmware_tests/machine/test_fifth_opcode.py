@@ -98,6 +98,15 @@ def test_without_its_spec_the_case_is_the_firmwares_unknown_opcode(folder):
     assert code == 1 and "UNKNOWN OPCODE=0x5d" in out + err, out + err
 
 
+def test_replay_program_refuses_it_naming_the_calling_conventions(folder):
+    """--program stands in for the 0x7b / 0xe3 kernels only: on this opcode the case's error names the rule."""
+    code, out, err = run(folder, "-m", "q7emu", "replay", "cases/td.json", "--no-progress", "--json", "--program",
+                         EXAMPLE / "tensor_double.s")
+    case = json.loads(out)["cases"][0]
+    assert code == 1 and case["verdict"] == "FAIL", out + err
+    assert "--program" in case["error"] and "0x7b and 0xe3 only" in case["error"], case["error"]
+
+
 def test_explore_runs_it(folder):
     code, out, err = run(folder, "-m", "q7emu", "explore", "cases", "--json", "--no-progress")
     doc = json.loads(out)

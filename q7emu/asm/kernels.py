@@ -22,6 +22,7 @@ from q7emu.asm.assembler import assemble_file
 from q7emu.asm.program import Program
 from q7emu.asm.run import ProgramRun, Region, run_calls
 from q7emu.asm.translate import translation_of
+from q7emu.errors import InvalidArgument
 from q7emu.kernels.cores import output_buffer
 from q7emu.kernels.programs import dequant_symbols, program_file, quantize_mx_symbols
 from q7emu.kernels.tracing import TraceRecorder, TraceSink, run_traced
@@ -159,10 +160,14 @@ class ProgramBackend:
 
     def handler(self, opcode: int) -> Callable[..., Any]:
         """The function that stands in for the kernel API of ``opcode`` (0x7b: :func:`q7emu.dequantize`'s
-        arguments; 0xE3: :func:`q7emu.quantize_mx`'s)."""
+        arguments; 0xE3: :func:`q7emu.quantize_mx`'s); InvalidArgument for an opcode without a calling convention (an
+        opcode added through its spec runs its own kernel)."""
         if opcode == 0xE3:
             return lambda *a, **k: quantize_mx_program(self.program, *a, max_steps=self.max_steps,
                                                        counts=self.counts, **k)
+        if opcode != 0x7B:
+            raise InvalidArgument("--program", f"opcode 0x{opcode:02x}", "a program stands in for the kernels of 0x7b "
+                                  "and 0xe3 only: their calling conventions (docs/asm.md §4.3)")
         return lambda *a, **k: dequantize_program(self.program, *a, max_steps=self.max_steps, counts=self.counts,
                                                   **k)
 
