@@ -131,26 +131,15 @@ def _check_steps(max_steps: int | None) -> int:
     return int(max_steps)
 
 
-def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDArray[np.int64],
-              regs: Mapping[str, int] | npt.NDArray[np.uint32] | None = None, *,
-              trace: TraceSink | bool | None = None,
-              kernel_id: int = 0, max_steps: int | None = None, count_bundles: bool = False,
-              carry: bool = False, counts: npt.NDArray[np.int64] | None = None,
-              translation: tuple[int, npt.NDArray[np.int32]] | None = None) -> ProgramRun:
-    """Run ``program`` once per entry of ``partitions`` (int64 [C], what a trace records as each call's partition),
-    call c seeing each region at its base backed by the region's buffer from ``offsets[c]`` on. The regions must
-    not overlap each other or the data section. ``regs``: starting scalar registers (a dict or uint32 [16]).
-    ``carry``: the vector registers carry from call to call (a kernel's calls), else each call starts from the reset
-    state (every register 0). ``count_bundles``: count each bundle's executions (ProgramRun.bundle_counts), into
-    ``counts`` (int64 [bundles], added to) when given. ``translation``: the program's translation
-    (q7emu.asm.translate.translation_of: its index and runtime immediates, docs/asm.md §9), run in the interpreter's
-    place when the run is untraced and without counts; the result is the same. Raises ProgramError when a call
-    stops on an error."""
+def _region_layout(regions: Sequence[Region], calls: int, data_bytes: int
+                   ) -> tuple[npt.NDArray[np.int64], list[tuple[int, npt.NDArray[np.uint8], int, bool]]]:
+    """The checked memory map of a run: each call's offset into each region's buffer (int64 [calls, MAX_REGIONS +
+    1], column 0 the data section's, unused) and the regions as the interpreter takes them (base, buffer, size,
+    writable); InvalidArgument naming a region that is not a C-contiguous uint8 buffer, is read-only but written,
+    leaves the 32-bit address space or its buffer, or overlaps another region or the data section."""
     if len(regions) > MAX_REGIONS:
         raise InvalidArgument("regions", len(regions), f"a call has at most {MAX_REGIONS} memory regions")
-    d = program.decoded
-    calls = len(partitions)
-    spans = [(DATA_BASE, len(d.data), "the data section")]
+    spans = [(DATA_BASE, data_bytes, "the data section")]
     offsets = np.zeros((calls, MAX_REGIONS + 1), np.int64)
     arrays = []
     for k, r in enumerate(regions, 1):
@@ -172,6 +161,27 @@ def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDAr
     for (b0, s0, n0), (b1, _, n1) in zip(spans, spans[1:]):
         if b0 + s0 > b1:
             raise InvalidArgument("regions", n1, f"overlaps {n0} in the address map")
+    return offsets, arrays
+
+
+def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDArray[np.int64],
+              regs: Mapping[str, int] | npt.NDArray[np.uint32] | None = None, *,
+              trace: TraceSink | bool | None = None,
+              kernel_id: int = 0, max_steps: int | None = None, count_bundles: bool = False,
+              carry: bool = False, counts: npt.NDArray[np.int64] | None = None,
+              translation: tuple[int, npt.NDArray[np.int32]] | None = None) -> ProgramRun:
+    """Run ``program`` once per entry of ``partitions`` (int64 [C], what a trace records as each call's partition),
+    call c seeing each region at its base backed by the region's buffer from ``offsets[c]`` on. The regions must
+    not overlap each other or the data section. ``regs``: starting scalar registers (a dict or uint32 [16]).
+    ``carry``: the vector registers carry from call to call (a kernel's calls), else each call starts from the reset
+    state (every register 0). ``count_bundles``: count each bundle's executions (ProgramRun.bundle_counts), into
+    ``counts`` (int64 [bundles], added to) when given. ``translation``: the program's translation
+    (q7emu.asm.translate.translation_of: its index and runtime immediates, docs/asm.md §9), run in the interpreter's
+    place when the run is untraced and without counts; the result is the same. Raises ProgramError when a call
+    stops on an error."""
+    d = program.decoded
+    calls = len(partitions)
+    offsets, arrays = _region_layout(regions, calls, len(d.data))
     if len(d.data) > MAX_DATA_BYTES:
         raise InvalidArgument("data", len(d.data), f"the data section is at most {MAX_DATA_BYTES} bytes")
     ar = regs if isinstance(regs, np.ndarray) else parse_registers(regs)

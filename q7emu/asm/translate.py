@@ -326,106 +326,117 @@ def _indent(lines: Iterable[str], n: int) -> list[str]:
     return [" " * n + x for x in lines]
 
 
-def render(tx: Translation, program: Program, carry: bool = True) -> str:
-    """The Cython text of ``tx`` (its ``program``: one of the family): a function
-    ``cdef int <name>(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-    int* fail_insn) noexcept nogil`` that runs one call as the interpreter's exec_loop would, returning 0, or
-    ERR_FALLBACK when the interpreter must run the call (it reports the error or the step budget)."""
+@dataclass
+class _Frame:
+    """What the text of one translation needs: the program's ops by bundle, its flow, the registers it uses (the
+    vector side and the scalar ones) and those live at its entry (read before written: the state carried in)."""
+
+    by_bundle: dict[int, list[OpFacts]]
+    shape: Shape
+    regs: set[Reg]
+    aregs: set[int]
+    live_at_entry: set[Reg]
+
+
+def _frame(program: Program, carry: bool) -> _Frame:
     facts = op_facts(program)
     shape = flow(program, facts)
-    imm_index = {rc: j for j, rc in enumerate(tx.runtime_imms)}
     after = liveness(program, facts, carry)
-    # the registers the call reads before writing them: live at the entry (the state carried in)
     first_rows = [f for f in facts if f.bundle == shape.entry]
     live_at_entry: set[Reg] = set()
     if first_rows:
         f0 = first_rows[0]
         live_at_entry = set(after[f0.row]) - {r for r in f0.writes if r[0] != "a"} | \
             {r for r in f0.reads if r[0] != "a"}
-    regs: set[Reg] = set()
-    aregs: set[int] = set()
-    for f in facts:
-        for r in (*f.reads, *f.writes):
-            if r[0] == "a":
-                aregs.add(r[1])
-            else:
-                regs.add(r)
+    regs = {r for f in facts for r in (*f.reads, *f.writes) if r[0] != "a"}
+    aregs = {r[1] for f in facts for r in (*f.reads, *f.writes) if r[0] == "a"}
     by_bundle: dict[int, list[OpFacts]] = {}
     for f in facts:
         by_bundle.setdefault(f.bundle, []).append(f)
+    return _Frame(by_bundle, shape, regs, aregs, live_at_entry)
+
+
+def _register_copies(fr: _Frame, into_locals: bool) -> list[str]:
+    """The registers live at the entry copied from the register file into the locals (or back), and the scalar
+    registers from the machine (or back)."""
+    out = []
+    for file, num in sorted(fr.live_at_entry):
+        reg, loc = f"rf.{_RF_FIELD[file]}[{num}]", f"{file}{num}"
+        dst, src = (loc, reg) if into_locals else (reg, loc)
+        out.append(f"    {dst} = {src}" if file in ("vb", "pr") else
+                   f"    memcpy(&{dst}, &{src}, sizeof({_C_TYPE[file]}))")
+    out += [f"    a{n} = m.ar[{n}]" if into_locals else f"    m.ar[{n}] = a{n}" for n in sorted(fr.aregs)]
+    return out
+
+
+def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
+    """The function's head, its locals and their starting values."""
     L = [f"cdef int {tx.name}(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,",
          f"{' ' * (len(tx.name) + 10)}int* fail_insn) noexcept nogil:",
          f'    """Shape {tx.key}, planned from {program.name[:60]}."""']
     for file in ("v", "wv", "vb", "pr", "u"):
-        names = sorted(n for f_, n in regs if f_ == file)
+        names = sorted(n for f_, n in fr.regs if f_ == file)
         if names:
             L.append(f"    cdef {_C_TYPE[file]} " + ", ".join(f"{file}{n}" for n in names))
         if any(file == f_ for d in tx.dead_outputs.values() for f_, _ in d):
             L.append(f"    cdef {_C_TYPE[file]} dead_{file}")
-    if aregs:
-        L.append("    cdef uint32_t " + ", ".join(f"a{n}" for n in sorted(aregs)))
+    if fr.aregs:
+        L.append("    cdef uint32_t " + ", ".join(f"a{n}" for n in sorted(fr.aregs)))
     L += ["    cdef uint32_t lcount = 0", "    cdef int lbeg = -1, lend = -1, nxt = -1, halt = 0, blk",
           "    cdef int64_t k = 0", "    cdef int64_t check = STEPS_PER_CHECK",
-          "    cdef int r", "    cdef Py_ssize_t off = 0, n = 0", "    cdef uint8_t* p = NULL"]
+          "    cdef int r", "    cdef Py_ssize_t off = 0, n = 0", "    cdef uint8_t* p = NULL",
+          "    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)",
+          "        return fail(fail_insn, -1, ERR_FALLBACK)"]
     # the others start zero (never read before written: liveness says so; the C compiler cannot see it through the
     # block dispatch)
-    for file, num in sorted(regs - live_at_entry):
+    for file, num in sorted(fr.regs - fr.live_at_entry):
         L.append(f"    {file}{num} = 0" if file in ("vb", "pr") else
                  f"    memset(&{file}{num}, 0, sizeof({_C_TYPE[file]}))")
-    for file, num in sorted(live_at_entry):
-        src = f"rf.{_RF_FIELD[file]}[{num}]"
-        L.append(f"    {file}{num} = {src}" if file in ("vb", "pr") else
-                 f"    memcpy(&{file}{num}, &{src}, sizeof({_C_TYPE[file]}))")
-    for n in sorted(aregs):
-        L.append(f"    a{n} = m.ar[{n}]")
-    L.append(f"    blk = {shape.entry}")
-    first_statement = next(i for i, x in enumerate(L) if i > 2 and not x.startswith("    cdef "))
-    L[first_statement:first_statement] = [
-        "    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)",
-        "        return fail(fail_insn, -1, ERR_FALLBACK)"]
-    L.append("    while True:")
-    blocks = shape.leaders
-    first = True
-    for bi, start in enumerate(blocks):
-        stop = blocks[bi + 1] if bi + 1 < len(blocks) else shape.nbundles
-        L.append(f"        {'if' if first else 'elif'} blk == {start}:")
-        first = False
-        body: list[str] = [f"if k + {stop - start} >= max_steps:", "    return fail(fail_insn, -1, ERR_FALLBACK)"]
-        for b in range(start, stop):
-            ops = by_bundle.get(b, [])
-            body.append(f"# bundle {b}: {program.bundles[b].text()}")
-            for f in ops:
-                if f.row in tx.dropped:
-                    body.append(f"# dropped (every output dead): row {f.row}")
-                    continue
-                t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b)
-                body += (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
-            slow = b in shape.loop_ends or any(f.control for f in ops)
-            if not slow:
+    return L + _register_copies(fr, True) + [f"    blk = {fr.shape.entry}"]
+
+
+def _block(tx: Translation, program: Program, fr: _Frame, start: int, stop: int,
+           imm_index: dict[tuple[int, int], int]) -> list[str]:
+    """One basic block (bundles start .. stop - 1): its step-budget check, its ops, the next block."""
+    body: list[str] = [f"if k + {stop - start} >= max_steps:", "    return fail(fail_insn, -1, ERR_FALLBACK)"]
+    next_block = [f"blk = {stop}"]
+    for b in range(start, stop):
+        ops = fr.by_bundle.get(b, [])
+        body.append(f"# bundle {b}: {program.bundles[b].text()}")
+        for f in ops:
+            if f.row in tx.dropped:
+                body.append(f"# dropped (every output dead): row {f.row}")
                 continue
-            nxt_default = b + 1
-            body += ["if halt:", "    blk = -1",
-                     "elif nxt >= 0:", "    blk = nxt", "    nxt = -1",
-                     "else:", f"    blk = {nxt_default}"]
-            if b in shape.loop_ends:
-                body += ["    if blk == lend and lcount != 0:", "        lcount -= 1", "        blk = lbeg"]
+            t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b)
+            body += (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
+        if b in fr.shape.loop_ends or any(f.control for f in ops):
+            next_block = ["if halt:", "    blk = -1", "elif nxt >= 0:", "    blk = nxt", "    nxt = -1",
+                          "else:", f"    blk = {b + 1}"]
+            if b in fr.shape.loop_ends:
+                next_block += ["    if blk == lend and lcount != 0:", "        lcount -= 1", "        blk = lbeg"]
             break
-        else:
-            body.append(f"blk = {stop}")
-        body += [f"k += {stop - start}"]
-        L += _indent(body, 12)
+    return body + next_block + [f"k += {stop - start}"]
+
+
+def render(tx: Translation, program: Program, carry: bool = True) -> str:
+    """The Cython text of ``tx`` (its ``program``: one of the family): a function
+    ``cdef int <name>(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
+    int* fail_insn) noexcept nogil`` that runs one call as the interpreter's exec_loop would, returning 0, or
+    ERR_FALLBACK when the interpreter must run the call (it reports the error or the step budget)."""
+    fr = _frame(program, carry)
+    imm_index = {rc: j for j, rc in enumerate(tx.runtime_imms)}
+    L = _prologue(tx, program, fr) + ["    while True:"]
+    blocks = fr.shape.leaders
+    for bi, start in enumerate(blocks):
+        stop = blocks[bi + 1] if bi + 1 < len(blocks) else fr.shape.nbundles
+        L.append(f"        {'if' if bi == 0 else 'elif'} blk == {start}:")
+        L += _indent(_block(tx, program, fr, start, stop, imm_index), 12)
     L += ["        else:", "            break",
           "        if k >= check:",
           "            if interrupted():",
           "                return fail(fail_insn, -1, ERR_INTERRUPT)",
           "            check = k + STEPS_PER_CHECK"]
-    for file, num in sorted(live_at_entry):
-        dst = f"rf.{_RF_FIELD[file]}[{num}]"
-        L.append(f"    {dst} = {file}{num}" if file in ("vb", "pr") else
-                 f"    memcpy(&{dst}, &{file}{num}, sizeof({_C_TYPE[file]}))")
-    for n in sorted(aregs):
-        L.append(f"    m.ar[{n}] = a{n}")
-    L += ["    steps[0] = k", "    return 0"]
+    L += _register_copies(fr, False) + ["    steps[0] = k", "    return 0"]
     tx.text = "\n".join(x for line in L for x in _fit(line)) + "\n"
     return tx.text
 

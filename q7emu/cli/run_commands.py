@@ -238,6 +238,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
             doc["plot"] = str(plot)
         print(report.dumps(doc))
         return code
+    _print_replay_text(args, results, files, n_selected, sh, seconds, junit, plot, plotted)
+    return code
+
+
+def _print_replay_text(args: argparse.Namespace, results: list[Any], files: list[str], n_selected: int,
+                       sh: tuple[int, int] | None, seconds: float, junit: Path | None, plot: Path | None,
+                       plotted: int | None) -> None:
+    """replay's text report: a row per case (``-q``: the failing ones), the failing cases again above the summary,
+    the summary line (counts, bytes compared, seconds), durations, and where the JUnit file and the plot went."""
+    from q7emu.machine import report
+
     not_ok = [r for r in results if not r.ok]
     width = report.path_width(not_ok if args.quiet else results)
     for r in not_ok if args.quiet else results:       # -q: the failing cases only, with their detail
@@ -265,7 +276,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
         failing = sum(1 for r in results if report.kind(r) == "fail" and any(d.differing for d in r.regions))
         print(f"diff map of {plotted} failing case(s)"
               + (f" (the first {plotted} of {failing})" if failing > (plotted or 0) else "") + f" -> {plot}")
-    return code
 
 
 def _not_run_reason(results: list[Any]) -> str:
