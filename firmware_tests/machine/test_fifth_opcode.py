@@ -121,7 +121,7 @@ def test_the_pytest_plugin_runs_it_with_and_without_xdist(folder):
 
 
 def test_a_farm_runs_it_on_its_workers(folder):
-    pytest.importorskip("distributed", reason="the dask extra (pip install 'q7emu[dask]')")
+    pytest.importorskip("distributed", reason="the dask extra (pip install '.[dask]')")
     script = """
 import logging, sys, distributed
 from q7emu.machine import report
