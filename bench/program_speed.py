@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import summary  # noqa: E402
+from replay_throughput import cpu_model  # noqa: E402
 
 from q7emu.asm import kernels as programs  # noqa: E402
 from q7emu.asm import run as program_run  # noqa: E402
@@ -99,16 +100,6 @@ def measure(levels: list[str], rounds: int) -> dict:
                          "same_bytes": ok})
     return {"cpu": platform.processor() or platform.machine(), "cpu_model": cpu_model(), "rows": rows,
             "load_average": os.getloadavg(), "rounds": rounds}
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def format_table(doc: dict) -> str:

@@ -727,6 +727,16 @@ class NpzReader:
                           "truncated: the file ends inside the array")
         return start
 
+    def _check_member(self, zi: zipfile.ZipInfo, where: str, info: ArrayInfo, check: ArrayCheck | None) -> None:
+        """Before an array's data is read: the caller's ``check``, the header's size against the member's, and the
+        reader's size budget."""
+        if check is not None:
+            check(where, info)
+        if info.header_bytes + info.nbytes != zi.file_size:
+            raise _refuse(where, f"{zi.file_size} bytes", f"the header describes "
+                                                          f"{info.header_bytes + info.nbytes} bytes (damaged)")
+        _budget(where, info.nbytes, self.left, self.total)
+
     def _read_stored(self, zi: zipfile.ZipInfo, where: str, check: ArrayCheck | None) -> np.ndarray:
         """A stored (uncompressed) member read straight into its array: one read of the data from the file, then
         the zip's CRC-32 over the member checked (what zipfile checks, without its copies)."""
@@ -735,12 +745,7 @@ class NpzReader:
         f.seek(start)
         head = f.read(min(zi.file_size, 12 + _MAX_NPY_HEADER))
         info = _read_npy_header(io.BytesIO(head), where)
-        if check is not None:
-            check(where, info)
-        if info.header_bytes + info.nbytes != zi.file_size:
-            raise _refuse(where, f"{zi.file_size} bytes", f"the header describes "
-                                                          f"{info.header_bytes + info.nbytes} bytes (damaged)")
-        _budget(where, info.nbytes, self.left, self.total)
+        self._check_member(zi, where, info, check)
         flat = np.empty(info.nbytes // info.dtype.itemsize, dtype=info.dtype)
         mv = flat.view(np.uint8).data if info.nbytes else memoryview(bytearray())
         f.seek(start + info.header_bytes)
@@ -774,12 +779,7 @@ class NpzReader:
         zi, f, where = self._open(name)
         with f:
             info = _read_npy_header(f, where)
-            if check is not None:
-                check(where, info)
-            if info.header_bytes + info.nbytes != zi.file_size:
-                raise _refuse(where, f"{zi.file_size} bytes", f"the header describes "
-                                                               f"{info.header_bytes + info.nbytes} bytes (damaged)")
-            _budget(where, info.nbytes, self.left, self.total)
+            self._check_member(zi, where, info, check)
             arr = _read_data(f, info, where)
         self.left -= info.nbytes
         return arr

@@ -61,7 +61,7 @@ class OpFacts:
     ``row``: its row in Decoded.insns; ``bundle``: its bundle; ``op``: the op-table record; ``values`` int [10 - 2]:
     the row's operand slots; ``imm_slots``: the slots holding an immediate (a constant a configuration may change);
     ``reads`` / ``writes``: the vector-side and scalar registers (a read-modify-write register in both);
-    ``memory_write``: it stores; ``control``: it decides the next bundle."""
+    ``control``: it decides the next bundle."""
 
     row: int
     bundle: int
@@ -70,7 +70,6 @@ class OpFacts:
     imm_slots: tuple[int, ...]
     reads: tuple[Reg, ...]
     writes: tuple[Reg, ...]
-    memory_write: bool
     control: bool
 
     @property
@@ -108,9 +107,7 @@ def op_facts(program: Program) -> list[OpFacts]:
             ins = b.instrs[j]
             reads, writes = ins.registers()
             vals = tuple(int(x) for x in d.insns[row, 2:INSN_COLS])
-            mem_write = any(o.kind == T.MEMORY and o.role != T.SRC for o in ins.op.operands) \
-                or (ins.op.family == X.XMEM and ins.op.operands[0].role == T.SRC)
-            out.append(OpFacts(row, bi, ins.op, vals, _imm_slots(ins.op), tuple(reads), tuple(writes), mem_write,
+            out.append(OpFacts(row, bi, ins.op, vals, _imm_slots(ins.op), tuple(reads), tuple(writes),
                                ins.is_control))
             row += 1
     return out
@@ -175,7 +172,7 @@ def flow(program: Program, facts: Sequence[OpFacts]) -> Shape:
         if not ends and not any(f.op.mnemonic == "j" for f in jumps):
             s.add(b + 1)
         if b in loop_ends:
-            s |= {x for x in loop_starts}
+            s |= loop_starts
         if ends:
             s = {-1}
         s = {x if 0 <= x < nb else -1 for x in s}
