@@ -14,6 +14,7 @@ from q7emu.cli.common import (
     Subparsers,
     UsageError,
     add_program_options,
+    integer_assignments,
     parse_partition_bytes,
     print_json,
     progress_choice,
@@ -55,19 +56,6 @@ def cmd_asm_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _registers(items: list[str] | None) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for it in items or []:
-        if "=" not in it:
-            raise UsageError(f"--set {it!r}: expected REGISTER=VALUE (a2=0x40)")
-        k, v = it.split("=", 1)
-        try:
-            out[k.strip()] = int(v.strip(), 0)
-        except ValueError:
-            raise UsageError(f"--set {it!r}: the value must be an integer") from None
-    return out
-
-
 def cmd_asm_run(args: argparse.Namespace) -> int:
     """``q7emu asm run PROG.s --sbuf IN -o OUT.npz``: run the program on each chosen partition of the SBUF image (in
     place, docs/asm.md §4.2) and write the image after it."""
@@ -80,7 +68,7 @@ def cmd_asm_run(args: argparse.Namespace) -> int:
 
     prog = read_program(args.program, args)
     out = args.output if args.output.endswith(".npz") else args.output + ".npz"
-    regs = _registers(args.set)
+    regs = integer_assignments(args, "set", "REGISTER=VALUE (a2=0x40)")
     parse_registers(regs)                               # checked before the image is read
     sbuf = np.ascontiguousarray(load_sbuf_image(args.sbuf, args.partition_bytes))
     ranges = list_arg(args.partitions, "--partitions") or [(0, sbuf.shape[0])]

@@ -266,6 +266,21 @@ def add_program_options(s: argparse.ArgumentParser, program: bool = True) -> Non
                         "docs/asm.md §4.5)")
 
 
+def integer_assignments(args: argparse.Namespace, option: str, form: str) -> dict[str, int]:
+    """The ``--OPTION NAME=VALUE`` items of ``args.OPTION`` as {NAME: VALUE}, VALUE an integer in any base
+    (``0x40``); an item without ``=`` or with another value is a UsageError naming the item and ``form``."""
+    out: dict[str, int] = {}
+    for it in getattr(args, option, None) or []:
+        if "=" not in it:
+            raise UsageError(f"--{option} {it!r}: expected {form}")
+        k, v = it.split("=", 1)
+        try:
+            out[k.strip()] = int(v.strip(), 0)
+        except ValueError:
+            raise UsageError(f"--{option} {it!r}: the value must be an integer") from None
+    return out
+
+
 def read_program(path: str, args: argparse.Namespace) -> Any:
     """The program at ``path`` assembled with the command's ``--reading`` / ``--define`` (an AsmError names the
     line), as a :class:`q7emu.asm.Program`."""
@@ -277,15 +292,7 @@ def read_program(path: str, args: argparse.Namespace) -> Any:
             raise UsageError(f"--reading {it!r}: expected MNEMONIC=READING (sel2nx8i_s4=select)")
         k, v = it.split("=", 1)
         readings[k.strip().lower().removeprefix("ivp_")] = v.strip()
-    symbols: dict[str, int | tuple[int, ...]] = {}
-    for it in getattr(args, "define", None) or []:
-        if "=" not in it:
-            raise UsageError(f"--define {it!r}: expected NAME=VALUE")
-        k, v = it.split("=", 1)
-        try:
-            symbols[k.strip()] = int(v.strip(), 0)
-        except ValueError:
-            raise UsageError(f"--define {it!r}: the value must be an integer") from None
+    symbols: dict[str, int | tuple[int, ...]] = dict(integer_assignments(args, "define", "NAME=VALUE"))
     steps = getattr(args, "max_steps", None)
     if steps is not None and not 1 <= steps < 1 << 62:
         raise UsageError(f"--max-steps must be in 1..2^62 bundles, got {steps}")
