@@ -43,6 +43,21 @@ def _kind(mode: int) -> str:
             else "not a regular file")
 
 
+def write_generated(outputs: dict[Path, str], argv: list[str], command: str, root: Path) -> int:
+    """A generator's main: write each generated file of ``outputs`` ({path: text}) and say so; with ``--check`` in
+    ``argv`` write nothing and name each file that is missing or differs ("stale: run ``command``"), exit status 1
+    when one does, else 0. Paths are printed relative to ``root`` (the repository)."""
+    stale = [p for p, text in outputs.items() if not p.exists() or p.read_text() != text]
+    if "--check" in argv:
+        for p in stale:
+            print(f"{p.relative_to(root)} is stale: run {command}", file=sys.stderr)
+        return 1 if stale else 0
+    for p, text in outputs.items():
+        p.write_text(text)
+        print(f"wrote {p.relative_to(root)}")
+    return 0
+
+
 def output_target(path: str | os.PathLike[str]) -> Path:
     """The file an output to ``path`` replaces (docs/limits.md §3), checked before any work is done.
 

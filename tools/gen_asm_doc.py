@@ -67,21 +67,15 @@ def render(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
+    """Write docs/asm.md's syntax tables; with --check, exit 1 if they are stale instead."""
     import argparse
+
+    from q7emu.fileio import write_generated
 
     ap = argparse.ArgumentParser(description="Write docs/asm.md's op syntax tables from the op tables.")
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if docs/asm.md is stale")
-    args = ap.parse_args(argv)
-    text = DOC.read_text()
-    new = render(text)
-    if args.check:
-        if new != text:
-            print("docs/asm.md's syntax tables are stale: run python tools/gen_asm_doc.py", file=sys.stderr)
-            return 1
-        return 0
-    DOC.write_text(new)
-    print("wrote docs/asm.md")
-    return 0
+    ap.parse_args(argv)
+    return write_generated({DOC: render(DOC.read_text())}, argv, "python tools/gen_asm_doc.py", ROOT)
 
 
 if __name__ == "__main__":

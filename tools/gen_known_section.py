@@ -88,16 +88,9 @@ def render(readme: str) -> str:
 
 def main(argv: list[str]) -> int:
     """Write (or with --check, verify) README.md's section; returns the exit status."""
-    text = README.read_text()
-    new = render(text)
-    if "--check" in argv:
-        if new != text:
-            print("README.md's known section is stale: run python tools/gen_known_section.py", file=sys.stderr)
-            return 1
-        return 0
-    README.write_text(new)
-    print("README.md: known section written")
-    return 0
+    from q7emu.fileio import write_generated
+
+    return write_generated({README: render(README.read_text())}, argv, "python tools/gen_known_section.py", ROOT)
 
 
 if __name__ == "__main__":

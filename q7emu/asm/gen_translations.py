@@ -17,6 +17,7 @@ from pathlib import Path
 from q7emu.asm.kernels import kernel_program
 from q7emu.asm.program import Program
 from q7emu.asm.translate import Translation, plan, render, shape_key
+from q7emu.fileio import write_generated
 from q7emu.model.format_table import DEQUANT_FORMATS, dequant_path
 from q7emu.model.knobs import knob
 
@@ -94,15 +95,7 @@ def render_file() -> str:
 
 def main(argv: list[str]) -> int:
     """Write the file; with --check, say whether it is stale (exit 1) instead."""
-    text = render_file()
-    if "--check" in argv:
-        if not OUT.exists() or OUT.read_text() != text:
-            print(f"{OUT.relative_to(ROOT)} is stale: run python -m q7emu.asm.gen_translations", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text)
-    print(f"wrote {OUT.relative_to(ROOT)}")
-    return 0
+    return write_generated({OUT: render_file()}, argv, "python -m q7emu.asm.gen_translations", ROOT)
 
 
 if __name__ == "__main__":

@@ -284,11 +284,7 @@ class _TxText(OpText):
     def fail(self, code: str) -> str:
         return f"return fail(fail_insn, {self.f.row}, {code})"
 
-    next_pc = "nxt"
-    halt = "halt"
-    lcount = "lcount"
-    lbeg = "lbeg"
-    lend = "lend"
+    control = ""                      # the control state is the translation's locals
 
 
 def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translation:
@@ -379,7 +375,7 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
             L.append(f"    cdef {_C_TYPE[file]} dead_{file}")
     if fr.aregs:
         L.append("    cdef uint32_t " + ", ".join(f"a{n}" for n in sorted(fr.aregs)))
-    L += ["    cdef uint32_t lcount = 0", "    cdef int lbeg = -1, lend = -1, nxt = -1, halt = 0, blk",
+    L += ["    cdef uint32_t lcount = 0", "    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk",
           "    cdef int64_t k = 0", "    cdef int64_t check = STEPS_PER_CHECK",
           "    cdef int r", "    cdef Py_ssize_t off = 0, n = 0", "    cdef uint8_t* p = NULL",
           "    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)",
@@ -407,7 +403,7 @@ def _block(tx: Translation, program: Program, fr: _Frame, start: int, stop: int,
             t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b)
             body += (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
         if b in fr.shape.loop_ends or any(f.control for f in ops):
-            next_block = ["if halt:", "    blk = -1", "elif nxt >= 0:", "    blk = nxt", "    nxt = -1",
+            next_block = ["if halt:", "    blk = -1", "elif next_pc >= 0:", "    blk = next_pc", "    next_pc = -1",
                           "else:", f"    blk = {b + 1}"]
             if b in fr.shape.loop_ends:
                 next_block += ["    if blk == lend and lcount != 0:", "        lcount -= 1", "        blk = lbeg"]

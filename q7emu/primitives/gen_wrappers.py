@@ -28,6 +28,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from q7emu.fileio import write_generated
 from q7emu.primitives import asm_syntax as A
 from q7emu.primitives import optable as T
 from q7emu.primitives import scalar_ops as X
@@ -375,11 +376,9 @@ class OpText:
         """The statement an error (an ERR_* code in ``code``) runs."""
         return f"e = {code}"
 
-    next_pc = "m.next_pc"
-    halt = "m.halt"
-    lcount = "m.lcount"
-    lbeg = "m.lbeg"
-    lend = "m.lend"
+    #: where the control state (next_pc, halt, lcount, lbeg, lend) lives: the interpreter's machine ``m.``
+    control = "m."
+    #: the running row's pc
     here = "m.pc"
 
 
@@ -433,18 +432,18 @@ def _p_scalar(op: T.Op, t: OpText = INTERPRETER) -> list[str]:
               f"    {val[0]} = X.xt_{name}(p + off)" if load else f"    X.xt_{name}(p + off, {val[0]})"]
     elif op.family == X.XBRANCH:
         if name == "j":
-            L.append(f"{t.next_pc} = {val[0]}")
+            L.append(f"{t.control}next_pc = {val[0]}")
         else:
-            L += [f"if X.xt_{name}({', '.join(val[:-1])}):", f"    {t.next_pc} = {val[-1]}"]
+            L += [f"if X.xt_{name}({', '.join(val[:-1])}):", f"    {t.control}next_pc = {val[-1]}"]
     elif op.family == X.XLOOP:
-        loop = [f"{t.lcount} = {val[0]} - 1u", f"{t.lbeg} = {t.here} + 1", f"{t.lend} = {val[1]}"]
+        loop = [f"{t.control}lcount = {val[0]} - 1u", f"{t.control}lbeg = {t.here} + 1", f"{t.control}lend = {val[1]}"]
         skip = {"loopnez": f"{val[0]} == 0", "loopgtz": f"<int32_t>{val[0]} <= 0"}.get(name)
         if skip is None:
             L += loop
         else:
-            L += [f"if {skip}:", f"    {t.next_pc} = {val[1]}", "else:"] + ["    " + x for x in loop]
+            L += [f"if {skip}:", f"    {t.control}next_pc = {val[1]}", "else:"] + ["    " + x for x in loop]
     elif name in ("ret", "retw"):
-        L.append(f"{t.halt} = 1")
+        L.append(f"{t.control}halt = 1")
     elif name == "nop":
         L.append("pass")
     else:
@@ -506,15 +505,7 @@ def outputs() -> dict[Path, str]:
 
 def main(argv: list[str]) -> int:
     """Write the generated files; with --check, report the stale ones instead and return 1 if any."""
-    stale = [p for p, text in outputs().items() if not p.exists() or p.read_text() != text]
-    if "--check" in argv:
-        for p in stale:
-            print(f"{p.relative_to(ROOT)} is stale: run python -m q7emu.primitives.gen_wrappers", file=sys.stderr)
-        return 1 if stale else 0
-    for p, text in outputs().items():
-        p.write_text(text)
-        print(f"wrote {p.relative_to(ROOT)}")
-    return 0
+    return write_generated(outputs(), argv, "python -m q7emu.primitives.gen_wrappers", ROOT)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ cdef int tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, in
     cdef pr_t pr3, pr4
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11
     cdef uint32_t lcount = 0
-    cdef int lbeg = -1, lend = -1, nxt = -1, halt = 0, blk
+    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
     cdef int64_t check = STEPS_PER_CHECK
     cdef int r
@@ -164,12 +164,12 @@ cdef int tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, in
             a10 = X.xt_movltz(a10, a11, a9)
             # bundle 20: beqz a5, .Lexit
             if X.xt_beqz(a5):
-                nxt = 34
+                next_pc = 34
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 21
             k += 21
@@ -233,12 +233,12 @@ cdef int tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, in
             P.negnxf16t(&v7, &v7, vb7)
             a10 = X.xt_movltz(a10, a11, a9)
             if X.xt_bnez(a5):
-                nxt = 21
+                next_pc = 21
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 34
             k += 13
@@ -265,9 +265,9 @@ cdef int tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, in
             halt = 1
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 40
             k += 6
@@ -308,7 +308,7 @@ cdef int tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, in
     cdef pr_t pr3, pr4
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11
     cdef uint32_t lcount = 0
-    cdef int lbeg = -1, lend = -1, nxt = -1, halt = 0, blk
+    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
     cdef int64_t check = STEPS_PER_CHECK
     cdef int r
@@ -457,12 +457,12 @@ cdef int tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, in
             a10 = X.xt_movltz(a10, a11, a9)
             # bundle 20: beqz a5, .Lexit
             if X.xt_beqz(a5):
-                nxt = 34
+                next_pc = 34
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 21
             k += 21
@@ -527,12 +527,12 @@ cdef int tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, in
             P.negnxf16t(&v7, &v7, vb7)
             a10 = X.xt_movltz(a10, a11, a9)
             if X.xt_bnez(a5):
-                nxt = 21
+                next_pc = 21
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 34
             k += 13
@@ -559,9 +559,9 @@ cdef int tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, in
             halt = 1
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 40
             k += 6
@@ -603,7 +603,7 @@ cdef int tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm, int6
     cdef pr_t pr1, pr2
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9
     cdef uint32_t lcount = 0
-    cdef int lbeg = -1, lend = -1, nxt = -1, halt = 0, blk
+    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
     cdef int64_t check = STEPS_PER_CHECK
     cdef int r
@@ -802,16 +802,16 @@ cdef int tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm, int6
             a6 = X.xt_movi(40)
             # bundle 22: loopnez a9, .Lpairs_end
             if a9 == 0:
-                nxt = 74
+                next_pc = 74
             else:
                 lcount = a9 - 1u
                 lbeg = 22 + 1
                 lend = 74
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 23
             k += 23
@@ -961,9 +961,9 @@ cdef int tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm, int6
             P.or2nx8(&v21, &v27, &v25)
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 74
                 if blk == lend and lcount != 0:
@@ -975,12 +975,12 @@ cdef int tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm, int6
                 return fail(fail_insn, -1, ERR_FALLBACK)
             # bundle 74: bbci a5, 0, .Lexit
             if X.xt_bbci(a5, 0):
-                nxt = 127
+                next_pc = 127
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 75
             k += 1
@@ -1153,9 +1153,9 @@ cdef int tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm, int6
             halt = 1
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 132
             k += 5
@@ -1192,7 +1192,7 @@ cdef int tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm, int6
     cdef pr_t pr1, pr2
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9
     cdef uint32_t lcount = 0
-    cdef int lbeg = -1, lend = -1, nxt = -1, halt = 0, blk
+    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
     cdef int64_t check = STEPS_PER_CHECK
     cdef int r
@@ -1390,16 +1390,16 @@ cdef int tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm, int6
             a6 = X.xt_movi(40)
             # bundle 22: loopnez a9, .Lpairs_end
             if a9 == 0:
-                nxt = 73
+                next_pc = 73
             else:
                 lcount = a9 - 1u
                 lbeg = 22 + 1
                 lend = 73
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 23
             k += 23
@@ -1543,9 +1543,9 @@ cdef int tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm, int6
             P.or2nx8(&v21, &v27, &v25)
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 73
                 if blk == lend and lcount != 0:
@@ -1557,12 +1557,12 @@ cdef int tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm, int6
                 return fail(fail_insn, -1, ERR_FALLBACK)
             # bundle 73: bbci a5, 0, .Lexit
             if X.xt_bbci(a5, 0):
-                nxt = 125
+                next_pc = 125
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 74
             k += 1
@@ -1725,9 +1725,9 @@ cdef int tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm, int6
             halt = 1
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 128
             k += 3
@@ -1761,7 +1761,7 @@ cdef int tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* imm, in
     cdef vbool_t dead_vb
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9
     cdef uint32_t lcount = 0
-    cdef int lbeg = -1, lend = -1, nxt = -1, halt = 0, blk
+    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
     cdef int64_t check = STEPS_PER_CHECK
     cdef int r
@@ -1944,12 +1944,12 @@ cdef int tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* imm, in
             P.sllinx16(&v14, &v14, 8)
             # bundle 29: beqz a5, .Ldone
             if X.xt_beqz(a5):
-                nxt = 49
+                next_pc = 49
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 30
             k += 30
@@ -1964,16 +1964,16 @@ cdef int tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* imm, in
             a7 = X.xt_movi(64)
             # bundle 33: loopnez a9, .Lwhole_end
             if a9 == 0:
-                nxt = 40
+                next_pc = 40
             else:
                 lcount = a9 - 1u
                 lbeg = 33 + 1
                 lend = 40
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 34
             k += 4
@@ -2006,9 +2006,9 @@ cdef int tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* imm, in
                 a4 = m.reg[r].base + <uint32_t>off
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 40
                 if blk == lend and lcount != 0:
@@ -2022,12 +2022,12 @@ cdef int tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* imm, in
             a6 = X.xt_extui(a5, 0, 5)
             # bundle 41: beqz a6, .Ldone
             if X.xt_beqz(a6):
-                nxt = 49
+                next_pc = 49
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 42
             k += 2
@@ -2069,9 +2069,9 @@ cdef int tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* imm, in
             halt = 1
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 50
             k += 1
@@ -2106,7 +2106,7 @@ cdef int tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* imm, in
     cdef vbool_t dead_vb
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9
     cdef uint32_t lcount = 0
-    cdef int lbeg = -1, lend = -1, nxt = -1, halt = 0, blk
+    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
     cdef int64_t check = STEPS_PER_CHECK
     cdef int r
@@ -2290,12 +2290,12 @@ cdef int tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* imm, in
             P.sllinx16(&v14, &v14, 8)
             # bundle 29: beqz a5, .Ldone
             if X.xt_beqz(a5):
-                nxt = 49
+                next_pc = 49
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 30
             k += 30
@@ -2310,16 +2310,16 @@ cdef int tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* imm, in
             a7 = X.xt_movi(64)
             # bundle 33: loopnez a9, .Lwhole_end
             if a9 == 0:
-                nxt = 40
+                next_pc = 40
             else:
                 lcount = a9 - 1u
                 lbeg = 33 + 1
                 lend = 40
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 34
             k += 4
@@ -2353,9 +2353,9 @@ cdef int tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* imm, in
                 a4 = m.reg[r].base + <uint32_t>off
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 40
                 if blk == lend and lcount != 0:
@@ -2369,12 +2369,12 @@ cdef int tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* imm, in
             a6 = X.xt_extui(a5, 0, 5)
             # bundle 41: beqz a6, .Ldone
             if X.xt_beqz(a6):
-                nxt = 49
+                next_pc = 49
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 42
             k += 2
@@ -2417,9 +2417,9 @@ cdef int tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* imm, in
             halt = 1
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 50
             k += 1
@@ -2456,7 +2456,7 @@ cdef int tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, in
     cdef pr_t pr3, pr4, pr5
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13
     cdef uint32_t lcount = 0
-    cdef int lbeg = -1, lend = -1, nxt = -1, halt = 0, blk
+    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
     cdef int64_t check = STEPS_PER_CHECK
     cdef int r
@@ -2635,12 +2635,12 @@ cdef int tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, in
             a12 = X.xt_const16(a12, 43691)
             # bundle 24: beqz a5, .Lexit
             if X.xt_beqz(a5):
-                nxt = 42
+                next_pc = 42
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 25
             k += 25
@@ -2716,12 +2716,12 @@ cdef int tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, in
             P.negnxf16t(&v7, &v7, vb7)
             a10 = X.xt_movltz(a10, a11, a9)
             if X.xt_bnez(a5):
-                nxt = 25
+                next_pc = 25
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 42
             k += 17
@@ -2748,9 +2748,9 @@ cdef int tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, in
             halt = 1
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 48
             k += 6
@@ -2794,7 +2794,7 @@ cdef int tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, in
     cdef pr_t pr3, pr4, pr5
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13
     cdef uint32_t lcount = 0
-    cdef int lbeg = -1, lend = -1, nxt = -1, halt = 0, blk
+    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
     cdef int64_t check = STEPS_PER_CHECK
     cdef int r
@@ -2979,12 +2979,12 @@ cdef int tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, in
             a12 = X.xt_const16(a12, 43691)
             # bundle 24: beqz a5, .Lexit
             if X.xt_beqz(a5):
-                nxt = 43
+                next_pc = 43
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 25
             k += 25
@@ -3062,12 +3062,12 @@ cdef int tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, in
             P.negnxf16t(&v7, &v7, vb7)
             a10 = X.xt_movltz(a10, a11, a9)
             if X.xt_bnez(a5):
-                nxt = 25
+                next_pc = 25
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 43
             k += 18
@@ -3094,9 +3094,9 @@ cdef int tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, in
             halt = 1
             if halt:
                 blk = -1
-            elif nxt >= 0:
-                blk = nxt
-                nxt = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
             else:
                 blk = 49
             k += 6
