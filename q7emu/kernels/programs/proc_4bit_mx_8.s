@@ -81,28 +81,7 @@
 .data
 .align 64
 rodata:
-  .rept 32                                  # v0 kZERO
-    .half 0
-  .endr
-  bcast16 1                                 # v1 kONE
-  bcast16 1 - OUT_BIAS                      # v2 kA
-  bcast16 14 - OUT_MBITS                    # v3 kSH0
-  bcast32 1 << 23                           # v4 mxK2P23
-  bcast16 OUT_MAX                           # v5 kMAX
-  bcast16 32                                # v6 k32
-  bcast16 0x4000                            # v7 the hidden bit (read by no op)
-  bcast16 -16384                            # v8 kZEXP
-  .for c, 0, 16                             # v9 kF0: SIG of each code, then its EXP
-    .half CB_SIG[\c]
-  .endr
-  .for c, 0, 16
-    .half CB_EXP[\c]
-  .endr
-  .for c, 0, 16                             # v10 kF1: SGN of each code
-    .half CB_SGN[\c]
-  .endr
-  .space 32
-  bcast16 0x1000                            # v11 kF2
+  codebook_rows 1 << 23                     # v0..v11 (v4 mxK2P23)
   .for g, 0, 8                              # v12 mxIDX_SPLIT: each group's 4 code bytes, then the 8 scale bytes
     .for j, 0, 4
       .byte 20 * (\g >> 2) + MX_CODE_BASE + MX_CODE_STEP * (\g & 3) + \j

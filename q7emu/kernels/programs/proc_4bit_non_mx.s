@@ -51,26 +51,7 @@
 .data
 .align 64
 rodata:
-  .space 64                                 # v0 kZERO
-  bcast16 1                                 # v1 kONE
-  bcast16 1 - OUT_BIAS                      # v2 kA
-  bcast16 14 - OUT_MBITS                    # v3 kSH0
-  .space 64                                 # v4 (the MX path's 2^23; 0 here)
-  bcast16 OUT_MAX                           # v5 kMAX
-  bcast16 32                                # v6 k32
-  bcast16 0x4000                            # v7 the hidden bit (read by no op)
-  bcast16 -16384                            # v8 kZEXP
-  .for c, 0, 16                             # v9 kF0: SIG of each code, then its EXP
-    .half CB_SIG[\c]
-  .endr
-  .for c, 0, 16
-    .half CB_EXP[\c]
-  .endr
-  .for c, 0, 16                             # v10 kF1: SGN of each code
-    .half CB_SGN[\c]
-  .endr
-  .space 32
-  bcast16 0x1000                            # v11 kF2
+  codebook_rows 0                           # v0..v11 (v4: the MX path's 2^23; 0 here)
   bcast16 0xF                               # v12 n4SPREAD
   .for c, 0, 32                             # row 13: the codes, c & 15 in 16-bit lane c
     .half \c & 15

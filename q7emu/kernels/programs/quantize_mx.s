@@ -137,10 +137,7 @@
 .data
 .align 64
 rodata:
-  .space 64                                 # v0 kZERO
-  bcast16 1                                 # v1 kONE
-  bcast16 1 - OUT_BIAS                      # v2 kA
-  bcast16 14 - OUT_MBITS                    # v3 kSH0
+  narrow_rows                               # v0..v3
   .word 1 | 1 << 31                         # v4 kPAIRW
   .space 60
   bcast32 23                                # v5 k23
