@@ -6,6 +6,8 @@ extra_info, and the summary table that bench/conftest.py prints when the session
 from __future__ import annotations
 
 import struct
+import time
+from collections.abc import Callable
 from functools import cache
 
 import numpy as np
@@ -21,6 +23,17 @@ FMT_NAME = {1: "e2m1", 2: "int4", 3: "nf4", 4: "e2m3"}
 # filled by the tests, printed by conftest.pytest_terminal_summary
 RESULTS: dict[str, dict] = {"dequant": {}, "wrapper": {}, "c_loop": {}, "numpy": {}, "kernel_ops": {}, "trace_rec": {},
                             "op_counts": {}}
+
+
+def best_seconds(fn: Callable[[], object], rounds: int = 5, clock: Callable[[], float] = time.perf_counter) -> float:
+    """The least of ``rounds`` timings of ``fn()`` by ``clock``, in seconds (a caller that must warm fn up first
+    does)."""
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = clock()
+        fn()
+        best = min(best, clock() - t0)
+    return best
 
 
 def combo_id(fmt: int, group: int) -> str:

@@ -67,14 +67,11 @@ def api_ratio(rounds: int = 15) -> tuple[float, float]:
     src = rng.integers(0, 256, (32, 2560), dtype=np.uint8)
     src[:, ::5] = 120 + src[:, ::5] % 16
 
+    from _benchutil import best_seconds
+
     def best(fn):
-        fn()
-        b = float("inf")
-        for _ in range(rounds):
-            t0 = time.perf_counter()
-            fn()
-            b = min(b, time.perf_counter() - t0)
-        return b
+        fn()                                          # warm
+        return best_seconds(fn, rounds)
 
     off = best(lambda: q7emu.dequantize(src, 1, 8))
     on = best(lambda: q7emu.dequantize(src, 1, 8, trace=Recorder()))

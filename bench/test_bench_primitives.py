@@ -19,8 +19,6 @@ No time is asserted.
 """
 from __future__ import annotations
 
-import time
-
 import _benchutil as B
 import numpy as np
 import pytest
@@ -132,15 +130,6 @@ def test_numpy(benchmark, op):
         benchmark.extra_info["ns_per_32_lane_row"] = round(t * 1e9 / N, 3)
 
 
-def _best(fn, reps=5):
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 @pytest.mark.parametrize("mode", ["off", "on_empty", "on_all"])
 @pytest.mark.parametrize("fmt,group", B.COMBOS, ids=[B.combo_id(f, g) for f, g in B.COMBOS])
 def test_kernel_ops(benchmark, fmt, group, mode):
@@ -187,7 +176,7 @@ def test_trace_record(benchmark, op):
     src, _, _ = B.dequant_inputs(fmt, group)
     src = np.ascontiguousarray(src[:32])
     benchmark.group = "primitive: trace record cost in the kernels"
-    base = _best(lambda: dequantize(src, fmt, group, trace=B.TraceSink(window=(0, 0))))
+    base = B.best_seconds(lambda: dequantize(src, fmt, group, trace=B.TraceSink(window=(0, 0))))
     benchmark.pedantic(lambda: dequantize(src, fmt, group, trace=B.TraceSink(ops=[op])), rounds=5, warmup_rounds=1)
     t = B.median_s(benchmark)
     B.RESULTS["op_counts"][op] = per_part * 64 / B.OUT_ROW

@@ -20,8 +20,7 @@ Times are reported, never asserted.
 """
 from __future__ import annotations
 
-import time
-
+import _benchutil as B
 import numpy as np
 import pytest
 
@@ -122,5 +121,5 @@ if __name__ == "__main__":  # quick figures without pytest-benchmark
         for v in VARIANTS:
             fn = _fn(v, *args)
             fn()
-            best = min((lambda t0: (fn(), time.perf_counter() - t0)[1])(time.perf_counter()) for _ in range(7))
+            best = B.best_seconds(fn, 7)
             print(f"{shape:<16} {v:<14} {best * 1e3:9.3f} ms")

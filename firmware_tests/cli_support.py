@@ -2,9 +2,16 @@
 rule of the command line (docs/cli.md §1)."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from q7emu.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "cases"
+#: a shipped 0x7b group-8 case (record, input and expected arrays), and the shipped cases' partition size (bytes)
+MX8 = EXAMPLES / "cayman" / "cayman_7b_proc_4bit_mx_8_e2m1.json"
+PB = 0x400
 
 
 def run(capsys: Any, *argv: object) -> tuple[int, str, str]:

@@ -10,19 +10,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_support import one_line, run
+from cli_support import EXAMPLES, MX8, PB, one_line, run
 
 from q7emu.isa.records import make_dequant_record, make_quantize_mx_record
 from q7emu.machine.cases import load_case
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples" / "cases"
-MX8 = EXAMPLES / "cayman" / "cayman_7b_proc_4bit_mx_8_e2m1"
-PB = 0x400
 
 
 @pytest.fixture

@@ -12,16 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_support import one_line, run
+from cli_support import EXAMPLES, MX8, PB, one_line, run
 
 from q7emu.errors import InvalidArgument
 from q7emu.machine.cases import build_case, load_case, run_case
 from q7emu.machine.machine import Machine, load_sbuf_image
-
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples" / "cases"
-MX8 = EXAMPLES / "cayman" / "cayman_7b_proc_4bit_mx_8_e2m1.json"
-PB = 0x400
 
 
 @pytest.fixture

@@ -379,11 +379,8 @@ def test_4tap_edge_lanes_and_taps():
     for c in (-2 ** 15, -1, 2 ** 15 - 1):
         for taps in [[c if j == t else 0 for j in range(4)] for t in range(4)] + [[c] * 4, [c, -c - 1, c, -c - 1]]:
             p = pr16(*taps)
-            for mul, mula, h, lw in ((ivp.mulus4tn16xr16, ivp.mulus4tan16xr16, hi, lo),
-                                     (ivp.mul4tn16xr16, ivp.mul4tan16xr16, hi.view(np.int16), lo.view(np.int16))):
-                prod = _four_tap(h, lw, p)
-                eq(mul(h, lw, p), _wrap(prod, 48))
-                eq(mula(acc, h, lw, p), _wrap(acc + prod, 48))
+            _check_four_tap(ivp.mulus4tn16xr16, ivp.mulus4tan16xr16, hi, lo, p, acc)
+            _check_four_tap(ivp.mul4tn16xr16, ivp.mul4tan16xr16, hi.view(np.int16), lo.view(np.int16), p, acc)
 
 
 @PROP_XFAIL
