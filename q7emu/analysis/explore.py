@@ -116,11 +116,18 @@ class Run:
     """One case under one combination of its knobs."""
 
     matched: int
+    """Expected bytes the run reproduced (0 when the record raised an error the case did not expect)."""
     total: int
+    """Expected bytes of the case (bytes)."""
     ok: bool
+    """The case passes under this combination: every expected byte, or the error the case expects."""
     digest: str
+    """What the run produced, for grouping combinations: blake2b-96 hex of the bytes in the expected regions; ``E``
+    + the hash of the error for a raised error; ``R`` for a run the case says should have raised."""
     mismatch: Mismatch | None = None
+    """The first differing byte, when bytes differ."""
     error: str | None = None
+    """Why the run fails without a byte compare (an unexpected or a missing error), else None."""
 
 
 @dataclass

@@ -119,13 +119,22 @@ class CaseResult:
     """Outcome of one replay."""
 
     name: str
+    """The case's name (its file's stem)."""
     path: str
+    """The case's JSON file."""
     opcode: int
+    """The record's opcode (0x7b, 0xe3, ...), -1 when the case could not be read or a program failed."""
     ok: bool
+    """The case passes: every expected byte equal, or the error the case expects raised."""
     nbytes: int
+    """Expected bytes compared (bytes)."""
     seconds: float
+    """Wall-clock seconds to load, run and compare the case (time.perf_counter)."""
     mismatch: Mismatch | None = None
+    """The first differing byte and the count of differing bytes, when bytes differ."""
     error: str | None = None
+    """Why the case fails without a byte compare (``Type: message`` of an error it did not expect, a record that ran
+    where the case expects an error, a case that could not be read), else None."""
     #: every expected region compared (bytes compared / differing per region and partition); empty when the
     #: record raised or the case file could not be read
     regions: list[RegionDiff] = field(default_factory=list)
