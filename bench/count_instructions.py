@@ -2,15 +2,17 @@
 shared machine cannot move, where bench/summary.py's times drift with the host's load.
 
     python bench/count_instructions.py [--levels generic] [--paths e2m1-g0,nf4-g0] [--partitions 4] [--jobs 2]
-                                       [--json]
+                                       [--program] [--json]
 
 For each level and each path of bench/summary.py, one untraced call runs in a child process under
 ``valgrind --tool=callgrind``, which counts only inside the kernel's row functions (``proc_non_mx``,
 ``proc_4bit_mx_8``, QuantizeMX's ``quantize_block``: the kernel itself, not the Python around it). The inputs are
 summary.py's, cut to the first PARTITIONS partitions (default 4; QuantizeMX on 32 x 2048, its smallest tile).
 Prints host instructions per output element and per executed primitive (the primitives counted by a Recorder on
-the same input, as summary.py's ns/prim). A child takes one to three minutes: valgrind runs the whole Python
-start-up. Nothing is asserted.
+the same input, as summary.py's ns/prim). ``--program`` counts the path's kernel program instead (docs/asm.md §9):
+its translation where the level has one (the ``tx_*`` functions), else the interpreter (``exec_loop``); the program
+executes the kernel's primitives (their traces are equal), so the per-primitive figure compares. A child takes one
+to three minutes: valgrind runs the whole Python start-up. Nothing is asserted.
 
 Valgrind 3.19 (Debian 12) decodes the SSE2 code of the ``generic`` level and some ``avx2`` paths, but not every AVX
 encoding GCC emits (``vmovq xmm, xmm``) nor any AVX-512; a path valgrind cannot run is reported as such, with no
@@ -31,6 +33,8 @@ from pathlib import Path
 
 #: the kernel functions counted (callgrind --toggle-collect patterns on the Cython C names)
 KERNEL_FUNCTIONS = ("*proc_non_mx*", "*proc_4bit_mx_8*", "*quantize_block*")
+#: with --program: a translation, or the interpreter's loop
+PROGRAM_FUNCTIONS = ("*_tx_proc_*", "*exec_loop*")
 QMX_SHAPE = (32, 2048)
 
 
@@ -54,20 +58,44 @@ def find_path(summary, name: str):
     raise BadArgument(f"--paths: no path {name!r} (paths: {', '.join(r[0] for r in summary.paths())})")
 
 
-def child(level: str, name: str, partitions: int) -> None:
-    """The process valgrind runs: one untraced call of `name` at `level`."""
+def program_call(summary, name: str):
+    """One untraced call of path `name`'s kernel program on summary.py's input (translated where it can be)."""
+    from q7emu.asm import kernels as programs
+    from q7emu.model.knobs import normalize_dequant_args, normalize_quantize_mx_args
+    if name.startswith("quantize_mx"):
+        x = summary.qmx_src()
+        _, kind, dst, checked = normalize_quantize_mx_args(x, "float8_e4m3fn", {})
+        prog = programs.kernel_program("quantize_mx", src_dtype=kind, dst_dtype=dst, knobs=checked)
+        return lambda: programs.quantize_mx_program(prog, x)
+    fmt, group = next((f, g) for f, g in summary.COMBOS if f"{summary.FMT[f]}-g{g}" == name)
+    src = summary.dequant_src(fmt, group)
+    _, fmt_i, g, path, checked = normalize_dequant_args(src, fmt, group, {})
+    prog = programs.kernel_program(path, fmt=fmt_i, group=g, knobs=checked)
+    return lambda: programs.dequantize_program(prog, src, fmt, group)
+
+
+def child(level: str, name: str, partitions: int, program: bool) -> None:
+    """The process valgrind runs: one untraced call of `name` (or its program) at `level`."""
     summary = setup(partitions)
     summary.use_level(level)
-    find_path(summary, name)[1](1)
+    if program:
+        from q7emu.asm import run as program_run
+        from q7emu.kernels import extension
+        program_run._program = extension.load_extension(program_run.EXTENSION, level)
+        program_call(summary, name)()
+    else:
+        find_path(summary, name)[1](1)
 
 
-def count(level: str, name: str, partitions: int, valgrind: str) -> dict:
+def count(level: str, name: str, partitions: int, valgrind: str, program: bool = False) -> dict:
     """Instructions of one call, from a child under callgrind: {"instructions": int} or {"error": str}."""
+    functions = PROGRAM_FUNCTIONS if program else KERNEL_FUNCTIONS
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         cmd = [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
-               *(f"--toggle-collect={f}" for f in KERNEL_FUNCTIONS),
-               sys.executable, str(Path(__file__).resolve()), "--child", level, name, str(partitions)]
+               *(f"--toggle-collect={f}" for f in functions),
+               sys.executable, str(Path(__file__).resolve()), "--child", level, name, str(partitions),
+               *(["--program"] if program else [])]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if "unhandled instruction bytes" in r.stderr or "Unrecognised instruction" in r.stderr:
             return {"error": "valgrind cannot decode this level's code"}
@@ -75,7 +103,7 @@ def count(level: str, name: str, partitions: int, valgrind: str) -> dict:
         if r.returncode != 0 or not m:
             return {"error": f"valgrind exit status {r.returncode}: {r.stderr.strip().splitlines()[-1:]}"}
         if int(m.group(1)) == 0:
-            return {"error": "no instructions counted: no function matched " + ", ".join(KERNEL_FUNCTIONS)}
+            return {"error": "no instructions counted: no function matched " + ", ".join(functions)}
         return {"instructions": int(m.group(1))}
 
 
@@ -85,11 +113,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--paths", help="comma-separated paths of bench/summary.py (default: every path)")
     ap.add_argument("--partitions", type=int, default=4, help="partitions of each dequantize input (default 4)")
     ap.add_argument("--jobs", type=int, default=1, help="children run at once (default 1)")
+    ap.add_argument("--program", action="store_true",
+                    help="count the path's kernel program (translated where the level has it) instead of the kernel")
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
     ap.add_argument("--child", nargs=3, metavar=("LEVEL", "PATH", "PARTITIONS"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
-        child(a.child[0], a.child[1], int(a.child[2]))
+        child(a.child[0], a.child[1], int(a.child[2]), a.program)
         return 0
     valgrind = shutil.which("valgrind")
     if valgrind is None:
@@ -109,13 +139,13 @@ def main(argv: list[str] | None = None) -> int:
             summary.use_level(level)
             for name in names:
                 _, kfn, n_out, *_ = find_path(summary, name)
-                rows.append({"level": level, "path": name, "outputs": n_out,
+                rows.append({"level": level, "path": name, "program": a.program, "outputs": n_out,
                              "primitives": summary.executed(lambda tr, kfn=kfn: kfn(1, tr))})
     except (BadArgument, Q7Error) as e:
         print(f"count_instructions: {e}", file=sys.stderr)
         return 2
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        counts = pool.map(lambda r: count(r["level"], r["path"], a.partitions, valgrind), rows)
+        counts = pool.map(lambda r: count(r["level"], r["path"], a.partitions, valgrind, a.program), rows)
         for row, c in zip(rows, counts):
             row.update(c)
             if "instructions" in row:
@@ -130,7 +160,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def format_row(r: dict) -> str:
-    head = f"{r['level']:8s} {r['path']:17s} {r['outputs']:8d} outputs {r['primitives']:8d} primitives"
+    name = r["path"] + (" (program)" if r.get("program") else "")
+    head = f"{r['level']:8s} {name:27s} {r['outputs']:8d} outputs {r['primitives']:8d} primitives"
     if "error" in r:
         return f"{head}  no count: {r['error']}"
     return (f"{head} {r['instructions']:11d} instructions = {r['instructions_per_output']:6.1f} per output, "

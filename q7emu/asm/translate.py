@@ -364,7 +364,7 @@ def _register_copies(fr: _Frame, into_locals: bool) -> list[str]:
 
 def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
     """The function's head, its locals and their starting values."""
-    L = [f"cdef int {tx.name}(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,",
+    L = [f"cdef tx_status {tx.name}(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,",
          f"{' ' * (len(tx.name) + 10)}int* fail_insn) noexcept nogil:",
          f'    """Shape {tx.key}, planned from {program.name[:60]}."""']
     for file in ("v", "wv", "vb", "pr", "u"):
@@ -413,7 +413,7 @@ def _block(tx: Translation, program: Program, fr: _Frame, start: int, stop: int,
 
 def render(tx: Translation, program: Program, carry: bool = True) -> str:
     """The Cython text of ``tx`` (its ``program``: one of the family): a function
-    ``cdef int <name>(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
+    ``cdef tx_status <name>(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
     int* fail_insn) noexcept nogil`` that runs one call as the interpreter's exec_loop would, returning 0, or
     ERR_FALLBACK when the interpreter must run the call (it reports the error or the step budget)."""
     fr = _frame(program, carry)
