@@ -2,7 +2,7 @@
 
 * list() / catalog() cover every primitive named in issue 2, each with semantics, a docs/firmware.md reference and a
   provenance; an op whose lane map public code pins is PUBLIC HIGH / MED with its evidence, an open one is
-  "q7emu choice"; the public evidence (q7emu/primitives/evidence.py) names real ops, sources and strengths;
+  "q7emu choice"; the public evidence (q7emu/primitives/evidence.toml) names real ops, sources and strengths;
 * the table and the compiled module agree both ways: every row has a wrapper taking the table's arguments,
   every wrapper _ivp exports has a row; a call with operands of the table's dtypes and shapes returns the
   table's dtypes and shapes (one parametrized case per row, C-only rows through _ivp._c_<mnemonic>); the
@@ -22,7 +22,7 @@ import re
 import numpy as np
 import pytest
 
-from q7emu.errors import InvalidArgument
+from q7emu.errors import InternalError, InvalidArgument
 from q7emu.primitives import _ivp, evidence, gen_wrappers, ivp, optable
 
 HERE = pathlib.Path(__file__).parent
@@ -131,6 +131,27 @@ def test_evidence_is_well_formed():
         assert src.path and src.what, key
         assert src.commit == "" or re.fullmatch(r"[0-9a-f]{40}", src.commit), (key, src.commit)
         assert src.repo == "" or re.fullmatch(r"[\w.-]+/[\w.-]+", src.repo), (key, src.repo)
+
+
+_ROW = 'source = "halide-vectors"\nlines = "1"\nintrinsic = "IVP_X"\npins = "p"\nstrength = "weak"\n'
+
+
+@pytest.mark.parametrize("text,says", [
+    ("sel2nx8 = 1\n", "sel2nx8 is not a list of [[sel2nx8]] rows"),
+    ("[[sel2nx8]]\n" + _ROW.replace('pins = "p"', "pins = 1"), "sel2nx8[0] needs the strings source, lines, "),
+    ("[[sel2nx8]]\n" + _ROW + "extra = \"x\"\n", "sel2nx8[0] needs the strings"),
+    ("[[sel2nx8]]\n" + _ROW + "[[sel2nx8]]\n" + _ROW.replace("halide-vectors", "nowhere"),
+     "sel2nx8[1]: unknown source 'nowhere'"),
+    ("[[sel2nx8]]\n" + _ROW.replace('"weak"', '"sure"'),
+     "sel2nx8[0]: unknown source 'halide-vectors' or strength 'sure'"),
+])
+def test_evidence_file_rows_are_checked_when_read(text, says):
+    # evidence.toml is read into EVIDENCE at import; a row that is not an Evidence of a known source and strength
+    # stops the import, naming the row
+    assert evidence._load("[[sel2nx8]]\n" + _ROW)["sel2nx8"] == (
+        evidence.Evidence("halide-vectors", "1", "IVP_X", "p", "weak"),)
+    with pytest.raises(InternalError, match=re.escape(f"{evidence.EVIDENCE_FILE}: {says}")):
+        evidence._load(text)
 
 
 def test_every_public_op_has_evidence():

@@ -4,7 +4,7 @@ Every expected value here is computed in plain numpy from the PUBLIC CODE's own 
 intrinsic sequence replaces, a C fallback body, an ``#ifdef`` alternative, a value check against Cadence's functional
 model or Cadence's user-guide sequence. The references are written from those sources, independently of the q7emu
 wrappers and of the semantics strings of q7emu/primitives/optable.py (docs/intrinsics.md and
-q7emu/primitives/evidence.py say in prose what each source shows and how strong it is). Each test's docstring names
+q7emu/primitives/evidence.toml say in prose what each source shows and how strong it is). Each test's docstring names
 the evidence it encodes: repository, path, commit and lines.
 
 Sources (the commits the line numbers are at):
