@@ -42,6 +42,14 @@ if TYPE_CHECKING:
 RECORD_SIZE = 64
 
 
+def _record_bytes(name: str, out: bytes) -> bytes:
+    """``out``, the bytes record class ``name`` encoded to, checked to be one record long (InternalError
+    otherwise: the class's own layout is wrong)."""
+    if len(out) != RECORD_SIZE:
+        raise InternalError(f"{name} encoded to {len(out)} bytes, not {RECORD_SIZE}")
+    return out
+
+
 # ----------------------------------------------------------------------------- the two records
 @dataclass(frozen=True)
 class S3D3TensDequant:
@@ -72,15 +80,13 @@ class S3D3TensDequant:
         return MemPattern3D.from_tensor3d(self.dst)
 
     def encode(self) -> bytes:
-        out = (self.header.encode() + self.events.encode() + self.src.encode()
-               + _raw("reserved0", self.reserved0, 4)
-               + bytes([_u("in_dtype", self.in_dtype, 8), _u("out_dtype", self.out_dtype, 8),
-                        _u("num_active_channels", self.num_active_channels, 8),
-                        _u("dequant_fmt", self.dequant_fmt, 8), _u("group_size", self.group_size, 8)])
-               + _raw("reserved1", self.reserved1, 7) + self.dst.encode() + _raw("reserved2", self.reserved2, 4))
-        if len(out) != RECORD_SIZE:
-            raise InternalError(f"S3D3TensDequant encoded to {len(out)} bytes, not {RECORD_SIZE}")
-        return out
+        return _record_bytes("S3D3TensDequant", self.header.encode() + self.events.encode() + self.src.encode()
+                             + _raw("reserved0", self.reserved0, 4)
+                             + bytes([_u("in_dtype", self.in_dtype, 8), _u("out_dtype", self.out_dtype, 8),
+                                      _u("num_active_channels", self.num_active_channels, 8),
+                                      _u("dequant_fmt", self.dequant_fmt, 8), _u("group_size", self.group_size, 8)])
+                             + _raw("reserved1", self.reserved1, 7) + self.dst.encode()
+                             + _raw("reserved2", self.reserved2, 4))
 
     @classmethod
     def decode(cls, data: bytes) -> S3D3TensDequant:
@@ -128,14 +134,12 @@ class S3DMX1Quant:
         return MxMemPattern1D.from_mxtensor1d(self.dst)
 
     def encode(self) -> bytes:
-        out = (self.header.encode() + self.events.encode() + _raw("reserved0", self.reserved0, 4) + self.src.encode()
-               + _raw("reserved1", self.reserved1, 1)
-               + bytes([_u("num_active_channels", self.num_active_channels, 8), _u("in_dtype", self.in_dtype, 8),
-                        _u("out_dtype", self.out_dtype, 8)])
-               + _raw("reserved2", self.reserved2, 12) + self.dst.encode())
-        if len(out) != RECORD_SIZE:
-            raise InternalError(f"S3DMX1Quant encoded to {len(out)} bytes, not {RECORD_SIZE}")
-        return out
+        return _record_bytes("S3DMX1Quant", self.header.encode() + self.events.encode()
+                             + _raw("reserved0", self.reserved0, 4) + self.src.encode()
+                             + _raw("reserved1", self.reserved1, 1)
+                             + bytes([_u("num_active_channels", self.num_active_channels, 8),
+                                      _u("in_dtype", self.in_dtype, 8), _u("out_dtype", self.out_dtype, 8)])
+                             + _raw("reserved2", self.reserved2, 12) + self.dst.encode())
 
     @classmethod
     def decode(cls, data: bytes) -> S3DMX1Quant:
