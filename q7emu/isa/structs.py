@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from q7emu.errors import InvalidArgument
 from q7emu.isa.enums import INST_WORD_LEN, AddrMarker
@@ -243,7 +243,28 @@ class MxTensorV2:
 
 
 @dataclass(frozen=True)
-class MemPattern3D:
+class _UnionView:
+    """A 16-byte union held as its ``raw`` bytes, which the subclass's properties view; ``i`` is the indirect
+    member (raw bytes only). ``_NAME`` names the union in the messages of encode / decode."""
+
+    raw: bytes = bytes(16)
+    SIZE: ClassVar[int] = 16
+    _NAME: ClassVar[str]
+
+    @property
+    def i(self) -> bytes:
+        return self.raw
+
+    def encode(self) -> bytes:
+        return _raw(self._NAME, self.raw, self.SIZE)
+
+    @classmethod
+    def decode(cls, data: bytes) -> Self:
+        return cls(_check_bytes(data, cls.SIZE, cls._NAME))
+
+
+@dataclass(frozen=True)
+class MemPattern3D(_UnionView):
     """MEM_PATTERN3D union view (16 B, NC-v4/v5) ``{TENSOR3D t | INDIRECT16B i | MXTENSOR_V2 mx}``.
 
     ``raw`` holds the 16 bytes; ``t``, ``i`` and ``mx`` view them. ``is_mx_v5`` is the v5 selector
@@ -251,16 +272,11 @@ class MemPattern3D:
     (raw bytes only).
     """
 
-    raw: bytes = bytes(16)
-    SIZE: ClassVar[int] = 16
+    _NAME: ClassVar[str] = "MEM_PATTERN3D"
 
     @property
     def t(self) -> Tensor3D:
         return Tensor3D.decode(self.raw)
-
-    @property
-    def i(self) -> bytes:
-        return self.raw
 
     @property
     def mx(self) -> MxTensorV2:
@@ -273,13 +289,6 @@ class MemPattern3D:
     @classmethod
     def from_tensor3d(cls, t: Tensor3D) -> MemPattern3D:
         return cls(t.encode())
-
-    def encode(self) -> bytes:
-        return _raw("MEM_PATTERN3D", self.raw, self.SIZE)
-
-    @classmethod
-    def decode(cls, data: bytes) -> MemPattern3D:
-        return cls(_check_bytes(data, cls.SIZE, "MEM_PATTERN3D"))
 
 
 @dataclass(frozen=True)
@@ -313,27 +322,15 @@ class MxTensor1D:
 
 
 @dataclass(frozen=True)
-class MxMemPattern1D:
+class MxMemPattern1D(_UnionView):
     """MXMEM_PATTERN1D union view (16 B) ``{MXTENSOR1D t | MXIndirect16B i}`` [docs/firmware.md §3.3]; ``raw`` bytes."""
 
-    raw: bytes = bytes(16)
-    SIZE: ClassVar[int] = 16
+    _NAME: ClassVar[str] = "MXMEM_PATTERN1D"
 
     @property
     def t(self) -> MxTensor1D:
         return MxTensor1D.decode(self.raw)
 
-    @property
-    def i(self) -> bytes:
-        return self.raw
-
     @classmethod
     def from_mxtensor1d(cls, t: MxTensor1D) -> MxMemPattern1D:
         return cls(t.encode())
-
-    def encode(self) -> bytes:
-        return _raw("MXMEM_PATTERN1D", self.raw, self.SIZE)
-
-    @classmethod
-    def decode(cls, data: bytes) -> MxMemPattern1D:
-        return cls(_check_bytes(data, cls.SIZE, "MXMEM_PATTERN1D"))
