@@ -430,15 +430,7 @@ def check_bundles(bundles: Any) -> list[int] | None:
     if bundles is None:
         return None
     items = [bundles] if isinstance(bundles, (int, str)) else list(bundles)
-    out = set()
-    for b in items:
-        try:
-            v = int(b)
-        except (TypeError, ValueError, OverflowError):
-            raise InvalidArgument("bundles", b, "bundle indices are integers") from None
-        if not 0 <= v <= 0xFFFF:
-            raise InvalidArgument("bundles", b, "needs 0 <= bundle <= 65535")
-        out.add(v)
+    out = {_int_upto("bundles", b, 0xFFFF, "bundle indices are integers", "needs 0 <= bundle <= 65535") for b in items}
     if not out:
         raise InvalidArgument("bundles", bundles, "selects no bundle")
     return sorted(out)
@@ -446,10 +438,15 @@ def check_bundles(bundles: Any) -> list[int] | None:
 
 def check_partition_base(base: Any) -> int:
     """The partition base (an SBUF instruction's first partition), 0..2**32-1."""
+    return _int_upto("partition_base", base, 0xFFFFFFFF, "must be an integer", "needs 0 <= base <= 2**32-1")
+
+
+def _int_upto(name: str, value: Any, hi: int, not_int: str, out_of_range: str) -> int:
+    """``int(value)`` when it is 0..hi; InvalidArgument(name, value, ...) saying ``not_int`` or ``out_of_range``."""
     try:
-        v = int(base)
+        v = int(value)
     except (TypeError, ValueError, OverflowError):
-        raise InvalidArgument("partition_base", base, "must be an integer") from None
-    if not 0 <= v <= 0xFFFFFFFF:
-        raise InvalidArgument("partition_base", base, "needs 0 <= base <= 2**32-1")
+        raise InvalidArgument(name, value, not_int) from None
+    if not 0 <= v <= hi:
+        raise InvalidArgument(name, value, out_of_range)
     return v
