@@ -23,7 +23,8 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from typing import Any, TypeGuard
+from collections.abc import Callable
+from typing import Any, TypeGuard, TypeVar
 
 from q7emu._version import __version__
 from q7emu.errors import CaseError, InternalError, InvalidArgument
@@ -82,6 +83,9 @@ def _kind(case: dict[str, Any]) -> str:
     return "not_run" if error.startswith(NOT_RUN) else "broken"
 
 
+_T = TypeVar("_T")
+
+
 def _is_int(v: object) -> TypeGuard[int]:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -114,45 +118,42 @@ class _Report:
             text = text[:57] + "..."
         return CaseError(f"{self.path}: {where}: {shown(text)} {rule} ({_SCHEMA})")
 
+    def _typed(self, v: object, at: str, kind: type[_T] | tuple[type[_T], ...], what: str,
+               ok: Callable[[_T], bool] | None = None) -> _T:
+        """``v`` when it is a ``kind`` (not a bool) for which ``ok`` holds; otherwise the failure
+        ``<at>: <value> is not <what>``."""
+        if isinstance(v, bool) or not isinstance(v, kind) or (ok is not None and not ok(v)):
+            raise self.fail(at, v, f"is not {what}")
+        return v
+
+    def _field(self, obj: dict[str, Any], key: str, where: str, kind: type[_T] | tuple[type[_T], ...], what: str,
+               null: bool = False, ok: Callable[[_T], bool] | None = None) -> _T | None:
+        """Field ``key`` of ``obj`` checked by :meth:`_typed`; with ``null``, None when it is missing or null
+        (and the failure says `` or null``)."""
+        v = obj.get(key)
+        if v is None and null:
+            return None
+        return self._typed(v, _at(where, key), kind, what + (" or null" if null else ""), ok)
+
     def int_(self, obj: dict[str, Any], key: str, where: str, lo: int = 0, hi: int | None = None,
              null: bool = False) -> int | None:
-        v = obj.get(key)
-        if v is None and null:
-            return None
-        if not _is_int(v) or v < lo or (hi is not None and v > hi):
-            span = f"in {lo}..{hi}" if hi is not None else f">= {lo}"
-            raise self.fail(_at(where, key), v, f"is not an integer {span}" + (" or null" if null else ""))
-        return v
+        span = f"in {lo}..{hi}" if hi is not None else f">= {lo}"
+        return self._field(obj, key, where, int, f"an integer {span}", null,
+                           lambda v: v >= lo and (hi is None or v <= hi))
 
     def number(self, obj: dict[str, Any], key: str, where: str, null: bool = False) -> float | None:
-        v = obj.get(key)
-        if v is None and null:
-            return None
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
-            raise self.fail(_at(where, key), v, "is not a finite number >= 0" + (" or null" if null else ""))
-        return float(v)
+        v = self._field(obj, key, where, (int, float), "a finite number >= 0", null,
+                        lambda v: math.isfinite(v) and v >= 0)
+        return None if v is None else float(v)
 
     def str_(self, obj: dict[str, Any], key: str, where: str, null: bool = False) -> str | None:
-        v = obj.get(key)
-        if v is None and null:
-            return None
-        if not isinstance(v, str):
-            raise self.fail(_at(where, key), v, "is not a string" + (" or null" if null else ""))
-        return v
+        return self._field(obj, key, where, str, "a string", null)
 
     def obj(self, obj: dict[str, Any], key: str, where: str, null: bool = False) -> dict[str, Any] | None:
-        v = obj.get(key)
-        if v is None and null:
-            return None
-        if not isinstance(v, dict):
-            raise self.fail(_at(where, key), v, "is not an object" + (" or null" if null else ""))
-        return v
+        return self._field(obj, key, where, dict, "an object", null)
 
     def list_(self, obj: dict[str, Any], key: str, where: str) -> list[Any]:
-        v = obj.get(key)
-        if not isinstance(v, list):
-            raise self.fail(_at(where, key), v, "is not a list")
-        return v
+        return self._typed(obj.get(key), _at(where, key), list, "a list")
 
     def ints(self, v: object, where: str, n: int) -> list[int]:
         if not isinstance(v, list) or len(v) != n or not all(_is_int(x) and x >= 0 for x in v):
