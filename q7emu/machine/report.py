@@ -646,19 +646,19 @@ class KeywordExpression:
     def _peek(self) -> str | None:
         return self.tokens[self.pos] if self.pos < len(self.tokens) else None
 
-    def _or(self) -> Any:
-        node = self._and()
-        while self._peek() == "or":
+    def _binary(self, op: str, operand: Callable[[], Any]) -> Any:
+        """``operand (op operand)*``, grouped from the left: ("op", ("op", a, b), c)."""
+        node = operand()
+        while self._peek() == op:
             self.pos += 1
-            node = ("or", node, self._and())
+            node = (op, node, operand())
         return node
 
+    def _or(self) -> Any:
+        return self._binary("or", self._and)
+
     def _and(self) -> Any:
-        node = self._not()
-        while self._peek() == "and":
-            self.pos += 1
-            node = ("and", node, self._not())
-        return node
+        return self._binary("and", self._not)
 
     def _not(self) -> Any:
         tok = self._peek()
