@@ -356,46 +356,38 @@ cdef inline void lanes_shr_imm(lane_t* vt, const lane_t* a, int imm) noexcept no
             vt[k] = <lane_t>(a[k] >> (imm & (w - 1)))
 
 
-cdef inline void lanes_srl(vec_t* vt, const ulane_t* a, const slane_t* s) noexcept nogil:
-    """vt[k] = a[k] >> n (logical), n = s[k], the amount lane read as a signed integer of the lane's width;
-    n < 0 shifts left by -n; |n| >= the width gives 0."""
+cdef inline void lanes_shift_var(vec_t* vt, const ulane_t* a, const slane_t* s, bint left) noexcept nogil:
+    """The variable logical shifts' lane loop: vt[k] = a[k] >> d, d < 0 shifting left by -d, |d| >= the width
+    giving 0, d the amount to shift right: n for lanes_srl (left = 0), -n for lanes_sll (left = 1), n as each reads
+    it. `left` is a constant at both callers: the C compiler keeps one of the two amount reads."""
     cdef vec_t o
     cdef ulane_t* ok = <ulane_t*>o.u8
     cdef int w = 8 * <int>sizeof(ulane_t)
-    cdef slane_t n
+    cdef slane_t d
     cdef ulane_t x, rgt, lft
     cdef int k
     if ulane_t is u16a and slane_t is s16a and Q7_SHIFT16_LEAF:
-        q7_shift16_var(<uint16_t*>vt.u16, <const uint16_t*>a, <const int16_t*>s, 0)
+        q7_shift16_var(<uint16_t*>vt.u16, <const uint16_t*>a, <const int16_t*>s, left)
         return
     for k in range(<int>(64 // sizeof(ulane_t))):
-        n = s[k]
+        d = <slane_t>(2 * w - ((s[k] & (4 * w - 1)) ^ (2 * w))) if left else s[k]
         x = a[k]
-        rgt = <ulane_t>((x >> (n & (w - 1))) & (<ulane_t>(-1) if n < w else 0))
-        lft = <ulane_t>((x << ((<ulane_t>0 - <ulane_t>n) & (w - 1))) & (<ulane_t>(-1) if n > -w else 0))
-        ok[k] = rgt if n >= 0 else lft
+        rgt = <ulane_t>((x >> (d & (w - 1))) & (<ulane_t>(-1) if d < w else 0))
+        lft = <ulane_t>((x << ((<ulane_t>0 - <ulane_t>d) & (w - 1))) & (<ulane_t>(-1) if d > -w else 0))
+        ok[k] = rgt if d >= 0 else lft
     q7_copy64(vt, &o)
+
+
+cdef inline void lanes_srl(vec_t* vt, const ulane_t* a, const slane_t* s) noexcept nogil:
+    """vt[k] = a[k] >> n (logical), n = s[k], the amount lane read as a signed integer of the lane's width;
+    n < 0 shifts left by -n; |n| >= the width gives 0."""
+    lanes_shift_var(vt, a, s, 0)
 
 
 cdef inline void lanes_sll(vec_t* vt, const ulane_t* a, const slane_t* s) noexcept nogil:
     """vt[k] = a[k] << n, n = the signed (log2(width) + 2)-bit amount in s[k] (the signed view of the amount
     register); n < 0 shifts right (logical) by -n; |n| >= the width gives 0."""
-    cdef vec_t o
-    cdef ulane_t* ok = <ulane_t*>o.u8
-    cdef int w = 8 * <int>sizeof(ulane_t)
-    cdef slane_t n
-    cdef ulane_t x, lft, rgt
-    cdef int k
-    if ulane_t is u16a and slane_t is s16a and Q7_SHIFT16_LEAF:
-        q7_shift16_var(<uint16_t*>vt.u16, <const uint16_t*>a, <const int16_t*>s, 1)
-        return
-    for k in range(<int>(64 // sizeof(ulane_t))):
-        n = <slane_t>(((s[k] & (4 * w - 1)) ^ (2 * w)) - 2 * w)
-        x = a[k]
-        lft = <ulane_t>(x << (n & (w - 1)))
-        rgt = <ulane_t>(x >> ((-n) & (w - 1)))
-        ok[k] = lft if (n >= 0 and n < w) else (rgt if (n < 0 and n > -w) else 0)
-    q7_copy64(vt, &o)
+    lanes_shift_var(vt, a, s, 1)
 
 
 cdef inline void lanes_sra(vec_t* vt, const slane_t* a, const slane_t* s) noexcept nogil:
