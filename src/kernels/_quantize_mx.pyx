@@ -282,18 +282,12 @@ cdef inline void shared_exponent(TR tr, regfile_t* rf, const QCfg* cfg, const ui
         and2nx8(tr, rf, Q_FIELD1, vE, vE, kFF)
         # Q_MAX1: MAX over the block's ROWS partitions
         bmaxn_2x32(tr, rf, Q_MAX1, vbF, vM, vM, vE)
-    # Q_RED0: ... and over its BLOCK_COLS elements: neighbour lane
-    seln_2x32(tr, rf, Q_RED0, vT0, vM, vM, kIDX_R1)
-    # Q_RED1:
-    bmaxn_2x32(tr, rf, Q_RED1, vbF, vM, vM, vT0)
-    # Q_RED2: again: lanes i..i+2
-    seln_2x32(tr, rf, Q_RED2, vT0, vM, vM, kIDX_R1)
-    # Q_RED3:
-    bmaxn_2x32(tr, rf, Q_RED3, vbF, vM, vM, vT0)
-    # Q_RED4: and again: lanes i..i+3 (the block's elements at lane BLOCK_COLS * b)
-    seln_2x32(tr, rf, Q_RED4, vT0, vM, vM, kIDX_R1)
-    # Q_RED5:
-    bmaxn_2x32(tr, rf, Q_RED5, vbF, vM, vM, vT0)
+    # Q_RED0, Q_RED1: ... and over its BLOCK_COLS elements: with the neighbour lane
+    max_neighbour(tr, rf, Q_RED0, Q_RED1)
+    # Q_RED2, Q_RED3: again: lanes i..i+2
+    max_neighbour(tr, rf, Q_RED2, Q_RED3)
+    # Q_RED4, Q_RED5: and again: lanes i..i+3 (the block's elements at lane BLOCK_COLS * b)
+    max_neighbour(tr, rf, Q_RED4, Q_RED5)
     # Q_BCAST: broadcast lane BLOCK_COLS * b over its block
     seln_2x32(tr, rf, Q_BCAST, vM, vM, vM, kIDX_B4)
     # Q_SCALE: scale = max - max_exp
@@ -317,6 +311,13 @@ cdef inline void shared_exponent(TR tr, regfile_t* rf, const QCfg* cfg, const ui
     # Q_SSTORE: store them (E8M0)
     soff = c // BLOCK_COLS
     sav2nx8_xp(tr, rf, Q_SSTORE, vT0, scale_row, &soff, cols // BLOCK_COLS)
+
+
+cdef inline void max_neighbour(TR tr, regfile_t* rf, int b_sel, int b_max) noexcept nogil:
+    """One step of pass 1's max-reduce over a block's lanes: vM = max(vM, vM's neighbour lane) (bundle b_sel: lane
+    i <- i + 1 into vT0; bundle b_max: the max)."""
+    seln_2x32(tr, rf, b_sel, vT0, vM, vM, kIDX_R1)
+    bmaxn_2x32(tr, rf, b_max, vbF, vM, vM, vT0)
 
 
 cdef inline void scale_to_pr(TR tr, regfile_t* rf, const QCfg* cfg) noexcept nogil:
