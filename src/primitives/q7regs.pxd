@@ -541,6 +541,24 @@ cdef extern from *:
         return r;
     #endif
     }
+    /* q7_fcmp16_olt_bits' AVX2 and SSE2 bodies, one algorithm at two widths: the AVX-512 body's keys and compares
+       on LANES 16-bit lanes at a time (V the vector type, P its intrinsics' prefix, S their integer suffix). A true
+       16-bit lane is two 0xFF bytes, so the byte movemask gives its two vbool bits (the loop it replaced stored a
+       lane mask for q7_bytes_to_bits) */
+    #define Q7_FCMP16_OLT_LOOP(V, P, S, LANES) \
+        const V mag = P##set1_epi16(0x7FFF), inf = P##set1_epi16(0x7C00); \
+        uint64_t r = 0; \
+        int q; \
+        for (q = 0; q < 32 / (LANES); q++) { \
+            V x = P##loadu_##S((const V *)(a + (LANES) * q)); \
+            V y = P##loadu_##S((const V *)(b + (LANES) * q)); \
+            V mx = P##and_##S(x, mag), my = P##and_##S(y, mag); \
+            V sx = P##srai_epi16(x, 15), sy = P##srai_epi16(y, 15); \
+            V nan = P##or_##S(P##cmpgt_epi16(mx, inf), P##cmpgt_epi16(my, inf)); \
+            V lt = P##cmpgt_epi16(P##sub_epi16(P##xor_##S(my, sy), sy), P##sub_epi16(P##xor_##S(mx, sx), sx)); \
+            r |= (uint64_t)(uint32_t)P##movemask_epi8(P##andnot_##S(nan, lt)) << (2 * (LANES) * q); \
+        } \
+        return r;
     /* the vbool of the ordered fp16 compare a < b (false when either is NaN; -0 == +0): the order key of a
        non-NaN pattern is its magnitude with the sign applied, (m ^ s) - s */
     static inline uint64_t q7_fcmp16_olt_bits(const uint16_t *a, const uint16_t *b) {
@@ -555,38 +573,9 @@ cdef extern from *:
                                                                                inf), kx, ky);
         return _pdep_u64((uint64_t)k, 0x5555555555555555ULL) * 3;
     #elif defined(__AVX2__)
-        /* the same keys and compares on 16 lanes at a time; a true 16-bit lane is two 0xFF bytes, so the byte
-           movemask gives its two vbool bits (the loop it replaced stored a lane mask for q7_bytes_to_bits) */
-        const __m256i mag = _mm256_set1_epi16(0x7FFF), inf = _mm256_set1_epi16(0x7C00);
-        uint64_t r = 0;
-        int h;
-        for (h = 0; h < 2; h++) {
-            __m256i x = _mm256_loadu_si256((const __m256i *)(a + 16 * h));
-            __m256i y = _mm256_loadu_si256((const __m256i *)(b + 16 * h));
-            __m256i mx = _mm256_and_si256(x, mag), my = _mm256_and_si256(y, mag);
-            __m256i sx = _mm256_srai_epi16(x, 15), sy = _mm256_srai_epi16(y, 15);
-            __m256i nan = _mm256_or_si256(_mm256_cmpgt_epi16(mx, inf), _mm256_cmpgt_epi16(my, inf));
-            __m256i lt = _mm256_cmpgt_epi16(_mm256_sub_epi16(_mm256_xor_si256(my, sy), sy),
-                                            _mm256_sub_epi16(_mm256_xor_si256(mx, sx), sx));
-            r |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_andnot_si256(nan, lt)) << (32 * h);
-        }
-        return r;
+        Q7_FCMP16_OLT_LOOP(__m256i, _mm256_, si256, 16)
     #elif defined(__SSE2__)
-        /* as the AVX2 body, 8 lanes at a time */
-        const __m128i mag = _mm_set1_epi16(0x7FFF), inf = _mm_set1_epi16(0x7C00);
-        uint64_t r = 0;
-        int q;
-        for (q = 0; q < 4; q++) {
-            __m128i x = _mm_loadu_si128((const __m128i *)(a + 8 * q));
-            __m128i y = _mm_loadu_si128((const __m128i *)(b + 8 * q));
-            __m128i mx = _mm_and_si128(x, mag), my = _mm_and_si128(y, mag);
-            __m128i sx = _mm_srai_epi16(x, 15), sy = _mm_srai_epi16(y, 15);
-            __m128i nan = _mm_or_si128(_mm_cmpgt_epi16(mx, inf), _mm_cmpgt_epi16(my, inf));
-            __m128i lt = _mm_cmpgt_epi16(_mm_sub_epi16(_mm_xor_si128(my, sy), sy),
-                                         _mm_sub_epi16(_mm_xor_si128(mx, sx), sx));
-            r |= (uint64_t)(uint32_t)_mm_movemask_epi8(_mm_andnot_si128(nan, lt)) << (16 * q);
-        }
-        return r;
+        Q7_FCMP16_OLT_LOOP(__m128i, _mm_, si128, 8)
     #elif Q7_VEC
         /* the lane loop's order keys and tests on eight 16-bit lanes at a time; each true lane's mask is two bytes
            of -1, its two vbool bits */
