@@ -609,27 +609,23 @@ cdef extern from *:
        MASK], j = 0..7. q7_gather8_128: bytes pool[ix[j] & MASK], j = 0..15, a pair per pinsrw. q7_gather32_128:
        lanes pool[ix[j] & 0x1F], j = 0..3. Q7_PERMUTE2_SSE2: the two-register permute over them, GATHER the
        register of lanes q of the output (it reads pool, idx and q). */
+    /* the eight 16-bit words WORD(0) .. WORD(7) inserted into a register, word 0 first */
+    #define Q7_INSERT_WORDS8(WORD) \
+        __m128i v = _mm_cvtsi32_si128(WORD(0)); \
+        v = _mm_insert_epi16(v, WORD(1), 1); \
+        v = _mm_insert_epi16(v, WORD(2), 2); \
+        v = _mm_insert_epi16(v, WORD(3), 3); \
+        v = _mm_insert_epi16(v, WORD(4), 4); \
+        v = _mm_insert_epi16(v, WORD(5), 5); \
+        v = _mm_insert_epi16(v, WORD(6), 6); \
+        return _mm_insert_epi16(v, WORD(7), 7);
     #define Q7_GATHER_LANE16(j) pool[(ix[j] >> sh) & mask]
     static inline __m128i q7_gather16_128(const uint16_t *pool, const uint16_t *ix, int sh, int mask) {
-        __m128i v = _mm_cvtsi32_si128(Q7_GATHER_LANE16(0));
-        v = _mm_insert_epi16(v, Q7_GATHER_LANE16(1), 1);
-        v = _mm_insert_epi16(v, Q7_GATHER_LANE16(2), 2);
-        v = _mm_insert_epi16(v, Q7_GATHER_LANE16(3), 3);
-        v = _mm_insert_epi16(v, Q7_GATHER_LANE16(4), 4);
-        v = _mm_insert_epi16(v, Q7_GATHER_LANE16(5), 5);
-        v = _mm_insert_epi16(v, Q7_GATHER_LANE16(6), 6);
-        return _mm_insert_epi16(v, Q7_GATHER_LANE16(7), 7);
+        Q7_INSERT_WORDS8(Q7_GATHER_LANE16)
     }
     #define Q7_GATHER_PAIR8(j) (pool[ix[2 * (j)] & mask] | (pool[ix[2 * (j) + 1] & mask] << 8))
     static inline __m128i q7_gather8_128(const uint8_t *pool, const uint8_t *ix, int mask) {
-        __m128i v = _mm_cvtsi32_si128(Q7_GATHER_PAIR8(0));
-        v = _mm_insert_epi16(v, Q7_GATHER_PAIR8(1), 1);
-        v = _mm_insert_epi16(v, Q7_GATHER_PAIR8(2), 2);
-        v = _mm_insert_epi16(v, Q7_GATHER_PAIR8(3), 3);
-        v = _mm_insert_epi16(v, Q7_GATHER_PAIR8(4), 4);
-        v = _mm_insert_epi16(v, Q7_GATHER_PAIR8(5), 5);
-        v = _mm_insert_epi16(v, Q7_GATHER_PAIR8(6), 6);
-        return _mm_insert_epi16(v, Q7_GATHER_PAIR8(7), 7);
+        Q7_INSERT_WORDS8(Q7_GATHER_PAIR8)
     }
     static inline __m128i q7_gather32_128(const uint32_t *pool, const uint32_t *ix) {
         return _mm_setr_epi32((int)pool[ix[0] & 0x1F], (int)pool[ix[1] & 0x1F], (int)pool[ix[2] & 0x1F],
