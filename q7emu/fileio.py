@@ -46,7 +46,12 @@ def _kind(mode: int) -> str:
 def write_generated(outputs: dict[Path, str], argv: list[str], command: str, root: Path) -> int:
     """A generator's main: write each generated file of ``outputs`` ({path: text}) and say so; with ``--check`` in
     ``argv`` write nothing and name each file that is missing or differs ("stale: run ``command``"), exit status 1
-    when one does, else 0. Paths are printed relative to ``root`` (the repository)."""
+    when one does, else 0; any other argument (``--help``) prints the usage and returns 2, writing nothing. Paths are
+    printed relative to ``root`` (the repository)."""
+    if any(a != "--check" for a in argv):
+        print(f"usage: {command} [--check]   (--check: write nothing; exit 1 when a generated file is stale)",
+              file=sys.stderr)
+        return 2
     stale = [p for p, text in outputs.items() if not p.exists() or p.read_text() != text]
     if "--check" in argv:
         for p in stale:
