@@ -364,8 +364,9 @@ def _register_copies(fr: _Frame, into_locals: bool) -> list[str]:
 
 def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
     """The function's head, its locals and their starting values."""
-    L = [f"cdef tx_status {tx.name}(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,",
-         f"{' ' * (len(tx.name) + 10)}int* fail_insn) noexcept nogil:",
+    head = f"cdef tx_status {tx.name}("
+    L = [f"{head}regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,",
+         f"{' ' * len(head)}int* fail_insn) noexcept nogil:",
          f'    """Shape {tx.key}, planned from {program.name[:60]}."""']
     for file in ("v", "wv", "vb", "pr", "u"):
         names = sorted(n for f_, n in fr.regs if f_ == file)

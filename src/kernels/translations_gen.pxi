@@ -5,7 +5,7 @@
 
 
 cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                               int* fail_insn) noexcept nogil:
+                                     int* fail_insn) noexcept nogil:
     """Shape 131cfc1f276ad53ad909770f, planned from proc_4bit_non_mx fmt=1 (e2m1) group=0 nibble_order=low-first."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v23, v26, v27
     cdef vec_t dead_v
@@ -298,7 +298,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     return 0
 
 cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                               int* fail_insn) noexcept nogil:
+                                     int* fail_insn) noexcept nogil:
     """Shape 9caea41aa424bbec5535f09e, planned from proc_4bit_non_mx fmt=1 (e2m1) group=0 nibble_order=high-firs."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v23, v26, v27
     cdef vec_t dead_v
@@ -592,7 +592,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     return 0
 
 cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                             int* fail_insn) noexcept nogil:
+                                   int* fail_insn) noexcept nogil:
     """Shape bda3cef288b67beb996d0c26, planned from proc_4bit_mx_8 fmt=1 (e2m1) group=8 mx_layout=scale-first mx."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v22, v23, v24, v25, v26, v27, v28, v29, v30
@@ -1181,7 +1181,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     return 0
 
 cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                             int* fail_insn) noexcept nogil:
+                                   int* fail_insn) noexcept nogil:
     """Shape f46175f3b7765c13e7552c64, planned from proc_4bit_mx_8 fmt=1 (e2m1) group=8 mx_layout=scale-first mx."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v22, v23, v24, v25, v26, v27, v28, v29, v30
@@ -1752,7 +1752,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
     return 0
 
 cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                               int* fail_insn) noexcept nogil:
+                                     int* fail_insn) noexcept nogil:
     """Shape aea4cc2dc8231ac9b4e966ea, planned from proc_4bit_non_mx fmt=3 (nf4) group=0 nf4_table=qlora nibble_."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v14, v15, v16, v17, v18, v19, v20, v21, v23
     cdef vec_t v24, v25, v26, v27, v28, v29
@@ -2097,7 +2097,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
     return 0
 
 cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                               int* fail_insn) noexcept nogil:
+                                     int* fail_insn) noexcept nogil:
     """Shape 04163c4a34f6516cc8d345e8, planned from proc_4bit_non_mx fmt=3 (nf4) group=0 nf4_table=qlora nibble_."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v14, v15, v16, v17, v18, v19, v20, v21, v22
     cdef vec_t v23, v24, v25, v26, v27, v28, v29
@@ -2445,7 +2445,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
     return 0
 
 cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                               int* fail_insn) noexcept nogil:
+                                     int* fail_insn) noexcept nogil:
     """Shape a473f89df2151811cfbe6cc2, planned from proc_6bit_non_mx fmt=4 (e2m3) group=0 fp6_packing=lsb-first."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v23, v24, v25, v26, v27
@@ -2783,7 +2783,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     return 0
 
 cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                               int* fail_insn) noexcept nogil:
+                                     int* fail_insn) noexcept nogil:
     """Shape 4b0ba1a5b4e66c7be26150c3, planned from proc_6bit_non_mx fmt=4 (e2m3) group=0 fp6_packing=msb-first."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v22, v23, v24, v25, v26, v27
