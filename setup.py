@@ -5,15 +5,16 @@ src/trace (the trace recorder the kernels write into) and src/kernels (the firmw
 Each .pyx becomes the extension of the same name in the matching q7emu sub-package.
 
 ISA levels (docs/build.md §1): the hot kernel modules (:data:`HOT`) are compiled once per level of
-:func:`isa_levels` -- ``q7emu.kernels._dequant`` at the baseline, ``q7emu.kernels._dequant_portable`` (the primitives'
-portable C bodies, which non-x86 machines run), ``q7emu.kernels._dequant_avx2``, ``q7emu.kernels._dequant_avx512``
--- and q7emu.kernels.extension picks one at import. Every other module is
+:func:`isa_levels` -- ``q7emu.kernels._dequant`` at the baseline, ``q7emu.kernels._dequant_avx2``,
+``q7emu.kernels._dequant_avx512`` (and with ``Q7EMU_PORTABLE=1`` ``q7emu.kernels._dequant_portable``, the primitives'
+portable C bodies, which non-x86 machines run) -- and q7emu.kernels.extension picks one at import. Every other module is
 compiled once, at the baseline. A hot module is cythonized once, from a source setup.py writes under build/isa/
 (its ISA constants read from C macros, then the real .pyx included); that one C output is copied once per level
 with the level's macros and the level's module name (docs/build.md §2.2). ``q7emu.kernels._cpu`` also carries
 the levels built (``ISA_BUILT``), so ``q7emu --version`` reads them without loading a kernel (or numpy).
 
-Environment: ``Q7EMU_NATIVE=1`` adds a ``native`` level (``-march=native``, this host only; docs/build.md §2).
+Environment: ``Q7EMU_NATIVE=1`` adds a ``native`` level (``-march=native``, this host only; docs/build.md §2);
+``Q7EMU_PORTABLE=1`` adds the ``portable`` level on x86-64 (a test level: CI builds it; docs/build.md §1.1).
 """
 import json
 import os
@@ -73,12 +74,13 @@ def isa_levels() -> dict[str, list[str]]:
     """ISA level -> its compile arguments, the baseline (``generic``) first (docs/build.md §1)."""
     if not X86:
         return {"generic": OPT}
-    levels = {
-        "generic": OPT + ["-march=x86-64", "-mtune=generic"],               # SSE2: every x86-64 CPU
-        "portable": OPT + ["-march=x86-64", "-mtune=generic"] + NO_X86_SIMD,  # the non-x86 C bodies, on x86-64
-        "avx2": OPT + ["-march=x86-64-v3", "-mtune=generic"],               # AVX2 FMA BMI1/2 F16C LZCNT MOVBE
-        "avx512": OPT + ["-march=x86-64-v4", "-mavx512vbmi", "-mtune=generic"],  # + AVX-512 F/BW/CD/DQ/VL, VBMI
-    }
+    levels = {"generic": OPT + ["-march=x86-64", "-mtune=generic"]}      # SSE2: every x86-64 CPU
+    if os.environ.get("Q7EMU_PORTABLE", "0") == "1":
+        # the non-x86 C bodies, on x86-64: a level to test them (never dispatched by itself), so a user's build
+        # does not spend the ~25 s of CPU it costs (docs/build.md §2.2)
+        levels["portable"] = OPT + ["-march=x86-64", "-mtune=generic"] + NO_X86_SIMD
+    levels["avx2"] = OPT + ["-march=x86-64-v3", "-mtune=generic"]         # AVX2 FMA BMI1/2 F16C LZCNT MOVBE
+    levels["avx512"] = OPT + ["-march=x86-64-v4", "-mavx512vbmi", "-mtune=generic"]  # + AVX-512 F/BW/CD/DQ/VL, VBMI
     if os.environ.get("Q7EMU_NATIVE", "0") == "1":
         levels["native"] = OPT + ["-march=native"]
     return levels

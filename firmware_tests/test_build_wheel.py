@@ -30,7 +30,7 @@ def wheel(tmp_path, modules, entry_points=True, name="q7emu-0.1.0-cp311-cp311-li
     return p
 
 
-X86_LEVELS = ["generic", "portable", "avx2", "avx512"]
+X86_LEVELS = ["generic", "avx2", "avx512"]
 
 
 def full(levels=tuple(X86_LEVELS)):

@@ -9,7 +9,7 @@ the repository root. Steps:
 1. ``pip wheel . --no-deps`` (or the ``linux_*`` wheel given with ``--wheel``), built without ``Q7EMU_NATIVE``
    (a ``native`` level is for its build host only: refused);
 2. check that the wheel holds every extension module, the hot kernels at every ISA level setup.py builds on this
-   machine (generic, portable, avx2, avx512 on x86-64; generic elsewhere);
+   machine (generic, avx2, avx512 on x86-64; generic elsewhere);
 3. ``auditwheel show`` names the most compatible manylinux policy the wheel's symbol versions allow;
    ``auditwheel repair --plat POLICY`` writes the manylinux wheel into WHEELHOUSE (default ``wheelhouse/``);
 4. check the repaired wheel again: a manylinux platform tag, the same modules.
@@ -43,10 +43,10 @@ class Failed(Exception):
 
 
 def expected_levels(machine: str | None = None) -> list[str]:
-    """The ISA levels setup.py builds on ``machine`` (default: this one) without Q7EMU_NATIVE."""
+    """The ISA levels setup.py builds on ``machine`` (default: this one) without Q7EMU_NATIVE or Q7EMU_PORTABLE."""
     import platform
     m = (machine or platform.machine()).lower()
-    return ["generic", "portable", "avx2", "avx512"] if m in ("x86_64", "amd64") else ["generic"]
+    return ["generic", "avx2", "avx512"] if m in ("x86_64", "amd64") else ["generic"]
 
 
 def extension_modules(wheel: str | os.PathLike[str]) -> dict[str, str]:

@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 GENERATED_C = ROOT / "src" / "primitives" / "_ivp.c"
 BUILT = extension.build_levels() or {}
 CPU = extension.cpu_levels()
-OTHER_LEVELS = [lv for lv in extension.DEFAULT_LEVELS if lv != "generic" and lv in BUILT and lv in CPU]
+OTHER_LEVELS = [lv for lv in extension.FORCEABLE_LEVELS if lv != "generic" and lv in BUILT and lv in CPU]
 
 #: imports the compiled module under the name q7emu.primitives._ivp before anything imports the built one, then
 #: runs pytest with the remaining arguments (argv[1]: the module file)
@@ -73,7 +73,7 @@ def compile_primitives(level: str, out_dir: Path, optimise: str | None = None, e
 
 
 @pytest.mark.skipif(not GENERATED_C.is_file(), reason="needs the build's generated C (a source checkout, built)")
-@pytest.mark.parametrize("level", [lv for lv in extension.DEFAULT_LEVELS if lv in BUILT])
+@pytest.mark.parametrize("level", [lv for lv in extension.FORCEABLE_LEVELS if lv in BUILT])
 def test_the_primitives_compile_unoptimised_at(level, tmp_path):
     """An intrinsic's immediate operand must be a constant in the source: one taken from a loop index or a
     conditional compiles only where GCC unrolls or folds it (-O3), and a build at -O0 (a debug build, another

@@ -23,7 +23,7 @@ from typing import Any
 
 from q7emu.errors import InvalidArgument, Q7Error
 
-__all__ = ["LEVELS", "BASELINE", "DEFAULT_LEVELS", "ENV", "load_extension", "cached_extension", "cpu_levels",
+__all__ = ["LEVELS", "BASELINE", "DEFAULT_LEVELS", "FORCEABLE_LEVELS", "ENV", "load_extension", "cached_extension", "cpu_levels",
            "built_levels", "build_levels", "select_level", "check_env", "isa_info"]
 
 #: the ISA levels, lowest first; ``native`` exists only in a ``Q7EMU_NATIVE=1`` build (docs/build.md §1.1).
@@ -32,8 +32,11 @@ __all__ = ["LEVELS", "BASELINE", "DEFAULT_LEVELS", "ENV", "load_extension", "cac
 LEVELS = ("portable", "generic", "avx2", "avx512", "native")
 #: the level of the module every build has (``q7emu.kernels._dequant``, no suffix)
 BASELINE = "generic"
-#: the levels a default x86-64 build has (off x86-64 only ``generic``, which is there the portable bodies)
-DEFAULT_LEVELS = LEVELS[:4]
+#: the levels a default x86-64 build has (off x86-64 only ``generic``, which is there the portable bodies); a build
+#: with ``Q7EMU_PORTABLE=1`` (CI's) adds ``portable`` (docs/build.md §1.1)
+DEFAULT_LEVELS = ("generic", "avx2", "avx512")
+#: the levels ``Q7EMU_ISA`` may name (``native`` too, in a native build)
+FORCEABLE_LEVELS = LEVELS[:4]
 #: the environment variable that forces a level
 ENV = "Q7EMU_ISA"
 #: the baseline module whose ISA_BUILT lists the levels and flags of the build
@@ -98,13 +101,13 @@ def select_level(built: dict[str, str] | None = None, env: str | None = None) ->
     value = os.environ.get(ENV, "") if env is None else env
     if not value:
         return runnable[-1] if runnable else BASELINE
-    if value not in DEFAULT_LEVELS and not (value == "native" and "native" in built):
+    if value not in FORCEABLE_LEVELS and not (value == "native" and "native" in built):
         choices = ", ".join(lv for lv in LEVELS if lv != "native" or lv in built)
         raise InvalidArgument(ENV, value, f"must be one of {choices} (or unset: the best this CPU runs)")
     if value not in built:
         raise InvalidArgument(ENV, value, f"this build has only the levels {', '.join(built)} "
-                                          "(setup.py builds portable, avx2 and avx512 on x86-64 with GCC or Clang; "
-                                          "elsewhere generic is the portable C bodies)")
+                                          "(setup.py builds avx2 and avx512 on x86-64 with GCC or Clang, and portable "
+                                          "with Q7EMU_PORTABLE=1; elsewhere generic is the portable C bodies)")
     if value not in runnable:
         raise InvalidArgument(ENV, value, f"this CPU supports only {', '.join(lv for lv in LEVELS if lv in cpu)}; "
                                           f"choose one of {', '.join(runnable)}")
