@@ -23,8 +23,8 @@ from typing import Any
 
 from q7emu.errors import InvalidArgument, Q7Error
 
-__all__ = ["LEVELS", "BASELINE", "DEFAULT_LEVELS", "FORCEABLE_LEVELS", "ENV", "load_extension", "cached_extension", "cpu_levels",
-           "built_levels", "build_levels", "select_level", "check_env", "isa_info"]
+__all__ = ["LEVELS", "BASELINE", "DEFAULT_LEVELS", "FORCEABLE_LEVELS", "ENV", "load_extension", "cached_extension",
+           "cpu_levels", "built_levels", "build_levels", "select_level", "check_env", "isa_info"]
 
 #: the ISA levels, lowest first; ``native`` exists only in a ``Q7EMU_NATIVE=1`` build (docs/build.md §1.1).
 #: ``portable`` (the primitives' C bodies without x86 SIMD) runs on every CPU but is never picked by itself: it is
