@@ -5,8 +5,9 @@ extension only when a kernel runs, so that everything that merely *names* a kern
 listings, the machine with the golden backend) imports without a build.
 
 Each kernel extension is built once per ISA level (setup.py): ``q7emu.kernels._dequant`` at the baseline
-(``generic``) and ``q7emu.kernels._dequant_portable`` / ``_dequant_avx2`` / ``_dequant_avx512`` beside it on x86-64
-(``portable``: the primitives' plain C bodies, the code a non-x86 machine runs, where ``generic`` is those bodies).
+(``generic``) and ``q7emu.kernels._dequant_avx2`` / ``_dequant_avx512`` beside it on x86-64, plus
+``q7emu.kernels._dequant_portable`` in a ``Q7EMU_PORTABLE=1`` build (``portable``: the primitives' plain C bodies,
+the code a non-x86 machine runs, where ``generic`` is those bodies).
 :func:`load_extension` imports the baseline module (it must exist; it also lists the levels built and their flags),
 then the variant of the selected level: the highest level both built and supported by this CPU (q7emu.kernels._cpu),
 or the one ``Q7EMU_ISA`` names (docs/build.md §1.3). Every level computes the same bytes. ``q7emu --version`` and
