@@ -87,9 +87,9 @@ def isa_levels() -> dict[str, list[str]]:
 
 
 LEVELS = isa_levels()
-#: the levels whose interpreter holds the kernel programs' translations (docs/asm.md §9): the baseline and avx2, the
-#: level most x86 hosts run; each level adds about 8 s of CPU to the build, so the others run programs interpreted
-TRANSLATED_LEVELS = ("generic", "avx2")
+#: the levels whose interpreter holds the kernel programs' translations (docs/asm.md §9): every x86 level a CPU is
+#: dispatched to; a level adds 8-17 s of CPU to the build (docs/build.md §2.2); portable runs programs interpreted
+TRANSLATED_LEVELS = ("generic", "avx2", "avx512")
 BASELINE = LEVELS["generic"]
 #: level -> its flags as one string: the ISA_BUILT of the kernel modules and of q7emu.kernels._cpu
 BUILT = {lv: " ".join(args) for lv, args in LEVELS.items()}

@@ -169,9 +169,9 @@ cdef extern from *:
     #define Q7_TX_STATUS int
     #endif
     """
-    # A translation's return type, 0 or an ERR_* code. With GCC at avx2 the function is flattened: every call in
-    # it inlined, where GCC's unit-growth limit left the primitives' larger leaves (mac_pair, the fp16 compare,
-    # lanes_flag, merge_bits) out of line in a function this size; at generic, flattening made the larger
+    # A translation's return type, 0 or an ERR_* code. With GCC at avx2 and avx512 the function is flattened: every
+    # call in it inlined, where GCC's unit-growth limit left the primitives' larger leaves (mac_pair, the fp16
+    # compare, lanes_flag, merge_bits) out of line in a function this size; at generic, flattening made the larger
     # translations slower (the SSE2 bodies are longer), so it is not done there (docs/asm.md §9)
     ctypedef int tx_status "Q7_TX_STATUS"
     # 1 where this level holds the translations (setup.py TRANSLATED_LEVELS); 0: each translation returns at once
