@@ -5,10 +5,12 @@ extra_info, and the summary table that bench/conftest.py prints when the session
 """
 from __future__ import annotations
 
+import platform
 import struct
 import time
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 
@@ -23,6 +25,17 @@ FMT_NAME = {1: "e2m1", 2: "int4", 3: "nf4", 4: "e2m3"}
 # filled by the tests, printed by conftest.pytest_terminal_summary
 RESULTS: dict[str, dict] = {"dequant": {}, "wrapper": {}, "c_loop": {}, "numpy": {}, "kernel_ops": {}, "trace_rec": {},
                             "op_counts": {}}
+
+
+def cpu_model() -> str:
+    """The host CPU's model name (from /proc/cpuinfo where there is one)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
 
 
 def best_seconds(fn: Callable[[], object], rounds: int = 5, clock: Callable[[], float] = time.perf_counter) -> float:

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import summary  # noqa: E402
-from replay_throughput import cpu_model  # noqa: E402
+from _benchutil import cpu_model  # noqa: E402
 
 from q7emu.asm import kernels as programs  # noqa: E402
 from q7emu.asm import run as program_run  # noqa: E402

@@ -29,6 +29,7 @@ Usage: ``python bench/replay_throughput.py [--isa generic,avx2] [--copies 8] [--
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
@@ -42,6 +43,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _benchutil import best_seconds, cpu_model  # noqa: E402
 
 from q7emu.isa.records import make_dequant_record, make_quantize_mx_record  # noqa: E402
 from q7emu.machine.cases import Case, build_case, save_case  # noqa: E402
@@ -57,17 +60,6 @@ PATHS = {"e2m1-g0": (1, 0), "int4-g0": (2, 0), "nf4-g0": (3, 0), "e2m3-g0": (4, 
 QMX_FREE = 16384                       # bf16 elements per partition: 128 x 16384 = 2 Mi
 TARGET_BATCHED = {"0x7b": 100_000, "0xe3": 50_000}
 TARGET_PROCESS = 25_000
-
-
-def cpu_model() -> str:
-    """The host CPU's model name (from /proc/cpuinfo where there is one)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def full_case(path: str, seed: int) -> Case:
@@ -106,22 +98,17 @@ def build(folder: Path, paths: list[str], copies: int) -> dict[str, Path]:
     return out
 
 
-def batched_seconds(folder: Path, repeat: int = 3) -> tuple[float, int]:
-    """(CPU seconds of this process per case, cases) of an in-process ``replay`` of ``folder``: the least of
-    ``repeat`` replays after a warm-up (imports, the extension, the file cache); the least, since other work on a
-    shared host only ever adds to a figure."""
+def batched_seconds(folder: Path, repeat: int = 3) -> float:
+    """CPU seconds of this process per case of an in-process ``replay`` of ``folder``: the least of ``repeat``
+    replays after a warm-up (imports, the extension, the file cache), whose verdicts are checked; the least, since
+    other work on a shared host only ever adds to a figure."""
     from q7emu.machine.replay import replay
 
-    replay([folder], progress=False)
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.process_time()
-        results = replay([folder], progress=False)
-        best = min(best, time.process_time() - t0)
-        bad = [r for r in results if not r.ok]
-        if bad:
-            raise SystemExit(f"{bad[0].path}: {bad[0].status} {bad[0].error or bad[0].mismatch}")
-    return best / len(results), len(results)
+    results = replay([folder], progress=False)
+    bad = [r for r in results if not r.ok]
+    if bad:
+        raise SystemExit(f"{bad[0].path}: {bad[0].status} {bad[0].error or bad[0].mismatch}")
+    return best_seconds(lambda: replay([folder], progress=False), repeat, time.process_time) / len(results)
 
 
 def process_seconds(case: Path | None, runs: int, env: dict[str, str]) -> float:
@@ -208,12 +195,10 @@ def main(argv: list[str] | None = None) -> int:
                    "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
             code = ("import sys, json; sys.path.insert(0, sys.argv[1] + '/bench'); from replay_throughput import "
                     "batched_seconds; from pathlib import Path; "
-                    "print(json.dumps([batched_seconds(Path(d))[0] for d in sys.argv[2:]]))")
+                    "print(json.dumps([batched_seconds(Path(d)) for d in sys.argv[2:]]))")
             # the batched figures in a child that loads this ISA level (the extension is chosen once per process)
             out = subprocess.run([sys.executable, "-c", code, str(ROOT), *[str(dirs[p]) for p in paths]], env=env,
                                  check=True, capture_output=True, text=True).stdout
-            import json
-
             per_case = json.loads(out.strip().splitlines()[-1])
             for path, sec in zip(paths, per_case):
                 op = "0xe3" if PATHS[path] is None else "0x7b"

@@ -597,10 +597,22 @@ def _read_npy_header(f: IO[bytes], where: str) -> ArrayInfo:
     return ArrayInfo(tuple(shape), dtype, bool(fortran), count * dtype.itemsize, header)
 
 
+def _flat_array(info: ArrayInfo) -> tuple[np.ndarray, memoryview]:
+    """A fresh flat array for ``info``'s data and a writable byte view of it (the reader fills it)."""
+    flat = np.empty(info.nbytes // info.dtype.itemsize, dtype=info.dtype)
+    return flat, (flat.view(np.uint8).data if info.nbytes else memoryview(bytearray()))
+
+
+def _shaped(flat: np.ndarray, info: ArrayInfo) -> np.ndarray:
+    """The filled flat array in ``info``'s shape and order."""
+    if info.fortran_order:
+        return flat.reshape(info.shape[::-1]).transpose()
+    return flat.reshape(info.shape)
+
+
 def _read_data(f: IO[bytes], info: ArrayInfo, where: str) -> np.ndarray:
     """Read the array data that follows the header, in chunks, into a fresh array of ``info``'s shape."""
-    flat = np.empty(info.nbytes // info.dtype.itemsize, dtype=info.dtype)
-    mv = flat.view(np.uint8).data if info.nbytes else memoryview(bytearray())
+    flat, mv = _flat_array(info)
     pos = 0
     try:
         while pos < info.nbytes:
@@ -617,9 +629,7 @@ def _read_data(f: IO[bytes], info: ArrayInfo, where: str) -> np.ndarray:
     if extra:
         raise _refuse(where, f"more than {info.nbytes} data bytes", "holds bytes after the array its header "
                                                                      "describes")
-    if info.fortran_order:
-        return flat.reshape(info.shape[::-1]).transpose()
-    return flat.reshape(info.shape)
+    return _shaped(flat, info)
 
 
 def _budget(where: str, need: int, left: int, total: int) -> None:
@@ -714,10 +724,10 @@ class NpzReader:
                                                           "file (Q7EMU_MAX_ARRAY_BYTES, docs/limits.md §2)")
         return zi, where
 
-    def _open(self, name: str) -> tuple[zipfile.ZipInfo, IO[bytes], str]:
-        zi, where = self._member(name)
+    def _open(self, zi: zipfile.ZipInfo, where: str) -> IO[bytes]:
+        """The member ``zi`` (checked by :meth:`_member`) opened for reading through zipfile."""
         try:
-            return zi, self._zip.open(zi), where
+            return self._zip.open(zi)
         except Exception as e:
             raise _refuse(where, first_line(e), "not a readable .npz member: damaged") from None
 
@@ -766,8 +776,7 @@ class NpzReader:
         head = f.read(min(zi.file_size, 12 + _MAX_NPY_HEADER))
         info = _read_npy_header(io.BytesIO(head), where)
         self._check_member(zi, where, info, check)
-        flat = np.empty(info.nbytes // info.dtype.itemsize, dtype=info.dtype)
-        mv = flat.view(np.uint8).data if info.nbytes else memoryview(bytearray())
+        flat, mv = _flat_array(info)
         f.seek(start + info.header_bytes)
         pos = 0
         while pos < info.nbytes:
@@ -779,14 +788,12 @@ class NpzReader:
         if zlib.crc32(mv, zlib.crc32(head[:info.header_bytes])) != zi.CRC:
             raise _refuse(where, "CRC-32 mismatch", "damaged array data (CRC or deflate error)")
         self.left -= info.nbytes
-        if info.fortran_order:
-            return flat.reshape(info.shape[::-1]).transpose()
-        return flat.reshape(info.shape)
+        return _shaped(flat, info)
 
     def info(self, name: str) -> ArrayInfo:
         """The header of array ``name`` (only the header is inflated)."""
-        zi, f, where = self._open(name)
-        with f:
+        zi, where = self._member(name)
+        with self._open(zi, where) as f:
             return _read_npy_header(f, where)
 
     def read(self, name: str, check: ArrayCheck | None = None) -> np.ndarray:
@@ -796,8 +803,7 @@ class NpzReader:
         zi, where = self._member(name)
         if zi.compress_type == zipfile.ZIP_STORED:
             return self._read_stored(zi, where, check)
-        zi, f, where = self._open(name)
-        with f:
+        with self._open(zi, where) as f:
             info = _read_npy_header(f, where)
             self._check_member(zi, where, info, check)
             arr = _read_data(f, info, where)

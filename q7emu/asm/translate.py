@@ -46,7 +46,6 @@ __all__ = ["Reg", "OpFacts", "Shape", "TranslateError", "op_facts", "shape_key",
 Reg = tuple[str, int]
 
 _C_TYPE = {"v": "vec_t", "wv": "wvec_t", "vb": "vbool_t", "pr": "pr_t", "u": "valign_t"}
-_RF_FIELD = {"v": "v", "wv": "wv", "vb": "vb", "pr": "pr", "u": "u"}
 _KIND_FILE = {T.VEC: "v", T.WVEC: "wv", T.VBOOL: "vb", T.PR: "pr", T.VALIGN: "u"}
 
 
@@ -71,6 +70,16 @@ class OpFacts:
     reads: tuple[Reg, ...]
     writes: tuple[Reg, ...]
     control: bool
+
+    @property
+    def vec_reads(self) -> set[Reg]:
+        """The vector-side registers it reads (not the scalar ``a`` ones)."""
+        return {r for r in self.reads if r[0] != "a"}
+
+    @property
+    def vec_writes(self) -> set[Reg]:
+        """The vector-side registers it writes."""
+        return {r for r in self.writes if r[0] != "a"}
 
     @property
     def ivp(self) -> bool:
@@ -133,14 +142,14 @@ def shape_key(program: Program) -> str:
 class Shape:
     """The control flow of a program: ``leaders`` (the first bundle of each basic block, sorted), ``succ`` (each
     bundle's successors; -1 is the end of a call), ``loop_ends`` (the bundles whose fall-through may go back to a
-    loop's first bundle) and ``loop_starts`` (the bundles after a loop op: where such a fall-through goes)."""
+    loop's first bundle) and ``ops`` (each bundle's ops in execution order)."""
 
     nbundles: int
     entry: int
     leaders: list[int]
     succ: dict[int, set[int]]
     loop_ends: set[int]
-    loop_starts: set[int]
+    ops: dict[int, list[OpFacts]]
 
 
 def flow(program: Program, facts: Sequence[OpFacts]) -> Shape:
@@ -152,7 +161,7 @@ def flow(program: Program, facts: Sequence[OpFacts]) -> Shape:
     for f in facts:
         by_bundle.setdefault(f.bundle, []).append(f)
     loop_ends: set[int] = set()
-    loop_starts: set[int] = set()
+    loop_starts: set[int] = set()            # the bundles after a loop op: where a loop end's fall-through goes
     for f in facts:
         if f.op.family == X.XLOOP:
             loop_ends.add(f.values[1] - 1)
@@ -182,7 +191,7 @@ def flow(program: Program, facts: Sequence[OpFacts]) -> Shape:
             if b + 1 < nb:
                 leaders.add(b + 1)
     leaders |= loop_starts
-    return Shape(nb, program.entry, sorted(x for x in leaders if 0 <= x < nb), succ, loop_ends, loop_starts)
+    return Shape(nb, program.entry, sorted(x for x in leaders if 0 <= x < nb), succ, loop_ends, by_bundle)
 
 
 # ------------------------------------------------------------------------------------------------ liveness
@@ -192,12 +201,13 @@ def liveness(program: Program, facts: Sequence[OpFacts] | None = None,
     the next call's entry when the register file carries (``carry``: a kernel's calls), else nothing is live there.
     Scalar registers are not tracked (a translation keeps every one: a run returns them)."""
     facts = list(facts) if facts is not None else op_facts(program)
-    shape = flow(program, facts)
-    rows_of: dict[int, list[OpFacts]] = {}
-    for f in facts:
-        rows_of.setdefault(f.bundle, []).append(f)
+    return _live(flow(program, facts), len(facts), carry)[0]
+
+
+def _live(shape: Shape, nrows: int, carry: bool) -> tuple[list[frozenset[Reg]], dict[int, frozenset[Reg]]]:
+    """(the registers live after each row, those live at each bundle's start): :func:`liveness`'s fixed point."""
     live_in: dict[int, frozenset[Reg]] = {b: frozenset() for b in range(shape.nbundles)}
-    after: list[frozenset[Reg]] = [frozenset()] * len(facts)
+    after: list[frozenset[Reg]] = [frozenset()] * nrows
     changed = True
     while changed:
         changed = False
@@ -208,13 +218,13 @@ def liveness(program: Program, facts: Sequence[OpFacts] | None = None,
                 out |= end_live if s < 0 else live_in[s]
             live = frozenset(out)
             # VLIW: every op of the bundle reads before any writes; the execution order already gives that result
-            for f in reversed(rows_of.get(b, [])):
+            for f in reversed(shape.ops.get(b, [])):
                 after[f.row] = live
-                live = (live - {r for r in f.writes if r[0] != "a"}) | {r for r in f.reads if r[0] != "a"}
+                live = (live - f.vec_writes) | f.vec_reads
             if live != live_in[b]:
                 live_in[b] = live
                 changed = True
-    return after
+    return after, live_in
 
 
 def dead_ops(program: Program, carry: bool = True) -> tuple[set[int], dict[int, set[Reg]]]:
@@ -225,9 +235,8 @@ def dead_ops(program: Program, carry: bool = True) -> tuple[set[int], dict[int, 
     drop: set[int] = set()
     dead_out: dict[int, set[Reg]] = {}
     for f in facts:
-        vec_writes = {r for r in f.writes if r[0] != "a"}
-        dead = {r for r in vec_writes if r not in after[f.row]}
-        if f.removable and dead == vec_writes and vec_writes:
+        dead = f.vec_writes - after[f.row]
+        if f.removable and dead and dead == f.vec_writes:
             drop.add(f.row)
         elif dead:
             only_dst = {r for r in dead if r not in f.reads}
@@ -241,12 +250,14 @@ def dead_ops(program: Program, carry: bool = True) -> tuple[set[int], dict[int, 
 class Translation:
     """One family's translation: its function ``name``, its shape key, the constant immediates ``(row, slot,
     value)`` a program must have to use it, and the runtime ones ``(row, slot)`` in the order of its ``imm`` array;
-    ``dropped`` / ``dead_outputs``: what liveness removed (rows; row -> registers)."""
+    ``dropped`` / ``dead_outputs``: what liveness removed (rows; row -> registers), under ``carry`` (the register
+    file carries from call to call: what the entry reads is live at the end)."""
 
     name: str
     key: str
     const_imms: list[tuple[int, int, int]]
     runtime_imms: list[tuple[int, int]]
+    carry: bool = True
     dropped: set[int] = field(default_factory=set)
     dead_outputs: dict[int, set[Reg]] = field(default_factory=dict)
     text: str = ""
@@ -282,7 +293,7 @@ class _TxText(OpText):
         return f"P.{op.mnemonic}({', '.join(args)})"
 
     def fail(self, code: str) -> str:
-        return f"return fail(fail_insn, {self.f.row}, {code})"
+        return f"return {code}"
 
     control = ""                      # the control state is the translation's locals
 
@@ -312,7 +323,7 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
                 runtime.append((f.row, k))
     drop, dead_out = dead_ops(first, carry)
     # a dropped op's dead outputs must be dead in every program of the family: the shape (registers, flow) is one
-    return Translation(name, key, const, runtime, drop, dead_out)
+    return Translation(name, key, const, runtime, carry, drop, dead_out)
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -321,10 +332,9 @@ def _indent(lines: Iterable[str], n: int) -> list[str]:
 
 @dataclass
 class _Frame:
-    """What the text of one translation needs: the program's ops by bundle, its flow, the registers it uses (the
+    """What the text of one translation needs: the program's flow (its ops by bundle), the registers it uses (the
     vector side and the scalar ones) and those live at its entry (read before written: the state carried in)."""
 
-    by_bundle: dict[int, list[OpFacts]]
     shape: Shape
     regs: set[Reg]
     aregs: set[int]
@@ -334,19 +344,10 @@ class _Frame:
 def _frame(program: Program, carry: bool) -> _Frame:
     facts = op_facts(program)
     shape = flow(program, facts)
-    after = liveness(program, facts, carry)
-    first_rows = [f for f in facts if f.bundle == shape.entry]
-    live_at_entry: set[Reg] = set()
-    if first_rows:
-        f0 = first_rows[0]
-        live_at_entry = set(after[f0.row]) - {r for r in f0.writes if r[0] != "a"} | \
-            {r for r in f0.reads if r[0] != "a"}
+    live_in = _live(shape, len(facts), carry)[1]
     regs = {r for f in facts for r in (*f.reads, *f.writes) if r[0] != "a"}
     aregs = {r[1] for f in facts for r in (*f.reads, *f.writes) if r[0] == "a"}
-    by_bundle: dict[int, list[OpFacts]] = {}
-    for f in facts:
-        by_bundle.setdefault(f.bundle, []).append(f)
-    return _Frame(by_bundle, shape, regs, aregs, live_at_entry)
+    return _Frame(shape, regs, aregs, set(live_in[shape.entry]))
 
 
 def _register_copies(fr: _Frame, into_locals: bool) -> list[str]:
@@ -354,7 +355,7 @@ def _register_copies(fr: _Frame, into_locals: bool) -> list[str]:
     registers from the machine (or back)."""
     out = []
     for file, num in sorted(fr.live_at_entry):
-        reg, loc = f"rf.{_RF_FIELD[file]}[{num}]", f"{file}{num}"
+        reg, loc = f"rf.{file}[{num}]", f"{file}{num}"
         dst, src = (loc, reg) if into_locals else (reg, loc)
         out.append(f"    {dst} = {src}" if file in ("vb", "pr") else
                    f"    memcpy(&{dst}, &{src}, sizeof({_C_TYPE[file]}))")
@@ -365,8 +366,8 @@ def _register_copies(fr: _Frame, into_locals: bool) -> list[str]:
 def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
     """The function's head, its locals and their starting values."""
     head = f"cdef tx_status {tx.name}("
-    L = [f"{head}regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,",
-         f"{' ' * len(head)}int* fail_insn) noexcept nogil:",
+    L = [f"{head}regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,",
+         f"{' ' * len(head)}int64_t* steps) noexcept nogil:",
          f'    """Shape {tx.key}, planned from {program.name[:60]}."""']
     for file in ("v", "wv", "vb", "pr", "u"):
         names = sorted(n for f_, n in fr.regs if f_ == file)
@@ -380,7 +381,7 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
           "    cdef int64_t k = 0", "    cdef int64_t check = STEPS_PER_CHECK",
           "    cdef int r", "    cdef Py_ssize_t off = 0, n = 0", "    cdef uint8_t* p = NULL",
           "    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)",
-          "        return fail(fail_insn, -1, ERR_FALLBACK)"]
+          "        return ERR_FALLBACK"]
     # the others start zero (never read before written: liveness says so; the C compiler cannot see it through the
     # block dispatch)
     for file, num in sorted(fr.regs - fr.live_at_entry):
@@ -392,10 +393,10 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
 def _block(tx: Translation, program: Program, fr: _Frame, start: int, stop: int,
            imm_index: dict[tuple[int, int], int]) -> list[str]:
     """One basic block (bundles start .. stop - 1): its step-budget check, its ops, the next block."""
-    body: list[str] = [f"if k + {stop - start} >= max_steps:", "    return fail(fail_insn, -1, ERR_FALLBACK)"]
+    body: list[str] = [f"if k + {stop - start} >= max_steps:", "    return ERR_FALLBACK"]
     next_block = [f"blk = {stop}"]
     for b in range(start, stop):
-        ops = fr.by_bundle.get(b, [])
+        ops = fr.shape.ops.get(b, [])
         body.append(f"# bundle {b}: {program.bundles[b].text()}")
         for f in ops:
             if f.row in tx.dropped:
@@ -412,12 +413,12 @@ def _block(tx: Translation, program: Program, fr: _Frame, start: int, stop: int,
     return body + next_block + [f"k += {stop - start}"]
 
 
-def render(tx: Translation, program: Program, carry: bool = True) -> str:
+def render(tx: Translation, program: Program) -> str:
     """The Cython text of ``tx`` (its ``program``: one of the family): a function
-    ``cdef tx_status <name>(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-    int* fail_insn) noexcept nogil`` that runs one call as the interpreter's exec_loop would, returning 0, or
+    ``cdef tx_status <name>(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps)
+    noexcept nogil`` that runs one call as the interpreter's exec_loop would, returning 0, or
     ERR_FALLBACK when the interpreter must run the call (it reports the error or the step budget)."""
-    fr = _frame(program, carry)
+    fr = _frame(program, tx.carry)
     imm_index = {rc: j for j, rc in enumerate(tx.runtime_imms)}
     L = _prologue(tx, program, fr) + ["    while True:"]
     blocks = fr.shape.leaders
@@ -427,8 +428,8 @@ def render(tx: Translation, program: Program, carry: bool = True) -> str:
         L += _indent(_block(tx, program, fr, start, stop, imm_index), 12)
     L += ["        else:", "            break",
           "        if k >= check:",
-          "            if interrupted():",
-          "                return fail(fail_insn, -1, ERR_INTERRUPT)",
+          "            if _interrupted():",
+          "                return ERR_INTERRUPT",
           "            check = k + STEPS_PER_CHECK"]
     L += _register_copies(fr, False) + ["    steps[0] = k", "    return 0"]
     tx.text = "\n".join(x for line in L for x in _fit(line)) + "\n"

@@ -273,10 +273,6 @@ class OpcodeSpec(abc.ABC):
         """Where every output byte lands, from the addresses read as flat at ``partition_bytes`` (no check of the
         addresses' form: the caller checks them when it needs SBUF places, :func:`sbuf_location`)."""
 
-    def parts(self, record: Any) -> tuple[str, ...]:
-        """The names of the record's output parts, in write order."""
-        return ("data",)
-
     # ------------------------------------------------------------------ the run
     @abc.abstractmethod
     def run(self, record: Any, words: npt.NDArray[np.uint32], kernel: KernelFunction, knobs: Mapping[str, str],

@@ -61,9 +61,6 @@ class QuantizeMxSpec(spec.FirmwareOpcodeSpec, opcode=Opcode.QUANTIZE_MX, name="Q
     def source(self, record: S3DMX1Quant) -> spec.SourcePattern:
         return spec.SourcePattern(record.src, record.num_active_channels)
 
-    def parts(self, record: S3DMX1Quant) -> tuple[str, ...]:
-        return ("data", "scale")
-
     def destination(self, record: S3DMX1Quant, partition_bytes: int) -> spec.Destination:
         """``data``: uint8 [P, 4 * num_elem] (byte 4j + k of a row: element 4j + k, in byte k of data word j);
         ``scale``: uint8 [P/8, num_elem], block row i at :func:`scale_partition`, block column j at byte +j, placed
@@ -89,7 +86,7 @@ class QuantizeMxSpec(spec.FirmwareOpcodeSpec, opcode=Opcode.QUANTIZE_MX, name="Q
         (the record places the scales) and the QuantizeMX knobs."""
         r = self.record(record)
         nac = r.num_active_channels
-        halves = np.ascontiguousarray(words.astype("<u4")).view("<u2")
+        halves = np.ascontiguousarray(words, dtype="<u4").view("<u2")   # (a copy only when it must)
         if r.in_dtype == DType.FP16:
             src = halves.view(np.float16)
         else:

@@ -94,7 +94,7 @@ class TensorDequantizeSpec(FirmwareOpcodeSpec, opcode=Opcode.TENSOR_DEQUANTIZE, 
         TensorDequantize knobs."""
         r = self.record(record)
         nac = r.num_active_channels
-        src = np.ascontiguousarray(words.astype("<u4")).view(np.uint8)
+        src = np.ascontiguousarray(words, dtype="<u4").view(np.uint8)   # (a copy only when it must)
         kwargs: dict[str, Any] = {k: knobs[k] for k in DEQUANT_KNOBS}
         if trace is not None:
             kwargs["trace"] = trace

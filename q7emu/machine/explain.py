@@ -24,7 +24,7 @@ import numpy as np
 
 from q7emu.errors import Q7Error
 from q7emu.isa.explanation import Explanation, SourceByte
-from q7emu.isa.opcode_spec import MAX_MAPPED_ELEMENTS, NUM_PARTITIONS, ByteRole, OpcodeSpec, element_offsets
+from q7emu.isa.opcode_spec import NUM_PARTITIONS, ByteRole, OpcodeSpec
 from q7emu.isa.opcodes import find_spec
 from q7emu.isa.records import decode_record
 from q7emu.machine.machine import Region, normalize_machine_knobs
@@ -56,7 +56,6 @@ class Explainer:
             self.knobs = normalize_machine_knobs(knobs)
         except Q7Error:
             self.knobs = normalize_machine_knobs(None)
-        self.out_format = output_format(record)
         self.rec: Any = None
         self.spec: OpcodeSpec | None = None
         self.src_p0 = self.dst_p0 = 0
@@ -66,11 +65,10 @@ class Explainer:
             spec = find_spec(r)
             if spec is not None:
                 source = spec.source(r)
-                self.src_p0, soff = source.start(partition_bytes)
+                self.src_p0 = source.start(partition_bytes)[0]
                 self.dst_p0 = spec.destination(r, partition_bytes).kernel_partition
-                if source.pattern.count <= MAX_MAPPED_ELEMENTS:
-                    self.src_offs = element_offsets(source.pattern, soff)
-                    self.rec, self.spec = r, spec
+                self.src_offs = source.offsets(partition_bytes)       # InvalidArgument past MAX_MAPPED_ELEMENTS
+                self.rec, self.spec = r, spec
         except (Q7Error, ValueError):
             self.rec = self.spec = None
 

@@ -420,16 +420,8 @@ class Machine:
 
         Elements at increasing, non-overlapping offsets (every record's usual destination) keep ``values`` as
         they are (no copy); otherwise each byte keeps its last value (a column gather)."""
-        boffs = (elem_offsets[:, None] + np.arange(elem_bytes)).reshape(-1)
-        if boffs.size != values.shape[1]:
-            raise InternalError(f"{values.shape[1]} result bytes for {boffs.size} destination bytes")
-        parts = np.asarray(partitions, dtype=np.int64)
-        if boffs.size < 2 or bool(np.all(boffs[1:] > boffs[:-1])):
-            return Write(parts, boffs.astype(np.int64, copy=False), values)
-        rev = boffs[::-1]
-        uniq, first = np.unique(rev, return_index=True)
-        keep = boffs.size - 1 - first
-        return Write(parts, uniq.astype(np.int64), values[:, keep])
+        boffs = (elem_offsets[:, None] + np.arange(elem_bytes)).reshape(-1).astype(np.int64)
+        return self.plan_placement(Placement("data", np.asarray(partitions, dtype=np.int64), boffs), values)
 
     def plan_placement(self, placement: Placement, part: np.ndarray) -> Write:
         """Plan writing the rows of an output ``part`` (uint8 [rows, columns]) that ``placement`` places (last

@@ -205,11 +205,6 @@ class OutputMap:
                 return self.spec.byte_role(self.rec, partition, pl.part, pl.row(int(rows[-1])), int(columns[i]))
         return None
 
-    def locate(self, partition: int, offset: int) -> tuple[str, int | None, int | None, tuple[int, int] | None]:
-        """(part, element, mx_group, mx_block) of the byte at SBUF (partition, offset); part ``unwritten`` when the
-        record does not write it."""
-        return role_fields(self.role_at(partition, offset))
-
 
 def role_fields(role: ByteRole | None) -> tuple[str, int | None, int | None, tuple[int, int] | None]:
     """(part, element, mx_group, mx_block) of a byte role, as a :class:`ByteDiff` holds them (``unwritten`` for

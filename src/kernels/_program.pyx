@@ -144,16 +144,6 @@ include "program_ops_gen.pxi"
 fill_handlers()
 
 
-cdef inline int fail(int* fail_insn, int row, int code) noexcept nogil:
-    """A translation stops: the op (its decoded row; -1: none) and the ERR_* code."""
-    fail_insn[0] = row
-    return code
-
-
-cdef inline int interrupted() noexcept nogil:
-    return _interrupted()
-
-
 # A translation (docs/asm.md §9) runs one call of the program it was generated from: 0, or an ERR_* code (the
 # caller then runs every call on the interpreter, which reports it).
 cdef extern from *:
@@ -178,8 +168,8 @@ cdef extern from *:
     # and the C compiler drops its body, TRANSLATIONS is empty and every program runs interpreted
     const bint Q7_TRANSLATED_HERE
 
-ctypedef int (*tx_t)(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                     int* fail_insn) noexcept nogil
+ctypedef int (*tx_t)(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
+                     int64_t* steps) noexcept nogil
 
 include "translations_gen.pxi"
 fill_translations()
@@ -339,7 +329,7 @@ cdef void run_calls(TR tr, regfile_t* rf, Machine* m0, Machine* m, const int32_t
             e = LOOP(HT, <void*>tr, &tr.failed, rf, m, insns, bundles, wmask, nb, entry, max_steps, &steps[c],
                      fail_insn, counts)
         elif tx != NULL:
-            e = tx(rf, m, imm, max_steps, &steps[c], fail_insn)
+            e = tx(rf, m, imm, max_steps, &steps[c])
         else:
             e = LOOP(HN, <void*>tr, NULL, rf, m, insns, bundles, wmask, nb, entry, max_steps, &steps[c], fail_insn,
                      counts)

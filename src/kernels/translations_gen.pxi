@@ -4,8 +4,8 @@
 # the interpreter's handlers (q7emu.primitives.gen_wrappers._p_ivp / _p_scalar).
 
 
-cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                                     int* fail_insn) noexcept nogil:
+cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
+                                     int64_t* steps) noexcept nogil:
     """Shape 131cfc1f276ad53ad909770f, planned from proc_4bit_non_mx fmt=1 (e2m1) group=0 nibble_order=low-first."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v23, v26, v27
     cdef vec_t dead_v
@@ -22,7 +22,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
-        return fail(fail_insn, -1, ERR_FALLBACK)
+        return ERR_FALLBACK
     pr3 = 0
     pr4 = 0
     memset(&v2, 0, sizeof(vec_t))
@@ -74,7 +74,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     while True:
         if blk == 0:
             if k + 21 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 0: slli a5, a3, 2
             a5 = X.xt_slli(a3, 2)
             # bundle 1: const16 a8, 512
@@ -84,51 +84,51 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 3: { ivp_lv2nx8_i v11, a8, 0 ; ivp_lv2nx8_i v12, a8, 64 }
             r = mem_at(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 3, r)
+                return r
             else:
                 P.lv2nx8_i(&v11, p, off)
             r = mem_at(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 4, r)
+                return r
             else:
                 P.lv2nx8_i(&v12, p, off)
             # bundle 4: { ivp_lv2nx8_i v13, a8, 128 ; ivp_lv2nx8_i v14, a8, 192 }
             r = mem_at(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 5, r)
+                return r
             else:
                 P.lv2nx8_i(&v13, p, off)
             r = mem_at(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 6, r)
+                return r
             else:
                 P.lv2nx8_i(&v14, p, off)
             # bundle 5: { ivp_lv2nx8_i v15, a8, 256 ; ivp_lv2nx8_i v16, a8, 320 }
             r = mem_at(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 7, r)
+                return r
             else:
                 P.lv2nx8_i(&v15, p, off)
             r = mem_at(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 8, r)
+                return r
             else:
                 P.lv2nx8_i(&v16, p, off)
             # bundle 6: { ivp_lv2nx8_i v17, a8, 384 ; ivp_lv2nx8_i v18, a8, 448 }
             r = mem_at(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 9, r)
+                return r
             else:
                 P.lv2nx8_i(&v17, p, off)
             r = mem_at(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 10, r)
+                return r
             else:
                 P.lv2nx8_i(&v18, p, off)
             # bundle 7: { ivp_lv2nx8_i v19, a8, 512 }
             r = mem_at(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 11, r)
+                return r
             else:
                 P.lv2nx8_i(&v19, p, off)
             # bundle 8: { ivp_eqnx16 vb0, v0, v0 }
@@ -148,7 +148,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a6
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 19, r)
+                return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -175,7 +175,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             k += 21
         elif blk == 21:
             if k + 13 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 21: { ivp_sllinx16 v3, v2, 4 }
             P.sllinx16(&v3, &v2, 4)
             # bundle 22: { ivp_or2nx8 v4, v2, v3 }
@@ -184,7 +184,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a10
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 28, r)
+                return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -210,7 +210,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 43, r)
+                return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -244,7 +244,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             k += 13
         elif blk == 34:
             if k + 6 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 34: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, &v16, &v26, vb0)
             # bundle 35: { ivp_movnx16t v26, v17, vb2 }
@@ -257,7 +257,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 62, r)
+                return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -274,8 +274,8 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
         else:
             break
         if k >= check:
-            if interrupted():
-                return fail(fail_insn, -1, ERR_INTERRUPT)
+            if _interrupted():
+                return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
     memcpy(&rf.v[0], &v0, sizeof(vec_t))
     memcpy(&rf.v[1], &v1, sizeof(vec_t))
@@ -297,8 +297,8 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     steps[0] = k
     return 0
 
-cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                                     int* fail_insn) noexcept nogil:
+cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
+                                     int64_t* steps) noexcept nogil:
     """Shape 9caea41aa424bbec5535f09e, planned from proc_4bit_non_mx fmt=1 (e2m1) group=0 nibble_order=high-firs."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v23, v26, v27
     cdef vec_t dead_v
@@ -315,7 +315,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
-        return fail(fail_insn, -1, ERR_FALLBACK)
+        return ERR_FALLBACK
     pr3 = 0
     pr4 = 0
     memset(&v2, 0, sizeof(vec_t))
@@ -367,7 +367,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     while True:
         if blk == 0:
             if k + 21 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 0: slli a5, a3, 2
             a5 = X.xt_slli(a3, 2)
             # bundle 1: const16 a8, 512
@@ -377,51 +377,51 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 3: { ivp_lv2nx8_i v11, a8, 0 ; ivp_lv2nx8_i v12, a8, 64 }
             r = mem_at(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 3, r)
+                return r
             else:
                 P.lv2nx8_i(&v11, p, off)
             r = mem_at(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 4, r)
+                return r
             else:
                 P.lv2nx8_i(&v12, p, off)
             # bundle 4: { ivp_lv2nx8_i v13, a8, 128 ; ivp_lv2nx8_i v14, a8, 192 }
             r = mem_at(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 5, r)
+                return r
             else:
                 P.lv2nx8_i(&v13, p, off)
             r = mem_at(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 6, r)
+                return r
             else:
                 P.lv2nx8_i(&v14, p, off)
             # bundle 5: { ivp_lv2nx8_i v15, a8, 256 ; ivp_lv2nx8_i v16, a8, 320 }
             r = mem_at(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 7, r)
+                return r
             else:
                 P.lv2nx8_i(&v15, p, off)
             r = mem_at(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 8, r)
+                return r
             else:
                 P.lv2nx8_i(&v16, p, off)
             # bundle 6: { ivp_lv2nx8_i v17, a8, 384 ; ivp_lv2nx8_i v18, a8, 448 }
             r = mem_at(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 9, r)
+                return r
             else:
                 P.lv2nx8_i(&v17, p, off)
             r = mem_at(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 10, r)
+                return r
             else:
                 P.lv2nx8_i(&v18, p, off)
             # bundle 7: { ivp_lv2nx8_i v19, a8, 512 }
             r = mem_at(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 11, r)
+                return r
             else:
                 P.lv2nx8_i(&v19, p, off)
             # bundle 8: { ivp_eqnx16 vb0, v0, v0 }
@@ -441,7 +441,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a6
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 19, r)
+                return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -468,7 +468,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             k += 21
         elif blk == 21:
             if k + 13 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 21: { ivp_srlinx16 v3, v2, 4 ; ivp_sllinx16 v9, v2, 8 }
             P.srlinx16(&v3, &v2, 4)
             P.sllinx16(&v9, &v2, 8)
@@ -478,7 +478,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a10
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 29, r)
+                return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -504,7 +504,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 44, r)
+                return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -538,7 +538,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             k += 13
         elif blk == 34:
             if k + 6 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 34: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, &v16, &v26, vb0)
             # bundle 35: { ivp_movnx16t v26, v17, vb2 }
@@ -551,7 +551,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 63, r)
+                return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -568,8 +568,8 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
         else:
             break
         if k >= check:
-            if interrupted():
-                return fail(fail_insn, -1, ERR_INTERRUPT)
+            if _interrupted():
+                return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
     memcpy(&rf.v[0], &v0, sizeof(vec_t))
     memcpy(&rf.v[1], &v1, sizeof(vec_t))
@@ -591,8 +591,8 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     steps[0] = k
     return 0
 
-cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                                   int* fail_insn) noexcept nogil:
+cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
+                                   int64_t* steps) noexcept nogil:
     """Shape bda3cef288b67beb996d0c26, planned from proc_4bit_mx_8 fmt=1 (e2m1) group=8 mx_layout=scale-first mx."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v22, v23, v24, v25, v26, v27, v28, v29, v30
@@ -610,7 +610,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
-        return fail(fail_insn, -1, ERR_FALLBACK)
+        return ERR_FALLBACK
     pr1 = 0
     pr2 = 0
     memset(&v0, 0, sizeof(vec_t))
@@ -661,7 +661,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     while True:
         if blk == 0:
             if k + 23 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 0: const16 a9, 0xcccc
             a9 = X.xt_const16(a9, 52428)
             # bundle 1: const16 a9, 0xcccd
@@ -677,106 +677,106 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 6: { ivp_lv2nx8_i v0, a8, 0 ; ivp_lv2nx8_i v1, a8, 64 }
             r = mem_at(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 6, r)
+                return r
             else:
                 P.lv2nx8_i(&v0, p, off)
             r = mem_at(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 7, r)
+                return r
             else:
                 P.lv2nx8_i(&v1, p, off)
             # bundle 7: { ivp_lv2nx8_i v2, a8, 128 ; ivp_lv2nx8_i v3, a8, 192 }
             r = mem_at(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 8, r)
+                return r
             else:
                 P.lv2nx8_i(&v2, p, off)
             r = mem_at(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 9, r)
+                return r
             else:
                 P.lv2nx8_i(&v3, p, off)
             # bundle 8: { ivp_lv2nx8_i v4, a8, 256 ; ivp_lv2nx8_i v5, a8, 320 }
             r = mem_at(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 10, r)
+                return r
             else:
                 P.lv2nx8_i(&v4, p, off)
             r = mem_at(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 11, r)
+                return r
             else:
                 P.lv2nx8_i(&v5, p, off)
             # bundle 9: { ivp_lv2nx8_i v6, a8, 384 ; ivp_lv2nx8_i v7, a8, 448 }
             r = mem_at(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 12, r)
+                return r
             else:
                 P.lv2nx8_i(&v6, p, off)
             r = mem_at(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 13, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             # bundle 10: { ivp_lv2nx8_i v8, a8, 512 ; ivp_lv2nx8_i v9, a8, 576 }
             r = mem_at(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 14, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             r = mem_at(m, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 15, r)
+                return r
             else:
                 P.lv2nx8_i(&v9, p, off)
             # bundle 11: { ivp_lv2nx8_i v10, a8, 640 ; ivp_lv2nx8_i v11, a8, 704 }
             r = mem_at(m, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 16, r)
+                return r
             else:
                 P.lv2nx8_i(&v10, p, off)
             r = mem_at(m, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 17, r)
+                return r
             else:
                 P.lv2nx8_i(&v11, p, off)
             # bundle 12: { ivp_lv2nx8_i v12, a8, 768 ; ivp_lv2nx8_i v13, a8, 832 }
             r = mem_at(m, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 18, r)
+                return r
             else:
                 P.lv2nx8_i(&v12, p, off)
             r = mem_at(m, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 19, r)
+                return r
             else:
                 P.lv2nx8_i(&v13, p, off)
             # bundle 13: { ivp_lv2nx8_i v14, a8, 896 ; ivp_lv2nx8_i v15, a8, 960 }
             r = mem_at(m, a8 + <uint32_t>896, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 20, r)
+                return r
             else:
                 P.lv2nx8_i(&v14, p, off)
             r = mem_at(m, a8 + <uint32_t>960, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 21, r)
+                return r
             else:
                 P.lv2nx8_i(&v15, p, off)
             # bundle 14: { ivp_lv2nx8_i v18, a8, 1024 ; ivp_lv2nx8_i v19, a8, 1088 }
             r = mem_at(m, a8 + <uint32_t>1024, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 22, r)
+                return r
             else:
                 P.lv2nx8_i(&v18, p, off)
             r = mem_at(m, a8 + <uint32_t>1088, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 23, r)
+                return r
             else:
                 P.lv2nx8_i(&v19, p, off)
             # bundle 15: { ivp_lv2nx8_i v20, a8, 1152 }
             r = mem_at(m, a8 + <uint32_t>1152, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 24, r)
+                return r
             else:
                 P.lv2nx8_i(&v20, p, off)
             # bundle 16: { ivp_eqnx16 vb9, v0, v0 }
@@ -784,12 +784,12 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 17: { ivp_lv2nx8_i v22, a8, 1216 ; ivp_lv2nx8_i v26, a8, 1280 }
             r = mem_at(m, a8 + <uint32_t>1216, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 26, r)
+                return r
             else:
                 P.lv2nx8_i(&v22, p, off)
             r = mem_at(m, a8 + <uint32_t>1280, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 27, r)
+                return r
             else:
                 P.lv2nx8_i(&v26, p, off)
             # bundle 18: { ivp_extrprn_2x32 pr2, v26, 0 }
@@ -817,12 +817,12 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             k += 23
         elif blk == 23:
             if k + 51 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 23: { ivp_lav2nx8_xp v17, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 33, r)
+                return r
             else:
                 P.lav2nx8_xp(&v17, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -843,7 +843,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 43, r)
+                return r
             else:
                 P.sav2nx8_xp(&v30, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -972,7 +972,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             k += 51
         elif blk == 74:
             if k + 1 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 74: bbci a5, 0, .Lexit
             if X.xt_bbci(a5, 0):
                 next_pc = 127
@@ -986,14 +986,14 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             k += 1
         elif blk == 75:
             if k + 52 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 75: movi a6, 20
             a6 = X.xt_movi(20)
             # bundle 76: { ivp_lav2nx8_xp v17, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 113, r)
+                return r
             else:
                 P.lav2nx8_xp(&v17, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -1014,7 +1014,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 123, r)
+                return r
             else:
                 P.sav2nx8_xp(&v30, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -1134,7 +1134,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             k += 52
         elif blk == 127:
             if k + 5 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 127: { ivp_sel2nx8i v30, v21, v30, 0 }
             P.sel2nx8i(&v30, &v21, &v30, 0)
             # bundle 128: { ivp_ultn_2xf32t vb1, v13, v16, vb9 }
@@ -1145,7 +1145,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 194, r)
+                return r
             else:
                 P.sav2nx8_xp(&v30, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -1162,8 +1162,8 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
         else:
             break
         if k >= check:
-            if interrupted():
-                return fail(fail_insn, -1, ERR_INTERRUPT)
+            if _interrupted():
+                return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
     memcpy(&rf.v[16], &v16, sizeof(vec_t))
     memcpy(&rf.v[21], &v21, sizeof(vec_t))
@@ -1180,8 +1180,8 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     steps[0] = k
     return 0
 
-cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                                   int* fail_insn) noexcept nogil:
+cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
+                                   int64_t* steps) noexcept nogil:
     """Shape f46175f3b7765c13e7552c64, planned from proc_4bit_mx_8 fmt=1 (e2m1) group=8 mx_layout=scale-first mx."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v22, v23, v24, v25, v26, v27, v28, v29, v30
@@ -1199,7 +1199,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
-        return fail(fail_insn, -1, ERR_FALLBACK)
+        return ERR_FALLBACK
     pr1 = 0
     pr2 = 0
     memset(&v0, 0, sizeof(vec_t))
@@ -1249,7 +1249,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
     while True:
         if blk == 0:
             if k + 23 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 0: const16 a9, 0xcccc
             a9 = X.xt_const16(a9, 52428)
             # bundle 1: const16 a9, 0xcccd
@@ -1265,106 +1265,106 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 6: { ivp_lv2nx8_i v0, a8, 0 ; ivp_lv2nx8_i v1, a8, 64 }
             r = mem_at(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 6, r)
+                return r
             else:
                 P.lv2nx8_i(&v0, p, off)
             r = mem_at(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 7, r)
+                return r
             else:
                 P.lv2nx8_i(&v1, p, off)
             # bundle 7: { ivp_lv2nx8_i v2, a8, 128 ; ivp_lv2nx8_i v3, a8, 192 }
             r = mem_at(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 8, r)
+                return r
             else:
                 P.lv2nx8_i(&v2, p, off)
             r = mem_at(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 9, r)
+                return r
             else:
                 P.lv2nx8_i(&v3, p, off)
             # bundle 8: { ivp_lv2nx8_i v4, a8, 256 ; ivp_lv2nx8_i v5, a8, 320 }
             r = mem_at(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 10, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             r = mem_at(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 11, r)
+                return r
             else:
                 P.lv2nx8_i(&v5, p, off)
             # bundle 9: { ivp_lv2nx8_i v6, a8, 384 ; ivp_lv2nx8_i v7, a8, 448 }
             r = mem_at(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 12, r)
+                return r
             else:
                 P.lv2nx8_i(&v6, p, off)
             r = mem_at(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 13, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             # bundle 10: { ivp_lv2nx8_i v8, a8, 512 ; ivp_lv2nx8_i v9, a8, 576 }
             r = mem_at(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 14, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             r = mem_at(m, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 15, r)
+                return r
             else:
                 P.lv2nx8_i(&v9, p, off)
             # bundle 11: { ivp_lv2nx8_i v10, a8, 640 ; ivp_lv2nx8_i v11, a8, 704 }
             r = mem_at(m, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 16, r)
+                return r
             else:
                 P.lv2nx8_i(&v10, p, off)
             r = mem_at(m, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 17, r)
+                return r
             else:
                 P.lv2nx8_i(&v11, p, off)
             # bundle 12: { ivp_lv2nx8_i v12, a8, 768 ; ivp_lv2nx8_i v13, a8, 832 }
             r = mem_at(m, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 18, r)
+                return r
             else:
                 P.lv2nx8_i(&v12, p, off)
             r = mem_at(m, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 19, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             # bundle 13: { ivp_lv2nx8_i v14, a8, 896 ; ivp_lv2nx8_i v15, a8, 960 }
             r = mem_at(m, a8 + <uint32_t>896, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 20, r)
+                return r
             else:
                 P.lv2nx8_i(&v14, p, off)
             r = mem_at(m, a8 + <uint32_t>960, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 21, r)
+                return r
             else:
                 P.lv2nx8_i(&v15, p, off)
             # bundle 14: { ivp_lv2nx8_i v18, a8, 1024 ; ivp_lv2nx8_i v19, a8, 1088 }
             r = mem_at(m, a8 + <uint32_t>1024, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 22, r)
+                return r
             else:
                 P.lv2nx8_i(&v18, p, off)
             r = mem_at(m, a8 + <uint32_t>1088, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 23, r)
+                return r
             else:
                 P.lv2nx8_i(&v19, p, off)
             # bundle 15: { ivp_lv2nx8_i v20, a8, 1152 }
             r = mem_at(m, a8 + <uint32_t>1152, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 24, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             # bundle 16: { ivp_eqnx16 vb9, v0, v0 }
@@ -1372,12 +1372,12 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 17: { ivp_lv2nx8_i v22, a8, 1216 ; ivp_lv2nx8_i v26, a8, 1280 }
             r = mem_at(m, a8 + <uint32_t>1216, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 26, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             r = mem_at(m, a8 + <uint32_t>1280, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 27, r)
+                return r
             else:
                 P.lv2nx8_i(&v26, p, off)
             # bundle 18: { ivp_extrprn_2x32 pr2, v26, 0 }
@@ -1405,12 +1405,12 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
             k += 23
         elif blk == 23:
             if k + 50 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 23: { ivp_lav2nx8_xp v17, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 33, r)
+                return r
             else:
                 P.lav2nx8_xp(&v17, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -1425,7 +1425,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 38, r)
+                return r
             else:
                 P.sav2nx8_xp(&v30, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -1554,7 +1554,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
             k += 50
         elif blk == 73:
             if k + 1 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 73: bbci a5, 0, .Lexit
             if X.xt_bbci(a5, 0):
                 next_pc = 125
@@ -1568,14 +1568,14 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
             k += 1
         elif blk == 74:
             if k + 51 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 74: movi a6, 20
             a6 = X.xt_movi(20)
             # bundle 75: { ivp_lav2nx8_xp v17, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 108, r)
+                return r
             else:
                 P.lav2nx8_xp(&v17, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -1590,7 +1590,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 113, r)
+                return r
             else:
                 P.sav2nx8_xp(&v30, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -1710,14 +1710,14 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
             k += 51
         elif blk == 125:
             if k + 3 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 125: { ivp_sel2nx8i v30, v21, v30, 0 }
             P.sel2nx8i(&v30, &v21, &v30, 0)
             # bundle 126: { ivp_sav2nx8_xp v30, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 182, r)
+                return r
             else:
                 P.sav2nx8_xp(&v30, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -1734,8 +1734,8 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
         else:
             break
         if k >= check:
-            if interrupted():
-                return fail(fail_insn, -1, ERR_INTERRUPT)
+            if _interrupted():
+                return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
     memcpy(&rf.v[16], &v16, sizeof(vec_t))
     memcpy(&rf.v[21], &v21, sizeof(vec_t))
@@ -1751,8 +1751,8 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
     steps[0] = k
     return 0
 
-cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                                     int* fail_insn) noexcept nogil:
+cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
+                                     int64_t* steps) noexcept nogil:
     """Shape aea4cc2dc8231ac9b4e966ea, planned from proc_4bit_non_mx fmt=3 (nf4) group=0 nf4_table=qlora nibble_."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v14, v15, v16, v17, v18, v19, v20, v21, v23
     cdef vec_t v24, v25, v26, v27, v28, v29
@@ -1768,7 +1768,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
-        return fail(fail_insn, -1, ERR_FALLBACK)
+        return ERR_FALLBACK
     memset(&v0, 0, sizeof(vec_t))
     memset(&v1, 0, sizeof(vec_t))
     memset(&v2, 0, sizeof(vec_t))
@@ -1813,7 +1813,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
     while True:
         if blk == 0:
             if k + 30 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 0: slli a5, a3, 2
             a5 = X.xt_slli(a3, 2)
             # bundle 1: const16 a8, 512
@@ -1823,73 +1823,73 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 3: { ivp_lv2nx8_i v0, a8, 0 ; ivp_lv2nx8_i v1, a8, 64 }
             r = mem_at(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 3, r)
+                return r
             else:
                 P.lv2nx8_i(&v0, p, off)
             r = mem_at(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 4, r)
+                return r
             else:
                 P.lv2nx8_i(&v1, p, off)
             # bundle 4: { ivp_lv2nx8_i v2, a8, 128 ; ivp_lv2nx8_i v3, a8, 192 }
             r = mem_at(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 5, r)
+                return r
             else:
                 P.lv2nx8_i(&v2, p, off)
             r = mem_at(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 6, r)
+                return r
             else:
                 P.lv2nx8_i(&v3, p, off)
             # bundle 5: { ivp_lv2nx8_i v4, a8, 256 ; ivp_lv2nx8_i v5, a8, 320 }
             r = mem_at(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 7, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             r = mem_at(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 8, r)
+                return r
             else:
                 P.lv2nx8_i(&v5, p, off)
             # bundle 6: { ivp_lv2nx8_i v6, a8, 384 ; ivp_lv2nx8_i v7, a8, 448 }
             r = mem_at(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 9, r)
+                return r
             else:
                 P.lv2nx8_i(&v6, p, off)
             r = mem_at(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 10, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             # bundle 7: { ivp_lv2nx8_i v8, a8, 512 ; ivp_lv2nx8_i v9, a8, 576 }
             r = mem_at(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 11, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             r = mem_at(m, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 12, r)
+                return r
             else:
                 P.lv2nx8_i(&v9, p, off)
             # bundle 8: { ivp_lv2nx8_i v10, a8, 640 ; ivp_lv2nx8_i v11, a8, 704 }
             r = mem_at(m, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 13, r)
+                return r
             else:
                 P.lv2nx8_i(&v10, p, off)
             r = mem_at(m, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 14, r)
+                return r
             else:
                 P.lv2nx8_i(&v11, p, off)
             # bundle 9: { ivp_lv2nx8_i v12, a8, 768 }
             r = mem_at(m, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 15, r)
+                return r
             else:
                 P.lv2nx8_i(&v12, p, off)
             # bundle 10: { ivp_eqnx16 vb0, v0, v0 }
@@ -1898,7 +1898,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             P.ltu2nx8(&vb12, &v0, &v12)
             r = mem_at(m, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 18, r)
+                return r
             else:
                 P.lv2nx8_i(&v21, p, off)
             # bundle 12: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
@@ -1955,7 +1955,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             k += 30
         elif blk == 30:
             if k + 4 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 30: srli a9, a5, 5
             a9 = X.xt_srli(a5, 5)
             # bundle 31: movi a6, 32
@@ -1979,12 +1979,12 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             k += 4
         elif blk == 34:
             if k + 6 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 34: { ivp_labvdcmprs2nx8_xp v15, vb12, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 48, r)
+                return r
             else:
                 P.labvdcmprs2nx8_xp(&v15, vb12, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -2000,7 +2000,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 53, r)
+                return r
             else:
                 P.sav2nx8_xp(&v20, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -2017,7 +2017,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             k += 6
         elif blk == 40:
             if k + 2 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 40: extui a6, a5, 0, 5
             a6 = X.xt_extui(a5, 0, 5)
             # bundle 41: beqz a6, .Ldone
@@ -2033,14 +2033,14 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             k += 2
         elif blk == 42:
             if k + 7 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 42: slli a7, a6, 1
             a7 = X.xt_slli(a6, 1)
             # bundle 43: { ivp_labvdcmprs2nx8_xp v15, vb12, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 57, r)
+                return r
             else:
                 P.labvdcmprs2nx8_xp(&v15, vb12, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -2056,7 +2056,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 62, r)
+                return r
             else:
                 P.sav2nx8_xp(&v20, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -2064,7 +2064,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             k += 7
         elif blk == 49:
             if k + 1 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 49: retw
             halt = 1
             if halt:
@@ -2078,8 +2078,8 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
         else:
             break
         if k >= check:
-            if interrupted():
-                return fail(fail_insn, -1, ERR_INTERRUPT)
+            if _interrupted():
+                return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
     memcpy(&rf.v[18], &v18, sizeof(vec_t))
     memcpy(&rf.v[19], &v19, sizeof(vec_t))
@@ -2096,8 +2096,8 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
     steps[0] = k
     return 0
 
-cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                                     int* fail_insn) noexcept nogil:
+cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
+                                     int64_t* steps) noexcept nogil:
     """Shape 04163c4a34f6516cc8d345e8, planned from proc_4bit_non_mx fmt=3 (nf4) group=0 nf4_table=qlora nibble_."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v14, v15, v16, v17, v18, v19, v20, v21, v22
     cdef vec_t v23, v24, v25, v26, v27, v28, v29
@@ -2113,7 +2113,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
-        return fail(fail_insn, -1, ERR_FALLBACK)
+        return ERR_FALLBACK
     memset(&v0, 0, sizeof(vec_t))
     memset(&v1, 0, sizeof(vec_t))
     memset(&v2, 0, sizeof(vec_t))
@@ -2159,7 +2159,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
     while True:
         if blk == 0:
             if k + 30 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 0: slli a5, a3, 2
             a5 = X.xt_slli(a3, 2)
             # bundle 1: const16 a8, 512
@@ -2169,73 +2169,73 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 3: { ivp_lv2nx8_i v0, a8, 0 ; ivp_lv2nx8_i v1, a8, 64 }
             r = mem_at(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 3, r)
+                return r
             else:
                 P.lv2nx8_i(&v0, p, off)
             r = mem_at(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 4, r)
+                return r
             else:
                 P.lv2nx8_i(&v1, p, off)
             # bundle 4: { ivp_lv2nx8_i v2, a8, 128 ; ivp_lv2nx8_i v3, a8, 192 }
             r = mem_at(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 5, r)
+                return r
             else:
                 P.lv2nx8_i(&v2, p, off)
             r = mem_at(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 6, r)
+                return r
             else:
                 P.lv2nx8_i(&v3, p, off)
             # bundle 5: { ivp_lv2nx8_i v4, a8, 256 ; ivp_lv2nx8_i v5, a8, 320 }
             r = mem_at(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 7, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             r = mem_at(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 8, r)
+                return r
             else:
                 P.lv2nx8_i(&v5, p, off)
             # bundle 6: { ivp_lv2nx8_i v6, a8, 384 ; ivp_lv2nx8_i v7, a8, 448 }
             r = mem_at(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 9, r)
+                return r
             else:
                 P.lv2nx8_i(&v6, p, off)
             r = mem_at(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 10, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             # bundle 7: { ivp_lv2nx8_i v8, a8, 512 ; ivp_lv2nx8_i v9, a8, 576 }
             r = mem_at(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 11, r)
+                return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             r = mem_at(m, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 12, r)
+                return r
             else:
                 P.lv2nx8_i(&v9, p, off)
             # bundle 8: { ivp_lv2nx8_i v10, a8, 640 ; ivp_lv2nx8_i v11, a8, 704 }
             r = mem_at(m, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 13, r)
+                return r
             else:
                 P.lv2nx8_i(&v10, p, off)
             r = mem_at(m, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 14, r)
+                return r
             else:
                 P.lv2nx8_i(&v11, p, off)
             # bundle 9: { ivp_lv2nx8_i v12, a8, 768 }
             r = mem_at(m, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 15, r)
+                return r
             else:
                 P.lv2nx8_i(&v12, p, off)
             # bundle 10: { ivp_eqnx16 vb0, v0, v0 }
@@ -2244,7 +2244,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             P.ltu2nx8(&vb12, &v0, &v12)
             r = mem_at(m, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 18, r)
+                return r
             else:
                 P.lv2nx8_i(&v21, p, off)
             # bundle 12: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
@@ -2301,7 +2301,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             k += 30
         elif blk == 30:
             if k + 4 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 30: srli a9, a5, 5
             a9 = X.xt_srli(a5, 5)
             # bundle 31: movi a6, 32
@@ -2325,12 +2325,12 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             k += 4
         elif blk == 34:
             if k + 6 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 34: { ivp_labvdcmprs2nx8_xp v15, vb12, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 48, r)
+                return r
             else:
                 P.labvdcmprs2nx8_xp(&v15, vb12, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -2347,7 +2347,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 54, r)
+                return r
             else:
                 P.sav2nx8_xp(&v20, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -2364,7 +2364,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             k += 6
         elif blk == 40:
             if k + 2 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 40: extui a6, a5, 0, 5
             a6 = X.xt_extui(a5, 0, 5)
             # bundle 41: beqz a6, .Ldone
@@ -2380,14 +2380,14 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             k += 2
         elif blk == 42:
             if k + 7 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 42: slli a7, a6, 1
             a7 = X.xt_slli(a6, 1)
             # bundle 43: { ivp_labvdcmprs2nx8_xp v15, vb12, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 58, r)
+                return r
             else:
                 P.labvdcmprs2nx8_xp(&v15, vb12, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -2404,7 +2404,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 64, r)
+                return r
             else:
                 P.sav2nx8_xp(&v20, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -2412,7 +2412,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             k += 7
         elif blk == 49:
             if k + 1 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 49: retw
             halt = 1
             if halt:
@@ -2426,8 +2426,8 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
         else:
             break
         if k >= check:
-            if interrupted():
-                return fail(fail_insn, -1, ERR_INTERRUPT)
+            if _interrupted():
+                return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
     memcpy(&rf.v[18], &v18, sizeof(vec_t))
     memcpy(&rf.v[19], &v19, sizeof(vec_t))
@@ -2444,8 +2444,8 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
     steps[0] = k
     return 0
 
-cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                                     int* fail_insn) noexcept nogil:
+cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
+                                     int64_t* steps) noexcept nogil:
     """Shape a473f89df2151811cfbe6cc2, planned from proc_6bit_non_mx fmt=4 (e2m3) group=0 fp6_packing=lsb-first."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v23, v24, v25, v26, v27
@@ -2463,7 +2463,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
-        return fail(fail_insn, -1, ERR_FALLBACK)
+        return ERR_FALLBACK
     pr3 = 0
     pr4 = 0
     pr5 = 0
@@ -2526,7 +2526,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     while True:
         if blk == 0:
             if k + 25 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 0: slli a5, a3, 2
             a5 = X.xt_slli(a3, 2)
             # bundle 1: const16 a8, 512
@@ -2536,62 +2536,62 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 3: { ivp_lv2nx8_i v11, a8, 0 ; ivp_lv2nx8_i v12, a8, 64 }
             r = mem_at(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 3, r)
+                return r
             else:
                 P.lv2nx8_i(&v11, p, off)
             r = mem_at(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 4, r)
+                return r
             else:
                 P.lv2nx8_i(&v12, p, off)
             # bundle 4: { ivp_lv2nx8_i v13, a8, 128 ; ivp_lv2nx8_i v14, a8, 192 }
             r = mem_at(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 5, r)
+                return r
             else:
                 P.lv2nx8_i(&v13, p, off)
             r = mem_at(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 6, r)
+                return r
             else:
                 P.lv2nx8_i(&v14, p, off)
             # bundle 5: { ivp_lv2nx8_i v15, a8, 256 ; ivp_lv2nx8_i v16, a8, 320 }
             r = mem_at(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 7, r)
+                return r
             else:
                 P.lv2nx8_i(&v15, p, off)
             r = mem_at(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 8, r)
+                return r
             else:
                 P.lv2nx8_i(&v16, p, off)
             # bundle 6: { ivp_lv2nx8_i v17, a8, 384 ; ivp_lv2nx8_i v18, a8, 448 }
             r = mem_at(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 9, r)
+                return r
             else:
                 P.lv2nx8_i(&v17, p, off)
             r = mem_at(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 10, r)
+                return r
             else:
                 P.lv2nx8_i(&v18, p, off)
             # bundle 7: { ivp_lv2nx8_i v19, a8, 512 ; ivp_lv2nx8_i v20, a8, 576 }
             r = mem_at(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 11, r)
+                return r
             else:
                 P.lv2nx8_i(&v19, p, off)
             r = mem_at(m, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 12, r)
+                return r
             else:
                 P.lv2nx8_i(&v20, p, off)
             # bundle 8: { ivp_lv2nx8_i v21, a8, 640 }
             r = mem_at(m, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 13, r)
+                return r
             else:
                 P.lv2nx8_i(&v21, p, off)
             # bundle 9: { ivp_eqnx16 vb0, v0, v0 }
@@ -2615,7 +2615,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a6
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 24, r)
+                return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -2646,7 +2646,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             k += 25
         elif blk == 25:
             if k + 17 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 25: { ivp_sllin_2x32 v3, v2, 4 }
             P.sllin_2x32(&v3, &v2, 4)
             # bundle 26: { ivp_movnx16t v3, v2, vb1 }
@@ -2659,7 +2659,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a10
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 37, r)
+                return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -2687,7 +2687,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 53, r)
+                return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -2727,7 +2727,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             k += 17
         elif blk == 42:
             if k + 6 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 42: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, &v16, &v26, vb0)
             # bundle 43: { ivp_movnx16t v26, v17, vb2 }
@@ -2740,7 +2740,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 77, r)
+                return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -2757,8 +2757,8 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
         else:
             break
         if k >= check:
-            if interrupted():
-                return fail(fail_insn, -1, ERR_INTERRUPT)
+            if _interrupted():
+                return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
     memcpy(&rf.v[0], &v0, sizeof(vec_t))
     memcpy(&rf.v[1], &v1, sizeof(vec_t))
@@ -2782,8 +2782,8 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     steps[0] = k
     return 0
 
-cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps,
-                                     int* fail_insn) noexcept nogil:
+cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
+                                     int64_t* steps) noexcept nogil:
     """Shape 4b0ba1a5b4e66c7be26150c3, planned from proc_6bit_non_mx fmt=4 (e2m3) group=0 fp6_packing=msb-first."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v22, v23, v24, v25, v26, v27
@@ -2801,7 +2801,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
-        return fail(fail_insn, -1, ERR_FALLBACK)
+        return ERR_FALLBACK
     pr3 = 0
     pr4 = 0
     pr5 = 0
@@ -2865,7 +2865,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     while True:
         if blk == 0:
             if k + 25 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 0: slli a5, a3, 2
             a5 = X.xt_slli(a3, 2)
             # bundle 1: const16 a8, 512
@@ -2875,67 +2875,67 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 3: { ivp_lv2nx8_i v11, a8, 0 ; ivp_lv2nx8_i v12, a8, 64 }
             r = mem_at(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 3, r)
+                return r
             else:
                 P.lv2nx8_i(&v11, p, off)
             r = mem_at(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 4, r)
+                return r
             else:
                 P.lv2nx8_i(&v12, p, off)
             # bundle 4: { ivp_lv2nx8_i v13, a8, 128 ; ivp_lv2nx8_i v14, a8, 192 }
             r = mem_at(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 5, r)
+                return r
             else:
                 P.lv2nx8_i(&v13, p, off)
             r = mem_at(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 6, r)
+                return r
             else:
                 P.lv2nx8_i(&v14, p, off)
             # bundle 5: { ivp_lv2nx8_i v15, a8, 256 ; ivp_lv2nx8_i v16, a8, 320 }
             r = mem_at(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 7, r)
+                return r
             else:
                 P.lv2nx8_i(&v15, p, off)
             r = mem_at(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 8, r)
+                return r
             else:
                 P.lv2nx8_i(&v16, p, off)
             # bundle 6: { ivp_lv2nx8_i v17, a8, 384 ; ivp_lv2nx8_i v18, a8, 448 }
             r = mem_at(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 9, r)
+                return r
             else:
                 P.lv2nx8_i(&v17, p, off)
             r = mem_at(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 10, r)
+                return r
             else:
                 P.lv2nx8_i(&v18, p, off)
             # bundle 7: { ivp_lv2nx8_i v19, a8, 512 ; ivp_lv2nx8_i v20, a8, 576 }
             r = mem_at(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 11, r)
+                return r
             else:
                 P.lv2nx8_i(&v19, p, off)
             r = mem_at(m, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 12, r)
+                return r
             else:
                 P.lv2nx8_i(&v20, p, off)
             # bundle 8: { ivp_lv2nx8_i v21, a8, 640 ; ivp_lv2nx8_i v22, a8, 704 }
             r = mem_at(m, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 13, r)
+                return r
             else:
                 P.lv2nx8_i(&v21, p, off)
             r = mem_at(m, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 14, r)
+                return r
             else:
                 P.lv2nx8_i(&v22, p, off)
             # bundle 9: { ivp_eqnx16 vb0, v0, v0 }
@@ -2959,7 +2959,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a6
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 25, r)
+                return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -2990,7 +2990,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             k += 25
         elif blk == 25:
             if k + 18 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 25: { ivp_sllin_2x32 v3, v2, 4 }
             P.sllin_2x32(&v3, &v2, 4)
             # bundle 26: { ivp_movnx16t v3, v2, vb1 }
@@ -3005,7 +3005,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a10
             r = mem_at(m, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
-                return fail(fail_insn, 39, r)
+                return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
                 a2 = m.reg[r].base + <uint32_t>off
@@ -3033,7 +3033,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 55, r)
+                return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -3073,7 +3073,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             k += 18
         elif blk == 43:
             if k + 6 >= max_steps:
-                return fail(fail_insn, -1, ERR_FALLBACK)
+                return ERR_FALLBACK
             # bundle 43: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, &v16, &v26, vb0)
             # bundle 44: { ivp_movnx16t v26, v17, vb2 }
@@ -3086,7 +3086,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             n = <Py_ssize_t><int32_t>a7
             r = mem_at(m, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
-                return fail(fail_insn, 79, r)
+                return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
                 a4 = m.reg[r].base + <uint32_t>off
@@ -3103,8 +3103,8 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
         else:
             break
         if k >= check:
-            if interrupted():
-                return fail(fail_insn, -1, ERR_INTERRUPT)
+            if _interrupted():
+                return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
     memcpy(&rf.v[0], &v0, sizeof(vec_t))
     memcpy(&rf.v[1], &v1, sizeof(vec_t))

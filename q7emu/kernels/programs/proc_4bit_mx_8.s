@@ -76,8 +76,6 @@
 # ---------------------------------------------------------------- the constant rows (the kernel's .rodata)
 # group g (of a 20-byte block of 4 groups): scale byte MX_SCALE_BASE + MX_SCALE_STEP * g, code byte j at
 # MX_CODE_BASE + MX_CODE_STEP * g + j (docs/model.md §1, the format table's MxGroupLayout)
-.equ SC_BASE, MX_SCALE_BASE
-.equ SC_STEP, MX_SCALE_STEP
 .data
 .align 64
 rodata:
@@ -88,7 +86,7 @@ rodata:
     .endr
   .endr
   .for g, 0, 8
-    .byte SC_BASE + SC_STEP * (\g & 3) + 20 * (\g >> 2)
+    .byte MX_SCALE_BASE + MX_SCALE_STEP * (\g & 3) + 20 * (\g >> 2)
   .endr
   .space 24, 64
   bcast32 0x7F000000                        # v13 mxK2P127
@@ -98,7 +96,7 @@ rodata:
     .endr
   .endr
   .for lane, 0, 16                          # v20 mxIDX_SL (64: a byte of the zero vector)
-    .byte SC_BASE + SC_STEP * ((\lane >> 1) & 3) + 20 * (\lane >> 3), 64, 64, 64
+    .byte MX_SCALE_BASE + MX_SCALE_STEP * ((\lane >> 1) & 3) + 20 * (\lane >> 3), 64, 64, 64
   .endr
   .rept 64                                  # row 19: the NaN byte
     .byte OUT_NAN
