@@ -1,6 +1,8 @@
 """The translations of the kernel programs (docs/asm.md §9): committed up to date, byte-equal to the interpreter on
-every configuration, and their liveness analysis sound (every output it calls dead can be overwritten without
-changing a byte, and a live output wrongly called dead is caught)."""
+every configuration, their liveness analysis sound (every output it calls dead can be overwritten without changing
+a byte, and a live output wrongly called dead is caught) and their demanded-bits analysis sound (the bits above a
+narrowed accumulator's cells can be changed without changing a byte, and an accumulator narrowed too far is
+caught)."""
 from __future__ import annotations
 
 import dataclasses
@@ -96,15 +98,29 @@ def test_liveness_on_a_small_program():
     assert ("v", 1) not in after[-1]
 
 
+def _inserted(program: Program, after: set[int], text: str) -> Program:
+    """``program`` with the bundles of ``text`` after each bundle of ``after``: they run when it has run."""
+    extra = assemble(text).bundles
+    bundles, moved = [], {}
+    for b, bundle in enumerate(program.bundles):
+        moved[b] = len(bundles)
+        bundles.append(bundle)
+        if b in after:
+            bundles += extra
+    moved[len(program.bundles)] = len(bundles)
+    labels = {n: (sec, moved[v] if sec == "text" else v) for n, (sec, v) in program.labels.items()}
+    return Program(bundles, program.data, labels, moved[program.entry], program.readings, program.name)
+
+
+def _load_source(reg: str) -> str:
+    """Bundles that load vec register ``reg`` with the source stream's first bytes (random: not what the program
+    left in it); they use a15."""
+    return f"const16 a15, {K.SRC_BASE >> 16}\nconst16 a15, 0\n{{ ivp_lv2nx8_i {reg}, a15, 0 }}\n"
+
+
 def _clobbered(program: Program, row: int, reg: int) -> Program:
-    """``program`` with three bundles after the one holding ``row``: a15 = the source stream's address, and vec
-    register ``reg`` loaded from it (random bytes: not the value the op left)."""
-    facts = TX.op_facts(program)
-    at = facts[row].bundle + 1
-    extra = assemble(f"const16 a15, {K.SRC_BASE >> 16}\nconst16 a15, 0\n{{ ivp_lv2nx8_i v{reg}, a15, 0 }}\n").bundles
-    labels = {n: (sec, v + len(extra) if sec == "text" and v >= at else v) for n, (sec, v) in program.labels.items()}
-    return Program(program.bundles[:at] + extra + program.bundles[at:], program.data, labels,
-                   program.entry + (len(extra) if program.entry >= at else 0), program.readings, program.name)
+    """``program`` with vec register ``reg`` loaded with other bytes after the bundle holding ``row``."""
+    return _inserted(program, {TX.op_facts(program)[row].bundle}, _load_source(f"v{reg}"))
 
 
 def _dead_vec_outputs(program: Program) -> list[tuple[int, int]]:
@@ -141,3 +157,90 @@ def test_a_live_output_called_dead_is_caught():
         got, _ = _run(_clobbered(program, row, reg), kernel, src, False)
         changed += not np.array_equal(got, want)
     assert changed >= 6
+
+
+# ------------------------------------------------------------------------------------------------ demanded bits
+def test_demanded_bits_on_a_small_program():
+    prog = assemble("""
+        { ivp_mulsupn16xr16 wv1, v2, v3, pr1 }          # wv1: read by a pack of bits 0..15 -> 16-bit cells
+        { ivp_muluupan16xr16 wv1, v4, v5, pr1 }
+        { ivp_packvrnrnx48 v6, wv1, 0 }
+        { ivp_mulsupn16xr16 wv2, v2, v3, pr1 }          # wv2: bits 15..30 -> 32-bit cells
+        { ivp_packvrnrnx48 v7, wv2, 15 }
+        { ivp_mulsupn16xr16 wv3, v2, v3, pr1 }          # wv3: bits 20..35 -> keeps its 64-bit cells
+        { ivp_packvrnrnx48 v8, wv3, 20 }
+        { ivp_packvrnrnx48 v9, wv0, 0 }                 # wv0: live at the entry (carried in) -> kept
+        { ivp_mulsupn16xr16 wv0, v2, v3, pr1 }
+        { ivp_packvrnx48 v10, wv0, 0 }                  # a rounding, saturating pack reads every bit
+        retw
+    """)
+    facts = TX.op_facts(prog)
+    consts = {(f.row, k): f.values[k] for f in facts for k in f.imm_slots}
+    demanded = TX.demanded_bits(facts, [("wv", 0)], consts)
+    assert demanded == {("wv", 1): 16, ("wv", 2): 31, ("wv", 3): 36}
+    assert TX.narrowing(demanded) == {("wv", 1): 16, ("wv", 2): 32}
+    # a shift that differs between the programs of a family (read at run time) is not known: nothing narrows
+    assert ("wv", 1) not in TX.demanded_bits(facts, [], {k: v for k, v in consts.items() if k[0] != 2})
+    # nor does an accumulator some other op reads (the rounding pack of wv0), even when nothing carries it in
+    assert ("wv", 0) not in TX.demanded_bits(facts, [], consts)
+
+
+def _perturbed_above(program: Program, reg: tuple[str, int], width: int) -> Program:
+    """``program`` with random bits added above bit ``width`` (16 or 32) of each lane of accumulator ``reg`` after
+    every bundle that writes it: v31 loaded from the source, then (16) a paired MAC adding v31 * 2^16 (both weights
+    2^15) or (32) bits 32..47 replaced by v31's (cvtg48n_2x32h)."""
+    facts = TX.op_facts(program)
+    used = {r for f in facts for r in (*f.reads, *f.writes)}
+    assert ("v", 31) not in used and ("pr", 15) not in used
+    after = {f.bundle for f in facts if reg in f.writes}
+    wv = f"wv{reg[1]}"
+    change = (f"{{ ivp_movpint16 pr15, 32768 }}\n{{ ivp_muluupan16xr16 {wv}, v31, v31, pr15 }}\n" if width == 16
+              else f"{{ ivp_cvtg48n_2x32h {wv}, v31, v31 }}\n")
+    return _inserted(program, after, _load_source("v31") + change)
+
+
+def _narrowed_configs() -> list[tuple[int, tuple[str, int], int]]:
+    """(config index, accumulator, cell width) of every narrowed accumulator, one configuration per shape."""
+    out, seen = [], set()
+    for i, (_, program) in enumerate(CONFIGS):
+        key = TX.shape_key(program)
+        if key not in seen:
+            seen.add(key)
+            out += [(i, reg, w) for reg, w in sorted(TX.plan("t", [program]).narrowed.items())]
+    return out
+
+
+NARROWED = _narrowed_configs()
+
+
+def test_the_kernels_narrow_as_the_listings_imply():
+    # group 0 (E2M1, INT4, E2M3): both re-bias accumulators feed packvrnrnx48 ..., 0; the MX path's exponent
+    # accumulator feeds ..., 15; muln_2x32's products feed a saturating pack and stay wide
+    by_kernel: dict[str, set] = {}
+    for i, reg, w in NARROWED:
+        by_kernel.setdefault(CONFIGS[i][0], set()).add((reg, w))
+    rebias = {(("wv", 1), 16), (("wv", 3), 16)}
+    assert by_kernel == {"proc_4bit_non_mx": rebias, "proc_6bit_non_mx": rebias,
+                         "proc_4bit_mx_8": {(("wv", 2), 32)}}
+
+
+@pytest.mark.parametrize("index,reg,width", NARROWED, ids=lambda x: str(x))
+def test_the_bits_above_a_narrowed_accumulator_do_not_change_a_byte(index, reg, width):
+    kernel, program = CONFIGS[index]
+    src = np.random.default_rng(11).integers(0, 256, (3, 300), dtype=np.uint8)
+    want, _ = _run(program, kernel, src, False)
+    got, _ = _run(_perturbed_above(program, reg, width), kernel, src, False)
+    assert np.array_equal(got, want)
+
+
+def test_an_accumulator_narrowed_too_far_is_caught():
+    """The check above fails when the analysis is wrong: the MX exponent accumulator (32-bit cells) with its bits
+    from 16 up changed gives other bytes."""
+    wide = [(i, reg) for i, reg, w in NARROWED if w == 32]
+    assert wide
+    for index, reg in wide:
+        kernel, program = CONFIGS[index]
+        src = np.random.default_rng(11).integers(0, 256, (3, 300), dtype=np.uint8)
+        want, _ = _run(program, kernel, src, False)
+        got, _ = _run(_perturbed_above(program, reg, 16), kernel, src, False)
+        assert not np.array_equal(got, want), CONFIGS[index][1].name

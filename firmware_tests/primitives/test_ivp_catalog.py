@@ -239,6 +239,20 @@ def test_every_row_is_defined_in_its_family_file():
     assert set(optable.FAMILY_FILES) == {op.family for op in optable.ALL_OPS}
 
 
+def test_a_primitive_takes_a_narrowed_accumulator_exactly_when_its_row_says_it_narrows():
+    # docs/asm.md §9: a translation hands a narrowed accumulator (wacc48_t) only to the ops whose Op.narrows is set
+    if not SRC.exists():
+        pytest.skip("no source tree")
+    takes = set()
+    for f in SRC.glob("ivp_*.pxd"):
+        takes |= {m.group(1) for m in re.finditer(r"^cdef inline void (\w+)\([^)]*\bwacc48_t\*", f.read_text(), re.M)}
+    assert takes & {op.mnemonic for op in optable.ALL_OPS} == {op.mnemonic for op in optable.ALL_OPS if op.narrows}
+    assert {op.narrows for op in optable.ALL_OPS} == {"", optable.CARRY_UP, optable.BIT_WINDOW}
+    for op in optable.ALL_OPS:
+        if op.narrows:      # 48-bit lanes: what the narrowed cells hold the low bits of
+            assert [o.view for o in op.operands if o.kind == optable.WVEC] == ["wvec48"], op.mnemonic
+
+
 def test_every_row_has_a_slot_class_and_provenance():
     for op in optable.ALL_OPS:
         assert op.slot in optable.SLOT_CLASSES and op.slots, op.mnemonic

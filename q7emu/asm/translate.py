@@ -14,7 +14,9 @@ generates one Cython function in which
   a dispatch over block numbers;
 * register liveness (:func:`liveness`), with the edge from the program's end back to its entry that carrying the
   register file from call to call adds, drops the ops whose every output is dead and sends a dead output of a live
-  op to a scratch local.
+  op to a scratch local;
+* demanded bits (:func:`demanded_bits`) narrow an accumulator whose every reader reads only the low 16 or 32 bits
+  of its 48-bit lanes to cells of that width (:func:`narrowing`; the same primitives' calls on a narrower local).
 
 A run uses a translation only untraced and without bundle counts (a trace and a profile read the architectural
 state op by op: the interpreter gives it), and only for a program whose shape and constant immediates match the
@@ -40,7 +42,7 @@ from q7emu.primitives import scalar_ops as X
 from q7emu.primitives.gen_wrappers import OpText, _p_ivp, _p_scalar
 
 __all__ = ["Reg", "OpFacts", "Shape", "TranslateError", "op_facts", "shape_key", "liveness", "dead_ops",
-           "Translation", "plan", "render", "match", "translation_of"]
+           "demanded_bits", "narrowing", "CELL_WIDTHS", "Translation", "plan", "render", "match", "translation_of"]
 
 #: a register: (file, number); the files as q7emu.primitives.asm_syntax.REGISTER_FILES names them
 Reg = tuple[str, int]
@@ -245,13 +247,63 @@ def dead_ops(program: Program, carry: bool = True) -> tuple[set[int], dict[int, 
     return drop, dead_out
 
 
+# ------------------------------------------------------------------------------------------------ demanded bits
+#: the cell widths of a narrowed accumulator, narrowest first (src/primitives/q7regs.pxd wcells16_t / wcells32_t)
+CELL_WIDTHS = (16, 32)
+_CELL_TYPE = {16: "wcells16_t", 32: "wcells32_t"}
+#: the largest shift a 16-bit pack of 48-bit lanes takes (src/primitives/ivp_pack.pxd clamps it there)
+_PACK16_MAX_SHIFT = 32
+
+
+def demanded_bits(facts: Sequence[OpFacts], live_at_entry: Iterable[Reg],
+                  constants: dict[tuple[int, int], int]) -> dict[Reg, int]:
+    """For each accumulator whose lanes may be kept modulo 2^k: the k its readers need (the highest lane bit any of
+    them reads, plus one). An accumulator qualifies when every op that reads or writes it is a CARRY_UP MAC (its
+    lanes' bit j depends only on bits 0..j of the accumulator and operands: sums of products) or a BIT_WINDOW pack
+    (bits sh .. sh + 15) whose shift is a constant of the family (``constants``: (row, slot) -> value), and it is
+    not live at the entry (not carried in from, nor back to, the register file). Others are absent."""
+    live = set(live_at_entry)
+    users: dict[Reg, list[OpFacts]] = {}
+    for f in facts:
+        for r in {*f.reads, *f.writes}:
+            if r[0] == "wv":
+                users.setdefault(r, []).append(f)
+    out: dict[Reg, int] = {}
+    for reg, ops in sorted(users.items()):
+        if reg in live:
+            continue
+        top = 0
+        for f in ops:
+            if f.op.narrows == T.CARRY_UP:
+                continue
+            slot = next((k for k, o in enumerate(f.op.operands) if o.kind == T.IMM), None)
+            if f.op.narrows != T.BIT_WINDOW or slot is None or (f.row, slot) not in constants:
+                break
+            top = max(top, min(max(constants[f.row, slot], 0), _PACK16_MAX_SHIFT) + 16)
+        else:
+            out[reg] = top
+    return out
+
+
+def narrowing(demanded: dict[Reg, int]) -> dict[Reg, int]:
+    """The cell width of each accumulator a translation narrows: the narrowest of CELL_WIDTHS that holds its
+    demanded bits (an accumulator needing more keeps its 64-bit cells and is absent)."""
+    out = {}
+    for reg, top in demanded.items():
+        width = next((w for w in CELL_WIDTHS if top <= w), None)
+        if width is not None:
+            out[reg] = width
+    return out
+
+
 # ------------------------------------------------------------------------------------------------ code
 @dataclass
 class Translation:
     """One family's translation: its function ``name``, its shape key, the constant immediates ``(row, slot,
     value)`` a program must have to use it, and the runtime ones ``(row, slot)`` in the order of its ``imm`` array;
     ``dropped`` / ``dead_outputs``: what liveness removed (rows; row -> registers), under ``carry`` (the register
-    file carries from call to call: what the entry reads is live at the end)."""
+    file carries from call to call: what the entry reads is live at the end); ``narrowed``: the accumulators kept
+    in narrower cells (register -> cell width in bits, :func:`narrowing`)."""
 
     name: str
     key: str
@@ -260,6 +312,7 @@ class Translation:
     carry: bool = True
     dropped: set[int] = field(default_factory=set)
     dead_outputs: dict[int, set[Reg]] = field(default_factory=dict)
+    narrowed: dict[Reg, int] = field(default_factory=dict)
     text: str = ""
 
 
@@ -323,7 +376,10 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
                 runtime.append((f.row, k))
     drop, dead_out = dead_ops(first, carry)
     # a dropped op's dead outputs must be dead in every program of the family: the shape (registers, flow) is one
-    return Translation(name, key, const, runtime, carry, drop, dead_out)
+    shape = flow(first, facts)
+    entry_live = _live(shape, len(facts), carry)[1][shape.entry]
+    narrowed = narrowing(demanded_bits(facts, entry_live, {(r, k): v for r, k, v in const}))
+    return Translation(name, key, const, runtime, carry, drop, dead_out, narrowed)
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -370,9 +426,14 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
          f"{' ' * len(head)}int64_t* steps) noexcept nogil:",
          f'    """Shape {tx.key}, planned from {program.name[:60]}."""']
     for file in ("v", "wv", "vb", "pr", "u"):
-        names = sorted(n for f_, n in fr.regs if f_ == file)
+        names = sorted(n for f_, n in fr.regs if f_ == file and (f_, n) not in tx.narrowed)
         if names:
             L.append(f"    cdef {_C_TYPE[file]} " + ", ".join(f"{file}{n}" for n in names))
+        for width in CELL_WIDTHS:
+            cells = sorted(n for (f_, n), w in tx.narrowed.items() if f_ == file and w == width and (f_, n) in fr.regs)
+            if cells:
+                L.append(f"    cdef {_CELL_TYPE[width]} " + ", ".join(f"{file}{n}" for n in cells)
+                         + f"     # demanded bits: the lanes' low {width}")
         if any(file == f_ for d in tx.dead_outputs.values() for f_, _ in d):
             L.append(f"    cdef {_C_TYPE[file]} dead_{file}")
     if fr.aregs:
@@ -385,8 +446,9 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
     # the others start zero (never read before written: liveness says so; the C compiler cannot see it through the
     # block dispatch)
     for file, num in sorted(fr.regs - fr.live_at_entry):
+        ctype = _CELL_TYPE[tx.narrowed[file, num]] if (file, num) in tx.narrowed else _C_TYPE[file]
         L.append(f"    {file}{num} = 0" if file in ("vb", "pr") else
-                 f"    memset(&{file}{num}, 0, sizeof({_C_TYPE[file]}))")
+                 f"    memset(&{file}{num}, 0, sizeof({ctype}))")
     return L + _register_copies(fr, True) + [f"    blk = {fr.shape.entry}"]
 
 

@@ -259,6 +259,7 @@ def _bvvv(view: str, dt: str, out: str) -> tuple[Operand, ...]:
 
 
 OVERWRITE, ACCUMULATE = False, True      # a MAC's `mul` / `mula` form
+CARRY_UP, BIT_WINDOW = "carry-up", "bit-window"    # Op.narrows
 
 
 def _macc(view: str, acc: bool) -> Operand:
@@ -303,6 +304,11 @@ class Op:
     provenance: str
     note: str
     slot: str
+    #: how its accumulator's lanes may be narrowed (docs/asm.md §9): CARRY_UP, a MAC whose output lane's bit j
+    #: depends only on bits 0..j of its accumulator and operands (a sum of products modulo the lane); BIT_WINDOW, a
+    #: pack that reads bits sh .. sh + 15 of each 48-bit lane (no rounding, no saturation); "" neither. The
+    #: primitive takes a narrowed accumulator (src/primitives/q7regs.pxd wacc48_t) exactly when this is set.
+    narrows: str = ""
 
     @property
     def args(self) -> tuple[Operand, ...]:
@@ -556,25 +562,25 @@ OPS: tuple[Op, ...] = (
        "docs/firmware.md §6.2 Flag ALU (B03)", SPEC_HIGH, "", ALU_SLOT),
     Op("mulus4tn16xr16", MAC, (*_wtap("nx16", U16, OVERWRITE),),
        "wv48[i] = sum_t pool.u16[i+t] * pr.s16[t], pool = lo (lanes 0..31) || hi (32..63), tap 0 on lo (4-tap, overwrite); returns int64[32].",
-       "docs/firmware.md §6.2 Integer MAC (B04/B05), §8.2.19; docs/intrinsics.md §3.3", PUBLIC_MED, "the 8-bit sibling's C fallback; 16-bit taps", MUL),
+       "docs/firmware.md §6.2 Integer MAC (B04/B05), §8.2.19; docs/intrinsics.md §3.3", PUBLIC_MED, "the 8-bit sibling's C fallback; 16-bit taps", MUL, narrows=CARRY_UP),
     Op("mulus4tan16xr16", MAC, (*_wtap("nx16", U16, ACCUMULATE),),
        "wv48[i] += sum_t pool.u16[i+t] * pr.s16[t], pool = lo || hi, tap 0 on lo; acc int64[32] (None = 0).",
-       "docs/firmware.md §6.2 Integer MAC (B04/B05), seed @0x010051a9; docs/intrinsics.md §3.3", PUBLIC_MED, "the 8-bit sibling's C fallback; 16-bit taps", MUL),
+       "docs/firmware.md §6.2 Integer MAC (B04/B05), seed @0x010051a9; docs/intrinsics.md §3.3", PUBLIC_MED, "the 8-bit sibling's C fallback; 16-bit taps", MUL, narrows=CARRY_UP),
     Op("mul4tn16xr16", MAC, (*_wtap("nx16", S16, OVERWRITE),),
        "wv48[i] = sum_t pool.s16[i+t] * pr.s16[t], pool = lo || hi (signed x signed, overwrite).",
-       "docs/firmware.md §6.2 Integer MAC (B04); docs/intrinsics.md §3.3", PUBLIC_MED, "the 8-bit sibling's C fallback; 16-bit taps", MUL),
+       "docs/firmware.md §6.2 Integer MAC (B04); docs/intrinsics.md §3.3", PUBLIC_MED, "the 8-bit sibling's C fallback; 16-bit taps", MUL, narrows=CARRY_UP),
     Op("mul4tan16xr16", MAC, (*_wtap("nx16", S16, ACCUMULATE),),
        "wv48[i] += sum_t pool.s16[i+t] * pr.s16[t], pool = lo || hi (signed x signed).",
-       "docs/firmware.md §6.2 Integer MAC (B04), §2.4 MX path; docs/intrinsics.md §3.3", PUBLIC_MED, "the 8-bit sibling's C fallback; 16-bit taps", MUL),
+       "docs/firmware.md §6.2 Integer MAC (B04), §2.4 MX path; docs/intrinsics.md §3.3", PUBLIC_MED, "the 8-bit sibling's C fallback; 16-bit taps", MUL, narrows=CARRY_UP),
     Op("dmulqa2n8xr8", MAC, (wvec("wh", 24, SRCDST, arg="acc_hi", optional=True), wvec("wl", 24, SRCDST, arg="acc_lo", optional=True), *(vec(f"v{j}", "2nx8", S8) for j in (3, 2, 1, 0)), pr("pr"),),
        "acc_lo24[i] += sum_j vj.s8[i] * pr.s8[j]; acc_hi24[i] += sum_j vj.s8[i] * pr.s8[4+j] (j < 4; the last vector is v0); returns (acc_hi, acc_lo).",
        "docs/firmware.md §6.2 Integer MAC (B04/B05), seed @0x010053c0; docs/intrinsics.md §3.4", PUBLIC_HIGH, "#ifdef pair in Cadence's conv kernel", MUL),
     Op("muluupan16xr16", MAC, (*_wvvp("nx16", U16, ACCUMULATE),),
        "wv48[i] += va.u16[i] * pr.u16[1] + vb.u16[i] * pr.u16[0] (unsigned, paired: the first vector takes pr bits 16..31).",
-       "docs/firmware.md §6.2 Integer MAC (B04/B05), §2.4 @0x01004fc8; docs/intrinsics.md §3.5", PUBLIC_MED, "the paired family's convention", MUL),
+       "docs/firmware.md §6.2 Integer MAC (B04/B05), §2.4 @0x01004fc8; docs/intrinsics.md §3.5", PUBLIC_MED, "the paired family's convention", MUL, narrows=CARRY_UP),
     Op("mulsupn16xr16", MAC, (*_wvvp("nx16", S16, OVERWRITE),),
        "wv48[i] = va.s16[i] * pr.u16[1] + vb.s16[i] * pr.u16[0] (signed x unsigned, paired, overwrite: the first vector takes pr bits 16..31).",
-       "docs/firmware.md §6.2 Integer MAC (B04/B05); docs/intrinsics.md §3.5", PUBLIC_MED, "the paired family's convention", MUL),
+       "docs/firmware.md §6.2 Integer MAC (B04/B05); docs/intrinsics.md §3.5", PUBLIC_MED, "the paired family's convention", MUL, narrows=CARRY_UP),
     Op("muluspa2n8xr16", MAC, (*_wvvp("2nx8", U8, ACCUMULATE),),
        "wv24[i] += va.u8[i] * hi16(w) + vb.u8[i] * lo16(w), w = pr bits [0, 32), weights signed.",
        "docs/anchors.md §7 (IVP_MULUSPA2N8XR16), docs/firmware.md §3.6 @0x6c4b", ANCHORS_HIGH, "Cadence cstub probe", MUL),
@@ -607,7 +613,7 @@ OPS: tuple[Op, ...] = (
        "docs/firmware.md §6.2 pack (B10), docs/anchors.md §7 T20", SPEC_HIGH, "", LD),
     Op("packvrnrnx48", PACK, (*_vwi("nx16", U16, 48),),
        "vt.u16[i] = low 16 bits of (wv48[i] >> sh), no rounding, wraps.",
-       "docs/firmware.md §6.2 pack (B10)", SPEC_HIGH, "", LD),
+       "docs/firmware.md §6.2 pack (B10)", SPEC_HIGH, "", LD, narrows=BIT_WINDOW),
     Op("packvrn_2x96", PACK, (*_vwi("n_2x32", S32, 96),),
        "vt.s32[i] = sat32((wv96[i] + 2^(sh-1)) >> sh), sh clamped to 32.",
        "docs/firmware.md §6.2 pack (B10)", SPEC_HIGH, "", LD),

@@ -9,7 +9,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     """Shape 131cfc1f276ad53ad909770f, planned from proc_4bit_non_mx fmt=1 (e2m1) group=0 nibble_order=low-first."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v23, v26, v27
     cdef vec_t dead_v
-    cdef wvec_t wv1, wv3
+    cdef wcells16_t wv1, wv3     # demanded bits: the lanes' low 16
     cdef vbool_t vb0, vb2, vb6, vb7, vb9, vb10, vb11, vb12, vb13, vb14
     cdef vbool_t dead_vb
     cdef pr_t pr3, pr4
@@ -51,8 +51,8 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     vb11 = 0
     vb12 = 0
     vb14 = 0
-    memset(&wv1, 0, sizeof(wvec_t))
-    memset(&wv3, 0, sizeof(wvec_t))
+    memset(&wv1, 0, sizeof(wcells16_t))
+    memset(&wv3, 0, sizeof(wcells16_t))
     memcpy(&v0, &rf.v[0], sizeof(vec_t))
     memcpy(&v1, &rf.v[1], sizeof(vec_t))
     memcpy(&v7, &rf.v[7], sizeof(vec_t))
@@ -302,7 +302,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     """Shape 9caea41aa424bbec5535f09e, planned from proc_4bit_non_mx fmt=1 (e2m1) group=0 nibble_order=high-firs."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v23, v26, v27
     cdef vec_t dead_v
-    cdef wvec_t wv1, wv3
+    cdef wcells16_t wv1, wv3     # demanded bits: the lanes' low 16
     cdef vbool_t vb0, vb2, vb6, vb7, vb9, vb10, vb11, vb12, vb13, vb14
     cdef vbool_t dead_vb
     cdef pr_t pr3, pr4
@@ -344,8 +344,8 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     vb11 = 0
     vb12 = 0
     vb14 = 0
-    memset(&wv1, 0, sizeof(wvec_t))
-    memset(&wv3, 0, sizeof(wvec_t))
+    memset(&wv1, 0, sizeof(wcells16_t))
+    memset(&wv3, 0, sizeof(wcells16_t))
     memcpy(&v0, &rf.v[0], sizeof(vec_t))
     memcpy(&v1, &rf.v[1], sizeof(vec_t))
     memcpy(&v7, &rf.v[7], sizeof(vec_t))
@@ -597,7 +597,8 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v22, v23, v24, v25, v26, v27, v28, v29, v30
     cdef vec_t dead_v
-    cdef wvec_t wv0, wv2
+    cdef wvec_t wv0
+    cdef wcells32_t wv2     # demanded bits: the lanes' low 32
     cdef vbool_t vb1, vb2, vb9
     cdef vbool_t dead_vb
     cdef pr_t pr1, pr2
@@ -644,7 +645,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     vb2 = 0
     vb9 = 0
     memset(&wv0, 0, sizeof(wvec_t))
-    memset(&wv2, 0, sizeof(wvec_t))
+    memset(&wv2, 0, sizeof(wcells32_t))
     memcpy(&v16, &rf.v[16], sizeof(vec_t))
     memcpy(&v21, &rf.v[21], sizeof(vec_t))
     memcpy(&v30, &rf.v[30], sizeof(vec_t))
@@ -1186,7 +1187,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v22, v23, v24, v25, v26, v27, v28, v29, v30
     cdef vec_t dead_v
-    cdef wvec_t wv2
+    cdef wcells32_t wv2     # demanded bits: the lanes' low 32
     cdef vbool_t vb1, vb2, vb9
     cdef vbool_t dead_vb
     cdef pr_t pr1, pr2
@@ -1233,7 +1234,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
     vb1 = 0
     vb2 = 0
     vb9 = 0
-    memset(&wv2, 0, sizeof(wvec_t))
+    memset(&wv2, 0, sizeof(wcells32_t))
     memcpy(&v16, &rf.v[16], sizeof(vec_t))
     memcpy(&v21, &rf.v[21], sizeof(vec_t))
     memcpy(&v30, &rf.v[30], sizeof(vec_t))
@@ -2450,7 +2451,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v23, v24, v25, v26, v27
     cdef vec_t dead_v
-    cdef wvec_t wv1, wv3
+    cdef wcells16_t wv1, wv3     # demanded bits: the lanes' low 16
     cdef vbool_t vb0, vb1, vb2, vb3, vb4, vb5, vb6, vb7, vb9, vb10, vb11, vb12, vb13, vb14
     cdef vbool_t dead_vb
     cdef pr_t pr3, pr4, pr5
@@ -2501,8 +2502,8 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     vb11 = 0
     vb12 = 0
     vb14 = 0
-    memset(&wv1, 0, sizeof(wvec_t))
-    memset(&wv3, 0, sizeof(wvec_t))
+    memset(&wv1, 0, sizeof(wcells16_t))
+    memset(&wv3, 0, sizeof(wcells16_t))
     memcpy(&v0, &rf.v[0], sizeof(vec_t))
     memcpy(&v1, &rf.v[1], sizeof(vec_t))
     memcpy(&v7, &rf.v[7], sizeof(vec_t))
@@ -2788,7 +2789,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v22, v23, v24, v25, v26, v27
     cdef vec_t dead_v
-    cdef wvec_t wv1, wv3
+    cdef wcells16_t wv1, wv3     # demanded bits: the lanes' low 16
     cdef vbool_t vb0, vb1, vb2, vb3, vb4, vb5, vb6, vb7, vb9, vb10, vb11, vb12, vb13, vb14
     cdef vbool_t dead_vb
     cdef pr_t pr3, pr4, pr5
@@ -2840,8 +2841,8 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     vb11 = 0
     vb12 = 0
     vb14 = 0
-    memset(&wv1, 0, sizeof(wvec_t))
-    memset(&wv3, 0, sizeof(wvec_t))
+    memset(&wv1, 0, sizeof(wcells16_t))
+    memset(&wv3, 0, sizeof(wcells16_t))
     memcpy(&v0, &rf.v[0], sizeof(vec_t))
     memcpy(&v1, &rf.v[1], sizeof(vec_t))
     memcpy(&v7, &rf.v[7], sizeof(vec_t))

@@ -19,10 +19,11 @@ function-pointer tables that q7emu/primitives/gen_wrappers.py generates from the
 import numpy as np
 import numpy.typing as npt
 from collections.abc import Sequence
-from libc.stdint cimport uint8_t
+from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from libc.string cimport memcpy, memset
 from cpython.pyport cimport PY_SSIZE_T_MAX
-from q7regs cimport vec_t, wvec_t, vbool_t, pr_t, valign_t, sext, wvec_to_raw, wvec_from_raw, wvec_zero
+from q7regs cimport (vec_t, wvec_t, wcells16_t, wcells32_t, wacc48_t, vbool_t, pr_t, valign_t, sext, wvec_to_raw,
+                     wvec_from_raw, wvec_zero)
 cimport q7ivp as P
 
 from q7emu.errors import InvalidArgument
@@ -184,6 +185,57 @@ def wvec_view(raw, view):
     cdef const uint8_t[::1] b = data
     wvec_from_raw(&w, &b[0], v)
     return _wout(&w)
+
+
+# ------------------------------------------------------------------ narrowed accumulators
+cdef int _narrowed_call(wacc48_t* w, str mnemonic, const vec_t* va, const vec_t* vb, pr_t pr, vec_t* vt,
+                        int sh) except -1:
+    """Run the narrowing op ``mnemonic`` (optable.Op.narrows) on w: the MACs' (va, vb) are their C operands in
+    order (a 4-tap MAC's hi, lo), a pack writes vt."""
+    if mnemonic == "mulsupn16xr16":
+        P.mulsupn16xr16(w, va, vb, pr)
+    elif mnemonic == "muluupan16xr16":
+        P.muluupan16xr16(w, va, vb, pr)
+    elif mnemonic == "mulus4tn16xr16":
+        P.mulus4tn16xr16(w, va, vb, pr)
+    elif mnemonic == "mulus4tan16xr16":
+        P.mulus4tan16xr16(w, va, vb, pr)
+    elif mnemonic == "mul4tn16xr16":
+        P.mul4tn16xr16(w, va, vb, pr)
+    elif mnemonic == "mul4tan16xr16":
+        P.mul4tan16xr16(w, va, vb, pr)
+    elif mnemonic == "packvrnrnx48":
+        P.packvrnrnx48(vt, w, sh)
+    else:
+        raise InvalidArgument("mnemonic", mnemonic, "an op whose op-table row narrows (optable.Op.narrows)")
+    return 0
+
+
+def _narrowed(mnemonic, width, cells, va, vb, pr=0, sh=0):
+    """Test hook (docs/asm.md §9): run ``mnemonic`` on a narrowed accumulator of 32 ``width``-bit cells (16 or 32;
+    ``cells``: 32 ints, each lane modulo 2^width), ``va`` / ``vb`` uint16 [32] (a 4-tap MAC's hi, lo), ``pr`` an
+    int, ``sh`` a pack's shift. Returns (the cells after: int [32], the pack's output uint16 [32])."""
+    cdef wcells16_t c16
+    cdef wcells32_t c32
+    cdef vec_t a = _vec(np.asarray(va, np.uint16), "u16", "va"), b = _vec(np.asarray(vb, np.uint16), "u16", "vb")
+    cdef vec_t vt
+    cdef int k
+    cdef pr_t p = _pr(pr)
+    cdef int shift = _imm(sh, 0, 63, "sh")
+    cdef str name = str(mnemonic)
+    memset(&vt, 0, sizeof(vt))
+    if width not in (16, 32) or len(cells) != 32:
+        raise InvalidArgument("width", width, "a narrowed accumulator has 32 cells of 16 or 32 bits")
+    for k in range(32):
+        c16.c[k] = <uint16_t>(int(cells[k]) & 0xFFFF)
+        c32.c[k] = <uint32_t>(int(cells[k]) & 0xFFFFFFFF)
+    if width == 16:
+        _narrowed_call(&c16, name, &a, &b, p, &vt, shift)
+        out = [int(c16.c[k]) for k in range(32)]
+    else:
+        _narrowed_call(&c32, name, &a, &b, p, &vt, shift)
+        out = [int(c32.c[k]) for k in range(32)]
+    return out, np.array([vt.u16[k] for k in range(32)], np.uint16)
 
 
 # ------------------------------------------------------------------ memory and the unaligned stream

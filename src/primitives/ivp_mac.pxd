@@ -6,13 +6,14 @@ on the scalar's field 0; a paired MAC's first vector takes the scalar's bits 16.
 pr fields: 16-bit field t = bits [16t, 16t+16), 8-bit field j = bits [8j, 8j+8)."""
 from libc.string cimport memcpy
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
-from q7regs cimport vec_t, wvec_t, pr_t, sext, wvec_as, q7_permute2_u16, q7_add128_s64
+from q7regs cimport vec_t, wvec_t, wacc48_t, wcells16_t, pr_t, sext, wvec_as, q7_permute2_u16, q7_add128_s64
 from ivp_lanes cimport u8a, u16a, s16a
 
 
 cdef extern from *:
     """
     #include <stdint.h>
+    #include <string.h>
     #if defined(__AVX2__) || defined(__AVX512F__)
     #include <immintrin.h>
     #elif defined(__SSE2__)
@@ -47,29 +48,53 @@ cdef extern from *:
     }
     #endif
     /* The paired MACs' lane loop, in C for the restrict qualifiers (the accumulator is never one of the sources,
-       so GCC vectorises it in place): w[i] (=|+=) a[i] * ca + b[i] * cb over N lanes, wrapping at 64 - SHIFT
-       bits. The products fit PROD: u16 x u16 in uint32, s16 x u16 and u8 x s16 in int32. */
-    #define Q7_MAC_PAIR(NAME, LANE, PROD, N, SHIFT) \
-    static inline void NAME(int64_t *__restrict w, const LANE *__restrict a, const LANE *__restrict b, \
+       so GCC vectorises it in place): w[i] (=|+=) a[i] * ca + b[i] * cb over N lanes into CELL cells, wrapping at
+       64 - SHIFT bits (an overwrite of 48-bit lanes, |sum| < 2^33, never wraps). The products fit PROD: u16 x u16 in
+       uint32, s16 x u16 and u8 x s16 in int32. A narrowed accumulator (q7regs.pxd wcells16_t / wcells32_t) is the
+       same loop into 16- or 32-bit cells with SHIFT 0: the sum modulo the cell, the low bits of the 48-bit lane;
+       GCC then computes in the cells' width (16-bit lanes at AVX2: two vpmullw and two vpaddw per 16 lanes). */
+    #define Q7_MAC_PAIR(NAME, LANE, PROD, CELL, N, SHIFT) \
+    static inline void NAME(CELL *__restrict w, const LANE *__restrict a, const LANE *__restrict b, \
                             int64_t ca, int64_t cb, int acc) { \
         int i; \
-        if (acc) { \
-            for (i = 0; i < (N); i++) { \
-                uint64_t v = (uint64_t)w[i] + (uint64_t)(int64_t)((PROD)a[i] * (PROD)ca) \
-                    + (uint64_t)(int64_t)((PROD)b[i] * (PROD)cb); \
-                w[i] = (int64_t)(v << (SHIFT)) >> (SHIFT); \
-            } \
-        } else if ((SHIFT) > 16) { /* 24-bit lanes: an overwrite can wrap */ \
-            for (i = 0; i < (N); i++) { \
-                int64_t v = (int64_t)((PROD)a[i] * (PROD)ca) + (int64_t)((PROD)b[i] * (PROD)cb); \
-                w[i] = (int64_t)((uint64_t)v << (SHIFT)) >> (SHIFT); \
-            } \
-        } else { /* 48-bit lanes: |sum| < 2^33 never wraps */ \
-            for (i = 0; i < (N); i++) \
-                w[i] = (int64_t)((PROD)a[i] * (PROD)ca) + (int64_t)((PROD)b[i] * (PROD)cb); \
+        for (i = 0; i < (N); i++) { \
+            uint64_t v = (uint64_t)(int64_t)((PROD)a[i] * (PROD)ca) + (uint64_t)(int64_t)((PROD)b[i] * (PROD)cb); \
+            if (acc) \
+                v += (uint64_t)w[i]; \
+            w[i] = (acc || (SHIFT) > 16) ? (CELL)((int64_t)(v << (SHIFT)) >> (SHIFT)) : (CELL)v; \
         } \
     }
-    Q7_MAC_PAIR(q7_mac_pair_u8, uint8_t, int32_t, 64, 40)
+    Q7_MAC_PAIR(q7_mac_pair_u16_c16, uint16_t, uint32_t, uint16_t, 32, 0)
+    Q7_MAC_PAIR(q7_mac_pair_s16_c16, int16_t, int32_t, uint16_t, 32, 0)
+    Q7_MAC_PAIR(q7_mac_pair_u16_c32, uint16_t, uint32_t, uint32_t, 32, 0)
+    Q7_MAC_PAIR(q7_mac_pair_s16_c32, int16_t, int32_t, uint32_t, 32, 0)
+    /* mac_4tap's lane loop on narrowed cells: w[i] (=|+=) sum_{t<4} pool[i + t] * c[t] modulo the cell (16 or 32
+       bits), pool = lo || hi as 16-bit lanes (unsigned, or signed with SGN), c[t] signed 16-bit taps; with ONE >= 0
+       only tap ONE is non-zero (mac_4tap's one-tap case: one product per lane). In 32-bit arithmetic, which holds
+       every product and sum modulo 2^32; GCC computes in the cells' width. */
+    #define Q7_MAC4_CELLS(NAME, CELL) \
+    static inline void NAME(CELL *__restrict w, const uint16_t *lo, const uint16_t *hi, int sgn, const int64_t *c, \
+                            int one, int acc) { \
+        uint16_t pool[64]; \
+        uint32_t k[4]; \
+        int i, t; \
+        memcpy(pool, lo, 64); \
+        memcpy(pool + 32, hi, 64); \
+        for (t = 0; t < 4; t++) \
+            k[t] = (uint32_t)c[t]; \
+        for (i = 0; i < 32; i++) { \
+            uint32_t p = acc ? (uint32_t)w[i] : 0; \
+            if (one >= 0) \
+                p += (sgn ? (uint32_t)(int32_t)(int16_t)pool[i + one] : (uint32_t)pool[i + one]) * k[one]; \
+            else \
+                for (t = 0; t < 4; t++) \
+                    p += (sgn ? (uint32_t)(int32_t)(int16_t)pool[i + t] : (uint32_t)pool[i + t]) * k[t]; \
+            w[i] = (CELL)p; \
+        } \
+    }
+    Q7_MAC4_CELLS(q7_mac4_c16, uint16_t)
+    Q7_MAC4_CELLS(q7_mac4_c32, uint32_t)
+    Q7_MAC_PAIR(q7_mac_pair_u8, uint8_t, int32_t, int64_t, 64, 40)
     /* The accumulator step of the SIMD MAC leaves: cells w[0 .. lanes) = v (overwrite), or with ACC w + v modulo
        2^64. No wrap to 48 bits: a 48-bit cell holds its lane modulo 2^48 (q7regs.pxd), and the low 48 bits of a
        64-bit sum are those of the 48-bit one, so the wrap (a shift pair at AVX-512, three ops below it) is left to
@@ -239,10 +264,10 @@ cdef extern from *:
         for (i = 0; i < 32; i += 4)
             q7_vacc64x4(w + i, q7_vprod64x4(a + i, 0, ca, 1) + q7_vprod64x4(b + i, 0, cb, 1), acc);
     }
-    Q7_MAC_PAIR(q7_mac_pair_s16, int16_t, int32_t, 32, 16)
+    Q7_MAC_PAIR(q7_mac_pair_s16, int16_t, int32_t, int64_t, 32, 16)
     #else
-    Q7_MAC_PAIR(q7_mac_pair_u16, uint16_t, uint32_t, 32, 16)
-    Q7_MAC_PAIR(q7_mac_pair_s16, int16_t, int32_t, 32, 16)
+    Q7_MAC_PAIR(q7_mac_pair_u16, uint16_t, uint32_t, int64_t, 32, 16)
+    Q7_MAC_PAIR(q7_mac_pair_s16, int16_t, int32_t, int64_t, 32, 16)
     #endif
     /* The one-tap 4-tap MAC (mac_4tap with a single non-zero tap T: the scale MACs of the MX kernels): w[i] (=|+=)
        pool[i + T] * c over 32 16-bit lanes, pool = lo || hi (unsigned lanes, or signed with SGN), c a signed 16-bit
@@ -484,6 +509,14 @@ cdef extern from *:
     void q7_mac_pair_u8(int64_t* w, const uint8_t* a, const uint8_t* b, int64_t ca, int64_t cb, int acc) nogil
     void q7_mac_pair_u16(int64_t* w, const uint16_t* a, const uint16_t* b, int64_t ca, int64_t cb, int acc) nogil
     void q7_mac_pair_s16(int64_t* w, const int16_t* a, const int16_t* b, int64_t ca, int64_t cb, int acc) nogil
+    void q7_mac_pair_u16_c16(uint16_t* w, const uint16_t* a, const uint16_t* b, int64_t ca, int64_t cb, int acc) nogil
+    void q7_mac_pair_s16_c16(uint16_t* w, const int16_t* a, const int16_t* b, int64_t ca, int64_t cb, int acc) nogil
+    void q7_mac_pair_u16_c32(uint32_t* w, const uint16_t* a, const uint16_t* b, int64_t ca, int64_t cb, int acc) nogil
+    void q7_mac_pair_s16_c32(uint32_t* w, const int16_t* a, const int16_t* b, int64_t ca, int64_t cb, int acc) nogil
+    void q7_mac4_c16(uint16_t* w, const uint16_t* lo, const uint16_t* hi, int sgn, const int64_t* c, int one,
+                     int acc) nogil
+    void q7_mac4_c32(uint32_t* w, const uint16_t* lo, const uint16_t* hi, int sgn, const int64_t* c, int one,
+                     int acc) nogil
 
 
 ctypedef fused tap_t:             # may_alias lane types: see ivp_lanes.pxd
@@ -516,10 +549,36 @@ cdef inline void _overwrite(wvec_t* wv, int view, int lanes) noexcept nogil:
     wv.view = view
 
 
-cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec_t* vb, pr_t pr,
+cdef inline int _one_tap(pr_t pr) noexcept nogil:
+    """The one non-zero 16-bit tap of pr (0..3), or -1 (several taps, or none: tap 0's multiply of zero)."""
+    cdef int t
+    for t in range(4):
+        if (pr & ~(<pr_t>0xFFFF << (16 * t))) == 0:
+            return t
+    return -1
+
+
+cdef inline void mac_4tap(wacc48_t* wv, const tap_t* a, const vec_t* va, const vec_t* vb, pr_t pr,
                           bint acc) noexcept nogil:
     """wv48[i] (=|+=) sum_{t<4} pool[i+t] * pr.s16[t], pool = va || vb read as tap_t lanes (`a` is va's
-    lane view of that type). |sum| < 4 * 2^16 * 2^15 = 2^33, so an overwrite never wraps the 48-bit lane."""
+    lane view of that type). A narrowed accumulator (wcells16_t / wcells32_t) takes the same sum modulo its cells."""
+    cdef int64_t taps[4]
+    cdef int t
+    if wacc48_t is wvec_t:
+        _mac_4tap_wide(wv, a, va, vb, pr, acc)
+    else:
+        for t in range(4):
+            taps[t] = <int16_t>((pr >> (16 * t)) & 0xFFFF)
+        if wacc48_t is wcells16_t:
+            q7_mac4_c16(wv.c, va.u16, vb.u16, tap_t is s16a, taps, _one_tap(pr), acc)
+        else:
+            q7_mac4_c32(wv.c, va.u16, vb.u16, tap_t is s16a, taps, _one_tap(pr), acc)
+
+
+cdef inline void _mac_4tap_wide(wvec_t* wv, const tap_t* a, const vec_t* va, const vec_t* vb, pr_t pr,
+                                bint acc) noexcept nogil:
+    """mac_4tap into the 64-bit cells of a wvec_t. |sum| < 4 * 2^16 * 2^15 = 2^33, so an overwrite never wraps the
+    48-bit lane."""
     cdef vec_t p1, p2, p3
     cdef vec_t pool[2]
     cdef const tap_t* q1 = <const tap_t*>p1.u8
@@ -530,17 +589,13 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
     cdef int64_t c2 = <int16_t>((pr >> 32) & 0xFFFF), c3 = <int16_t>((pr >> 48) & 0xFFFF)
     cdef int64_t c = 0
     cdef int64_t x[32]
-    cdef int i, t = -1
+    cdef int64_t taps[4]
+    cdef int i
     # one tap (a scalar multiply of one window: tap 0 reads va itself, tap t lanes t .. t + 31 of the pool): the
     # same result, no window shifts
-    if (c1 | c2 | c3) == 0:
-        t, c = 0, c0
-    elif (c0 | c2 | c3) == 0:
-        t, c = 1, c1
-    elif (c0 | c1 | c3) == 0:
-        t, c = 2, c2
-    elif (c0 | c1 | c2) == 0:
-        t, c = 3, c3
+    cdef int t = _one_tap(pr)
+    if t >= 0:
+        c = <int16_t>((pr >> (16 * t)) & 0xFFFF)
     if t >= 0 and Q7_MAC1_LEAF:
         if acc:
             wvec_as(wv, 48)
@@ -563,7 +618,6 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
             _overwrite(wv, 48, 32)
             memcpy(wv.c, x, sizeof(x))
         return
-    cdef int64_t taps[4]
     if Q7_MAC1_LEAF:        # the same levels have q7_mac4_16's SIMD body
         taps[0], taps[1], taps[2], taps[3] = c0, c1, c2, c3
         if acc:
@@ -586,6 +640,24 @@ cdef inline void mac_4tap(wvec_t* wv, const tap_t* a, const vec_t* va, const vec
         return
     _overwrite(wv, 48, 32)
     memcpy(wv.c, x, sizeof(x))
+
+
+cdef inline void mac_pair16(wacc48_t* wv, const tap_t* a, const tap_t* b, int64_t ca, int64_t cb,
+                            bint acc) noexcept nogil:
+    """mac_pair on 16-bit lanes, into a wvec_t or a narrowed accumulator (wcells16_t / wcells32_t), which takes
+    the same sum modulo its cells."""
+    if wacc48_t is wvec_t:
+        mac_pair(wv, a, b, ca, cb, acc)
+    elif wacc48_t is wcells16_t:
+        if tap_t is u16a:
+            q7_mac_pair_u16_c16(wv.c, <const uint16_t*>a, <const uint16_t*>b, ca, cb, acc)
+        else:
+            q7_mac_pair_s16_c16(wv.c, <const int16_t*>a, <const int16_t*>b, ca, cb, acc)
+    else:
+        if tap_t is u16a:
+            q7_mac_pair_u16_c32(wv.c, <const uint16_t*>a, <const uint16_t*>b, ca, cb, acc)
+        else:
+            q7_mac_pair_s16_c32(wv.c, <const int16_t*>a, <const int16_t*>b, ca, cb, acc)
 
 
 cdef inline void mac_pair(wvec_t* wv, const pair_t* a, const pair_t* b, int64_t ca, int64_t cb,
@@ -628,19 +700,19 @@ cdef inline void mac_96(wvec_t* wv, const vec_t* va, const vec_t* vb, bint acc) 
 # mulus4tn16xr16: 4-tap MAC (overwrite): wv48[i] = sum_{t<4} pool.u16[i+t] * pr.s16[t], pool = lo
 # (lanes 0..31) || hi (32..63), tap 0 on lo; first factor unsigned, pr taps signed (the C fallback of the 8-bit
 # sibling IVP_MULUS4TA2N8XR8, docs/intrinsics.md §3.3; the 16-bit taps are pr's 16-bit fields)
-cdef inline void mulus4tn16xr16(wvec_t* wv, const vec_t* hi, const vec_t* lo, pr_t pr) noexcept nogil:
+cdef inline void mulus4tn16xr16(wacc48_t* wv, const vec_t* hi, const vec_t* lo, pr_t pr) noexcept nogil:
     mac_4tap(wv, lo.u16, lo, hi, pr, False)
 
 # mulus4tan16xr16: as mulus4tn16xr16, accumulating: wv48[i] += sum_{t<4} pool.u16[i+t] * pr.s16[t]
-cdef inline void mulus4tan16xr16(wvec_t* wv, const vec_t* hi, const vec_t* lo, pr_t pr) noexcept nogil:
+cdef inline void mulus4tan16xr16(wacc48_t* wv, const vec_t* hi, const vec_t* lo, pr_t pr) noexcept nogil:
     mac_4tap(wv, lo.u16, lo, hi, pr, True)
 
 # mul4tn16xr16: wv48[i] = sum_{t<4} pool.s16[i+t] * pr.s16[t], pool = lo || hi (signed x signed)
-cdef inline void mul4tn16xr16(wvec_t* wv, const vec_t* hi, const vec_t* lo, pr_t pr) noexcept nogil:
+cdef inline void mul4tn16xr16(wacc48_t* wv, const vec_t* hi, const vec_t* lo, pr_t pr) noexcept nogil:
     mac_4tap(wv, lo.s16, lo, hi, pr, False)
 
 # mul4tan16xr16: wv48[i] += sum_{t<4} pool.s16[i+t] * pr.s16[t], pool = lo || hi (signed x signed)
-cdef inline void mul4tan16xr16(wvec_t* wv, const vec_t* hi, const vec_t* lo, pr_t pr) noexcept nogil:
+cdef inline void mul4tan16xr16(wacc48_t* wv, const vec_t* hi, const vec_t* lo, pr_t pr) noexcept nogil:
     mac_4tap(wv, lo.s16, lo, hi, pr, True)
 
 # dmulqa2n8xr8: dual-quad 8-bit MAC into two 24-bit accumulators, operands as the C intrinsic takes them
@@ -662,13 +734,13 @@ cdef inline void dmulqa2n8xr8(wvec_t* wh, wvec_t* wl, const vec_t* v3, const vec
 
 # muluupan16xr16: paired unsigned MAC: wv48[i] += va.u16[i] * pr.u16[1] + vb.u16[i] * pr.u16[0] (`p` = paired;
 # the first vector takes the scalar's high 16 bits: the paired family's convention, docs/intrinsics.md §3.5)
-cdef inline void muluupan16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
-    mac_pair(wv, va.u16, vb.u16, <int64_t>((pr >> 16) & 0xFFFF), <int64_t>(pr & 0xFFFF), True)
+cdef inline void muluupan16xr16(wacc48_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
+    mac_pair16(wv, va.u16, vb.u16, <int64_t>((pr >> 16) & 0xFFFF), <int64_t>(pr & 0xFFFF), True)
 
 # mulsupn16xr16: paired signed x unsigned MAC (overwrite): wv48[i] = va.s16[i] * pr.u16[1] +
 # vb.s16[i] * pr.u16[0] (`su` = the vectors signed, the scalar unsigned; docs/intrinsics.md §3.5)
-cdef inline void mulsupn16xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
-    mac_pair(wv, va.s16, vb.s16, <int64_t>((pr >> 16) & 0xFFFF), <int64_t>(pr & 0xFFFF), False)
+cdef inline void mulsupn16xr16(wacc48_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
+    mac_pair16(wv, va.s16, vb.s16, <int64_t>((pr >> 16) & 0xFFFF), <int64_t>(pr & 0xFFFF), False)
 
 # muluspa2n8xr16: paired MAC on 8-bit lanes: wv24[i] += va.u8[i] * hi16(w) + vb.u8[i] * lo16(w),
 # w = pr bits [0, 32), weights signed (docs/anchors.md §7 probe T8)

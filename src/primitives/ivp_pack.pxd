@@ -5,7 +5,7 @@ rounding, wrap; packl / packm / packh: the low / middle / high third of each wid
 shift is clamped to <= 23 for 8-bit and <= 32 for 16/32-bit output. The output lane type picks the
 wvec view: 8-bit lanes read 24-bit lanes, 16-bit read 48-bit, 32-bit read 96-bit."""
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
-from q7regs cimport vec_t, wvec_t, sext, wvec_as, q7_copy64, q7_round_shift_sat96
+from q7regs cimport vec_t, wvec_t, wacc48_t, sext, wvec_as, q7_copy64, q7_round_shift_sat96
 from ivp_lanes cimport u8a, s8a, u16a, s16a, u32a
 
 
@@ -187,6 +187,21 @@ cdef inline void pack_shift_wrap(out_t* vt, wvec_t* wv, int sh) noexcept nogil:
     q7_copy64(vt, o)            # vector moves: memcpy became 8-byte loads of o, each waiting on o's vector stores
 
 
+cdef inline void pack16_shift_wrap(u16a* vt, wacc48_t* wv, int sh) noexcept nogil:
+    """pack_shift_wrap to 16-bit lanes from a wvec_t or a narrowed accumulator (q7regs.pxd wcells16_t /
+    wcells32_t), whose cells hold only their lanes' low 16 / 32 bits: a translation narrows an accumulator only
+    when its packs' sh + 16 fits the cell (docs/asm.md §9)."""
+    cdef int i
+    cdef int s = _clamp_sh(sh, 32)
+    cdef uint16_t o[32]
+    if wacc48_t is wvec_t:
+        pack_shift_wrap(vt, wv, sh)
+    else:
+        for i in range(32):
+            o[i] = <uint16_t>((<uint64_t>wv.c[i]) >> s)
+        q7_copy64(vt, o)
+
+
 cdef inline void pack_bits(word_t* vt, wvec_t* wv, int shift) noexcept nogil:
     """vt[i] = bits [shift, shift + width) of wide lane i (96-bit lanes: the low word only)."""
     cdef int i
@@ -216,7 +231,7 @@ cdef inline void packvrunx48(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack
 cdef inline void packvrnr2nx24(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_shift_wrap(vt.u8, wv, sh)
 
 # packvrnrnx48: vt.u16[i] = low 16 bits of (wv48[i] >> sh), no rounding
-cdef inline void packvrnrnx48(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pack_shift_wrap(vt.u16, wv, sh)
+cdef inline void packvrnrnx48(vec_t* vt, wacc48_t* wv, int sh) noexcept nogil: pack16_shift_wrap(vt.u16, wv, sh)
 
 # packvrn_2x96: vt.s32[i] = sat32(round(wv96[i] >> sh)), sh <= 32 (128-bit arithmetic)
 cdef inline void packvrn_2x96(vec_t* vt, wvec_t* wv, int sh) noexcept nogil:

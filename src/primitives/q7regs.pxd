@@ -31,6 +31,22 @@ cdef struct wvec_t:
     int64_t c[64]
     int view
 
+# Narrowed accumulators (docs/asm.md §9): a translation keeps an accumulator whose every reader reads only the low
+# 16 (32) bits of its 48-bit lanes as 32 cells of 16 (32) bits, lane i modulo 2^16 (2^32) in cell i. Carries only
+# move up, so the low bits of a MAC's lanes are the low bits of its inputs' sums and products: the narrowed cells hold
+# exactly the low bits of the lanes the wvec_t cells hold. Never architectural state: no view, no trace, no register
+# file slot; only the MACs and packs whose op-table record says so (optable.Op.narrows) take them.
+cdef struct wcells16_t:
+    uint16_t c[32]
+
+cdef struct wcells32_t:
+    uint32_t c[32]
+
+ctypedef fused wacc48_t:
+    wvec_t
+    wcells16_t
+    wcells32_t
+
 ctypedef uint64_t vbool_t
 ctypedef uint64_t pr_t
 
