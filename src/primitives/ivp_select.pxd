@@ -137,11 +137,12 @@ cdef extern from *:
     /* sel2nx8i's byte-pair patterns as lane operations on 16-bit lanes (IMM 0x00: each lane's low byte, lo's lanes
        then hi's; 0x01: the high bytes; 53: lo's high byte, then hi's, per lane), where the index vector and the
        two-register byte permute are a 64-step byte loop at SSE2 (the generic level): a mask or a shift and a
-       saturating pack (the bytes are below 256, so packuswb keeps them), or a mask, a shift and an or. AVX2's
-       permute (in-lane shuffles, about 110 instructions) measured the same with this body (0.97-1.02x), and
-       AVX-512 VBMI's is one vpermi2b, so only SSE2 has it (elsewhere sel2nx8i's index vector and permute, the
-       reference form, run). Returns 0 for the other immediates; o is written after lo and hi are read. */
-    #if defined(__SSE2__) && !defined(__AVX2__)
+       saturating pack (the bytes are below 256, so packuswb keeps them), or a mask, a shift and an or. AVX2 has
+       it too: its permute (in-lane shuffles) takes about 110 host instructions where this body takes about 25, the
+       same time on a Zen 3 (0.97-1.02x) but a quarter of the instructions (bench/count_instructions.py). AVX-512
+       VBMI's permute is one vpermi2b, so that level keeps sel2nx8i's index vector and permute, the reference
+       form, as the portable levels do. Returns 0 for the other immediates; o is written after lo and hi are read. */
+    #if defined(__SSE2__) && !defined(__AVX512VBMI__)
     #define Q7_SEL_PAIRS_LEAF 1
     #else
     #define Q7_SEL_PAIRS_LEAF 0
