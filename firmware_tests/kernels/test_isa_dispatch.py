@@ -231,12 +231,14 @@ CHILD = "Q7EMU_ISA_TEST_CHILD"      # set in the pytest processes this file star
 @pytest.mark.skipif(bool(os.environ.get(CHILD)), reason="inside a per-level run already")
 @pytest.mark.parametrize("level", [lv for lv in RUNNABLE if lv != CURRENT])
 def test_exhaustive_kernel_tests_under_each_level(level):
-    """The exhaustive kernel == golden tests of test_dequant_kernel.py / test_quantize_mx_kernel.py again, in a
-    process whose kernels run at ``level`` (this run's own level runs them in the suite)."""
+    """The exhaustive kernel == golden tests of test_dequant_kernel.py / test_quantize_mx_kernel.py, and the
+    translations == interpreter tests of firmware_tests/asm/test_translate.py (docs/asm.md §9), again in a process
+    whose kernels and programs run at ``level`` (this run's own level runs them in the suite)."""
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                         str(HERE / "test_dequant_kernel.py"), str(HERE / "test_quantize_mx_kernel.py"),
+                        str(HERE.parent / "asm" / "test_translate.py"),
                         f"{HERE / 'test_isa_dispatch.py'}::test_probe_level",   # (never this test: no recursion)
-                        "-k", "exhaustive or every_bit_pattern or probe_level"],
+                        "-k", "exhaustive or every_bit_pattern or probe_level or translation or narrowed"],
                        capture_output=True, text=True, cwd=ROOT, timeout=1200,
                        env=env_without_isa(Q7EMU_ISA=level, **{CHILD: "1"}))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
