@@ -69,26 +69,37 @@ cdef extern from *:
     Q7_MAC_PAIR(q7_mac_pair_u16_c32, uint16_t, uint32_t, uint32_t, 32, 0)
     Q7_MAC_PAIR(q7_mac_pair_s16_c32, int16_t, int32_t, uint32_t, 32, 0)
     /* mac_4tap's lane loop on narrowed cells: w[i] (=|+=) sum_{t<4} pool[i + t] * c[t] modulo the cell (16 or 32
-       bits), pool = lo || hi as 16-bit lanes (unsigned, or signed with SGN), c[t] signed 16-bit taps; with ONE >= 0
-       only tap ONE is non-zero (mac_4tap's one-tap case: one product per lane). In 32-bit arithmetic, which holds
-       every product and sum modulo 2^32; GCC computes in the cells' width. */
+       bits), pool = lo || hi as 16-bit lanes (unsigned, or signed with SGN), c[t] signed 16-bit taps. In 32-bit
+       arithmetic, which holds every product and sum modulo 2^32; GCC computes in the cells' width. With ONE >= 0
+       only tap ONE is non-zero (mac_4tap's one-tap case, the MX scale MACs'): one product per lane, lane i + ONE of
+       the pool read from lo or hi where it lies (Q7_MAC1_CELLS, its tap a constant of each case: no copy of the
+       pool, whose stores the window's loads would wait on). */
+    #define Q7_MAC1_CELLS(CELL, T) \
+        for (i = 0; i < 32; i++) { \
+            uint16_t x = i + (T) < 32 ? lo[i + (T)] : hi[i + (T) - 32]; \
+            uint32_t p = (sgn ? (uint32_t)(int32_t)(int16_t)x : (uint32_t)x) * k[T]; \
+            w[i] = (CELL)(acc ? (uint32_t)w[i] + p : p); \
+        }
     #define Q7_MAC4_CELLS(NAME, CELL) \
-    static inline void NAME(CELL *__restrict w, const uint16_t *lo, const uint16_t *hi, int sgn, const int64_t *c, \
-                            int one, int acc) { \
-        uint16_t pool[64]; \
+    static inline void NAME(CELL *__restrict w, const uint16_t *__restrict lo, const uint16_t *__restrict hi, \
+                            int sgn, const int64_t *c, int one, int acc) { \
         uint32_t k[4]; \
         int i, t; \
-        memcpy(pool, lo, 64); \
-        memcpy(pool + 32, hi, 64); \
         for (t = 0; t < 4; t++) \
             k[t] = (uint32_t)c[t]; \
+        switch (one) { \
+            case 0: Q7_MAC1_CELLS(CELL, 0) return; \
+            case 1: Q7_MAC1_CELLS(CELL, 1) return; \
+            case 2: Q7_MAC1_CELLS(CELL, 2) return; \
+            case 3: Q7_MAC1_CELLS(CELL, 3) return; \
+            default: break; \
+        } \
         for (i = 0; i < 32; i++) { \
             uint32_t p = acc ? (uint32_t)w[i] : 0; \
-            if (one >= 0) \
-                p += (sgn ? (uint32_t)(int32_t)(int16_t)pool[i + one] : (uint32_t)pool[i + one]) * k[one]; \
-            else \
-                for (t = 0; t < 4; t++) \
-                    p += (sgn ? (uint32_t)(int32_t)(int16_t)pool[i + t] : (uint32_t)pool[i + t]) * k[t]; \
+            for (t = 0; t < 4; t++) { \
+                uint16_t x = i + t < 32 ? lo[i + t] : hi[i + t - 32]; \
+                p += (sgn ? (uint32_t)(int32_t)(int16_t)x : (uint32_t)x) * k[t]; \
+            } \
             w[i] = (CELL)p; \
         } \
     }
