@@ -1,8 +1,8 @@
 """The translations of the kernel programs (docs/asm.md §9): committed up to date, byte-equal to the interpreter on
-every configuration, their liveness analysis sound (every output it calls dead can be overwritten without changing
-a byte, and a live output wrongly called dead is caught) and their demanded-bits analysis sound (the bits above a
-narrowed accumulator's cells can be changed without changing a byte, and an accumulator narrowed too far is
-caught)."""
+every configuration, their liveness analysis sound (every vec output and flag it calls dead can be overwritten
+without changing a byte, and a live output or flag wrongly called dead is caught) and their demanded-bits analysis
+sound (the bits above a narrowed accumulator's cells can be changed without changing a byte, and an accumulator
+narrowed too far is caught)."""
 from __future__ import annotations
 
 import dataclasses
@@ -157,6 +157,40 @@ def test_a_live_output_called_dead_is_caught():
         got, _ = _run(_clobbered(program, row, reg), kernel, src, False)
         changed += not np.array_equal(got, want)
     assert changed >= 6
+
+
+def _flag_cleared(program: Program, row: int, reg: int) -> Program:
+    """``program`` with vbool register ``reg`` cleared (an unsigned v0 < v0: every bit 0) after the bundle holding
+    ``row``."""
+    return _inserted(program, {TX.op_facts(program)[row].bundle}, f"{{ ivp_ltu2nx8 vb{reg}, v0, v0 }}\n")
+
+
+@pytest.mark.parametrize("index", [0, 2, 4, 6], ids=lambda i: IDS[i])
+def test_every_dead_flag_can_be_cleared_without_changing_a_byte(index):
+    kernel, program = CONFIGS[index]
+    src = np.random.default_rng(7).integers(0, 256, (3, 200), dtype=np.uint8)
+    want, _ = _run(program, kernel, src, False)
+    drop, dead = TX.dead_ops(program)
+    facts = TX.op_facts(program)
+    flags = sorted({(r, n) for r, regs in dead.items() for f, n in regs if f == "vb"}
+                   | {(r, n) for r in drop for f, n in facts[r].writes if f == "vb"})
+    for row, reg in flags:
+        got, _ = _run(_flag_cleared(program, row, reg), kernel, src, False)
+        assert np.array_equal(got, want), (row, reg)
+
+
+def test_a_live_flag_called_dead_is_caught():
+    """The check above fails when the analysis is wrong: clear a flag the analysis keeps (the zero gates and the
+    sign tests of group 0) and the bytes change."""
+    kernel, program = CONFIGS[0]
+    src = np.random.default_rng(7).integers(0, 256, (3, 200), dtype=np.uint8)
+    want, _ = _run(program, kernel, src, False)
+    after = TX.liveness(program)
+    live = [(f.row, n) for f in TX.op_facts(program) for k, n in f.writes
+            if k == "vb" and ("vb", n) in after[f.row] and f.bundle > 0]
+    changed = [not np.array_equal(_run(_flag_cleared(program, row, reg), kernel, src, False)[0], want)
+               for row, reg in live]
+    assert len(live) >= 4 and sum(changed) >= len(live) // 2, (live, changed)
 
 
 # ------------------------------------------------------------------------------------------------ demanded bits
