@@ -76,48 +76,37 @@ cdef struct Machine:
     Region reg[MAX_REGIONS]
     uint64_t err_addr       # the failing access: its address and length
     int64_t err_len
-    int hint[2]             # the regions the last load and the last store found (mem_at tries them first)
-
-
-cdef inline bint _holds(const Region* g, uint32_t addr, int touch, Py_ssize_t need) noexcept nogil:
-    """Region g holds the bytes an access at `addr` touches: `need` bytes from it, or a row access's aligned 64- or
-    128-byte rows."""
-    cdef uint64_t o
-    if addr < g.base or addr - g.base > g.size:
-        return False
-    o = addr - g.base
-    if touch == TOUCH_ROW or touch == TOUCH_ROW2:
-        return (o & ~(<uint64_t>63)) + (64 if touch == TOUCH_ROW else 128) <= g.size
-    return o + <uint64_t>need <= g.size
 
 
 cdef inline int mem_at(Machine* m, uint32_t addr, int touch, Py_ssize_t need, int align, int write, uint8_t** p,
                        Py_ssize_t* off) noexcept nogil:
     """The region holding the `need` bytes an access at `addr` touches: its index, with *p its first byte and *off
-    the address's offset in it; or ERR_MEM / ERR_ALIGN / ERR_READONLY (the address and length in m.err_*). The
-    region the last load (store) found is tried first: the regions are disjoint (q7emu.asm.run checks it), so an
-    access of at least one byte has one region; one of none (which adjacent regions' shared end both hold) takes
-    the first, as the scan does."""
+    the address's offset in it; or ERR_MEM / ERR_ALIGN / ERR_READONLY (the address and length in m.err_*)."""
     cdef int r
+    cdef uint64_t start, o, lo
     if touch == TOUCH_N:
         need = 0 if need < 0 else (64 if need > 64 else need)
     m.err_addr = addr
     m.err_len = need
     if align > 1 and addr % <uint32_t>align:
         return ERR_ALIGN
-    r = m.hint[write]
-    if (need <= 0 and touch != TOUCH_ROW and touch != TOUCH_ROW2) or not _holds(&m.reg[r], addr, touch, need):
-        for r in range(m.nreg + 1):
-            if r == m.nreg:
-                return ERR_MEM
-            if _holds(&m.reg[r], addr, touch, need):
-                break
-        m.hint[write] = r
-    if write and not m.reg[r].writable:
-        return ERR_READONLY
-    p[0] = m.reg[r].ptr
-    off[0] = <Py_ssize_t>(addr - m.reg[r].base)
-    return r
+    for r in range(m.nreg):
+        if addr < m.reg[r].base or addr - m.reg[r].base > m.reg[r].size:
+            continue
+        o = addr - m.reg[r].base
+        lo = o
+        if touch == TOUCH_ROW or touch == TOUCH_ROW2:
+            lo = o & ~(<uint64_t>63)
+            need = 64 if touch == TOUCH_ROW else 128
+        start = lo
+        if start + <uint64_t>need > m.reg[r].size:
+            continue
+        if write and not m.reg[r].writable:
+            return ERR_READONLY
+        p[0] = m.reg[r].ptr
+        off[0] = <Py_ssize_t>o
+        return r
+    return ERR_MEM
 
 
 cdef int _interrupted() noexcept with gil:
