@@ -430,7 +430,7 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
         if names:
             L.append(f"    cdef {_C_TYPE[file]} " + ", ".join(f"{file}{n}" for n in names))
         for width in CELL_WIDTHS:
-            cells = sorted(n for (f_, n), w in tx.narrowed.items() if f_ == file and w == width and (f_, n) in fr.regs)
+            cells = sorted(n for (f_, n), w in tx.narrowed.items() if f_ == file and w == width)
             if cells:
                 L.append(f"    cdef {_CELL_TYPE[width]} " + ", ".join(f"{file}{n}" for n in cells)
                          + f"     # demanded bits: the lanes' low {width}")

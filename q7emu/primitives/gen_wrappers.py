@@ -147,6 +147,7 @@ def render_pxi() -> str:
     for op in T.ALL_OPS:
         s, i = idx[op.mnemonic]
         L.append(f"    _T_{sig_code(sigs[s])}[{i}] = P.{op.mnemonic}")
+    L += _narrowed_tables()
     L += ["", "", "cdef void _dispatch(int s, int i, _Slots* x) noexcept nogil:",
           '    """Call primitive i of signature s on the operands held in x."""']
     first: dict[int, T.Op] = {}
@@ -160,8 +161,43 @@ def render_pxi() -> str:
     L += ["", "", "#: mnemonic -> (signature id, table index)", "_OP_INDEX = {"]
     for op in T.ALL_OPS:
         L.append(f"    {op.mnemonic!r}: {idx[op.mnemonic]},")
+    L += ["}", "", "#: the narrowing ops: mnemonic -> (signature code, index in _N16_<code> / _N32_<code>)",
+          "_NARROWED_INDEX = {"]
+    for op, i in _narrowing_ops():
+        L.append(f"    {op.mnemonic!r}: ({sig_code(signature(op))!r}, {i}),")
     L.append("}")
     return "\n".join(L) + "\n"
+
+
+def _narrowing_ops() -> list[tuple[T.Op, int]]:
+    """The ops whose row narrows (optable.Op.narrows), each with its index among those of its signature."""
+    count: dict[str, int] = {}
+    out = []
+    for op in T.ALL_OPS:
+        if op.narrows:
+            code = sig_code(signature(op))
+            out.append((op, count.get(code, 0)))
+            count[code] = out[-1][1] + 1
+    return out
+
+
+def _narrowed_tables() -> list[str]:
+    """The typed tables of the narrowing ops on each narrowed accumulator (src/primitives/q7regs.pxd wcells16_t /
+    wcells32_t, docs/asm.md §9): _N<width>_<code>[i], the signature with its wvec_t* a wcells<width>_t*, filled
+    with the same fused primitives (the cell type picks the body), and their filling."""
+    ops = _narrowing_ops()
+    sigs = {sig_code(signature(op)): signature(op) for op, _ in ops}
+    L = ["", "", "# the narrowing ops (optable.Op.narrows) on the narrowed accumulators: _N<width>_<code>[i]"]
+    fill = ["", "", "cdef void _fill_narrowed_tables() noexcept:",
+            '    """Point every narrowed table entry at its primitive."""']
+    for width in (16, 32):
+        for code, sig in sigs.items():
+            params = ", ".join(f"wcells{width}_t*" if t == "wvec_t*" else t for t in sig)
+            n = sum(1 for op, _ in ops if sig_code(signature(op)) == code)
+            L += [f"ctypedef void (*nsig{width}_{code}_t)({params}) noexcept nogil",
+                  f"cdef nsig{width}_{code}_t _N{width}_{code}[{n}]"]
+        fill += [f"    _N{width}_{sig_code(signature(op))}[{i}] = P.{op.mnemonic}" for op, i in ops]
+    return L + fill
 
 
 # ------------------------------------------------------------------------------------ Python wrappers

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from libc.string cimport memcpy, memset
 from cpython.pyport cimport PY_SSIZE_T_MAX
-from q7regs cimport (vec_t, wvec_t, wcells16_t, wcells32_t, wacc48_t, vbool_t, pr_t, valign_t, sext, wvec_to_raw,
+from q7regs cimport (vec_t, wvec_t, wcells16_t, wcells32_t, vbool_t, pr_t, valign_t, sext, wvec_to_raw,
                      wvec_from_raw, wvec_zero)
 cimport q7ivp as P
 
@@ -188,29 +188,6 @@ def wvec_view(raw, view):
 
 
 # ------------------------------------------------------------------ narrowed accumulators
-cdef int _narrowed_call(wacc48_t* w, str mnemonic, const vec_t* va, const vec_t* vb, pr_t pr, vec_t* vt,
-                        int sh) except -1:
-    """Run the narrowing op ``mnemonic`` (optable.Op.narrows) on w: the MACs' (va, vb) are their C operands in
-    order (a 4-tap MAC's hi, lo), a pack writes vt."""
-    if mnemonic == "mulsupn16xr16":
-        P.mulsupn16xr16(w, va, vb, pr)
-    elif mnemonic == "muluupan16xr16":
-        P.muluupan16xr16(w, va, vb, pr)
-    elif mnemonic == "mulus4tn16xr16":
-        P.mulus4tn16xr16(w, va, vb, pr)
-    elif mnemonic == "mulus4tan16xr16":
-        P.mulus4tan16xr16(w, va, vb, pr)
-    elif mnemonic == "mul4tn16xr16":
-        P.mul4tn16xr16(w, va, vb, pr)
-    elif mnemonic == "mul4tan16xr16":
-        P.mul4tan16xr16(w, va, vb, pr)
-    elif mnemonic == "packvrnrnx48":
-        P.packvrnrnx48(vt, w, sh)
-    else:
-        raise InvalidArgument("mnemonic", mnemonic, "an op whose op-table row narrows (optable.Op.narrows)")
-    return 0
-
-
 def _narrowed(mnemonic, width, cells, va, vb, pr=0, sh=0):
     """Test hook (docs/asm.md §9): run ``mnemonic`` on a narrowed accumulator of 32 ``width``-bit cells (16 or 32;
     ``cells``: 32 ints, each lane modulo 2^width), ``va`` / ``vb`` uint16 [32] (a 4-tap MAC's hi, lo), ``pr`` an
@@ -219,7 +196,7 @@ def _narrowed(mnemonic, width, cells, va, vb, pr=0, sh=0):
     cdef wcells32_t c32
     cdef vec_t a = _vec(np.asarray(va, np.uint16), "u16", "va"), b = _vec(np.asarray(vb, np.uint16), "u16", "vb")
     cdef vec_t vt
-    cdef int k
+    cdef int k, i
     cdef pr_t p = _pr(pr)
     cdef int shift = _imm(sh, 0, 63, "sh")
     cdef str name = str(mnemonic)
@@ -229,12 +206,18 @@ def _narrowed(mnemonic, width, cells, va, vb, pr=0, sh=0):
     for k in range(32):
         c16.c[k] = <uint16_t>(int(cells[k]) & 0xFFFF)
         c32.c[k] = <uint32_t>(int(cells[k]) & 0xFFFFFFFF)
-    if width == 16:
-        _narrowed_call(&c16, name, &a, &b, p, &vt, shift)
-        out = [int(c16.c[k]) for k in range(32)]
+    if name not in _NARROWED_INDEX:
+        raise InvalidArgument("mnemonic", name, "an op whose op-table row narrows (optable.Op.narrows)")
+    code, i = _NARROWED_INDEX[name]            # the generated tables (_ivp_table.pxi): a MAC (Wvvp) or a pack (VWi)
+    if code == "VWi" and width == 16:
+        _N16_VWi[i](&vt, &c16, shift)
+    elif code == "VWi":
+        _N32_VWi[i](&vt, &c32, shift)
+    elif width == 16:
+        _N16_Wvvp[i](&c16, &a, &b, p)
     else:
-        _narrowed_call(&c32, name, &a, &b, p, &vt, shift)
-        out = [int(c32.c[k]) for k in range(32)]
+        _N32_Wvvp[i](&c32, &a, &b, p)
+    out = [int(c16.c[k]) if width == 16 else int(c32.c[k]) for k in range(32)]
     return out, np.array([vt.u16[k] for k in range(32)], np.uint16)
 
 
@@ -298,6 +281,7 @@ cdef struct _Slots:
 
 include "_ivp_table.pxi"
 _fill_tables()
+_fill_narrowed_tables()
 
 cdef enum:
     K_VEC, K_WVEC, K_VBOOL, K_PR, K_VALIGN, K_IMM, K_SCALAR, K_MEM

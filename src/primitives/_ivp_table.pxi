@@ -209,6 +209,35 @@ cdef void _fill_tables() noexcept:
     _T_Bb[0] = P.notb
 
 
+# the narrowing ops (optable.Op.narrows) on the narrowed accumulators: _N<width>_<code>[i]
+ctypedef void (*nsig16_Wvvp_t)(wcells16_t*, const vec_t*, const vec_t*, pr_t) noexcept nogil
+cdef nsig16_Wvvp_t _N16_Wvvp[6]
+ctypedef void (*nsig16_VWi_t)(vec_t*, wcells16_t*, int) noexcept nogil
+cdef nsig16_VWi_t _N16_VWi[1]
+ctypedef void (*nsig32_Wvvp_t)(wcells32_t*, const vec_t*, const vec_t*, pr_t) noexcept nogil
+cdef nsig32_Wvvp_t _N32_Wvvp[6]
+ctypedef void (*nsig32_VWi_t)(vec_t*, wcells32_t*, int) noexcept nogil
+cdef nsig32_VWi_t _N32_VWi[1]
+
+
+cdef void _fill_narrowed_tables() noexcept:
+    """Point every narrowed table entry at its primitive."""
+    _N16_Wvvp[0] = P.mulus4tn16xr16
+    _N16_Wvvp[1] = P.mulus4tan16xr16
+    _N16_Wvvp[2] = P.mul4tn16xr16
+    _N16_Wvvp[3] = P.mul4tan16xr16
+    _N16_Wvvp[4] = P.muluupan16xr16
+    _N16_Wvvp[5] = P.mulsupn16xr16
+    _N16_VWi[0] = P.packvrnrnx48
+    _N32_Wvvp[0] = P.mulus4tn16xr16
+    _N32_Wvvp[1] = P.mulus4tan16xr16
+    _N32_Wvvp[2] = P.mul4tn16xr16
+    _N32_Wvvp[3] = P.mul4tan16xr16
+    _N32_Wvvp[4] = P.muluupan16xr16
+    _N32_Wvvp[5] = P.mulsupn16xr16
+    _N32_VWi[0] = P.packvrnrnx48
+
+
 cdef void _dispatch(int s, int i, _Slots* x) noexcept nogil:
     """Call primitive i of signature s on the operands held in x."""
     if s == SIG_VmSs:
@@ -384,4 +413,15 @@ _OP_INDEX = {
     'orb': (26, 1),
     'xorb': (26, 2),
     'notb': (27, 0),
+}
+
+#: the narrowing ops: mnemonic -> (signature code, index in _N16_<code> / _N32_<code>)
+_NARROWED_INDEX = {
+    'mulus4tn16xr16': ('Wvvp', 0),
+    'mulus4tan16xr16': ('Wvvp', 1),
+    'mul4tn16xr16': ('Wvvp', 2),
+    'mul4tan16xr16': ('Wvvp', 3),
+    'muluupan16xr16': ('Wvvp', 4),
+    'mulsupn16xr16': ('Wvvp', 5),
+    'packvrnrnx48': ('VWi', 0),
 }
