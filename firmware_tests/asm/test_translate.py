@@ -278,3 +278,69 @@ def test_an_accumulator_narrowed_too_far_is_caught():
         want, _ = _run(program, kernel, src, False)
         got, _ = _run(_perturbed_above(program, reg, 16), kernel, src, False)
         assert not np.array_equal(got, want), CONFIGS[index][1].name
+
+
+# ------------------------------------------------------------------------------------------------ the region cache
+def _split_regions(src: np.ndarray, dst_head: np.ndarray, dst_tail: np.ndarray, src_cut: int, tail_writable: bool
+                   ) -> list[R.Region]:
+    """run_dequant's two streams, each cut into two adjacent regions backed by separate buffers (a repeated access
+    leaves the region it found first: its cached region must miss and mem_at find the next; reading or writing on
+    past the first region's end would touch other bytes). The cuts fall between two passes' accesses: 480 source
+    bytes are whole passes of every path (32 bytes a pass at group 0, 40 for MX, 48 for FP6), the destination's
+    head a multiple of 128 bytes (a pass)."""
+    parts, nbytes = src.shape
+    head, tail = np.ascontiguousarray(src[:, :src_cut]), np.ascontiguousarray(src[:, src_cut:])
+    rows = np.arange(parts, dtype=np.int64)
+    cut = dst_head.shape[1]
+    return [R.Region("source head", K.SRC_BASE, head.reshape(-1), src_cut, rows * src_cut, False),
+            R.Region("source tail", K.SRC_BASE + src_cut, tail.reshape(-1), nbytes - src_cut,
+                     rows * (nbytes - src_cut), False),
+            R.Region("destination head", K.DST_BASE, dst_head.reshape(-1), cut, rows * cut, True),
+            R.Region("destination tail", K.DST_BASE + cut, dst_tail.reshape(-1), dst_tail.shape[1],
+                     rows * dst_tail.shape[1], tail_writable)]
+
+
+def _split_dst(parts: int, kernel: str, nbytes: int, cut: int) -> tuple[np.ndarray, np.ndarray]:
+    out = dequant_out_bytes(nbytes, kernel)
+    return np.full((parts, cut), 0xA5, np.uint8), np.full((parts, out - cut), 0xA5, np.uint8)
+
+
+@pytest.mark.parametrize("index", [0, 2, 4, 6], ids=lambda i: IDS[i])
+def test_the_region_cache_follows_an_access_into_the_next_region(index):
+    # the translation itself runs to the end (status 0: no fallback to the interpreter) and gives its bytes
+    kernel, program = CONFIGS[index]
+    if not _ext().TRANSLATED:
+        pytest.skip("this ISA level holds no translations (setup.py TRANSLATED_LEVELS)")
+    src = np.random.default_rng(index).integers(0, 256, (3, 1024), dtype=np.uint8)
+    out = []
+    for translated in (True, False):
+        dst_head, dst_tail = _split_dst(3, kernel, 1024, 512)
+        regions = _split_regions(src, dst_head, dst_tail, 480, True)
+        offsets, arrays = R._region_layout(regions, 3, len(program.decoded.data))
+        d = program.decoded
+        tx = TX.translation_of(program) if translated else None
+        extra = {"translation": tx[0], "imm": tx[1]} if tx is not None else {}
+        status, *_ = _ext().run(d.insns, d.bundles, d.wmask, d.data, R.DATA_BASE, d.entry, arrays, offsets,
+                                R.parse_registers({"a2": K.SRC_BASE, "a3": 256, "a4": K.DST_BASE}),
+                                np.arange(3, dtype=np.int64), R.DEFAULT_MAX_STEPS, carry=True, **extra)
+        assert status == 0
+        out.append(np.concatenate([dst_head, dst_tail], axis=1))
+    assert np.array_equal(out[0], out[1])
+    whole = np.full_like(out[0], 0xA5)
+    K.run_dequant(program, src, whole, translated=False)
+    assert np.array_equal(out[1], whole)          # cutting a stream in two changes nothing
+
+
+@pytest.mark.parametrize("index", [0, 4], ids=lambda i: IDS[i])
+def test_a_store_the_region_cache_sends_into_a_read_only_region_is_the_interpreters_error(index):
+    kernel, program = CONFIGS[index]
+    src = np.random.default_rng(index).integers(0, 256, (2, 1024), dtype=np.uint8)
+    errors = []
+    for translated in (True, False):
+        regions = _split_regions(src, *_split_dst(2, kernel, 1024, 512), 480, False)
+        tx = TX.translation_of(program) if translated else None
+        with pytest.raises(R.ProgramError) as e:
+            R.run_calls(program, regions, np.arange(2, dtype=np.int64),
+                        {"a2": K.SRC_BASE, "a3": 256, "a4": K.DST_BASE}, carry=True, translation=tx)
+        errors.append(str(e.value))
+    assert errors[0] == errors[1] and "read-only" in errors[0]

@@ -196,6 +196,24 @@ def flow(program: Program, facts: Sequence[OpFacts]) -> Shape:
     return Shape(nb, program.entry, sorted(x for x in leaders if 0 <= x < nb), succ, loop_ends, by_bundle)
 
 
+def repeated_bundles(shape: Shape) -> set[int]:
+    """The bundles a call may run more than once: those on a cycle of the flow graph (a loop's body, a branch
+    back). Their memory accesses get a region cache (``mem_hit``, docs/asm.md §9)."""
+    out: set[int] = set()
+    for b in range(shape.nbundles):
+        seen: set[int] = set()
+        todo = [s for s in shape.succ[b] if s >= 0]
+        while todo:
+            x = todo.pop()
+            if x == b:
+                out.add(b)
+                break
+            if x not in seen:
+                seen.add(x)
+                todo += [s for s in shape.succ[x] if s >= 0]
+    return out
+
+
 # ------------------------------------------------------------------------------------------------ liveness
 def liveness(program: Program, facts: Sequence[OpFacts] | None = None,
              carry: bool = True) -> list[frozenset[Reg]]:
@@ -319,11 +337,18 @@ class Translation:
 class _TxText(OpText):
     """The translation's names for an op's operands: constants, locals, the imm array."""
 
-    def __init__(self, f: OpFacts, imm_index: dict[tuple[int, int], int], dead: set[Reg], pc: int) -> None:
+    def __init__(self, f: OpFacts, imm_index: dict[tuple[int, int], int], dead: set[Reg], pc: int,
+                 cached: bool = False) -> None:
         self.f = f
         self.imm_index = imm_index
         self.dead = dead
         self.here = str(pc)
+        self.cached = cached
+
+    def locate(self, addr: str, touch: str, need: str, align: int, write: int) -> str:
+        if not self.cached:
+            return f"mem_find(m, {addr}, {touch}, {need}, {align}, {write}, &p, &off)"
+        return f"mem_hit(m, &hit{self.f.row}, {addr}, {touch}, {need}, {align}, {write}, &p, &off)"
 
     def areg(self, k: int) -> str:
         return f"a{self.f.values[k]}"
@@ -395,6 +420,7 @@ class _Frame:
     regs: set[Reg]
     aregs: set[int]
     live_at_entry: set[Reg]
+    cached_rows: list[int] = field(default_factory=list)
 
 
 def _frame(program: Program, carry: bool) -> _Frame:
@@ -403,7 +429,14 @@ def _frame(program: Program, carry: bool) -> _Frame:
     live_in = _live(shape, len(facts), carry)[1]
     regs = {r for f in facts for r in (*f.reads, *f.writes) if r[0] != "a"}
     aregs = {r[1] for f in facts for r in (*f.reads, *f.writes) if r[0] == "a"}
-    return _Frame(shape, regs, aregs, set(live_in[shape.entry]))
+    repeated = repeated_bundles(shape)
+    cached = [f.row for f in facts if f.bundle in repeated and _accesses_memory(f)]
+    return _Frame(shape, regs, aregs, set(live_in[shape.entry]), cached)
+
+
+def _accesses_memory(f: OpFacts) -> bool:
+    """The op reads or writes memory (an IVP memory operand, a scalar load or store)."""
+    return any(o.kind == T.MEMORY for o in f.op.operands) if f.ivp else f.op.family == X.XMEM
 
 
 def _register_copies(fr: _Frame, into_locals: bool) -> list[str]:
@@ -438,6 +471,9 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
             L.append(f"    cdef {_C_TYPE[file]} dead_{file}")
     if fr.aregs:
         L.append("    cdef uint32_t " + ", ".join(f"a{n}" for n in sorted(fr.aregs)))
+    if fr.cached_rows:
+        L.append("    cdef RegionHit " + ", ".join(f"hit{row}" for row in fr.cached_rows)
+                 + "     # the region each repeated access found last")
     L += ["    cdef uint32_t lcount = 0", "    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk",
           "    cdef int64_t k = 0", "    cdef int64_t check = STEPS_PER_CHECK",
           "    cdef int r", "    cdef Py_ssize_t off = 0, n = 0", "    cdef uint8_t* p = NULL",
@@ -445,6 +481,7 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
           "        return ERR_FALLBACK"]
     # the others start zero (never read before written: liveness says so; the C compiler cannot see it through the
     # block dispatch)
+    L += [f"    hit{row}.r = -1" for row in fr.cached_rows]
     for file, num in sorted(fr.regs - fr.live_at_entry):
         ctype = _CELL_TYPE[tx.narrowed[file, num]] if (file, num) in tx.narrowed else _C_TYPE[file]
         L.append(f"    {file}{num} = 0" if file in ("vb", "pr") else
@@ -464,7 +501,7 @@ def _block(tx: Translation, program: Program, fr: _Frame, start: int, stop: int,
             if f.row in tx.dropped:
                 body.append(f"# dropped (every output dead): row {f.row}")
                 continue
-            t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b)
+            t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows)
             body += (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
         if b in fr.shape.loop_ends or any(f.control for f in ops):
             next_block = ["if halt:", "    blk = -1", "elif next_pc >= 0:", "    blk = next_pc", "    next_pc = -1",

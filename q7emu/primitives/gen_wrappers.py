@@ -414,6 +414,11 @@ class OpText:
         """The statement an error (an ERR_* code in ``code``) runs."""
         return f"e = {code}"
 
+    def locate(self, addr: str, touch: str, need: str, align: int, write: int) -> str:
+        """The expression that finds the region an access touches (src/kernels/_program.pyx mem_at: a region
+        index, *p and off set, or an ERR_* code)."""
+        return f"mem_at(m, {addr}, {touch}, {need}, {align}, {write}, &p, &off)"
+
     #: where the control state (next_pc, halt, lcount, lbeg, lend) lives: the interpreter's machine ``m.``
     control = "m."
     #: the running row's pc
@@ -449,7 +454,7 @@ def _p_ivp(op: T.Op, t: OpText = INTERPRETER) -> list[str]:
         L.append(f"n = <Py_ssize_t><int32_t>{t.areg(pos['n'])}")
         need = "n"
     write = int(mem.role != T.SRC)
-    L += [f"r = mem_at(m, {t.areg(pos['off'])}{disp}, {touch}, {need}, {mem.align}, {write}, &p, &off)",
+    L += [f"r = {t.locate(t.areg(pos['off']) + disp, touch, need, mem.align, write)}",
           "if r < 0:", "    " + t.fail("r"), "else:", "    " + issue]
     if op.operand("off").role != T.SRC:
         L.append(f"    {t.areg(pos['off'])} = m.reg[r].base + <uint32_t>off")
@@ -465,7 +470,7 @@ def _p_scalar(op: T.Op, t: OpText = INTERPRETER) -> list[str]:
     if op.family == X.XMEM:
         size = ops[2].step
         load = ops[0].role == T.DST
-        L += [f"r = mem_at(m, {val[1]} + <uint32_t>{val[2]}, TOUCH_FIXED, {size}, {size}, {int(not load)}, &p, &off)",
+        L += [f"r = {t.locate(f'{val[1]} + <uint32_t>{val[2]}', 'TOUCH_FIXED', str(size), size, int(not load))}",
               "if r < 0:", "    " + t.fail("r"), "else:",
               f"    {val[0]} = X.xt_{name}(p + off)" if load else f"    X.xt_{name}(p + off, {val[0]})"]
     elif op.family == X.XBRANCH:

@@ -109,6 +109,66 @@ cdef inline int mem_at(Machine* m, uint32_t addr, int touch, Py_ssize_t need, in
     return ERR_MEM
 
 
+# The region an access site of a translation found last (docs/asm.md §9, the region cache); r < 0: none yet.
+cdef struct RegionHit:
+    uint8_t* ptr
+    uint32_t base
+    uint32_t size
+    int r
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__)
+    #define Q7_OUT_OF_LINE __attribute__((noinline)) int
+    /* (Cython declares the function's result local with the same type: the attribute is ignored there) */
+    #pragma GCC diagnostic ignored "-Wattributes"
+    #else
+    #define Q7_OUT_OF_LINE int
+    #endif
+    """
+    # the result of a function the C compiler must not inline (a translation's rarely taken paths)
+    ctypedef int out_of_line_int "Q7_OUT_OF_LINE"
+
+
+cdef out_of_line_int mem_find(Machine* m, uint32_t addr, int touch, Py_ssize_t need, int align, int write,
+                              uint8_t** p, Py_ssize_t* off) noexcept nogil:
+    """mem_at out of line (never inlined): a translation's access that runs once a call (its entry's table loads)
+    calls it, so that the C compiler's inlining budget for the translation goes to the primitives of its loops."""
+    return mem_at(m, addr, touch, need, align, write, p, off)
+
+
+cdef out_of_line_int mem_miss(Machine* m, RegionHit* h, uint32_t addr, int touch, Py_ssize_t need, int align,
+                              int write, uint8_t** p, Py_ssize_t* off) noexcept nogil:
+    """mem_hit's slow path, out of line (the translation it is inlined into stays small): mem_at, and the region it
+    finds remembered in h."""
+    cdef int r = mem_at(m, addr, touch, need, align, write, p, off)
+    if r >= 0:
+        h.ptr = m.reg[r].ptr
+        h.base = m.reg[r].base
+        h.size = m.reg[r].size
+        h.r = r
+    return r
+
+
+cdef inline int mem_hit(Machine* m, RegionHit* h, uint32_t addr, int touch, Py_ssize_t need, int align, int write,
+                        uint8_t** p, Py_ssize_t* off) noexcept nogil:
+    """mem_at for an access site a call runs many times (a translation's loop): the region the site found last is
+    tried first, without the scan. The same answer as mem_at: the regions do not overlap (q7emu.asm.run checks it),
+    so a region holding the access is the one mem_at finds; the site's `write` is fixed, so a region it found was
+    writable when it had to be. A miss, and every error, is mem_at's (which records the failing access)."""
+    cdef uint64_t o = <uint32_t>(addr - h.base)
+    cdef Py_ssize_t bytes_touched = need
+    if touch == TOUCH_N:
+        bytes_touched = 0 if need < 0 else (64 if need > 64 else need)
+    if h.r >= 0 and (touch == TOUCH_N or touch == TOUCH_FIXED) and o + <uint64_t>bytes_touched <= h.size \
+            and (align <= 1 or addr % <uint32_t>align == 0):
+        p[0] = h.ptr
+        off[0] = <Py_ssize_t>o
+        return h.r
+    return mem_miss(m, h, addr, touch, need, align, write, p, off)
+
+
 cdef int _interrupted() noexcept with gil:
     """1 when Ctrl-C is pending (its exception cleared here: run() raises KeyboardInterrupt)."""
     if _check_signals() != 0:
