@@ -17,6 +17,9 @@ generates one Cython function in which
   op to a scratch local;
 * demanded bits (:func:`demanded_bits`) narrow an accumulator whose every reader reads only the low 16 or 32 bits
   of its 48-bit lanes to cells of that width (:func:`narrowing`; the same primitives' calls on a narrower local).
+* a memory access a call may run more than once (:func:`repeated_bundles`: a loop's) keeps the region it found
+  last and tries it before the interpreter's scan of the regions (``mem_hit`` in src/kernels/_program.pyx); the
+  others find theirs out of line (``mem_once``).
 
 A run uses a translation only untraced and without bundle counts (a trace and a profile read the architectural
 state op by op: the interpreter gives it), and only for a program whose shape and constant immediates match the
@@ -346,9 +349,9 @@ class _TxText(OpText):
         self.cached = cached
 
     def locate(self, addr: str, touch: str, need: str, align: int, write: int) -> str:
-        if not self.cached:
-            return f"mem_find(m, {addr}, {touch}, {need}, {align}, {write}, &p, &off)"
-        return f"mem_hit(m, &hit{self.f.row}, {addr}, {touch}, {need}, {align}, {write}, &p, &off)"
+        # a repeated access tries the region it found last (mem_hit); one that runs once a call goes out of line
+        call, site = ("mem_hit", f"hit{self.f.row}") if self.cached else ("mem_once", "hit_once")
+        return f"{call}(m, &{site}, {addr}, {touch}, {need}, {align}, {write}, &p, &off)"
 
     def areg(self, k: int) -> str:
         return f"a{self.f.values[k]}"
@@ -471,9 +474,8 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
             L.append(f"    cdef {_C_TYPE[file]} dead_{file}")
     if fr.aregs:
         L.append("    cdef uint32_t " + ", ".join(f"a{n}" for n in sorted(fr.aregs)))
-    if fr.cached_rows:
-        L.append("    cdef RegionHit " + ", ".join(f"hit{row}" for row in fr.cached_rows)
-                 + "     # the region each repeated access found last")
+    L.append("    cdef RegionHit hit_once" + "".join(f", hit{row}" for row in fr.cached_rows)
+             + "     # the region an access found (hit<row>: a repeated access's, kept)")
     L += ["    cdef uint32_t lcount = 0", "    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk",
           "    cdef int64_t k = 0", "    cdef int64_t check = STEPS_PER_CHECK",
           "    cdef int r", "    cdef Py_ssize_t off = 0, n = 0", "    cdef uint8_t* p = NULL",

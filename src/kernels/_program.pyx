@@ -131,23 +131,29 @@ cdef extern from *:
     ctypedef int out_of_line_int "Q7_OUT_OF_LINE"
 
 
-cdef out_of_line_int mem_find(Machine* m, uint32_t addr, int touch, Py_ssize_t need, int align, int write,
-                              uint8_t** p, Py_ssize_t* off) noexcept nogil:
-    """mem_at out of line (never inlined): a translation's access that runs once a call (its entry's table loads)
-    calls it, so that the C compiler's inlining budget for the translation goes to the primitives of its loops."""
-    return mem_at(m, addr, touch, need, align, write, p, off)
-
-
 cdef out_of_line_int mem_miss(Machine* m, RegionHit* h, uint32_t addr, int touch, Py_ssize_t need, int align,
-                              int write, uint8_t** p, Py_ssize_t* off) noexcept nogil:
-    """mem_hit's slow path, out of line (the translation it is inlined into stays small): mem_at, and the region it
-    finds remembered in h."""
-    cdef int r = mem_at(m, addr, touch, need, align, write, p, off)
+                              int write) noexcept nogil:
+    """mem_at out of line (never inlined, so that the C compiler's inlining budget for a translation goes to the
+    primitives of its loops, and the translation's p and off stay in registers): the region found is remembered in
+    h (its index returned), or the ERR_* code."""
+    cdef uint8_t* p
+    cdef Py_ssize_t off
+    cdef int r = mem_at(m, addr, touch, need, align, write, &p, &off)
     if r >= 0:
         h.ptr = m.reg[r].ptr
         h.base = m.reg[r].base
         h.size = m.reg[r].size
         h.r = r
+    return r
+
+
+cdef inline int mem_once(Machine* m, RegionHit* h, uint32_t addr, int touch, Py_ssize_t need, int align, int write,
+                         uint8_t** p, Py_ssize_t* off) noexcept nogil:
+    """mem_at for a translation's access that runs once a call (its entry's table loads): out of line."""
+    cdef int r = mem_miss(m, h, addr, touch, need, align, write)
+    if r >= 0:
+        p[0] = h.ptr
+        off[0] = <Py_ssize_t><uint32_t>(addr - h.base)
     return r
 
 
@@ -166,7 +172,7 @@ cdef inline int mem_hit(Machine* m, RegionHit* h, uint32_t addr, int touch, Py_s
         p[0] = h.ptr
         off[0] = <Py_ssize_t>o
         return h.r
-    return mem_miss(m, h, addr, touch, need, align, write, p, off)
+    return mem_once(m, h, addr, touch, need, align, write, p, off)
 
 
 cdef int _interrupted() noexcept with gil:

@@ -14,7 +14,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     cdef vbool_t dead_vb
     cdef pr_t pr3, pr4
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11
-    cdef RegionHit hit28, hit43     # the region each repeated access found last
+    cdef RegionHit hit_once, hit28, hit43     # the region an access found (hit<row>: a repeated access's, kept)
     cdef uint32_t lcount = 0
     cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
@@ -85,51 +85,51 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 2: const16 a8, 0
             a8 = X.xt_const16(a8, 0)
             # bundle 3: { ivp_lv2nx8_i v11, a8, 0 ; ivp_lv2nx8_i v12, a8, 64 }
-            r = mem_find(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v11, p, off)
-            r = mem_find(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v12, p, off)
             # bundle 4: { ivp_lv2nx8_i v13, a8, 128 ; ivp_lv2nx8_i v14, a8, 192 }
-            r = mem_find(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v13, p, off)
-            r = mem_find(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v14, p, off)
             # bundle 5: { ivp_lv2nx8_i v15, a8, 256 ; ivp_lv2nx8_i v16, a8, 320 }
-            r = mem_find(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v15, p, off)
-            r = mem_find(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v16, p, off)
             # bundle 6: { ivp_lv2nx8_i v17, a8, 384 ; ivp_lv2nx8_i v18, a8, 448 }
-            r = mem_find(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v17, p, off)
-            r = mem_find(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v18, p, off)
             # bundle 7: { ivp_lv2nx8_i v19, a8, 512 }
-            r = mem_find(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -149,7 +149,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             P.extrprn_2x32(&pr3, &v18, 0)
             # bundle 14: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
-            r = mem_find(m, a2, TOUCH_N, n, 1, 0, &p, &off)
+            r = mem_once(m, &hit_once, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -258,7 +258,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             P.sel2nx8i(&v10, &v26, &v7, 53)
             # bundle 38: { ivp_sav2nx8_xp v10, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
-            r = mem_find(m, a4, TOUCH_N, n, 1, 1, &p, &off)
+            r = mem_once(m, &hit_once, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
                 return r
             else:
@@ -310,7 +310,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     cdef vbool_t dead_vb
     cdef pr_t pr3, pr4
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11
-    cdef RegionHit hit29, hit44     # the region each repeated access found last
+    cdef RegionHit hit_once, hit29, hit44     # the region an access found (hit<row>: a repeated access's, kept)
     cdef uint32_t lcount = 0
     cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
@@ -381,51 +381,51 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 2: const16 a8, 0
             a8 = X.xt_const16(a8, 0)
             # bundle 3: { ivp_lv2nx8_i v11, a8, 0 ; ivp_lv2nx8_i v12, a8, 64 }
-            r = mem_find(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v11, p, off)
-            r = mem_find(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v12, p, off)
             # bundle 4: { ivp_lv2nx8_i v13, a8, 128 ; ivp_lv2nx8_i v14, a8, 192 }
-            r = mem_find(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v13, p, off)
-            r = mem_find(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v14, p, off)
             # bundle 5: { ivp_lv2nx8_i v15, a8, 256 ; ivp_lv2nx8_i v16, a8, 320 }
-            r = mem_find(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v15, p, off)
-            r = mem_find(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v16, p, off)
             # bundle 6: { ivp_lv2nx8_i v17, a8, 384 ; ivp_lv2nx8_i v18, a8, 448 }
-            r = mem_find(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v17, p, off)
-            r = mem_find(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v18, p, off)
             # bundle 7: { ivp_lv2nx8_i v19, a8, 512 }
-            r = mem_find(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -445,7 +445,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             P.extrprn_2x32(&pr3, &v18, 0)
             # bundle 14: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
-            r = mem_find(m, a2, TOUCH_N, n, 1, 0, &p, &off)
+            r = mem_once(m, &hit_once, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -555,7 +555,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             P.sel2nx8i(&v10, &v26, &v7, 53)
             # bundle 38: { ivp_sav2nx8_xp v10, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
-            r = mem_find(m, a4, TOUCH_N, n, 1, 1, &p, &off)
+            r = mem_once(m, &hit_once, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
                 return r
             else:
@@ -609,7 +609,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     cdef vbool_t dead_vb
     cdef pr_t pr1, pr2
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9
-    cdef RegionHit hit33, hit43     # the region each repeated access found last
+    cdef RegionHit hit_once, hit33, hit43     # the region an access found (hit<row>: a repeated access's, kept)
     cdef uint32_t lcount = 0
     cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
@@ -685,106 +685,106 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 5: const16 a8, 0
             a8 = X.xt_const16(a8, 0)
             # bundle 6: { ivp_lv2nx8_i v0, a8, 0 ; ivp_lv2nx8_i v1, a8, 64 }
-            r = mem_find(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v0, p, off)
-            r = mem_find(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v1, p, off)
             # bundle 7: { ivp_lv2nx8_i v2, a8, 128 ; ivp_lv2nx8_i v3, a8, 192 }
-            r = mem_find(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v2, p, off)
-            r = mem_find(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v3, p, off)
             # bundle 8: { ivp_lv2nx8_i v4, a8, 256 ; ivp_lv2nx8_i v5, a8, 320 }
-            r = mem_find(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v4, p, off)
-            r = mem_find(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v5, p, off)
             # bundle 9: { ivp_lv2nx8_i v6, a8, 384 ; ivp_lv2nx8_i v7, a8, 448 }
-            r = mem_find(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v6, p, off)
-            r = mem_find(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             # bundle 10: { ivp_lv2nx8_i v8, a8, 512 ; ivp_lv2nx8_i v9, a8, 576 }
-            r = mem_find(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
-            r = mem_find(m, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v9, p, off)
             # bundle 11: { ivp_lv2nx8_i v10, a8, 640 ; ivp_lv2nx8_i v11, a8, 704 }
-            r = mem_find(m, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v10, p, off)
-            r = mem_find(m, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v11, p, off)
             # bundle 12: { ivp_lv2nx8_i v12, a8, 768 ; ivp_lv2nx8_i v13, a8, 832 }
-            r = mem_find(m, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v12, p, off)
-            r = mem_find(m, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v13, p, off)
             # bundle 13: { ivp_lv2nx8_i v14, a8, 896 ; ivp_lv2nx8_i v15, a8, 960 }
-            r = mem_find(m, a8 + <uint32_t>896, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>896, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v14, p, off)
-            r = mem_find(m, a8 + <uint32_t>960, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>960, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v15, p, off)
             # bundle 14: { ivp_lv2nx8_i v18, a8, 1024 ; ivp_lv2nx8_i v19, a8, 1088 }
-            r = mem_find(m, a8 + <uint32_t>1024, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1024, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v18, p, off)
-            r = mem_find(m, a8 + <uint32_t>1088, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1088, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v19, p, off)
             # bundle 15: { ivp_lv2nx8_i v20, a8, 1152 }
-            r = mem_find(m, a8 + <uint32_t>1152, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1152, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -792,12 +792,12 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 16: { ivp_eqnx16 vb9, v0, v0 }
             P.eqnx16(&vb9, &v0, &v0)
             # bundle 17: { ivp_lv2nx8_i v22, a8, 1216 ; ivp_lv2nx8_i v26, a8, 1280 }
-            r = mem_find(m, a8 + <uint32_t>1216, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1216, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v22, p, off)
-            r = mem_find(m, a8 + <uint32_t>1280, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1280, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -1001,7 +1001,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             a6 = X.xt_movi(20)
             # bundle 76: { ivp_lav2nx8_xp v17, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
-            r = mem_find(m, a2, TOUCH_N, n, 1, 0, &p, &off)
+            r = mem_once(m, &hit_once, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -1022,7 +1022,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             P.packvrn_2x96(&v16, &wv0, 0)
             # bundle 81: { ivp_sav2nx8_xp v30, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
-            r = mem_find(m, a4, TOUCH_N, n, 1, 1, &p, &off)
+            r = mem_once(m, &hit_once, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
                 return r
             else:
@@ -1153,7 +1153,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             P.mov2nx8t(&v30, &v22, vb1)
             # bundle 130: { ivp_sav2nx8_xp v30, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
-            r = mem_find(m, a4, TOUCH_N, n, 1, 1, &p, &off)
+            r = mem_once(m, &hit_once, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
                 return r
             else:
@@ -1201,7 +1201,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
     cdef vbool_t dead_vb
     cdef pr_t pr1, pr2
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9
-    cdef RegionHit hit33, hit38     # the region each repeated access found last
+    cdef RegionHit hit_once, hit33, hit38     # the region an access found (hit<row>: a repeated access's, kept)
     cdef uint32_t lcount = 0
     cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
@@ -1276,106 +1276,106 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 5: const16 a8, 0
             a8 = X.xt_const16(a8, 0)
             # bundle 6: { ivp_lv2nx8_i v0, a8, 0 ; ivp_lv2nx8_i v1, a8, 64 }
-            r = mem_find(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v0, p, off)
-            r = mem_find(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v1, p, off)
             # bundle 7: { ivp_lv2nx8_i v2, a8, 128 ; ivp_lv2nx8_i v3, a8, 192 }
-            r = mem_find(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v2, p, off)
-            r = mem_find(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v3, p, off)
             # bundle 8: { ivp_lv2nx8_i v4, a8, 256 ; ivp_lv2nx8_i v5, a8, 320 }
-            r = mem_find(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
-            r = mem_find(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v5, p, off)
             # bundle 9: { ivp_lv2nx8_i v6, a8, 384 ; ivp_lv2nx8_i v7, a8, 448 }
-            r = mem_find(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v6, p, off)
-            r = mem_find(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             # bundle 10: { ivp_lv2nx8_i v8, a8, 512 ; ivp_lv2nx8_i v9, a8, 576 }
-            r = mem_find(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
-            r = mem_find(m, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v9, p, off)
             # bundle 11: { ivp_lv2nx8_i v10, a8, 640 ; ivp_lv2nx8_i v11, a8, 704 }
-            r = mem_find(m, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v10, p, off)
-            r = mem_find(m, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v11, p, off)
             # bundle 12: { ivp_lv2nx8_i v12, a8, 768 ; ivp_lv2nx8_i v13, a8, 832 }
-            r = mem_find(m, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v12, p, off)
-            r = mem_find(m, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             # bundle 13: { ivp_lv2nx8_i v14, a8, 896 ; ivp_lv2nx8_i v15, a8, 960 }
-            r = mem_find(m, a8 + <uint32_t>896, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>896, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v14, p, off)
-            r = mem_find(m, a8 + <uint32_t>960, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>960, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v15, p, off)
             # bundle 14: { ivp_lv2nx8_i v18, a8, 1024 ; ivp_lv2nx8_i v19, a8, 1088 }
-            r = mem_find(m, a8 + <uint32_t>1024, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1024, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v18, p, off)
-            r = mem_find(m, a8 + <uint32_t>1088, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1088, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v19, p, off)
             # bundle 15: { ivp_lv2nx8_i v20, a8, 1152 }
-            r = mem_find(m, a8 + <uint32_t>1152, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1152, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -1383,12 +1383,12 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 16: { ivp_eqnx16 vb9, v0, v0 }
             # dropped (every output dead): row 25
             # bundle 17: { ivp_lv2nx8_i v22, a8, 1216 ; ivp_lv2nx8_i v26, a8, 1280 }
-            r = mem_find(m, a8 + <uint32_t>1216, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1216, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
-            r = mem_find(m, a8 + <uint32_t>1280, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1280, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -1586,7 +1586,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
             a6 = X.xt_movi(20)
             # bundle 75: { ivp_lav2nx8_xp v17, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
-            r = mem_find(m, a2, TOUCH_N, n, 1, 0, &p, &off)
+            r = mem_once(m, &hit_once, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -1601,7 +1601,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
             P.sel2nx8i_s4(&v21, &v17, &v16, imm[4])
             # bundle 79: { ivp_sav2nx8_xp v30, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
-            r = mem_find(m, a4, TOUCH_N, n, 1, 1, &p, &off)
+            r = mem_once(m, &hit_once, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
                 return r
             else:
@@ -1728,7 +1728,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
             P.sel2nx8i(&v30, &v21, &v30, 0)
             # bundle 126: { ivp_sav2nx8_xp v30, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
-            r = mem_find(m, a4, TOUCH_N, n, 1, 1, &p, &off)
+            r = mem_once(m, &hit_once, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
                 return r
             else:
@@ -1773,7 +1773,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
     cdef vbool_t vb0, vb1, vb2, vb12
     cdef vbool_t dead_vb
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9
-    cdef RegionHit hit48, hit53     # the region each repeated access found last
+    cdef RegionHit hit_once, hit48, hit53     # the region an access found (hit<row>: a repeated access's, kept)
     cdef uint32_t lcount = 0
     cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
@@ -1837,73 +1837,73 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 2: const16 a8, 0
             a8 = X.xt_const16(a8, 0)
             # bundle 3: { ivp_lv2nx8_i v0, a8, 0 ; ivp_lv2nx8_i v1, a8, 64 }
-            r = mem_find(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v0, p, off)
-            r = mem_find(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v1, p, off)
             # bundle 4: { ivp_lv2nx8_i v2, a8, 128 ; ivp_lv2nx8_i v3, a8, 192 }
-            r = mem_find(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v2, p, off)
-            r = mem_find(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v3, p, off)
             # bundle 5: { ivp_lv2nx8_i v4, a8, 256 ; ivp_lv2nx8_i v5, a8, 320 }
-            r = mem_find(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
-            r = mem_find(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v5, p, off)
             # bundle 6: { ivp_lv2nx8_i v6, a8, 384 ; ivp_lv2nx8_i v7, a8, 448 }
-            r = mem_find(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v6, p, off)
-            r = mem_find(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             # bundle 7: { ivp_lv2nx8_i v8, a8, 512 ; ivp_lv2nx8_i v9, a8, 576 }
-            r = mem_find(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
-            r = mem_find(m, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v9, p, off)
             # bundle 8: { ivp_lv2nx8_i v10, a8, 640 ; ivp_lv2nx8_i v11, a8, 704 }
-            r = mem_find(m, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v10, p, off)
-            r = mem_find(m, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v11, p, off)
             # bundle 9: { ivp_lv2nx8_i v12, a8, 768 }
-            r = mem_find(m, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -1912,7 +1912,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             P.eqnx16(&vb0, &v0, &v0)
             # bundle 11: { ivp_ltu2nx8 vb12, v0, v12 ; ivp_lv2nx8_i v21, a8, 832 }
             P.ltu2nx8(&vb12, &v0, &v12)
-            r = mem_find(m, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -2054,7 +2054,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             a7 = X.xt_slli(a6, 1)
             # bundle 43: { ivp_labvdcmprs2nx8_xp v15, vb12, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
-            r = mem_find(m, a2, TOUCH_N, n, 1, 0, &p, &off)
+            r = mem_once(m, &hit_once, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -2070,7 +2070,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             P.sel2nx8i(&v20, &v18, &v19, 53)
             # bundle 48: { ivp_sav2nx8_xp v20, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
-            r = mem_find(m, a4, TOUCH_N, n, 1, 1, &p, &off)
+            r = mem_once(m, &hit_once, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
                 return r
             else:
@@ -2121,7 +2121,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
     cdef vbool_t vb0, vb1, vb2, vb12
     cdef vbool_t dead_vb
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9
-    cdef RegionHit hit48, hit54     # the region each repeated access found last
+    cdef RegionHit hit_once, hit48, hit54     # the region an access found (hit<row>: a repeated access's, kept)
     cdef uint32_t lcount = 0
     cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
@@ -2186,73 +2186,73 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 2: const16 a8, 0
             a8 = X.xt_const16(a8, 0)
             # bundle 3: { ivp_lv2nx8_i v0, a8, 0 ; ivp_lv2nx8_i v1, a8, 64 }
-            r = mem_find(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v0, p, off)
-            r = mem_find(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v1, p, off)
             # bundle 4: { ivp_lv2nx8_i v2, a8, 128 ; ivp_lv2nx8_i v3, a8, 192 }
-            r = mem_find(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v2, p, off)
-            r = mem_find(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v3, p, off)
             # bundle 5: { ivp_lv2nx8_i v4, a8, 256 ; ivp_lv2nx8_i v5, a8, 320 }
-            r = mem_find(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
-            r = mem_find(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v5, p, off)
             # bundle 6: { ivp_lv2nx8_i v6, a8, 384 ; ivp_lv2nx8_i v7, a8, 448 }
-            r = mem_find(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v6, p, off)
-            r = mem_find(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
             # bundle 7: { ivp_lv2nx8_i v8, a8, 512 ; ivp_lv2nx8_i v9, a8, 576 }
-            r = mem_find(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&dead_v, p, off)
-            r = mem_find(m, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v9, p, off)
             # bundle 8: { ivp_lv2nx8_i v10, a8, 640 ; ivp_lv2nx8_i v11, a8, 704 }
-            r = mem_find(m, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v10, p, off)
-            r = mem_find(m, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v11, p, off)
             # bundle 9: { ivp_lv2nx8_i v12, a8, 768 }
-            r = mem_find(m, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -2261,7 +2261,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             P.eqnx16(&vb0, &v0, &v0)
             # bundle 11: { ivp_ltu2nx8 vb12, v0, v12 ; ivp_lv2nx8_i v21, a8, 832 }
             P.ltu2nx8(&vb12, &v0, &v12)
-            r = mem_find(m, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -2404,7 +2404,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             a7 = X.xt_slli(a6, 1)
             # bundle 43: { ivp_labvdcmprs2nx8_xp v15, vb12, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
-            r = mem_find(m, a2, TOUCH_N, n, 1, 0, &p, &off)
+            r = mem_once(m, &hit_once, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -2421,7 +2421,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             P.sel2nx8i(&v20, &v18, &v19, 53)
             # bundle 48: { ivp_sav2nx8_xp v20, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
-            r = mem_find(m, a4, TOUCH_N, n, 1, 1, &p, &off)
+            r = mem_once(m, &hit_once, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
                 return r
             else:
@@ -2474,7 +2474,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     cdef vbool_t dead_vb
     cdef pr_t pr3, pr4, pr5
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13
-    cdef RegionHit hit37, hit53     # the region each repeated access found last
+    cdef RegionHit hit_once, hit37, hit53     # the region an access found (hit<row>: a repeated access's, kept)
     cdef uint32_t lcount = 0
     cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
@@ -2556,62 +2556,62 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 2: const16 a8, 0
             a8 = X.xt_const16(a8, 0)
             # bundle 3: { ivp_lv2nx8_i v11, a8, 0 ; ivp_lv2nx8_i v12, a8, 64 }
-            r = mem_find(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v11, p, off)
-            r = mem_find(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v12, p, off)
             # bundle 4: { ivp_lv2nx8_i v13, a8, 128 ; ivp_lv2nx8_i v14, a8, 192 }
-            r = mem_find(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v13, p, off)
-            r = mem_find(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v14, p, off)
             # bundle 5: { ivp_lv2nx8_i v15, a8, 256 ; ivp_lv2nx8_i v16, a8, 320 }
-            r = mem_find(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v15, p, off)
-            r = mem_find(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v16, p, off)
             # bundle 6: { ivp_lv2nx8_i v17, a8, 384 ; ivp_lv2nx8_i v18, a8, 448 }
-            r = mem_find(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v17, p, off)
-            r = mem_find(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v18, p, off)
             # bundle 7: { ivp_lv2nx8_i v19, a8, 512 ; ivp_lv2nx8_i v20, a8, 576 }
-            r = mem_find(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v19, p, off)
-            r = mem_find(m, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v20, p, off)
             # bundle 8: { ivp_lv2nx8_i v21, a8, 640 }
-            r = mem_find(m, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -2635,7 +2635,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             P.ltunx16(&vb1, &v17, &v13)
             # bundle 16: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
-            r = mem_find(m, a2, TOUCH_N, n, 1, 0, &p, &off)
+            r = mem_once(m, &hit_once, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -2760,7 +2760,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             P.sel2nx8i(&v10, &v26, &v7, 53)
             # bundle 46: { ivp_sav2nx8_xp v10, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
-            r = mem_find(m, a4, TOUCH_N, n, 1, 1, &p, &off)
+            r = mem_once(m, &hit_once, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
                 return r
             else:
@@ -2815,7 +2815,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     cdef vbool_t dead_vb
     cdef pr_t pr3, pr4, pr5
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13
-    cdef RegionHit hit39, hit55     # the region each repeated access found last
+    cdef RegionHit hit_once, hit39, hit55     # the region an access found (hit<row>: a repeated access's, kept)
     cdef uint32_t lcount = 0
     cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
@@ -2898,67 +2898,67 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 2: const16 a8, 0
             a8 = X.xt_const16(a8, 0)
             # bundle 3: { ivp_lv2nx8_i v11, a8, 0 ; ivp_lv2nx8_i v12, a8, 64 }
-            r = mem_find(m, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v11, p, off)
-            r = mem_find(m, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v12, p, off)
             # bundle 4: { ivp_lv2nx8_i v13, a8, 128 ; ivp_lv2nx8_i v14, a8, 192 }
-            r = mem_find(m, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v13, p, off)
-            r = mem_find(m, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v14, p, off)
             # bundle 5: { ivp_lv2nx8_i v15, a8, 256 ; ivp_lv2nx8_i v16, a8, 320 }
-            r = mem_find(m, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v15, p, off)
-            r = mem_find(m, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v16, p, off)
             # bundle 6: { ivp_lv2nx8_i v17, a8, 384 ; ivp_lv2nx8_i v18, a8, 448 }
-            r = mem_find(m, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v17, p, off)
-            r = mem_find(m, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v18, p, off)
             # bundle 7: { ivp_lv2nx8_i v19, a8, 512 ; ivp_lv2nx8_i v20, a8, 576 }
-            r = mem_find(m, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v19, p, off)
-            r = mem_find(m, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v20, p, off)
             # bundle 8: { ivp_lv2nx8_i v21, a8, 640 ; ivp_lv2nx8_i v22, a8, 704 }
-            r = mem_find(m, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v21, p, off)
-            r = mem_find(m, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -2982,7 +2982,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             P.ltunx16(&vb1, &v17, &v13)
             # bundle 16: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
-            r = mem_find(m, a2, TOUCH_N, n, 1, 0, &p, &off)
+            r = mem_once(m, &hit_once, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
                 return r
             else:
@@ -3109,7 +3109,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             P.sel2nx8i(&v10, &v26, &v7, 53)
             # bundle 47: { ivp_sav2nx8_xp v10, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
-            r = mem_find(m, a4, TOUCH_N, n, 1, 1, &p, &off)
+            r = mem_once(m, &hit_once, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
                 return r
             else:
