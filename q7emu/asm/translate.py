@@ -350,8 +350,16 @@ class _TxText(OpText):
 
     def locate(self, addr: str, touch: str, need: str, align: int, write: int) -> str:
         # a repeated access tries the region it found last (mem_hit); one that runs once a call goes out of line
-        call, site = ("mem_hit", f"hit{self.f.row}") if self.cached else ("mem_once", "hit_once")
-        return f"{call}(m, &{site}, {addr}, {touch}, {need}, {align}, {write}, &p, &off)"
+        return f"{'mem_hit' if self.cached else 'mem_once'}(m, &{self.site}, {addr}, {touch}, {need}, {align}, " \
+               f"{write}, &p, &off)"
+
+    def region_base(self) -> str:
+        return f"{self.site}.base"          # mem_hit / mem_once leave the region found in the site's RegionHit
+
+    @property
+    def site(self) -> str:
+        """The RegionHit of this access: its own when it repeats (hit<row>), else the shared hit_once."""
+        return f"hit{self.f.row}" if self.cached else "hit_once"
 
     def areg(self, k: int) -> str:
         return f"a{self.f.values[k]}"

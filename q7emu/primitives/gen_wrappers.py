@@ -419,6 +419,10 @@ class OpText:
         index, *p and off set, or an ERR_* code)."""
         return f"mem_at(m, {addr}, {touch}, {need}, {align}, {write}, &p, &off)"
 
+    def region_base(self) -> str:
+        """The first address of the region locate found (its index in r)."""
+        return "m.reg[r].base"
+
     #: where the control state (next_pc, halt, lcount, lbeg, lend) lives: the interpreter's machine ``m.``
     control = "m."
     #: the running row's pc
@@ -457,7 +461,7 @@ def _p_ivp(op: T.Op, t: OpText = INTERPRETER) -> list[str]:
     L += [f"r = {t.locate(t.areg(pos['off']) + disp, touch, need, mem.align, write)}",
           "if r < 0:", "    " + t.fail("r"), "else:", "    " + issue]
     if op.operand("off").role != T.SRC:
-        L.append(f"    {t.areg(pos['off'])} = m.reg[r].base + <uint32_t>off")
+        L.append(f"    {t.areg(pos['off'])} = {t.region_base()} + <uint32_t>off")
     return L
 
 

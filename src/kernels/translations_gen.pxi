@@ -154,7 +154,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit_once.base + <uint32_t>off
             # bundle 15: movi a7, 0
             a7 = X.xt_movi(0)
             # bundle 16: sub a11, a5, a6
@@ -190,7 +190,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit28.base + <uint32_t>off
             P.oltnxf16t(&vb2, &v16, &v26, vb0)
             P.dselnx16t(&v0, &v1, &v14, &v14, &v4, vb0)
             # bundle 24: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
@@ -216,7 +216,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit43.base + <uint32_t>off
             P.babssub2nx8(&dead_vb, &v6, &v12, &v1)
             # bundle 29: { ivp_muluupan16xr16 wv1, v1, v6, pr3 ; slli a7, a6, 1 ; sub a5, a5, a6 }
             P.muluupan16xr16(&wv1, &v1, &v6, pr3)
@@ -263,7 +263,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit_once.base + <uint32_t>off
             # bundle 39: retw
             halt = 1
             if halt:
@@ -450,7 +450,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit_once.base + <uint32_t>off
             # bundle 15: movi a7, 0
             a7 = X.xt_movi(0)
             # bundle 16: sub a11, a5, a6
@@ -487,7 +487,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit29.base + <uint32_t>off
             P.oltnxf16t(&vb2, &v16, &v26, vb0)
             P.dselnx16t(&v0, &v1, &v14, &v14, &v4, vb0)
             # bundle 24: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
@@ -513,7 +513,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit44.base + <uint32_t>off
             P.babssub2nx8(&dead_vb, &v6, &v12, &v1)
             # bundle 29: { ivp_muluupan16xr16 wv1, v1, v6, pr3 ; slli a7, a6, 1 ; sub a5, a5, a6 }
             P.muluupan16xr16(&wv1, &v1, &v6, pr3)
@@ -560,7 +560,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit_once.base + <uint32_t>off
             # bundle 39: retw
             halt = 1
             if halt:
@@ -835,7 +835,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.lav2nx8_xp(&v17, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit33.base + <uint32_t>off
             # bundle 24: { ivp_sel2nx8 v29, v0, v17, v20 ; ivp_sel2nx8 v17, v0, v17, v12 }
             P.sel2nx8(&v29, &v0, &v17, &v20)
             P.sel2nx8(&v17, &v0, &v17, &v12)
@@ -856,7 +856,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.sav2nx8_xp(&v30, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit43.base + <uint32_t>off
             # bundle 29: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
             P.sllinx16(&v26, &v21, 8)
             P.addnx16(&v27, &v21, &v6)
@@ -1006,7 +1006,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.lav2nx8_xp(&v17, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit_once.base + <uint32_t>off
             # bundle 77: { ivp_sel2nx8 v29, v0, v17, v20 ; ivp_sel2nx8 v17, v0, v17, v12 }
             P.sel2nx8(&v29, &v0, &v17, &v20)
             P.sel2nx8(&v17, &v0, &v17, &v12)
@@ -1027,7 +1027,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.sav2nx8_xp(&v30, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit_once.base + <uint32_t>off
             # bundle 82: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
             P.sllinx16(&v26, &v21, 8)
             P.addnx16(&v27, &v21, &v6)
@@ -1158,7 +1158,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.sav2nx8_xp(&v30, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit_once.base + <uint32_t>off
             # bundle 131: retw
             halt = 1
             if halt:
@@ -1426,7 +1426,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.lav2nx8_xp(&v17, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit33.base + <uint32_t>off
             # bundle 24: { ivp_sel2nx8 v17, v0, v17, v12 }
             P.sel2nx8(&v17, &v0, &v17, &v12)
             # bundle 25: { ivp_sel2nx8i v30, v21, v30, 0 ; ivp_extrpr2nx8 pr1, v17, 32 }
@@ -1441,7 +1441,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.sav2nx8_xp(&v30, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit38.base + <uint32_t>off
             # bundle 28: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
             P.sllinx16(&v26, &v21, 8)
             P.addnx16(&v27, &v21, &v6)
@@ -1591,7 +1591,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.lav2nx8_xp(&v17, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit_once.base + <uint32_t>off
             # bundle 76: { ivp_sel2nx8 v17, v0, v17, v12 }
             P.sel2nx8(&v17, &v0, &v17, &v12)
             # bundle 77: { ivp_sel2nx8i v30, v21, v30, 0 ; ivp_extrpr2nx8 pr1, v17, 32 }
@@ -1606,7 +1606,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.sav2nx8_xp(&v30, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit_once.base + <uint32_t>off
             # bundle 80: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
             P.sllinx16(&v26, &v21, 8)
             P.addnx16(&v27, &v21, &v6)
@@ -1733,7 +1733,7 @@ cdef tx_status tx_proc_4bit_mx_8_1(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.sav2nx8_xp(&v30, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit_once.base + <uint32_t>off
             # bundle 127: retw
             halt = 1
             if halt:
@@ -2003,7 +2003,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.labvdcmprs2nx8_xp(&v15, vb12, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit48.base + <uint32_t>off
             # bundle 35: { ivp_sllinx16 v16, v15, 4 }
             P.sllinx16(&v16, &v15, 4)
             # bundle 36: { ivp_or2nx8 v17, v15, v16 }
@@ -2019,7 +2019,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.sav2nx8_xp(&v20, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit53.base + <uint32_t>off
             if halt:
                 blk = -1
             elif next_pc >= 0:
@@ -2059,7 +2059,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.labvdcmprs2nx8_xp(&v15, vb12, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit_once.base + <uint32_t>off
             # bundle 44: { ivp_sllinx16 v16, v15, 4 }
             P.sllinx16(&v16, &v15, 4)
             # bundle 45: { ivp_or2nx8 v17, v15, v16 }
@@ -2075,7 +2075,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.sav2nx8_xp(&v20, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit_once.base + <uint32_t>off
             blk = 49
             k += 7
         elif blk == 49:
@@ -2352,7 +2352,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.labvdcmprs2nx8_xp(&v15, vb12, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit48.base + <uint32_t>off
             # bundle 35: { ivp_srlinx16 v16, v15, 4 ; ivp_sllinx16 v22, v15, 8 }
             P.srlinx16(&v16, &v15, 4)
             P.sllinx16(&v22, &v15, 8)
@@ -2369,7 +2369,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.sav2nx8_xp(&v20, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit54.base + <uint32_t>off
             if halt:
                 blk = -1
             elif next_pc >= 0:
@@ -2409,7 +2409,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.labvdcmprs2nx8_xp(&v15, vb12, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit_once.base + <uint32_t>off
             # bundle 44: { ivp_srlinx16 v16, v15, 4 ; ivp_sllinx16 v22, v15, 8 }
             P.srlinx16(&v16, &v15, 4)
             P.sllinx16(&v22, &v15, 8)
@@ -2426,7 +2426,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.sav2nx8_xp(&v20, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit_once.base + <uint32_t>off
             blk = 49
             k += 7
         elif blk == 49:
@@ -2640,7 +2640,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit_once.base + <uint32_t>off
             # bundle 17: movi a7, 0
             a7 = X.xt_movi(0)
             # bundle 18: sub a11, a5, a6
@@ -2684,7 +2684,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit37.base + <uint32_t>off
             P.oltnxf16t(&vb2, &v16, &v26, vb0)
             P.dselnx16t(&v0, &v1, &v21, &v14, &v4, vb0)
             # bundle 30: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
@@ -2712,7 +2712,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit53.base + <uint32_t>off
             P.babssub2nx8(&dead_vb, &v6, &v12, &v1)
             # bundle 36: { ivp_muluupan16xr16 wv1, v1, v6, pr3 ; muluh a13, a6, a12 ; sub a5, a5, a6 }
             P.muluupan16xr16(&wv1, &v1, &v6, pr3)
@@ -2765,7 +2765,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit_once.base + <uint32_t>off
             # bundle 47: retw
             halt = 1
             if halt:
@@ -2987,7 +2987,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit_once.base + <uint32_t>off
             # bundle 17: movi a7, 0
             a7 = X.xt_movi(0)
             # bundle 18: sub a11, a5, a6
@@ -3033,7 +3033,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
-                a2 = m.reg[r].base + <uint32_t>off
+                a2 = hit39.base + <uint32_t>off
             P.oltnxf16t(&vb2, &v16, &v26, vb0)
             P.dselnx16t(&v0, &v1, &v21, &v14, &v4, vb0)
             # bundle 31: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
@@ -3061,7 +3061,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit55.base + <uint32_t>off
             P.babssub2nx8(&dead_vb, &v6, &v12, &v1)
             # bundle 37: { ivp_muluupan16xr16 wv1, v1, v6, pr3 ; muluh a13, a6, a12 ; sub a5, a5, a6 }
             P.muluupan16xr16(&wv1, &v1, &v6, pr3)
@@ -3114,7 +3114,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
-                a4 = m.reg[r].base + <uint32_t>off
+                a4 = hit_once.base + <uint32_t>off
             # bundle 48: retw
             halt = 1
             if halt:
