@@ -150,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             row.update(c)
             if "instructions" in row:
                 row["instructions_per_output"] = row["instructions"] / row["outputs"]
+                row["instructions_per_64_outputs"] = 64 * row["instructions"] / row["outputs"]
                 row["instructions_per_primitive"] = row["instructions"] / row["primitives"]
             if not a.json:
                 print(format_row(row), flush=True)
@@ -164,7 +165,8 @@ def format_row(r: dict) -> str:
     head = f"{r['level']:8s} {name:27s} {r['outputs']:8d} outputs {r['primitives']:8d} primitives"
     if "error" in r:
         return f"{head}  no count: {r['error']}"
-    return (f"{head} {r['instructions']:11d} instructions = {r['instructions_per_output']:6.1f} per output, "
+    return (f"{head} {r['instructions']:11d} instructions = {r['instructions_per_output']:6.1f} per output "
+            f"({r['instructions_per_64_outputs']:,.0f} per 64 outputs), "
             f"{r['instructions_per_primitive']:6.1f} per primitive")
 
 
