@@ -2,7 +2,8 @@
 every configuration, their liveness analysis sound (every vec output and flag it calls dead can be overwritten
 without changing a byte, and a live output or flag wrongly called dead is caught) and their demanded-bits analysis
 sound (the bits above a narrowed accumulator's cells can be changed without changing a byte, and an accumulator
-narrowed too far is caught)."""
+narrowed too far is caught), and their region cache given only to a loop's accesses and following an access into
+the next region."""
 from __future__ import annotations
 
 import dataclasses
@@ -281,6 +282,31 @@ def test_an_accumulator_narrowed_too_far_is_caught():
 
 
 # ------------------------------------------------------------------------------------------------ the region cache
+def test_only_a_loops_accesses_get_a_region_cache():
+    prog = assemble("""
+        movi a9, 4
+        loopnez a9, .Lend
+        { ivp_lav2nx8_xp v1, a2, a6 }       # bundle 2: the loop's body, run 4 times a call
+        { ivp_addnx16 v2, v1, v1 }
+    .Lend:
+        { ivp_sav2nx8_xp v2, a4, a7 }       # bundle 4: once a call
+        retw
+    """)
+    assert TX.repeated_bundles(TX.flow(prog, TX.op_facts(prog))) == {2, 3}
+    assert TX._frame(prog, carry=True).cached_rows == [2]
+    # a branch back makes a cycle too: every bundle from the label to the branch
+    back = assemble("""
+        movi a5, 3
+    .Lagain:
+        { ivp_lav2nx8_xp v1, a2, a6 }
+        addi a5, a5, -1
+        bnez a5, .Lagain
+        { ivp_sav2nx8_xp v1, a4, a7 }
+        retw
+    """)
+    assert TX.repeated_bundles(TX.flow(back, TX.op_facts(back))) == {1, 2, 3}
+
+
 def _split_regions(src: np.ndarray, dst_head: np.ndarray, dst_tail: np.ndarray, src_cut: int, tail_writable: bool
                    ) -> list[R.Region]:
     """run_dequant's two streams, each cut into two adjacent regions backed by separate buffers (a repeated access
