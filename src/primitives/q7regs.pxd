@@ -401,6 +401,18 @@ cdef extern from *:
         memcpy(o, t, 64);
     #endif
     }
+    #if defined(__SSE2__)
+    /* the byte masks of 16 predicate bits h at SSE2: byte j 0xFF where bit j of h is set. The two bytes of h are
+       spread over 8 bytes each by three unpacks (no 64-bit multiply), then bit j % 8 of byte j is tested */
+    static inline __m128i q7_bytemask16_sse2(uint32_t h) {
+        const __m128i bit = _mm_set1_epi64x((long long)0x8040201008040201ULL);
+        __m128i v = _mm_cvtsi32_si128((int)(h & 0xFFFFu));
+        v = _mm_unpacklo_epi8(v, v);                   /* b0 b0 b1 b1 */
+        v = _mm_unpacklo_epi16(v, v);                  /* b0 x4, b1 x4 */
+        v = _mm_unpacklo_epi32(v, v);                  /* b0 x8, b1 x8 */
+        return _mm_cmpeq_epi8(_mm_and_si128(v, bit), bit);
+    }
+    #endif
     /* byte k = 0xFF if bit k of b else 0x00, k = 0..63 */
     static inline void q7_bits_to_bytes(uint64_t b, uint8_t *m) {
     #if defined(__AVX512BW__)
@@ -415,15 +427,10 @@ cdef extern from *:
         _mm256_storeu_si256((__m256i *)m, _mm256_cmpeq_epi8(_mm256_and_si256(lo, bit), bit));
         _mm256_storeu_si256((__m256i *)(m + 32), _mm256_cmpeq_epi8(_mm256_and_si256(hi, bit), bit));
     #elif defined(__SSE2__)
-        /* 16 bits at a time: bytes 0..7 take the low byte, 8..15 the high byte, then test bit j % 8 */
-        const __m128i bit = _mm_set1_epi64x((long long)0x8040201008040201ULL);
+        /* 16 bits at a time */
         int k;
-        for (k = 0; k < 4; k++) {
-            uint64_t h = (b >> (16 * k)) & 0xFFFFu;
-            __m128i x = _mm_set_epi64x((long long)((h >> 8) * 0x0101010101010101ULL),
-                                       (long long)((h & 0xFFu) * 0x0101010101010101ULL));
-            _mm_storeu_si128((__m128i *)(m + 16 * k), _mm_cmpeq_epi8(_mm_and_si128(x, bit), bit));
-        }
+        for (k = 0; k < 4; k++)
+            _mm_storeu_si128((__m128i *)(m + 16 * k), q7_bytemask16_sse2((uint32_t)(b >> (16 * k))));
     #elif Q7_VEC
         int k;
         for (k = 0; k < 4; k++)
@@ -480,14 +487,10 @@ cdef extern from *:
             _mm256_storeu_si256((__m256i *)(vt + 32 * h), r[h]);
     #elif defined(__SSE2__)
         /* the byte masks of q7_bits_to_bytes in registers, then and / andnot / or */
-        const __m128i bit = _mm_set1_epi64x((long long)0x8040201008040201ULL);
         __m128i r[4];
         int q;
         for (q = 0; q < 4; q++) {
-            uint64_t h = (m >> (16 * q)) & 0xFFFFu;
-            __m128i mk = _mm_cmpeq_epi8(_mm_and_si128(_mm_set_epi64x(
-                (long long)((h >> 8) * 0x0101010101010101ULL), (long long)((h & 0xFFu) * 0x0101010101010101ULL)),
-                bit), bit);
+            __m128i mk = q7_bytemask16_sse2((uint32_t)(m >> (16 * q)));
             r[q] = _mm_or_si128(_mm_and_si128(mk, _mm_loadu_si128((const __m128i *)(x + 16 * q))),
                                 _mm_andnot_si128(mk, _mm_loadu_si128((const __m128i *)(vt + 16 * q))));
         }
