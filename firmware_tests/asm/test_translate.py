@@ -370,3 +370,26 @@ def test_a_store_the_region_cache_sends_into_a_read_only_region_is_the_interpret
                         {"a2": K.SRC_BASE, "a3": 256, "a4": K.DST_BASE}, carry=True, translation=tx)
         errors.append(str(e.value))
     assert errors[0] == errors[1] and "read-only" in errors[0]
+
+
+@pytest.mark.parametrize("index", [0, 2], ids=lambda i: IDS[i])
+def test_a_stream_at_the_top_of_the_address_space_is_the_interpreters(index):
+    # the loop's last load touches no bytes at the stream's end, which wraps to address 0: no region holds it (the
+    # interpreter's answer); a cached region must not claim it
+    kernel, program = CONFIGS[index]
+    src = np.random.default_rng(index).integers(0, 256, (2, 1024), dtype=np.uint8)
+    results = []
+    for translated in (True, False):
+        dst = np.zeros((2, dequant_out_bytes(1024, kernel)), np.uint8)
+        top = (1 << 32) - 1024
+        regions = [R.Region("source", top, src.reshape(-1), 1024, np.arange(2, dtype=np.int64) * 1024, False),
+                   R.Region("destination", K.DST_BASE, dst.reshape(-1), dst.shape[1],
+                            np.arange(2, dtype=np.int64) * dst.shape[1], True)]
+        tx = TX.translation_of(program) if translated else None
+        try:
+            R.run_calls(program, regions, np.arange(2, dtype=np.int64), {"a2": top, "a3": 256, "a4": K.DST_BASE},
+                        carry=True, translation=tx)
+            results.append(dst.tobytes())
+        except R.ProgramError as e:
+            results.append(str(e))
+    assert results[0] == results[1]

@@ -92,10 +92,15 @@ class OpFacts:
         return S.is_ivp(self.op)
 
     @property
+    def accesses_memory(self) -> bool:
+        """It reads or writes memory (an IVP memory operand, a scalar load or store)."""
+        return any(o.kind == T.MEMORY for o in self.op.operands) if self.ivp else self.op.family == X.XMEM
+
+    @property
     def removable(self) -> bool:
         """Dropping it changes nothing but its register outputs: no memory access (an access may fail: the
         interpreter reports it), no scalar register written, no control."""
-        return (self.ivp and not any(o.kind == T.MEMORY for o in self.op.operands)
+        return (self.ivp and not self.accesses_memory
                 and not any(f == "a" for f, _ in self.writes) and not self.control)
 
 
@@ -441,13 +446,8 @@ def _frame(program: Program, carry: bool) -> _Frame:
     regs = {r for f in facts for r in (*f.reads, *f.writes) if r[0] != "a"}
     aregs = {r[1] for f in facts for r in (*f.reads, *f.writes) if r[0] == "a"}
     repeated = repeated_bundles(shape)
-    cached = [f.row for f in facts if f.bundle in repeated and _accesses_memory(f)]
+    cached = [f.row for f in facts if f.bundle in repeated and f.accesses_memory]
     return _Frame(shape, regs, aregs, set(live_in[shape.entry]), cached)
-
-
-def _accesses_memory(f: OpFacts) -> bool:
-    """The op reads or writes memory (an IVP memory operand, a scalar load or store)."""
-    return any(o.kind == T.MEMORY for o in f.op.operands) if f.ivp else f.op.family == X.XMEM
 
 
 def _register_copies(fr: _Frame, into_locals: bool) -> list[str]:

@@ -78,33 +78,41 @@ cdef struct Machine:
     int64_t err_len
 
 
+cdef inline bint holds(uint32_t base, uint32_t size, uint32_t addr, int touch, Py_ssize_t need) noexcept nogil:
+    """The region [base, base + size) holds what an access at `addr` touches: `need` bytes from it (a TOUCH_N
+    access's need already clamped to 0..64), or a row access's aligned 64- or 128-byte row(s)."""
+    cdef uint64_t o
+    if addr < base or addr - base > size:
+        return False
+    o = addr - base
+    if touch == TOUCH_ROW or touch == TOUCH_ROW2:
+        return (o & ~(<uint64_t>63)) + (64 if touch == TOUCH_ROW else 128) <= size
+    return o + <uint64_t>need <= size
+
+
+cdef inline Py_ssize_t touched_n(Py_ssize_t n) noexcept nogil:
+    """The bytes a variable-length (TOUCH_N) access of n touches: min(max(n, 0), 64)."""
+    return 0 if n < 0 else (64 if n > 64 else n)
+
+
 cdef inline int mem_at(Machine* m, uint32_t addr, int touch, Py_ssize_t need, int align, int write, uint8_t** p,
                        Py_ssize_t* off) noexcept nogil:
     """The region holding the `need` bytes an access at `addr` touches: its index, with *p its first byte and *off
     the address's offset in it; or ERR_MEM / ERR_ALIGN / ERR_READONLY (the address and length in m.err_*)."""
     cdef int r
-    cdef uint64_t start, o, lo
     if touch == TOUCH_N:
-        need = 0 if need < 0 else (64 if need > 64 else need)
+        need = touched_n(need)
     m.err_addr = addr
     m.err_len = need
     if align > 1 and addr % <uint32_t>align:
         return ERR_ALIGN
     for r in range(m.nreg):
-        if addr < m.reg[r].base or addr - m.reg[r].base > m.reg[r].size:
-            continue
-        o = addr - m.reg[r].base
-        lo = o
-        if touch == TOUCH_ROW or touch == TOUCH_ROW2:
-            lo = o & ~(<uint64_t>63)
-            need = 64 if touch == TOUCH_ROW else 128
-        start = lo
-        if start + <uint64_t>need > m.reg[r].size:
+        if not holds(m.reg[r].base, m.reg[r].size, addr, touch, need):
             continue
         if write and not m.reg[r].writable:
             return ERR_READONLY
         p[0] = m.reg[r].ptr
-        off[0] = <Py_ssize_t>o
+        off[0] = <Py_ssize_t>(addr - m.reg[r].base)
         return r
     return ERR_MEM
 
@@ -161,16 +169,16 @@ cdef inline int mem_hit(Machine* m, RegionHit* h, uint32_t addr, int touch, Py_s
                         uint8_t** p, Py_ssize_t* off) noexcept nogil:
     """mem_at for an access site a call runs many times (a translation's loop): the region the site found last is
     tried first, without the scan. The same answer as mem_at: the regions do not overlap (q7emu.asm.run checks it),
-    so a region holding the access is the one mem_at finds; the site's `write` is fixed, so a region it found was
-    writable when it had to be. A miss, and every error, is mem_at's (which records the failing access)."""
-    cdef uint64_t o = <uint32_t>(addr - h.base)
-    cdef Py_ssize_t bytes_touched = need
+    so a region holding a byte of the access is the one mem_at finds (an access of no bytes, which two adjacent
+    regions' shared end both hold, is left to mem_at's order); the site's `write` is fixed, so a region it found
+    was writable when it had to be; the test is mem_at's own (holds). A miss, and every error, is mem_at's (which
+    records the failing access)."""
     if touch == TOUCH_N:
-        bytes_touched = 0 if need < 0 else (64 if need > 64 else need)
-    if h.r >= 0 and (touch == TOUCH_N or touch == TOUCH_FIXED) and o + <uint64_t>bytes_touched <= h.size \
-            and (align <= 1 or addr % <uint32_t>align == 0):
+        need = touched_n(need)
+    if h.r >= 0 and (need > 0 or touch == TOUCH_ROW or touch == TOUCH_ROW2) \
+            and holds(h.base, h.size, addr, touch, need) and (align <= 1 or addr % <uint32_t>align == 0):
         p[0] = h.ptr
-        off[0] = <Py_ssize_t>o
+        off[0] = <Py_ssize_t>(addr - h.base)
         return h.r
     return mem_once(m, h, addr, touch, need, align, write, p, off)
 
