@@ -6,7 +6,10 @@ shared machine cannot move, where bench/summary.py's times drift with the host's
 
 For each level and each path of bench/summary.py, one untraced call runs in a child process under
 ``valgrind --tool=callgrind``, which counts only inside the kernel's row functions (``proc_non_mx``,
-``proc_4bit_mx_8``, QuantizeMX's ``quantize_block``: the kernel itself, not the Python around it). The inputs are
+``proc_4bit_mx_8``, QuantizeMX's ``quantize_block``: the kernel itself, not the Python around it) or, where
+the untraced call runs its program's translation (docs/asm.md §9: TensorDequantize at a level that has them),
+inside the translation (``tx_*``); ``--translations off`` counts the compiled kernels there
+(Q7EMU_TRANSLATIONS=off). The inputs are
 summary.py's, cut to the first PARTITIONS partitions (default 4; QuantizeMX on 32 x 2048, its smallest tile).
 Prints host instructions per output element and per executed primitive (the primitives counted by a Recorder on
 the same input, as summary.py's ns/prim). ``--program`` counts the path's kernel program instead (docs/asm.md §9):
@@ -31,8 +34,9 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-#: the kernel functions counted (callgrind --toggle-collect patterns on the Cython C names)
-KERNEL_FUNCTIONS = ("*proc_non_mx*", "*proc_4bit_mx_8*", "*quantize_block*")
+#: the kernel functions counted (callgrind --toggle-collect patterns on the Cython C names; the translations' too:
+#: an untraced TensorDequantize call runs them)
+KERNEL_FUNCTIONS = ("*proc_non_mx*", "*proc_4bit_mx_8*", "*quantize_block*", "*_tx_proc_*")
 #: with --program: a translation, or the interpreter's loop
 PROGRAM_FUNCTIONS = ("*_tx_proc_*", "*exec_loop*")
 QMX_SHAPE = (32, 2048)
@@ -87,8 +91,10 @@ def child(level: str, name: str, partitions: int, program: bool) -> None:
         find_path(summary, name)[1](1)
 
 
-def count(level: str, name: str, partitions: int, valgrind: str, program: bool = False) -> dict:
-    """Instructions of one call, from a child under callgrind: {"instructions": int} or {"error": str}."""
+def count(level: str, name: str, partitions: int, valgrind: str, program: bool = False,
+          translations: str = "on") -> dict:
+    """Instructions of one call, from a child under callgrind (Q7EMU_TRANSLATIONS=``translations``):
+    {"instructions": int} or {"error": str}."""
     functions = PROGRAM_FUNCTIONS if program else KERNEL_FUNCTIONS
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
@@ -96,7 +102,8 @@ def count(level: str, name: str, partitions: int, valgrind: str, program: bool =
                *(f"--toggle-collect={f}" for f in functions),
                sys.executable, str(Path(__file__).resolve()), "--child", level, name, str(partitions),
                *(["--program"] if program else [])]
-        r = subprocess.run(cmd, capture_output=True, text=True)
+        r = subprocess.run(cmd, capture_output=True, text=True,
+                           env=dict(os.environ, **{"Q7EMU_TRANSLATIONS": translations}))
         if "unhandled instruction bytes" in r.stderr or "Unrecognised instruction" in r.stderr:
             return {"error": "valgrind cannot decode this level's code"}
         m = re.search(r"Collected\s*:\s*(\d+)", r.stderr)
@@ -115,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="children run at once (default 1)")
     ap.add_argument("--program", action="store_true",
                     help="count the path's kernel program (translated where the level has it) instead of the kernel")
+    ap.add_argument("--translations", choices=("on", "off"), default="on",
+                    help="off: count the compiled kernels where an untraced call would run a translation")
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
     ap.add_argument("--child", nargs=3, metavar=("LEVEL", "PATH", "PARTITIONS"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -139,13 +148,15 @@ def main(argv: list[str] | None = None) -> int:
             summary.use_level(level)
             for name in names:
                 _, kfn, n_out, *_ = find_path(summary, name)
-                rows.append({"level": level, "path": name, "program": a.program, "outputs": n_out,
+                rows.append({"level": level, "path": name, "program": a.program,
+                             "translations": "" if a.program else a.translations, "outputs": n_out,
                              "primitives": summary.executed(lambda tr, kfn=kfn: kfn(1, tr))})
     except (BadArgument, Q7Error) as e:
         print(f"count_instructions: {e}", file=sys.stderr)
         return 2
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        counts = pool.map(lambda r: count(r["level"], r["path"], a.partitions, valgrind, a.program), rows)
+        counts = pool.map(lambda r: count(r["level"], r["path"], a.partitions, valgrind, a.program,
+                                          a.translations), rows)
         for row, c in zip(rows, counts):
             row.update(c)
             if "instructions" in row:
@@ -161,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def format_row(r: dict) -> str:
-    name = r["path"] + (" (program)" if r.get("program") else "")
+    name = r["path"] + (" (program)" if r.get("program") else " (kernel)" if r.get("translations") == "off" else "")
     head = f"{r['level']:8s} {name:27s} {r['outputs']:8d} outputs {r['primitives']:8d} primitives"
     if "error" in r:
         return f"{head}  no count: {r['error']}"

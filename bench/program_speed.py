@@ -6,14 +6,18 @@ kernel on the same full 128-partition input, in one process, at every ISA level 
 For each level (the kernel modules and the interpreter swapped in with q7emu.kernels.extension.load_extension) and
 each path of bench/summary.py (its inputs: 128 partitions; QuantizeMX 128 x 16384 bf16), one core, trace off:
 
-  kernel ms     the compiled kernel (q7emu.dequantize / quantize_mx), CPU seconds of this thread per call, median
+  kernel ms     the compiled kernel (q7emu.dequantize / quantize_mx with Q7EMU_TRANSLATIONS=off), CPU seconds of this
+                thread per call, median
   program ms    the path's own program (q7emu.asm.kernels.dequantize_program / quantize_mx_program), likewise
+  default ms    q7emu.dequantize / quantize_mx as a user calls them: an untraced TensorDequantize call runs its
+                program's translation where the level has one (docs/asm.md §9), likewise
   ratio         kernel time / program time: the program's speed as a fraction of the kernel's (target >= 1/3)
+  default x     kernel time / default time: what the translated default path gives over the compiled kernel
   bundles/s     bundles the interpreter executes per CPU second (counted by one counting run)
   same          the program's bytes equal the kernel's (always checked: a figure for other bytes means nothing)
 
-Kernel and program are timed alternately (kernel, program, kernel, ...) by time.thread_time, so a drifting load on a
-shared host slows both alike and other processes' time is not counted. Nothing is asserted.
+Kernel, program and default are timed alternately (kernel, program, default, kernel, ...) by time.thread_time, so a
+drifting load on a shared host slows them alike and other processes' time is not counted. Nothing is asserted.
 """
 from __future__ import annotations
 
@@ -42,21 +46,32 @@ from q7emu.model.knobs import normalize_dequant_args, normalize_quantize_mx_args
 TARGET = 1 / 3
 
 
-def cpu_times(fa, fb, rounds: int) -> tuple[float, float]:
-    """Median thread CPU seconds of fa and of fb, timed alternately after one warm-up call each."""
-    fa()
-    fb()
-    ta, tb = [], []
+def cpu_times(fns, rounds: int) -> list[float]:
+    """Median thread CPU seconds of each function, timed alternately after one warm-up call each."""
+    for fn in fns:
+        fn()
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(rounds):
-        for fn, ts in ((fa, ta), (fb, tb)):
+        for fn, ts in zip(fns, times):
             t0 = time.thread_time()
             fn()
             ts.append(time.thread_time() - t0)
-    return statistics.median(ta), statistics.median(tb)
+    return [statistics.median(ts) for ts in times]
+
+
+def compiled(fn):
+    """fn run with Q7EMU_TRANSLATIONS=off: the compiled kernel, not a translation."""
+    def run():
+        os.environ[extension.TRANSLATIONS_ENV] = "off"
+        try:
+            return fn()
+        finally:
+            del os.environ[extension.TRANSLATIONS_ENV]
+    return run
 
 
 def cases():
-    """(path name, kernel(), program(counts=None), the program) over bench/summary.py's inputs."""
+    """(path name, default(), program(counts=None), the program) over bench/summary.py's inputs."""
     for fmt, group in summary.COMBOS:
         src = summary.dequant_src(fmt, group)
         _, fmt_i, g, path, checked = normalize_dequant_args(src, fmt, group, {})
@@ -91,13 +106,15 @@ def measure(levels: list[str], rounds: int) -> dict:
     for level in levels:
         summary.use_level(level)
         program_run._program = extension.load_extension(program_run.EXTENSION, level)
-        for name, kfn, pfn, prog in cases():
-            ok = same(kfn(), pfn())
-            tk, tp = cpu_times(kfn, pfn, rounds)
+        for name, dfn, pfn, prog in cases():
+            kfn = compiled(dfn)
+            want = kfn()
+            ok = same(want, pfn()) and same(want, dfn())
+            tk, tp, td = cpu_times([kfn, pfn, dfn], rounds)
             nb = bundles_executed(pfn, prog)
             rows.append({"level": level, "path": name, "kernel_ms": tk * 1e3, "program_ms": tp * 1e3,
-                         "ratio": tk / tp, "target": TARGET, "bundles": nb, "bundles_per_s": nb / tp,
-                         "same_bytes": ok})
+                         "default_ms": td * 1e3, "ratio": tk / tp, "target": TARGET, "default_speedup": tk / td,
+                         "bundles": nb, "bundles_per_s": nb / tp, "same_bytes": ok})
     return {"cpu": platform.processor() or platform.machine(), "cpu_model": cpu_model(), "rows": rows,
             "load_average": os.getloadavg(), "rounds": rounds}
 
@@ -105,12 +122,12 @@ def measure(levels: list[str], rounds: int) -> dict:
 def format_table(doc: dict) -> str:
     out = [f"CPU {doc['cpu_model']}; load average {', '.join(f'{x:.1f}' for x in doc['load_average'])}; "
            f"median of {doc['rounds']} thread-CPU timings each", "",
-           f"{'level':<8} {'path':<18} {'kernel ms':>10} {'program ms':>11} {'ratio':>7} {'target':>7} "
-           f"{'M bundles/s':>12} {'same':>5}"]
+           f"{'level':<8} {'path':<18} {'kernel ms':>10} {'program ms':>11} {'default ms':>11} {'ratio':>7} "
+           f"{'target':>7} {'default x':>10} {'M bundles/s':>12} {'same':>5}"]
     for r in doc["rows"]:
         out.append(f"{r['level']:<8} {r['path']:<18} {r['kernel_ms']:>10.2f} {r['program_ms']:>11.2f} "
-                   f"{r['ratio']:>7.2f} {r['target']:>7.2f} {r['bundles_per_s'] / 1e6:>12.1f} "
-                   f"{'yes' if r['same_bytes'] else 'NO':>5}")
+                   f"{r['default_ms']:>11.2f} {r['ratio']:>7.2f} {r['target']:>7.2f} {r['default_speedup']:>10.2f} "
+                   f"{r['bundles_per_s'] / 1e6:>12.1f} {'yes' if r['same_bytes'] else 'NO':>5}")
     return "\n".join(out)
 
 

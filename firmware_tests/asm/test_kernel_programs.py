@@ -15,6 +15,7 @@ from q7emu.analysis.trace.diff import diff
 from q7emu.asm import assemble
 from q7emu.asm.kernels import ProgramBackend, dequantize_program, kernel_program, quantize_mx_program
 from q7emu.kernels import _dequant, _quantize_mx
+from q7emu.kernels.extension import TRANSLATIONS_ENV
 from q7emu.kernels.programs import PROGRAM_FILES, program_file
 from q7emu.machine.cases import _prepared_machine, load_case, run_case
 from q7emu.model.format_table import DEQUANT_FORMATS, dequant_path
@@ -52,16 +53,20 @@ def _same_trace(a: Recorder, b: Recorder) -> None:
 
 
 @pytest.mark.parametrize("fmt,group,knobs", dequant_configs(), ids=lambda x: str(x))
-def test_dequant_program_is_the_kernel(fmt, group, knobs):
+def test_dequant_program_is_the_kernel(fmt, group, knobs, monkeypatch):
     path = dequant_path(next(r for r in DEQUANT_FORMATS if r.code == fmt).paths[group])
     words_in = path.ratio[0]
     rng = np.random.default_rng(fmt * 100 + group * 10 + len(str(knobs)))
     # whole passes, a tail, one block, several passes and a tail (pass_bytes per pass)
     for units in (1, path.pass_bytes // (4 * words_in), path.pass_bytes // (4 * words_in) + 1, 7):
         src = rng.integers(0, 256, (3, 4 * words_in * units), dtype=np.uint8)
+        monkeypatch.setenv(TRANSLATIONS_ENV, "off")           # the compiled kernel, untraced
         want = q7emu.dequantize(src, fmt, group, **knobs)
+        monkeypatch.delenv(TRANSLATIONS_ENV)
         got = dequantize_program(None, src, fmt, group, **knobs)
-        assert np.array_equal(got, want), units
+        interpreted = dequantize_program(None, src, fmt, group, **knobs, counts=np.zeros(
+            len(kernel_program(path.name, fmt=fmt, group=group, knobs=knobs).decoded.bundles), np.int64))
+        assert np.array_equal(got, want) and np.array_equal(interpreted, want), units
     ra, rb = Recorder(), Recorder()
     q7emu.dequantize(src, fmt, group, **knobs, trace=ra)
     dequantize_program(None, src, fmt, group, **knobs, trace=rb)

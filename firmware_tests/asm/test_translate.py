@@ -23,7 +23,7 @@ from q7emu.asm.program import Program
 from q7emu.kernels.extension import cached_extension
 from q7emu.model.knobs import dequant_out_bytes
 
-CONFIGS = list(G.configurations())
+CONFIGS = [(kernel, program) for kernel, _, program in G.configurations()]
 IDS = [p.name.replace(" ", "_") for _, p in CONFIGS]
 
 

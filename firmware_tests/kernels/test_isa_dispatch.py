@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import os
 import platform
@@ -173,12 +174,14 @@ def test_every_level_gives_the_golden_bytes(name, monkeypatch):
     e = registry.get(name)
     module = sys.modules[e.handler.__module__]
     attr = e.extension.rsplit(".", 1)[-1]
-    for level in RUNNABLE:
+    for level, translations in itertools.product(RUNNABLE, ("on", "off")):
+        # untraced TensorDequantize runs the translations of the kernel module's level (on) or the kernel (off)
+        monkeypatch.setenv(extension.TRANSLATIONS_ENV, translations)
         monkeypatch.setattr(module, attr, extension.load_extension(e.extension, level))
         for args in _inputs(e, np.random.default_rng(int(e.kernel_id))):
             want, got = e.golden(*args), e.handler(*args)
             want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
-            assert all(np.array_equal(a, b) for a, b in zip(got, want)), (level, name, args[1:])
+            assert all(np.array_equal(a, b) for a, b in zip(got, want)), (level, translations, name, args[1:])
 
 
 def _traced(e, args):
@@ -229,18 +232,21 @@ CHILD = "Q7EMU_ISA_TEST_CHILD"      # set in the pytest processes this file star
 
 @every_level_only
 @pytest.mark.skipif(bool(os.environ.get(CHILD)), reason="inside a per-level run already")
-@pytest.mark.parametrize("level", [lv for lv in RUNNABLE if lv != CURRENT])
-def test_exhaustive_kernel_tests_under_each_level(level):
-    """The exhaustive kernel == golden tests of test_dequant_kernel.py / test_quantize_mx_kernel.py, and the
-    translations == interpreter tests of firmware_tests/asm/test_translate.py (docs/asm.md §9), again in a process
-    whose kernels and programs run at ``level`` (this run's own level runs them in the suite)."""
+@pytest.mark.parametrize("level,translations", [(lv, "on") for lv in RUNNABLE if lv != CURRENT]
+                         + [(CURRENT, "off")])
+def test_exhaustive_kernel_tests_under_each_level(level, translations):
+    """The exhaustive kernel == golden tests of test_dequant_kernel.py / test_quantize_mx_kernel.py, the
+    translations == interpreter tests of firmware_tests/asm/test_translate.py and the translated path's tests
+    (docs/asm.md §9), again in a process whose kernels and programs run at ``level`` (this run's own level runs them
+    in the suite); at this run's level, again with Q7EMU_TRANSLATIONS=off: untraced TensorDequantize on the
+    compiled kernels (the suite runs their translations)."""
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                         str(HERE / "test_dequant_kernel.py"), str(HERE / "test_quantize_mx_kernel.py"),
-                        str(HERE.parent / "asm" / "test_translate.py"),
+                        str(HERE.parent / "asm" / "test_translate.py"), str(HERE / "test_translated_path.py"),
                         f"{HERE / 'test_isa_dispatch.py'}::test_probe_level",   # (never this test: no recursion)
                         "-k", "exhaustive or every_bit_pattern or probe_level or translation or narrowed"],
                        capture_output=True, text=True, cwd=ROOT, timeout=1200,
-                       env=env_without_isa(Q7EMU_ISA=level, **{CHILD: "1"}))
+                       env=env_without_isa(Q7EMU_ISA=level, **{CHILD: "1", extension.TRANSLATIONS_ENV: translations}))
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert " passed" in r.stdout.splitlines()[-1] and " failed" not in r.stdout.splitlines()[-1]
 

@@ -3,9 +3,11 @@
 ``python -m q7emu.asm.gen_translations [--check]`` assembles every configuration of the translated kernels (each
 format and group of TensorDequantize under every value of the knobs that format and path read), groups the programs
 by shape (q7emu.asm.translate.shape_key), plans one translation per shape and writes its Cython function, the
-table of them the interpreter's run() takes (TX), and the table of each one's shape key and immediates
-(TRANSLATIONS) q7emu.asm.run matches a program against. ``--check`` exits 1 when the committed file is stale
-(firmware_tests/asm/test_translate.py runs it).
+table of them the interpreter's run() takes (TX), the table of each one's shape key and immediates
+(TRANSLATIONS) q7emu.asm.run matches a program against, and the table of the configurations (CONFIGURATIONS: each
+one's translation, runtime immediates and data section, DATA_SECTIONS) by which an untraced TensorDequantize call
+runs its translation without assembling its program (q7emu.kernels.dequant). ``--check`` exits 1 when the committed
+file is stale (firmware_tests/asm/test_translate.py runs it).
 """
 from __future__ import annotations
 
@@ -16,9 +18,10 @@ from pathlib import Path
 
 from q7emu.asm.kernels import kernel_program
 from q7emu.asm.program import Program
-from q7emu.asm.translate import Translation, plan, render, shape_key
+from q7emu.asm.translate import Translation, match, plan, render, shape_key
 from q7emu.fileio import write_generated
-from q7emu.model.format_table import DEQUANT_FORMATS, dequant_path
+from q7emu.kernels.programs import dequant_configuration, dequant_knobs_read
+from q7emu.model.format_table import DEQUANT_FORMATS
 from q7emu.model.knobs import knob
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,22 +30,24 @@ OUT = ROOT / "src" / "kernels" / "translations_gen.pxi"
 TRANSLATED = ("proc_4bit_non_mx", "proc_6bit_non_mx", "proc_4bit_mx_8")
 
 
-def configurations() -> Iterator[tuple[str, Program]]:
-    """(kernel, program) for every configuration of the translated kernels: each format's paths under every
-    combination of the knobs the format and the path read."""
+def configurations() -> Iterator[tuple[str, str, Program]]:
+    """(kernel, configuration name, program) for every configuration of the translated kernels: each format's paths
+    under every combination of the knobs the format and the path read (q7emu.kernels.programs.dequant_knobs_read)."""
     for rec in DEQUANT_FORMATS:
         for group, kernel in sorted(rec.paths.items()):
             if kernel not in TRANSLATED:
                 continue
-            names = sorted(set(rec.knobs) | set(dequant_path(kernel).knobs))
+            names = dequant_knobs_read(rec.code, group)
             for values in itertools.product(*(knob(n).values for n in names)):
-                yield kernel, kernel_program(kernel, fmt=rec.code, group=group, knobs=dict(zip(names, values)))
+                knobs = dict(zip(names, values))
+                yield (kernel, dequant_configuration(rec.code, group, knobs),
+                       kernel_program(kernel, fmt=rec.code, group=group, knobs=knobs))
 
 
 def translations() -> list[tuple[Translation, Program]]:
     """One translation per shape, in a stable order (kernel, then first appearance)."""
     families: dict[str, tuple[str, list[Program]]] = {}
-    for kernel, prog in configurations():
+    for kernel, _, prog in configurations():
         families.setdefault(shape_key(prog), (kernel, []))[1].append(prog)
     out = []
     count: dict[str, int] = {}
@@ -90,7 +95,35 @@ def render_file() -> str:
         L += _wrapped(" ".join(f"{r}:{k}" for r, k in tx.runtime_imms))
         L.append(f"     {prog.name!r}),")
     L.append(")")
-    return "\n".join(L) + "\n"
+    return "\n".join(L + _configuration_table(txs)) + "\n"
+
+
+def _configuration_table(txs: list[tuple[Translation, Program]]) -> list[str]:
+    """CONFIGURATIONS and DATA_SECTIONS: every configuration's translation (its index in TX), runtime immediates and
+    data section (an index in DATA_SECTIONS, the bytes of the program's data section at DATA_BASE)."""
+    table = [(tx.key, " ".join(f"{r}:{k}:{v}" for r, k, v in tx.const_imms),
+              " ".join(f"{r}:{k}" for r, k in tx.runtime_imms), "") for tx, _ in txs]
+    sections: dict[bytes, int] = {}
+    L = ["", "", "#: an untraced TensorDequantize configuration (q7emu.kernels.programs.dequant_configuration) -> its",
+         "#: translation's index in TX, the runtime immediates of its imm array, its data section's index in",
+         "#: DATA_SECTIONS",
+         "CONFIGURATIONS = {"]
+    for _, name, prog in configurations():
+        found = match(table, prog)
+        if found is None:
+            raise ValueError(f"{name}: no translation matches its program")
+        data = bytes(prog.decoded.data)
+        at = sections.setdefault(data, len(sections))
+        imm = tuple(int(x) for x in found[1])[:len(table[found[0]][2].split())]     # (match pads none to [0])
+        L += [f"    {name!r}:", f"        ({found[0]}, {imm!r}, {at}),"]
+    L += ["}", "", "#: the data sections of the configurations' programs (bytes at DATA_BASE)", "DATA_SECTIONS = ("]
+    for data in sections:
+        hexed = data.hex()
+        L.append("    bytes.fromhex(")
+        L += [f"        {hexed[i:i + 96]!r}" for i in range(0, len(hexed), 96)]
+        L[-1] += "),"
+    L.append(")")
+    return L
 
 
 def main(argv: list[str]) -> int:

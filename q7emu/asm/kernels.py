@@ -24,17 +24,21 @@ from q7emu.asm.run import ProgramRun, Region, run_calls
 from q7emu.asm.translate import translation_of
 from q7emu.errors import InvalidArgument
 from q7emu.kernels.cores import output_buffer
-from q7emu.kernels.programs import dequant_symbols, program_file, quantize_mx_symbols
+from q7emu.kernels.programs import (
+    DST_BASE,
+    SCALE_BASE,
+    SRC_BASE,
+    dequant_symbols,
+    program_file,
+    quantize_mx_symbols,
+)
 from q7emu.kernels.tracing import TraceRecorder, TraceSink, run_traced
 from q7emu.model.format_table import dequant_format
 from q7emu.model.kernels import KernelId, dequant_kernel
 from q7emu.model.knobs import dequant_out_bytes, normalize_dequant_args, normalize_quantize_mx_args
 
-#: where a kernel call's streams are (docs/asm.md §4.3): the source at SRC_BASE, the destination at DST_BASE,
-#: QuantizeMX's scale row at SCALE_BASE (the data section is at q7emu.asm.program.DATA_BASE = 0x02000000)
-SRC_BASE = 0x0400_0000
-DST_BASE = 0x0600_0000
-SCALE_BASE = 0x0700_0000
+__all__ = ["kernel_program", "run_dequant", "run_quantize_mx", "dequantize_program", "quantize_mx_program",
+           "ProgramBackend", "SRC_BASE", "DST_BASE", "SCALE_BASE"]
 
 
 @lru_cache(maxsize=128)

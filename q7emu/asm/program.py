@@ -17,7 +17,6 @@ import numpy.typing as npt
 
 from q7emu.asm.run import (
     BUNDLE_COLS,
-    DATA_BASE,
     FLAG_END,
     FLAG_SLOW,
     FLAG_SLOW_START,
@@ -31,6 +30,7 @@ from q7emu.asm.run import (
     ProgramRun,
     run_sbuf,
 )
+from q7emu.kernels.programs import DATA_BASE
 from q7emu.kernels.tracing import TraceSink
 from q7emu.primitives import asm_syntax as S
 from q7emu.primitives import optable as T

@@ -18,11 +18,9 @@ import numpy.typing as npt
 
 from q7emu.errors import InvalidArgument, ProgramError
 from q7emu.kernels.extension import cached_extension
+from q7emu.kernels.programs import DATA_BASE
 from q7emu.kernels.tracing import TraceSink
 
-#: the data section's address: the program's constant rows live here, apart from the SBUF partition at 0
-#: (docs/asm.md §4.2; the firmware's own state band starts at 0x02000000, docs/firmware.md §1.4)
-DATA_BASE = 0x0200_0000
 #: the largest data section (bytes)
 MAX_DATA_BYTES = 1 << 20
 #: the most bundles a program has: a trace records a bundle's tag in 16 bits, and 65535 means "unknown"

@@ -91,6 +91,9 @@ def version_text(info: dict[str, Any]) -> str:
         why = f"forced by Q7EMU_ISA={info['forced']}" if info["forced"] else "the best this CPU runs"
         lines.append(f"isa: {info['level']} ({why}; Q7EMU_ISA={'|'.join(info['built'])} forces one)")
     lines.append(f"cpu: {' '.join(info['cpu'])}")
+    if info["level"] is not None:
+        lines.append(f"translations: {'on' if info.get('translations', True) else 'off'} (an untraced TensorDequantize "
+                     "call runs its program's translation where the level has one; Q7EMU_TRANSLATIONS=on|off)")
     if info["built"]:
         width = max(map(len, info["built"]))
         lines.append("built:")

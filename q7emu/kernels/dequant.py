@@ -2,20 +2,24 @@
 
 ``dequantize`` validates every argument (q7emu.model.knobs) before any kernel code runs, then executes
 the firmware path the (fmt, group_size) pair selects -- proc_4bit_non_mx, proc_4bit_mx_8 or
-proc_6bit_non_mx -- built from the IVP primitives (src/kernels/_dequant.pyx). The compiled extension is
-imported on the first call (:func:`q7emu.kernels.extension.load_extension`), so this module imports
-without a build.
+proc_6bit_non_mx -- built from the IVP primitives. An untraced call runs the path's program as translated for its
+configuration (docs/asm.md §9: the interpreter module ``q7emu.kernels._program`` of the kernels' ISA level, found by
+the configuration's name in its CONFIGURATIONS), where that level has translations and ``Q7EMU_TRANSLATIONS`` is not
+``off``; a traced call, a level without translations and a translation that stops run the compiled kernels
+(src/kernels/_dequant.pyx). The bytes are the same. The compiled extensions are imported on the first call
+(:func:`q7emu.kernels.extension.load_extension`), so this module imports without a build.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
 from q7emu.errors import InvalidArgument
 from q7emu.kernels.cores import check_cores, host_threads, output_buffer, run_blocks
-from q7emu.kernels.extension import cached_extension
+from q7emu.kernels.extension import cached_extension, load_extension, translations_enabled
+from q7emu.kernels.programs import DATA_BASE, DST_BASE, SRC_BASE, dequant_configuration
 from q7emu.kernels.tracing import TraceRecorder, run_traced
 from q7emu.model.dtypes import FmtArg
 from q7emu.model.format_table import dequant_path
@@ -39,6 +43,57 @@ __all__ = ["dequantize", "dequantize_path", "DequantizeOptions", "run_params", "
 EXTENSION = "q7emu.kernels._dequant"
 #: that module once loaded (None until the first kernel call: cached_extension; tests may replace it)
 _dequant: Any = None
+#: the interpreter module whose translations run untraced calls (docs/asm.md §9), loaded at the level of _dequant
+PROGRAM_EXTENSION = "q7emu.kernels._program"
+#: a translated call's step budget (bundles per partition): a kernel's program always ends, far below it
+TRANSLATED_MAX_STEPS = 1 << 40
+#: (ISA level, configuration) -> what its translated run needs (None: that level has no translation of it)
+_translated_cache: dict[tuple[str, str], tuple[Any, int, np.ndarray, np.ndarray] | None] = {}
+
+
+def _translation(ext: Any, fmt: int, group: int, knobs: Mapping[str, str]
+                 ) -> tuple[Any, int, np.ndarray, np.ndarray] | None:
+    """The translation of a configuration at the ISA level of the kernel module ``ext``: (the interpreter module of
+    that level, the translation's index, its runtime immediates int32 [K], the data section uint8 [D]), or None
+    (no translation there, a stand-in ``ext`` without a level, or Q7EMU_TRANSLATIONS=off)."""
+    level = getattr(ext, "ISA_LEVEL", None)
+    if not isinstance(level, str) or not translations_enabled():
+        return None
+    name = dequant_configuration(fmt, group, knobs)
+    key = (level, name)
+    if key not in _translated_cache:
+        found = None
+        prog = load_extension(PROGRAM_EXTENSION, level)
+        entry = prog.CONFIGURATIONS.get(name) if getattr(prog, "TRANSLATED", False) else None
+        if entry is not None:
+            index, imm, data_at = entry
+            found = (prog, index, np.array(imm or (0,), np.int32),
+                     np.frombuffer(prog.DATA_SECTIONS[data_at], np.uint8))
+        _translated_cache[key] = found
+    return _translated_cache[key]
+
+
+def _translated_runner(tx: tuple[Any, int, np.ndarray, np.ndarray], src: np.ndarray, out: np.ndarray
+                       ) -> Callable[[int, int], bool]:
+    """A function running partitions lo..hi of ``src`` (uint8 [P, in_bytes]) into ``out`` (uint8 [P, out_bytes])
+    on the translation ``tx`` under the kernel programs' calling convention (docs/asm.md §4.3: one call per
+    partition, the source stream at SRC_BASE, the destination at DST_BASE, a2 = SRC_BASE, a3 = in_bytes / 4, a4 =
+    DST_BASE); it returns False when the translation stopped (Ctrl-C raises KeyboardInterrupt)."""
+    prog, index, imm, data = tx
+    in_bytes, out_bytes = src.shape[1], out.shape[1]
+    ar = np.zeros(16, np.uint32)
+    ar[2], ar[3], ar[4] = SRC_BASE, in_bytes // 4, DST_BASE
+
+    def run_partitions(lo: int, hi: int) -> bool:
+        rows = np.arange(hi - lo, dtype=np.int64)
+        offsets = np.zeros((hi - lo, prog.REGION_COLUMNS), np.int64)
+        offsets[:, 1] = rows * in_bytes
+        offsets[:, 2] = rows * out_bytes
+        regions = [(SRC_BASE, src[lo:hi].reshape(-1), in_bytes, False),
+                   (DST_BASE, out[lo:hi].reshape(-1), out_bytes, True)]
+        return bool(prog.run_translated(index, imm, data, DATA_BASE, regions, offsets, ar,
+                                        TRANSLATED_MAX_STEPS) == 0)
+    return run_partitions
 
 
 def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Mapping[str, str] | None = None,
@@ -117,7 +172,14 @@ def dequantize(src: np.ndarray, fmt: FmtArg, group_size: int = 0, *,
         run_traced(trace, lambda t, **kw: ext.run(src_bytes, out, trace=t, **kw, **params), path, knobs)
         return out
     parts = src_bytes.shape[0]
-    run_blocks(lambda lo, hi: ext.run(src_bytes[lo:hi], out[lo:hi], **params), parts,
+    tx = _translation(ext, fmt_i, group, knobs)
+    if tx is None:
+        run_blocks(lambda lo, hi: ext.run(src_bytes[lo:hi], out[lo:hi], **params), parts,
+                   host_threads(cores, parts, src_bytes.size))
+        return out
+    translated = _translated_runner(tx, src_bytes, out)
+    # a block its translation stopped in runs again on the compiled kernel, which overwrites every byte of it
+    run_blocks(lambda lo, hi: translated(lo, hi) or ext.run(src_bytes[lo:hi], out[lo:hi], **params), parts,
                host_threads(cores, parts, src_bytes.size))
     return out
 

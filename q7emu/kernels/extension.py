@@ -25,7 +25,8 @@ from typing import Any
 from q7emu.errors import InvalidArgument, Q7Error
 
 __all__ = ["LEVELS", "BASELINE", "DEFAULT_LEVELS", "FORCEABLE_LEVELS", "ENV", "load_extension", "cached_extension",
-           "cpu_levels", "built_levels", "build_levels", "select_level", "check_env", "isa_info"]
+           "cpu_levels", "built_levels", "build_levels", "select_level", "check_env", "isa_info", "TRANSLATIONS_ENV",
+           "translations_enabled"]
 
 #: the ISA levels, lowest first; ``native`` exists only in a ``Q7EMU_NATIVE=1`` build (docs/build.md §1.1).
 #: ``portable`` (the primitives' C bodies without x86 SIMD) runs on every CPU but is never picked by itself: it is
@@ -40,6 +41,9 @@ DEFAULT_LEVELS = ("generic", "avx2", "avx512")
 FORCEABLE_LEVELS = LEVELS[:4]
 #: the environment variable that forces a level
 ENV = "Q7EMU_ISA"
+#: the environment variable that sends untraced TensorDequantize calls to the compiled kernels instead of their
+#: programs' translations ("off"; unset or "on": the translations, docs/asm.md §9)
+TRANSLATIONS_ENV = "Q7EMU_TRANSLATIONS"
 #: the baseline module whose ISA_BUILT lists the levels and flags of the build
 PROBE = "q7emu.kernels._dequant"
 
@@ -143,10 +147,22 @@ def cached_extension(namespace: MutableMapping[str, Any], attr: str, name: str) 
     return mod
 
 
+def translations_enabled() -> bool:
+    """Whether an untraced TensorDequantize call runs its program's translation where its ISA level has one
+    (docs/asm.md §9): ``Q7EMU_TRANSLATIONS`` unset or ``on``; ``off`` runs the compiled kernels. The bytes are the
+    same either way. Raises InvalidArgument naming the variable for any other value."""
+    value = os.environ.get(TRANSLATIONS_ENV, "") or "on"
+    if value not in ("on", "off"):
+        raise InvalidArgument(TRANSLATIONS_ENV, value, "must be on or off (or unset: on)")
+    return value == "on"
+
+
 def check_env() -> None:
     """Raise InvalidArgument (as :func:`select_level`) now when ``Q7EMU_ISA`` is set to a level this build or
-    CPU cannot run, rather than at the first kernel call; nothing when it is unset or nothing is built. The CLI
-    calls it before every command, so a bad value is one line and exit 2 (docs/build.md §1.3)."""
+    CPU cannot run, or ``Q7EMU_TRANSLATIONS`` to neither on nor off, rather than at the first kernel call; nothing
+    when they are unset or nothing is built. The CLI calls it before every command, so a bad value is one line and
+    exit 2 (docs/build.md §1.3)."""
+    translations_enabled()
     if not os.environ.get(ENV):
         return
     built = build_levels()
@@ -156,10 +172,13 @@ def check_env() -> None:
 
 def isa_info() -> dict[str, Any]:
     """What ``q7emu --version`` prints: ``level`` (the level a kernel loads now, None when the extensions are
-    not built), ``forced`` (the ``Q7EMU_ISA`` value, or None), ``cpu`` (the levels this CPU supports) and
-    ``built`` (level -> compile flags). Raises InvalidArgument as :func:`select_level` for a bad Q7EMU_ISA."""
+    not built), ``forced`` (the ``Q7EMU_ISA`` value, or None), ``cpu`` (the levels this CPU supports),
+    ``built`` (level -> compile flags) and ``translations`` (:func:`translations_enabled`). Raises InvalidArgument
+    as :func:`select_level` for a bad Q7EMU_ISA, as :func:`translations_enabled` for a bad Q7EMU_TRANSLATIONS."""
     forced = os.environ.get(ENV) or None
+    translations = translations_enabled()
     built = build_levels()
     if built is None:
-        return {"level": None, "forced": forced, "cpu": list(cpu_levels()), "built": {}}
-    return {"level": select_level(built), "forced": forced, "cpu": list(cpu_levels()), "built": built}
+        return {"level": None, "forced": forced, "cpu": list(cpu_levels()), "built": {}, "translations": translations}
+    return {"level": select_level(built), "forced": forced, "cpu": list(cpu_levels()), "built": built,
+            "translations": translations}

@@ -249,8 +249,11 @@ include "translations_gen.pxi"
 fill_translations()
 #: this level holds the translations (docs/asm.md §9)
 TRANSLATED = bool(Q7_TRANSLATED_HERE)
+#: the columns of run()'s and run_translated()'s offsets: the data section's (unused), then each region's
+REGION_COLUMNS = MAX_REGIONS
 if not TRANSLATED:
     TRANSLATIONS = ()
+    CONFIGURATIONS = {}
 
 
 cdef int exec_loop(const handler_t* table, void* tr, const int* tr_failed, regfile_t* rf, Machine* m,
@@ -415,6 +418,36 @@ cdef void run_calls(TR tr, regfile_t* rf, Machine* m0, Machine* m, const int32_t
     status[0] = 0
 
 
+cdef list machine_at_reset(Machine* m0, uint8_t** ptrs, const uint8_t[::1] data, uint32_t data_base, regions,
+                           const uint32_t[::1] ar_init):
+    """A call's starting machine in m0: the starting scalar registers, the data section at data_base (its bytes
+    copied into a scratch array before each call), each region's base, size and store flag (ptrs[r]: region r's
+    buffer, a call adding its offset). Returns what must stay alive while the machine runs: the scratch array first,
+    then the regions' buffers."""
+    cdef Py_ssize_t r
+    cdef uint8_t[::1] buf
+    memset(m0, 0, sizeof(Machine))
+    m0.lend = -1
+    for r in range(16):
+        m0.ar[r] = ar_init[r]
+    scratch = np.zeros(max(1, data.shape[0]), np.uint8)
+    buf = scratch
+    m0.reg[0].base = data_base
+    m0.reg[0].size = <uint32_t>data.shape[0]
+    m0.reg[0].ptr = &buf[0]
+    m0.reg[0].writable = 1
+    keep = [scratch]
+    for r, (base, arr, size, writable) in enumerate(regions, 1):
+        buf = arr
+        keep.append(arr)
+        ptrs[r] = &buf[0]
+        m0.reg[r].base = <uint32_t>base
+        m0.reg[r].size = <uint32_t>size
+        m0.reg[r].writable = 1 if writable else 0
+    m0.nreg = <int>(len(regions) + 1)
+    return keep
+
+
 def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_t[:, ::1] wmask,
         const uint8_t[::1] data, uint32_t data_base, int entry, regions, const int64_t[:, ::1] offsets,
         const uint32_t[::1] ar_init, const int64_t[::1] partitions, int64_t max_steps, trace=None, int kernel_id=0,
@@ -435,7 +468,7 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
     Every address and size here is checked by the caller (q7emu.asm.run) before this runs. Returns (status, call,
     insn, steps int64 [C], ar uint32 [C, 16], err_addr, err_len): status 0, or an ERR_* code stopping call `call`
     at op `insn`."""
-    cdef Py_ssize_t ncalls = partitions.shape[0], r, nreg = len(regions) + 1
+    cdef Py_ssize_t ncalls = partitions.shape[0], nreg = len(regions) + 1
     cdef Machine m0, m
     cdef regfile_t rf
     cdef NoTrace nt
@@ -451,27 +484,9 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
     if bundles.shape[0] == 0 or bundles.shape[1] != BUNDLE_COLS or insns.shape[1] != INSN_COLS \
             or wmask.shape[0] != insns.shape[0]:
         raise ValueError("program run: malformed decoded program")
-    memset(&m0, 0, sizeof(Machine))
     memset(&m, 0, sizeof(Machine))
-    m0.lend = -1
-    for r in range(16):
-        m0.ar[r] = ar_init[r]
-    scratch = np.zeros(max(1, data.shape[0]), np.uint8)
-    cdef uint8_t[::1] sv = scratch
-    m0.reg[0].base = data_base
-    m0.reg[0].size = <uint32_t>data.shape[0]
-    m0.reg[0].ptr = &sv[0]
-    m0.reg[0].writable = 1
-    keep = [scratch]
-    cdef uint8_t[::1] buf
-    for r, (base, arr, size, writable) in enumerate(regions, 1):
-        buf = arr
-        keep.append(arr)
-        ptrs[r] = &buf[0]
-        m0.reg[r].base = <uint32_t>base
-        m0.reg[r].size = <uint32_t>size
-        m0.reg[r].writable = 1 if writable else 0
-    m0.nreg = <int>nreg
+    keep = machine_at_reset(&m0, ptrs, data, data_base, regions, ar_init)
+    cdef uint8_t[::1] sv = keep[0]
     steps = np.zeros(ncalls, np.int64)
     ar_out = np.zeros((ncalls, 16), np.uint32)
     cdef int64_t[::1] st = steps
@@ -513,6 +528,44 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
     if status == ERR_INTERRUPT:
         raise KeyboardInterrupt
     return status, failed_call, fail_insn, steps, ar_out, m.err_addr, m.err_len
+
+
+def run_translated(int translation, const int32_t[::1] imm, const uint8_t[::1] data, uint32_t data_base, regions,
+                   const int64_t[:, ::1] offsets, const uint32_t[::1] ar_init, int64_t max_steps, bint carry=True):
+    """Run the translation TX[translation] once per row of offsets, without its program (docs/asm.md §9): the path
+    of an untraced TensorDequantize call (q7emu.kernels.dequant, which finds translation, imm and data in
+    CONFIGURATIONS). imm int32 [K]: the runtime immediates; data, data_base, regions, offsets, ar_init, max_steps,
+    carry: as for run(). Returns 0, or the ERR_* code that stopped a call (every call then runs again another way:
+    what a translation stops on is for the interpreter to report); Ctrl-C raises KeyboardInterrupt."""
+    cdef Py_ssize_t ncalls = offsets.shape[0], nreg = len(regions) + 1
+    cdef Machine m0, m
+    cdef regfile_t rf
+    cdef NoTrace nt
+    cdef uint8_t* ptrs[MAX_REGIONS]
+    cdef int status = 0, fail_insn = -1
+    cdef Py_ssize_t failed_call = -1
+    if not 0 <= translation < len(TRANSLATIONS) or imm.shape[0] < max(1, len(TRANSLATIONS[translation][2].split())):
+        raise ValueError("translated run: no such translation, or too few immediates")
+    if nreg > MAX_REGIONS or offsets.shape[1] != MAX_REGIONS or ar_init.shape[0] != 16 or max_steps < 1:
+        raise ValueError("translated run: inconsistent regions, offsets, registers or step budget")
+    if ncalls == 0:
+        return 0
+    memset(&m, 0, sizeof(Machine))
+    keep = machine_at_reset(&m0, ptrs, data, data_base, regions, ar_init)
+    cdef uint8_t[::1] sv = keep[0]
+    steps = np.zeros(ncalls, np.int64)
+    ar_out = np.zeros((ncalls, 16), np.uint32)
+    cdef int64_t[::1] st = steps
+    cdef uint32_t[:, ::1] ao = ar_out
+    cdef const uint8_t* dp = &data[0] if data.shape[0] else NULL
+    cdef tx_t tx = TX[translation]
+    with nogil:
+        run_calls(&nt, &rf, &m0, &m, NULL, NULL, NULL, 0, 0, max_steps, ncalls, dp, data.shape[0], &sv[0], ptrs,
+                  &offsets[0, 0], NULL, &st[0], &ao[0, 0], &status, &fail_insn, &failed_call, NULL, carry, tx,
+                  &imm[0])
+    if status == ERR_INTERRUPT:
+        raise KeyboardInterrupt
+    return status
 
 
 cdef void traced_calls(Tracer* tr, regfile_t* rf, Machine* m0, Machine* m, const int32_t* insns,

@@ -5,7 +5,8 @@
 ``src/kernels`` issue them. A kernel configuration (the format, the knobs) reaches a program as predefined symbols:
 the functions here compute them from the format and knob tables (:mod:`q7emu.model.format_table`,
 :mod:`q7emu.model.knobs`), and the program's conditional assembly and data directives do the rest. Assembling and
-running them is :mod:`q7emu.asm.kernels`' (one layer up).
+running them is :mod:`q7emu.asm.kernels`' (one layer up); an untraced TensorDequantize call runs its configuration's
+translation (docs/asm.md §9) through :func:`dequant_configuration` and the addresses below, without the assembler.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from q7emu.model.format_table import codebook_triples, dequant_format, dequant_path, fp8_format, mx_layout
-from q7emu.model.knobs import KNOB_DEFAULTS
+from q7emu.model.knobs import KNOB_DEFAULTS, knob
 from q7emu.model.tables import MAX_EXP, NF4_TABLES
 
 #: where the program files are
@@ -22,6 +23,15 @@ PROGRAM_DIR = Path(__file__).resolve().parent
 PROGRAM_FILES = {"proc_4bit_non_mx": "proc_4bit_non_mx.s", "proc_4bit_mx_8": "proc_4bit_mx_8.s",
                  "proc_6bit_non_mx": "proc_6bit_non_mx.s", "quantize_mx": "quantize_mx.s"}
 Symbols = dict[str, int | tuple[int, ...]]
+
+#: the data section's address: the program's constant rows live here, apart from the SBUF partition at 0
+#: (docs/asm.md §4.2; the firmware's own state band starts at 0x02000000, docs/firmware.md §1.4)
+DATA_BASE = 0x0200_0000
+#: where a kernel call's streams are (docs/asm.md §4.3): the source at SRC_BASE, the destination at DST_BASE,
+#: QuantizeMX's scale row at SCALE_BASE
+SRC_BASE = 0x0400_0000
+DST_BASE = 0x0600_0000
+SCALE_BASE = 0x0700_0000
 
 
 def program_file(kernel: str) -> Path:
@@ -65,6 +75,22 @@ def dequant_symbols(fmt: int, group: int, knobs: Mapping[str, str] | None = None
         sig, exp, sgn = codebook_triples(values, 127 if group == 8 else 0)
         sym.update({"REBIAS": 0, "CB_SIG": sig, "CB_EXP": exp, "CB_SGN": sgn})
     return sym
+
+
+def dequant_knobs_read(fmt: int, group: int) -> tuple[str, ...]:
+    """The knobs a TensorDequantize configuration's program reads (sorted): the format's and its path's; the others
+    leave its program as their defaults do."""
+    rec = dequant_format(fmt)
+    return tuple(sorted(set(rec.knobs) | set(dequant_path(rec.paths[group]).knobs)))
+
+
+def dequant_configuration(fmt: int, group: int, knobs: Mapping[str, str] | None = None) -> str:
+    """A TensorDequantize configuration's name, ``fmt=1 group=0 nibble_order=low-first``: the format, the group and
+    the value of each knob it reads (:func:`dequant_knobs_read`; a knob not given takes its default). Two calls
+    whose names are equal run the same program; the translations' table is keyed by it (docs/asm.md §9)."""
+    k = knobs or {}
+    return " ".join([f"fmt={int(fmt)}", f"group={int(group)}"]
+                    + [f"{n}={k.get(n, knob(n).default)}" for n in dequant_knobs_read(fmt, group)])
 
 
 def quantize_mx_symbols(src_dtype: str, dst_dtype: str, knobs: Mapping[str, str] | None = None) -> Symbols:

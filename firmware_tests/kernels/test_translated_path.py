@@ -1,0 +1,242 @@
+"""Untraced TensorDequantize calls run their programs' translations (docs/asm.md §9, "The default path"): every
+configuration is in the translations' table with its program's translation, immediates and data section; a call
+takes it (a spy on the interpreter module sees it), gives the compiled kernel's bytes (Q7EMU_TRANSLATIONS=off) on
+random inputs with tails on one core and several, runs the kernel when the translation stops, and stops on Ctrl-C
+inside the translation. The kernels' exhaustive tests (test_dequant_kernel.py) compare this path with the golden
+models; firmware_tests/asm/test_kernel_programs.py compares the compiled kernels with the programs."""
+from __future__ import annotations
+
+import itertools
+import os
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from signal_support import default_dispositions
+
+import q7emu
+from q7emu.errors import InvalidArgument
+from q7emu.kernels import dequant, extension
+from q7emu.kernels.programs import dequant_configuration, dequant_knobs_read
+from q7emu.model.format_table import DEQUANT_FORMATS, dequant_path
+from q7emu.model.knobs import knob
+
+ROOT = Path(__file__).resolve().parents[2]
+LEVEL = extension.select_level()
+PROGRAM = extension.load_extension(dequant.PROGRAM_EXTENSION, LEVEL)
+needs_translations = pytest.mark.skipif(not PROGRAM.TRANSLATED, reason=f"the {LEVEL} level has no translations")
+
+
+def configurations() -> list[tuple[int, int, dict[str, str]]]:
+    """(fmt, group, knobs) of every TensorDequantize configuration, from the format table and the knob table."""
+    out = []
+    for rec in DEQUANT_FORMATS:
+        for group in sorted(rec.paths):
+            names = dequant_knobs_read(rec.code, group)
+            for values in itertools.product(*(knob(n).values for n in names)):
+                out.append((rec.code, group, dict(zip(names, values))))
+    return out
+
+
+CONFIGS = configurations()
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """Every run_translated call of this level's interpreter module: its translation index and partitions."""
+    calls: list[tuple[int, int]] = []
+    real = PROGRAM.run_translated
+
+    def recording(index, imm, data, data_base, regions, offsets, *args):
+        calls.append((index, offsets.shape[0]))
+        return real(index, imm, data, data_base, regions, offsets, *args)
+    monkeypatch.setattr(PROGRAM, "run_translated", recording)
+    monkeypatch.delenv(extension.TRANSLATIONS_ENV, raising=False)
+    dequant._translated_cache.clear()
+    yield calls
+    dequant._translated_cache.clear()
+
+
+def _source(fmt: int, group: int, rows: int, units: int, rng: np.random.Generator) -> np.ndarray:
+    path = dequant_path(next(r for r in DEQUANT_FORMATS if r.code == fmt).paths[group])
+    return rng.integers(0, 256, (rows, 4 * path.ratio[0] * units), dtype=np.uint8)
+
+
+def _kernel(monkeypatch, *args, **kw) -> np.ndarray:
+    monkeypatch.setenv(extension.TRANSLATIONS_ENV, "off")
+    try:
+        return q7emu.dequantize(*args, **kw)
+    finally:
+        monkeypatch.delenv(extension.TRANSLATIONS_ENV)
+
+
+@needs_translations
+def test_every_configuration_has_its_translation():
+    names = {dequant_configuration(f, g, k) for f, g, k in CONFIGS}
+    assert len(names) == len(CONFIGS) == 44
+    assert set(PROGRAM.CONFIGURATIONS) == names
+    for index, imm, data_at in PROGRAM.CONFIGURATIONS.values():
+        assert 0 <= index < len(PROGRAM.TRANSLATIONS) and 0 <= data_at < len(PROGRAM.DATA_SECTIONS)
+        assert len(imm) == len(PROGRAM.TRANSLATIONS[index][2].split())
+
+
+@needs_translations
+def test_the_table_is_what_the_programs_give():
+    """Each entry is what matching its configuration's assembled program gives (q7emu.asm.translate.match), with
+    that program's data section; a knob the configuration does not read does not change its program."""
+    from q7emu.asm.kernels import kernel_program
+    from q7emu.asm.translate import translation_of
+    for fmt, group, knobs in CONFIGS:
+        index, imm, data_at = PROGRAM.CONFIGURATIONS[dequant_configuration(fmt, group, knobs)]
+        path = next(r for r in DEQUANT_FORMATS if r.code == fmt).paths[group]
+        every = {n: knob(n).values[-1] for n in ("nibble_order", "fp6_packing", "mx_layout", "mx_scale", "nf4_table")}
+        every.update(knobs)
+        for prog in (kernel_program(path, fmt=fmt, group=group, knobs=knobs),
+                     kernel_program(path, fmt=fmt, group=group, knobs=every)):
+            found = translation_of(prog)
+            assert found is not None and found[0] == index and tuple(found[1]) == (tuple(imm) or (0,))
+            assert bytes(prog.decoded.data) == PROGRAM.DATA_SECTIONS[data_at]
+
+
+@needs_translations
+@pytest.mark.parametrize("fmt,group,knobs", CONFIGS, ids=lambda x: str(x))
+def test_an_untraced_call_runs_the_translation_and_gives_the_kernels_bytes(fmt, group, knobs, spy, monkeypatch):
+    rng = np.random.default_rng(fmt * 1000 + group * 100 + len(spy) + len(str(knobs)))
+    path = dequant_path(next(r for r in DEQUANT_FORMATS if r.code == fmt).paths[group])
+    for units in (1, path.pass_bytes // (4 * path.ratio[0]) + 1, 37):
+        src = _source(fmt, group, 5, units, rng)
+        if group == 8:
+            src[:, ::5] = 100 + src[:, ::5] % 60          # scales near 127: finite outputs
+        before = len(spy)
+        got = q7emu.dequantize(src, fmt, group, **knobs)
+        assert len(spy) == before + 1 and spy[-1][1] == 5
+        assert np.array_equal(got, _kernel(monkeypatch, src, fmt, group, **knobs)), units
+        assert len(spy) == before + 1                      # off: the compiled kernel, no translation
+
+
+@needs_translations
+def test_a_knob_the_configuration_does_not_read_keeps_the_translation(spy):
+    src = _source(1, 0, 2, 9, np.random.default_rng(3))
+    want = q7emu.dequantize(src, 1, 0)
+    got = q7emu.dequantize(src, 1, 0, fp6_packing="msb-first", mx_layout="word-block", mx_scale="e8m0-nonan")
+    assert len(spy) == 2 and spy[0][0] == spy[1][0] and np.array_equal(got, want)
+
+
+@needs_translations
+@pytest.mark.parametrize("fmt,group", [(1, 0), (3, 0), (4, 0), (2, 8)])
+def test_several_cores_give_the_same_bytes(fmt, group, spy, monkeypatch):
+    src = _source(fmt, group, 128, 300, np.random.default_rng(fmt))
+    got = q7emu.dequantize(src, fmt, group, cores=4)
+    assert len(spy) == 4 and sum(n for _, n in spy) == 128
+    assert np.array_equal(got, _kernel(monkeypatch, src, fmt, group, cores=1))
+
+
+@needs_translations
+def test_a_translation_that_stops_hands_its_block_to_the_kernel(monkeypatch):
+    """run_translated answering an error code (ERR_FALLBACK, without writing): the call's output is the kernel's
+    anyway (the output buffer is uninitialised: without the kernel it would be whatever was there)."""
+    calls = []
+    monkeypatch.setattr(PROGRAM, "run_translated", lambda *a: calls.append(a) or -9)
+    monkeypatch.delenv(extension.TRANSLATIONS_ENV, raising=False)
+    dequant._translated_cache.clear()
+    src = _source(1, 8, 64, 200, np.random.default_rng(11))
+    src[:, ::5] = 120
+    got = q7emu.dequantize(src, 1, 8, cores=2)
+    assert len(calls) == 2
+    assert np.array_equal(got, _kernel(monkeypatch, src, 1, 8))
+    dequant._translated_cache.clear()
+
+
+def test_a_traced_call_and_off_run_the_kernel(spy, monkeypatch):
+    from q7emu.analysis.trace import Recorder
+    src = _source(1, 0, 2, 9, np.random.default_rng(5))
+    want = _kernel(monkeypatch, src, 1, 0)
+    assert np.array_equal(q7emu.dequantize(src, 1, 0, trace=Recorder()), want)
+    assert spy == []
+
+
+@pytest.mark.parametrize("value", ["yes", "0", "OFF"])
+def test_a_bad_q7emu_translations_names_the_variable(value, monkeypatch):
+    monkeypatch.setenv(extension.TRANSLATIONS_ENV, value)
+    dequant._translated_cache.clear()
+    with pytest.raises(InvalidArgument, match="Q7EMU_TRANSLATIONS"):
+        q7emu.dequantize(np.zeros((1, 4), np.uint8), 1, 0)
+    r = subprocess.run([sys.executable, "-m", "q7emu", "replay", str(ROOT / "examples" / "cases")],
+                       capture_output=True, text=True, cwd=ROOT, env=dict(os.environ))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Q7EMU_TRANSLATIONS" in r.stderr, r.stderr
+
+
+CHILD = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import q7emu
+    from q7emu.kernels import dequant, extension
+    program = extension.load_extension(dequant.PROGRAM_EXTENSION)
+    real, stopped = program.run_translated, []
+
+    def watched(*args):
+        try:
+            return real(*args)
+        except KeyboardInterrupt:
+            stopped.append(1)                # raised by the translated run itself
+            raise
+    program.run_translated = watched
+    src = np.random.default_rng(1).integers(0, 256, (16, 1 << 20), dtype=np.uint8)   # 200k bundles a call
+    q7emu.dequantize(src[:1], 1, 0)
+    print("go", flush=True)
+    while True:
+        try:
+            q7emu.dequantize(src, 1, 0, cores=1)
+        except KeyboardInterrupt:
+            print("run_translated" if stopped else "elsewhere", flush=True)
+            if stopped:
+                sys.exit(130)
+""")
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@needs_translations
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals a child process, reads /proc")
+def test_ctrl_c_stops_a_translated_call_within_a_second():
+    """SIGINT while the translation runs (the child says whether the KeyboardInterrupt it got came out of
+    run_translated; if not, it goes on and gets another) stops it within a second."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop(extension.TRANSLATIONS_ENV, None)
+    with default_dispositions():
+        p = subprocess.Popen([sys.executable, "-c", CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             env=env, cwd=ROOT)
+    try:
+        assert p.stdout.readline().strip() == b"go", p.stderr.read()
+        for _ in range(20):
+            start = _cpu_seconds(p.pid)
+            while _cpu_seconds(p.pid) < start + 0.2:     # back in its loop of calls: its CPU time grows
+                select.select([p.stdout], [], [], 0.02)
+            sent = time.monotonic()
+            p.send_signal(signal.SIGINT)
+            ready, _, _ = select.select([p.stdout], [], [], 30)
+            assert ready, "Ctrl-C did not stop the call"
+            line = p.stdout.readline().strip()
+            elapsed = time.monotonic() - sent
+            assert line in (b"run_translated", b"elsewhere"), (line, p.stderr.read())
+            if line == b"run_translated":
+                break
+        else:
+            raise AssertionError("no Ctrl-C landed inside the translation in 20 tries")
+        assert p.wait(30) == 130
+        assert elapsed < 1.0, elapsed
+    finally:
+        if p.returncode is None:
+            p.kill()
+            p.wait()
+        p.stdout.close()
+        p.stderr.close()
