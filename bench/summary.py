@@ -6,7 +6,9 @@ instead, at every ISA level, each figure beside its level's target.
 One process, one core (``cores=1``) unless a row says otherwise. Per ISA level this CPU runs (the kernel modules
 are swapped in with q7emu.kernels.extension.load_extension(name, level)) and per path:
 
-  q7emu G out/s   output elements per second of the public API (dequantize / quantize_mx, trace off), median
+  q7emu G out/s   output elements per second of the public API (dequantize / quantize_mx, trace off), median;
+                  an untraced dequantize runs its program's translation (docs/asm.md §9; Q7EMU_TRANSLATIONS=off:
+                  the compiled kernels)
   baseline        measured in the same process on the same output count:
                   take256   group 0 (e2m1, int4, nf4, e2m3): ``np.take(t, src)`` with t a 256-entry uint16 table
                             (one source byte -> its two FP8 bytes); for e2m3 the same call stands in (6-bit codes
