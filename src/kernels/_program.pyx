@@ -536,7 +536,9 @@ def run_translated(int translation, const int32_t[::1] imm, const uint8_t[::1] d
     of an untraced TensorDequantize call (q7emu.kernels.dequant, which finds translation, imm and data in
     CONFIGURATIONS). imm int32 [K]: the runtime immediates; data, data_base, regions, offsets, ar_init, max_steps,
     carry: as for run(). Returns 0, or the ERR_* code that stopped a call (every call then runs again another way:
-    what a translation stops on is for the interpreter to report); Ctrl-C raises KeyboardInterrupt."""
+    what a translation stops on is for the interpreter to report); Ctrl-C raises KeyboardInterrupt. As for run(),
+    every region's base, size and offsets are the caller's to check (q7emu.kernels.dequant builds them from the
+    call's own arrays)."""
     cdef Py_ssize_t ncalls = offsets.shape[0], nreg = len(regions) + 1
     cdef Machine m0, m
     cdef regfile_t rf

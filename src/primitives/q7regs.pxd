@@ -413,19 +413,24 @@ cdef extern from *:
         return _mm_cmpeq_epi8(_mm_and_si128(v, bit), bit);
     }
     #endif
+    #if defined(__AVX2__)
+    /* the byte masks of 32 predicate bits h at AVX2: byte j 0xFF where bit j of h is set. Byte j takes byte j / 8 of
+       h (a byte shuffle of h broadcast), then bit j % 8 of it is tested */
+    static inline __m256i q7_bytemask32_avx2(uint32_t h) {
+        const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                              2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+        const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+        return _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(_mm256_set1_epi32((int)h), pick), bit), bit);
+    }
+    #endif
     /* byte k = 0xFF if bit k of b else 0x00, k = 0..63 */
     static inline void q7_bits_to_bytes(uint64_t b, uint8_t *m) {
     #if defined(__AVX512BW__)
         _mm512_storeu_si512((void *)m, _mm512_movm_epi8((__mmask64)b));
     #elif defined(__AVX2__)
-        /* byte j of each half takes byte j / 8 of the half's 32 bits, then tests bit j % 8 */
-        const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                              2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-        const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
-        __m256i lo = _mm256_shuffle_epi8(_mm256_set1_epi32((int)(uint32_t)b), pick);
-        __m256i hi = _mm256_shuffle_epi8(_mm256_set1_epi32((int)(uint32_t)(b >> 32)), pick);
-        _mm256_storeu_si256((__m256i *)m, _mm256_cmpeq_epi8(_mm256_and_si256(lo, bit), bit));
-        _mm256_storeu_si256((__m256i *)(m + 32), _mm256_cmpeq_epi8(_mm256_and_si256(hi, bit), bit));
+        /* 32 bits at a time */
+        _mm256_storeu_si256((__m256i *)m, q7_bytemask32_avx2((uint32_t)b));
+        _mm256_storeu_si256((__m256i *)(m + 32), q7_bytemask32_avx2((uint32_t)(b >> 32)));
     #elif defined(__SSE2__)
         /* 16 bits at a time */
         int k;
@@ -472,14 +477,10 @@ cdef extern from *:
         _mm512_storeu_si512((void *)vt, r);
     #elif defined(__AVX2__)
         /* the byte masks of q7_bits_to_bytes in registers, then a byte blend */
-        const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                              2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-        const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
         __m256i r[2];
         int h;
         for (h = 0; h < 2; h++) {
-            __m256i mk = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(
-                _mm256_set1_epi32((int)(uint32_t)(m >> (32 * h))), pick), bit), bit);
+            __m256i mk = q7_bytemask32_avx2((uint32_t)(m >> (32 * h)));
             r[h] = _mm256_blendv_epi8(_mm256_loadu_si256((const __m256i *)(vt + 32 * h)),
                                       _mm256_loadu_si256((const __m256i *)(x + 32 * h)), mk);
         }
@@ -798,9 +799,6 @@ cdef extern from *:
         _mm512_storeu_si512((void *)t, ot);
     #elif defined(__AVX2__)
         /* the byte-plane lookup (q7_planes16_lookup) of each index's low byte (u) and high byte (t) */
-        const __m256i pick = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                              2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-        const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
         __m256i tbl[4], r[4], mk[4];
         int g;
         q7_planes16_table(tbl, a, b);
@@ -815,8 +813,7 @@ cdef extern from *:
             return;
         }
         for (g = 0; g < 4; g++)     /* byte masks of bytes 32 (g & 1) .. + 31: u (g < 2), t (q7_bits_to_bytes) */
-            mk[g] = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(
-                _mm256_set1_epi32((int)(uint32_t)((g < 2 ? mu : mt) >> (32 * (g & 1)))), pick), bit), bit);
+            mk[g] = q7_bytemask32_avx2((uint32_t)((g < 2 ? mu : mt) >> (32 * (g & 1))));
         for (g = 0; g < 2; g++)
             _mm256_storeu_si256((__m256i *)(u + 16 * g), _mm256_blendv_epi8(
                 _mm256_loadu_si256((const __m256i *)(u + 16 * g)), r[g], mk[g]));
