@@ -62,11 +62,15 @@ def cpu_times(fns, rounds: int) -> list[float]:
 def compiled(fn):
     """fn run with Q7EMU_TRANSLATIONS=off: the compiled kernel, not a translation."""
     def run():
+        before = os.environ.get(extension.TRANSLATIONS_ENV)
         os.environ[extension.TRANSLATIONS_ENV] = "off"
         try:
             return fn()
         finally:
-            del os.environ[extension.TRANSLATIONS_ENV]
+            if before is None:
+                del os.environ[extension.TRANSLATIONS_ENV]
+            else:
+                os.environ[extension.TRANSLATIONS_ENV] = before
     return run
 
 
