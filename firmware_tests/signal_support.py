@@ -10,6 +10,7 @@ KeyboardInterrupt handler and SIGTERM / SIGHUP their defaults there, and a child
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 from collections.abc import Iterator
 
@@ -30,3 +31,10 @@ def default_dispositions() -> Iterator[None]:
     finally:
         for s, handler in saved.items():
             signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+
+
+def cpu_seconds(pid: int) -> float:
+    """The user + system CPU seconds process ``pid`` has spent so far (Linux: /proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

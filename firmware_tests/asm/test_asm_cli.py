@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from firmware_tests.cli_support import one_line, run
-from firmware_tests.signal_support import default_dispositions
+from firmware_tests.signal_support import cpu_seconds, default_dispositions
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "examples" / "cases"
@@ -193,11 +193,6 @@ def test_a_run_that_meets_an_error_names_the_line_and_partition(capsys, tmp_path
     assert not (tmp_path / "o.npz").exists()
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_ctrl_c_stops_an_endless_program_within_a_second(tmp_path, image):
     prog = write(tmp_path, "endless.s", "top:\n  { addi a3, a3, 1 ; j top }\n")
@@ -215,10 +210,10 @@ def test_ctrl_c_stops_an_endless_program_within_a_second(tmp_path, image):
             chunk = os.read(p.stderr.fileno(), 4096)
             assert chunk, (p.wait(), seen)
             seen += chunk
-        start = _cpu_seconds(p.pid)
-        while _cpu_seconds(p.pid) < start + 0.3:     # in the interpreter: its CPU time grows
+        start = cpu_seconds(p.pid)
+        while cpu_seconds(p.pid) < start + 0.3:     # in the interpreter: its CPU time grows
             select.select([p.stderr], [], [], 0.05)
-        cpu_before = _cpu_seconds(p.pid)
+        cpu_before = cpu_seconds(p.pid)
         p.send_signal(signal.SIGINT)
         deadline = time.monotonic() + HANG
         while True:                                  # its end, or HANG seconds (a Ctrl-C that was dropped)

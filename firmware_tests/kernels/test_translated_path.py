@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from signal_support import default_dispositions
 
 import q7emu
+from firmware_tests.signal_support import cpu_seconds, default_dispositions
 from q7emu.errors import InvalidArgument
 from q7emu.kernels import dequant, extension
 from q7emu.kernels.programs import dequant_configuration, dequant_knobs_read
@@ -199,11 +199,6 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 @needs_translations
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals a child process, reads /proc")
 def test_ctrl_c_stops_a_translated_call_within_a_second():
@@ -217,10 +212,10 @@ def test_ctrl_c_stops_a_translated_call_within_a_second():
     try:
         assert p.stdout.readline().strip() == b"go", p.stderr.read()
         for _ in range(20):
-            start = _cpu_seconds(p.pid)
-            while _cpu_seconds(p.pid) < start + 0.2:     # back in its loop of calls: its CPU time grows
+            start = cpu_seconds(p.pid)
+            while cpu_seconds(p.pid) < start + 0.2:     # back in its loop of calls: its CPU time grows
                 select.select([p.stdout], [], [], 0.02)
-            cpu_before = _cpu_seconds(p.pid)
+            cpu_before = cpu_seconds(p.pid)
             p.send_signal(signal.SIGINT)
             ready, _, _ = select.select([p.stdout], [], [], 30)
             assert ready, "Ctrl-C did not stop the call"

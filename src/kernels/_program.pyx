@@ -530,44 +530,25 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
     return status, failed_call, fail_insn, steps, ar_out, m.err_addr, m.err_len
 
 
+#: the decoded program a translated run passes run(): one empty bundle (a translation never reads it)
+_NO_INSNS = np.zeros((1, INSN_COLS), np.int32)
+_NO_BUNDLES = np.zeros((1, BUNDLE_COLS), np.int32)
+_NO_WMASK = np.zeros((1, 3), np.int64)
+
+
 def run_translated(int translation, const int32_t[::1] imm, const uint8_t[::1] data, uint32_t data_base, regions,
                    const int64_t[:, ::1] offsets, const uint32_t[::1] ar_init, int64_t max_steps, bint carry=True):
     """Run the translation TX[translation] once per row of offsets, without its program (docs/asm.md §9): the path
     of an untraced TensorDequantize call (q7emu.kernels.dequant, which finds translation, imm and data in
     CONFIGURATIONS). imm int32 [K]: the runtime immediates; data, data_base, regions, offsets, ar_init, max_steps,
-    carry: as for run(). Returns 0, or the ERR_* code that stopped a call (every call then runs again another way:
-    what a translation stops on is for the interpreter to report); Ctrl-C raises KeyboardInterrupt. As for run(),
-    every region's base, size and offsets are the caller's to check (q7emu.kernels.dequant builds them from the
-    call's own arrays)."""
-    cdef Py_ssize_t ncalls = offsets.shape[0], nreg = len(regions) + 1
-    cdef Machine m0, m
-    cdef regfile_t rf
-    cdef NoTrace nt
-    cdef uint8_t* ptrs[MAX_REGIONS]
-    cdef int status = 0, fail_insn = -1
-    cdef Py_ssize_t failed_call = -1
-    if not 0 <= translation < len(TRANSLATIONS) or imm.shape[0] < max(1, len(TRANSLATIONS[translation][2].split())):
-        raise ValueError("translated run: no such translation, or too few immediates")
-    if nreg > MAX_REGIONS or offsets.shape[1] != MAX_REGIONS or ar_init.shape[0] != 16 or max_steps < 1:
-        raise ValueError("translated run: inconsistent regions, offsets, registers or step budget")
-    if ncalls == 0:
+    carry: as for run(), which this is with an empty program. Returns 0, or the ERR_* code that stopped a call
+    (every call then runs again another way: what a translation stops on is for the interpreter to report); Ctrl-C
+    raises KeyboardInterrupt. As for run(), every region's base, size and offsets are the caller's to check
+    (q7emu.kernels.dequant builds them from the call's own arrays)."""
+    if offsets.shape[0] == 0:
         return 0
-    memset(&m, 0, sizeof(Machine))
-    keep = machine_at_reset(&m0, ptrs, data, data_base, regions, ar_init)
-    cdef uint8_t[::1] sv = keep[0]
-    steps = np.zeros(ncalls, np.int64)
-    ar_out = np.zeros((ncalls, 16), np.uint32)
-    cdef int64_t[::1] st = steps
-    cdef uint32_t[:, ::1] ao = ar_out
-    cdef const uint8_t* dp = &data[0] if data.shape[0] else NULL
-    cdef tx_t tx = TX[translation]
-    with nogil:
-        run_calls(&nt, &rf, &m0, &m, NULL, NULL, NULL, 0, 0, max_steps, ncalls, dp, data.shape[0], &sv[0], ptrs,
-                  &offsets[0, 0], NULL, &st[0], &ao[0, 0], &status, &fail_insn, &failed_call, NULL, carry, tx,
-                  &imm[0])
-    if status == ERR_INTERRUPT:
-        raise KeyboardInterrupt
-    return status
+    return run(_NO_INSNS, _NO_BUNDLES, _NO_WMASK, data, data_base, 0, regions, offsets, ar_init,
+               np.zeros(offsets.shape[0], np.int64), max_steps, carry=carry, translation=translation, imm=imm)[0]
 
 
 cdef void traced_calls(Tracer* tr, regfile_t* rf, Machine* m0, Machine* m, const int32_t* insns,
