@@ -104,6 +104,13 @@ def pytest_configure(config: pytest.Config) -> None:
             normalize_machine_knobs(knobs)
         except Q7Error as e:
             raise pytest.UsageError(f"--q7emu-knob: {e}") from None
+    from q7emu.errors import InvalidArgument
+    from q7emu.machine.heap import keep_freed_memory
+
+    try:
+        keep_freed_memory()               # the cases' large arrays reused from case to case (docs/limits.md §5)
+    except InvalidArgument as e:
+        raise pytest.UsageError(str(e)) from None
     setattr(config, _KEY, _Settings([Path(d).resolve() for d in dirs], knobs,
                                     config.getoption("q7emu_backend"), max_diffs))
     given = getattr(config, "args_source", None) == pytest.Config.ArgsSource.ARGS

@@ -46,6 +46,7 @@ from q7emu.cli.common import (
 from q7emu.cli.trace_args import implicit_record
 from q7emu.errors import InternalError, Q7Error, shown_name
 from q7emu.kernels.extension import check_env, isa_info
+from q7emu.machine.heap import keep_freed_memory
 
 #: the command modules (of q7emu.cli) and the top-level commands each registers, in ``q7emu --help`` order; a test
 #: checks the table against what each module's ``register`` adds
@@ -252,6 +253,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
         if problem:
             raise UsageError(problem)
         check_env()                                  # a bad Q7EMU_ISA: one line, exit 2 (docs/build.md §1.3)
+        keep_freed_memory()                          # cases' large arrays reused, not faulted in (docs/limits.md §5)
         return int(args.func(args))
     except SystemExit as e:  # --help / --version
         return int(e.code or 0) if isinstance(e.code, int) or e.code is None else EXIT_USAGE

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 from q7emu.errors import CaseError, InternalError, InvalidArgument, Q7Error
 from q7emu.fileio import SCAN_HEAD_BYTES, is_regular_file, read_head
 from q7emu.machine.cases import CASE_FORMAT, Case, CaseResult, load_case, run_case
+from q7emu.machine.heap import keep_freed_memory
 from q7emu.machine.machine import Backend
 from q7emu.machine.report import (
     MAX_DIFFS,
@@ -201,7 +202,9 @@ def replay(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, knobs: dict[s
     ``progress`` None = a bar on stderr when there are at least :data:`PROGRESS_THRESHOLD` cases and stderr is a
     terminal; True / False force it on / off.
 
-    Memory is bounded by what one case needs, not by how many fail (docs/limits.md §5): each case runs in
+    The C heap keeps the large arrays a case frees for the next one (:func:`q7emu.machine.heap.keep_freed_memory`,
+    called first: a bad ``Q7EMU_HEAP`` raises InvalidArgument). Memory is bounded by what one case needs, not by
+    how many fail (docs/limits.md §5): each case runs in
     :func:`replay_one` (here, in a worker process or on a Dask worker), whose result keeps the first
     ``max_diffs`` (0..:data:`~q7emu.machine.report.MAX_DIFFS`) differing bytes of its case, with their hexdump
     rows, values and source, in ``diffs`` (with ``diff_maps``, the case's diff map in ``diff_map``) and no copy
@@ -210,6 +213,7 @@ def replay(paths: Iterable[str | os.PathLike[str]], jobs: int = 1, knobs: dict[s
     in order then keep none and say so, ``diffs_omitted``)."""
     files = [str(p) for p in find_cases(paths)]
     _check_replay_args(jobs, max_diffs)
+    keep_freed_memory()        # each case reuses the arrays the last one freed (docs/limits.md §5; Q7EMU_HEAP)
     if progress is None:
         out = stream or sys.stderr
         progress = len(files) >= PROGRESS_THRESHOLD and bool(getattr(out, "isatty", lambda: False)())
