@@ -192,3 +192,21 @@ def test_hexdump_rows_stay_on_16_byte_boundaries_when_a_region_starts_mid_row():
     assert lines[0][start:] == " " * 12 + " ".join(["00"] * 12)     # bytes 0x104..0x10f under columns 4..15
     assert lines[1][start:] == " " * 12 + " ".join(["46"] * 12)
     assert lines[3][start:] == " ".join(["00"] * 4) and lines[4][start:] == " ".join(["46"] * 4)
+
+
+def _xml_char(c: int) -> bool:
+    """XML 1.0's Char production (https://www.w3.org/TR/xml/#charsets), written from the standard."""
+    return c in (0x9, 0xA, 0xD) or 0x20 <= c <= 0xD7FF or 0xE000 <= c <= 0xFFFD or 0x10000 <= c <= 0x10FFFF
+
+
+def test_shown_escapes_exactly_the_characters_xml_cannot_hold():
+    """Every code point at once: a surrogate as shown_name escapes it, any other character outside XML's Char
+    production as ``\\xNN``, every other character unchanged."""
+    def expected(c: int) -> str:
+        if 0xDC80 <= c <= 0xDCFF:
+            return f"\\x{c - 0xDC00:02x}"
+        if 0xD800 <= c <= 0xDFFF:
+            return f"\\u{c:04x}"
+        return chr(c) if _xml_char(c) else f"\\x{c:02x}"
+    every = "".join(map(chr, range(0x110000)))
+    assert report.shown(every) == "".join(map(expected, range(0x110000)))
