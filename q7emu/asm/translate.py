@@ -17,6 +17,11 @@ generates one Cython function in which
   op to a scratch local;
 * demanded bits (:func:`demanded_bits`) narrow an accumulator whose every reader reads only the low 16 or 32 bits
   of its 48-bit lanes to cells of that width (:func:`narrowing`; the same primitives' calls on a narrower local).
+* known predicates (:func:`known_predicates`): a vbool register that one op alone writes, an integer compare of a
+  register with itself (the op table's ``equal_sources``: x == x is all-true, x < x all-false), and that is not
+  live at the entry holds that constant at every read; the ops reading it take the constant, and the C compiler
+  folds it into their merges (the firmware's ``ivp_eqnx16 vb0, v0, v0``, an all-true predicate for the ``t``
+  forms).
 * a memory access a call may run more than once (:func:`repeated_bundles`: a loop's) keeps the region it found
   last and tries it before the interpreter's scan of the regions (``mem_hit`` in src/kernels/_program.pyx); the
   others find theirs out of line (``mem_once``).
@@ -45,7 +50,8 @@ from q7emu.primitives import scalar_ops as X
 from q7emu.primitives.gen_wrappers import OpText, _p_ivp, _p_scalar
 
 __all__ = ["Reg", "OpFacts", "Shape", "TranslateError", "op_facts", "shape_key", "liveness", "dead_ops",
-           "demanded_bits", "narrowing", "CELL_WIDTHS", "Translation", "plan", "render", "match", "translation_of"]
+           "demanded_bits", "narrowing", "CELL_WIDTHS", "known_predicates", "Translation", "plan", "render", "match",
+           "translation_of"]
 
 #: a register: (file, number); the files as q7emu.primitives.asm_syntax.REGISTER_FILES names them
 Reg = tuple[str, int]
@@ -322,6 +328,36 @@ def narrowing(demanded: dict[Reg, int]) -> dict[Reg, int]:
     return out
 
 
+# ------------------------------------------------------------------------------------------------ known predicates
+#: the vbool_t value of each Op.equal_sources fact (every bit set or clear)
+_EQUAL_SOURCES_VALUE = {T.ALL_TRUE: (1 << 64) - 1, T.ALL_FALSE: 0}
+
+
+def known_predicates(facts: Sequence[OpFacts], live_at_entry: Iterable[Reg]) -> dict[Reg, int]:
+    """The vbool registers whose value is the same at every read, with that value (a 64-bit vbool): a register
+    that exactly one op writes, as its destination only (not a merge of its old value), where that op is an integer
+    compare whose two vec sources are one register (the op table's ``equal_sources``: the result does not depend on
+    the lanes), that some op reads, and that is not live at the entry (``live_at_entry``: every path from the entry to
+    a read passes that op first, also across calls when the register file carries). Others are absent."""
+    live = set(live_at_entry)
+    writers: dict[Reg, list[OpFacts]] = {}
+    for f in facts:
+        for r in f.writes:
+            if r[0] == "vb":
+                writers.setdefault(r, []).append(f)
+    read = {r for f in facts for r in f.reads}
+    out: dict[Reg, int] = {}
+    for reg, ops in sorted(writers.items()):
+        if reg in live or reg not in read or len(ops) != 1 or not ops[0].op.equal_sources:
+            continue
+        f = ops[0]
+        dst = [f.values[k] for k, o in enumerate(f.op.operands) if o.kind == T.VBOOL and o.role == T.DST]
+        srcs = {f.values[k] for k, o in enumerate(f.op.operands) if o.kind == T.VEC and o.role == T.SRC}
+        if dst == [reg[1]] and len(srcs) == 1:
+            out[reg] = _EQUAL_SOURCES_VALUE[f.op.equal_sources]
+    return out
+
+
 # ------------------------------------------------------------------------------------------------ code
 @dataclass
 class Translation:
@@ -329,7 +365,8 @@ class Translation:
     value)`` a program must have to use it, and the runtime ones ``(row, slot)`` in the order of its ``imm`` array;
     ``dropped`` / ``dead_outputs``: what liveness removed (rows; row -> registers), under ``carry`` (the register
     file carries from call to call: what the entry reads is live at the end); ``narrowed``: the accumulators kept
-    in narrower cells (register -> cell width in bits, :func:`narrowing`)."""
+    in narrower cells (register -> cell width in bits, :func:`narrowing`); ``known``: the predicates whose readers take
+    a constant (register -> its 64-bit value, :func:`known_predicates`)."""
 
     name: str
     key: str
@@ -339,6 +376,7 @@ class Translation:
     dropped: set[int] = field(default_factory=set)
     dead_outputs: dict[int, set[Reg]] = field(default_factory=dict)
     narrowed: dict[Reg, int] = field(default_factory=dict)
+    known: dict[Reg, int] = field(default_factory=dict)
     text: str = ""
 
 
@@ -346,8 +384,9 @@ class _TxText(OpText):
     """The translation's names for an op's operands: constants, locals, the imm array."""
 
     def __init__(self, f: OpFacts, imm_index: dict[tuple[int, int], int], dead: set[Reg], pc: int,
-                 cached: bool = False) -> None:
+                 cached: bool = False, known: dict[Reg, int] | None = None) -> None:
         self.f = f
+        self.known = known or {}
         self.imm_index = imm_index
         self.dead = dead
         self.here = str(pc)
@@ -379,6 +418,8 @@ class _TxText(OpText):
         name = f"{file}{reg[1]}"
         if o.role == T.DST and reg in self.dead:
             name = f"dead_{file}"
+        if o.kind == T.VBOOL and o.role == T.SRC and reg in self.known:
+            return f"<vbool_t>{self.known[reg]:#x}"         # a known predicate (known_predicates)
         if o.kind in (T.VBOOL, T.PR) and o.role == T.SRC:
             return name
         return "&" + name
@@ -420,7 +461,7 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     shape = flow(first, facts)
     entry_live = _live(shape, len(facts), carry)[1][shape.entry]
     narrowed = narrowing(demanded_bits(facts, entry_live, {(r, k): v for r, k, v in const}))
-    return Translation(name, key, const, runtime, carry, drop, dead_out, narrowed)
+    return Translation(name, key, const, runtime, carry, drop, dead_out, narrowed, known_predicates(facts, entry_live))
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -511,7 +552,7 @@ def _block(tx: Translation, program: Program, fr: _Frame, start: int, stop: int,
             if f.row in tx.dropped:
                 body.append(f"# dropped (every output dead): row {f.row}")
                 continue
-            t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows)
+            t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows, tx.known)
             body += (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
         if b in fr.shape.loop_ends or any(f.control for f in ops):
             next_block = ["if halt:", "    blk = -1", "elif next_pc >= 0:", "    blk = next_pc", "    next_pc = -1",

@@ -260,6 +260,7 @@ def _bvvv(view: str, dt: str, out: str) -> tuple[Operand, ...]:
 
 OVERWRITE, ACCUMULATE = False, True      # a MAC's `mul` / `mula` form
 CARRY_UP, BIT_WINDOW = "carry-up", "bit-window"    # Op.narrows
+ALL_TRUE, ALL_FALSE = "all-true", "all-false"     # Op.equal_sources
 
 
 def _macc(view: str, acc: bool) -> Operand:
@@ -309,6 +310,11 @@ class Op:
     #: pack that reads bits sh .. sh + 15 of each 48-bit lane (no rounding, no saturation); "" neither. The
     #: primitive takes a narrowed accumulator (src/primitives/q7regs.pxd wacc48_t) exactly when this is set.
     narrows: str = ""
+    #: the vbool an integer compare gives when its two sources are one register (docs/asm.md §9, known
+    #: predicates): ALL_TRUE (x == x, x <= x: every bit set), ALL_FALSE (x < x, x != x: every bit clear); "" when
+    #: it depends on the lanes (an fp compare: a NaN lane is unordered) or the op is no such compare. Tested on the
+    #: primitive itself (firmware_tests/primitives/test_equal_sources.py).
+    equal_sources: str = ""
 
     @property
     def args(self) -> tuple[Operand, ...]:
@@ -445,31 +451,31 @@ OPS: tuple[Op, ...] = (
        "docs/firmware.md §6.1 vec register", Q7EMU_CHOICE, "bitwise ops are not described by the facts", ALU_SLOT),
     Op("eq2nx8", ALU, (*_bvv("2nx8", U8),),
        "vb[k] = vs[k] == vr[k] (8-bit lanes).",
-       "docs/firmware.md §6.2 Flag ALU (B03)", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 Flag ALU (B03)", SPEC_HIGH, "", ALU_SLOT, equal_sources=ALL_TRUE),
     Op("ltu2nx8", ALU, (*_bvv("2nx8", U8),),
        "vb[k] = vs[k] < vr[k], unsigned 8-bit lanes.",
-       "docs/anchors.md §7 (IVP_LTU2NX8)", ANCHORS_HIGH, "Cadence cstub probe", ALU_SLOT),
+       "docs/anchors.md §7 (IVP_LTU2NX8)", ANCHORS_HIGH, "Cadence cstub probe", ALU_SLOT, equal_sources=ALL_FALSE),
     Op("eqnx16", ALU, (*_bvv("nx16", U16),),
        "vb[k] = vs[k] == vr[k] (16-bit lanes, 2 bits each).",
-       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT, equal_sources=ALL_TRUE),
     Op("neqnx16", ALU, (*_bvv("nx16", U16),),
        "vb[k] = vs[k] != vr[k] (16-bit lanes).",
-       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT, equal_sources=ALL_FALSE),
     Op("ltnx16", ALU, (*_bvv("nx16", S16),),
        "vb[k] = vs[k] < vr[k], signed 16-bit lanes.",
-       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT, equal_sources=ALL_FALSE),
     Op("lenx16", ALU, (*_bvv("nx16", S16),),
        "vb[k] = vs[k] <= vr[k], signed 16-bit lanes.",
-       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT, equal_sources=ALL_TRUE),
     Op("ltunx16", ALU, (*_bvv("nx16", U16),),
        "vb[k] = vs[k] < vr[k], unsigned 16-bit lanes.",
-       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT, equal_sources=ALL_FALSE),
     Op("eqn_2x32", ALU, (*_bvv("n_2x32", U32),),
        "vb[k] = vs[k] == vr[k] (32-bit lanes, 4 bits each).",
-       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT, equal_sources=ALL_TRUE),
     Op("ltn_2x32", ALU, (*_bvv("n_2x32", S32),),
        "vb[k] = vs[k] < vr[k], signed 32-bit lanes.",
-       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 (B03)", SPEC_HIGH, "", ALU_SLOT, equal_sources=ALL_FALSE),
     Op("sllinx16", SHIFT, (*_vvi("nx16", U16, 15),),
        "vt = vs << imm on 16-bit lanes (imm4; >= 16 gives 0).",
        "docs/firmware.md §6.2 Shifts (B12)", SPEC_HIGH, "", ALU_SLOT),

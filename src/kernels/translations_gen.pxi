@@ -191,8 +191,8 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
                 a2 = hit28.base + <uint32_t>off
-            P.oltnxf16t(&vb2, &v16, &v26, vb0)
-            P.dselnx16t(&v0, &v1, &v14, &v14, &v4, vb0)
+            P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
+            P.dselnx16t(&v0, &v1, &v14, &v14, &v4, <vbool_t>0xffffffffffffffff)
             # bundle 24: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
             P.movnx16t(&v26, &v17, vb2)
             P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
@@ -226,7 +226,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             P.packvrnrnx48(&v7, &wv1, 0)
             a6 = X.xt_mov(a10)
             # bundle 31: { ivp_oltnxf16t vb13, v16, v7, vb0 ; sub a11, a5, a10 }
-            P.oltnxf16t(&vb13, &v16, &v7, vb0)
+            P.oltnxf16t(&vb13, &v16, &v7, <vbool_t>0xffffffffffffffff)
             a11 = X.xt_sub(a5, a10)
             # bundle 32: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -32 ; movi a10, 32 }
             P.movnx16t(&v7, &v17, vb13)
@@ -249,7 +249,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             if k + 6 >= max_steps:
                 return ERR_FALLBACK
             # bundle 34: { ivp_oltnxf16t vb2, v16, v26, vb0 }
-            P.oltnxf16t(&vb2, &v16, &v26, vb0)
+            P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 35: { ivp_movnx16t v26, v17, vb2 }
             P.movnx16t(&v26, &v17, vb2)
             # bundle 36: { ivp_negnxf16t v26, v26, vb6 }
@@ -488,8 +488,8 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
                 a2 = hit29.base + <uint32_t>off
-            P.oltnxf16t(&vb2, &v16, &v26, vb0)
-            P.dselnx16t(&v0, &v1, &v14, &v14, &v4, vb0)
+            P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
+            P.dselnx16t(&v0, &v1, &v14, &v14, &v4, <vbool_t>0xffffffffffffffff)
             # bundle 24: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
             P.movnx16t(&v26, &v17, vb2)
             P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
@@ -523,7 +523,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             P.packvrnrnx48(&v7, &wv1, 0)
             a6 = X.xt_mov(a10)
             # bundle 31: { ivp_oltnxf16t vb13, v16, v7, vb0 ; sub a11, a5, a10 }
-            P.oltnxf16t(&vb13, &v16, &v7, vb0)
+            P.oltnxf16t(&vb13, &v16, &v7, <vbool_t>0xffffffffffffffff)
             a11 = X.xt_sub(a5, a10)
             # bundle 32: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -32 ; movi a10, 32 }
             P.movnx16t(&v7, &v17, vb13)
@@ -546,7 +546,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             if k + 6 >= max_steps:
                 return ERR_FALLBACK
             # bundle 34: { ivp_oltnxf16t vb2, v16, v26, vb0 }
-            P.oltnxf16t(&vb2, &v16, &v26, vb0)
+            P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 35: { ivp_movnx16t v26, v17, vb2 }
             P.movnx16t(&v26, &v17, vb2)
             # bundle 36: { ivp_negnxf16t v26, v26, vb6 }
@@ -844,7 +844,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             P.extrpr2nx8(&pr1, &v17, 32)
             # bundle 26: { ivp_muln_2x32 wv0, v29, v4 ; ivp_ultn_2xf32t vb1, v13, v16, vb9 ; ivp_sel2nx8i_s4 v21, v17, v
             P.muln_2x32(&wv0, &v29, &v4)
-            P.ultn_2xf32t(&vb1, &v13, &v16, vb9)
+            P.ultn_2xf32t(&vb1, &v13, &v16, <vbool_t>0xffffffffffffffff)
             P.sel2nx8i_s4(&v21, &v17, &v16, imm[0])
             # bundle 27: { ivp_mov2nx8t v30, v22, vb1 ; ivp_packvrn_2x96 v16, wv0, 0 }
             P.mov2nx8t(&v30, &v22, vb1)
@@ -1015,7 +1015,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             P.extrpr2nx8(&pr1, &v17, 32)
             # bundle 79: { ivp_muln_2x32 wv0, v29, v4 ; ivp_ultn_2xf32t vb1, v13, v16, vb9 ; ivp_sel2nx8i_s4 v21, v17, v
             P.muln_2x32(&wv0, &v29, &v4)
-            P.ultn_2xf32t(&vb1, &v13, &v16, vb9)
+            P.ultn_2xf32t(&vb1, &v13, &v16, <vbool_t>0xffffffffffffffff)
             P.sel2nx8i_s4(&v21, &v17, &v16, imm[4])
             # bundle 80: { ivp_mov2nx8t v30, v22, vb1 ; ivp_packvrn_2x96 v16, wv0, 0 }
             P.mov2nx8t(&v30, &v22, vb1)
@@ -1148,7 +1148,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 127: { ivp_sel2nx8i v30, v21, v30, 0 }
             P.sel2nx8i(&v30, &v21, &v30, 0)
             # bundle 128: { ivp_ultn_2xf32t vb1, v13, v16, vb9 }
-            P.ultn_2xf32t(&vb1, &v13, &v16, vb9)
+            P.ultn_2xf32t(&vb1, &v13, &v16, <vbool_t>0xffffffffffffffff)
             # bundle 129: { ivp_mov2nx8t v30, v22, vb1 }
             P.mov2nx8t(&v30, &v22, vb1)
             # bundle 130: { ivp_sav2nx8_xp v30, a4, a7 }
@@ -1926,7 +1926,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 14: { ivp_addnx16 v26, v26, v11 }
             P.addnx16(&v26, &v26, &v11)
             # bundle 15: { ivp_dselnx16t v24, v23, v10, v9, v26, vb0 }
-            P.dselnx16t(&v24, &v23, &v10, &v9, &v26, vb0)
+            P.dselnx16t(&v24, &v23, &v10, &v9, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 16: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
             P.subnx16(&v26, &v2, &v24)
             P.subnx16(&v27, &v24, &v2)
@@ -2009,7 +2009,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 36: { ivp_or2nx8 v17, v15, v16 }
             P.or2nx8(&v17, &v15, &v16)
             # bundle 37: { ivp_dselnx16t v18, v19, v14, v14, v17, vb0 }
-            P.dselnx16t(&v18, &v19, &v14, &v14, &v17, vb0)
+            P.dselnx16t(&v18, &v19, &v14, &v14, &v17, <vbool_t>0xffffffffffffffff)
             # bundle 38: { ivp_sel2nx8i v20, v18, v19, 53 }
             P.sel2nx8i(&v20, &v18, &v19, 53)
             # bundle 39: { ivp_sav2nx8_xp v20, a4, a7 }
@@ -2065,7 +2065,7 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 45: { ivp_or2nx8 v17, v15, v16 }
             P.or2nx8(&v17, &v15, &v16)
             # bundle 46: { ivp_dselnx16t v18, v19, v14, v14, v17, vb0 }
-            P.dselnx16t(&v18, &v19, &v14, &v14, &v17, vb0)
+            P.dselnx16t(&v18, &v19, &v14, &v14, &v17, <vbool_t>0xffffffffffffffff)
             # bundle 47: { ivp_sel2nx8i v20, v18, v19, 53 }
             P.sel2nx8i(&v20, &v18, &v19, 53)
             # bundle 48: { ivp_sav2nx8_xp v20, a4, a7 }
@@ -2275,7 +2275,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 14: { ivp_addnx16 v26, v26, v11 }
             P.addnx16(&v26, &v26, &v11)
             # bundle 15: { ivp_dselnx16t v24, v23, v10, v9, v26, vb0 }
-            P.dselnx16t(&v24, &v23, &v10, &v9, &v26, vb0)
+            P.dselnx16t(&v24, &v23, &v10, &v9, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 16: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
             P.subnx16(&v26, &v2, &v24)
             P.subnx16(&v27, &v24, &v2)
@@ -2359,7 +2359,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 36: { ivp_or2nx8 v17, v16, v22 }
             P.or2nx8(&v17, &v16, &v22)
             # bundle 37: { ivp_dselnx16t v18, v19, v14, v14, v17, vb0 }
-            P.dselnx16t(&v18, &v19, &v14, &v14, &v17, vb0)
+            P.dselnx16t(&v18, &v19, &v14, &v14, &v17, <vbool_t>0xffffffffffffffff)
             # bundle 38: { ivp_sel2nx8i v20, v18, v19, 53 }
             P.sel2nx8i(&v20, &v18, &v19, 53)
             # bundle 39: { ivp_sav2nx8_xp v20, a4, a7 }
@@ -2416,7 +2416,7 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 45: { ivp_or2nx8 v17, v16, v22 }
             P.or2nx8(&v17, &v16, &v22)
             # bundle 46: { ivp_dselnx16t v18, v19, v14, v14, v17, vb0 }
-            P.dselnx16t(&v18, &v19, &v14, &v14, &v17, vb0)
+            P.dselnx16t(&v18, &v19, &v14, &v14, &v17, <vbool_t>0xffffffffffffffff)
             # bundle 47: { ivp_sel2nx8i v20, v18, v19, 53 }
             P.sel2nx8i(&v20, &v18, &v19, 53)
             # bundle 48: { ivp_sav2nx8_xp v20, a4, a7 }
@@ -2685,8 +2685,8 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
                 a2 = hit37.base + <uint32_t>off
-            P.oltnxf16t(&vb2, &v16, &v26, vb0)
-            P.dselnx16t(&v0, &v1, &v21, &v14, &v4, vb0)
+            P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
+            P.dselnx16t(&v0, &v1, &v21, &v14, &v4, <vbool_t>0xffffffffffffffff)
             # bundle 30: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
             P.movnx16t(&v26, &v17, vb2)
             P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
@@ -2728,7 +2728,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             P.packvrnrnx48(&v7, &wv1, 0)
             a7 = X.xt_slli(a13, 2)
             # bundle 39: { ivp_oltnxf16t vb13, v16, v7, vb0 ; sub a11, a5, a10 }
-            P.oltnxf16t(&vb13, &v16, &v7, vb0)
+            P.oltnxf16t(&vb13, &v16, &v7, <vbool_t>0xffffffffffffffff)
             a11 = X.xt_sub(a5, a10)
             # bundle 40: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -48 ; movi a10, 48 }
             P.movnx16t(&v7, &v17, vb13)
@@ -2751,7 +2751,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             if k + 6 >= max_steps:
                 return ERR_FALLBACK
             # bundle 42: { ivp_oltnxf16t vb2, v16, v26, vb0 }
-            P.oltnxf16t(&vb2, &v16, &v26, vb0)
+            P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 43: { ivp_movnx16t v26, v17, vb2 }
             P.movnx16t(&v26, &v17, vb2)
             # bundle 44: { ivp_negnxf16t v26, v26, vb6 }
@@ -3034,8 +3034,8 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             else:
                 P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
                 a2 = hit39.base + <uint32_t>off
-            P.oltnxf16t(&vb2, &v16, &v26, vb0)
-            P.dselnx16t(&v0, &v1, &v21, &v14, &v4, vb0)
+            P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
+            P.dselnx16t(&v0, &v1, &v21, &v14, &v4, <vbool_t>0xffffffffffffffff)
             # bundle 31: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
             P.movnx16t(&v26, &v17, vb2)
             P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
@@ -3077,7 +3077,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             P.packvrnrnx48(&v7, &wv1, 0)
             a7 = X.xt_slli(a13, 2)
             # bundle 40: { ivp_oltnxf16t vb13, v16, v7, vb0 ; sub a11, a5, a10 }
-            P.oltnxf16t(&vb13, &v16, &v7, vb0)
+            P.oltnxf16t(&vb13, &v16, &v7, <vbool_t>0xffffffffffffffff)
             a11 = X.xt_sub(a5, a10)
             # bundle 41: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -48 ; movi a10, 48 }
             P.movnx16t(&v7, &v17, vb13)
@@ -3100,7 +3100,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             if k + 6 >= max_steps:
                 return ERR_FALLBACK
             # bundle 43: { ivp_oltnxf16t vb2, v16, v26, vb0 }
-            P.oltnxf16t(&vb2, &v16, &v26, vb0)
+            P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 44: { ivp_movnx16t v26, v17, vb2 }
             P.movnx16t(&v26, &v17, vb2)
             # bundle 45: { ivp_negnxf16t v26, v26, vb6 }
