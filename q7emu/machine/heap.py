@@ -6,8 +6,9 @@ system when it is freed (an ``mmap``-ed block is unmapped; free memory at the to
 threshold is trimmed), so the next case's arrays start as fresh pages that the kernel zeroes on first touch: about
 2,000 page faults a case, 5-9 ms of system CPU against 9-14 ms of the rest of a case (2-core AMD EPYC, E2M1
 group 0 at avx2, ``bench/replay_throughput.py``). :func:`keep_freed_memory` raises glibc's two thresholds so that
-those blocks stay in the process and the next case reuses them: no page faults after the first case, and the same
-peak (the next case takes what the last one freed).
+those blocks stay in the process and the next case reuses them: no page faults after the first case, and about the
+same peak (the next case takes what the last one freed; a larger trim threshold kept more of the holes that cases of
+different sizes leave: docs/limits.md §5).
 
 :func:`q7emu.machine.replay.replay` calls it (so ``q7emu replay`` and its forked ``-j`` workers), the CLI before
 every command and the pytest plugin when it replays cases. A program of your own that runs many cases another way
@@ -27,8 +28,9 @@ HEAP_ENV = "Q7EMU_HEAP"
 #: a block up to this size comes from the heap, not from its own mapping (glibc's M_MMAP_THRESHOLD; 32 MiB is the
 #: largest glibc takes on 64-bit hosts): the 24 MiB SBUF image of 0x30000-byte partitions fits
 MMAP_THRESHOLD_BYTES = 32 << 20
-#: free memory at the top of the heap is given back to the system only past this size (glibc's M_TRIM_THRESHOLD)
-TRIM_THRESHOLD_BYTES = 128 << 20
+#: free memory at the top of the heap is given back to the system only past this size (glibc's M_TRIM_THRESHOLD): what
+#: a full-size case frees (about 12 MiB) with room to spare; 128 MiB raised the peak of 12 failing cases by 70 MiB
+TRIM_THRESHOLD_BYTES = 32 << 20
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3        # mallopt's parameter numbers (glibc malloc.h)
 _applied: bool | None = None
 
