@@ -36,6 +36,18 @@ import numpy as np
 
 from q7emu.errors import InvalidArgument, first_line
 
+#: the CRC-32 the .npz reader checks a stored member with: zlib's, until a faster one of the same value is installed
+#: (:func:`use_crc32`; q7emu.machine.cases installs q7emu.kernels._cpu.crc32, folded with PCLMULQDQ)
+_crc32: Callable[[Any, int], int] = zlib.crc32
+
+
+def use_crc32(fn: Callable[[Any, int], int]) -> None:
+    """Check stored ``.npz`` members with ``fn`` (``fn(buffer, value)``: zlib.crc32's value) instead of zlib's own:
+    the reader of this lowest layer cannot import the compiled modules above it, so the layer that loads cases
+    installs the faster one (docs/limits.md §1)."""
+    global _crc32
+    _crc32 = fn
+
 
 def _kind(mode: int) -> str:
     return ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
@@ -785,7 +797,7 @@ class NpzReader:
                 raise _refuse(where, f"{pos} of {info.nbytes} data bytes", "truncated: the file ends inside the "
                                                                            "array")
             pos += got
-        if zlib.crc32(mv, zlib.crc32(head[:info.header_bytes])) != zi.CRC:
+        if _crc32(mv, zlib.crc32(head[:info.header_bytes])) != zi.CRC:
             raise _refuse(where, "CRC-32 mismatch", "damaged array data (CRC or deflate error)")
         self.left -= info.nbytes
         return _shaped(flat, info)

@@ -5,3 +5,10 @@ def levels() -> tuple[str, ...]:
 
 def detects() -> bool:
     """Whether this build can detect levels above ``generic`` (GCC or Clang on x86)."""
+
+def crc32_folds() -> bool:
+    """Whether :func:`crc32` folds with PCLMULQDQ here (GCC or Clang on x86-64, a CPU that has it)."""
+
+def crc32(data: object, value: int = 0) -> int:
+    """``zlib.crc32(data, value)``, the same 32-bit value, with a contiguous buffer of 64 bytes or more folded by
+    PCLMULQDQ where the CPU has it (zlib's alone otherwise)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 from types import ModuleType
 from typing import Any
 
@@ -26,7 +26,7 @@ from q7emu.errors import InvalidArgument, Q7Error
 
 __all__ = ["LEVELS", "BASELINE", "DEFAULT_LEVELS", "FORCEABLE_LEVELS", "ENV", "load_extension", "cached_extension",
            "cpu_levels", "built_levels", "build_levels", "select_level", "check_env", "isa_info", "TRANSLATIONS_ENV",
-           "translations_enabled"]
+           "translations_enabled", "fast_crc32"]
 
 #: the ISA levels, lowest first; ``native`` exists only in a ``Q7EMU_NATIVE=1`` build (docs/build.md §1.1).
 #: ``portable`` (the primitives' C bodies without x86 SIMD) runs on every CPU but is never picked by itself: it is
@@ -65,6 +65,16 @@ def cpu_levels() -> tuple[str, ...]:
     except ImportError:
         return ("portable", BASELINE)
     return ("portable", *_cpu.levels())
+
+
+def fast_crc32() -> Callable[[Any, int], int] | None:
+    """``q7emu.kernels._cpu.crc32`` (zlib's CRC-32, folded with PCLMULQDQ) where it folds on this CPU, else None
+    (not built, not x86-64 with GCC or Clang, no PCLMULQDQ): what q7emu.fileio.use_crc32 installs."""
+    try:
+        from q7emu.kernels import _cpu
+    except ImportError:
+        return None
+    return _cpu.crc32 if _cpu.crc32_folds() else None
 
 
 def built_levels(base: ModuleType) -> dict[str, str]:

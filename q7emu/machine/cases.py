@@ -41,10 +41,11 @@ from typing import Any
 import numpy as np
 
 from q7emu.errors import CaseError, InternalError, InvalidArgument, ProgramError, Q7Error, first_line
-from q7emu.fileio import ArrayInfo, NpzReader, atomic_write, atomic_write_text, read_json, write_npz
+from q7emu.fileio import ArrayInfo, NpzReader, atomic_write, atomic_write_text, read_json, use_crc32, write_npz
 from q7emu.isa.enums import Generation
 from q7emu.isa.records import RECORD_SIZE, parse_hex
 from q7emu.isa.validate import check_partition_bytes
+from q7emu.kernels.extension import fast_crc32
 from q7emu.machine.checks import (
     bytes_read_outside,
     check_record_knobs,
@@ -62,6 +63,9 @@ from q7emu.machine.machine import (
     normalize_machine_knobs,
     region_problem,
 )
+
+if (_crc := fast_crc32()) is not None:       # the case reader's CRC checks at PCLMULQDQ speed (docs/limits.md §1)
+    use_crc32(_crc)
 
 CASE_FORMAT = "q7emu-case"
 CASE_VERSION = 1
