@@ -2,7 +2,7 @@
 """IVP fp16 / fp32 ALU ops on bit patterns (docs/firmware.md §6.2 fp ALU, B02): predicated compares into vbool
 (merged under vbp: lanes vbp leaves false keep the old vb), sign flip, exponent add. No flags are modelled."""
 from libc.stdint cimport int16_t, uint16_t, uint32_t
-from q7regs cimport vec_t, vbool_t, vb_from_mask, q7_fcmp16_olt_bits
+from q7regs cimport vec_t, vbool_t, vb_from_mask, q7_fcmp16_olt_bits, q7_fcmp32_unordered_bits, Q7_FCMP32_LEAF
 from q7softfloat cimport f32_isnan_mask, f32_order_key
 from ivp_lanes cimport merge, vb_merge
 
@@ -12,10 +12,13 @@ cdef enum:
 
 
 cdef inline vbool_t fcmp32_unordered(const vec_t* va, const vec_t* vr, int op) noexcept nogil:
-    """The vbool of isnan(a) | isnan(b) | (a < b resp. a == b; +0 == -0) over fp32 lanes (quiet)."""
+    """The vbool of isnan(a) | isnan(b) | (a < b resp. a == b; +0 == -0) over fp32 lanes (quiet): the x86 bodies
+    of q7_fcmp32_unordered_bits (q7regs.pxd), the lane loop elsewhere."""
     cdef vec_t m
     cdef int k
     cdef uint32_t a, b
+    if Q7_FCMP32_LEAF:
+        return q7_fcmp32_unordered_bits(va.u32, vr.u32, op == FCMP_UEQ)
     for k in range(16):
         a = va.u32[k]; b = vr.u32[k]
         if op == FCMP_ULT:

@@ -621,6 +621,46 @@ cdef extern from *:
         return r;
     #endif
     }
+    /* The vbool of the unordered fp32 compares over 16 lanes (4 bits a lane): isnan(a) | isnan(b) | a < b (eq = 0:
+       the order keys of q7_fcmp16_olt_bits at 32 bits, +0 and -0 equal) or isnan(a) | isnan(b) | a == b (eq = 1: the
+       same pattern, or both zero), on integer lanes only (no MXCSR mode can change it). A true 32-bit lane is four
+       0xFF bytes, so the byte movemask gives its four vbool bits. The x86 bodies (Q7_FCMP32_LEAF); elsewhere the
+       lane loop of ivp_fp.pxd (fcmp32_unordered). */
+    #define Q7_FCMP32_LOOP(V, P, S, LANES) \
+        const V mag = P##set1_epi32(0x7FFFFFFF), inf = P##set1_epi32(0x7F800000), zero = P##setzero_##S(); \
+        uint64_t r = 0; \
+        int q; \
+        for (q = 0; q < 16 / (LANES); q++) { \
+            V x = P##loadu_##S((const V *)(a + (LANES) * q)); \
+            V y = P##loadu_##S((const V *)(b + (LANES) * q)); \
+            V mx = P##and_##S(x, mag), my = P##and_##S(y, mag), t; \
+            V nan = P##or_##S(P##cmpgt_epi32(mx, inf), P##cmpgt_epi32(my, inf)); \
+            if (eq) { \
+                t = P##or_##S(P##cmpeq_epi32(x, y), P##cmpeq_epi32(P##or_##S(mx, my), zero)); \
+            } else { \
+                V sx = P##srai_epi32(x, 31), sy = P##srai_epi32(y, 31); \
+                t = P##cmpgt_epi32(P##sub_epi32(P##xor_##S(my, sy), sy), P##sub_epi32(P##xor_##S(mx, sx), sx)); \
+            } \
+            r |= (uint64_t)(uint32_t)P##movemask_epi8(P##or_##S(nan, t)) << (4 * (LANES) * q); \
+        } \
+        return r;
+    #if defined(__AVX2__)
+    #define Q7_FCMP32_LEAF 1
+    static inline uint64_t q7_fcmp32_unordered_bits(const uint32_t *a, const uint32_t *b, int eq) {
+        Q7_FCMP32_LOOP(__m256i, _mm256_, si256, 8)
+    }
+    #elif defined(__SSE2__)
+    #define Q7_FCMP32_LEAF 1
+    static inline uint64_t q7_fcmp32_unordered_bits(const uint32_t *a, const uint32_t *b, int eq) {
+        Q7_FCMP32_LOOP(__m128i, _mm_, si128, 4)
+    }
+    #else
+    #define Q7_FCMP32_LEAF 0
+    static inline uint64_t q7_fcmp32_unordered_bits(const uint32_t *a, const uint32_t *b, int eq) {
+        (void)a; (void)b; (void)eq;
+        return 0;          /* never called: Q7_FCMP32_LEAF is 0 */
+    }
+    #endif
     #if defined(__SSE2__) && !defined(__AVX2__)
     /* The SSE2 (generic level) permutes: SSE2 has no variable shuffle, so a permute is a scalar lookup per lane in
        a local copy of the pool; the lanes are inserted into registers (pinsrw, 16 bits at a time) and stored whole.
@@ -873,6 +913,8 @@ cdef extern from *:
     uint64_t q7_lt_bits(const void* a, const void* b, int lane_bytes, int sgn) nogil
     void q7_merge_bits(uint8_t* vt, const uint8_t* x, uint64_t m) nogil
     uint64_t q7_fcmp16_olt_bits(const uint16_t* a, const uint16_t* b) nogil
+    const int Q7_FCMP32_LEAF       # 1 where q7_fcmp32_unordered_bits has an x86 body (SSE2, AVX2)
+    uint64_t q7_fcmp32_unordered_bits(const uint32_t* a, const uint32_t* b, int eq) nogil
     uint64_t q7_bytes_to_bits(const uint8_t* m) nogil
     void q7_bits_to_bytes(uint64_t b, uint8_t* m) nogil
     void q7_copy64(void* dst, const void* src) nogil
