@@ -120,7 +120,7 @@ def crc32_folds() -> bool:
 
 def crc32(data, value=0) -> int:
     """``zlib.crc32(data, value)``, the same 32-bit value, with the bytes of a contiguous buffer of 64 bytes or more
-    folded by PCLMULQDQ (about 4x zlib's speed on a 2-core EPYC) and the last 16 to 79 by zlib; zlib's alone
+    folded by PCLMULQDQ (about 3x zlib's speed on a 2-core EPYC) and the last 16 to 79 by zlib; zlib's alone
     for a shorter or non-contiguous buffer or without PCLMULQDQ. ``value``: the running CRC, 0..2^32 - 1. The GIL
     is released while folding."""
     cdef const uint8_t[::1] mv
