@@ -35,7 +35,7 @@ from q7emu.kernels.programs import (
 from q7emu.kernels.tracing import TraceRecorder, TraceSink, run_traced
 from q7emu.model.format_table import dequant_format
 from q7emu.model.kernels import KernelId, dequant_kernel
-from q7emu.model.knobs import dequant_out_bytes, normalize_dequant_args, normalize_quantize_mx_args
+from q7emu.model.knobs import SrcFormat, dequant_out_bytes, normalize_dequant_args, normalize_quantize_mx_args
 
 __all__ = ["kernel_program", "run_dequant", "run_quantize_mx", "dequantize_program", "quantize_mx_program",
            "ProgramBackend", "SRC_BASE", "DST_BASE", "SCALE_BASE"]
@@ -130,11 +130,11 @@ def dequantize_program(program: Program | None, src: npt.NDArray[Any], fmt: Any,
 
 def quantize_mx_program(program: Program | None, src: npt.NDArray[Any], dst_dtype: Any = "float8_e4m3fn", *,
                         trace: TraceRecorder | None = None, max_steps: int | None = None,
-                       counts: npt.NDArray[np.int64] | None = None,
+                       counts: npt.NDArray[np.int64] | None = None, src_format: SrcFormat | None = None,
                         **knobs: Any) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint8]]:
     """:func:`q7emu.quantize_mx` with ``program`` in the kernel's place (None: the kernel's own program for this
     configuration): the same arguments, checks and results ((data uint32 [P, F/4], scale uint8))."""
-    bits, kind, dst, checked = normalize_quantize_mx_args(src, dst_dtype, knobs)
+    bits, kind, dst, checked = normalize_quantize_mx_args(src, dst_dtype, knobs, src_format)
     prog = program if program is not None else kernel_program("quantize_mx", src_dtype=kind, dst_dtype=dst,
                                                               knobs=checked)
     p, f = bits.shape

@@ -12,7 +12,7 @@ import numpy as np
 
 from q7emu.golden import formats
 from q7emu.model.dtypes import Fp8Arg
-from q7emu.model.knobs import Emax, Nonfinite, ScaleLayout, Underflow, normalize_quantize_mx_args
+from q7emu.model.knobs import Emax, Nonfinite, ScaleLayout, SrcFormat, Underflow, normalize_quantize_mx_args
 
 #: max_exp per (emax knob, dst dtype) and the clip limit per dst dtype: model data (q7emu.model.tables)
 from q7emu.model.tables import MAX_EXP, MAX_VAL
@@ -110,13 +110,14 @@ def pack_x4(codes: np.ndarray) -> np.ndarray:
 
 
 def quantize_mx(src: Any, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_layout: ScaleLayout = "auto",
-                emax: Emax = "ocp", underflow: Underflow = "wrap", nonfinite: Nonfinite = "sim"
-                ) -> tuple[np.ndarray, np.ndarray]:
+                emax: Emax = "ocp", underflow: Underflow = "wrap", nonfinite: Nonfinite = "sim",
+                src_format: SrcFormat | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Golden QuantizeMX.
 
     Parameters
     ----------
-    src : float16 or bfloat16 [P, F], P in {32, 64, 96, 128}, F a positive multiple of 4.
+    src : float16 or bfloat16 [P, F], P in {32, 64, 96, 128}, F a positive multiple of 4; with ``src_format``
+        ("float16" / "bfloat16"), uint16 [P, F] holding those bit patterns.
     dst_dtype : "float8_e4m3fn" or "float8_e5m2".
     scale_layout : "auto" (scatter if P > 32 else compact), "scatter" or "compact".
     emax : "ocp" (max_exp 8 / 15) or "alt" (7 / 14).
@@ -140,7 +141,8 @@ def quantize_mx(src: Any, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_layout: 
     (E4M3 0x7F / 0xFF, E5M2 0x7E / 0xFE); ±Inf clips to ±max_val (``nonfinite=sim``).
     """
     bits, kind, dst, knobs = normalize_quantize_mx_args(
-        src, dst_dtype, dict(scale_layout=scale_layout, emax=emax, underflow=underflow, nonfinite=nonfinite))
+        src, dst_dtype, dict(scale_layout=scale_layout, emax=emax, underflow=underflow, nonfinite=nonfinite),
+        src_format)
     p, f = bits.shape
     # in column blocks of whole 4-element blocks, BLOCK_BYTES of source at a time: the float64 temporaries are tens
     # of bytes per element (a full SBUF at once peaked at 1 GB; docs/limits.md §5)

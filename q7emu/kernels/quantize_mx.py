@@ -16,7 +16,7 @@ from q7emu.kernels.extension import cached_extension
 from q7emu.kernels.tracing import TraceRecorder, run_traced
 from q7emu.model.dtypes import Fp8Arg
 from q7emu.model.kernels import KernelId
-from q7emu.model.knobs import Emax, Nonfinite, ScaleLayout, Underflow, normalize_quantize_mx_args
+from q7emu.model.knobs import Emax, Nonfinite, ScaleLayout, SrcFormat, Underflow, normalize_quantize_mx_args
 
 #: max_exp per (emax knob, dst dtype): model data (q7emu.model.tables), re-exported here
 from q7emu.model.tables import MAX_EXP
@@ -76,11 +76,12 @@ def listing_run(passes: int, src_dtype: str, dst_dtype: str, knobs: Mapping[str,
 def quantize_mx(src: np.ndarray, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_layout: ScaleLayout = "auto",
                 emax: Emax = "ocp", underflow: Underflow = "wrap", nonfinite: Nonfinite = "sim",
                 trace: TraceRecorder | None = None,
-                cores: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                cores: int | None = None, src_format: SrcFormat | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Quantize an fp16 / bf16 tile to MXFP8 exactly as the 0xE3 body does.
 
     Args:
-        src: float16 or ml_dtypes.bfloat16 [P, F], P in {32, 64, 96, 128}, F a multiple of 4.
+        src: float16 or ml_dtypes.bfloat16 [P, F], P in {32, 64, 96, 128}, F a multiple of 4; or, with
+            ``src_format``, uint16 [P, F] holding those bit patterns.
         dst_dtype: "float8_e4m3fn" or "float8_e5m2" in any spelling (the type lists the lower-case ones, the
             format table's; FP4 output does not exist for this op).
         scale_layout: "auto" (scatter when P > 32, else compact), "scatter" or "compact".
@@ -93,6 +94,8 @@ def quantize_mx(src: np.ndarray, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_l
         trace: None or a q7emu trace recorder.
         cores: host threads sharing the 8-partition row blocks (None = up to the CPU count for
             large tiles; tracing runs on one). The bytes never depend on it.
+        src_format: None (``src``'s dtype says), or "float16" / "bfloat16": ``src`` is uint16 bit patterns of that
+            format (a bf16 source without importing ml_dtypes, whose import alone takes about a second).
         The knobs' values and defaults are the knob table's (q7emu.model.knobs.KNOBS; docs/model.md §2).
 
     Returns:
@@ -103,7 +106,8 @@ def quantize_mx(src: np.ndarray, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_l
     Raises InvalidArgument (before any kernel code runs) or Q7Error when the extension is not built.
     """
     bits, kind, dst, knobs = normalize_quantize_mx_args(
-        src, dst_dtype, {"scale_layout": scale_layout, "emax": emax, "underflow": underflow, "nonfinite": nonfinite})
+        src, dst_dtype, {"scale_layout": scale_layout, "emax": emax, "underflow": underflow, "nonfinite": nonfinite},
+        src_format)
     check_cores(cores)
     ext = cached_extension(globals(), "_quantize_mx", EXTENSION)
     p, f = bits.shape

@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -39,7 +39,8 @@ from q7emu.model.knob_types import (
 
 __all__ = ["Knob", "KNOBS", "KNOB_DEFAULTS", "knob", "knob_applies", "NibbleOrder", "Fp6Packing", "MxLayout",
            "MxScale", "Nf4Table", "Emax", "Underflow", "Nonfinite", "ScaleLayout",
-           "DEQUANT_KNOBS", "QUANTIZE_MX_KNOBS", "QUANTIZE_MX_SRC_DTYPES", "QUANTIZE_MX_DST_DTYPES", "VALID_P",
+           "DEQUANT_KNOBS", "QUANTIZE_MX_KNOBS", "QUANTIZE_MX_SRC_DTYPES", "QUANTIZE_MX_DST_DTYPES", "SrcFormat",
+           "VALID_P",
            "DequantFmt", "FMT_NAMES",
            "PATH_RATIO", "path_name", "check_knob", "check_knobs", "dequant_knobs", "normalize_fmt",
            "normalize_dequant_args", "dequant_out_bytes", "normalize_quantize_mx_args"]
@@ -105,6 +106,8 @@ QUANTIZE_MX_KNOBS: dict[str, tuple[str, ...]] = {k.name: k.values for k in KNOBS
 
 #: QuantizeMX source and destination dtypes (numpy / ml_dtypes names) [docs/firmware.md §3.1]
 QUANTIZE_MX_SRC_DTYPES = ("float16", "bfloat16")
+#: the ``src_format`` of QuantizeMX's raw-bits source: the fp16 or bf16 bit patterns in a uint16 array
+SrcFormat = Literal["float16", "bfloat16"]
 QUANTIZE_MX_DST_DTYPES = tuple(f.name for f in FP8_FORMATS)
 #: QuantizeMX partition counts [docs/firmware.md §3.1]
 VALID_P = (32, 64, 96, 128)
@@ -273,21 +276,31 @@ def _is_ml_bfloat16(dtype: np.dtype[Any]) -> bool:
     return bool(dtype == ml_dtypes.bfloat16)
 
 
-def normalize_quantize_mx_args(src: Any, dst_dtype: Any, knobs: Mapping[str, Any]
+def normalize_quantize_mx_args(src: Any, dst_dtype: Any, knobs: Mapping[str, Any],
+                               src_format: SrcFormat | None = None
                                ) -> tuple[np.ndarray, str, str, dict[str, Any]]:
     """Check every QuantizeMX rule before anything is computed.
 
     ``dst_dtype`` is an FP8 format in any spelling of :mod:`q7emu.model.dtypes` (``"e4m3"``,
-    ``"float8_e4m3fn"``, ``np.dtype``, ``ml_dtypes.float8_e5m2``, ...). Returns ``(src_bits, src_kind, dst_dtype,
-    knobs)``: ``src_bits`` is a C-contiguous uint16 array [P, F] of the raw fp16/bf16 bit patterns, ``src_kind``
-    is "float16" or "bfloat16", ``dst_dtype`` is "float8_e4m3fn" or "float8_e5m2", and ``knobs['scale_layout']``
-    is resolved from ``auto`` to ``scatter`` / ``compact``.
+    ``"float8_e4m3fn"``, ``np.dtype``, ``ml_dtypes.float8_e5m2``, ...). ``src`` is a float16 or ml_dtypes.bfloat16
+    array, or, with ``src_format`` ("float16" / "bfloat16"), a uint16 array of those bit patterns (no ml_dtypes
+    needed: its import alone takes 0.8-1.6 s). Returns ``(src_bits, src_kind, dst_dtype, knobs)``: ``src_bits`` is
+    a C-contiguous uint16 array [P, F] of the raw fp16/bf16 bit patterns, ``src_kind`` is "float16" or "bfloat16",
+    ``dst_dtype`` is "float8_e4m3fn" or "float8_e5m2", and ``knobs['scale_layout']`` is resolved from ``auto`` to
+    ``scatter`` / ``compact``.
     """
     dst_dtype = fp8_dtype(dst_dtype, "dst_dtype")
     checked = check_knobs(knobs, QUANTIZE_MX_KNOBS)
     if not isinstance(src, np.ndarray):
         raise InvalidArgument("src", type(src).__name__, "must be a numpy array of float16 or bfloat16")
-    if src.dtype == np.float16:
+    if src_format is not None:
+        if src_format not in QUANTIZE_MX_SRC_DTYPES:
+            raise InvalidArgument("src_format", src_format, "must be float16 or bfloat16 (or None: src's dtype)")
+        if src.dtype != np.uint16:
+            raise InvalidArgument("src.dtype", str(src.dtype), f"must be uint16 (the {src_format} bit patterns) "
+                                                               "when src_format is given")
+        kind = src_format
+    elif src.dtype == np.float16:
         kind = "float16"            # (no ml_dtypes: its import alone takes 0.8-1.6 s)
     elif src.dtype.name == "bfloat16" and _is_ml_bfloat16(src.dtype):
         kind = "bfloat16"
