@@ -1,13 +1,8 @@
 """QuantizeMX's raw-bits source (``src_format``): a uint16 array of fp16 / bf16 bit patterns gives the bytes the
 same values as float16 / ml_dtypes.bfloat16 give, on the kernel, the golden model and the kernel's program; bad
-values name the argument; and a replay of a bf16 QuantizeMX case never imports ml_dtypes (whose import alone
-took 0.76 s of a one-case replay's 1.16, docs/build.md §3.9)."""
+values name the argument. (That a replay of a bf16 case, which passes the bits, imports no ml_dtypes is
+firmware_tests/cli/test_cli_imports.py's.)"""
 from __future__ import annotations
-
-import os
-import subprocess
-import sys
-import textwrap
 
 import ml_dtypes
 import numpy as np
@@ -17,9 +12,6 @@ import q7emu
 from q7emu.asm.kernels import quantize_mx_program
 from q7emu.errors import InvalidArgument
 from q7emu.golden import quantize_mx as golden_quantize_mx
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXAMPLES = os.path.join(ROOT, "examples", "cases")
 
 
 def _bits(seed: int, shape=(32, 64)) -> np.ndarray:
@@ -49,19 +41,3 @@ def test_bad_src_format_values_name_the_argument():
         q7emu.quantize_mx(bits.view(np.float16), "e4m3", src_format="float16")
     with pytest.raises(InvalidArgument, match="src.dtype"):
         q7emu.quantize_mx(bits, "e4m3")                                          # uint16 without src_format
-
-
-CHILD = textwrap.dedent("""
-    import sys
-    from q7emu.machine.replay import replay
-    results = replay([sys.argv[1]], progress=False)
-    assert results and all(r.ok for r in results), [(r.path, r.status) for r in results]
-    print("ml_dtypes" in sys.modules)
-""")
-
-
-def test_a_bf16_quantize_mx_replay_does_not_import_ml_dtypes():
-    case = os.path.join(EXAMPLES, "mariana", "mariana_e3_quantize_mx_e5m2.json")
-    r = subprocess.run([sys.executable, "-c", CHILD, case], capture_output=True, text=True, cwd=ROOT, timeout=300)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip().splitlines()[-1] == "False", r.stdout
