@@ -409,6 +409,35 @@ def test_interrupt_exits_130(capsys, monkeypatch):
     assert code == 130 and err == "q7emu: interrupted\n" and out == ""
 
 
+def test_an_interrupt_after_the_command_returned_is_no_traceback(capsys, monkeypatch):
+    """A Ctrl-C that lands as the command finishes -- after it returned, while the signal handlers are put back --
+    is outside the command's own handling: its status and report stand, and no traceback (a CI run of the
+    interrupted ``case new`` test caught one)."""
+    import contextlib
+
+    import q7emu.cli.main as cli_main
+
+    @contextlib.contextmanager
+    def signal_on_the_way_out():
+        yield []
+        raise KeyboardInterrupt              # as the handler does when the signal comes during the restore
+
+    monkeypatch.setattr(cli_main, "_stop_signals", signal_on_the_way_out)
+    code, out, err = run(capsys, "ops")
+    assert code == 0 and "Traceback" not in err and "addnx16" in out
+
+
+def test_an_interrupt_before_the_command_began_exits_130(capsys, monkeypatch):
+    import q7emu.cli.main as cli_main
+
+    def interrupted_early(argv):
+        raise KeyboardInterrupt              # outside _main's own try: before it began
+
+    monkeypatch.setattr(cli_main, "_main", interrupted_early)
+    code, out, err = run(capsys, "ops")
+    assert code == 130 and err == "q7emu: interrupted\n" and out == ""
+
+
 def test_no_command_prints_help_exit_2(capsys):
     code, out, _ = run(capsys)
     assert code == 2 and out.startswith("usage: q7emu") and all(c in out for c in COMMANDS)

@@ -221,8 +221,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     and interrupted (or stopped by one of those signals), it ignores SIGINT from then on: all was printed, and a
     second Ctrl-C must not print a traceback while Python exits (docs/limits.md §4)."""
     _usable_streams()
-    with _stop_signals() as got:
-        code = _main(argv)
+    code: int | None = None
+    got: list[int] = []
+    try:
+        with _stop_signals() as got:
+            code = _main(argv)
+    except KeyboardInterrupt:
+        # the signal came outside the command's own handling: after it returned (its report is out: its status
+        # stands) or before it began
+        if code is None:
+            print("q7emu: interrupted", file=sys.stderr)
+            code = EXIT_INTERRUPT
     if ((got or code == EXIT_INTERRUPT) and argv is None
             and threading.current_thread() is threading.main_thread()):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
