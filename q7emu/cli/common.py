@@ -240,6 +240,12 @@ def quiet_dask_logs() -> None:
             logging.getLogger(name).setLevel(logging.CRITICAL + 1)
 
 
+def interrupted() -> int:
+    """Say on stderr that Ctrl-C stopped the command (``q7emu: interrupted``) and return EXIT_INTERRUPT (130)."""
+    print("q7emu: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPT
+
+
 def print_error(message: str, stream: TextIO | None = None) -> None:
     """Print ``q7emu: error: MESSAGE`` (one line) on stderr (a name that is not UTF-8 as ``\\xff``)."""
     print(f"q7emu: error: {shown_name(message)}", file=stream or sys.stderr)

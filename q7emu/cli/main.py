@@ -38,6 +38,7 @@ from q7emu.cli.common import (
     ParserError,
     UsageError,
     error_line,
+    interrupted,
     json_text,
     print_error,
     print_json,
@@ -230,8 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the signal came outside the command's own handling: after it returned (its report is out: its status
         # stands) or before it began
         if code is None:
-            print("q7emu: interrupted", file=sys.stderr)
-            code = EXIT_INTERRUPT
+            code = interrupted()
     if ((got or code == EXIT_INTERRUPT) and argv is None
             and threading.current_thread() is threading.main_thread()):
         signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -281,8 +281,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             pass
         return EXIT_OK
     except KeyboardInterrupt:
-        print("q7emu: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPT
+        return interrupted()
     except MemoryError as e:       # the machine's memory, not q7emu's logic: the input needs more than there is
         line = (f"out of memory ({error_line(e)}): the input needs more memory than this machine gives q7emu; "
                 "see the limits in docs/limits.md §2")

@@ -4,7 +4,6 @@ Each has ``--json`` (schemas: docs/cli.md)."""
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +14,6 @@ if TYPE_CHECKING:
     from q7emu.machine.workers import Interrupted
 
 from q7emu.cli.common import (
-    EXIT_INTERRUPT,
     EXIT_OK,
     GENERATIONS,
     KNOB_HELP,
@@ -24,6 +22,7 @@ from q7emu.cli.common import (
     UsageError,
     add_program_options,
     add_run_options,
+    interrupted,
     parse_int,
     parse_knobs,
     parse_partition_bytes,
@@ -180,8 +179,7 @@ def _interrupted(e: Interrupted) -> int:
         print(report.format_case(r, None, 0, width=width))
     failed = sum(not r.ok for r in e.results)
     print(f"interrupted: {e.done} of {e.total} cases finished: {e.done - failed} passed, {failed} failed")
-    print("q7emu: interrupted", file=sys.stderr)
-    return EXIT_INTERRUPT
+    return interrupted()
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
