@@ -1,12 +1,13 @@
 """Build the q7emu Cython extensions from src/ (setuptools + Cython).
 
 src/ is grouped by layer: src/primitives (register types and the IVP primitive families),
-src/trace (the trace recorder the kernels write into) and src/kernels (the firmware kernels).
+src/trace (the trace recorder the kernels write into) and src/kernels (the program interpreter with the kernel
+programs' translations, and the QuantizeMX kernel).
 Each .pyx becomes the extension of the same name in the matching q7emu sub-package.
 
 ISA levels (docs/build.md §1): the hot kernel modules (:data:`HOT`) are compiled once per level of
-:func:`isa_levels` -- ``q7emu.kernels._dequant`` at the baseline, ``q7emu.kernels._dequant_avx2``,
-``q7emu.kernels._dequant_avx512`` (and with ``Q7EMU_PORTABLE=1`` ``q7emu.kernels._dequant_portable``, the primitives'
+:func:`isa_levels` -- ``q7emu.kernels._program`` at the baseline, ``q7emu.kernels._program_avx2``,
+``q7emu.kernels._program_avx512`` (and with ``Q7EMU_PORTABLE=1`` ``q7emu.kernels._program_portable``, the primitives'
 portable C bodies, which non-x86 machines run) -- and q7emu.kernels.extension picks one at import. Every other module is
 compiled once, at the baseline. A hot module is cythonized once, from a source setup.py writes under build/isa/
 (its ISA constants read from C macros, then the real .pyx included); that one C output is copied once per level
@@ -100,12 +101,12 @@ DIRECTIVES = {
     "cdivision": True,
     "initializedcheck": False,
 }
-#: src/ itself (the generated sources include "kernels/_dequant.pyx") and every layer folder of src/
+#: src/ itself (the generated sources include "kernels/_program.pyx") and every layer folder of src/
 INCLUDE = ["src"] + sorted(d.as_posix() for d in Path("src").iterdir() if d.is_dir())
 #: extension module -> its Cython source: src/<layer>/_<name>.pyx builds q7emu.<layer>._<name>
 MODULES = {f"q7emu.{pyx.parent.name}.{pyx.stem}": pyx.as_posix() for pyx in sorted(Path("src").glob("*/_*.pyx"))}
 #: the modules compiled once per ISA level (the kernels); the rest is not hot and is built at the baseline
-HOT = ("q7emu.kernels._dequant", "q7emu.kernels._quantize_mx", "q7emu.kernels._program")
+HOT = ("q7emu.kernels._program", "q7emu.kernels._quantize_mx")
 #: the CPUID probe, which also records the levels built (ISA_BUILT)
 CPU = "q7emu.kernels._cpu"
 GENERATED = Path("build") / "isa"
@@ -113,7 +114,7 @@ GENERATED = Path("build") / "isa"
 #: ``ISA_SIMD`` (none at ``portable`` and off x86)
 SIMD_MACROS = ("SSE2", "AVX2", "AVX512F", "AVX512BW", "AVX512VBMI")
 #: Cython's utility code (memoryviews, function objects, exception helpers, ...) as one module that every extension
-#: imports, instead of a copy compiled into each of the 8 (Cython >= 3.1's shared utility module; docs/build.md §2.2)
+#: imports, instead of a copy compiled into each (Cython >= 3.1's shared utility module; docs/build.md §2.2)
 SHARED = "q7emu.primitives._cyutility"
 SHARED_C = GENERATED.joinpath(*SHARED.split(".")).with_suffix(".c")
 
@@ -178,11 +179,11 @@ def cpu_source(source: str) -> str:
 
 def level_source(name: str, c_file: str, level: str) -> str:
     """Write the C file of the hot module ``name`` at ``level``: the level's macros, then Cython's output
-    ``c_file`` with the module's name (its init function ``PyInit__dequant``, its ``PyModuleDef`` name and the
-    qualified name it is registered under) renamed to the variant's (``_dequant_avx2``)."""
+    ``c_file`` with the module's name (its init function ``PyInit__program``, its ``PyModuleDef`` name and the
+    qualified name it is registered under) renamed to the variant's (``_program_avx2``)."""
     short = name.rsplit(".", 1)[-1]
     variant = short if level == "generic" else f"{short}_{level}"
-    # (_dequant_generic.c, _dequant_avx2.c, ...: never _dequant.c, Cython's output beside them)
+    # (_program_generic.c, _program_avx2.c, ...: never _program.c, Cython's output beside them)
     path = GENERATED.joinpath(*name.split(".")).with_name(f"{short}_{level}.c")
     if current(path, c_file):
         return path.as_posix()

@@ -3,7 +3,7 @@
     python bench/ab_builds.py BASE_DIR [--levels generic,avx2] [--rounds N] [--trace] [--cpu] [--json]
 
 BASE_DIR holds the other build's kernel extension modules (a copy of an earlier checkout's built
-``q7emu/kernels/_dequant*.so`` and ``_quantize_mx*.so``, e.g. ``mkdir -p build/ab-base && cp q7emu/kernels/*.so
+``q7emu/kernels/_program*.so`` and ``_quantize_mx*.so``, e.g. ``mkdir -p build/ab-base && cp q7emu/kernels/*.so
 build/ab-base/`` before the change; build/ is not tracked). For every ISA level this CPU runs and both builds
 hold, each path of bench/summary.py is run through the public API (``dequantize`` / ``quantize_mx``, one core,
 trace off) with this build's module and with the base's, timed alternately in one process (so a drifting machine
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
 
         def use(d: ModuleType, q: ModuleType) -> None:
-            dequant._dequant, quantize_mx._quantize_mx = d, q
+            dequant._program, quantize_mx._quantize_mx = d, q
 
         for name, fn in todo:
             def run_new(fn=fn, d=new_d, q=new_q):

@@ -5,11 +5,10 @@ shared machine cannot move, where bench/summary.py's times drift with the host's
                                        [--program] [--json]
 
 For each level and each path of bench/summary.py, one untraced call runs in a child process under
-``valgrind --tool=callgrind``, which counts only inside the kernel's row functions (``proc_non_mx``,
-``proc_4bit_mx_8``, QuantizeMX's ``quantize_block``: the kernel itself, not the Python around it) or, where
-the untraced call runs its program's translation (docs/asm.md §9: TensorDequantize at a level that has them),
-inside the translation (``tx_*``); ``--translations off`` counts the compiled kernels there
-(Q7EMU_TRANSLATIONS=off). The inputs are
+``valgrind --tool=callgrind``, which counts only inside the kernel: QuantizeMX's ``quantize_block`` (its compiled
+kernel), TensorDequantize's program translation (docs/asm.md §9: ``tx_*``) or, with ``--translations off``
+(Q7EMU_TRANSLATIONS=off) or at a level without translations, its program on the interpreter (``exec_loop``): not
+the Python around it. The inputs are
 summary.py's, cut to the first PARTITIONS partitions (default 4; QuantizeMX on 32 x 2048, its smallest tile).
 Prints host instructions per output element and per executed primitive (the primitives counted by a Recorder on
 the same input, as summary.py's ns/prim). ``--program`` counts the path's kernel program instead (docs/asm.md §9):
@@ -36,7 +35,7 @@ from pathlib import Path
 
 #: the kernel functions counted (callgrind --toggle-collect patterns on the Cython C names; the translations' too:
 #: an untraced TensorDequantize call runs them)
-KERNEL_FUNCTIONS = ("*proc_non_mx*", "*proc_4bit_mx_8*", "*quantize_block*", "*_tx_proc_*")
+KERNEL_FUNCTIONS = ("*quantize_block*", "*_tx_proc_*", "*exec_loop*")
 #: with --program: a translation, or the interpreter's loop
 PROGRAM_FUNCTIONS = ("*_tx_proc_*", "*exec_loop*")
 QMX_SHAPE = (32, 2048)
@@ -123,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--program", action="store_true",
                     help="count the path's kernel program (translated where the level has it) instead of the kernel")
     ap.add_argument("--translations", choices=("on", "off"), default="on",
-                    help="off: count the compiled kernels where an untraced call would run a translation")
+                    help="off: count the interpreter where an untraced call would run a translation")
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
     ap.add_argument("--child", nargs=3, metavar=("LEVEL", "PATH", "PARTITIONS"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)

@@ -6,7 +6,9 @@ kernel on the same full 128-partition input, in one process, at every ISA level 
 For each level (the kernel modules and the interpreter swapped in with q7emu.kernels.extension.load_extension) and
 each path of bench/summary.py (its inputs: 128 partitions; QuantizeMX 128 x 16384 bf16), one core, trace off:
 
-  kernel ms     the compiled kernel (q7emu.dequantize / quantize_mx with Q7EMU_TRANSLATIONS=off), CPU seconds of this
+  kernel ms     q7emu.dequantize / quantize_mx with Q7EMU_TRANSLATIONS=off (TensorDequantize: its generated
+                program on the interpreter, the compiled kernels being retired; QuantizeMX: its compiled kernel),
+                CPU seconds of this
                 thread per call, median
   program ms    the path's own program (q7emu.asm.kernels.dequantize_program / quantize_mx_program), likewise
   default ms    q7emu.dequantize / quantize_mx as a user calls them: an untraced TensorDequantize call runs its

@@ -147,7 +147,7 @@ def executed(fn) -> int:
 
 def use_level(level: str) -> None:
     """Swap the kernel modules' compiled extensions for the ones built for ``level``."""
-    dequant._dequant = extension.load_extension(dequant.EXTENSION, level)
+    dequant._program = extension.load_extension(dequant.EXTENSION, level)
     quantize_mx._quantize_mx = extension.load_extension(quantize_mx.EXTENSION, level)
 
 

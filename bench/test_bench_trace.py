@@ -1,16 +1,14 @@
 """Cost of the trace hook: tracing off vs the compiled-out kernel, and tracing on vs off.
 
-The kernels are fused over TR = NoTraceP | TracerP (src/trace/q7trace.pxd); ``if TR is TracerP`` is resolved at
-compile time, so the NoTraceP specialisation *is* the build with the hook compiled out: it contains no
-trace code at all. ``_dequant.run(...)`` without ``trace`` runs exactly that specialisation, so it is the
-"compiled out" baseline. Tracing off through the public API (``dequantize(..., trace=None)``) runs the same
-machine code; what it adds is the API's argument validation / output allocation plus the hook's Python
-side (two ``getattr`` and a ``trace is not None`` test) -- measured separately below as ``api_hook_python``.
+A TensorDequantize call runs its program: untraced, the translation (no trace code at all: the "compiled out"
+baseline, run straight through the interpreter module's ``run_translated``); traced, the interpreter with the
+recorder (src/trace/q7trace.pxd). Tracing off through the public API (``dequantize(..., trace=None)``) runs the
+same translation; what it adds is the API's argument validation / output allocation plus the hook's Python side.
 
 Variants (per shape):
-  compiled_out     _dequant.run(src, dst, fmt, group)                 NoTraceP specialisation
+  compiled_out     the translation alone (q7emu.kernels.dequant's runner, no API)    no trace code
   api_off          q7emu.dequantize(src, fmt, group)                  trace=None
-  kernel_on        _dequant.run(..., trace=True)                      TracerP: C recording + bytes copy
+  kernel_on        the interpreter with trace=True (run_program)      C recording + bytes copy
   api_on           q7emu.dequantize(..., trace=Recorder())            what a user calls (parsing deferred)
   api_on_parsed    api_on + recorder.trace (numpy structured arrays)
 
@@ -25,8 +23,9 @@ import numpy as np
 import pytest
 
 from q7emu.analysis.trace import Recorder
-from q7emu.kernels import _dequant
+from q7emu.kernels import dequant
 from q7emu.kernels.dequant import dequantize
+from q7emu.kernels.extension import load_extension
 from q7emu.model.knobs import dequant_out_bytes, path_name
 
 SHAPES = {"small_8x256": (8, 256, 1, 0), "mx_8x640": (8, 640, 1, 8), "large_128x1024": (128, 1024, 1, 0)}
@@ -44,12 +43,15 @@ def _inputs(shape: str):
 
 
 def _fn(variant: str, src, dst, fmt, group):
+    ext = load_extension(dequant.EXTENSION)
+    cp = dequant.configured_program(fmt, group, {})
     if variant == "compiled_out":
-        return lambda: _dequant.run(src, dst, fmt, group)
+        run = dequant._translated(ext, cp, src, dst)
+        return lambda: run(0, src.shape[0])
     if variant == "api_off":
         return lambda: dequantize(src, fmt, group)
     if variant == "kernel_on":
-        return lambda: _dequant.run(src, dst, fmt, group, trace=True)
+        return lambda: dequant.run_program(ext, cp, src, dst, 0, src.shape[0], trace=True)
     if variant == "api_on":
         return lambda: dequantize(src, fmt, group, trace=Recorder())
 

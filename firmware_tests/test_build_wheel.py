@@ -49,12 +49,12 @@ def test_the_modules_the_recipe_expects_are_the_ones_src_builds():
 def test_a_complete_wheel_passes(tmp_path):
     w = wheel(tmp_path, full())
     assert bw.check_wheel(w, X86_LEVELS) == []
-    assert bw.extension_modules(w)["q7emu/kernels/_dequant_avx512"] == "q7emu/kernels/_dequant_avx512" + SUFFIX
+    assert bw.extension_modules(w)["q7emu/kernels/_program_avx512"] == "q7emu/kernels/_program_avx512" + SUFFIX
 
 
 @pytest.mark.parametrize("drop,words", [
     ("q7emu/kernels/_quantize_mx_avx512", "q7emu/kernels/_quantize_mx_avx512 (ISA level avx512) is missing"),
-    ("q7emu/kernels/_dequant", "q7emu/kernels/_dequant (ISA level generic) is missing"),
+    ("q7emu/kernels/_program", "q7emu/kernels/_program (ISA level generic) is missing"),
     ("q7emu/primitives/_ivp", "q7emu/primitives/_ivp is missing"),
 ])
 def test_a_missing_module_or_level_is_named(tmp_path, drop, words):
@@ -63,9 +63,9 @@ def test_a_missing_module_or_level_is_named(tmp_path, drop, words):
 
 
 def test_a_native_level_and_missing_entry_points_are_refused(tmp_path):
-    w = wheel(tmp_path, full() + ["q7emu/kernels/_dequant_native"], entry_points=False)
+    w = wheel(tmp_path, full() + ["q7emu/kernels/_program_native"], entry_points=False)
     problems = bw.check_wheel(w, X86_LEVELS)
-    assert any("_dequant_native is in it" in p for p in problems)
+    assert any("_program_native is in it" in p for p in problems)
     assert any("entry_points.txt" in p for p in problems)
 
 

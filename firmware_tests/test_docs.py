@@ -292,5 +292,5 @@ def test_repository_paths_in_sources_and_docs_exist():
 
 def test_repo_path_scanner_self_test():
     text = ("see q7emu/model/knobs.py, src/kernels/_<name>.pyx and docs/model.md §9.\nbuilt: src/x/_a.c; "
-            "Halide's src/CodeGen_Xtensa.cpp; the src/dst patterns; src/kernels/_dequant.pyx")
-    assert repo_paths(text) == [(1, "q7emu/model/knobs.py"), (1, "docs/model.md"), (2, "src/kernels/_dequant.pyx")]
+            "Halide's src/CodeGen_Xtensa.cpp; the src/dst patterns; src/kernels/_program.pyx")
+    assert repo_paths(text) == [(1, "q7emu/model/knobs.py"), (1, "docs/model.md"), (2, "src/kernels/_program.pyx")]

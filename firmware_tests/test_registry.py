@@ -75,6 +75,13 @@ def test_sources_extension_and_listing_exist(name):
     e = ENTRIES[name]
     for rel in e.sources:
         assert (ROOT / rel).is_file(), rel
+    if e.sources[-1].endswith(".s"):       # run as its program (docs/asm.md §6) by the interpreter module
+        from q7emu.kernels.programs import program_file
+        assert ROOT / e.sources[-1] == program_file(e.function) and e.function == e.name
+        assert e.extension == "q7emu.kernels._program" and callable(e.load().run_translated)
+        raw, labels, notes = e.listing_run(1, {"fmt": e.paths[0][0], "knobs": {}})
+        assert labels and set(labels.values()) <= set(notes)
+        return
     pyx = [s for s in e.sources if s.endswith(".pyx")]
     assert len(pyx) == 1 and Path(pyx[0]).stem == e.extension.rsplit(".", 1)[-1]
     assert re.search(rf"cdef\s+(inline\s+)?void\s+{e.function}\(", (ROOT / pyx[0]).read_text())
@@ -127,7 +134,7 @@ def test_registry_and_golden_machine_import_without_the_extensions():
     golden backend replays a case, and a kernel call is a one-line Q7Error that says to build."""
     code = r'''
 import sys, importlib.abc
-BLOCK = {"q7emu.primitives._ivp", "q7emu.kernels._dequant", "q7emu.kernels._quantize_mx"}
+BLOCK = {"q7emu.primitives._ivp", "q7emu.kernels._program", "q7emu.kernels._quantize_mx"}
 class Block(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name in BLOCK:
@@ -145,7 +152,7 @@ try:
     registry.get("proc_4bit_non_mx").handler(np.zeros((1, 4), np.uint8), 1)
 except Q7Error as err:
     msg = str(err)
-    assert "\n" not in msg and "build the extensions" in msg and "q7emu.kernels._dequant" in msg, msg
+    assert "\n" not in msg and "build the extensions" in msg and "q7emu.kernels._program" in msg, msg
 else:
     raise AssertionError("ran without the extension")
 assert not BLOCK & set(sys.modules)

@@ -13,8 +13,10 @@ An entry (:class:`KernelEntry`) holds
 * ``paths``: the (dequant_fmt, group_size) pairs that select it (from :data:`q7emu.model.kernels.DEQUANT_PATHS`;
   ``()`` for an op without a format), or ``src_dtypes`` / ``dst_dtypes`` for one that has dtypes instead;
 * ``knobs``: the model knobs (docs/model.md §1-§2) its bytes can depend on; ``knob_rule`` narrows them per record;
-* ``sources``, ``extension``, ``function``: its kernel source files in include order, the compiled module
-  whose ``run()`` executes it, and the kernel body (the cdef function of the sources its ``run()`` calls);
+* ``sources``, ``extension``, ``function``: its source files in include order, the compiled module that runs
+  it, and its body: for a kernel run as its program (TensorDequantize, docs/asm.md §6), the program's files
+  (q7emu/kernels/programs), the interpreter module (whose translations run it untraced) and the program's name;
+  for a compiled kernel (QuantizeMX), its .pyx and includes, its module and the cdef function its ``run()`` calls;
 * ``handler`` / ``golden``: the kernel's Python entry and its golden model, called the same way (the
   handler also takes ``trace=`` and ``cores=``); ``listing_run``: one traced pass-count run for the listings
   (q7emu.analysis.listing), returning the raw trace and the bundle labels and notes;
@@ -95,15 +97,16 @@ class KernelEntry:
 _KERNEL_INCLUDES = ("src/kernels/kernel_ops.pxi", "src/kernels/kernel_ops_gen.pxi", "src/kernels/kernel_fp8.pxi")
 
 
-def _dequant_entry(kid: KernelId, function: str, abbr: str, unit: tuple[int, str]) -> KernelEntry:
+def _dequant_entry(kid: KernelId, abbr: str, unit: tuple[int, str]) -> KernelEntry:
     """A TensorDequantize (POOL 0x7B) path: its (fmt, group) pairs and knobs follow from the model tables."""
     paths = tuple(pair for pair, k in DEQUANT_PATHS.items() if k is kid)
     used = {k for f, g in paths for k in dequant_knobs(f, g)}
     return KernelEntry(
         kernel_id=kid, engine="POOL", opcode=0x7B, paths=paths,
         knobs=tuple(k for k in DEQUANT_KNOBS if k in used), knob_rule=dequant_knobs,
-        sources=(*_KERNEL_INCLUDES, "src/kernels/_dequant.pyx"),
-        extension=_dequant.EXTENSION, function=function,
+        sources=tuple(f"q7emu/kernels/programs/{f}" for f in ("kernel_common.inc", *(
+            ("rebias.inc",) if kid is not KernelId.PROC_4BIT_MX_8 else ()), f"{kid.kernel}.s")),
+        extension=_dequant.EXTENSION, function=kid.kernel,
         handler=_dequant.dequantize, golden=golden_dequantize,
         listing_run=lambda passes, cfg: _dequant.listing_run(passes, cfg["fmt"], paths[0][1], cfg["knobs"]),
         abbr=abbr, unit=unit)
@@ -111,9 +114,9 @@ def _dequant_entry(kid: KernelId, function: str, abbr: str, unit: tuple[int, str
 
 #: every kernel, in KernelId order
 KERNELS: tuple[KernelEntry, ...] = (
-    _dequant_entry(KernelId.PROC_4BIT_NON_MX, "proc_non_mx", "4nm", (8, "source word (8 codes)")),
-    _dequant_entry(KernelId.PROC_4BIT_MX_8, "proc_4bit_mx_8", "mx8", (8, "MX group (8 codes + scale)")),
-    _dequant_entry(KernelId.PROC_6BIT_NON_MX, "proc_non_mx", "6nm", (16, "3 source words (16 codes)")),
+    _dequant_entry(KernelId.PROC_4BIT_NON_MX, "4nm", (8, "source word (8 codes)")),
+    _dequant_entry(KernelId.PROC_4BIT_MX_8, "mx8", (8, "MX group (8 codes + scale)")),
+    _dequant_entry(KernelId.PROC_6BIT_NON_MX, "6nm", (16, "3 source words (16 codes)")),
     KernelEntry(
         kernel_id=KernelId.QUANTIZE_MX, engine="DVE", opcode=0xE3,
         # the knob table's machine knobs of the op (scale_layout is placed by the record / the caller)

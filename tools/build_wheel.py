@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the kernel modules compiled once per ISA level (setup.py HOT)
-HOT = ("q7emu/kernels/_dequant", "q7emu/kernels/_quantize_mx", "q7emu/kernels/_program")
+HOT = ("q7emu/kernels/_program", "q7emu/kernels/_quantize_mx")
 #: the modules compiled once (setup.py: every other src/<layer>/_<name>.pyx, and SHARED: Cython's utility code,
 #: which every other module imports)
 SINGLE = tuple(f"q7emu/{p.parent.name}/{p.stem}" for p in sorted((ROOT / "src").glob("*/_*.pyx"))
@@ -50,7 +50,7 @@ def expected_levels(machine: str | None = None) -> list[str]:
 
 
 def extension_modules(wheel: str | os.PathLike[str]) -> dict[str, str]:
-    """module path (``q7emu/kernels/_dequant_avx2``) -> member name of every compiled extension in a wheel."""
+    """module path (``q7emu/kernels/_program_avx2``) -> member name of every compiled extension in a wheel."""
     out = {}
     with zipfile.ZipFile(wheel) as z:
         for name in z.namelist():

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from q7emu import registry
-from q7emu.analysis.listing import KERNELS, all_variant_configs, build, variant_diff, variants
+from q7emu.analysis.listing import KERNELS, _config, all_variant_configs, build, variant_diff, variants
 from q7emu.analysis.trace import Recorder
 
 
@@ -87,29 +87,30 @@ def test_every_kernel_has_a_labelled_listing(kernel):
     text = lst.format()
     assert kernel in text and "main loop, one pass:" in text and "B13" in text
     assert len(lst.passes) >= 10 and all(o.label != "?" for o in lst.all_ops())
-    # every label of the kernel's module has a note, and no note names a label that does not exist
-    ext = registry.get(kernel).load()
-    labels = set(ext.bundle_labels(lst.config["fmt"], registry.get(kernel).group_size or 0).values()) \
-        if "fmt" in lst.config else set(ext.bundle_labels().values())
-    assert labels <= set(ext.BUNDLE_NOTES)
+    # every label of the kernel has a note, and no note names a label that does not exist
+    e = registry.get(kernel)
+    _, by_tag, notes = e.listing_run(1, lst.config)
+    labels = set(by_tag.values())
+    assert labels <= set(notes)
     for o in lst.all_ops():
         assert o.label.split("+")[0] in labels and o.note
 
 
-def test_labels_and_notes_of_the_modules_agree():
-    """Every label an extension's kernels use over all their paths has a note, and every note a label."""
+def test_labels_and_notes_agree():
+    """Every label a kernel family uses over all its paths (the TensorDequantize programs share one note table,
+    QuantizeMX has its module's) has a note, and every note a label."""
     labels: dict[str, set[str]] = {}
+    notes_of: dict[str, dict[str, str]] = {}
     for e in registry.KERNELS:
-        ext = e.load()
-        every = labels.setdefault(e.extension, set())
-        if e.fmts:
-            for f, g in e.paths:
-                every |= set(ext.bundle_labels(f, g).values())
-        else:
-            every |= set(ext.bundle_labels().values())
-    for name, every in labels.items():
-        notes = registry.KERNELS[[e.extension for e in registry.KERNELS].index(name)].load().BUNDLE_NOTES
-        assert set(notes) == every, (name, set(notes) ^ every)
+        family = "0x7b" if e.paths else e.name
+        for f in [f for f, _ in e.paths] or [None]:
+            _, cfg = _config(e.name, f, None, None, None)
+            _, by_tag, notes_of[family] = e.listing_run(1, cfg)
+            labels.setdefault(family, set()).update(by_tag.values())
+    assert set(labels) == {"0x7b", "quantize_mx"}
+    for family, every in labels.items():
+        notes = notes_of[family]
+        assert set(notes) == every, (family, set(notes) ^ every)
         assert all(isinstance(v, str) and v for v in notes.values())
 
 

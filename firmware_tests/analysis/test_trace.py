@@ -18,13 +18,15 @@ from q7emu.errors import InvalidArgument
 
 
 # ---------------------------------------------------------------------- the listings
-# Bundle numbers are the kernels' labels (docs/model.md §9.1), from the kernel module's label enums; the op
-# sequences come from the kernels' listings (read off runs of whole passes), which these traces of other inputs
-# (a one-word tail pass, several partitions) must follow.
+# Bundle numbers are the kernels' labels (docs/model.md §9.1), the programs' (q7emu.kernels.dequant.listing_run of
+# each family's configuration); the op sequences come from the kernels' listings (read off runs of whole passes),
+# which these traces of other inputs (a one-word tail pass, several partitions) must follow.
 def _labels() -> dict[str, int]:
-    from q7emu import registry
-    ext = registry.get("proc_4bit_non_mx").load()
-    return {m.name: int(m) for fam in (ext.SharedBundle, ext.NF4Bundle, ext.RebiasBundle, ext.MXBundle) for m in fam}
+    from q7emu.kernels import dequant
+    out: dict[str, int] = {}
+    for fmt, group in ((1, 0), (3, 0), (1, 8)):          # the re-bias, NF4 table and MX paths
+        out.update({name: tag for tag, name in dequant.listing_run(1, fmt, group, {})[1].items()})
+    return out
 
 
 L = _labels()
@@ -63,16 +65,16 @@ def test_the_listings_name_the_seed_bundles_where_the_traces_show_them():
 
 
 def full_recording(src, fmt=1, group=0, window=None, ops=None, **knobs):
-    """The kernel's uncompressed, full-operand recording of the same run (every operand's bytes as executed,
-    ``_dequant.run(..., trace=True)``), parsed without any reconstruction."""
-    from q7emu.kernels import _dequant
-    from q7emu.kernels.dequant import run_params
+    """The kernel's uncompressed, full-operand recording of the same run (every operand's bytes as executed, the
+    interpreter's ``run(..., trace=True)``), parsed without any reconstruction."""
+    from q7emu.kernels import dequant
+    from q7emu.kernels.extension import load_extension
     from q7emu.model.kernels import dequant_kernel
-    knobs.setdefault("nf4_table", "qlora")
-    p = run_params(fmt, group, knobs)
-    p["kernel_id"] = int(dequant_kernel(fmt, group))
-    dst = np.zeros_like(q7emu.dequantize(src, fmt, group))
-    raw = _dequant.run(np.ascontiguousarray(src), dst, trace=True, trace_window=window, trace_ops=ops, **p)
+    cp = dequant.configured_program(fmt, group, knobs)
+    src = np.ascontiguousarray(src)
+    dst = np.zeros_like(q7emu.dequantize(src, fmt, group, **knobs))
+    raw = dequant.run_program(load_extension(dequant.EXTENSION), cp, src, dst, 0, src.shape[0], trace=True,
+                              kernel_id=int(dequant_kernel(fmt, group)), trace_window=window, trace_ops=ops)
     return Trace.from_runs([(raw, {})]), bytes(memoryview(raw))
 
 

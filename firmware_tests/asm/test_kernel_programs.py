@@ -1,7 +1,8 @@
-"""The kernels as programs (docs/asm.md §6): for every configuration, the kernel's program, run by the interpreter,
-gives the compiled kernel's bytes and a trace `q7emu trace diff` finds equal (op, bundle, operands, lanes), on
-random partitions with tails and on every shipped case. The compiled kernels are the reference here; the kernels'
-own tests compare them with the golden models."""
+"""The kernels as programs (docs/asm.md §6). TensorDequantize runs its programs (q7emu.dequantize: the decoded
+programs generated from them, translated untraced, interpreted traced); for every configuration the program
+assembled here, run by the interpreter, gives the API's bytes and a trace `q7emu trace diff` finds equal (op, bundle,
+operands, lanes), on random partitions with tails and on every shipped case. QuantizeMX's program gives its compiled
+kernel's bytes and trace. The kernels' own tests compare the API with the golden models."""
 import itertools
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from q7emu.analysis.trace import Recorder
 from q7emu.analysis.trace.diff import diff
 from q7emu.asm import assemble
 from q7emu.asm.kernels import ProgramBackend, dequantize_program, kernel_program, quantize_mx_program
-from q7emu.kernels import _dequant, _quantize_mx
+from q7emu.kernels import _quantize_mx, dequant
 from q7emu.kernels.extension import TRANSLATIONS_ENV
 from q7emu.kernels.programs import PROGRAM_FILES, program_file
 from q7emu.machine.cases import _prepared_machine, load_case, run_case
@@ -53,14 +54,14 @@ def _same_trace(a: Recorder, b: Recorder) -> None:
 
 
 @pytest.mark.parametrize("fmt,group,knobs", dequant_configs(), ids=lambda x: str(x))
-def test_dequant_program_is_the_kernel(fmt, group, knobs, monkeypatch):
+def test_dequant_program_is_the_apis(fmt, group, knobs, monkeypatch):
     path = dequant_path(next(r for r in DEQUANT_FORMATS if r.code == fmt).paths[group])
     words_in = path.ratio[0]
     rng = np.random.default_rng(fmt * 100 + group * 10 + len(str(knobs)))
     # whole passes, a tail, one block, several passes and a tail (pass_bytes per pass)
     for units in (1, path.pass_bytes // (4 * words_in), path.pass_bytes // (4 * words_in) + 1, 7):
         src = rng.integers(0, 256, (3, 4 * words_in * units), dtype=np.uint8)
-        monkeypatch.setenv(TRANSLATIONS_ENV, "off")           # the compiled kernel, untraced
+        monkeypatch.setenv(TRANSLATIONS_ENV, "off")           # the generated program on the interpreter, untraced
         want = q7emu.dequantize(src, fmt, group, **knobs)
         monkeypatch.delenv(TRANSLATIONS_ENV)
         got = dequantize_program(None, src, fmt, group, **knobs)
@@ -121,12 +122,19 @@ def _labels_of(program_path: Path, symbols) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("fmt,group", [(1, 0), (3, 0), (4, 0), (1, 8)])
-def test_program_labels_are_the_kernels(fmt, group):
+def test_program_labels_are_the_listings(fmt, group):
+    """The listing's labels of a configuration (q7emu.kernels.dequant.listing_run) are its program's .equ symbols that
+    name a bundle (a note in bundle_notes.BUNDLE_NOTES), each issued by the program."""
     from q7emu.kernels.programs import dequant_symbols
+    from q7emu.kernels.programs.bundle_notes import BUNDLE_NOTES
     path = dequant_path(next(r for r in DEQUANT_FORMATS if r.code == fmt).paths[group])
     syms = _labels_of(program_file(path.name), dequant_symbols(fmt, group))
-    for number, label in _dequant.bundle_labels(fmt, group).items():
-        assert syms.get(label) == number, label
+    _, labels, notes = dequant.listing_run(1, fmt, group, {})
+    assert notes == BUNDLE_NOTES and len(labels) >= 10
+    assert labels == {v: k for k, v in syms.items() if k in BUNDLE_NOTES}
+    issued = set(kernel_program(path.name, fmt=fmt, group=group).decoded.bundles[:, 2].tolist())
+    fp6_only = {"RB_PRED", "RB_SEL2", "RB_SEL3", "RB_SEL4", "RB_MACC0", "RB_MACC1"}     # rebias.inc's FP6 bundles
+    assert {t for t, n in labels.items() if n not in fp6_only} <= issued
 
 
 def test_quantize_mx_program_labels_are_the_kernels():

@@ -208,11 +208,11 @@ def test_usage_errors(capsys, argv, msg, tmp_path, monkeypatch):
 
 
 def _label(name):
-    """A bundle label of the TensorDequantize kernels (docs/model.md §9.1), from the module's label enums."""
-    from q7emu import registry
-    ext = registry.get("proc_4bit_non_mx").load()
-    return next(int(m) for fam in (ext.SharedBundle, ext.NF4Bundle, ext.RebiasBundle, ext.MXBundle) for m in fam
-                if m.name == name)
+    """A bundle label of the TensorDequantize kernels (docs/model.md §9.1), from their programs' labels (the re-bias,
+    NF4 table and MX paths')."""
+    from q7emu.kernels import dequant
+    return next(tag for fmt, group in ((1, 0), (3, 0), (1, 8))
+                for tag, label in dequant.listing_run(1, fmt, group, {})[1].items() if label == name)
 
 
 def test_import_and_show_a_long_mnemonic(capsys, tmp_path):

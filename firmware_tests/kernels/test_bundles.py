@@ -54,7 +54,8 @@ def test_the_checker_sees_a_hazard():
     # a hand-made trace: an op reads v3, which an earlier op of the same bundle writes
     from q7emu import registry
     from q7emu.analysis.trace import Trace
-    sel0 = int(registry.get("proc_4bit_non_mx").load().RebiasBundle.RB_SEL0)    # sllinx16 v3 = v2 << 4
+    _, labels, _ = registry.get("proc_4bit_non_mx").listing_run(1, {"fmt": 1, "knobs": {}})
+    sel0 = next(tag for tag, name in labels.items() if name == "RB_SEL0")    # sllinx16 v3 = v2 << 4
     rec = Recorder()
     q7emu.dequantize(np.zeros((1, 4), np.uint8), 1, trace=rec)
     t = rec.trace

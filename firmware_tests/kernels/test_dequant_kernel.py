@@ -1,5 +1,5 @@
-"""TensorDequantize (POOL 0x7b) kernels (src/kernels/_dequant.pyx, q7emu.kernels.dequant) vs the golden model
-(q7emu.golden.dequantize) -- issue 3 "Done when".
+"""TensorDequantize (POOL 0x7b) kernels (their programs, q7emu/kernels/programs; q7emu.kernels.dequant) vs the
+golden model (q7emu.golden.dequantize) -- issue 3 "Done when".
 
 1. exhaustive kernel == golden, byte for byte, for every fmt x group x knob value;
 2. hypothesis streams of random length (every tail of the 32 / 48 / 40-byte pass) over 1..128

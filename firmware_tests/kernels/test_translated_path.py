@@ -1,9 +1,10 @@
 """Untraced TensorDequantize calls run their programs' translations (docs/asm.md §9, "The default path"): every
 configuration is in the translations' table with its program's translation, immediates and data section; a call
-takes it (a spy on the interpreter module sees it), gives the compiled kernel's bytes (Q7EMU_TRANSLATIONS=off) on
-random inputs with tails on one core and several, runs the kernel when the translation stops, and stops on Ctrl-C
-inside the translation. The kernels' exhaustive tests (test_dequant_kernel.py) compare this path with the golden
-models; firmware_tests/asm/test_kernel_programs.py compares the compiled kernels with the programs."""
+takes it (a spy on the interpreter module sees it), gives the interpreter's bytes (Q7EMU_TRANSLATIONS=off: the
+program op by op through the primitives' bodies) on random inputs with tails on one core and several, runs the
+interpreter when the translation stops, and stops on Ctrl-C inside the translation. The generated table's decoded
+programs are the assembled ones. The kernels' exhaustive tests (test_dequant_kernel.py) compare this path with the
+golden models."""
 from __future__ import annotations
 
 import itertools
@@ -23,12 +24,13 @@ from firmware_tests.signal_support import cpu_seconds, default_dispositions
 from q7emu.errors import InvalidArgument
 from q7emu.kernels import dequant, extension
 from q7emu.kernels.programs import dequant_configuration, dequant_knobs_read
+from q7emu.kernels.programs.configurations_gen import CONFIGURATIONS, DATA_SECTIONS
 from q7emu.model.format_table import DEQUANT_FORMATS, dequant_path
 from q7emu.model.knobs import knob
 
 ROOT = Path(__file__).resolve().parents[2]
 LEVEL = extension.select_level()
-PROGRAM = extension.load_extension(dequant.PROGRAM_EXTENSION, LEVEL)
+PROGRAM = extension.load_extension(dequant.EXTENSION, LEVEL)
 needs_translations = pytest.mark.skipif(not PROGRAM.TRANSLATED, reason=f"the {LEVEL} level has no translations")
 
 
@@ -57,9 +59,7 @@ def spy(monkeypatch):
         return real(index, imm, data, data_base, regions, offsets, *args)
     monkeypatch.setattr(PROGRAM, "run_translated", recording)
     monkeypatch.delenv(extension.TRANSLATIONS_ENV, raising=False)
-    dequant._translated_cache.clear()
     yield calls
-    dequant._translated_cache.clear()
 
 
 def _source(fmt: int, group: int, rows: int, units: int, rng: np.random.Generator) -> np.ndarray:
@@ -67,7 +67,7 @@ def _source(fmt: int, group: int, rows: int, units: int, rng: np.random.Generato
     return rng.integers(0, 256, (rows, 4 * path.ratio[0] * units), dtype=np.uint8)
 
 
-def _kernel(monkeypatch, *args, **kw) -> np.ndarray:
+def _interpreted(monkeypatch, *args, **kw) -> np.ndarray:
     monkeypatch.setenv(extension.TRANSLATIONS_ENV, "off")
     try:
         return q7emu.dequantize(*args, **kw)
@@ -79,20 +79,24 @@ def _kernel(monkeypatch, *args, **kw) -> np.ndarray:
 def test_every_configuration_has_its_translation():
     names = {dequant_configuration(f, g, k) for f, g, k in CONFIGS}
     assert len(names) == len(CONFIGS) == 44
-    assert set(PROGRAM.CONFIGURATIONS) == names
-    for index, imm, data_at in PROGRAM.CONFIGURATIONS.values():
-        assert 0 <= index < len(PROGRAM.TRANSLATIONS) and 0 <= data_at < len(PROGRAM.DATA_SECTIONS)
+    assert set(CONFIGURATIONS) == names
+    from q7emu.kernels.programs.decoded_gen import PROGRAMS
+    for index, imm, data_at, shape, _ in CONFIGURATIONS.values():
+        assert 0 <= index < len(PROGRAM.TRANSLATIONS) and 0 <= data_at < len(DATA_SECTIONS)
+        assert 0 <= shape < len(PROGRAMS)
         assert len(imm) == len(PROGRAM.TRANSLATIONS[index][2].split())
 
 
 @needs_translations
 def test_the_table_is_what_the_programs_give():
     """Each entry is what matching its configuration's assembled program gives (q7emu.asm.translate.match), with
-    that program's data section; a knob the configuration does not read does not change its program."""
+    that program's data section and decoded form (what traced and interpreted calls run); a knob the configuration
+    does not read does not change its program."""
     from q7emu.asm.kernels import kernel_program
     from q7emu.asm.translate import translation_of
     for fmt, group, knobs in CONFIGS:
-        index, imm, data_at = PROGRAM.CONFIGURATIONS[dequant_configuration(fmt, group, knobs)]
+        index, imm, data_at, _, _ = CONFIGURATIONS[dequant_configuration(fmt, group, knobs)]
+        cp = dequant.configured_program(fmt, group, knobs)
         path = next(r for r in DEQUANT_FORMATS if r.code == fmt).paths[group]
         every = {n: knob(n).values[-1] for n in ("nibble_order", "fp6_packing", "mx_layout", "mx_scale", "nf4_table")}
         every.update(knobs)
@@ -100,12 +104,15 @@ def test_the_table_is_what_the_programs_give():
                      kernel_program(path, fmt=fmt, group=group, knobs=every)):
             found = translation_of(prog)
             assert found is not None and found[0] == index and tuple(found[1]) == (tuple(imm) or (0,))
-            assert bytes(prog.decoded.data) == PROGRAM.DATA_SECTIONS[data_at]
+            d = prog.decoded
+            assert bytes(d.data) == DATA_SECTIONS[data_at] == bytes(cp.data)
+            assert np.array_equal(d.insns, cp.insns) and np.array_equal(d.bundles[:, :4], cp.bundles[:, :4])
+            assert np.array_equal(d.wmask, cp.wmask) and d.entry == cp.entry
 
 
 @needs_translations
 @pytest.mark.parametrize("fmt,group,knobs", CONFIGS, ids=lambda x: str(x))
-def test_an_untraced_call_runs_the_translation_and_gives_the_kernels_bytes(fmt, group, knobs, spy, monkeypatch):
+def test_an_untraced_call_runs_the_translation_and_gives_the_interpreters_bytes(fmt, group, knobs, spy, monkeypatch):
     rng = np.random.default_rng(fmt * 1000 + group * 100 + len(spy) + len(str(knobs)))
     path = dequant_path(next(r for r in DEQUANT_FORMATS if r.code == fmt).paths[group])
     for units in (1, path.pass_bytes // (4 * path.ratio[0]) + 1, 37):
@@ -115,8 +122,8 @@ def test_an_untraced_call_runs_the_translation_and_gives_the_kernels_bytes(fmt, 
         before = len(spy)
         got = q7emu.dequantize(src, fmt, group, **knobs)
         assert len(spy) == before + 1 and spy[-1][1] == 5
-        assert np.array_equal(got, _kernel(monkeypatch, src, fmt, group, **knobs)), units
-        assert len(spy) == before + 1                      # off: the compiled kernel, no translation
+        assert np.array_equal(got, _interpreted(monkeypatch, src, fmt, group, **knobs)), units
+        assert len(spy) == before + 1                      # off: the interpreter, no translation
 
 
 @needs_translations
@@ -133,29 +140,28 @@ def test_several_cores_give_the_same_bytes(fmt, group, spy, monkeypatch):
     src = _source(fmt, group, 128, 300, np.random.default_rng(fmt))
     got = q7emu.dequantize(src, fmt, group, cores=4)
     assert len(spy) == 4 and sum(n for _, n in spy) == 128
-    assert np.array_equal(got, _kernel(monkeypatch, src, fmt, group, cores=1))
+    assert np.array_equal(got, _interpreted(monkeypatch, src, fmt, group, cores=1))
 
 
 @needs_translations
-def test_a_translation_that_stops_hands_its_block_to_the_kernel(monkeypatch):
-    """run_translated answering an error code (ERR_FALLBACK, without writing): the call's output is the kernel's
-    anyway (the output buffer is uninitialised: without the kernel it would be whatever was there)."""
+def test_a_translation_that_stops_hands_its_block_to_the_interpreter(monkeypatch):
+    """run_translated answering an error code (ERR_FALLBACK, without writing): the call's output is the
+    interpreter's anyway (the output buffer is uninitialised: without the interpreter it would be whatever was
+    there)."""
     calls = []
     monkeypatch.setattr(PROGRAM, "run_translated", lambda *a: calls.append(a) or -9)
     monkeypatch.delenv(extension.TRANSLATIONS_ENV, raising=False)
-    dequant._translated_cache.clear()
     src = _source(1, 8, 64, 200, np.random.default_rng(11))
     src[:, ::5] = 120
     got = q7emu.dequantize(src, 1, 8, cores=2)
     assert len(calls) == 2
-    assert np.array_equal(got, _kernel(monkeypatch, src, 1, 8))
-    dequant._translated_cache.clear()
+    assert np.array_equal(got, _interpreted(monkeypatch, src, 1, 8))
 
 
-def test_a_traced_call_and_off_run_the_kernel(spy, monkeypatch):
+def test_a_traced_call_and_off_run_the_interpreter(spy, monkeypatch):
     from q7emu.analysis.trace import Recorder
     src = _source(1, 0, 2, 9, np.random.default_rng(5))
-    want = _kernel(monkeypatch, src, 1, 0)
+    want = _interpreted(monkeypatch, src, 1, 0)
     assert np.array_equal(q7emu.dequantize(src, 1, 0, trace=Recorder()), want)
     assert spy == []
 
@@ -163,7 +169,6 @@ def test_a_traced_call_and_off_run_the_kernel(spy, monkeypatch):
 @pytest.mark.parametrize("value", ["yes", "0", "OFF"])
 def test_a_bad_q7emu_translations_names_the_variable(value, monkeypatch):
     monkeypatch.setenv(extension.TRANSLATIONS_ENV, value)
-    dequant._translated_cache.clear()
     with pytest.raises(InvalidArgument, match="Q7EMU_TRANSLATIONS"):
         q7emu.dequantize(np.zeros((1, 4), np.uint8), 1, 0)
     r = subprocess.run([sys.executable, "-m", "q7emu", "replay", str(ROOT / "examples" / "cases")],
@@ -176,7 +181,7 @@ CHILD = textwrap.dedent("""
     import numpy as np
     import q7emu
     from q7emu.kernels import dequant, extension
-    program = extension.load_extension(dequant.PROGRAM_EXTENSION)
+    program = extension.load_extension(dequant.EXTENSION)
     real, stopped = program.run_translated, []
 
     def watched(*args):

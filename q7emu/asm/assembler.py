@@ -682,7 +682,8 @@ class Assembler:
             raise _err(self.entry[1] if self.entry else SourceRef(self.name, 0), ".entry names the end of the program")
         used = {m: r for m, r in self.readings.items() if any(ins.name == m for b in bundles for ins in b.instrs)}
         readings = {m: r for m, r in used.items() if r != next(iter(T.READINGS[m]))}
-        return Program(tuple(bundles), bytes(self.data), dict(self.labels), entry, readings, self.name)
+        equates = {k: v for k, v in self.symbols.items() if isinstance(v, int) and not isinstance(v, bool)}
+        return Program(tuple(bundles), bytes(self.data), dict(self.labels), entry, readings, self.name, equates)
 
     def _resolve(self, pi: _PendingInstr, addresses: Mapping[int, int]) -> Instr:
         values: list[int | str] = []

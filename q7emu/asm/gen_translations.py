@@ -1,31 +1,40 @@
-"""Generate the kernel programs' translations (docs/asm.md §9): ``src/kernels/translations_gen.pxi``.
+"""Generate the kernel programs' translations (docs/asm.md §9): ``src/kernels/translations_gen.pxi`` and
+``q7emu/kernels/programs/configurations_gen.py``.
 
 ``python -m q7emu.asm.gen_translations [--check]`` assembles every configuration of the translated kernels (each
 format and group of TensorDequantize under every value of the knobs that format and path read), groups the programs
 by shape (q7emu.asm.translate.shape_key), plans one translation per shape and writes its Cython function, the
 table of them the interpreter's run() takes (TX), the table of each one's shape key and immediates
-(TRANSLATIONS) q7emu.asm.run matches a program against, and the table of the configurations (CONFIGURATIONS: each
-one's translation, runtime immediates and data section, DATA_SECTIONS) by which an untraced TensorDequantize call
-runs its translation without assembling its program (q7emu.kernels.dequant). ``--check`` exits 1 when the committed
-file is stale (firmware_tests/asm/test_translate.py runs it).
+(TRANSLATIONS) q7emu.asm.run matches a program against; and, in the Python module, the table of the configurations
+(CONFIGURATIONS: each one's translation, runtime immediates, data section and decoded program; DATA_SECTIONS;
+PROGRAMS) by which a TensorDequantize call runs its program -- translated untraced, interpreted traced -- without
+assembling it (q7emu.kernels.dequant). ``--check`` exits 1 when a committed file is stale
+(firmware_tests/asm/test_translate.py runs it).
 """
 from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+import numpy as np
 
 from q7emu.asm.kernels import kernel_program
 from q7emu.asm.program import Program
 from q7emu.asm.translate import Translation, match, plan, render, shape_key
 from q7emu.fileio import write_generated
 from q7emu.kernels.programs import dequant_configuration, dequant_knobs_read
+from q7emu.kernels.programs.bundle_notes import BUNDLE_NOTES
 from q7emu.model.format_table import DEQUANT_FORMATS
 from q7emu.model.knobs import knob
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "src" / "kernels" / "translations_gen.pxi"
+#: the configurations' decoded programs and translations, for q7emu.kernels.dequant (which cannot assemble)
+CONFIG_OUT = ROOT / "q7emu" / "kernels" / "programs" / "configurations_gen.py"
+#: their decoded programs (a module of its own: an untraced call, which runs the translation, never imports it)
+DECODED_OUT = ROOT / "q7emu" / "kernels" / "programs" / "decoded_gen.py"
 #: the kernels whose programs are translated
 TRANSLATED = ("proc_4bit_non_mx", "proc_6bit_non_mx", "proc_4bit_mx_8")
 
@@ -100,27 +109,56 @@ def render_file() -> str:
         L += _wrapped(runtime)
         L.append(f"     {name!r}),")
     L.append(")")
-    return "\n".join(L + _configuration_table(configs, table)) + "\n"
+    return "\n".join(L) + "\n"
 
 
-def _configuration_table(configs: list[tuple[str, str, Program]], table: list[tuple[str, str, str, str]]
-                         ) -> list[str]:
-    """CONFIGURATIONS and DATA_SECTIONS: every configuration's translation (its index in ``table``, TRANSLATIONS),
-    runtime immediates and data section (an index in DATA_SECTIONS, the bytes of the program's data section at
-    DATA_BASE)."""
+def _rows(name: str, rows: Iterable[Iterable[int]]) -> list[str]:
+    """``name = (`` and one line per row of ints."""
+    return [f"    {name}=("] + [f"        ({', '.join(str(int(x)) for x in r)},)," for r in rows] + ["    ),"]
+
+
+def render_configurations(configs: list[tuple[str, str, Program]] | None = None) -> tuple[str, str]:
+    """The texts of q7emu/kernels/programs/configurations_gen.py and decoded_gen.py: every configuration's translation
+    (its index in TRANSLATIONS and TX, its runtime immediates) and its program, decoded (docs/asm.md §4.4) as one
+    program per shape (decoded_gen.PROGRAMS) with the cells the configuration's immediates change (the patches) and its
+    data section (an index in DATA_SECTIONS), so that a traced or interpreted TensorDequantize call runs the program
+    without the assembler."""
+    configs = list(configurations()) if configs is None else configs
+    txs = translations(configs)
+    table = [(tx.key, " ".join(f"{r}:{k}:{v}" for r, k, v in tx.const_imms),
+              " ".join(f"{r}:{k}" for r, k in tx.runtime_imms), prog.name) for tx, prog in txs]
     sections: dict[bytes, int] = {}
-    L = ["", "", "#: an untraced TensorDequantize configuration (q7emu.kernels.programs.dequant_configuration) -> its",
-         "#: translation's index in TX, the runtime immediates of its imm array, its data section's index in",
-         "#: DATA_SECTIONS",
+    shapes: dict[str, int] = {}
+    programs: list[tuple[str, Program]] = []
+    L = ['"""Generated by q7emu/asm/gen_translations.py from the kernel programs (q7emu/kernels/programs/*.s): do not',
+         "edit. Every TensorDequantize configuration's translation and decoded program (docs/asm.md §4.4, §9), read by",
+         'q7emu.kernels.dequant, which runs them without the assembler."""', "",
+         "#: an untraced TensorDequantize configuration (q7emu.kernels.programs.dequant_configuration) -> (its",
+         "#: translation's index in TX / TRANSLATIONS of src/kernels/translations_gen.pxi, the runtime immediates of",
+         "#: its imm array, its data section's index in DATA_SECTIONS, its program's index in PROGRAMS, the cells",
+         "#: (insn row, column, value) where its decoded insns differ from that program's)",
          "CONFIGURATIONS = {"]
-    for _, name, prog in configs:
+    for kernel, name, prog in configs:
         found = match(table, prog)
         if found is None:
             raise ValueError(f"{name}: no translation matches its program")
-        data = bytes(prog.decoded.data)
-        at = sections.setdefault(data, len(sections))
+        d = prog.decoded
+        at = sections.setdefault(bytes(d.data), len(sections))
         imm = tuple(int(x) for x in found[1])[:len(table[found[0]][2].split())]     # (match pads none to [0])
-        L += [f"    {name!r}:", f"        ({found[0]}, {imm!r}, {at}),"]
+        key = shape_key(prog)
+        if key not in shapes:
+            shapes[key] = len(programs)
+            programs.append((kernel, prog))
+        base = programs[shapes[key]][1].decoded
+        if not (np.array_equal(base.bundles[:, :4], d.bundles[:, :4]) and np.array_equal(base.wmask, d.wmask)
+                and base.entry == d.entry and base.insns.shape == d.insns.shape):
+            raise ValueError(f"{name}: its program's bundles differ from its shape's first program")
+        rows, cols = np.nonzero(base.insns != d.insns)
+        patches = tuple((int(r), int(c), int(d.insns[r, c])) for r, c in zip(rows, cols))
+        L += [f"    {name!r}:", f"        ({found[0]}, {imm!r}, {at}, {shapes[key]},"]
+        cells = [f"{p!r}," for p in patches]
+        L += [f"         ({' '.join(cells[i:i + 8])}" for i in range(0, len(cells), 8)] or ["         ("]
+        L[-1] += ")),"
     L += ["}", "", "#: the data sections of the configurations' programs (bytes at DATA_BASE)", "DATA_SECTIONS = ("]
     for data in sections:
         hexed = data.hex()
@@ -128,12 +166,29 @@ def _configuration_table(configs: list[tuple[str, str, Program]], table: list[tu
         L += [f"        {hexed[i:i + 96]!r}" for i in range(0, len(hexed), 96)]
         L[-1] += "),"
     L.append(")")
-    return L
+    D = ['"""Generated by q7emu/asm/gen_translations.py from the kernel programs (q7emu/kernels/programs/*.s): do not',
+         "edit. One decoded program (docs/asm.md §4.4) per program shape; a configuration's own is its shape's with",
+         'the patches of its entry in configurations_gen.CONFIGURATIONS (q7emu.kernels.dequant)."""', "",
+         "#: one decoded program per shape (q7emu.asm.run.Decoded): its kernel, the program it was decoded from,",
+         "#: insns (int32 [N, INSN_COLS]), bundles (int32 [M, BUNDLE_COLS]), wmask (int64 [N, 3]), entry, and its",
+         "#: labels: bundle tag -> name, the program's .equ symbols that name a bundle (bundle_notes.BUNDLE_NOTES)",
+         "PROGRAMS = ("]
+    for kernel, prog in programs:
+        d = prog.decoded
+        D += ["  dict(", f"    kernel={kernel!r},", f"    name={prog.name!r},"]
+        D += _rows("insns", d.insns.tolist()) + _rows("bundles", d.bundles.tolist())
+        labels = {prog.equates[n]: n for n in BUNDLE_NOTES if n in prog.equates}
+        D += _rows("wmask", d.wmask.tolist()) + [f"    entry={int(d.entry)},", "    labels={"]
+        D += [f"        {tag}: {name!r}," for tag, name in sorted(labels.items())] + ["    },", "  ),"]
+    D.append(")")
+    return "\n".join(L) + "\n", "\n".join(D) + "\n"
 
 
 def main(argv: list[str]) -> int:
     """Write the file; with --check, say whether it is stale (exit 1) instead."""
-    return write_generated({OUT: render_file()}, argv, "python -m q7emu.asm.gen_translations", ROOT)
+    configs, decoded = render_configurations()
+    return write_generated({OUT: render_file(), CONFIG_OUT: configs, DECODED_OUT: decoded}, argv,
+                           "python -m q7emu.asm.gen_translations", ROOT)
 
 
 if __name__ == "__main__":

@@ -69,13 +69,15 @@ def kernel_program(kernel: str, *, fmt: int | None = None, group: int | None = N
 def run_dequant(program: Program, src: npt.NDArray[np.uint8], dst: npt.NDArray[np.uint8], *,
                 trace: TraceSink | bool | None = None,
                 kernel_id: int = 0, max_steps: int | None = None,
-                counts: npt.NDArray[np.int64] | None = None, translated: bool = True) -> ProgramRun:
+                counts: npt.NDArray[np.int64] | None = None, translated: bool = True,
+                trace_window: tuple[int, int] | None = None, trace_ops: Any = None) -> ProgramRun:
     """Run ``program`` as TensorDequantize runs its kernel: one call per partition (row) of ``src`` (uint8 [P,
     in_bytes], the source streams) into ``dst`` (uint8 [P, out_bytes], written in place). Each call sees its source
     stream at SRC_BASE (read-only) and its destination stream at DST_BASE, with a2 = SRC_BASE, a3 = in_bytes / 4
     (num_elem, u32 words) and a4 = DST_BASE; the vector registers carry from one call to the next. ``counts``: add
     each bundle's executions into it (int64 [bundles]). ``translated``: an untraced run without counts takes the
-    program's translation when it has one (docs/asm.md §9; False: the interpreter always); the bytes are the same."""
+    program's translation when it has one (docs/asm.md §9; False: the interpreter always); the bytes are the same.
+    ``trace=True``: the full-operand records in ProgramRun.raw (``trace_window`` / ``trace_ops`` filter them)."""
     parts, nbytes = src.shape
     regions = [Region("the source stream", SRC_BASE, np.ascontiguousarray(src).reshape(-1), nbytes,
                       np.arange(parts, dtype=np.int64) * nbytes, False),
@@ -84,19 +86,22 @@ def run_dequant(program: Program, src: npt.NDArray[np.uint8], dst: npt.NDArray[n
     regs = {"a2": SRC_BASE, "a3": nbytes // 4, "a4": DST_BASE}
     tx = translation_of(program) if translated and trace is None and counts is None else None
     return run_calls(program, regions, np.arange(parts, dtype=np.int64), regs, trace=trace, kernel_id=kernel_id,
-                     max_steps=max_steps, carry=True, counts=counts, translation=tx)
+                     max_steps=max_steps, carry=True, counts=counts, translation=tx, trace_window=trace_window,
+                     trace_ops=trace_ops)
 
 
 def run_quantize_mx(program: Program, bits: npt.NDArray[np.uint16], data: npt.NDArray[np.uint8],
                     scale: npt.NDArray[np.uint8], scatter: bool, *, trace: TraceSink | bool | None = None,
                     kernel_id: int = 0,
-                    max_steps: int | None = None, counts: npt.NDArray[np.int64] | None = None) -> ProgramRun:
+                    max_steps: int | None = None, counts: npt.NDArray[np.int64] | None = None,
+                    trace_window: tuple[int, int] | None = None, trace_ops: Any = None) -> ProgramRun:
     """Run ``program`` as QuantizeMX runs its kernel: one call per 8-partition row block b of ``bits`` (uint16 [P, F],
     the fp16 / bf16 patterns) into ``data`` (uint8 [P, F], FP8 bytes) and ``scale`` (uint8: [P, F/4] rows 32q .. 32q
     + 3 when ``scatter``, else [P/8, F/4]). Call b sees the block's source rows at SRC_BASE (2F bytes apart,
     read-only), its data rows at DST_BASE (F bytes apart) and its scale row at SCALE_BASE, with a2 = SRC_BASE, a3 =
     2F (the source row stride), a4 = F (the columns), a5 = DST_BASE, a6 = F (the data row stride), a7 =
-    SCALE_BASE; the vector registers carry from one call to the next."""
+    SCALE_BASE; the vector registers carry from one call to the next. ``trace``, ``trace_window``, ``trace_ops``: as
+    for :func:`run_dequant`."""
     p, f = bits.shape
     blocks = np.arange(p // 8, dtype=np.int64)
     srow = 32 * (blocks // 4) + blocks % 4 if scatter else blocks
@@ -106,7 +111,7 @@ def run_quantize_mx(program: Program, bits: npt.NDArray[np.uint16], data: npt.ND
                Region("the scale row", SCALE_BASE, scale.reshape(-1), f // 4, srow * (f // 4), True)]
     regs = {"a2": SRC_BASE, "a3": 2 * f, "a4": f, "a5": DST_BASE, "a6": f, "a7": SCALE_BASE}
     return run_calls(program, regions, 8 * blocks, regs, trace=trace, kernel_id=kernel_id, max_steps=max_steps,
-                     carry=True, counts=counts)
+                     carry=True, counts=counts, trace_window=trace_window, trace_ops=trace_ops)
 
 
 def dequantize_program(program: Program | None, src: npt.NDArray[Any], fmt: Any, group_size: int = 0, *,
@@ -122,7 +127,7 @@ def dequantize_program(program: Program | None, src: npt.NDArray[Any], fmt: Any,
     kid = int(dequant_kernel(fmt_i, group))
     if trace is not None:
         run_traced(trace, lambda t, **kw: run_dequant(prog, src_bytes, out, trace=t, kernel_id=kid,
-                                                      max_steps=max_steps, counts=counts), path, checked)
+                                                      max_steps=max_steps, counts=counts, **kw).raw, path, checked)
     else:
         run_dequant(prog, src_bytes, out, kernel_id=kid, max_steps=max_steps, counts=counts)
     return out
@@ -144,7 +149,7 @@ def quantize_mx_program(program: Program | None, src: npt.NDArray[Any], dst_dtyp
     kid = int(KernelId.QUANTIZE_MX)
     if trace is not None:
         run_traced(trace, lambda t, **kw: run_quantize_mx(prog, bits, data, scale, scatter, trace=t, kernel_id=kid,
-                                                          max_steps=max_steps, counts=counts),
+                                                          max_steps=max_steps, counts=counts, **kw).raw,
                    KernelId.QUANTIZE_MX.kernel, dict(checked, dst_dtype=dst))
     else:
         run_quantize_mx(prog, bits, data, scale, scatter, kernel_id=kid, max_steps=max_steps, counts=counts)

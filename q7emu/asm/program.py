@@ -150,7 +150,9 @@ class Program:
     ``bundles``: the text section in order (the program counter counts bundles); ``data``: the data section, at
     :data:`DATA_BASE`; ``labels``: name -> ("text", bundle index) or ("data", byte offset); ``entry``: the first
     bundle that runs; ``readings``: the reading chosen for each mnemonic of two readings (docs/asm.md §5);
-    ``name``: the file or name it was assembled from."""
+    ``name``: the file or name it was assembled from; ``equates``: the integer symbols (``.equ``, ``.set``, the
+    predefined ones) as assembly left them (the kernel programs' bundle-tag names: q7emu.asm.gen_translations),
+    which the text does not print."""
 
     bundles: tuple[Bundle, ...]
     data: bytes = b""
@@ -158,6 +160,7 @@ class Program:
     entry: int = 0
     readings: dict[str, str] = field(default_factory=dict)
     name: str = "<program>"
+    equates: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
 
     # ------------------------------------------------------------------ views
     def label_at(self, index: int) -> list[str]:

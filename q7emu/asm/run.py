@@ -98,12 +98,14 @@ class Region:
 @dataclass(frozen=True)
 class ProgramRun:
     """What a run leaves besides memory: ``steps`` int64 [C], the bundles each call executed, and ``registers``
-    uint32 [C, 16], each call's scalar registers a0..a15 at its end; ``partitions`` int64 [C]."""
+    uint32 [C, 16], each call's scalar registers a0..a15 at its end; ``partitions`` int64 [C]; ``raw``: a run with
+    ``trace=True``, its full-operand records (q7emu.analysis.trace reads them), else None."""
 
     partitions: npt.NDArray[np.int64]
     steps: npt.NDArray[np.int64]
     registers: npt.NDArray[np.uint32]
     bundle_counts: npt.NDArray[np.int64] | None = None
+    raw: Any = None
 
 
 def parse_registers(regs: Mapping[str, int] | None) -> npt.NDArray[np.uint32]:
@@ -167,7 +169,8 @@ def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDAr
               trace: TraceSink | bool | None = None,
               kernel_id: int = 0, max_steps: int | None = None, count_bundles: bool = False,
               carry: bool = False, counts: npt.NDArray[np.int64] | None = None,
-              translation: tuple[int, npt.NDArray[np.int32]] | None = None) -> ProgramRun:
+              translation: tuple[int, npt.NDArray[np.int32]] | None = None,
+              trace_window: tuple[int, int] | None = None, trace_ops: Any = None) -> ProgramRun:
     """Run ``program`` once per entry of ``partitions`` (int64 [C], what a trace records as each call's partition),
     call c seeing each region at its base backed by the region's buffer from ``offsets[c]`` on. The regions must
     not overlap each other or the data section. ``regs``: starting scalar registers (a dict or uint32 [16]).
@@ -175,8 +178,9 @@ def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDAr
     state (every register 0). ``count_bundles``: count each bundle's executions (ProgramRun.bundle_counts), into
     ``counts`` (int64 [bundles], added to) when given. ``translation``: the program's translation
     (q7emu.asm.translate.translation_of: its index and runtime immediates, docs/asm.md §9), run in the interpreter's
-    place when the run is untraced and without counts; the result is the same. Raises ProgramError when a call
-    stops on an error."""
+    place when the run is untraced and without counts; the result is the same. ``trace=True``: the run's full-operand
+    records in ProgramRun.raw, within ``trace_window`` (lo, hi) sequence numbers and of the mnemonics ``trace_ops``
+    when given. Raises ProgramError when a call stops on an error."""
     d = program.decoded
     calls = len(partitions)
     offsets, arrays = _region_layout(regions, calls, len(d.data))
@@ -195,19 +199,19 @@ def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDAr
     parts = np.ascontiguousarray(partitions, np.int64)
     tx = translation if trace is None and counts is None else None
     if tx is not None:
-        status, call, insn, st, ar_out, addr, length = ext.run(
+        status, call, insn, st, ar_out, addr, length, _ = ext.run(
             d.insns, d.bundles, d.wmask, d.data, DATA_BASE, d.entry, arrays, offsets, ar, parts, steps, carry=carry,
             translation=tx[0], imm=tx[1])
         if status == 0:
             return ProgramRun(np.asarray(partitions, np.int64), st, ar_out, counts)
         # the interpreter runs every call again and reports what stopped the translation (docs/asm.md §9)
-    status, call, insn, st, ar_out, addr, length = ext.run(
+    status, call, insn, st, ar_out, addr, length, raw = ext.run(
         d.insns, d.bundles, d.wmask, d.data, DATA_BASE, d.entry, arrays, offsets, ar, parts, steps, trace=trace,
-        kernel_id=kernel_id, counts=counts, carry=carry)
+        kernel_id=kernel_id, counts=counts, carry=carry, trace_window=trace_window, trace_ops=trace_ops)
     if status:
         raise ProgramError(_where(program, insn, int(partitions[call])),
                            _explain(status, program, insn, addr, length, regions, int(st[call])))
-    return ProgramRun(np.asarray(partitions, np.int64), st, ar_out, counts)
+    return ProgramRun(np.asarray(partitions, np.int64), st, ar_out, counts, raw)
 
 
 def _where(program: Runnable, insn: int, partition: int) -> str:

@@ -1,31 +1,35 @@
 """TensorDequantize (POOL opcode 0x7b): the public API over the emulated firmware kernels.
 
-``dequantize`` validates every argument (q7emu.model.knobs) before any kernel code runs, then executes
-the firmware path the (fmt, group_size) pair selects -- proc_4bit_non_mx, proc_4bit_mx_8 or
-proc_6bit_non_mx -- built from the IVP primitives. An untraced call runs the path's program as translated for its
-configuration (docs/asm.md §9: the interpreter module ``q7emu.kernels._program`` of the kernels' ISA level, found by
-the configuration's name in its CONFIGURATIONS), where that level has translations and ``Q7EMU_TRANSLATIONS`` is not
-``off``; a traced call, a level without translations and a translation that stops run the compiled kernels
-(src/kernels/_dequant.pyx). The bytes are the same. The compiled extensions are imported on the first call
-(:func:`q7emu.kernels.extension.load_extension`), so this module imports without a build.
+``dequantize`` validates every argument (q7emu.model.knobs) before any kernel code runs, then executes the firmware
+path the (fmt, group_size) pair selects -- proc_4bit_non_mx, proc_4bit_mx_8 or proc_6bit_non_mx -- as its program
+(q7emu/kernels/programs/*.s, the one statement of each path's schedule, docs/asm.md §6) for the configuration. An
+untraced call runs the program's translation (docs/asm.md §9), where the ISA level has translations and
+``Q7EMU_TRANSLATIONS`` is not ``off``; a traced call, and an untraced one without a translation, run the program on
+the interpreter (``q7emu.kernels._program``), which executes each op through its primitive's body. The bytes are the
+same. The configuration's translation and decoded program come from tables generated from the programs
+(q7emu.asm.gen_translations: configurations_gen, decoded_gen), so nothing is assembled here. The compiled
+interpreter is imported on the first call (:func:`q7emu.kernels.extension.load_extension`), so this module imports
+without a build.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
 import numpy as np
+import numpy.typing as npt
 
-from q7emu.errors import InvalidArgument
+from q7emu.errors import InternalError, InvalidArgument
 from q7emu.kernels.cores import check_cores, host_threads, output_buffer, run_blocks
-from q7emu.kernels.extension import cached_extension, load_extension, translations_enabled
+from q7emu.kernels.extension import cached_extension, translations_enabled
 from q7emu.kernels.programs import DATA_BASE, DST_BASE, SRC_BASE, dequant_configuration
+from q7emu.kernels.programs.configurations_gen import CONFIGURATIONS, DATA_SECTIONS
 from q7emu.kernels.tracing import TraceRecorder, run_traced
 from q7emu.model.dtypes import FmtArg
 from q7emu.model.format_table import dequant_path
 from q7emu.model.kernels import DEQUANT_PATHS, dequant_kernel, path_name
 from q7emu.model.knobs import (
-    DEQUANT_KNOBS,
     Fp6Packing,
     MxLayout,
     MxScale,
@@ -35,103 +39,128 @@ from q7emu.model.knobs import (
     normalize_dequant_args,
     normalize_fmt,
 )
-from q7emu.model.tables import NF4_TABLES
 
-__all__ = ["dequantize", "dequantize_path", "DequantizeOptions", "run_params", "listing_run", "EXTENSION"]
+__all__ = ["dequantize", "dequantize_path", "DequantizeOptions", "listing_run", "EXTENSION"]
 
-#: the compiled module whose ``run()`` executes the three paths
-EXTENSION = "q7emu.kernels._dequant"
-#: that module once loaded (None until the first kernel call: cached_extension; tests may replace it)
-_dequant: Any = None
-#: the interpreter module whose translations run untraced calls (docs/asm.md §9), loaded at the level of _dequant
-PROGRAM_EXTENSION = "q7emu.kernels._program"
-#: a translated call's step budget (bundles per partition): a kernel's program always ends, far below it
-TRANSLATED_MAX_STEPS = 1 << 40
-#: (ISA level, configuration) -> what its translated run needs (None: that level has no translation of it)
-_translated_cache: dict[tuple[str, str], tuple[Any, int, np.ndarray, np.ndarray] | None] = {}
+#: the compiled module that runs the paths' programs: the interpreter, and the translations of its ISA level
+EXTENSION = "q7emu.kernels._program"
+#: that module once loaded at the dispatched level (None until the first kernel call: cached_extension; tests may
+#: replace it)
+_program: Any = None
+#: a kernel call's bundle budget per partition: a kernel's program always ends, far below it
+KERNEL_MAX_STEPS = 1 << 40
 
 
-def _translation(ext: Any, fmt: int, group: int, knobs: Mapping[str, str]
-                 ) -> tuple[Any, int, np.ndarray, np.ndarray] | None:
-    """The translation of a configuration at the ISA level of the kernel module ``ext``: (the interpreter module of
-    that level, the translation's index, its runtime immediates int32 [K], the data section uint8 [D]), or None
-    (no translation there, a stand-in ``ext`` without a level, or Q7EMU_TRANSLATIONS=off)."""
-    level = getattr(ext, "ISA_LEVEL", None)
-    if not isinstance(level, str) or not translations_enabled():
-        return None
+@dataclass(frozen=True)
+class ConfiguredProgram:
+    """A configuration's program as the interpreter runs it (q7emu.asm.run.Decoded without the source lines): insns
+    int32 [N, INSN_COLS], bundles int32 [M, BUNDLE_COLS], wmask int64 [N, 3], entry; data uint8 [D], the data
+    section at DATA_BASE; labels {bundle tag: name} (the listings'); translation, its index in the interpreter's TX,
+    and imm int32 [K], its runtime immediates."""
+
+    name: str
+    insns: npt.NDArray[np.int32]
+    bundles: npt.NDArray[np.int32]
+    wmask: npt.NDArray[np.int64]
+    entry: int
+    data: npt.NDArray[np.uint8]
+    labels: dict[int, str]
+    translation: int
+    imm: npt.NDArray[np.int32]
+
+
+#: configuration name -> its ConfiguredProgram, built on first use
+_configured: dict[str, ConfiguredProgram] = {}
+
+
+def configured_program(fmt: int, group: int, knobs: Mapping[str, str]) -> ConfiguredProgram:
+    """The program of a configuration (fmt 1..4, group 0 / 8, the knobs the path reads), from the generated tables:
+    its shape's decoded program with the configuration's immediates patched in (q7emu.asm.gen_translations)."""
     name = dequant_configuration(fmt, group, knobs)
-    key = (level, name)
-    if key not in _translated_cache:
-        found = None
-        prog = load_extension(PROGRAM_EXTENSION, level)
-        entry = prog.CONFIGURATIONS.get(name) if getattr(prog, "TRANSLATED", False) else None
-        if entry is not None:
-            index, imm, data_at = entry
-            found = (prog, index, np.array(imm or (0,), np.int32),
-                     np.frombuffer(prog.DATA_SECTIONS[data_at], np.uint8))
-        _translated_cache[key] = found
-    return _translated_cache[key]
+    found = _configured.get(name)
+    if found is None:
+        if name not in CONFIGURATIONS:
+            raise InternalError(f"no generated program for the configuration {name} (run python -m "
+                                "q7emu.asm.gen_translations)")
+        from q7emu.kernels.programs.decoded_gen import PROGRAMS
+        tx, imm, data_at, shape, patches = CONFIGURATIONS[name]
+        p: dict[str, Any] = PROGRAMS[shape]
+        insns = np.array(p["insns"], np.int32)
+        for row, col, value in patches:
+            insns[row, col] = value
+        found = ConfiguredProgram(name, insns, np.array(p["bundles"], np.int32), np.array(p["wmask"], np.int64),
+                                  int(p["entry"]), np.frombuffer(DATA_SECTIONS[data_at], np.uint8),
+                                  dict(p["labels"]), int(tx), np.array(imm or (0,), np.int32))
+        _configured[name] = found
+    return found
 
 
-def _translated_runner(tx: tuple[Any, int, np.ndarray, np.ndarray], src: np.ndarray, out: np.ndarray
-                       ) -> Callable[[int, int], bool]:
-    """A function running partitions lo..hi of ``src`` (uint8 [P, in_bytes]) into ``out`` (uint8 [P, out_bytes])
-    on the translation ``tx`` under the kernel programs' calling convention (docs/asm.md §4.3: one call per
-    partition, the source stream at SRC_BASE, the destination at DST_BASE, a2 = SRC_BASE, a3 = in_bytes / 4, a4 =
-    DST_BASE); it returns False when the translation stopped (Ctrl-C raises KeyboardInterrupt)."""
-    prog, index, imm, data = tx
+def _regions(src: np.ndarray, out: np.ndarray, lo: int, hi: int, columns: int
+             ) -> tuple[list[tuple[int, np.ndarray, int, bool]], np.ndarray]:
+    """The memory map of the calls for partitions lo..hi (docs/asm.md §4.3): the source stream at SRC_BASE (read
+    only), the destination at DST_BASE, one partition's row per call; (regions, offsets int64 [hi - lo, columns])."""
     in_bytes, out_bytes = src.shape[1], out.shape[1]
+    rows = np.arange(hi - lo, dtype=np.int64)
+    offsets = np.zeros((hi - lo, columns), np.int64)
+    offsets[:, 1] = rows * in_bytes
+    offsets[:, 2] = rows * out_bytes
+    regions = [(SRC_BASE, src[lo:hi].reshape(-1), in_bytes, False),
+               (DST_BASE, out[lo:hi].reshape(-1), out_bytes, True)]
+    return regions, offsets
+
+
+def _registers(src: np.ndarray) -> np.ndarray:
+    """The calling convention's scalar registers: a2 = SRC_BASE, a3 = in_bytes / 4 (u32 words), a4 = DST_BASE."""
     ar = np.zeros(16, np.uint32)
-    ar[2], ar[3], ar[4] = SRC_BASE, in_bytes // 4, DST_BASE
+    ar[2], ar[3], ar[4] = SRC_BASE, src.shape[1] // 4, DST_BASE
+    return ar
+
+
+def run_program(ext: Any, cp: ConfiguredProgram, src: np.ndarray, out: np.ndarray, lo: int, hi: int,
+                trace: Any = None, kernel_id: int = 0, **trace_filters: Any) -> Any:
+    """Run ``cp`` on the interpreter module ``ext`` for partitions lo..hi of ``src`` (uint8 [P, in_bytes]) into
+    ``out`` (uint8 [P, out_bytes]): one call per partition, the register file carried from call to call. ``trace``:
+    None, a sink, or True (the raw records, returned; ``trace_window`` / ``trace_ops`` filter them). The partitions
+    a trace records are lo..hi - 1. Raises InternalError when the program stops on an error (a kernel's program on
+    checked arguments never does) and KeyboardInterrupt on Ctrl-C."""
+    regions, offsets = _regions(src, out, lo, hi, ext.REGION_COLUMNS)
+    status, call, insn, _, _, addr, _, raw = ext.run(
+        cp.insns, cp.bundles, cp.wmask, cp.data, DATA_BASE, cp.entry, regions, offsets, _registers(src),
+        np.arange(lo, hi, dtype=np.int64), KERNEL_MAX_STEPS, trace=trace, kernel_id=kernel_id, carry=True,
+        **trace_filters)
+    if status:
+        raise InternalError(f"the program of {cp.name} stopped at op {insn} of partition {lo + call} (error {status},"
+                            f" address {addr:#x})")
+    return raw
+
+
+def _translated(ext: Any, cp: ConfiguredProgram, src: np.ndarray, out: np.ndarray) -> Callable[[int, int], bool]:
+    """A function running partitions lo..hi on ``cp``'s translation in ``ext``; it returns False when the
+    translation stopped (the interpreter then runs the block and reports what stopped it)."""
+    ar = _registers(src)
 
     def run_partitions(lo: int, hi: int) -> bool:
-        rows = np.arange(hi - lo, dtype=np.int64)
-        offsets = np.zeros((hi - lo, prog.REGION_COLUMNS), np.int64)
-        offsets[:, 1] = rows * in_bytes
-        offsets[:, 2] = rows * out_bytes
-        regions = [(SRC_BASE, src[lo:hi].reshape(-1), in_bytes, False),
-                   (DST_BASE, out[lo:hi].reshape(-1), out_bytes, True)]
-        return bool(prog.run_translated(index, imm, data, DATA_BASE, regions, offsets, ar,
-                                        TRANSLATED_MAX_STEPS) == 0)
+        regions, offsets = _regions(src, out, lo, hi, ext.REGION_COLUMNS)
+        return bool(ext.run_translated(cp.translation, cp.imm, cp.data, DATA_BASE, regions, offsets, ar,
+                                       KERNEL_MAX_STEPS) == 0)
     return run_partitions
-
-
-def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Mapping[str, str] | None = None,
-               src_dtype: str | None = None, dst_dtype: str | None = None) -> dict[str, Any]:
-    """The arguments of ``_dequant.run()`` these options decide, by run()'s parameter names.
-
-    fmt: DEQUANT_FMT code 1..4; group_size: 0 or 8; knobs: model knobs (docs/model.md §1) -- only those given
-    appear (``nf4_table`` becomes ``nf4_values``, its float32 [16] codebook). src_dtype / dst_dtype do not
-    apply to TensorDequantize (every kernel module's ``run_params`` takes the same options). Used by
-    :func:`dequantize` (every option known) and by the listings (q7emu.analysis.listing, some unknown)."""
-    knobs = knobs or {}
-    params: dict[str, Any] = {}
-    if fmt is not None:
-        params["fmt"] = int(fmt)
-    if group_size is not None:
-        params["group"] = int(group_size)
-    for k in DEQUANT_KNOBS:                  # run() takes each knob by its name, but the codebook as its values
-        if k in knobs and k != "nf4_table":
-            params[k] = knobs[k]
-    if "nf4_table" in knobs:
-        params["nf4_values"] = NF4_TABLES[knobs["nf4_table"]]
-    return params
 
 
 def listing_run(passes: int, fmt: int, group_size: int, knobs: Mapping[str, str]) -> tuple[Any, dict[int, str],
                                                                                           dict[str, str]]:
     """One traced partition of ``passes`` whole passes of the main loop, for the listings (q7emu.analysis.listing).
 
-    Returns the raw full-operand trace (``run(trace=True)``), the path's bundle labels {bundle: label} and every
-    label's note. The source bytes are fixed pseudo-random (a listing does not depend on data); one pass reads the
-    path's ``pass_bytes`` (q7emu.model.format_table)."""
-    ext = cached_extension(globals(), "_dequant", EXTENSION)
+    Returns the raw full-operand trace of the configuration's program (the interpreter's ``run(trace=True)``), the
+    program's bundle labels {bundle: label} and every label's note. The source bytes are fixed pseudo-random (a
+    listing does not depend on data); one pass reads the path's ``pass_bytes`` (q7emu.model.format_table)."""
+    from q7emu.kernels.programs.bundle_notes import BUNDLE_NOTES
+    ext = cached_extension(globals(), "_program", EXTENSION)
+    cp = configured_program(fmt, group_size, knobs)
     src = np.random.default_rng(7).integers(0, 256, size=(1, dequant_path(path_name(fmt, group_size)).pass_bytes
                                                           * passes), dtype=np.uint8)
     dst = np.zeros((1, 64 * passes), np.uint8)
-    params = run_params(fmt, group_size, knobs)
-    raw = ext.run(src, dst, trace=True, kernel_id=int(dequant_kernel(fmt, group_size)), **params)
-    return raw, ext.bundle_labels(fmt, group_size), dict(ext.BUNDLE_NOTES)
+    raw = run_program(ext, cp, src, dst, 0, 1, trace=True, kernel_id=int(dequant_kernel(fmt, group_size)))
+    return raw, dict(cp.labels), dict(BUNDLE_NOTES)
 
 
 def dequantize(src: np.ndarray, fmt: FmtArg, group_size: int = 0, *,
@@ -149,7 +178,7 @@ def dequantize(src: np.ndarray, fmt: FmtArg, group_size: int = 0, *,
         nibble_order, fp6_packing, mx_layout, mx_scale, nf4_table: model knobs (docs/model.md §1; their values and
             defaults are the knob table's, q7emu.model.knobs.KNOBS).
         trace: None, or a q7emu trace recorder (``q7emu.analysis.trace.Recorder``) that receives the
-            lane-level record of every primitive executed (filters applied inside the kernel's recorder).
+            lane-level record of every primitive executed (filters applied inside the interpreter's recorder).
         cores: how many Q7 cores (host threads) share the partitions, as the firmware splits
             channels across POOL cores; None = up to the host's CPU count for large inputs.
             Tracing always runs on one core. The bytes never depend on it.
@@ -164,22 +193,26 @@ def dequantize(src: np.ndarray, fmt: FmtArg, group_size: int = 0, *,
              "mx_scale": mx_scale, "nf4_table": nf4_table}
     src_bytes, fmt_i, group, path, knobs = normalize_dequant_args(src, fmt, group_size, given)
     check_cores(cores)
-    ext = cached_extension(globals(), "_dequant", EXTENSION)
+    ext = cached_extension(globals(), "_program", EXTENSION)
+    cp = configured_program(fmt_i, group, knobs)
     out = output_buffer((src_bytes.shape[0], dequant_out_bytes(src_bytes.shape[1], path)), traced=trace is not None)
-    params = run_params(fmt_i, group, knobs)
-    params["kernel_id"] = int(dequant_kernel(fmt_i, group))
-    if trace is not None:
-        run_traced(trace, lambda t, **kw: ext.run(src_bytes, out, trace=t, **kw, **params), path, knobs)
-        return out
+    kernel_id = int(dequant_kernel(fmt_i, group))
     parts = src_bytes.shape[0]
-    tx = _translation(ext, fmt_i, group, knobs)
-    if tx is None:
-        run_blocks(lambda lo, hi: ext.run(src_bytes[lo:hi], out[lo:hi], **params), parts,
-                   host_threads(cores, parts, src_bytes.size))
+    if trace is not None:
+        run_traced(trace, lambda t, **kw: run_program(ext, cp, src_bytes, out, 0, parts, trace=t, kernel_id=kernel_id,
+                                                      **kw), path, knobs)
         return out
-    translated = _translated_runner(tx, src_bytes, out)
-    # a block its translation stopped in runs again on the compiled kernel, which overwrites every byte of it
-    run_blocks(lambda lo, hi: translated(lo, hi) or ext.run(src_bytes[lo:hi], out[lo:hi], **params), parts,
+
+    def interpreted(lo: int, hi: int) -> bool:
+        run_program(ext, cp, src_bytes, out, lo, hi)
+        return True
+    if not (getattr(ext, "TRANSLATED", False) and translations_enabled()):
+        run_blocks(interpreted, parts, host_threads(cores, parts, src_bytes.size))
+        return out
+    translated = _translated(ext, cp, src_bytes, out)
+    # a block its translation stopped in runs again on the interpreter, which overwrites every byte of it (and says
+    # what stopped it)
+    run_blocks(lambda lo, hi: translated(lo, hi) or interpreted(lo, hi), parts,
                host_threads(cores, parts, src_bytes.size))
     return out
 

@@ -1,12 +1,13 @@
 """Loading the compiled kernel extensions on first use, at the ISA level this CPU runs best (docs/build.md §1).
 
-The kernel modules (:mod:`q7emu.kernels.dequant`, :mod:`q7emu.kernels.quantize_mx`) import their Cython
-extension only when a kernel runs, so that everything that merely *names* a kernel (the registry, the
+The kernel modules (:mod:`q7emu.kernels.dequant`, which runs the TensorDequantize programs on the interpreter
+module ``q7emu.kernels._program``, and :mod:`q7emu.kernels.quantize_mx`) import their Cython extension only when a
+kernel runs, so that everything that merely *names* a kernel (the registry, the
 listings, the machine with the golden backend) imports without a build.
 
-Each kernel extension is built once per ISA level (setup.py): ``q7emu.kernels._dequant`` at the baseline
-(``generic``) and ``q7emu.kernels._dequant_avx2`` / ``_dequant_avx512`` beside it on x86-64, plus
-``q7emu.kernels._dequant_portable`` in a ``Q7EMU_PORTABLE=1`` build (``portable``: the primitives' plain C bodies,
+Each kernel extension is built once per ISA level (setup.py): ``q7emu.kernels._program`` at the baseline
+(``generic``) and ``q7emu.kernels._program_avx2`` / ``_program_avx512`` beside it on x86-64, plus
+``q7emu.kernels._program_portable`` in a ``Q7EMU_PORTABLE=1`` build (``portable``: the primitives' plain C bodies,
 the code a non-x86 machine runs, where ``generic`` is those bodies).
 :func:`load_extension` imports the baseline module (it must exist; it also lists the levels built and their flags),
 then the variant of the selected level: the highest level both built and supported by this CPU (q7emu.kernels._cpu),
@@ -32,7 +33,7 @@ __all__ = ["LEVELS", "BASELINE", "DEFAULT_LEVELS", "FORCEABLE_LEVELS", "ENV", "l
 #: ``portable`` (the primitives' C bodies without x86 SIMD) runs on every CPU but is never picked by itself: it is
 #: there to be forced (``Q7EMU_ISA=portable``) and tested, the code every non-x86 machine runs
 LEVELS = ("portable", "generic", "avx2", "avx512", "native")
-#: the level of the module every build has (``q7emu.kernels._dequant``, no suffix)
+#: the level of the module every build has (``q7emu.kernels._program``, no suffix)
 BASELINE = "generic"
 #: the levels a default x86-64 build has (off x86-64 only ``generic``, which is there the portable bodies); a build
 #: with ``Q7EMU_PORTABLE=1`` (CI's) adds ``portable`` (docs/build.md §1.1)
@@ -41,11 +42,11 @@ DEFAULT_LEVELS = ("generic", "avx2", "avx512")
 FORCEABLE_LEVELS = LEVELS[:4]
 #: the environment variable that forces a level
 ENV = "Q7EMU_ISA"
-#: the environment variable that sends untraced TensorDequantize calls to the compiled kernels instead of their
+#: the environment variable that sends untraced TensorDequantize calls to the interpreter instead of their
 #: programs' translations ("off"; unset or "on": the translations, docs/asm.md §9)
 TRANSLATIONS_ENV = "Q7EMU_TRANSLATIONS"
 #: the baseline module whose ISA_BUILT lists the levels and flags of the build
-PROBE = "q7emu.kernels._dequant"
+PROBE = "q7emu.kernels._program"
 
 
 def _import_base(name: str) -> ModuleType:
@@ -130,7 +131,7 @@ def select_level(built: dict[str, str] | None = None, env: str | None = None) ->
 
 
 def load_extension(name: str, level: str | None = None) -> ModuleType:
-    """Import the compiled module ``name`` (e.g. ``"q7emu.kernels._dequant"``) at ISA level ``level``
+    """Import the compiled module ``name`` (e.g. ``"q7emu.kernels._program"``) at ISA level ``level``
     (default: :func:`select_level`; a level its module has not is InvalidArgument as for ``Q7EMU_ISA``).
 
     Raises Q7Error in one line, telling the user to build the extensions, when it is not built."""
@@ -159,8 +160,8 @@ def cached_extension(namespace: MutableMapping[str, Any], attr: str, name: str) 
 
 def translations_enabled() -> bool:
     """Whether an untraced TensorDequantize call runs its program's translation where its ISA level has one
-    (docs/asm.md §9): ``Q7EMU_TRANSLATIONS`` unset or ``on``; ``off`` runs the compiled kernels. The bytes are the
-    same either way. Raises InvalidArgument naming the variable for any other value."""
+    (docs/asm.md §9): ``Q7EMU_TRANSLATIONS`` unset or ``on``; ``off`` runs the programs on the interpreter. The bytes
+    are the same either way. Raises InvalidArgument naming the variable for any other value."""
     value = os.environ.get(TRANSLATIONS_ENV, "") or "on"
     if value not in ("on", "off"):
         raise InvalidArgument(TRANSLATIONS_ENV, value, "must be on or off (or unset: on)")

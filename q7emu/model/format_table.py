@@ -3,7 +3,7 @@
 Every layer reads a format's facts from here (ml_dtypes' habit: one record per format, the tests parametrised over
 the list): the DEQUANT_FMT codes, names and paths of :mod:`q7emu.model.kernels`, the spellings of
 :mod:`q7emu.model.dtypes`, the knob rules of :mod:`q7emu.model.knobs`, the kernels' constant vectors (the rodata
-builders of src/kernels/_dequant.pyx and _quantize_mx.pyx), the golden models' choice of decoder and encoder, the
+builders of the kernel programs and src/kernels/_quantize_mx.pyx), the golden models' choice of decoder and encoder, the
 listings and the command line. Two layers keep their own transcription on purpose and say so where they do: the
 validity predicate (q7emu/isa/validate.py, the firmware's clauses as docs/firmware.md §1.3 writes them) and the
 golden models' arithmetic (q7emu/golden/formats.py defines each format's values from its bit fields).
@@ -305,7 +305,7 @@ def out_format_name(fp8_name: str) -> str:
 
 def codebook_triples(values: Iterable[float], ebias: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
     """The soft-float triple of each of 16 codebook values (float32), as the kernels' codebook path reads them (the
-    constant vectors of _dequant.pyx, the symbols of the programs): SIG (the top 14 significand bits and a sticky
+    constant vectors of the programs' data sections, their symbols): SIG (the top 14 significand bits and a sticky
     bit, the leading one at bit 14; 0 for zero), EXP (the unbiased exponent minus ``ebias``; -16384 for zero), SGN
     (0x80 for a negative value). The sticky bit keeps the later single rounding to <= 4 bits exact."""
     bits = [int.from_bytes(struct.pack("<f", float(v)), "little") for v in values]

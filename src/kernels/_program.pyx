@@ -253,7 +253,6 @@ TRANSLATED = bool(Q7_TRANSLATED_HERE)
 REGION_COLUMNS = MAX_REGIONS
 if not TRANSLATED:
     TRANSLATIONS = ()
-    CONFIGURATIONS = {}
 
 
 cdef int exec_loop(const handler_t* table, void* tr, const int* tr_failed, regfile_t* rf, Machine* m,
@@ -451,7 +450,8 @@ cdef list machine_at_reset(Machine* m0, uint8_t** ptrs, const uint8_t[::1] data,
 def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_t[:, ::1] wmask,
         const uint8_t[::1] data, uint32_t data_base, int entry, regions, const int64_t[:, ::1] offsets,
         const uint32_t[::1] ar_init, const int64_t[::1] partitions, int64_t max_steps, trace=None, int kernel_id=0,
-        counts=None, bint carry=False, int translation=-1, const int32_t[::1] imm=None):
+        counts=None, bint carry=False, int translation=-1, const int32_t[::1] imm=None, trace_window=None,
+        trace_ops=None):
     """Run a decoded program once per call (docs/asm.md §4.2, §4.4).
 
     insns int32 [N, INSN_COLS], bundles int32 [M, BUNDLE_COLS], wmask int64 [N, 3], data uint8 (the data section, at
@@ -460,14 +460,16 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
     0 is the data section: offsets[:, 0] unused). ar_init uint32 [16]: the
     starting scalar registers of every call. partitions int64 [C]: each call's partition (the trace's). max_steps:
     the bundle budget of one call. trace: None, or a sink (q7emu.analysis.trace) recording every IVP op, each with
-    kernel_id as its kernel byte. counts: None, or an int64 [M] array that gets +1 per executed bundle. carry: the
-    vector register file carries from call to call (reset once), else every call starts from the reset state.
+    kernel_id as its kernel byte; or True: the raw full-operand records (trace_buffer.pxi's TraceBuffer), limited to
+    the sequence numbers in trace_window (lo, hi) and the mnemonics in trace_ops. counts: None, or an int64 [M] array
+    that gets +1 per executed bundle. carry: the vector register file carries from call to call (reset once), else
+    every call starts from the reset state.
     translation: -1, or the index in TRANSLATIONS of this program's translation (untraced, without counts), its
     runtime immediates in imm (int32 [K]); status ERR_FALLBACK (or any error) then asks for the interpreter.
 
     Every address and size here is checked by the caller (q7emu.asm.run) before this runs. Returns (status, call,
-    insn, steps int64 [C], ar uint32 [C, 16], err_addr, err_len): status 0, or an ERR_* code stopping call `call`
-    at op `insn`."""
+    insn, steps int64 [C], ar uint32 [C, 16], err_addr, err_len, raw): status 0, or an ERR_* code stopping call `call`
+    at op `insn`; raw the records of trace=True (else None)."""
     cdef Py_ssize_t ncalls = partitions.shape[0], nreg = len(regions) + 1
     cdef Machine m0, m
     cdef regfile_t rf
@@ -484,6 +486,7 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
     if bundles.shape[0] == 0 or bundles.shape[1] != BUNDLE_COLS or insns.shape[1] != INSN_COLS \
             or wmask.shape[0] != insns.shape[0]:
         raise ValueError("program run: malformed decoded program")
+    raw = None
     memset(&m, 0, sizeof(Machine))
     keep = machine_at_reset(&m0, ptrs, data, data_base, regions, ar_init)
     cdef uint8_t[::1] sv = keep[0]
@@ -513,8 +516,9 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
         if not Q7_TRACED_HERE:          # an ISA level's copy traces at the baseline (docs/build.md §2.2)
             from q7emu.kernels import _program as baseline
             return baseline.run(insns, bundles, wmask, data, data_base, entry, regions, offsets, ar_init, partitions,
-                                max_steps, trace, kernel_id, counts, carry)
-        _keep = init_tracer(&tr, kernel_id, trace, None, None, ops_c)
+                                max_steps, trace, kernel_id, counts, carry, trace_window=trace_window,
+                                trace_ops=trace_ops)
+        _keep = init_tracer(&tr, kernel_id, trace, trace_window, trace_ops, ops_c)
         try:
             with nogil:
                 traced_calls(&tr, &rf, &m0, &m, &insns[0, 0], &bundles[0, 0],
@@ -522,12 +526,12 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
                              ncalls, dp, data.shape[0], &sv[0], ptrs, &offsets[0, 0], &partitions[0], &st[0],
                              &ao[0, 0], &status, &fail_insn, &failed_call, cp, carry)
             if status != ERR_INTERRUPT:
-                finish_tracer(&tr, trace)
+                raw = finish_tracer(&tr, trace)
         finally:
             release_tracer(&tr)
     if status == ERR_INTERRUPT:
         raise KeyboardInterrupt
-    return status, failed_call, fail_insn, steps, ar_out, m.err_addr, m.err_len
+    return status, failed_call, fail_insn, steps, ar_out, m.err_addr, m.err_len, raw
 
 
 #: the decoded program a translated run passes run(): one empty bundle (a translation never reads it)
@@ -540,11 +544,11 @@ def run_translated(int translation, const int32_t[::1] imm, const uint8_t[::1] d
                    const int64_t[:, ::1] offsets, const uint32_t[::1] ar_init, int64_t max_steps, bint carry=True):
     """Run the translation TX[translation] once per row of offsets, without its program (docs/asm.md §9): the path
     of an untraced TensorDequantize call (q7emu.kernels.dequant, which finds translation, imm and data in
-    CONFIGURATIONS). imm int32 [K]: the runtime immediates; data, data_base, regions, offsets, ar_init, max_steps,
-    carry: as for run(), which this is with an empty program. Returns 0, or the ERR_* code that stopped a call
-    (every call then runs again another way: what a translation stops on is for the interpreter to report); Ctrl-C
-    raises KeyboardInterrupt. As for run(), every region's base, size and offsets are the caller's to check
-    (q7emu.kernels.dequant builds them from the call's own arrays)."""
+    q7emu.kernels.programs.configurations_gen). imm int32 [K]: the runtime immediates; data, data_base, regions,
+    offsets, ar_init, max_steps, carry: as for run(), which this is with an empty program. Returns 0, or the ERR_*
+    code that stopped a call (every call then runs again another way: what a translation stops on is for the
+    interpreter to report); Ctrl-C raises KeyboardInterrupt. As for run(), every region's base, size and offsets are
+    the caller's to check (q7emu.kernels.dequant builds them from the call's own arrays)."""
     if offsets.shape[0] == 0:
         return 0
     return run(_NO_INSNS, _NO_BUNDLES, _NO_WMASK, data, data_base, 0, regions, offsets, ar_init,

@@ -1,4 +1,4 @@
-# The shared header of the firmware kernel modules (src/kernels/_dequant.pyx, _quantize_mx.pyx): the C
+# The shared header of the firmware kernel modules (src/kernels/_program.pyx, _quantize_mx.pyx): the C
 # register types, the IVP primitive library as P (q7ivp.pxd, the umbrella over the ivp_*.pxd family
 # files), the trace recorder, and the kernels' instruction layer, FP8 narrowing and trace buffer.
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t

@@ -247,7 +247,7 @@ class Recorder:
 
     def add_run(self, raw: Any, kernel: str, knobs: dict[str, Any] | None = None) -> None:
         """A full-operand run (src/trace/q7trace.pxd MODE_LEGACY layout; any bytes-like object, kept without
-        a copy), e.g. from ``_dequant.run(..., trace=True)``."""
+        a copy), e.g. from the interpreter's ``run(..., trace=True)``."""
         self._run_lock.acquire()
         try:
             if self.runs:

@@ -1,9 +1,9 @@
 # proc_4bit_mx_8: POOL 0x7b TensorDequantize, group 8 (docs/firmware.md §1.5, §2; seed 002 §5): groups of 8 4-bit
 # codes and one in-band scale byte (5 bytes) -> 8 FP8 each; 8 groups (40 bytes) per pass.
 #
-# The statement of the kernel's schedule (docs/asm.md §6): q7emu.kernels._dequant runs the same bundles compiled;
-# `q7emu listing proc_4bit_mx_8 --asm` prints this program for one configuration, and CI checks that both give the
-# same bytes and the same trace.
+# The statement of the kernel's schedule (docs/asm.md §6), the only one: q7emu.dequantize runs it, translated
+# untraced and on the interpreter traced (q7emu.kernels.dequant); `q7emu listing proc_4bit_mx_8 --asm` prints it for
+# one configuration.
 #
 # Calling convention (docs/asm.md §4.3): a2 = the source stream's address, a3 = its u32 words (num_elem), a4 = the
 # destination stream's address. Configuration symbols (q7emu.kernels.programs.dequant_symbols):

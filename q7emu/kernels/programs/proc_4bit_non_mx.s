@@ -1,9 +1,9 @@
 # proc_4bit_non_mx: POOL 0x7b TensorDequantize, 4-bit codes, group 0 (docs/firmware.md §1.5, §2; seed 002 §7): 1
 # source word (8 codes) -> 2 destination words; 32 source bytes (64 codes) per pass.
 #
-# The statement of the kernel's schedule (docs/asm.md §6): q7emu.kernels._dequant runs the same bundles compiled;
-# `q7emu listing proc_4bit_non_mx --asm` prints this program for one configuration, and CI checks that both give the
-# same bytes and the same trace. E2M1 and INT4 (REBIAS) take the re-bias MAC path of the firmware's inline non-MX
+# The statement of the kernel's schedule (docs/asm.md §6), the only one: q7emu.dequantize runs it, translated
+# untraced and on the interpreter traced (q7emu.kernels.dequant); `q7emu listing proc_4bit_non_mx --asm` prints it for
+# one configuration. E2M1 and INT4 (REBIAS) take the re-bias MAC path of the firmware's inline non-MX
 # block (rebias.inc, shared with proc_6bit_non_mx); NF4, a pure function of its code, is a 16-entry table lookup
 # (docs/model.md §9.10): the entry computes the table with the rounding path's own primitives, a pass looks its
 # codes up.
