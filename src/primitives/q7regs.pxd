@@ -142,11 +142,16 @@ cdef inline void wvec_to_raw(const wvec_t* w, uint8_t* raw) noexcept nogil:
     if nb == 0:                          # a never-written accumulator (view 0) is all zeros
         memset(raw, 0, 192)
         return
-    if w.view != 96:
-        for i in range(192 // nb):
+    if nb == 6:                          # the lane widths as constants: the compiler merges each lane's stores
+        for i in range(32):
             lo = <uint64_t>w.c[i]
-            for j in range(nb):
-                raw[nb * i + j] = <uint8_t>(lo >> (8 * j))
+            for j in range(6):
+                raw[6 * i + j] = <uint8_t>(lo >> (8 * j))
+    elif nb == 3:
+        for i in range(64):
+            lo = <uint64_t>w.c[i]
+            for j in range(3):
+                raw[3 * i + j] = <uint8_t>(lo >> (8 * j))
     else:
         for i in range(16):
             lo = <uint64_t>w.c[2 * i]
