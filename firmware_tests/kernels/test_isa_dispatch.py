@@ -245,7 +245,7 @@ def test_exhaustive_kernel_tests_under_each_level(level, translations):
     translations == interpreter tests of firmware_tests/asm/test_translate.py and the translated path's tests
     (docs/asm.md §9), again in a process whose kernels and programs run at ``level`` (this run's own level runs them
     in the suite); at this run's level, again with Q7EMU_TRANSLATIONS=off: untraced TensorDequantize on the
-    compiled kernels (the suite runs their translations)."""
+    interpreter (the suite runs the translations)."""
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                         str(HERE / "test_dequant_kernel.py"), str(HERE / "test_quantize_mx_kernel.py"),
                         str(HERE.parent / "asm" / "test_translate.py"), str(HERE / "test_translated_path.py"),

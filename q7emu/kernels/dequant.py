@@ -206,7 +206,7 @@ def dequantize(src: np.ndarray, fmt: FmtArg, group_size: int = 0, *,
     def interpreted(lo: int, hi: int) -> bool:
         run_program(ext, cp, src_bytes, out, lo, hi)
         return True
-    if not (getattr(ext, "TRANSLATED", False) and translations_enabled()):
+    if not (translations_enabled() and getattr(ext, "TRANSLATED", False)):     # the variable checked at every level
         run_blocks(interpreted, parts, host_threads(cores, parts, src_bytes.size))
         return out
     translated = _translated(ext, cp, src_bytes, out)
