@@ -74,6 +74,31 @@ def test_dequant_program_is_the_apis(fmt, group, knobs, monkeypatch):
     _same_trace(ra, rb)
 
 
+class _RawRecorder:
+    """The minimal recorder (q7emu.kernels.tracing.RawRecorder): the window and op filter, and each run's raw
+    full-operand records."""
+
+    def __init__(self, window=None, ops=None):
+        self.window, self.ops, self.runs = window, ops, []
+
+    def add_run(self, raw, *, kernel, knobs):
+        self.runs.append((bytes(memoryview(raw)), kernel, knobs))
+
+
+@pytest.mark.parametrize("window,ops", [(None, None), ((5, 60), None), (None, ["sav2nx8_xp", "oltnxf16t"])])
+def test_a_raw_recorder_gets_a_programs_records(window, ops):
+    """A raw recorder on an assembled program (q7emu.asm: ProgramRun.raw) gets the records the API's run gives it,
+    filtered alike; without a filter, the records of every op (the window and the filter do cut)."""
+    src = np.random.default_rng(4).integers(0, 256, (2, 96), dtype=np.uint8)
+    a, b = _RawRecorder(window, ops), _RawRecorder(window, ops)
+    q7emu.dequantize(src, 1, 0, trace=a)
+    dequantize_program(None, src, 1, 0, trace=b)
+    assert len(a.runs) == len(b.runs) == 1 and a.runs[0] == b.runs[0]
+    whole = _RawRecorder()
+    q7emu.dequantize(src, 1, 0, trace=whole)
+    assert (len(a.runs[0][0]) == len(whole.runs[0][0])) == (window is None and ops is None)
+
+
 @pytest.mark.parametrize("src_dtype,dst,knobs", QMX_CONFIGS, ids=lambda x: str(x))
 def test_quantize_mx_program_is_the_kernel(src_dtype, dst, knobs):
     rng = np.random.default_rng(len(str(knobs)) + len(dst))

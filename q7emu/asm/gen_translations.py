@@ -1,5 +1,5 @@
-"""Generate the kernel programs' translations (docs/asm.md §9): ``src/kernels/translations_gen.pxi`` and
-``q7emu/kernels/programs/configurations_gen.py``.
+"""Generate the kernel programs' translations (docs/asm.md §9): ``src/kernels/translations_gen.pxi``, and
+``q7emu/kernels/programs/configurations_gen.py`` and ``decoded_gen.py``.
 
 ``python -m q7emu.asm.gen_translations [--check]`` assembles every configuration of the translated kernels (each
 format and group of TensorDequantize under every value of the knobs that format and path read), groups the programs
