@@ -358,6 +358,30 @@ def test_a_store_into_a_read_only_region_is_refused():
     assert SRC_BASE == 0x04000000
 
 
+def _boundary_trace(text: str):
+    """The trace of ``text`` with two adjacent read-only regions, A at 0x1000 and B at 0x1040 (64 bytes each), a2 = a4 =
+    0x1040 (B's start, A's end), a3 = 64, a5 = 0."""
+    from q7emu.asm import run as R
+    regions = [R.Region("A", 0x1000, np.arange(64, dtype=np.uint8), 64, np.zeros(1, np.int64), False),
+               R.Region("B", 0x1040, np.arange(64, 128, dtype=np.uint8), 64, np.zeros(1, np.int64), False)]
+    rec = Recorder()
+    run_traced(rec, lambda t, **kw: R.run_calls(assemble(text), regions, np.zeros(1, np.int64),
+                                                {"a2": 0x1040, "a3": 64, "a4": 0x1040, "a5": 0}, trace=t), "p", {})
+    return rec.trace
+
+
+def test_an_access_of_no_bytes_at_a_shared_end_takes_the_first_region_whatever_came_before():
+    """The interpreter tries the region the last load found before its scan (mem_at's hint); an access of no bytes at
+    the end of A, the start of B, is held by both and must stay A's (the scan's order, offset 64), also after a load
+    from B left B as the hint."""
+    alone = _boundary_trace("ivp_labvdcmprs2nx8_xp v1, vb0, a4, a5\n")
+    after_b = _boundary_trace("ivp_labvdcmprs2nx8_xp v0, vb0, a2, a3\nivp_labvdcmprs2nx8_xp v1, vb0, a4, a5\n")
+    first_b = after_b[0].operands[1].data
+    assert int.from_bytes(first_b[:4], "little") == 0                  # the 64-byte load: B, offset 0
+    offsets = [int.from_bytes(t.operands[1].data[:4], "little") for t in (alone[0], after_b[1])]
+    assert offsets == [64, 64]
+
+
 def test_run_arguments_are_checked():
     prog = assemble("nop")
     with pytest.raises(InvalidArgument, match="a starting register is a0..a15"):

@@ -76,6 +76,7 @@ cdef struct Machine:
     Region reg[MAX_REGIONS]
     uint64_t err_addr       # the failing access: its address and length
     int64_t err_len
+    int hint[2]             # the region the last load (0) / store (1) found: mem_at tries it first
 
 
 cdef inline bint holds(uint32_t base, uint32_t size, uint32_t addr, int touch, Py_ssize_t need) noexcept nogil:
@@ -106,6 +107,15 @@ cdef inline int mem_at(Machine* m, uint32_t addr, int touch, Py_ssize_t need, in
     m.err_len = need
     if align > 1 and addr % <uint32_t>align:
         return ERR_ALIGN
+    # the region the last access of this kind found, first: the regions do not overlap, so a region holding a byte
+    # of the access (or its row) is the one the scan finds; an access of no bytes, which two adjacent regions'
+    # shared end both hold, keeps the scan's order; a store's hint was writable when it was found
+    r = m.hint[1 if write else 0]
+    if (need > 0 or touch == TOUCH_ROW or touch == TOUCH_ROW2) and r < m.nreg \
+            and holds(m.reg[r].base, m.reg[r].size, addr, touch, need):
+        p[0] = m.reg[r].ptr
+        off[0] = <Py_ssize_t>(addr - m.reg[r].base)
+        return r
     for r in range(m.nreg):
         if not holds(m.reg[r].base, m.reg[r].size, addr, touch, need):
             continue
@@ -113,6 +123,7 @@ cdef inline int mem_at(Machine* m, uint32_t addr, int touch, Py_ssize_t need, in
             return ERR_READONLY
         p[0] = m.reg[r].ptr
         off[0] = <Py_ssize_t>(addr - m.reg[r].base)
+        m.hint[1 if write else 0] = r
         return r
     return ERR_MEM
 
