@@ -28,6 +28,7 @@ from q7emu.kernels.programs import (
     DST_BASE,
     SCALE_BASE,
     SRC_BASE,
+    dequant_registers,
     dequant_symbols,
     program_file,
     quantize_mx_symbols,
@@ -83,7 +84,7 @@ def run_dequant(program: Program, src: npt.NDArray[np.uint8], dst: npt.NDArray[n
                       np.arange(parts, dtype=np.int64) * nbytes, False),
                Region("the destination stream", DST_BASE, dst.reshape(-1), dst.shape[1],
                       np.arange(parts, dtype=np.int64) * dst.shape[1], True)]
-    regs = {"a2": SRC_BASE, "a3": nbytes // 4, "a4": DST_BASE}
+    regs = dequant_registers(nbytes)
     tx = translation_of(program) if translated and trace is None and counts is None else None
     return run_calls(program, regions, np.arange(parts, dtype=np.int64), regs, trace=trace, kernel_id=kernel_id,
                      max_steps=max_steps, carry=True, counts=counts, translation=tx, trace_window=trace_window,

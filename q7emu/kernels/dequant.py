@@ -23,7 +23,7 @@ import numpy.typing as npt
 from q7emu.errors import InternalError, InvalidArgument
 from q7emu.kernels.cores import check_cores, host_threads, output_buffer, run_blocks
 from q7emu.kernels.extension import cached_extension, translations_enabled
-from q7emu.kernels.programs import DATA_BASE, DST_BASE, SRC_BASE, dequant_configuration
+from q7emu.kernels.programs import DATA_BASE, DST_BASE, SRC_BASE, dequant_configuration, dequant_registers
 from q7emu.kernels.programs.configurations_gen import CONFIGURATIONS, DATA_SECTIONS
 from q7emu.kernels.tracing import TraceRecorder, run_traced
 from q7emu.model.dtypes import FmtArg
@@ -110,9 +110,11 @@ def _regions(src: np.ndarray, out: np.ndarray, lo: int, hi: int, columns: int
 
 
 def _registers(src: np.ndarray) -> np.ndarray:
-    """The calling convention's scalar registers: a2 = SRC_BASE, a3 = in_bytes / 4 (u32 words), a4 = DST_BASE."""
+    """The calling convention's scalar registers (q7emu.kernels.programs.dequant_registers) as the interpreter takes
+    them: uint32 [16], a0..a15."""
     ar = np.zeros(16, np.uint32)
-    ar[2], ar[3], ar[4] = SRC_BASE, src.shape[1] // 4, DST_BASE
+    for name, value in dequant_registers(src.shape[1]).items():
+        ar[int(name[1:])] = value
     return ar
 
 

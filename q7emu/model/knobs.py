@@ -105,9 +105,9 @@ DEQUANT_KNOBS: dict[str, tuple[str, ...]] = {k.name: k.values for k in KNOBS if 
 QUANTIZE_MX_KNOBS: dict[str, tuple[str, ...]] = {k.name: k.values for k in KNOBS if k.op == "quantize_mx"}
 
 #: QuantizeMX source and destination dtypes (numpy / ml_dtypes names) [docs/firmware.md §3.1]
-QUANTIZE_MX_SRC_DTYPES = ("float16", "bfloat16")
-#: the ``src_format`` of QuantizeMX's raw-bits source: the fp16 or bf16 bit patterns in a uint16 array
+#: (``SrcFormat``, the ``src_format`` of QuantizeMX's raw-bits source: those bit patterns in a uint16 array)
 SrcFormat = Literal["float16", "bfloat16"]
+QUANTIZE_MX_SRC_DTYPES: tuple[str, ...] = get_args(SrcFormat)
 QUANTIZE_MX_DST_DTYPES = tuple(f.name for f in FP8_FORMATS)
 #: QuantizeMX partition counts [docs/firmware.md §3.1]
 VALID_P = (32, 64, 96, 128)

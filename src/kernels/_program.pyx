@@ -91,6 +91,14 @@ cdef inline bint holds(uint32_t base, uint32_t size, uint32_t addr, int touch, P
     return o + <uint64_t>need <= size
 
 
+cdef inline bint holds_alone(uint32_t base, uint32_t size, uint32_t addr, int touch, Py_ssize_t need) noexcept nogil:
+    """The region holds the access and no other region can: the regions do not overlap, so a region holding a byte
+    of it (or its row) is the one mem_at's scan finds; an access of no bytes, which two adjacent regions' shared end
+    both hold, is not (it keeps the scan's order). What a remembered region (mem_at's hint, a translation's
+    RegionHit) must pass to be used without the scan."""
+    return (need > 0 or touch == TOUCH_ROW or touch == TOUCH_ROW2) and holds(base, size, addr, touch, need)
+
+
 cdef inline Py_ssize_t touched_n(Py_ssize_t n) noexcept nogil:
     """The bytes a variable-length (TOUCH_N) access of n touches: min(max(n, 0), 64)."""
     return 0 if n < 0 else (64 if n > 64 else n)
@@ -107,12 +115,9 @@ cdef inline int mem_at(Machine* m, uint32_t addr, int touch, Py_ssize_t need, in
     m.err_len = need
     if align > 1 and addr % <uint32_t>align:
         return ERR_ALIGN
-    # the region the last access of this kind found, first: the regions do not overlap, so a region holding a byte
-    # of the access (or its row) is the one the scan finds; an access of no bytes, which two adjacent regions'
-    # shared end both hold, keeps the scan's order; a store's hint was writable when it was found
+    # the region the last access of this kind found, first (a store's hint was writable when it was found)
     r = m.hint[1 if write else 0]
-    if (need > 0 or touch == TOUCH_ROW or touch == TOUCH_ROW2) and r < m.nreg \
-            and holds(m.reg[r].base, m.reg[r].size, addr, touch, need):
+    if r < m.nreg and holds_alone(m.reg[r].base, m.reg[r].size, addr, touch, need):
         p[0] = m.reg[r].ptr
         off[0] = <Py_ssize_t>(addr - m.reg[r].base)
         return r
@@ -179,15 +184,12 @@ cdef inline int mem_once(Machine* m, RegionHit* h, uint32_t addr, int touch, Py_
 cdef inline int mem_hit(Machine* m, RegionHit* h, uint32_t addr, int touch, Py_ssize_t need, int align, int write,
                         uint8_t** p, Py_ssize_t* off) noexcept nogil:
     """mem_at for an access site a call runs many times (a translation's loop): the region the site found last is
-    tried first, without the scan. The same answer as mem_at: the regions do not overlap (q7emu.asm.run checks it),
-    so a region holding a byte of the access is the one mem_at finds (an access of no bytes, which two adjacent
-    regions' shared end both hold, is left to mem_at's order); the site's `write` is fixed, so a region it found
-    was writable when it had to be; the test is mem_at's own (holds). A miss, and every error, is mem_at's (which
-    records the failing access)."""
+    tried first, without the scan. The same answer as mem_at (holds_alone: the regions do not overlap, q7emu.asm.run
+    checks it); the site's `write` is fixed, so a region it found was writable when it had to be. A miss, and every
+    error, is mem_at's (which records the failing access)."""
     if touch == TOUCH_N:
         need = touched_n(need)
-    if h.r >= 0 and (need > 0 or touch == TOUCH_ROW or touch == TOUCH_ROW2) \
-            and holds(h.base, h.size, addr, touch, need) and (align <= 1 or addr % <uint32_t>align == 0):
+    if h.r >= 0 and holds_alone(h.base, h.size, addr, touch, need) and (align <= 1 or addr % <uint32_t>align == 0):
         p[0] = h.ptr
         off[0] = <Py_ssize_t>(addr - h.base)
         return h.r

@@ -34,6 +34,12 @@ DST_BASE = 0x0600_0000
 SCALE_BASE = 0x0700_0000
 
 
+def dequant_registers(in_bytes: int) -> dict[str, int]:
+    """A TensorDequantize call's starting scalar registers (docs/asm.md §4.3): a2 = the source stream's address, a3 =
+    its u32 words (num_elem; ``in_bytes`` is the stream's length in bytes), a4 = the destination stream's address."""
+    return {"a2": SRC_BASE, "a3": in_bytes // 4, "a4": DST_BASE}
+
+
 def program_file(kernel: str) -> Path:
     """The program file of a kernel (KeyError for a kernel without one)."""
     return PROGRAM_DIR / PROGRAM_FILES[kernel]
