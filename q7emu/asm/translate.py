@@ -22,6 +22,9 @@ generates one Cython function in which
   live at the entry holds that constant at every read; the ops reading it take the constant, and the C compiler
   folds it into their merges (the firmware's ``ivp_eqnx16 vb0, v0, v0``, an all-true predicate for the ``t``
   forms).
+* lane masks (:func:`lane_masks`): a vbool register that only ops taking a lane mask read and write (the op table's
+  ``lane_mask``), not live at the entry, is kept as 64 bytes, byte j all ones where bit j is set: a compare's lanes
+  as they come, a byte blend's mask as it goes, without the movemask and the spread the bits cost.
 * a memory access a call may run more than once (:func:`repeated_bundles`: a loop's) keeps the region it found
   last and tries it before the interpreter's scan of the regions (``mem_hit`` in src/kernels/_program.pyx); the
   others find theirs out of line (``mem_once``).
@@ -35,7 +38,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -50,8 +53,8 @@ from q7emu.primitives import scalar_ops as X
 from q7emu.primitives.gen_wrappers import OpText, _p_ivp, _p_scalar
 
 __all__ = ["Reg", "OpFacts", "Shape", "TranslateError", "op_facts", "shape_key", "liveness", "dead_ops",
-           "demanded_bits", "narrowing", "CELL_WIDTHS", "known_predicates", "Translation", "plan", "render", "match",
-           "translation_of"]
+           "demanded_bits", "narrowing", "CELL_WIDTHS", "known_predicates", "whole_writes", "lane_masks", "Translation",
+           "plan", "render", "match", "translation_of"]
 
 #: a register: (file, number); the files as q7emu.primitives.asm_syntax.REGISTER_FILES names them
 Reg = tuple[str, int]
@@ -261,10 +264,12 @@ def _live(shape: Shape, nrows: int, carry: bool) -> tuple[list[frozenset[Reg]], 
     return after, live_in
 
 
-def dead_ops(program: Program, carry: bool = True) -> tuple[set[int], dict[int, set[Reg]]]:
+def dead_ops(program: Program, carry: bool = True,
+             known: dict[Reg, int] | None = None) -> tuple[set[int], dict[int, set[Reg]]]:
     """(the rows a translation drops: every register output dead and nothing else done; row -> its dead
-    destination-only outputs, for the live ops)."""
-    facts = op_facts(program)
+    destination-only outputs, for the live ops). With the program's ``known`` predicates, over the exact facts
+    (:func:`whole_writes`: a merge under a known all-true predicate reads no old lane)."""
+    facts = whole_writes(op_facts(program), known or {})
     after = liveness(program, facts, carry)
     drop: set[int] = set()
     dead_out: dict[int, set[Reg]] = {}
@@ -358,6 +363,58 @@ def known_predicates(facts: Sequence[OpFacts], live_at_entry: Iterable[Reg]) -> 
     return out
 
 
+def whole_writes(facts: Sequence[OpFacts], known: dict[Reg, int]) -> list[OpFacts]:
+    """``facts`` with what a known all-true predicate adds: an op that merges under a vbool operand (the op table's
+    ``merge_under``) which is a known predicate with every bit set writes every lane of its SRCDST operands, so it
+    does not read their old values (unless it also reads them as a source); liveness over these facts is exact where
+    the plain facts count reads no lane makes."""
+    out = []
+    for f in facts:
+        pred = next((k for k, o in enumerate(f.op.operands) if o.name == f.op.merge_under and o.kind == T.VBOOL), None)
+        if pred is None or known.get(("vb", f.values[pred])) != _EQUAL_SOURCES_VALUE[T.ALL_TRUE]:
+            out.append(f)
+            continue
+        files = {o.kind: _KIND_FILE.get(o.kind) for o in f.op.operands}
+        old = {(files[o.kind], f.values[k]) for k, o in enumerate(f.op.operands) if o.role == T.SRCDST}
+        kept = {(files[o.kind], f.values[k]) for k, o in enumerate(f.op.operands) if o.role == T.SRC}
+        out.append(replace(f, reads=tuple(r for r in f.reads if r not in old or r in kept)))
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ lane masks
+def lane_masks(facts: Sequence[OpFacts], known: Iterable[Reg] = (), dropped: Iterable[int] = (),
+               dead_outputs: dict[int, set[Reg]] | None = None) -> set[Reg]:
+    """The vbool registers a translation keeps as lane masks (src/primitives/q7regs.pxd vmask_t: byte j all ones
+    where bit j is set): each one some op writes and some op reads, every operand that names it is one its op takes
+    as a lane mask (the op table's ``lane_mask``), and not a known predicate (its readers take a constant). A dropped
+    op's operands and a dead destination (liveness: ``dropped``, ``dead_outputs``, row -> registers) do not count:
+    the translation sends those to a scratch vbool. The same predicate in another form, so nothing but the cost of
+    making and using it changes; one live at the entry is made from the register file's bits when a call starts and
+    given back as bits when it ends."""
+    skip = set(known)
+    gone = set(dropped)
+    dead = dead_outputs or {}
+    used: set[Reg] = set()
+    barred: set[Reg] = set()
+    written: set[Reg] = set()
+    read: set[Reg] = set()
+    for f in facts:
+        if f.row in gone:
+            continue
+        for k, o in enumerate(f.op.operands):
+            if o.kind != T.VBOOL:
+                continue
+            reg = ("vb", f.values[k])
+            if o.role == T.DST and reg in dead.get(f.row, ()):
+                continue
+            used.add(reg)
+            if o.name not in f.op.lane_mask:
+                barred.add(reg)
+        written.update(r for r in f.writes if r[0] == "vb" and r not in dead.get(f.row, ()))
+        read.update(r for r in f.reads if r[0] == "vb")
+    return {r for r in used if r not in barred and r not in skip and r in written and r in read}
+
+
 # ------------------------------------------------------------------------------------------------ code
 @dataclass
 class Translation:
@@ -366,7 +423,8 @@ class Translation:
     ``dropped`` / ``dead_outputs``: what liveness removed (rows; row -> registers), under ``carry`` (the register
     file carries from call to call: what the entry reads is live at the end); ``narrowed``: the accumulators kept
     in narrower cells (register -> cell width in bits, :func:`narrowing`); ``known``: the predicates whose readers take
-    a constant (register -> its 64-bit value, :func:`known_predicates`)."""
+    a constant (register -> its 64-bit value, :func:`known_predicates`); ``masks``: the predicates kept as lane masks
+    (:func:`lane_masks`)."""
 
     name: str
     key: str
@@ -377,6 +435,7 @@ class Translation:
     dead_outputs: dict[int, set[Reg]] = field(default_factory=dict)
     narrowed: dict[Reg, int] = field(default_factory=dict)
     known: dict[Reg, int] = field(default_factory=dict)
+    masks: set[Reg] = field(default_factory=set)
     text: str = ""
 
 
@@ -384,9 +443,10 @@ class _TxText(OpText):
     """The translation's names for an op's operands: constants, locals, the imm array."""
 
     def __init__(self, f: OpFacts, imm_index: dict[tuple[int, int], int], dead: set[Reg], pc: int,
-                 cached: bool = False, known: dict[Reg, int] | None = None) -> None:
+                 cached: bool = False, known: dict[Reg, int] | None = None, masks: set[Reg] | None = None) -> None:
         self.f = f
         self.known = known or {}
+        self.masks = masks or set()
         self.imm_index = imm_index
         self.dead = dead
         self.here = str(pc)
@@ -420,6 +480,8 @@ class _TxText(OpText):
             name = f"dead_{file}"
         if o.kind == T.VBOOL and o.role == T.SRC and reg in self.known:
             return f"<vbool_t>{self.known[reg]:#x}"         # a known predicate (known_predicates)
+        if o.kind == T.VBOOL and o.role == T.SRC and reg in self.masks:
+            return "&" + name                              # a lane mask is read through its address (lane_masks)
         if o.kind in (T.VBOOL, T.PR) and o.role == T.SRC:
             return name
         return "&" + name
@@ -456,12 +518,14 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
                 const.append((f.row, k, vals.pop()))
             else:
                 runtime.append((f.row, k))
-    drop, dead_out = dead_ops(first, carry)
-    # a dropped op's dead outputs must be dead in every program of the family: the shape (registers, flow) is one
     shape = flow(first, facts)
     entry_live = _live(shape, len(facts), carry)[1][shape.entry]
     narrowed = narrowing(demanded_bits(facts, entry_live, {(r, k): v for r, k, v in const}))
-    return Translation(name, key, const, runtime, carry, drop, dead_out, narrowed, known_predicates(facts, entry_live))
+    known = known_predicates(facts, entry_live)
+    # a dropped op's dead outputs must be dead in every program of the family: the shape (registers, flow) is one
+    drop, dead_out = dead_ops(first, carry, known)
+    return Translation(name, key, const, runtime, carry, drop, dead_out, narrowed, known,
+                       lane_masks(facts, known, drop, dead_out))
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -480,8 +544,8 @@ class _Frame:
     cached_rows: list[int] = field(default_factory=list)
 
 
-def _frame(program: Program, carry: bool) -> _Frame:
-    facts = op_facts(program)
+def _frame(program: Program, carry: bool, known: dict[Reg, int] | None = None) -> _Frame:
+    facts = whole_writes(op_facts(program), known or {})
     shape = flow(program, facts)
     live_in = _live(shape, len(facts), carry)[1]
     regs = {r for f in facts for r in (*f.reads, *f.writes) if r[0] != "a"}
@@ -491,13 +555,17 @@ def _frame(program: Program, carry: bool) -> _Frame:
     return _Frame(shape, regs, aregs, set(live_in[shape.entry]), cached)
 
 
-def _register_copies(fr: _Frame, into_locals: bool) -> list[str]:
-    """The registers live at the entry copied from the register file into the locals (or back), and the scalar
-    registers from the machine (or back)."""
+def _register_copies(fr: _Frame, into_locals: bool, masks: set[Reg]) -> list[str]:
+    """The registers live at the entry copied from the register file into the locals (or back; a lane mask made
+    from the bits, or its bits), and the scalar registers from the machine (or back)."""
     out = []
     for file, num in sorted(fr.live_at_entry):
         reg, loc = f"rf.{file}[{num}]", f"{file}{num}"
         dst, src = (loc, reg) if into_locals else (reg, loc)
+        if (file, num) in masks:
+            out.append(f"    q7_bits_to_bytes({reg}, {loc}.m.u8)" if into_locals else
+                       f"    {reg} = vb_from_mask(&{loc}.m)")
+            continue
         out.append(f"    {dst} = {src}" if file in ("vb", "pr") else
                    f"    memcpy(&{dst}, &{src}, sizeof({_C_TYPE[file]}))")
     out += [f"    a{n} = m.ar[{n}]" if into_locals else f"    m.ar[{n}] = a{n}" for n in sorted(fr.aregs)]
@@ -511,9 +579,12 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
          f"{' ' * len(head)}int64_t* steps) noexcept nogil:",
          f'    """Shape {tx.key}, planned from {program.name[:60]}."""']
     for file in ("v", "wv", "vb", "pr", "u"):
-        names = sorted(n for f_, n in fr.regs if f_ == file and (f_, n) not in tx.narrowed)
+        names = sorted(n for f_, n in fr.regs if f_ == file and (f_, n) not in tx.narrowed and (f_, n) not in tx.masks)
         if names:
             L.append(f"    cdef {_C_TYPE[file]} " + ", ".join(f"{file}{n}" for n in names))
+        masks = sorted(n for f_, n in tx.masks if f_ == file)
+        if masks:
+            L.append("    cdef vmask_t " + ", ".join(f"{file}{n}" for n in masks) + "     # lane masks")
         for width in CELL_WIDTHS:
             cells = sorted(n for (f_, n), w in tx.narrowed.items() if f_ == file and w == width)
             if cells:
@@ -534,10 +605,11 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
     # block dispatch)
     L += [f"    hit{row}.r = -1" for row in fr.cached_rows]
     for file, num in sorted(fr.regs - fr.live_at_entry):
-        ctype = _CELL_TYPE[tx.narrowed[file, num]] if (file, num) in tx.narrowed else _C_TYPE[file]
-        L.append(f"    {file}{num} = 0" if file in ("vb", "pr") else
+        ctype = _CELL_TYPE[tx.narrowed[file, num]] if (file, num) in tx.narrowed else \
+            "vmask_t" if (file, num) in tx.masks else _C_TYPE[file]
+        L.append(f"    {file}{num} = 0" if file in ("vb", "pr") and ctype == _C_TYPE[file] else
                  f"    memset(&{file}{num}, 0, sizeof({ctype}))")
-    return L + _register_copies(fr, True) + [f"    blk = {fr.shape.entry}"]
+    return L + _register_copies(fr, True, tx.masks) + [f"    blk = {fr.shape.entry}"]
 
 
 def _block(tx: Translation, program: Program, fr: _Frame, start: int, stop: int,
@@ -552,7 +624,8 @@ def _block(tx: Translation, program: Program, fr: _Frame, start: int, stop: int,
             if f.row in tx.dropped:
                 body.append(f"# dropped (every output dead): row {f.row}")
                 continue
-            t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows, tx.known)
+            t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows, tx.known,
+                        tx.masks)
             body += (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
         if b in fr.shape.loop_ends or any(f.control for f in ops):
             next_block = ["if halt:", "    blk = -1", "elif next_pc >= 0:", "    blk = next_pc", "    next_pc = -1",
@@ -568,7 +641,7 @@ def render(tx: Translation, program: Program) -> str:
     ``cdef tx_status <name>(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps)
     noexcept nogil`` that runs one call as the interpreter's exec_loop would, returning 0, or
     ERR_FALLBACK when the interpreter must run the call (it reports the error or the step budget)."""
-    fr = _frame(program, tx.carry)
+    fr = _frame(program, tx.carry, tx.known)
     imm_index = {rc: j for j, rc in enumerate(tx.runtime_imms)}
     L = _prologue(tx, program, fr) + ["    while True:"]
     blocks = fr.shape.leaders
@@ -581,7 +654,7 @@ def render(tx: Translation, program: Program) -> str:
           "            if _interrupted():",
           "                return ERR_INTERRUPT",
           "            check = k + STEPS_PER_CHECK"]
-    L += _register_copies(fr, False) + ["    steps[0] = k", "    return 0"]
+    L += _register_copies(fr, False, tx.masks) + ["    steps[0] = k", "    return 0"]
     tx.text = "\n".join(x for line in L for x in _fit(line)) + "\n"
     return tx.text
 

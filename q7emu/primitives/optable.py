@@ -315,6 +315,14 @@ class Op:
     #: it depends on the lanes (an fp compare: a NaN lane is unordered) or the op is no such compare. Tested on the
     #: primitive itself (firmware_tests/primitives/test_equal_sources.py).
     equal_sources: str = ""
+    #: the vbool operands (by name) the primitive also takes as a lane mask (docs/asm.md §9, lane-mask predicates:
+    #: src/primitives/q7regs.pxd vpred_t, 64 bytes, byte j all ones where vbool bit j is set); the same op on either
+    #: form gives the same predicate (firmware_tests/primitives/test_lane_masks.py).
+    lane_mask: tuple[str, ...] = ()
+    #: the vbool operand (by name) under which the op merges: its SRCDST operands keep their old lanes where it is
+    #: false, so where it is all-true the op reads nothing of their old values (docs/asm.md §9: with a known all-true
+    #: predicate, liveness does not count those reads); "" for no such merge.
+    merge_under: str = ""
 
     @property
     def args(self) -> tuple[Operand, ...]:
@@ -403,22 +411,22 @@ OPS: tuple[Op, ...] = (
        "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.2", PUBLIC_HIGH, "Cadence user-guide sequence", ALU_SLOT),
     Op("dselnx16t", SELECT, (vec("odd", "nx16", U16, SRCDST, arg="odd_old"), vec("even", "nx16", U16, SRCDST, arg="even_old"), *_hilo("nx16", U16), vec("sel", "2nx8", U8), vbool("vb", "2nx8"),),
        "dselnx16 merged under the vbool2N vb: bit 2k gates even[k], bit 2k+1 gates odd[k]; false lanes keep odd_old / even_old; returns (odd, even).",
-       "docs/firmware.md §6.2 Select (B21), §6.1 t forms; docs/intrinsics.md §3.2", PUBLIC_HIGH, "Cadence user-guide sequence", ALU_SLOT),
+       "docs/firmware.md §6.2 Select (B21), §6.1 t forms; docs/intrinsics.md §3.2", PUBLIC_HIGH, "Cadence user-guide sequence", ALU_SLOT, merge_under="vb"),
     Op("dseln_2x32t", SELECT, (vec("odd", "n_2x32", U32, SRCDST, arg="odd_old"), vec("even", "n_2x32", U32, SRCDST, arg="even_old"), *_hilo("n_2x32", U32), vec("sel", "nx16", U16), vbool("vb", "nx16"),),
        "even[k] = pool32[sel.u16[2k] & 31], odd[k] = pool32[sel.u16[2k+1] & 31], pool32 = lo || hi; vb lane 2k gates even[k], lane 2k+1 odd[k]; returns (odd, even).",
-       "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.2", Q7EMU_CHOICE, "by analogy with dselnx16t", ALU_SLOT),
+       "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.2", Q7EMU_CHOICE, "by analogy with dselnx16t", ALU_SLOT, merge_under="vb"),
     Op("dcmprs2nx8", SELECT, (vec("vt", "2nx8", U8, DST), vec("vr", "2nx8", U8), vbool("vb", "2nx8"),),
        "Expand: vt[k] = vb[k] ? vr[popcount(vb bits below k)] : vr[63].",
        "docs/firmware.md §6.2 Select (B21)", SPEC_HIGH, "", ALU_SLOT),
     Op("mov2nx8t", SELECT, (*_vvb("2nx8", U8, SRCDST),),
        "vt[k] = vb[k] ? vs[k] : vt[k] (8-bit lanes).",
-       "docs/firmware.md §6.1 t forms", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.1 t forms", SPEC_HIGH, "", ALU_SLOT, lane_mask=("vb",), merge_under="vb"),
     Op("movnx16t", SELECT, (*_vvb("nx16", U16, SRCDST),),
        "vt[k] = vb[k] ? vs[k] : vt[k] (16-bit lanes).",
-       "docs/firmware.md §6.1 t forms", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.1 t forms", SPEC_HIGH, "", ALU_SLOT, lane_mask=("vb",), merge_under="vb"),
     Op("movn_2x32t", SELECT, (*_vvb("n_2x32", U32, SRCDST),),
        "vt[k] = vb[k] ? vs[k] : vt[k] (32-bit lanes).",
-       "docs/firmware.md §6.1 t forms", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.1 t forms", SPEC_HIGH, "", ALU_SLOT, merge_under="vb"),
     Op("repnx16", SELECT, (vec("vt", "nx16", U16, DST), vec("vs", "nx16", U16), imm("lane", 0, 31, example=3),),
        "vt[k] = vs[lane] for all k (broadcast a 16-bit lane).",
        "docs/anchors.md §7 (REPNX16)", SPEC_MED, "", ALU_SLOT),
@@ -559,7 +567,7 @@ OPS: tuple[Op, ...] = (
        "docs/firmware.md §6.2 Flag ALU (B03)", SPEC_HIGH, "", ALU_SLOT),
     Op("babssubunx16", FLAG, (*_bvvv("nx16", U16, U16),),
        "(flags, vt): vt = |a - b|, flag = a < b, unsigned 16-bit.",
-       "docs/firmware.md §6.2 Flag ALU (B03)", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 Flag ALU (B03)", SPEC_HIGH, "", ALU_SLOT, lane_mask=("flags",)),
     Op("baddnormnx16", FLAG, (*_bvvv("nx16", S16, S16),),
        "(flags, vt): s = a + b (17-bit); flag = bit15 != bit16; vt = flag ? s >> 1 : s.",
        "docs/firmware.md §6.2 Flag ALU (B03)", SPEC_HIGH, "", ALU_SLOT),
@@ -640,22 +648,22 @@ OPS: tuple[Op, ...] = (
        "docs/firmware.md §6.2 pack (B10)", SPEC_HIGH, "", LD),
     Op("ultn_2xf32t", FP, (*_fcmp("n_2xf32", "n_2x32", F32),),
        "vb[k] = vbp[k] ? (isnan(a) | isnan(b) | a < b) : vb_old[k], fp32 lanes (unordered, quiet).",
-       "docs/firmware.md §6.2 fp ALU (B02), seed @0x010052ee", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 fp ALU (B02), seed @0x010052ee", SPEC_HIGH, "", ALU_SLOT, lane_mask=("vb",), merge_under="vbp"),
     Op("ueqn_2xf32t", FP, (*_fcmp("n_2xf32", "n_2x32", F32),),
        "vb[k] = vbp[k] ? (isnan(a) | isnan(b) | a == b) : vb_old[k], fp32 lanes (unordered).",
-       "docs/firmware.md §6.2 fp ALU (B02), §3.6 @0x216d", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 fp ALU (B02), §3.6 @0x216d", SPEC_HIGH, "", ALU_SLOT, merge_under="vbp"),
     Op("oltnxf16t", FP, (*_fcmp("nxf16", "nx16", F16),),
        "vb[k] = vbp[k] ? (a < b, false on NaN) : vb_old[k], fp16 lanes (ordered).",
-       "docs/firmware.md §6.2 fp ALU (B02), §2.4 @0x01004dfc", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 fp ALU (B02), §2.4 @0x01004dfc", SPEC_HIGH, "", ALU_SLOT, lane_mask=("vb",), merge_under="vbp"),
     Op("negnxf16t", FP, (vec("vt", "nxf16", F16, SRCDST, arg="vt_old"), vec("vs", "nxf16", F16), vbool("vb", "nx16"),),
        "vt[k] = vb[k] ? -vs[k] (sign bit flipped) : vt_old[k].",
-       "docs/firmware.md §6.2 fp ALU (B02)", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 fp ALU (B02)", SPEC_HIGH, "", ALU_SLOT, lane_mask=("vb",), merge_under="vb"),
     Op("addexpnxf16", FP, (vec("vt", "nxf16", F16, DST), vec("va", "nxf16", F16), vec("vb", "nxf16", F16),),
        "exp = (exp_a + exp_b + 0x11) mod 32, mant = a.mant, sign = a.sign ^ b.sign (fp16 lanes).",
        "docs/firmware.md §6.2 fp ALU (B02)", SPEC_HIGH, "", ALU_SLOT),
     Op("float16nx16t", CONVERT, (vec("vt", "nxf16", F16, SRCDST, arg="vt_old"), vec("vs", "nx16", S16), imm("imm", 0, 15, example=3), vbool("vb", "nx16"),),
        "vt[k] = vb[k] ? fp16(int16 vs[k] * 2^-imm) (RNE) : vt_old[k]; imm 0..15.",
-       "docs/firmware.md §6.2 Converts (B13/B20)", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 Converts (B13/B20)", SPEC_HIGH, "", ALU_SLOT, merge_under="vb"),
     Op("floatn_2x32", CONVERT, (vec("vt", "n_2xf32", F32, DST), vec("vs", "n_2x32", S32), imm("imm", 0, 31, example=3),),
        "vt[k] = fp32(int32 vs[k] * 2^-imm) (RNE); imm 0..31.",
        "docs/firmware.md §6.2 Converts (B13)", SPEC_HIGH, "", ALU_SLOT),

@@ -238,7 +238,7 @@ cdef extern from *:
     #ifndef Q7_TRANSLATED_HERE
     #define Q7_TRANSLATED_HERE 1
     #endif
-    #if defined(__GNUC__) && !defined(__clang__) && Q7_TRANSLATED_HERE && defined(__AVX2__)
+    #if defined(__GNUC__) && !defined(__clang__) && Q7_TRANSLATED_HERE
     #define Q7_TX_STATUS __attribute__((flatten)) int
     /* (Cython declares the function's result local with the same type: GCC ignores the attribute there) */
     #pragma GCC diagnostic ignored "-Wattributes"
@@ -246,10 +246,10 @@ cdef extern from *:
     #define Q7_TX_STATUS int
     #endif
     """
-    # A translation's return type, 0 or an ERR_* code. With GCC at avx2 and avx512 the function is flattened: every
-    # call in it inlined, where GCC's unit-growth limit left the primitives' larger leaves (mac_pair, the fp16
-    # compare, lanes_flag, merge_bits) out of line in a function this size; at generic, flattening made the larger
-    # translations slower (the SSE2 bodies are longer), so it is not done there (docs/asm.md §9)
+    # A translation's return type, 0 or an ERR_* code. With GCC the function is flattened: every call in it inlined,
+    # where GCC's growth limits left the primitives' larger leaves (mac_pair, the fp16 compare, lanes_flag,
+    # merge_bits, the permutes) out of line in a function this size, and which ones moved with every change to the
+    # translation (docs/asm.md §9)
     ctypedef int tx_status "Q7_TX_STATUS"
     # 1 where this level holds the translations (setup.py TRANSLATED_LEVELS); 0: each translation returns at once
     # and the C compiler drops its body, TRANSLATIONS is empty and every program runs interpreted

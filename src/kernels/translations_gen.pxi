@@ -10,7 +10,8 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v23, v26, v27
     cdef vec_t dead_v
     cdef wcells16_t wv1, wv3     # demanded bits: the lanes' low 16
-    cdef vbool_t vb0, vb2, vb6, vb7, vb9, vb10, vb11, vb12, vb13, vb14
+    cdef vbool_t vb0, vb9, vb10, vb11, vb12, vb14
+    cdef vmask_t vb2, vb6, vb7, vb13     # lane masks
     cdef vbool_t dead_vb
     cdef pr_t pr3, pr4
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11
@@ -28,6 +29,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     hit43.r = -1
     pr3 = 0
     pr4 = 0
+    memset(&v1, 0, sizeof(vec_t))
     memset(&v2, 0, sizeof(vec_t))
     memset(&v3, 0, sizeof(vec_t))
     memset(&v4, 0, sizeof(vec_t))
@@ -48,21 +50,20 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     memset(&v23, 0, sizeof(vec_t))
     memset(&v27, 0, sizeof(vec_t))
     vb0 = 0
-    vb7 = 0
+    memset(&vb2, 0, sizeof(vmask_t))
+    memset(&vb7, 0, sizeof(vmask_t))
     vb9 = 0
     vb10 = 0
     vb11 = 0
     vb12 = 0
+    memset(&vb13, 0, sizeof(vmask_t))
     vb14 = 0
     memset(&wv1, 0, sizeof(wcells16_t))
     memset(&wv3, 0, sizeof(wcells16_t))
     memcpy(&v0, &rf.v[0], sizeof(vec_t))
-    memcpy(&v1, &rf.v[1], sizeof(vec_t))
     memcpy(&v7, &rf.v[7], sizeof(vec_t))
     memcpy(&v26, &rf.v[26], sizeof(vec_t))
-    vb2 = rf.vb[2]
-    vb6 = rf.vb[6]
-    vb13 = rf.vb[13]
+    q7_bits_to_bytes(rf.vb[6], vb6.m.u8)
     a2 = m.ar[2]
     a3 = m.ar[3]
     a4 = m.ar[4]
@@ -194,10 +195,10 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             P.dselnx16t(&v0, &v1, &v14, &v14, &v4, <vbool_t>0xffffffffffffffff)
             # bundle 24: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
-            P.movnx16t(&v26, &v17, vb2)
+            P.movnx16t(&v26, &v17, &vb2)
             P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
             # bundle 25: { ivp_negnxf16t v26, v26, vb6 ; ivp_babssub2nx8 vb11, v23, v12, v0 }
-            P.negnxf16t(&v26, &v26, vb6)
+            P.negnxf16t(&v26, &v26, &vb6)
             P.babssub2nx8(&dead_vb, &v23, &v12, &v0)
             # bundle 26: { ivp_babssubunx16 vb6, v9, v0, v17 ; ivp_babssubunx16 vb7, v27, v1, v17 ; ivp_mulsupn16xr16 wv
             P.babssubunx16(&vb6, &dead_v, &v0, &v17)
@@ -229,11 +230,11 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             P.oltnxf16t(&vb13, &v16, &v7, <vbool_t>0xffffffffffffffff)
             a11 = X.xt_sub(a5, a10)
             # bundle 32: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -32 ; movi a10, 32 }
-            P.movnx16t(&v7, &v17, vb13)
+            P.movnx16t(&v7, &v17, &vb13)
             a9 = X.xt_addi(a11, -32)
             a10 = X.xt_movi(32)
             # bundle 33: { ivp_negnxf16t v7, v7, vb7 ; movltz a10, a11, a9 ; bnez a5, .Lpass }
-            P.negnxf16t(&v7, &v7, vb7)
+            P.negnxf16t(&v7, &v7, &vb7)
             a10 = X.xt_movltz(a10, a11, a9)
             if X.xt_bnez(a5):
                 next_pc = 21
@@ -251,9 +252,9 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 34: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 35: { ivp_movnx16t v26, v17, vb2 }
-            P.movnx16t(&v26, &v17, vb2)
+            P.movnx16t(&v26, &v17, &vb2)
             # bundle 36: { ivp_negnxf16t v26, v26, vb6 }
-            P.negnxf16t(&v26, &v26, vb6)
+            P.negnxf16t(&v26, &v26, &vb6)
             # bundle 37: { ivp_sel2nx8i v10, v26, v7, 53 }
             P.sel2nx8i(&v10, &v26, &v7, 53)
             # bundle 38: { ivp_sav2nx8_xp v10, a4, a7 }
@@ -281,12 +282,9 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
     memcpy(&rf.v[0], &v0, sizeof(vec_t))
-    memcpy(&rf.v[1], &v1, sizeof(vec_t))
     memcpy(&rf.v[7], &v7, sizeof(vec_t))
     memcpy(&rf.v[26], &v26, sizeof(vec_t))
-    rf.vb[2] = vb2
-    rf.vb[6] = vb6
-    rf.vb[13] = vb13
+    rf.vb[6] = vb_from_mask(&vb6.m)
     m.ar[2] = a2
     m.ar[3] = a3
     m.ar[4] = a4
@@ -306,7 +304,8 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v23, v26, v27
     cdef vec_t dead_v
     cdef wcells16_t wv1, wv3     # demanded bits: the lanes' low 16
-    cdef vbool_t vb0, vb2, vb6, vb7, vb9, vb10, vb11, vb12, vb13, vb14
+    cdef vbool_t vb0, vb9, vb10, vb11, vb12, vb14
+    cdef vmask_t vb2, vb6, vb7, vb13     # lane masks
     cdef vbool_t dead_vb
     cdef pr_t pr3, pr4
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11
@@ -324,6 +323,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     hit44.r = -1
     pr3 = 0
     pr4 = 0
+    memset(&v1, 0, sizeof(vec_t))
     memset(&v2, 0, sizeof(vec_t))
     memset(&v3, 0, sizeof(vec_t))
     memset(&v4, 0, sizeof(vec_t))
@@ -344,21 +344,20 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     memset(&v23, 0, sizeof(vec_t))
     memset(&v27, 0, sizeof(vec_t))
     vb0 = 0
-    vb7 = 0
+    memset(&vb2, 0, sizeof(vmask_t))
+    memset(&vb7, 0, sizeof(vmask_t))
     vb9 = 0
     vb10 = 0
     vb11 = 0
     vb12 = 0
+    memset(&vb13, 0, sizeof(vmask_t))
     vb14 = 0
     memset(&wv1, 0, sizeof(wcells16_t))
     memset(&wv3, 0, sizeof(wcells16_t))
     memcpy(&v0, &rf.v[0], sizeof(vec_t))
-    memcpy(&v1, &rf.v[1], sizeof(vec_t))
     memcpy(&v7, &rf.v[7], sizeof(vec_t))
     memcpy(&v26, &rf.v[26], sizeof(vec_t))
-    vb2 = rf.vb[2]
-    vb6 = rf.vb[6]
-    vb13 = rf.vb[13]
+    q7_bits_to_bytes(rf.vb[6], vb6.m.u8)
     a2 = m.ar[2]
     a3 = m.ar[3]
     a4 = m.ar[4]
@@ -491,10 +490,10 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             P.dselnx16t(&v0, &v1, &v14, &v14, &v4, <vbool_t>0xffffffffffffffff)
             # bundle 24: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
-            P.movnx16t(&v26, &v17, vb2)
+            P.movnx16t(&v26, &v17, &vb2)
             P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
             # bundle 25: { ivp_negnxf16t v26, v26, vb6 ; ivp_babssub2nx8 vb11, v23, v12, v0 }
-            P.negnxf16t(&v26, &v26, vb6)
+            P.negnxf16t(&v26, &v26, &vb6)
             P.babssub2nx8(&dead_vb, &v23, &v12, &v0)
             # bundle 26: { ivp_babssubunx16 vb6, v9, v0, v17 ; ivp_babssubunx16 vb7, v27, v1, v17 ; ivp_mulsupn16xr16 wv
             P.babssubunx16(&vb6, &dead_v, &v0, &v17)
@@ -526,11 +525,11 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             P.oltnxf16t(&vb13, &v16, &v7, <vbool_t>0xffffffffffffffff)
             a11 = X.xt_sub(a5, a10)
             # bundle 32: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -32 ; movi a10, 32 }
-            P.movnx16t(&v7, &v17, vb13)
+            P.movnx16t(&v7, &v17, &vb13)
             a9 = X.xt_addi(a11, -32)
             a10 = X.xt_movi(32)
             # bundle 33: { ivp_negnxf16t v7, v7, vb7 ; movltz a10, a11, a9 ; bnez a5, .Lpass }
-            P.negnxf16t(&v7, &v7, vb7)
+            P.negnxf16t(&v7, &v7, &vb7)
             a10 = X.xt_movltz(a10, a11, a9)
             if X.xt_bnez(a5):
                 next_pc = 21
@@ -548,9 +547,9 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 34: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 35: { ivp_movnx16t v26, v17, vb2 }
-            P.movnx16t(&v26, &v17, vb2)
+            P.movnx16t(&v26, &v17, &vb2)
             # bundle 36: { ivp_negnxf16t v26, v26, vb6 }
-            P.negnxf16t(&v26, &v26, vb6)
+            P.negnxf16t(&v26, &v26, &vb6)
             # bundle 37: { ivp_sel2nx8i v10, v26, v7, 53 }
             P.sel2nx8i(&v10, &v26, &v7, 53)
             # bundle 38: { ivp_sav2nx8_xp v10, a4, a7 }
@@ -578,12 +577,9 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
     memcpy(&rf.v[0], &v0, sizeof(vec_t))
-    memcpy(&rf.v[1], &v1, sizeof(vec_t))
     memcpy(&rf.v[7], &v7, sizeof(vec_t))
     memcpy(&rf.v[26], &v26, sizeof(vec_t))
-    rf.vb[2] = vb2
-    rf.vb[6] = vb6
-    rf.vb[13] = vb13
+    rf.vb[6] = vb_from_mask(&vb6.m)
     m.ar[2] = a2
     m.ar[3] = a3
     m.ar[4] = a4
@@ -605,7 +601,8 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     cdef vec_t dead_v
     cdef wvec_t wv0
     cdef wcells32_t wv2     # demanded bits: the lanes' low 32
-    cdef vbool_t vb1, vb2, vb9
+    cdef vbool_t vb2, vb9
+    cdef vmask_t vb1     # lane masks
     cdef vbool_t dead_vb
     cdef pr_t pr1, pr2
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9
@@ -651,6 +648,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     memset(&v27, 0, sizeof(vec_t))
     memset(&v28, 0, sizeof(vec_t))
     memset(&v29, 0, sizeof(vec_t))
+    memset(&vb1, 0, sizeof(vmask_t))
     vb2 = 0
     vb9 = 0
     memset(&wv0, 0, sizeof(wvec_t))
@@ -658,7 +656,6 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     memcpy(&v16, &rf.v[16], sizeof(vec_t))
     memcpy(&v21, &rf.v[21], sizeof(vec_t))
     memcpy(&v30, &rf.v[30], sizeof(vec_t))
-    vb1 = rf.vb[1]
     a2 = m.ar[2]
     a3 = m.ar[3]
     a4 = m.ar[4]
@@ -847,7 +844,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             P.ultn_2xf32t(&vb1, &v13, &v16, <vbool_t>0xffffffffffffffff)
             P.sel2nx8i_s4(&v21, &v17, &v16, imm[0])
             # bundle 27: { ivp_mov2nx8t v30, v22, vb1 ; ivp_packvrn_2x96 v16, wv0, 0 }
-            P.mov2nx8t(&v30, &v22, vb1)
+            P.mov2nx8t(&v30, &v22, &vb1)
             P.packvrn_2x96(&v16, &wv0, 0)
             # bundle 28: { ivp_sav2nx8_xp v30, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
@@ -966,7 +963,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 71: { ivp_addnx16 v27, v27, v29 }
             P.addnx16(&v27, &v27, &v29)
             # bundle 72: { ivp_bminnx16 vb1, v27, v27, v5 }
-            P.bminnx16(&vb1, &v27, &v27, &v5)
+            P.bminnx16(&dead_vb, &v27, &v27, &v5)
             # bundle 73: { ivp_or2nx8 v21, v27, v25 }
             P.or2nx8(&v21, &v27, &v25)
             if halt:
@@ -1018,7 +1015,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             P.ultn_2xf32t(&vb1, &v13, &v16, <vbool_t>0xffffffffffffffff)
             P.sel2nx8i_s4(&v21, &v17, &v16, imm[4])
             # bundle 80: { ivp_mov2nx8t v30, v22, vb1 ; ivp_packvrn_2x96 v16, wv0, 0 }
-            P.mov2nx8t(&v30, &v22, vb1)
+            P.mov2nx8t(&v30, &v22, &vb1)
             P.packvrn_2x96(&v16, &wv0, 0)
             # bundle 81: { ivp_sav2nx8_xp v30, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
@@ -1137,7 +1134,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 124: { ivp_addnx16 v27, v27, v29 }
             P.addnx16(&v27, &v27, &v29)
             # bundle 125: { ivp_bminnx16 vb1, v27, v27, v5 }
-            P.bminnx16(&vb1, &v27, &v27, &v5)
+            P.bminnx16(&dead_vb, &v27, &v27, &v5)
             # bundle 126: { ivp_or2nx8 v21, v27, v25 }
             P.or2nx8(&v21, &v27, &v25)
             blk = 127
@@ -1150,7 +1147,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 128: { ivp_ultn_2xf32t vb1, v13, v16, vb9 }
             P.ultn_2xf32t(&vb1, &v13, &v16, <vbool_t>0xffffffffffffffff)
             # bundle 129: { ivp_mov2nx8t v30, v22, vb1 }
-            P.mov2nx8t(&v30, &v22, vb1)
+            P.mov2nx8t(&v30, &v22, &vb1)
             # bundle 130: { ivp_sav2nx8_xp v30, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
             r = mem_once(m, &hit_once, a4, TOUCH_N, n, 1, 1, &p, &off)
@@ -1178,7 +1175,6 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     memcpy(&rf.v[16], &v16, sizeof(vec_t))
     memcpy(&rf.v[21], &v21, sizeof(vec_t))
     memcpy(&rf.v[30], &v30, sizeof(vec_t))
-    rf.vb[1] = vb1
     m.ar[2] = a2
     m.ar[3] = a3
     m.ar[4] = a4
@@ -1802,8 +1798,12 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
     memset(&v15, 0, sizeof(vec_t))
     memset(&v16, 0, sizeof(vec_t))
     memset(&v17, 0, sizeof(vec_t))
+    memset(&v18, 0, sizeof(vec_t))
+    memset(&v19, 0, sizeof(vec_t))
     memset(&v20, 0, sizeof(vec_t))
     memset(&v21, 0, sizeof(vec_t))
+    memset(&v23, 0, sizeof(vec_t))
+    memset(&v24, 0, sizeof(vec_t))
     memset(&v25, 0, sizeof(vec_t))
     memset(&v26, 0, sizeof(vec_t))
     memset(&v27, 0, sizeof(vec_t))
@@ -1813,10 +1813,6 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
     vb1 = 0
     vb2 = 0
     vb12 = 0
-    memcpy(&v18, &rf.v[18], sizeof(vec_t))
-    memcpy(&v19, &rf.v[19], sizeof(vec_t))
-    memcpy(&v23, &rf.v[23], sizeof(vec_t))
-    memcpy(&v24, &rf.v[24], sizeof(vec_t))
     a2 = m.ar[2]
     a3 = m.ar[3]
     a4 = m.ar[4]
@@ -2097,10 +2093,6 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
             if _interrupted():
                 return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
-    memcpy(&rf.v[18], &v18, sizeof(vec_t))
-    memcpy(&rf.v[19], &v19, sizeof(vec_t))
-    memcpy(&rf.v[23], &v23, sizeof(vec_t))
-    memcpy(&rf.v[24], &v24, sizeof(vec_t))
     m.ar[2] = a2
     m.ar[3] = a3
     m.ar[4] = a4
@@ -2150,9 +2142,13 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
     memset(&v15, 0, sizeof(vec_t))
     memset(&v16, 0, sizeof(vec_t))
     memset(&v17, 0, sizeof(vec_t))
+    memset(&v18, 0, sizeof(vec_t))
+    memset(&v19, 0, sizeof(vec_t))
     memset(&v20, 0, sizeof(vec_t))
     memset(&v21, 0, sizeof(vec_t))
     memset(&v22, 0, sizeof(vec_t))
+    memset(&v23, 0, sizeof(vec_t))
+    memset(&v24, 0, sizeof(vec_t))
     memset(&v25, 0, sizeof(vec_t))
     memset(&v26, 0, sizeof(vec_t))
     memset(&v27, 0, sizeof(vec_t))
@@ -2162,10 +2158,6 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
     vb1 = 0
     vb2 = 0
     vb12 = 0
-    memcpy(&v18, &rf.v[18], sizeof(vec_t))
-    memcpy(&v19, &rf.v[19], sizeof(vec_t))
-    memcpy(&v23, &rf.v[23], sizeof(vec_t))
-    memcpy(&v24, &rf.v[24], sizeof(vec_t))
     a2 = m.ar[2]
     a3 = m.ar[3]
     a4 = m.ar[4]
@@ -2448,10 +2440,6 @@ cdef tx_status tx_proc_4bit_non_mx_3(regfile_t* rf, Machine* m, const int32_t* i
             if _interrupted():
                 return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
-    memcpy(&rf.v[18], &v18, sizeof(vec_t))
-    memcpy(&rf.v[19], &v19, sizeof(vec_t))
-    memcpy(&rf.v[23], &v23, sizeof(vec_t))
-    memcpy(&rf.v[24], &v24, sizeof(vec_t))
     m.ar[2] = a2
     m.ar[3] = a3
     m.ar[4] = a4
@@ -2470,7 +2458,8 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     cdef vec_t v23, v24, v25, v26, v27
     cdef vec_t dead_v
     cdef wcells16_t wv1, wv3     # demanded bits: the lanes' low 16
-    cdef vbool_t vb0, vb1, vb2, vb3, vb4, vb5, vb6, vb7, vb9, vb10, vb11, vb12, vb13, vb14
+    cdef vbool_t vb0, vb1, vb3, vb4, vb5, vb9, vb10, vb11, vb12, vb14
+    cdef vmask_t vb2, vb6, vb7, vb13     # lane masks
     cdef vbool_t dead_vb
     cdef pr_t pr3, pr4, pr5
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13
@@ -2489,6 +2478,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     pr3 = 0
     pr4 = 0
     pr5 = 0
+    memset(&v1, 0, sizeof(vec_t))
     memset(&v2, 0, sizeof(vec_t))
     memset(&v3, 0, sizeof(vec_t))
     memset(&v4, 0, sizeof(vec_t))
@@ -2514,24 +2504,23 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     memset(&v27, 0, sizeof(vec_t))
     vb0 = 0
     vb1 = 0
+    memset(&vb2, 0, sizeof(vmask_t))
     vb3 = 0
     vb4 = 0
     vb5 = 0
-    vb7 = 0
+    memset(&vb7, 0, sizeof(vmask_t))
     vb9 = 0
     vb10 = 0
     vb11 = 0
     vb12 = 0
+    memset(&vb13, 0, sizeof(vmask_t))
     vb14 = 0
     memset(&wv1, 0, sizeof(wcells16_t))
     memset(&wv3, 0, sizeof(wcells16_t))
     memcpy(&v0, &rf.v[0], sizeof(vec_t))
-    memcpy(&v1, &rf.v[1], sizeof(vec_t))
     memcpy(&v7, &rf.v[7], sizeof(vec_t))
     memcpy(&v26, &rf.v[26], sizeof(vec_t))
-    vb2 = rf.vb[2]
-    vb6 = rf.vb[6]
-    vb13 = rf.vb[13]
+    q7_bits_to_bytes(rf.vb[6], vb6.m.u8)
     a2 = m.ar[2]
     a3 = m.ar[3]
     a4 = m.ar[4]
@@ -2688,10 +2677,10 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             P.dselnx16t(&v0, &v1, &v21, &v14, &v4, <vbool_t>0xffffffffffffffff)
             # bundle 30: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
-            P.movnx16t(&v26, &v17, vb2)
+            P.movnx16t(&v26, &v17, &vb2)
             P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
             # bundle 31: { ivp_negnxf16t v26, v26, vb6 ; ivp_babssub2nx8 vb11, v23, v12, v0 }
-            P.negnxf16t(&v26, &v26, vb6)
+            P.negnxf16t(&v26, &v26, &vb6)
             P.babssub2nx8(&dead_vb, &v23, &v12, &v0)
             # bundle 32: { ivp_babssub2nx8 vb4, v24, v20, v0 ; ivp_mulsupn16xr16 wv3, v5, v15, pr4 }
             P.babssub2nx8(&dead_vb, &v24, &v20, &v0)
@@ -2731,11 +2720,11 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             P.oltnxf16t(&vb13, &v16, &v7, <vbool_t>0xffffffffffffffff)
             a11 = X.xt_sub(a5, a10)
             # bundle 40: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -48 ; movi a10, 48 }
-            P.movnx16t(&v7, &v17, vb13)
+            P.movnx16t(&v7, &v17, &vb13)
             a9 = X.xt_addi(a11, -48)
             a10 = X.xt_movi(48)
             # bundle 41: { ivp_negnxf16t v7, v7, vb7 ; movltz a10, a11, a9 ; bnez a5, .Lpass }
-            P.negnxf16t(&v7, &v7, vb7)
+            P.negnxf16t(&v7, &v7, &vb7)
             a10 = X.xt_movltz(a10, a11, a9)
             if X.xt_bnez(a5):
                 next_pc = 25
@@ -2753,9 +2742,9 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 42: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 43: { ivp_movnx16t v26, v17, vb2 }
-            P.movnx16t(&v26, &v17, vb2)
+            P.movnx16t(&v26, &v17, &vb2)
             # bundle 44: { ivp_negnxf16t v26, v26, vb6 }
-            P.negnxf16t(&v26, &v26, vb6)
+            P.negnxf16t(&v26, &v26, &vb6)
             # bundle 45: { ivp_sel2nx8i v10, v26, v7, 53 }
             P.sel2nx8i(&v10, &v26, &v7, 53)
             # bundle 46: { ivp_sav2nx8_xp v10, a4, a7 }
@@ -2783,12 +2772,9 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
     memcpy(&rf.v[0], &v0, sizeof(vec_t))
-    memcpy(&rf.v[1], &v1, sizeof(vec_t))
     memcpy(&rf.v[7], &v7, sizeof(vec_t))
     memcpy(&rf.v[26], &v26, sizeof(vec_t))
-    rf.vb[2] = vb2
-    rf.vb[6] = vb6
-    rf.vb[13] = vb13
+    rf.vb[6] = vb_from_mask(&vb6.m)
     m.ar[2] = a2
     m.ar[3] = a3
     m.ar[4] = a4
@@ -2811,7 +2797,8 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     cdef vec_t v22, v23, v24, v25, v26, v27
     cdef vec_t dead_v
     cdef wcells16_t wv1, wv3     # demanded bits: the lanes' low 16
-    cdef vbool_t vb0, vb1, vb2, vb3, vb4, vb5, vb6, vb7, vb9, vb10, vb11, vb12, vb13, vb14
+    cdef vbool_t vb0, vb1, vb3, vb4, vb5, vb9, vb10, vb11, vb12, vb14
+    cdef vmask_t vb2, vb6, vb7, vb13     # lane masks
     cdef vbool_t dead_vb
     cdef pr_t pr3, pr4, pr5
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13
@@ -2830,6 +2817,7 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     pr3 = 0
     pr4 = 0
     pr5 = 0
+    memset(&v1, 0, sizeof(vec_t))
     memset(&v2, 0, sizeof(vec_t))
     memset(&v3, 0, sizeof(vec_t))
     memset(&v4, 0, sizeof(vec_t))
@@ -2856,24 +2844,23 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     memset(&v27, 0, sizeof(vec_t))
     vb0 = 0
     vb1 = 0
+    memset(&vb2, 0, sizeof(vmask_t))
     vb3 = 0
     vb4 = 0
     vb5 = 0
-    vb7 = 0
+    memset(&vb7, 0, sizeof(vmask_t))
     vb9 = 0
     vb10 = 0
     vb11 = 0
     vb12 = 0
+    memset(&vb13, 0, sizeof(vmask_t))
     vb14 = 0
     memset(&wv1, 0, sizeof(wcells16_t))
     memset(&wv3, 0, sizeof(wcells16_t))
     memcpy(&v0, &rf.v[0], sizeof(vec_t))
-    memcpy(&v1, &rf.v[1], sizeof(vec_t))
     memcpy(&v7, &rf.v[7], sizeof(vec_t))
     memcpy(&v26, &rf.v[26], sizeof(vec_t))
-    vb2 = rf.vb[2]
-    vb6 = rf.vb[6]
-    vb13 = rf.vb[13]
+    q7_bits_to_bytes(rf.vb[6], vb6.m.u8)
     a2 = m.ar[2]
     a3 = m.ar[3]
     a4 = m.ar[4]
@@ -3037,10 +3024,10 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             P.dselnx16t(&v0, &v1, &v21, &v14, &v4, <vbool_t>0xffffffffffffffff)
             # bundle 31: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
-            P.movnx16t(&v26, &v17, vb2)
+            P.movnx16t(&v26, &v17, &vb2)
             P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
             # bundle 32: { ivp_negnxf16t v26, v26, vb6 ; ivp_babssub2nx8 vb11, v23, v12, v0 }
-            P.negnxf16t(&v26, &v26, vb6)
+            P.negnxf16t(&v26, &v26, &vb6)
             P.babssub2nx8(&dead_vb, &v23, &v12, &v0)
             # bundle 33: { ivp_babssub2nx8 vb4, v24, v20, v0 ; ivp_mulsupn16xr16 wv3, v5, v15, pr4 }
             P.babssub2nx8(&dead_vb, &v24, &v20, &v0)
@@ -3080,11 +3067,11 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             P.oltnxf16t(&vb13, &v16, &v7, <vbool_t>0xffffffffffffffff)
             a11 = X.xt_sub(a5, a10)
             # bundle 41: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -48 ; movi a10, 48 }
-            P.movnx16t(&v7, &v17, vb13)
+            P.movnx16t(&v7, &v17, &vb13)
             a9 = X.xt_addi(a11, -48)
             a10 = X.xt_movi(48)
             # bundle 42: { ivp_negnxf16t v7, v7, vb7 ; movltz a10, a11, a9 ; bnez a5, .Lpass }
-            P.negnxf16t(&v7, &v7, vb7)
+            P.negnxf16t(&v7, &v7, &vb7)
             a10 = X.xt_movltz(a10, a11, a9)
             if X.xt_bnez(a5):
                 next_pc = 25
@@ -3102,9 +3089,9 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 43: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 44: { ivp_movnx16t v26, v17, vb2 }
-            P.movnx16t(&v26, &v17, vb2)
+            P.movnx16t(&v26, &v17, &vb2)
             # bundle 45: { ivp_negnxf16t v26, v26, vb6 }
-            P.negnxf16t(&v26, &v26, vb6)
+            P.negnxf16t(&v26, &v26, &vb6)
             # bundle 46: { ivp_sel2nx8i v10, v26, v7, 53 }
             P.sel2nx8i(&v10, &v26, &v7, 53)
             # bundle 47: { ivp_sav2nx8_xp v10, a4, a7 }
@@ -3132,12 +3119,9 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 return ERR_INTERRUPT
             check = k + STEPS_PER_CHECK
     memcpy(&rf.v[0], &v0, sizeof(vec_t))
-    memcpy(&rf.v[1], &v1, sizeof(vec_t))
     memcpy(&rf.v[7], &v7, sizeof(vec_t))
     memcpy(&rf.v[26], &v26, sizeof(vec_t))
-    rf.vb[2] = vb2
-    rf.vb[6] = vb6
-    rf.vb[13] = vb13
+    rf.vb[6] = vb_from_mask(&vb6.m)
     m.ar[2] = a2
     m.ar[3] = a3
     m.ar[4] = a4

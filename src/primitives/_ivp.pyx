@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
 from libc.string cimport memcpy, memset
 from cpython.pyport cimport PY_SSIZE_T_MAX
-from q7regs cimport (vec_t, wvec_t, wcells16_t, wcells32_t, vbool_t, pr_t, valign_t, sext, wvec_to_raw,
-                     wvec_from_raw, wvec_zero)
+from q7regs cimport (vec_t, wvec_t, wcells16_t, wcells32_t, vbool_t, vmask_t, pr_t, valign_t, sext, wvec_to_raw,
+                     wvec_from_raw, wvec_zero, q7_bits_to_bytes)
 cimport q7ivp as P
 
 from q7emu.errors import InvalidArgument
@@ -219,6 +219,49 @@ def _narrowed(mnemonic, width, cells, va, vb, pr=0, sh=0):
         _N32_Wvvp[i](&c32, &a, &b, p)
     out = [int(c16.c[k]) if width == 16 else int(c32.c[k]) for k in range(32)]
     return out, np.array([vt.u16[k] for k in range(32)], np.uint16)
+
+
+# ------------------------------------------------------------------ lane-mask predicates
+#: the ops _lane_mask runs: every op whose op-table row takes a lane mask (optable.Op.lane_mask; a test checks)
+_LANE_MASK_OPS = ("oltnxf16t", "ultn_2xf32t", "babssubunx16", "movnx16t", "mov2nx8t", "negnxf16t")
+
+
+def _lane_mask(mnemonic, va, vr, vb, vbp=0):
+    """Test hook (docs/asm.md §9, lane masks): run ``mnemonic`` twice on the same operands, its lane-mask operand
+    once a vbool and once a lane mask (vmask_t) made from the same vbool ``vb`` (an int, 64 bits: every bit, a
+    lane's upper ones too); ``va`` / ``vr`` uint16 [32] its vec operands in C order (a merge's old vt and vs), ``vbp``
+    a compare's governing vbool (an int). Returns ((the vbool after: int, the vec output: uint16 [32]) of the vbool
+    form, (the lane mask after: uint8 [64], the vec output) of the lane-mask form)."""
+    cdef vec_t a = _vec(np.asarray(va, np.uint16), "u16", "va"), b = _vec(np.asarray(vr, np.uint16), "u16", "vr")
+    cdef vec_t out_bits = a, out_mask = a
+    cdef vbool_t bits = <vbool_t>(int(vb) & 0xFFFFFFFFFFFFFFFF)
+    cdef vbool_t p = <vbool_t>(int(vbp) & 0xFFFFFFFFFFFFFFFF)
+    cdef vmask_t m
+    cdef str name = str(mnemonic)
+    q7_bits_to_bytes(bits, m.m.u8)
+    if name == "oltnxf16t":
+        P.oltnxf16t(&bits, &a, &b, p)
+        P.oltnxf16t(&m, &a, &b, p)
+    elif name == "ultn_2xf32t":
+        P.ultn_2xf32t(&bits, &a, &b, p)
+        P.ultn_2xf32t(&m, &a, &b, p)
+    elif name == "babssubunx16":
+        P.babssubunx16(&bits, &out_bits, &a, &b)
+        P.babssubunx16(&m, &out_mask, &a, &b)
+    elif name == "movnx16t":
+        P.movnx16t(&out_bits, &b, bits)
+        P.movnx16t(&out_mask, &b, &m)
+    elif name == "mov2nx8t":
+        P.mov2nx8t(&out_bits, &b, bits)
+        P.mov2nx8t(&out_mask, &b, &m)
+    elif name == "negnxf16t":
+        P.negnxf16t(&out_bits, &b, bits)
+        P.negnxf16t(&out_mask, &b, &m)
+    else:
+        raise InvalidArgument("mnemonic", name, "an op whose op-table row takes a lane mask (optable.Op.lane_mask)")
+    vec_bits = np.array([out_bits.u16[k] for k in range(32)], np.uint16)
+    vec_mask = np.array([out_mask.u16[k] for k in range(32)], np.uint16)
+    return (int(bits), vec_bits), (np.array([m.m.u8[k] for k in range(64)], np.uint8), vec_mask)
 
 
 # ------------------------------------------------------------------ memory and the unaligned stream

@@ -2,7 +2,7 @@
 """IVP flag ALU (docs/firmware.md §6.2 B03): a vec result and a vbool flag. bmin / bmax: vt = min / max(a, b),
 vb = the strict flag (a < b / a > b; on a tie the flag is 0 and b is selected); `u` forms compare
 unsigned. babssub: vt = |a - b|, vb = a < b. baddnorm / bsubnorm: 17-bit sum / difference, normalised."""
-from q7regs cimport vec_t, vbool_t
+from q7regs cimport vec_t, vbool_t, vpred_t
 from ivp_lanes cimport lanes_flag, FLAG_MIN, FLAG_MAX, FLAG_ABSDIFF, FLAG_ADDNORM, FLAG_SUBNORM
 
 # bmin2nx8: vt = min(va, vr), vb = va < vr; signed 8-bit lanes
@@ -66,7 +66,7 @@ cdef inline void babssubnx16(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_
     lanes_flag(vb, vt, va.s16, vr.s16, FLAG_ABSDIFF)
 
 # babssubunx16: vt = |va - vr|, vb = va < vr; unsigned 16-bit lanes
-cdef inline void babssubunx16(vbool_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
+cdef inline void babssubunx16(vpred_t* vb, vec_t* vt, const vec_t* va, const vec_t* vr) noexcept nogil:
     lanes_flag(vb, vt, va.u16, vr.u16, FLAG_ABSDIFF)
 
 # baddnormnx16: s = va + vr (17-bit); vb = overflow (bit 15 != bit 16); vt = vb ? s >> 1 : s.

@@ -11,8 +11,8 @@ a local plus `merge` (vec) or `vb_merge` (vbool): lanes whose predicate is false
 """
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from libc.string cimport memcpy, memset
-from q7regs cimport vec_t, wvec_t, vbool_t, vb_spread, vb_to_mask, vb_from_mask, Q7_MASK_COMPARE, q7_lt_bits, \
-    q7_merge_bits, q7_copy64
+from q7regs cimport vec_t, wvec_t, vbool_t, vmask_t, vpred_t, vpred_src_t, vb_spread, vb_to_mask, vb_from_mask, \
+    Q7_MASK_COMPARE, q7_lt_bits, q7_merge_bits, q7_copy64
 
 # The lane types of the helpers: the stdint types with GCC's may_alias attribute (where the compiler has it). A
 # primitive reads and writes a vec_t in whatever lane view its op has (the kernels issue and2nx8 on a register the next
@@ -219,11 +219,38 @@ cdef inline void merge_mask(vec_t* vt, const vec_t* x, const vec_t* m) noexcept 
         vt.u8[k] = (x.u8[k] & m.u8[k]) | (vt.u8[k] & ~m.u8[k])
 
 
-cdef inline void merge(vec_t* vt, const vec_t* x, vbool_t vb, int lane_bytes) noexcept nogil:
-    """vt[k] = vb[k] ? x[k] : vt[k] for lanes of lane_bytes bytes (predicate bit lane_bytes*k)."""
-    # the byte blend under the spread predicate (AVX-512: the mask register; AVX2 and SSE2: the byte masks built in
-    # registers; vb_to_mask + merge_mask went through memory, and at SSE2 GCC left their byte loop scalar)
-    q7_merge_bits(vt.u8, x.u8, vb_spread(vb, lane_bytes))
+cdef inline void merge(vec_t* vt, const vec_t* x, vpred_src_t vb, int lane_bytes) noexcept nogil:
+    """vt[k] = vb[k] ? x[k] : vt[k] for lanes of lane_bytes bytes (predicate bit lane_bytes*k; of a lane mask,
+    byte lane_bytes*k)."""
+    cdef vec_t m, o
+    cdef int k
+    if vpred_src_t is vbool_t:
+        # the byte blend under the spread predicate (AVX-512: the mask register; AVX2 and SSE2: the byte masks built
+        # in registers; vb_to_mask + merge_mask went through memory, and at SSE2 GCC left their byte loop scalar)
+        q7_merge_bits(vt.u8, x.u8, vb_spread(vb, lane_bytes))
+    else:
+        # the lane mask spread as vb_spread spreads the bits (each lane's first byte, sign-extended over the lane),
+        # then the blend on 16-bit lanes into a local (x may alias vt): loops GCC vectorises at every level
+        if lane_bytes == 2:
+            for k in range(32):
+                m.s16[k] = <int16_t>(<int16_t>(vb.m.u16[k] << 8) >> 8)
+        elif lane_bytes == 4:
+            for k in range(16):
+                m.s32[k] = <int32_t>(vb.m.u32[k] << 24) >> 24
+        else:
+            q7_copy64(&m, &vb.m)
+        for k in range(32):
+            o.u16[k] = (x.u16[k] & m.u16[k]) | (vt.u16[k] & ~m.u16[k])
+        q7_copy64(vt, &o)
+
+
+cdef inline void mask_merge(vmask_t* vb, const vec_t* new, vbool_t vbp, int lane_bytes) noexcept nogil:
+    """vb_merge on a lane mask: the lane mask `new` in the lanes vbp selects, vb's in the others."""
+    cdef vbool_t p = vb_spread(vbp, lane_bytes)
+    if p == ~(<vbool_t>0):
+        q7_copy64(&vb.m, new)           # every lane (a known all-true predicate folds to this)
+    else:
+        q7_merge_bits(vb.m.u8, new.u8, p)
 
 
 cdef inline vbool_t vb_merge(vbool_t old, vbool_t new, vbool_t vbp, int lane_bytes) noexcept nogil:
@@ -275,8 +302,9 @@ cdef inline void lanes_cmp(vbool_t* vb, const lane_t* a, const lane_t* b, int op
 
 
 # ------------------------------------------------------------------------------------ flag ALU
-cdef inline void lanes_flag(vbool_t* vb, vec_t* vt, const lane_t* a, const lane_t* b, int op) noexcept nogil:
-    """The flag-ALU lane loop: a vec result in vt and a flag per lane in vb (vt may alias a or b).
+cdef inline void lanes_flag(vpred_t* vb, vec_t* vt, const lane_t* a, const lane_t* b, int op) noexcept nogil:
+    """The flag-ALU lane loop: a vec result in vt and a flag per lane in vb, a vbool or a lane mask (vmask_t: the
+    lane loop's mask itself) (vt may alias a or b).
     FLAG_MIN / FLAG_MAX: vt = min / max(a, b), flag = a < b / a > b (strict: a tie selects b, flag 0);
     FLAG_ABSDIFF: vt = |a - b| (the bit pattern of the unsigned lane), flag = a < b;
     FLAG_ADDNORM / FLAG_SUBNORM: s = a + b / a - b in width + 1 bits, flag = overflow (bit W-1 != bit W),
@@ -291,29 +319,31 @@ cdef inline void lanes_flag(vbool_t* vb, vec_t* vt, const lane_t* a, const lane_
     cdef bint sgn = lane_t is s8a or lane_t is s16a or lane_t is s32a
     # AVX-512 (Q7_MASK_COMPARE, a compile-time constant): the min / max / abs-sub flags come from a compare into a
     # mask register (read before vt, which may alias a or b, is written), and the loops below skip the lane mask
-    cdef bint mask_compare = Q7_MASK_COMPARE and op <= FLAG_ABSDIFF
+    cdef bint lane_mask = vpred_t is vmask_t
+    cdef bint mask_compare = Q7_MASK_COMPARE and op <= FLAG_ABSDIFF and not lane_mask
     cdef vbool_t flags = 0
-    if op == FLAG_ABSDIFF and Q7_ABSDIFF_LEAF and sizeof(lane_t) <= 2:
-        vb[0] = q7_absdiff_bits(vt.u8, a, b, sizeof(lane_t), sgn)
-        return
+    if vpred_t is vbool_t:
+        if op == FLAG_ABSDIFF and Q7_ABSDIFF_LEAF and sizeof(lane_t) <= 2:
+            vb[0] = q7_absdiff_bits(vt.u8, a, b, sizeof(lane_t), sgn)
+            return
     if mask_compare:
         flags = q7_lt_bits(b, a, sizeof(lane_t), sgn) if op == FLAG_MAX else q7_lt_bits(a, b, sizeof(lane_t), sgn)
     if op == FLAG_MIN:
         for k in range(<int>(64 // sizeof(lane_t))):
             x = a[k]; y = b[k]
-            if not Q7_MASK_COMPARE:
+            if not mask_compare:
                 mk[k] = <lane_t>(-1) if x < y else 0
             ok[k] = x if x < y else y
     elif op == FLAG_MAX:
         for k in range(<int>(64 // sizeof(lane_t))):
             x = a[k]; y = b[k]
-            if not Q7_MASK_COMPARE:
+            if not mask_compare:
                 mk[k] = <lane_t>(-1) if x > y else 0
             ok[k] = x if x > y else y
     elif op == FLAG_ABSDIFF:
         for k in range(<int>(64 // sizeof(lane_t))):
             x = a[k]; y = b[k]
-            if not Q7_MASK_COMPARE:
+            if not mask_compare:
                 mk[k] = <lane_t>(-1) if x < y else 0
             ok[k] = <lane_t>(<lane_t>(x if x > y else y) - <lane_t>(y if x > y else x))   # max - min
     else:
@@ -323,7 +353,10 @@ cdef inline void lanes_flag(vbool_t* vb, vec_t* vt, const lane_t* a, const lane_
             mk[k] = <lane_t>(0 - ovf)
             ok[k] = <lane_t>(s >> ovf)
     q7_copy64(vt, &o)
-    vb[0] = flags if mask_compare else vb_from_mask(&m)
+    if vpred_t is vmask_t:
+        q7_copy64(&vb.m, &m)
+    else:
+        vb[0] = flags if mask_compare else vb_from_mask(&m)
 
 
 # ------------------------------------------------------------------------------------ shifts

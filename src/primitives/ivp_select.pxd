@@ -4,8 +4,8 @@ lane broadcast. Two-register sources come high half first, as the C intrinsics t
 pool = lo (low half) || hi (high half); dual selects return (odd, even), the outputs of the odd / even selector
 pieces (§3.2). Selectors are read before any output is written."""
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
-from q7regs cimport vec_t, vbool_t, q7_permute2_u8, q7_permute2_u16, q7_permute2_u32, q7_dsel_u16_merge, \
-    q7_bits_to_bytes, q7_copy64
+from q7regs cimport vec_t, vbool_t, vpred_src_t, q7_permute2_u8, q7_permute2_u16, q7_permute2_u32, \
+    q7_dsel_u16_merge, q7_bits_to_bytes, q7_copy64
 from ivp_lanes cimport merge, merge_mask
 from ivp_mem cimport expand_bytes
 
@@ -138,8 +138,8 @@ cdef extern from *:
        then hi's; 0x01: the high bytes; 53: lo's high byte, then hi's, per lane), where the index vector and the
        two-register byte permute are a 64-step byte loop at SSE2 (the generic level): a mask or a shift and a
        saturating pack (the bytes are below 256, so packuswb keeps them), or a mask, a shift and an or. AVX2 has
-       it too: its permute (in-lane shuffles) takes about 110 host instructions where this body takes about 25, the
-       same time on a Zen 3 (0.97-1.02x) but a quarter of the instructions (bench/count_instructions.py). AVX-512
+       it too, on 256-bit vectors: its permute (in-lane shuffles) takes about 110 host instructions where the
+       128-bit body took about 25 and the 256-bit one about 12 (bench/count_instructions.py). AVX-512
        VBMI's permute is one vpermi2b, so that level keeps sel2nx8i's index vector and permute, the reference
        form, as the portable levels do. Returns 0 for the other immediates; o is written after lo and hi are read. */
     #if defined(__SSE2__) && !defined(__AVX512VBMI__)
@@ -147,28 +147,37 @@ cdef extern from *:
     #else
     #define Q7_SEL_PAIRS_LEAF 0
     #endif
-    static inline int q7_sel2_byte_pairs(uint8_t *o, const uint8_t *lo, const uint8_t *hi, int imm) {
-    #if Q7_SEL_PAIRS_LEAF
-        int q;
-        const __m128i low = _mm_set1_epi16(0x00FF), high = _mm_set1_epi16((short)0xFF00);
-        __m128i x[8], out[4];
-        if (imm != 0x00 && imm != 0x01 && imm != 53)
-            return 0;
-        for (q = 0; q < 4; q++) {
-            x[q] = _mm_loadu_si128((const __m128i *)(lo + 16 * q));
-            x[4 + q] = _mm_loadu_si128((const __m128i *)(hi + 16 * q));
-        }
-        for (q = 0; q < 4; q++) {
-            if (imm == 53)
-                out[q] = _mm_or_si128(_mm_and_si128(x[4 + q], high), _mm_srli_epi16(x[q], 8));
-            else if (imm == 0x01)
-                out[q] = _mm_packus_epi16(_mm_srli_epi16(x[2 * q], 8), _mm_srli_epi16(x[2 * q + 1], 8));
-            else
-                out[q] = _mm_packus_epi16(_mm_and_si128(x[2 * q], low), _mm_and_si128(x[2 * q + 1], low));
-        }
-        for (q = 0; q < 4; q++)
-            _mm_storeu_si128((__m128i *)(o + 16 * q), out[q]);
+    /* one body at two widths: V the vector type, P its intrinsics' prefix, S their integer suffix, N its bytes, and
+       PACKED(v) what puts a pack's quadwords in order (AVX2's packus packs within each 128-bit half: its result is
+       (x0 lo, x1 lo, x0 hi, x1 hi), and one permute fixes it; SSE2's is in order) */
+    #define Q7_SEL2_BYTE_PAIRS(V, P, S, N, PACKED) \
+        const V low = P##set1_epi16(0x00FF), high = P##set1_epi16((short)0xFF00); \
+        V x[2 * 64 / (N)], out[64 / (N)]; \
+        int q; \
+        if (imm != 0x00 && imm != 0x01 && imm != 53) \
+            return 0; \
+        for (q = 0; q < 64 / (N); q++) { \
+            x[q] = P##loadu_##S((const V *)(lo + (N) * q)); \
+            x[64 / (N) + q] = P##loadu_##S((const V *)(hi + (N) * q)); \
+        } \
+        for (q = 0; q < 64 / (N); q++) { \
+            if (imm == 53) \
+                out[q] = P##or_##S(P##and_##S(x[64 / (N) + q], high), P##srli_epi16(x[q], 8)); \
+            else if (imm == 0x01) \
+                out[q] = PACKED(P##packus_epi16(P##srli_epi16(x[2 * q], 8), P##srli_epi16(x[2 * q + 1], 8))); \
+            else \
+                out[q] = PACKED(P##packus_epi16(P##and_##S(x[2 * q], low), P##and_##S(x[2 * q + 1], low))); \
+        } \
+        for (q = 0; q < 64 / (N); q++) \
+            P##storeu_##S((V *)(o + (N) * q), out[q]); \
         return 1;
+    #define Q7_PACKED_AVX2(v) _mm256_permute4x64_epi64(v, 0xD8)
+    #define Q7_PACKED_SSE2(v) (v)
+    static inline int q7_sel2_byte_pairs(uint8_t *o, const uint8_t *lo, const uint8_t *hi, int imm) {
+    #if Q7_SEL_PAIRS_LEAF && defined(__AVX2__)
+        Q7_SEL2_BYTE_PAIRS(__m256i, _mm256_, si256, 32, Q7_PACKED_AVX2)
+    #elif Q7_SEL_PAIRS_LEAF
+        Q7_SEL2_BYTE_PAIRS(__m128i, _mm_, si128, 16, Q7_PACKED_SSE2)
     #else
         (void)o; (void)lo; (void)hi; (void)imm;
         return 0;       /* not called: Q7_SEL_PAIRS_LEAF is 0 */
@@ -222,11 +231,11 @@ cdef inline void dcmprs2nx8(vec_t* vt, const vec_t* vr, vbool_t vb) noexcept nog
     expand_bytes(vt, vr.u8, vb)
 
 # mov2nx8t: vt[k] = vb[k] ? vs[k] : vt[k] (8-bit lanes)
-cdef inline void mov2nx8t(vec_t* vt, const vec_t* vs, vbool_t vb) noexcept nogil:
+cdef inline void mov2nx8t(vec_t* vt, const vec_t* vs, vpred_src_t vb) noexcept nogil:
     merge(vt, vs, vb, 1)
 
 # movnx16t: vt[k] = vb[2k] ? vs[k] : vt[k] (16-bit lanes)
-cdef inline void movnx16t(vec_t* vt, const vec_t* vs, vbool_t vb) noexcept nogil:
+cdef inline void movnx16t(vec_t* vt, const vec_t* vs, vpred_src_t vb) noexcept nogil:
     merge(vt, vs, vb, 2)
 
 # movn_2x32t: vt[k] = vb[4k] ? vs[k] : vt[k] (32-bit lanes)

@@ -50,6 +50,23 @@ ctypedef fused wacc48_t:
 ctypedef uint64_t vbool_t
 ctypedef uint64_t pr_t
 
+# Lane-mask predicates (docs/asm.md §9): a translation keeps a vbool register that only ops taking one read and
+# write (optable.Op.lane_mask) as 64 bytes, byte j all ones where bit j of the vbool is set, none where it is clear:
+# the same predicate, in the form a compare's lanes give and a byte blend takes (the bits cost a movemask to make and
+# a spread to use). Never architectural state: no trace, no register file slot.
+cdef struct vmask_t:
+    vec_t m
+
+ctypedef fused vpred_t:        # a predicate an op writes (through a pointer)
+    vbool_t
+    vmask_t
+
+ctypedef vmask_t* vmask_ptr_t
+
+ctypedef fused vpred_src_t:    # a predicate an op reads: the vbool's value, or the lane mask's address (no copy)
+    vbool_t
+    vmask_ptr_t
+
 # The 96-bit lanes' arithmetic (view 96: lane i = cell 2i, its low 64 bits, and cell 2i + 1, its high bits
 # sign-extended from 32) in 128-bit two's complement: __int128 where the compiler has one (GCC, Clang), two 64-bit
 # words elsewhere (MSVC; and under Q7_PLAIN_C, the C without GNU extensions that
@@ -566,26 +583,40 @@ cdef extern from *:
         return r;
     #endif
     }
-    /* q7_fcmp16_olt_bits' AVX2 and SSE2 bodies, one algorithm at two widths: the AVX-512 body's keys and compares
-       on LANES 16-bit lanes at a time (V the vector type, P its intrinsics' prefix, S their integer suffix). A true
-       16-bit lane is two 0xFF bytes, so the byte movemask gives its two vbool bits (the loop it replaced stored a
-       lane mask for q7_bytes_to_bits) */
-    #define Q7_FCMP16_OLT_LOOP(V, P, S, LANES) \
-        const V mag = P##set1_epi16(0x7FFF), inf = P##set1_epi16(0x7C00); \
-        uint64_t r = 0; \
-        int q; \
-        for (q = 0; q < 32 / (LANES); q++) { \
-            V x = P##loadu_##S((const V *)(a + (LANES) * q)); \
-            V y = P##loadu_##S((const V *)(b + (LANES) * q)); \
+    /* The ordered fp16 compare a < b on one x86 vector of 16-bit lanes (false when either is NaN; -0 == +0), the
+       AVX2 and SSE2 bodies of q7_fcmp16_olt_bits and q7_fcmp16_olt_lanes, one algorithm at two widths: the AVX-512
+       body's keys and compares. A true lane is 0xFFFF (two 0xFF bytes: the byte movemask gives its two vbool bits;
+       the lane loop it replaced stored a lane mask for q7_bytes_to_bits). The order key of a non-NaN pattern is its
+       magnitude with the sign applied, (m ^ s) - s. */
+    #define Q7_FCMP16_OLT_VEC(V, P, S) \
+        static inline V q7_fcmp16_olt_##S(V x, V y) { \
+            const V mag = P##set1_epi16(0x7FFF), inf = P##set1_epi16(0x7C00); \
             V mx = P##and_##S(x, mag), my = P##and_##S(y, mag); \
             V sx = P##srai_epi16(x, 15), sy = P##srai_epi16(y, 15); \
             V nan = P##or_##S(P##cmpgt_epi16(mx, inf), P##cmpgt_epi16(my, inf)); \
             V lt = P##cmpgt_epi16(P##sub_epi16(P##xor_##S(my, sy), sy), P##sub_epi16(P##xor_##S(mx, sx), sx)); \
-            r |= (uint64_t)(uint32_t)P##movemask_epi8(P##andnot_##S(nan, lt)) << (2 * (LANES) * q); \
-        } \
-        return r;
-    /* the vbool of the ordered fp16 compare a < b (false when either is NaN; -0 == +0): the order key of a
-       non-NaN pattern is its magnitude with the sign applied, (m ^ s) - s */
+            return P##andnot_##S(nan, lt); \
+        }
+    /* the widest x86 integer vector the compares run on (AVX2: 32 bytes, SSE2: 16; AVX-512 levels take the AVX2
+       body where they have no mask-register one): its type, width, loads, stores and byte movemask */
+    #if defined(__AVX2__)
+    Q7_FCMP16_OLT_VEC(__m256i, _mm256_, si256)
+    #define Q7_XV __m256i
+    #define Q7_XV_BYTES 32
+    #define Q7_XV_LOAD(p) _mm256_loadu_si256((const __m256i *)(p))
+    #define Q7_XV_STORE(p, v) _mm256_storeu_si256((__m256i *)(p), v)
+    #define Q7_XV_MOVEMASK(v) _mm256_movemask_epi8(v)
+    #define Q7_FCMP16_OLT(x, y) q7_fcmp16_olt_si256(x, y)
+    #elif defined(__SSE2__)
+    Q7_FCMP16_OLT_VEC(__m128i, _mm_, si128)
+    #define Q7_XV __m128i
+    #define Q7_XV_BYTES 16
+    #define Q7_XV_LOAD(p) _mm_loadu_si128((const __m128i *)(p))
+    #define Q7_XV_STORE(p, v) _mm_storeu_si128((__m128i *)(p), v)
+    #define Q7_XV_MOVEMASK(v) _mm_movemask_epi8(v)
+    #define Q7_FCMP16_OLT(x, y) q7_fcmp16_olt_si128(x, y)
+    #endif
+    /* the vbool of the ordered fp16 compare a < b (false when either is NaN; -0 == +0) */
     static inline uint64_t q7_fcmp16_olt_bits(const uint16_t *a, const uint16_t *b) {
     #if Q7_MASK_COMPARE
         const __m512i mag = _mm512_set1_epi16(0x7FFF), inf = _mm512_set1_epi16(0x7C00);
@@ -597,10 +628,14 @@ cdef extern from *:
         __mmask32 k = _mm512_mask_cmplt_epi16_mask(_mm512_mask_cmple_epi16_mask(_mm512_cmple_epi16_mask(mx, inf), my,
                                                                                inf), kx, ky);
         return _pdep_u64((uint64_t)k, 0x5555555555555555ULL) * 3;
-    #elif defined(__AVX2__)
-        Q7_FCMP16_OLT_LOOP(__m256i, _mm256_, si256, 16)
     #elif defined(__SSE2__)
-        Q7_FCMP16_OLT_LOOP(__m128i, _mm_, si128, 8)
+        uint64_t r = 0;
+        int q;
+        for (q = 0; q < 64 / Q7_XV_BYTES; q++)
+            r |= (uint64_t)(uint32_t)Q7_XV_MOVEMASK(
+                Q7_FCMP16_OLT(Q7_XV_LOAD(a + Q7_XV_BYTES / 2 * q), Q7_XV_LOAD(b + Q7_XV_BYTES / 2 * q)))
+                << (Q7_XV_BYTES * q);
+        return r;
     #elif Q7_VEC
         /* the lane loop's order keys and tests on eight 16-bit lanes at a time; each true lane's mask is two bytes
            of -1, its two vbool bits */
@@ -626,18 +661,31 @@ cdef extern from *:
         return r;
     #endif
     }
+    /* the same compare as a lane mask (docs/asm.md §9, lane masks): o[k] = 0xFFFF where a[k] < b[k], else 0; the
+       x86 vectors' compare stored (AVX-512: its mask register's lanes), the vbool's bytes elsewhere */
+    static inline void q7_fcmp16_olt_lanes(const uint16_t *a, const uint16_t *b, uint16_t *o) {
+    #if Q7_MASK_COMPARE
+        _mm512_storeu_si512((void *)o, _mm512_maskz_mov_epi8(
+            (__mmask64)q7_fcmp16_olt_bits(a, b), _mm512_set1_epi8((char)0xFF)));
+    #elif defined(__SSE2__)
+        Q7_XV r[64 / Q7_XV_BYTES];
+        int q;
+        for (q = 0; q < 64 / Q7_XV_BYTES; q++)
+            r[q] = Q7_FCMP16_OLT(Q7_XV_LOAD(a + Q7_XV_BYTES / 2 * q), Q7_XV_LOAD(b + Q7_XV_BYTES / 2 * q));
+        for (q = 0; q < 64 / Q7_XV_BYTES; q++)
+            Q7_XV_STORE(o + Q7_XV_BYTES / 2 * q, r[q]);
+    #else
+        q7_bits_to_bytes(q7_fcmp16_olt_bits(a, b), (uint8_t *)o);
+    #endif
+    }
     /* The vbool of the unordered fp32 compares over 16 lanes (4 bits a lane): isnan(a) | isnan(b) | a < b (eq = 0:
        the order keys of q7_fcmp16_olt_bits at 32 bits, +0 and -0 equal) or isnan(a) | isnan(b) | a == b (eq = 1: the
        same pattern, or both zero), on integer lanes only (no MXCSR mode can change it). A true 32-bit lane is four
        0xFF bytes, so the byte movemask gives its four vbool bits. The x86 bodies (Q7_FCMP32_LEAF); elsewhere the
        lane loop of ivp_fp.pxd (fcmp32_unordered). */
-    #define Q7_FCMP32_LOOP(V, P, S, LANES) \
-        const V mag = P##set1_epi32(0x7FFFFFFF), inf = P##set1_epi32(0x7F800000), zero = P##setzero_##S(); \
-        uint64_t r = 0; \
-        int q; \
-        for (q = 0; q < 16 / (LANES); q++) { \
-            V x = P##loadu_##S((const V *)(a + (LANES) * q)); \
-            V y = P##loadu_##S((const V *)(b + (LANES) * q)); \
+    #define Q7_FCMP32_VEC(V, P, S) \
+        static inline V q7_fcmp32_unordered_##S(V x, V y, int eq) { \
+            const V mag = P##set1_epi32(0x7FFFFFFF), inf = P##set1_epi32(0x7F800000), zero = P##setzero_##S(); \
             V mx = P##and_##S(x, mag), my = P##and_##S(y, mag), t; \
             V nan = P##or_##S(P##cmpgt_epi32(mx, inf), P##cmpgt_epi32(my, inf)); \
             if (eq) { \
@@ -646,24 +694,42 @@ cdef extern from *:
                 V sx = P##srai_epi32(x, 31), sy = P##srai_epi32(y, 31); \
                 t = P##cmpgt_epi32(P##sub_epi32(P##xor_##S(my, sy), sy), P##sub_epi32(P##xor_##S(mx, sx), sx)); \
             } \
-            r |= (uint64_t)(uint32_t)P##movemask_epi8(P##or_##S(nan, t)) << (4 * (LANES) * q); \
-        } \
-        return r;
+            return P##or_##S(nan, t); \
+        }
     #if defined(__AVX2__)
-    #define Q7_FCMP32_LEAF 1
-    static inline uint64_t q7_fcmp32_unordered_bits(const uint32_t *a, const uint32_t *b, int eq) {
-        Q7_FCMP32_LOOP(__m256i, _mm256_, si256, 8)
-    }
+    Q7_FCMP32_VEC(__m256i, _mm256_, si256)
+    #define Q7_FCMP32(x, y, eq) q7_fcmp32_unordered_si256(x, y, eq)
     #elif defined(__SSE2__)
+    Q7_FCMP32_VEC(__m128i, _mm_, si128)
+    #define Q7_FCMP32(x, y, eq) q7_fcmp32_unordered_si128(x, y, eq)
+    #endif
+    #if defined(__SSE2__)
     #define Q7_FCMP32_LEAF 1
     static inline uint64_t q7_fcmp32_unordered_bits(const uint32_t *a, const uint32_t *b, int eq) {
-        Q7_FCMP32_LOOP(__m128i, _mm_, si128, 4)
+        uint64_t r = 0;
+        int q;
+        for (q = 0; q < 64 / Q7_XV_BYTES; q++)
+            r |= (uint64_t)(uint32_t)Q7_XV_MOVEMASK(Q7_FCMP32(Q7_XV_LOAD(a + Q7_XV_BYTES / 4 * q),
+                                                         Q7_XV_LOAD(b + Q7_XV_BYTES / 4 * q), eq)) << (Q7_XV_BYTES * q);
+        return r;
+    }
+    /* the same compares as a lane mask (docs/asm.md §9, lane masks): o[k] = 0xFFFFFFFF where true */
+    static inline void q7_fcmp32_unordered_lanes(const uint32_t *a, const uint32_t *b, int eq, uint32_t *o) {
+        Q7_XV r[64 / Q7_XV_BYTES];
+        int q;
+        for (q = 0; q < 64 / Q7_XV_BYTES; q++)
+            r[q] = Q7_FCMP32(Q7_XV_LOAD(a + Q7_XV_BYTES / 4 * q), Q7_XV_LOAD(b + Q7_XV_BYTES / 4 * q), eq);
+        for (q = 0; q < 64 / Q7_XV_BYTES; q++)
+            Q7_XV_STORE(o + Q7_XV_BYTES / 4 * q, r[q]);
     }
     #else
     #define Q7_FCMP32_LEAF 0
     static inline uint64_t q7_fcmp32_unordered_bits(const uint32_t *a, const uint32_t *b, int eq) {
         (void)a; (void)b; (void)eq;
         return 0;          /* never called: Q7_FCMP32_LEAF is 0 */
+    }
+    static inline void q7_fcmp32_unordered_lanes(const uint32_t *a, const uint32_t *b, int eq, uint32_t *o) {
+        (void)a; (void)b; (void)eq; (void)o;      /* never called: Q7_FCMP32_LEAF is 0 */
     }
     #endif
     #if defined(__SSE2__) && !defined(__AVX2__)
@@ -918,8 +984,10 @@ cdef extern from *:
     uint64_t q7_lt_bits(const void* a, const void* b, int lane_bytes, int sgn) nogil
     void q7_merge_bits(uint8_t* vt, const uint8_t* x, uint64_t m) nogil
     uint64_t q7_fcmp16_olt_bits(const uint16_t* a, const uint16_t* b) nogil
+    void q7_fcmp16_olt_lanes(const uint16_t* a, const uint16_t* b, uint16_t* o) nogil
     const int Q7_FCMP32_LEAF       # 1 where q7_fcmp32_unordered_bits has an x86 body (SSE2, AVX2)
     uint64_t q7_fcmp32_unordered_bits(const uint32_t* a, const uint32_t* b, int eq) nogil
+    void q7_fcmp32_unordered_lanes(const uint32_t* a, const uint32_t* b, int eq, uint32_t* o) nogil
     uint64_t q7_bytes_to_bits(const uint8_t* m) nogil
     void q7_bits_to_bytes(uint64_t b, uint8_t* m) nogil
     void q7_copy64(void* dst, const void* src) nogil
