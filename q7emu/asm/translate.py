@@ -22,9 +22,13 @@ generates one Cython function in which
   live at the entry holds that constant at every read; the ops reading it take the constant, and the C compiler
   folds it into their merges (the firmware's ``ivp_eqnx16 vb0, v0, v0``, an all-true predicate for the ``t``
   forms).
+* exact reads (:func:`whole_writes`): a merge under a known all-true predicate (the op table's ``merge_under``)
+  reads no old lane, so liveness does not count that read (what it overwrites is not carried in; what was written
+  only for it is dead).
 * lane masks (:func:`lane_masks`): a vbool register that only ops taking a lane mask read and write (the op table's
-  ``lane_mask``), not live at the entry, is kept as 64 bytes, byte j all ones where bit j is set: a compare's lanes
-  as they come, a byte blend's mask as it goes, without the movemask and the spread the bits cost.
+  ``lane_mask``) is kept as 64 bytes, byte j all ones where bit j is set: a compare's lanes as they come, a byte
+  blend's mask as it goes, without the movemask and the spread the bits cost (one live at the entry is made from the
+  register file's bits, and given back as bits).
 * a memory access a call may run more than once (:func:`repeated_bundles`: a loop's) keeps the region it found
   last and tries it before the interpreter's scan of the regions (``mem_hit`` in src/kernels/_program.pyx); the
   others find theirs out of line (``mem_once``).
