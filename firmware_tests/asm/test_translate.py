@@ -3,8 +3,10 @@ every configuration, their liveness analysis sound (every vec output and flag it
 without changing a byte, and a live output or flag wrongly called dead is caught) and their demanded-bits analysis
 sound (the bits above a narrowed accumulator's cells can be changed without changing a byte, and an accumulator
 narrowed too far is caught), their region cache given only to a loop's accesses and following an access into the
-next region, and their known predicates holding their value at every read (a predicate wrongly called known is
-caught)."""
+next region, their known predicates holding their value at every read (a predicate wrongly called known is
+caught), their lane masks the ones the op table allows, and their exact reads under an all-true predicate sound (what
+such a merge overwrites can be changed at the entry without changing a byte; what a data-predicate merge keeps
+cannot)."""
 from __future__ import annotations
 
 import dataclasses
