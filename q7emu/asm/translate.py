@@ -378,9 +378,8 @@ def whole_writes(facts: Sequence[OpFacts], known: dict[Reg, int]) -> list[OpFact
         if pred is None or known.get(("vb", f.values[pred])) != _EQUAL_SOURCES_VALUE[T.ALL_TRUE]:
             out.append(f)
             continue
-        files = {o.kind: _KIND_FILE.get(o.kind) for o in f.op.operands}
-        old = {(files[o.kind], f.values[k]) for k, o in enumerate(f.op.operands) if o.role == T.SRCDST}
-        kept = {(files[o.kind], f.values[k]) for k, o in enumerate(f.op.operands) if o.role == T.SRC}
+        old = {(_KIND_FILE.get(o.kind), f.values[k]) for k, o in enumerate(f.op.operands) if o.role == T.SRCDST}
+        kept = {(_KIND_FILE.get(o.kind), f.values[k]) for k, o in enumerate(f.op.operands) if o.role == T.SRC}
         out.append(replace(f, reads=tuple(r for r in f.reads if r not in old or r in kept)))
     return out
 

@@ -2,7 +2,7 @@
 """IVP fp16 / fp32 ALU ops on bit patterns (docs/firmware.md §6.2 fp ALU, B02): predicated compares into vbool
 (merged under vbp: lanes vbp leaves false keep the old vb), sign flip, exponent add. No flags are modelled."""
 from libc.stdint cimport int16_t, uint16_t, uint32_t
-from q7regs cimport vec_t, vbool_t, vmask_t, vpred_t, vpred_src_t, vb_from_mask, q7_fcmp16_olt_bits, \
+from q7regs cimport vec_t, vbool_t, vpred_t, vpred_src_t, vb_from_mask, q7_fcmp16_olt_bits, \
     q7_fcmp16_olt_lanes, q7_fcmp32_unordered_bits, q7_fcmp32_unordered_lanes, Q7_FCMP32_LEAF
 from q7softfloat cimport f32_isnan_mask, f32_order_key
 from ivp_lanes cimport merge, vb_merge, mask_merge

@@ -213,16 +213,19 @@ cdef enum:
 
 # ------------------------------------------------------------------------------------ merges
 cdef inline void merge_mask(vec_t* vt, const vec_t* x, const vec_t* m) noexcept nogil:
-    """vt = x where the lane mask m is all ones, else vt (byte-wise; x may alias vt)."""
+    """vt = x where the lane mask m is all ones, else vt (bit-wise, on 16-bit lanes into a local: a loop GCC
+    vectorises at every level; x may alias vt)."""
+    cdef vec_t o
     cdef int k
-    for k in range(64):
-        vt.u8[k] = (x.u8[k] & m.u8[k]) | (vt.u8[k] & ~m.u8[k])
+    for k in range(32):
+        o.u16[k] = (x.u16[k] & m.u16[k]) | (vt.u16[k] & ~m.u16[k])
+    q7_copy64(vt, &o)
 
 
 cdef inline void merge(vec_t* vt, const vec_t* x, vpred_src_t vb, int lane_bytes) noexcept nogil:
     """vt[k] = vb[k] ? x[k] : vt[k] for lanes of lane_bytes bytes (predicate bit lane_bytes*k; of a lane mask,
     byte lane_bytes*k)."""
-    cdef vec_t m, o
+    cdef vec_t m
     cdef int k
     if vpred_src_t is vbool_t:
         # the byte blend under the spread predicate (AVX-512: the mask register; AVX2 and SSE2: the byte masks built
@@ -230,7 +233,7 @@ cdef inline void merge(vec_t* vt, const vec_t* x, vpred_src_t vb, int lane_bytes
         q7_merge_bits(vt.u8, x.u8, vb_spread(vb, lane_bytes))
     else:
         # the lane mask spread as vb_spread spreads the bits (each lane's first byte, sign-extended over the lane),
-        # then the blend on 16-bit lanes into a local (x may alias vt): loops GCC vectorises at every level
+        # then the byte blend
         if lane_bytes == 2:
             for k in range(32):
                 m.s16[k] = <int16_t>(<int16_t>(vb.m.u16[k] << 8) >> 8)
@@ -239,9 +242,7 @@ cdef inline void merge(vec_t* vt, const vec_t* x, vpred_src_t vb, int lane_bytes
                 m.s32[k] = <int32_t>(vb.m.u32[k] << 24) >> 24
         else:
             q7_copy64(&m, &vb.m)
-        for k in range(32):
-            o.u16[k] = (x.u16[k] & m.u16[k]) | (vt.u16[k] & ~m.u16[k])
-        q7_copy64(vt, &o)
+        merge_mask(vt, x, &m)
 
 
 cdef inline void mask_merge(vmask_t* vb, const vec_t* new, vbool_t vbp, int lane_bytes) noexcept nogil:
