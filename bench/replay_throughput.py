@@ -14,8 +14,8 @@ bytes come from the golden models. Then, at each ISA level given, it measures
 * one-case processes: ``q7emu replay CASE`` as a child process, its user + sys CPU time (``os.wait4``), the median
   of ``--runs`` runs after a warm-up run; the children keep their bytecode under a temporary PYTHONPYCACHEPREFIX,
   as an installed q7emu has it (a tree run with PYTHONDONTWRITEBYTECODE=1 would compile every module on every
-  start), and the same figure for a process that only imports numpy is printed first (what no q7emu change
-  can remove);
+  start), and the same figure for a process that only imports numpy is printed first, by default and with the one
+  OpenBLAS thread q7emu's CLI asks for (what no q7emu change can remove);
 
 and prints a table with cases per core-hour beside the issue's targets (batched >= 100,000 for 0x7B, >= 50,000
 for QuantizeMX; one-case processes >= 25,000) and the CPU model. CPU time, not wall time: the figures hold on a
@@ -181,10 +181,12 @@ def main(argv: list[str] | None = None) -> int:
         # it: with PYTHONPYCACHEPREFIX set, Python reads bytecode only there
         base_env = {**os.environ, "PYTHONPYCACHEPREFIX": str(Path(tmp) / "pycache")}
         base_env.pop("PYTHONDONTWRITEBYTECODE", None)
+        base_env.pop("OPENBLAS_NUM_THREADS", None)     # a user's default: the CLI sets it (docs/cli.md §1)
         if not args.no_process:
             floor = process_seconds(None, args.runs, base_env)
-            print(f"a process that only imports numpy: {floor * 1e3:.1f} ms of CPU (interpreter and numpy, paid by "
-                  "every one-case process)")
+            one = process_seconds(None, args.runs, {**base_env, "OPENBLAS_NUM_THREADS": "1"})
+            print(f"a process that only imports numpy: {floor * 1e3:.1f} ms of CPU, {one * 1e3:.1f} ms with one "
+                  "OpenBLAS thread as q7emu's CLI runs it (interpreter and numpy, paid by every one-case process)")
         head = (f"{'ISA':8} {'path':9} {'batched ms':>10} {'cases/core-h':>13} {'target':>8} {'':6} "
                 f"{'process ms':>10} {'cases/core-h':>13} {'target':>8} {'':6}")
         print(head)

@@ -94,3 +94,27 @@ def test_replaying_on_the_kernels_imports_no_program_machinery():
 def test_replaying_a_folder_needs_no_plot_or_cluster_libraries():
     rc, mods = imported("replay", str(ROOT / "examples" / "cases"))
     assert rc == 0 and not {"matplotlib", "dask", "distributed"} & set(mods), mods
+
+
+_BLAS_CODE = ("import contextlib, io, os, sys\n{pre}from q7emu.cli.main import main\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n    rc = main(sys.argv[1:])\n"
+              "print(rc, os.environ.get('OPENBLAS_NUM_THREADS'), file=sys.stderr)")
+
+
+@pytest.mark.parametrize(("user", "pre", "expect"), [
+    (None, "", "1"),                        # unset: one thread, before numpy loads OpenBLAS
+    ("3", "", "3"),                         # the user's own setting stands
+    (None, "import numpy\n", "None"),       # numpy already loaded (a program calling main): nothing changes
+])
+def test_the_cli_starts_openblas_with_one_thread(user, pre, expect):
+    """No command uses BLAS; OpenBLAS's thread pool cost about 0.1 s of CPU in every one-case process (docs/cli.md
+    §1). The CLI sets ``OPENBLAS_NUM_THREADS=1`` before numpy is first imported, unless the user set it."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if user is not None:
+        env["OPENBLAS_NUM_THREADS"] = user
+    case = str(CASES / "mariana_7b_proc_4bit_non_mx_e2m1.json")
+    out = subprocess.run([sys.executable, "-c", _BLAS_CODE.format(pre=pre), "replay", case], capture_output=True,
+                         text=True, timeout=300, cwd=ROOT, env=env)
+    assert out.stderr.strip().splitlines()[-1] == f"0 {expect}", out.stderr[-2000:]

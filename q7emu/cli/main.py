@@ -216,11 +216,30 @@ def _usable_streams() -> None:
                 stream.reconfigure(errors=NAMES_ERRORS)
 
 
+#: the variable OpenBLAS reads for the threads it starts when numpy loads it (docs/cli.md §1, start-up)
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+
+
+def one_blas_thread() -> bool:
+    """Before numpy is first imported: unless the user set :data:`BLAS_THREADS_ENV`, set it to 1, so that OpenBLAS
+    (the BLAS of numpy's wheels) starts no thread pool when numpy loads. No command uses BLAS; the pool's threads
+    cost about 0.1 s of CPU in every process that imports numpy (the 2-vCPU AMD EPYC of docs/build.md: a process
+    that only imports numpy 215 ms of user + sys, 129 ms with one thread; medians). The variable reaches the
+    processes the command starts (``-j`` workers). Returns True when it set the variable; numpy already imported
+    (a program calling :func:`main`), it changes nothing."""
+    if "numpy" in sys.modules or BLAS_THREADS_ENV in os.environ:
+        return False
+    os.environ[BLAS_THREADS_ENV] = "1"
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status (0 pass, 1 mismatch or divergence, 2 bad input, 3 internal error,
     130 interrupted, 128 + N stopped by signal N: SIGTERM 143, SIGHUP 129). Run as the program (``argv`` None)
     and interrupted (or stopped by one of those signals), it ignores SIGINT from then on: all was printed, and a
-    second Ctrl-C must not print a traceback while Python exits (docs/limits.md §4)."""
+    second Ctrl-C must not print a traceback while Python exits (docs/limits.md §4). OpenBLAS gets one thread
+    (:func:`one_blas_thread`)."""
+    one_blas_thread()
     _usable_streams()
     code: int | None = None
     got: list[int] = []
