@@ -4,9 +4,10 @@ without changing a byte, and a live output or flag wrongly called dead is caught
 sound (the bits above a narrowed accumulator's cells can be changed without changing a byte, and an accumulator
 narrowed too far is caught), their region cache given only to a loop's accesses and following an access into the
 next region, their known predicates holding their value at every read (a predicate wrongly called known is
-caught), their lane masks the ones the op table allows, and their exact reads under an all-true predicate sound (what
+caught), their lane masks the ones the op table allows, their exact reads under an all-true predicate sound (what
 such a merge overwrites can be changed at the entry without changing a byte; what a data-predicate merge keeps
-cannot)."""
+cannot), and their families (shapes merged as variants of one function) laid out, labelled and analysed per
+variant."""
 from __future__ import annotations
 
 import dataclasses
@@ -77,8 +78,8 @@ def test_a_program_of_another_shape_or_constant_runs_on_the_interpreter():
     assert TX.match(_ext().TRANSLATIONS, assemble("{ ivp_addnx16 v1, v2, v3 }\nretw\n")) is None
     # the same shape with one of the compiled translation's constant immediates changed is not its program
     table = _ext().TRANSLATIONS
-    index, _ = TX.match(table, program)
-    row, slot, value = TX.parse_imms(table[index][1])[-1]
+    index, imm = TX.match(table, program)
+    row, slot, value = TX.parse_imms(table[index][1].split("/")[imm[0]])[-1]       # imm[0]: the variant
     ins = program.decoded.insns.copy()
     ins[row, 2 + slot] = value + 1
     other = dataclasses.replace(program)
@@ -299,7 +300,7 @@ def test_only_a_loops_accesses_get_a_region_cache():
         retw
     """)
     assert TX.repeated_bundles(TX.flow(prog, TX.op_facts(prog))) == {2, 3}
-    assert TX._frame(prog, carry=True).cached_rows == [2]
+    assert TX._frame(TX.family([prog]), carry=True).cached_rows == [2]
     # a branch back makes a cycle too: every bundle from the label to the branch
     back = assemble("""
         movi a5, 3
@@ -595,3 +596,87 @@ def test_what_an_all_true_merge_frees_can_be_changed_at_the_entry(index):
             text += f"{{ ivp_lv2nx8_i v{n}, a15, 0 }}\n" if file == "v" else f"{{ {compare} vb{n}, v0, v0 }}\n"
         b, _ = _run(_prefixed(program, text), kernel, src, False)
         assert np.array_equal(a, b), (compare, freed)
+
+
+# ------------------------------------------------------------------------------------------------ merged variants
+_LOOP_A = """
+    movi a3, 2
+    loop a3, .Lend
+    { ivp_addnx16 v1, v2, v3 }
+    { ivp_sav2nx8_xp v1, a4, a7 }
+.Lend:
+    retw
+"""
+_LOOP_B = """
+    movi a3, 2
+    loop a3, .Lend
+    { ivp_addnx16 v1, v2, v3 }
+    { ivp_subnx16 v1, v1, v5 }
+    { ivp_sav2nx8_xp v1, a4, a7 }
+.Lend:
+    retw
+"""
+
+
+def test_a_family_lays_its_variants_on_one_sequence():
+    """Two shapes that differ in one bundle of a loop's body: one position of its own, guarded by its variant; the
+    loop's end label the same position in both; each variant's steps its own bundles'."""
+    a, b = assemble(_LOOP_A), assemble(_LOOP_B)
+    fam = TX.family([a, b, a])                  # a program of a shape already seen adds no variant
+    assert fam.keys == [TX.shape_key(a), TX.shape_key(b)]
+    assert fam.positions == [{0: 0, 1: 0}, {0: 1, 1: 1}, {0: 2, 1: 2}, {1: 3}, {0: 3, 1: 4}, {0: 4, 1: 5}]
+    assert [(f.op.mnemonic, f.guard) for f in fam.facts] == [
+        ("movi", None), ("loop", None), ("addnx16", None), ("subnx16", frozenset({1})), ("sav2nx8_xp", None),
+        ("retw", None)]
+    assert fam.facts[1].values[1] == 5                         # .Lend: the ret's position
+    assert fam.rows[3] == {1: 3} and fam.rows[4] == {0: 3, 1: 4}
+    assert fam.steps(2, 5) == [2, 3]
+    tx = TX.plan("t", [a, b])
+    text = TX.render(tx, [a, b])
+    assert "cdef int var = imm[0]" in text and "if var == 1:\n" in text
+    assert "k += 2 + 1 * (((1 << var) & 0x2) != 0)" in text          # the loop body's steps: 2, variant 1 3
+
+
+def test_a_shared_branch_goes_to_the_first_of_its_variants_targets():
+    """A branch to a label where the variants' bundles differ goes to the first variant's position: the other passes
+    it (nothing of its own there). Where a variant would skip a bundle of its own on the way, they cannot merge."""
+    head = "    beqz a2, .L1\n    { ivp_addnx16 v1, v2, v3 }\n.L1:\n"
+    tail = "    { ivp_sav2nx8_xp v4, a4, a7 }\n    retw\n"
+    a = assemble(head + "    { ivp_sllinx16 v4, v1, 4 }\n" + tail)
+    b = assemble(head + "    { ivp_srlinx16 v4, v1, 4 }\n" + tail)
+    fam = TX.family([a, b])
+    assert fam.positions[2:4] == [{0: 2}, {1: 2}] and fam.facts[0].values[1] == 2
+    # the two variants' bundles there: one test, the other variant its else
+    text = TX.render(TX.plan("t", [a, b]), [a, b])
+    assert "if var == 0:\n" in text and "var == 1" not in text and text.count("else:\n") >= 1
+    c = assemble("    beqz a2, .L1\n    { ivp_addnx16 v1, v2, v3 }\n.L1:\n    { ivp_sllinx16 v4, v1, 4 }\n"
+                 "    { ivp_addnx16 v6, v4, v4 }\n    retw\n")
+    d = assemble("    beqz a2, .L1\n    { ivp_addnx16 v1, v2, v3 }\n    { ivp_srlinx16 v4, v1, 4 }\n.L1:\n"
+                 "    { ivp_addnx16 v6, v4, v4 }\n    retw\n")
+    with pytest.raises(TX.TranslateError, match="different bundles"):
+        TX.family([c, d])
+
+
+def test_a_family_liveness_is_each_variants_own():
+    """v5 is read at the entry by variant 1 only: live at the entry (its copy in); v7, written by variant 1's own
+    bundle before its read and never read by variant 0, is not. Liveness that let a guarded write kill in every
+    variant would miss variant 0's read of v8 (written only by variant 1 before it): caught here."""
+    a = assemble("    { ivp_addnx16 v1, v2, v3 }\n    { ivp_addnx16 v9, v8, v1 }\n"
+                 "    { ivp_sav2nx8_xp v9, a4, a7 }\n    retw\n")
+    b = assemble("    { ivp_addnx16 v1, v2, v3 }\n    { ivp_subnx16 v7, v5, v1 }\n    { ivp_addnx16 v8, v7, v7 }\n"
+                 "    { ivp_addnx16 v9, v8, v1 }\n    { ivp_sav2nx8_xp v9, a4, a7 }\n    retw\n")
+    fam = TX.family([a, b])
+    after, entry = TX._family_live(len(fam.positions), fam.entry, fam.facts, 2, carry=False)
+    assert {("v", 2), ("v", 3), ("v", 5), ("v", 8)} <= entry and ("v", 7) not in entry
+    unguarded = [dataclasses.replace(f, guard=None) for f in fam.facts]
+    wrong = TX._live(TX._flow(len(fam.positions), fam.entry, unguarded), len(unguarded), False)[1][fam.entry]
+    assert ("v", 8) not in wrong                    # what the guard-blind analysis would have copied in: not v8
+
+
+def test_a_family_table_entry_matches_each_variant():
+    """TRANSLATIONS' entry of a family: each variant's program matches it, its imm array the variant first."""
+    a, b = assemble(_LOOP_A), assemble(_LOOP_B)
+    tx = TX.plan("t", [a, b])
+    table = [tx.table_entry(a.name)]
+    assert TX.match(table, a)[1][0] == 0 and TX.match(table, b)[1][0] == 1
+    assert TX.match(table, assemble("{ ivp_addnx16 v1, v2, v3 }\nretw\n")) is None

@@ -3,7 +3,8 @@
 
 ``python -m q7emu.asm.gen_translations [--check]`` assembles every configuration of the translated kernels (each
 format and group of TensorDequantize under every value of the knobs that format and path read), groups the programs
-by shape (q7emu.asm.translate.shape_key), plans one translation per shape and writes its Cython function, the
+by shape (q7emu.asm.translate.shape_key) and the shapes into families (:func:`families`: the shapes of a kernel that
+differ in a few bundles), plans one translation per family and writes its Cython function, the
 table of them the interpreter's run() takes (TX), the table of each one's shape key and immediates
 (TRANSLATIONS) q7emu.asm.run matches a program against; and, in the Python module, the table of the configurations
 (CONFIGURATIONS: each one's translation, runtime immediates, data section and decoded program; DATA_SECTIONS;
@@ -22,7 +23,7 @@ import numpy as np
 
 from q7emu.asm.kernels import kernel_program
 from q7emu.asm.program import Program
-from q7emu.asm.translate import Translation, match, plan, render, shape_key
+from q7emu.asm.translate import Translation, family, match, plan, render, shape_key
 from q7emu.fileio import write_generated
 from q7emu.kernels.programs import dequant_configuration, dequant_knobs_read
 from q7emu.kernels.programs.bundle_notes import BUNDLE_NOTES
@@ -53,19 +54,43 @@ def configurations() -> Iterator[tuple[str, str, Program]]:
                        kernel_program(kernel, fmt=rec.code, group=group, knobs=knobs))
 
 
-def translations(configs: list[tuple[str, str, Program]] | None = None) -> list[tuple[Translation, Program]]:
-    """One translation per shape of ``configs`` (default: :func:`configurations`), in a stable order (kernel, then
-    first appearance)."""
-    families: dict[str, tuple[str, list[Program]]] = {}
+#: a shape joins a family of its kernel (a variant of one translation: q7emu.asm.translate.family) when the family's
+#: positions then number at most this many times its largest variant's bundles: the shapes that differ in a knob's
+#: few bundles (the nibble order, the FP6 packing) share a function, the paths that differ throughout (NF4 and the
+#: rebias kernels of proc_4bit_non_mx) do not
+MERGE_GROWTH = 1.25
+
+
+def families(configs: list[tuple[str, str, Program]] | None = None) -> list[tuple[str, list[Program]]]:
+    """The configurations' programs (default: :func:`configurations`) grouped into translation families: (kernel,
+    its programs), in a stable order (kernel, then first appearance). A shape joins the first family of its
+    kernel whose merged positions stay within :data:`MERGE_GROWTH`, else starts one."""
+    shapes: dict[str, tuple[str, list[Program]]] = {}
     for kernel, _, prog in configurations() if configs is None else configs:
-        families.setdefault(shape_key(prog), (kernel, []))[1].append(prog)
+        shapes.setdefault(shape_key(prog), (kernel, []))[1].append(prog)
+    out: list[tuple[str, list[Program]]] = []
+    for kernel, progs in shapes.values():
+        for fam_kernel, members in out:
+            if fam_kernel != kernel:
+                continue
+            longest = max(len(p.bundles) for p in members + progs[:1])
+            if len(family(members + progs[:1]).positions) <= MERGE_GROWTH * longest:
+                members += progs
+                break
+        else:
+            out.append((kernel, list(progs)))
+    return out
+
+
+def translations(configs: list[tuple[str, str, Program]] | None = None) -> list[tuple[Translation, Program]]:
+    """One translation per family of ``configs`` (:func:`families`), with the program each was planned from first."""
     out = []
     count: dict[str, int] = {}
-    for kernel, progs in families.values():
+    for kernel, progs in families(configs):
         i = count.get(kernel, 0)
         count[kernel] = i + 1
         tx = plan(f"tx_{kernel}_{i}", progs)
-        render(tx, progs[0])
+        render(tx, progs)
         out.append((tx, progs[0]))
     return out
 
@@ -84,11 +109,9 @@ def _wrapped(text: str, width: int = 100) -> list[str]:
     return [f"     {x!r}" for x in parts[:-1]] + [f"     {parts[-1]!r},"]
 
 
-def _table(txs: list[tuple[Translation, Program]]) -> list[tuple[str, str, str, str]]:
-    """TRANSLATIONS, as the compiled module has it: (shape key, constant immediates, runtime immediates, first
-    program) of each translation."""
-    return [(tx.key, " ".join(f"{r}:{k}:{v}" for r, k, v in tx.const_imms),
-             " ".join(f"{r}:{k}" for r, k in tx.runtime_imms), prog.name) for tx, prog in txs]
+def _table(txs: list[tuple[Translation, Program]]) -> list[tuple[str, str, str, str, int]]:
+    """TRANSLATIONS, as the compiled module has it: each translation's Translation.table_entry."""
+    return [tx.table_entry(prog.name) for tx, prog in txs]
 
 
 def render_file(txs: list[tuple[Translation, Program]] | None = None) -> str:
@@ -97,7 +120,8 @@ def render_file(txs: list[tuple[Translation, Program]] | None = None) -> str:
     txs = translations() if txs is None else txs
     table = _table(txs)
     L = ["# Generated by q7emu/asm/gen_translations.py from the kernel programs (q7emu/kernels/programs): do not edit.",
-         "# The translations of docs/asm.md §9: one function per program shape, included by src/kernels/_program.pyx.",
+         "# The translations of docs/asm.md §9: one function per family of program shapes, included by",
+         "# src/kernels/_program.pyx.",
          "# Every op is its primitive's call with the registers as C locals; an op's text comes from the generator of",
          "# the interpreter's handlers (q7emu.primitives.gen_wrappers._p_ivp / _p_scalar).", ""]
     for tx, _ in txs:
@@ -105,14 +129,17 @@ def render_file(txs: list[tuple[Translation, Program]] | None = None) -> str:
     L += ["", "", f"cdef tx_t TX[{max(1, len(txs))}]", "", "", "cdef void fill_translations() noexcept:",
           '    """Point TX at the translations."""']
     L += [f"    TX[{i}] = {tx.name}" for i, (tx, _) in enumerate(txs)] or ["    pass"]
-    L += ["", "", "#: each translation's shape key, constant immediates ('row:slot:value ...'), runtime immediates",
-          "#: ('row:slot ...', the order of its imm array) and the first program it was planned from",
+    L += ["", "", "#: each translation's variants' shape keys, their constant immediates ('row:slot:value ...') and",
+          "#: runtime immediates ('row:slot ...', the order of its imm array after the variant; '-': an op the",
+          "#: variant lacks), each variant's '/' apart, the first program it was planned from, its imm array's",
+          "#: length (q7emu.asm.translate.Translation.table_entry)",
           "TRANSLATIONS = ("]
-    for key, const, runtime, name in table:
-        L.append(f"    ({key!r},")
+    for key, const, runtime, name, nimm in table:
+        L.append("    (")
+        L += _wrapped(key)
         L += _wrapped(const)
         L += _wrapped(runtime)
-        L.append(f"     {name!r}),")
+        L.append(f"     {name!r}, {nimm}),")
     L.append(")")
     return "\n".join(L) + "\n"
 
@@ -138,9 +165,9 @@ def render_configurations(configs: list[tuple[str, str, Program]] | None = None,
          "edit. Every TensorDequantize configuration's translation and decoded program (docs/asm.md §4.4, §9), read by",
          'q7emu.kernels.dequant, which runs them without the assembler."""', "",
          "#: an untraced TensorDequantize configuration (q7emu.kernels.programs.dequant_configuration) -> (its",
-         "#: translation's index in TX / TRANSLATIONS of src/kernels/translations_gen.pxi, the runtime immediates of",
-         "#: its imm array, its data section's index in DATA_SECTIONS, its program's index in PROGRAMS, the cells",
-         "#: (insn row, column, value) where its decoded insns differ from that program's)",
+         "#: translation's index in TX / TRANSLATIONS of src/kernels/translations_gen.pxi, its imm array (its",
+         "#: variant, then its runtime immediates), its data section's index in DATA_SECTIONS, its program's index",
+         "#: in PROGRAMS, the cells (insn row, column, value) where its decoded insns differ from that program's)",
          "CONFIGURATIONS = {"]
     for kernel, name, prog in configs:
         found = match(table, prog)
@@ -148,7 +175,7 @@ def render_configurations(configs: list[tuple[str, str, Program]] | None = None,
             raise ValueError(f"{name}: no translation matches its program")
         d = prog.decoded
         at = sections.setdefault(bytes(d.data), len(sections))
-        imm = tuple(int(x) for x in found[1])[:len(table[found[0]][2].split())]     # (match pads none to [0])
+        imm = tuple(int(x) for x in found[1])
         key = shape_key(prog)
         if key not in shapes:
             shapes[key] = len(programs)

@@ -2,8 +2,10 @@
 
 The interpreter (src/kernels/_program.pyx) decodes nothing at run time, but every op still goes through a handler
 call, reads its operands from a decoded row and its registers from memory. A translation removes that: for a
-*family* of programs with one shape (the same ops, registers, labels and bundles; only immediates may differ) it
-generates one Cython function in which
+*family* of programs -- one shape (the same ops, registers, labels and bundles; only immediates may differ), or a
+few shapes whose bundles mostly agree, its *variants* (:func:`family`: each variant's bundles aligned on one
+sequence of positions, the ops only some variants have run under a test of the variant, imm[0]) -- it generates
+one Cython function in which
 
 * every op is its primitive's call with the registers as C locals (``P.addnx16(&v26, &v2, &v24)``), the body text
   coming from the same generator as the interpreter's handlers (q7emu.primitives.gen_wrappers.OpText), so an op's
@@ -14,7 +16,7 @@ generates one Cython function in which
   a dispatch over block numbers;
 * register liveness (:func:`liveness`), with the edge from the program's end back to its entry that carrying the
   register file from call to call adds, drops the ops whose every output is dead and sends a dead output of a live
-  op to a scratch local;
+  op to a scratch local (in a family, each variant's liveness on its own ops, joined);
 * demanded bits (:func:`demanded_bits`) narrow an accumulator whose every reader reads only the low 16 or 32 bits
   of its 48-bit lanes to cells of that width (:func:`narrowing`; the same primitives' calls on a narrower local).
 * known predicates (:func:`known_predicates`): a vbool register that one op alone writes, an integer compare of a
@@ -40,6 +42,7 @@ outside every region, the step budget) makes the run start again on the interpre
 """
 from __future__ import annotations
 
+import difflib
 import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -56,7 +59,8 @@ from q7emu.primitives import optable as T
 from q7emu.primitives import scalar_ops as X
 from q7emu.primitives.gen_wrappers import OpText, _p_ivp, _p_scalar
 
-__all__ = ["Reg", "OpFacts", "Shape", "TranslateError", "op_facts", "shape_key", "liveness", "dead_ops",
+__all__ = ["Reg", "OpFacts", "Shape", "TranslateError", "op_facts", "shape_key", "Family", "family", "liveness",
+           "dead_ops",
            "demanded_bits", "narrowing", "CELL_WIDTHS", "known_predicates", "whole_writes", "lane_masks", "Translation",
            "plan", "render", "match", "translation_of"]
 
@@ -78,7 +82,8 @@ class OpFacts:
     ``row``: its row in Decoded.insns; ``bundle``: its bundle; ``op``: the op-table record; ``values`` int [10 - 2]:
     the row's operand slots; ``imm_slots``: the slots holding an immediate (a constant a configuration may change);
     ``reads`` / ``writes``: the vector-side and scalar registers (a read-modify-write register in both);
-    ``control``: it decides the next bundle."""
+    ``control``: it decides the next bundle; ``guard``: in a merged family (:func:`family`), the variants whose
+    program has it, where not every one has (None: every variant runs it)."""
 
     row: int
     bundle: int
@@ -88,6 +93,7 @@ class OpFacts:
     reads: tuple[Reg, ...]
     writes: tuple[Reg, ...]
     control: bool
+    guard: frozenset[int] | None = None
 
     @property
     def vec_reads(self) -> set[Reg]:
@@ -179,7 +185,11 @@ def flow(program: Program, facts: Sequence[OpFacts]) -> Shape:
     """The program's basic blocks and each bundle's successors (docs/asm.md §4.1's rules: a taken branch or a loop
     skip goes to its label, a ret ends the call, the bundle before a loop's end label may go back to the bundle
     after its loop op, running off the text ends the call)."""
-    nb = len(program.bundles)
+    return _flow(len(program.bundles), program.entry, facts)
+
+
+def _flow(nb: int, entry: int, facts: Sequence[OpFacts]) -> Shape:
+    """:func:`flow` of ``nb`` bundles (or a family's positions) entered at ``entry``."""
     by_bundle: dict[int, list[OpFacts]] = {}
     for f in facts:
         by_bundle.setdefault(f.bundle, []).append(f)
@@ -190,7 +200,7 @@ def flow(program: Program, facts: Sequence[OpFacts]) -> Shape:
             loop_ends.add(f.values[1] - 1)
             loop_starts.add(f.bundle + 1)
     succ: dict[int, set[int]] = {}
-    leaders = {program.entry}
+    leaders = {entry}
     for b in range(nb):
         s: set[int] = set()
         ops = by_bundle.get(b, [])
@@ -214,7 +224,7 @@ def flow(program: Program, facts: Sequence[OpFacts]) -> Shape:
             if b + 1 < nb:
                 leaders.add(b + 1)
     leaders |= loop_starts
-    return Shape(nb, program.entry, sorted(x for x in leaders if 0 <= x < nb), succ, loop_ends, by_bundle)
+    return Shape(nb, entry, sorted(x for x in leaders if 0 <= x < nb), succ, loop_ends, by_bundle)
 
 
 def repeated_bundles(shape: Shape) -> set[int]:
@@ -258,14 +268,33 @@ def _live(shape: Shape, nrows: int, carry: bool) -> tuple[list[frozenset[Reg]], 
             for s in shape.succ[b]:
                 out |= end_live if s < 0 else live_in[s]
             live = frozenset(out)
-            # VLIW: every op of the bundle reads before any writes; the execution order already gives that result
+            # VLIW: every op of the bundle reads before any writes; the execution order already gives that result.
+            # An op only some variants of a family run (a guard) may not run: its writes kill nothing
             for f in reversed(shape.ops.get(b, [])):
                 after[f.row] = live
-                live = (live - f.vec_writes) | f.vec_reads
+                live = (live - f.vec_writes if f.guard is None else live) | f.vec_reads
             if live != live_in[b]:
                 live_in[b] = live
                 changed = True
     return after, live_in
+
+
+def _family_live(nb: int, entry: int, facts: Sequence[OpFacts], variants: int, carry: bool
+                 ) -> tuple[list[frozenset[Reg]], frozenset[Reg]]:
+    """Liveness of a family's ops (:func:`family`): each variant's own (its ops alone, on the same positions), then
+    the union over the variants that run each op: (the registers live after each row, those live at the entry).
+    Exact for every variant, where one pass over the guarded ops (whose writes may not happen) would keep alive a
+    register one variant writes before reading and another overwrites unread."""
+    after: list[frozenset[Reg]] = [frozenset()] * len(facts)
+    entry_live: frozenset[Reg] = frozenset()
+    for v in range(variants):
+        mine = [replace(f, guard=None) for f in facts if f.guard is None or v in f.guard]
+        shape = _flow(nb, entry, mine)
+        rows_after, live_in = _live(shape, len(facts), carry)
+        for f in mine:
+            after[f.row] = after[f.row] | rows_after[f.row]
+        entry_live = entry_live | live_in[shape.entry]
+    return after, entry_live
 
 
 def dead_ops(program: Program, carry: bool = True,
@@ -274,7 +303,11 @@ def dead_ops(program: Program, carry: bool = True,
     destination-only outputs, for the live ops). With the program's ``known`` predicates, over the exact facts
     (:func:`whole_writes`: a merge under a known all-true predicate reads no old lane)."""
     facts = whole_writes(op_facts(program), known or {})
-    after = liveness(program, facts, carry)
+    return _dead(facts, _live(flow(program, facts), len(facts), carry)[0])
+
+
+def _dead(facts: Sequence[OpFacts], after: Sequence[frozenset[Reg]]) -> tuple[set[int], dict[int, set[Reg]]]:
+    """:func:`dead_ops` of ``facts`` with the registers live after each row (``after``)."""
     drop: set[int] = set()
     dead_out: dict[int, set[Reg]] = {}
     for f in facts:
@@ -418,16 +451,162 @@ def lane_masks(facts: Sequence[OpFacts], known: Iterable[Reg] = (), dropped: Ite
     return {r for r in used if r not in barred and r not in skip and r in written and r in read}
 
 
+# ------------------------------------------------------------------------------------------------ families
+@dataclass
+class Family:
+    """The programs of one translation on one sequence of bundle positions (docs/asm.md §9, merged variants).
+
+    ``variants``: one program per shape (variant v = its index), ``keys`` their shape keys; ``positions``: each
+    position's bundle in each variant that has it (variant -> bundle index), in an order that keeps every variant's
+    bundles in its own order; ``facts``: the ops of every position in execution order, ``row`` numbering them
+    (the family's rows), ``bundle`` their position, label operands as positions, ``guard`` the variants whose
+    bundle holds the op where not every variant's does; ``rows``: each family row's row in each variant that has it;
+    ``entry``: the entry position; ``texts``: each position's bundle text with the variants it belongs to (None:
+    every one)."""
+
+    variants: list[Program]
+    keys: list[str]
+    positions: list[dict[int, int]]
+    facts: list[OpFacts]
+    rows: list[dict[int, int]]
+    entry: int
+    texts: list[list[tuple[frozenset[int] | None, str]]]
+
+    def steps(self, start: int, stop: int) -> list[int]:
+        """The bundles each variant runs in positions start .. stop - 1 (a block's steps)."""
+        return [sum(v in self.positions[b] for b in range(start, stop)) for v in range(len(self.variants))]
+
+
+def _bundle_keys(program: Program, facts: Sequence[OpFacts]) -> list[tuple[object, ...]]:
+    """Each bundle's identity for merging: its mode and its ops with their immediates and labels blanked (a label
+    names a bundle, whose number moves where another variant has bundles of its own; so does an untagged bundle's
+    tag, the one after its predecessor's, which only a trace reads)."""
+    d = program.decoded
+    by: dict[int, list[OpFacts]] = {}
+    for f in facts:
+        by.setdefault(f.bundle, []).append(f)
+    out: list[tuple[object, ...]] = []
+    for b in range(len(program.bundles)):
+        ops = tuple((f.op.mnemonic, tuple(0 if k in f.imm_slots or _is_label(f.op, k) else v
+                                          for k, v in enumerate(f.values))) for f in by.get(b, []))
+        out.append((int(d.bundles[b, 3]), ops))
+    return out
+
+
+def _is_label(op: T.Op, k: int) -> bool:
+    return k < len(op.operands) and op.operands[k].kind == T.LABEL
+
+
+def family(programs: Sequence[Program]) -> Family:
+    """The programs (of one shape or several: each shape a variant, in order of first appearance) on one sequence
+    of positions: each variant's bundles aligned with the sequence so far (difflib's longest matching runs of equal
+    bundles), a bundle equal in every variant one position whose ops run unguarded, the others positions of their
+    own whose ops are guarded by the variants holding them. A shared op's label (and the entry) is the first of
+    its variants' positions, which the others reach by passing positions they have no bundle at. TranslateError
+    for a snapshot bundle, or where that does not hold."""
+    variants, keys = _distinct_shapes(programs)
+    vfacts = [op_facts(p) for p in variants]
+    bkeys = [_bundle_keys(p, f) for p, f in zip(variants, vfacts)]
+    positions = _align(bkeys)
+    at = [{b: i for i, pos in enumerate(positions) for u, b in pos.items() if u == v} for v in range(len(variants))]
+    end = len(positions)
+    entry = _shared_position(positions, {v: at[v].get(p.entry, end) for v, p in enumerate(variants)})
+    if entry is None:
+        raise TranslateError(f"{variants[0].name}: its variants enter at different bundles")
+    by_bundle: list[dict[int, list[OpFacts]]] = [{} for _ in variants]
+    for v, fs in enumerate(vfacts):
+        for f in fs:
+            by_bundle[v].setdefault(f.bundle, []).append(f)
+    facts: list[OpFacts] = []
+    rows: list[dict[int, int]] = []
+    texts: list[list[tuple[frozenset[int] | None, str]]] = []
+    for i, pos in enumerate(positions):
+        groups: dict[tuple[object, ...], list[int]] = {}
+        for v in sorted(pos):
+            groups.setdefault(bkeys[v][pos[v]], []).append(v)
+        texts.append([])
+        for members in groups.values():
+            guard = None if len(members) == len(variants) else frozenset(members)
+            u = members[0]
+            texts[-1].append((guard, variants[u].bundles[pos[u]].text()))
+            ops = [by_bundle[w].get(pos[w], []) for w in members]
+            for j, f in enumerate(ops[0]):
+                values = list(f.values)
+                for slot in range(len(f.op.operands)):
+                    if not _is_label(f.op, slot):
+                        continue
+                    target = _shared_position(positions, {w: at[w].get(int(ops[n][j].values[slot]), end)
+                                                          for n, w in enumerate(members)})
+                    if target is None:
+                        raise TranslateError(f"{variants[u].name}: bundle {pos[u]}'s {f.op.mnemonic} goes to "
+                                             "different bundles in its variants")
+                    values[slot] = target
+                facts.append(replace(f, row=len(facts), bundle=i, values=tuple(values), guard=guard))
+                rows.append({w: ops[n][j].row for n, w in enumerate(members)})
+    return Family(variants, keys, positions, facts, rows, entry, texts)
+
+
+def _distinct_shapes(programs: Sequence[Program]) -> tuple[list[Program], list[str]]:
+    """The first program of each shape among ``programs``, and the shapes' keys; TranslateError for none, or for a
+    snapshot bundle."""
+    variants: list[Program] = []
+    keys: list[str] = []
+    for p in programs:
+        key = shape_key(p)
+        if key not in keys:
+            keys.append(key)
+            variants.append(p)
+    if not variants:
+        raise TranslateError("a translation needs at least one program")
+    for p in variants:
+        if (p.decoded.bundles[:, 3] == MODE_SNAPSHOT).any():
+            raise TranslateError(f"{p.name}: a snapshot bundle (an op reads what an earlier op of its bundle writes)")
+    return variants, keys
+
+
+def _align(bkeys: Sequence[Sequence[tuple[object, ...]]]) -> list[dict[int, int]]:
+    """The positions of :func:`family`: variant 0's bundles, then each next variant's aligned with them (its
+    bundles equal to a run of the sequence's join those positions; the others are positions of their own, after
+    the sequence's positions they replace)."""
+    positions: list[dict[int, int]] = [{0: b} for b in range(len(bkeys[0]))]
+    pkeys = list(bkeys[0])
+    for v in range(1, len(bkeys)):
+        merged: list[dict[int, int]] = []
+        mkeys: list[tuple[object, ...]] = []
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=pkeys, b=bkeys[v], autojunk=False).get_opcodes():
+            if tag == "equal":
+                for i, j in zip(range(i1, i2), range(j1, j2)):
+                    positions[i][v] = j
+            merged += positions[i1:i2]
+            mkeys += pkeys[i1:i2]
+            if tag != "equal":
+                merged += [{v: j} for j in range(j1, j2)]
+                mkeys += bkeys[v][j1:j2]
+        positions, pkeys = merged, mkeys
+    return positions
+
+
+def _shared_position(positions: Sequence[dict[int, int]], targets: dict[int, int]) -> int | None:
+    """The position that serves every variant's target (variant -> position; past the last: the end of the text):
+    the first of them, when no variant has a bundle between it and its own target (it passes those positions,
+    running nothing); else None."""
+    first = min(targets.values())
+    if any(v in positions[x] for v, t in targets.items() for x in range(first, t)):
+        return None
+    return first
+
+
 # ------------------------------------------------------------------------------------------------ code
 @dataclass
 class Translation:
-    """One family's translation: its function ``name``, its shape key, the constant immediates ``(row, slot,
-    value)`` a program must have to use it, and the runtime ones ``(row, slot)`` in the order of its ``imm`` array;
-    ``dropped`` / ``dead_outputs``: what liveness removed (rows; row -> registers), under ``carry`` (the register
-    file carries from call to call: what the entry reads is live at the end); ``narrowed``: the accumulators kept
-    in narrower cells (register -> cell width in bits, :func:`narrowing`); ``known``: the predicates whose readers take
-    a constant (register -> its 64-bit value, :func:`known_predicates`); ``masks``: the predicates kept as lane masks
-    (:func:`lane_masks`)."""
+    """One family's translation: its function ``name``, its shape key (``keys``: every variant's, the first is
+    ``key``), the constant immediates ``(row, slot, value)`` a program must have to use it, and the runtime ones
+    ``(row, slot)`` in the order of its ``imm`` array (after imm[0], the variant), in the family's rows (``rows``:
+    each one's row in each variant that has it, :class:`Family`); ``dropped`` / ``dead_outputs``: what liveness
+    removed (rows; row -> registers), under ``carry`` (the register file carries from call to call: what the entry
+    reads is live at the end); ``narrowed``: the accumulators kept in narrower cells (register -> cell width in
+    bits, :func:`narrowing`); ``known``: the predicates whose readers take a constant (register -> its 64-bit
+    value, :func:`known_predicates`); ``masks``: the predicates kept as lane masks (:func:`lane_masks`)."""
 
     name: str
     key: str
@@ -440,6 +619,21 @@ class Translation:
     known: dict[Reg, int] = field(default_factory=dict)
     masks: set[Reg] = field(default_factory=set)
     text: str = ""
+    keys: list[str] = field(default_factory=list)
+    rows: list[dict[int, int]] = field(default_factory=list)
+
+    def table_entry(self, first: str) -> tuple[str, str, str, str, int]:
+        """Its TRANSLATIONS entry: (the variants' shape keys; per variant ('/' apart) its constant immediates
+        'row:slot:value ...' and its runtime ones 'row:slot ...' in the imm array's order, '-' where the variant has
+        no such op; ``first``, the program it was planned from; the length of its imm array). The variants' parts
+        of the immediates are '/' apart."""
+        const: list[str] = []
+        runtime: list[str] = []
+        for v in range(len(self.keys)):
+            const.append(" ".join(f"{self.rows[r][v]}:{k}:{x}" for r, k, x in self.const_imms if v in self.rows[r]))
+            runtime.append(" ".join(f"{self.rows[r][v]}:{k}" if v in self.rows[r] else "-"
+                                    for r, k in self.runtime_imms))
+        return " ".join(self.keys), "/".join(const), "/".join(runtime), first, 1 + len(self.runtime_imms)
 
 
 class _TxText(OpText):
@@ -499,36 +693,30 @@ class _TxText(OpText):
 
 
 def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translation:
-    """The translation of a family of programs of one shape (TranslateError if they differ or one has a snapshot
-    bundle): which immediates are constants, which are read at run time, which ops liveness drops."""
-    if not programs:
-        raise TranslateError("a translation needs at least one program")
-    first = programs[0]
-    key = shape_key(first)
-    for p in programs[1:]:
-        if shape_key(p) != key:
-            raise TranslateError(f"{p.name}: not the shape of {first.name}")
-    d = first.decoded
-    if (d.bundles[:, 3] == MODE_SNAPSHOT).any():
-        raise TranslateError(f"{first.name}: a snapshot bundle (an op reads what an earlier op of its bundle writes)")
-    facts = op_facts(first)
+    """The translation of a family of programs (one shape, or several: the variants of :func:`family`, one function
+    that takes the variant in imm[0]): which immediates are constants, which are read at run time, which ops
+    liveness drops. TranslateError as :func:`family` says."""
+    fam = family(programs)
+    variant = {k: v for v, k in enumerate(fam.keys)}
+    of = [(variant[shape_key(p)], p.decoded.insns) for p in programs]
     const: list[tuple[int, int, int]] = []
     runtime: list[tuple[int, int]] = []
-    for f in facts:
+    for f in fam.facts:
+        where = fam.rows[f.row]
         for k in f.imm_slots:
-            vals = {int(p.decoded.insns[f.row, 2 + k]) for p in programs}
+            vals = {int(ins[where[v], 2 + k]) for v, ins in of if v in where}
             if len(vals) == 1:
                 const.append((f.row, k, vals.pop()))
             else:
                 runtime.append((f.row, k))
-    shape = flow(first, facts)
-    entry_live = _live(shape, len(facts), carry)[1][shape.entry]
-    narrowed = narrowing(demanded_bits(facts, entry_live, {(r, k): v for r, k, v in const}))
-    known = known_predicates(facts, entry_live)
-    # a dropped op's dead outputs must be dead in every program of the family: the shape (registers, flow) is one
-    drop, dead_out = dead_ops(first, carry, known)
-    return Translation(name, key, const, runtime, carry, drop, dead_out, narrowed, known,
-                       lane_masks(facts, known, drop, dead_out))
+    nb, n = len(fam.positions), len(fam.variants)
+    entry_live = _family_live(nb, fam.entry, fam.facts, n, carry)[1]
+    narrowed = narrowing(demanded_bits(fam.facts, entry_live, {(r, k): v for r, k, v in const}))
+    known = known_predicates(fam.facts, entry_live)
+    exact = whole_writes(fam.facts, known)
+    drop, dead_out = _dead(exact, _family_live(nb, fam.entry, exact, n, carry)[0])
+    return Translation(name, fam.keys[0], const, runtime, carry, drop, dead_out, narrowed, known,
+                       lane_masks(fam.facts, known, drop, dead_out), keys=fam.keys, rows=fam.rows)
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -547,15 +735,15 @@ class _Frame:
     cached_rows: list[int] = field(default_factory=list)
 
 
-def _frame(program: Program, carry: bool, known: dict[Reg, int] | None = None) -> _Frame:
-    facts = whole_writes(op_facts(program), known or {})
-    shape = flow(program, facts)
-    live_in = _live(shape, len(facts), carry)[1]
+def _frame(fam: Family, carry: bool, known: dict[Reg, int] | None = None) -> _Frame:
+    facts = whole_writes(fam.facts, known or {})
+    shape = _flow(len(fam.positions), fam.entry, facts)
+    entry_live = _family_live(len(fam.positions), fam.entry, facts, len(fam.variants), carry)[1]
     regs = {r for f in facts for r in (*f.reads, *f.writes) if r[0] != "a"}
     aregs = {r[1] for f in facts for r in (*f.reads, *f.writes) if r[0] == "a"}
     repeated = repeated_bundles(shape)
     cached = [f.row for f in facts if f.bundle in repeated and f.accesses_memory]
-    return _Frame(shape, regs, aregs, set(live_in[shape.entry]), cached)
+    return _Frame(shape, regs, aregs, set(entry_live), cached)
 
 
 def _register_copies(fr: _Frame, into_locals: bool, masks: set[Reg]) -> list[str]:
@@ -579,8 +767,13 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
     """The function's head, its locals and their starting values."""
     head = f"cdef tx_status {tx.name}("
     L = [f"{head}regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,",
-         f"{' ' * len(head)}int64_t* steps) noexcept nogil:",
-         f'    """Shape {tx.key}, planned from {program.name[:60]}."""']
+         f"{' ' * len(head)}int64_t* steps) noexcept nogil:"]
+    if len(tx.keys) < 2:
+        L.append(f'    """Shape {tx.key}, planned from {program.name[:60]}."""')
+    else:
+        chunks = [" ".join(tx.keys[i:i + 3]) for i in range(0, len(tx.keys), 3)]
+        L += ['    """Shapes ' + chunks[0]] + [f"    {c}" for c in chunks[1:]]
+        L.append(f'    (variants 0..{len(tx.keys) - 1}), planned from {program.name[:60]}."""')
     for file in ("v", "wv", "vb", "pr", "u"):
         names = sorted(n for f_, n in fr.regs if f_ == file and (f_, n) not in tx.narrowed and (f_, n) not in tx.masks)
         if names:
@@ -597,8 +790,10 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
             L.append(f"    cdef {_C_TYPE[file]} dead_{file}")
     if fr.aregs:
         L.append("    cdef uint32_t " + ", ".join(f"a{n}" for n in sorted(fr.aregs)))
-    L.append("    cdef RegionHit hit_once" + "".join(f", hit{row}" for row in fr.cached_rows)
-             + "     # the region an access found (hit<row>: a repeated access's, kept)")
+    L.append("    # the region an access found (hit<row>: a repeated access's, kept)")
+    L.append("    cdef RegionHit hit_once" + "".join(f", hit{row}" for row in fr.cached_rows))
+    if len(tx.keys) > 1:
+        L.append("    cdef int var = imm[0]     # the variant (Family)")
     L += ["    cdef uint32_t lcount = 0", "    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk",
           "    cdef int64_t k = 0", "    cdef int64_t check = STEPS_PER_CHECK",
           "    cdef int r", "    cdef Py_ssize_t off = 0, n = 0", "    cdef uint8_t* p = NULL",
@@ -615,43 +810,102 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
     return L + _register_copies(fr, True, tx.masks) + [f"    blk = {fr.shape.entry}"]
 
 
-def _block(tx: Translation, program: Program, fr: _Frame, start: int, stop: int,
+def _variant_test(guard: frozenset[int]) -> str:
+    """The test that the variant is one of ``guard``'s: var == v, or a bit mask of them."""
+    if len(guard) <= 2:
+        return " or ".join(f"var == {v}" for v in sorted(guard))
+    return f"(1 << var) & {sum(1 << v for v in guard):#x}"
+
+
+def _per_variant(counts: list[int]) -> str:
+    """An expression of the variant local whose value is counts[var]: a constant where every variant has the same,
+    else the least plus, for each larger count, the difference where the variant's bit is in that count's mask."""
+    if len(set(counts)) == 1:
+        return str(counts[0])
+    base = min(counts)
+    terms = [f"{c - base} * (((1 << var) & {sum(1 << v for v, x in enumerate(counts) if x == c):#x}) != 0)"
+             for c in sorted(set(counts) - {base})]
+    return " + ".join([str(base)] + terms)
+
+
+def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int,
            imm_index: dict[tuple[int, int], int]) -> list[str]:
-    """One basic block (bundles start .. stop - 1): its step-budget check, its ops, the next block."""
-    body: list[str] = [f"if k + {stop - start} >= max_steps:", "    return ERR_FALLBACK"]
+    """One basic block (positions start .. stop - 1): its step-budget check, its ops (an op some variants lack
+    under a test of the variant: :func:`_guarded`), the next block."""
+    steps = fam.steps(start, stop)
+    body: list[str] = [f"if k + {max(steps)} >= max_steps:", "    return ERR_FALLBACK"]
     next_block = [f"blk = {stop}"]
+    segments: list[tuple[frozenset[int] | None, list[str]]] = []
     for b in range(start, stop):
         ops = fr.shape.ops.get(b, [])
-        body.append(f"# bundle {b}: {program.bundles[b].text()}")
-        for f in ops:
-            if f.row in tx.dropped:
-                body.append(f"# dropped (every output dead): row {f.row}")
-                continue
-            t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows, tx.known,
-                        tx.masks)
-            body += (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
+        for guard, text in fam.texts[b]:
+            lines = [f"# bundle {b}: {text}" if guard is None else
+                     f"# bundle {b}, variant{'s' if len(guard) > 1 else ''} {', '.join(map(str, sorted(guard)))}: "
+                     f"{text}"]
+            for f in ops:
+                if f.guard != guard:
+                    continue
+                if f.row in tx.dropped:
+                    lines.append(f"# dropped (every output dead): row {f.row}")
+                    continue
+                t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows, tx.known,
+                            tx.masks)
+                lines += (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
+            segments.append((guard, lines))
         if b in fr.shape.loop_ends or any(f.control for f in ops):
             next_block = ["if halt:", "    blk = -1", "elif next_pc >= 0:", "    blk = next_pc", "    next_pc = -1",
                           "else:", f"    blk = {b + 1}"]
             if b in fr.shape.loop_ends:
                 next_block += ["    if blk == lend and lcount != 0:", "        lcount -= 1", "        blk = lbeg"]
             break
-    return body + next_block + [f"k += {stop - start}"]
+    return body + _guarded(segments, len(fam.variants)) + next_block + [f"k += {_per_variant(steps)}"]
 
 
-def render(tx: Translation, program: Program) -> str:
-    """The Cython text of ``tx`` (its ``program``: one of the family): a function
-    ``cdef tx_status <name>(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps, int64_t* steps)
-    noexcept nogil`` that runs one call as the interpreter's exec_loop would, returning 0, or
-    ERR_FALLBACK when the interpreter must run the call (it reports the error or the step budget)."""
-    fr = _frame(program, tx.carry, tx.known)
-    imm_index = {rc: j for j, rc in enumerate(tx.runtime_imms)}
-    L = _prologue(tx, program, fr) + ["    while True:"]
+def _guarded(segments: list[tuple[frozenset[int] | None, list[str]]], variants: int) -> list[str]:
+    """The text of a block's segments (guard, lines) in order, the guarded ones under tests of the variant: a run of
+    guarded segments whose guards are equal or disjoint (the variants' bundles a knob swaps) is one chain, each
+    guard's segments together in their order (ops of different variants never both run), its last test an ``else``
+    where the run's guards cover every variant; a guarded segment with no op is left out."""
+    out: list[str] = []
+    i = 0
+    while i < len(segments):
+        guard, lines = segments[i]
+        if guard is None:
+            out += lines
+            i += 1
+            continue
+        run: dict[frozenset[int], list[str]] = {}
+        while i < len(segments):
+            g = segments[i][0]
+            if g is None or (g not in run and any(g & other for other in run)):
+                break                                   # overlapping guards: keep their order, a chain each
+            run.setdefault(g, []).extend(segments[i][1])
+            i += 1
+        live = [(g, body) for g, body in run.items() if any(not x.lstrip().startswith("#") for x in body)]
+        covered = set().union(*(g for g, _ in live)) == set(range(variants)) if live else False
+        for n, (g, body) in enumerate(live):
+            test = "if" if n == 0 else "elif"
+            out += ["else:" if covered and n == len(live) - 1 and n > 0 else f"{test} {_variant_test(g)}:"]
+            out += _indent(body, 4)
+    return out
+
+
+def render(tx: Translation, programs: Program | Sequence[Program]) -> str:
+    """The Cython text of ``tx`` (``programs``: its family, as :func:`plan` took it; or one program of a family of
+    one shape): a function ``cdef tx_status <name>(regfile_t* rf, Machine* m, const int32_t* imm, int64_t
+    max_steps, int64_t* steps) noexcept nogil`` that runs one call as the interpreter's exec_loop would, returning
+    0, or ERR_FALLBACK when the interpreter must run the call (it reports the error or the step budget)."""
+    fam = family([programs] if isinstance(programs, Program) else programs)
+    if fam.keys != tx.keys:
+        raise TranslateError(f"{tx.name}: rendered from programs of other shapes than it was planned from")
+    fr = _frame(fam, tx.carry, tx.known)
+    imm_index = {rc: j + 1 for j, rc in enumerate(tx.runtime_imms)}      # imm[0]: the variant
+    L = _prologue(tx, fam.variants[0], fr) + ["    while True:"]
     blocks = fr.shape.leaders
     for bi, start in enumerate(blocks):
         stop = blocks[bi + 1] if bi + 1 < len(blocks) else fr.shape.nbundles
         L.append(f"        {'if' if bi == 0 else 'elif'} blk == {start}:")
-        L += _indent(_block(tx, program, fr, start, stop, imm_index), 12)
+        L += _indent(_block(tx, fam, fr, start, stop, imm_index), 12)
     L += ["        else:", "            break",
           "        if k >= check:",
           "            if _interrupted():",
@@ -680,21 +934,25 @@ def _fit(line: str, width: int = 120) -> list[str]:
 
 
 def parse_imms(text: str) -> list[tuple[int, ...]]:
-    """The immediates of a TRANSLATIONS entry: ``'3:4:0 4:4:64'`` -> [(3, 4, 0), (4, 4, 64)]."""
-    return [tuple(int(x) for x in item.split(":")) for item in text.split()]
+    """The immediates of a TRANSLATIONS entry's variant: ``'3:4:0 4:4:64'`` -> [(3, 4, 0), (4, 4, 64)]; ``-`` (an
+    op the variant does not have) -> ()."""
+    return [tuple(int(x) for x in item.split(":")) if item != "-" else () for item in text.split()]
 
 
-def match(table: Sequence[tuple[str, str, str, str]], program: Program) -> tuple[int, npt.NDArray[np.int32]] | None:
-    """The translation ``program`` can run on: (its index in ``table``, the runtime immediates int32 [K]), or None.
-    ``table``: the compiled module's TRANSLATIONS (each translation's shape key, constant and runtime immediates)."""
+def match(table: Sequence[tuple[str, str, str, str, int]], program: Program
+          ) -> tuple[int, npt.NDArray[np.int32]] | None:
+    """The translation ``program`` can run on: (its index in ``table``, the imm array int32 [K]: the variant, then
+    the runtime immediates), or None. ``table``: the compiled module's TRANSLATIONS (Translation.table_entry)."""
     key = shape_key(program)
     ins = program.decoded.insns
-    for i, (k, const, runtime, _) in enumerate(table):
-        if k != key:
+    for i, (keys, const, runtime, _, _) in enumerate(table):
+        names = keys.split()
+        if key not in names:
             continue
-        if all(int(ins[row, 2 + slot]) == v for row, slot, v in parse_imms(const)):
-            cells = parse_imms(runtime)
-            return i, np.array([ins[row, 2 + slot] for row, slot in cells] or [0], np.int32)
+        v = names.index(key)
+        if all(int(ins[row, 2 + slot]) == x for row, slot, x in parse_imms(const.split("/")[v])):
+            cells = parse_imms(runtime.split("/")[v])
+            return i, np.array([v] + [int(ins[c[0], 2 + c[1]]) if c else 0 for c in cells], np.int32)
     return None
 
 

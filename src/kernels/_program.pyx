@@ -515,7 +515,7 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
     cdef const int32_t* ip = NULL
     if translation >= 0:
         if translation >= len(TRANSLATIONS) or trace is not None or counts is not None or imm is None \
-                or imm.shape[0] < max(1, len(TRANSLATIONS[translation][2].split())):
+                or imm.shape[0] < TRANSLATIONS[translation][4]:
             raise ValueError("program run: a translation runs untraced, without counts, with its immediates")
         tx = TX[translation]
         ip = &imm[0]

@@ -3,141 +3,141 @@ edit. Every TensorDequantize configuration's translation and decoded program (do
 q7emu.kernels.dequant, which runs them without the assembler."""
 
 #: an untraced TensorDequantize configuration (q7emu.kernels.programs.dequant_configuration) -> (its
-#: translation's index in TX / TRANSLATIONS of src/kernels/translations_gen.pxi, the runtime immediates of
-#: its imm array, its data section's index in DATA_SECTIONS, its program's index in PROGRAMS, the cells
-#: (insn row, column, value) where its decoded insns differ from that program's)
+#: translation's index in TX / TRANSLATIONS of src/kernels/translations_gen.pxi, its imm array (its
+#: variant, then its runtime immediates), its data section's index in DATA_SECTIONS, its program's index
+#: in PROGRAMS, the cells (insn row, column, value) where its decoded insns differ from that program's)
 CONFIGURATIONS = {
     'fmt=1 group=0 nibble_order=low-first':
-        (0, (256,), 0, 0,
+        (0, (0, 256), 0, 0,
          ()),
     'fmt=1 group=0 nibble_order=high-first':
-        (1, (256,), 0, 1,
+        (0, (1, 256), 0, 1,
          ()),
     'fmt=1 group=8 mx_layout=scale-first mx_scale=e8m0 nibble_order=low-first':
-        (2, (0, 2, 1, 2, 0, 2, 1, 2), 1, 2,
+        (1, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 1, 2,
          ()),
     'fmt=1 group=8 mx_layout=scale-first mx_scale=e8m0 nibble_order=high-first':
-        (2, (8, 2, 9, 2, 8, 2, 9, 2), 1, 2,
+        (1, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 1, 2,
          ((40, 5, 8), (76, 5, 9), (120, 5, 8), (156, 5, 9),)),
     'fmt=1 group=8 mx_layout=scale-first mx_scale=e8m0-nonan nibble_order=low-first':
-        (3, (0, 2, 1, 2, 0, 2, 1, 2), 1, 3,
+        (1, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 1, 3,
          ()),
     'fmt=1 group=8 mx_layout=scale-first mx_scale=e8m0-nonan nibble_order=high-first':
-        (3, (8, 2, 9, 2, 8, 2, 9, 2), 1, 3,
+        (1, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 1, 3,
          ((37, 5, 8), (71, 5, 9), (112, 5, 8), (146, 5, 9),)),
     'fmt=1 group=8 mx_layout=scale-last mx_scale=e8m0 nibble_order=low-first':
-        (2, (0, 2, 1, 2, 0, 2, 1, 2), 2, 2,
+        (1, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 2, 2,
          ()),
     'fmt=1 group=8 mx_layout=scale-last mx_scale=e8m0 nibble_order=high-first':
-        (2, (8, 2, 9, 2, 8, 2, 9, 2), 2, 2,
+        (1, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 2, 2,
          ((40, 5, 8), (76, 5, 9), (120, 5, 8), (156, 5, 9),)),
     'fmt=1 group=8 mx_layout=scale-last mx_scale=e8m0-nonan nibble_order=low-first':
-        (3, (0, 2, 1, 2, 0, 2, 1, 2), 2, 3,
+        (1, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 2, 3,
          ()),
     'fmt=1 group=8 mx_layout=scale-last mx_scale=e8m0-nonan nibble_order=high-first':
-        (3, (8, 2, 9, 2, 8, 2, 9, 2), 2, 3,
+        (1, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 2, 3,
          ((37, 5, 8), (71, 5, 9), (112, 5, 8), (146, 5, 9),)),
     'fmt=1 group=8 mx_layout=word-block mx_scale=e8m0 nibble_order=low-first':
-        (2, (0, 2, 1, 2, 0, 2, 1, 2), 3, 2,
+        (1, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 3, 2,
          ()),
     'fmt=1 group=8 mx_layout=word-block mx_scale=e8m0 nibble_order=high-first':
-        (2, (8, 2, 9, 2, 8, 2, 9, 2), 3, 2,
+        (1, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 3, 2,
          ((40, 5, 8), (76, 5, 9), (120, 5, 8), (156, 5, 9),)),
     'fmt=1 group=8 mx_layout=word-block mx_scale=e8m0-nonan nibble_order=low-first':
-        (3, (0, 2, 1, 2, 0, 2, 1, 2), 3, 3,
+        (1, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 3, 3,
          ()),
     'fmt=1 group=8 mx_layout=word-block mx_scale=e8m0-nonan nibble_order=high-first':
-        (3, (8, 2, 9, 2, 8, 2, 9, 2), 3, 3,
+        (1, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 3, 3,
          ((37, 5, 8), (71, 5, 9), (112, 5, 8), (146, 5, 9),)),
     'fmt=2 group=0 nibble_order=low-first':
-        (0, (65280,), 4, 0,
+        (0, (0, 65280), 4, 0,
          ((17, 3, 65280),)),
     'fmt=2 group=0 nibble_order=high-first':
-        (1, (65280,), 4, 1,
+        (0, (1, 65280), 4, 1,
          ((17, 3, 65280),)),
     'fmt=2 group=8 mx_layout=scale-first mx_scale=e8m0 nibble_order=low-first':
-        (2, (0, 2, 1, 2, 0, 2, 1, 2), 5, 2,
+        (1, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 5, 2,
          ()),
     'fmt=2 group=8 mx_layout=scale-first mx_scale=e8m0 nibble_order=high-first':
-        (2, (8, 2, 9, 2, 8, 2, 9, 2), 5, 2,
+        (1, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 5, 2,
          ((40, 5, 8), (76, 5, 9), (120, 5, 8), (156, 5, 9),)),
     'fmt=2 group=8 mx_layout=scale-first mx_scale=e8m0-nonan nibble_order=low-first':
-        (3, (0, 2, 1, 2, 0, 2, 1, 2), 5, 3,
+        (1, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 5, 3,
          ()),
     'fmt=2 group=8 mx_layout=scale-first mx_scale=e8m0-nonan nibble_order=high-first':
-        (3, (8, 2, 9, 2, 8, 2, 9, 2), 5, 3,
+        (1, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 5, 3,
          ((37, 5, 8), (71, 5, 9), (112, 5, 8), (146, 5, 9),)),
     'fmt=2 group=8 mx_layout=scale-last mx_scale=e8m0 nibble_order=low-first':
-        (2, (0, 2, 1, 2, 0, 2, 1, 2), 6, 2,
+        (1, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 6, 2,
          ()),
     'fmt=2 group=8 mx_layout=scale-last mx_scale=e8m0 nibble_order=high-first':
-        (2, (8, 2, 9, 2, 8, 2, 9, 2), 6, 2,
+        (1, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 6, 2,
          ((40, 5, 8), (76, 5, 9), (120, 5, 8), (156, 5, 9),)),
     'fmt=2 group=8 mx_layout=scale-last mx_scale=e8m0-nonan nibble_order=low-first':
-        (3, (0, 2, 1, 2, 0, 2, 1, 2), 6, 3,
+        (1, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 6, 3,
          ()),
     'fmt=2 group=8 mx_layout=scale-last mx_scale=e8m0-nonan nibble_order=high-first':
-        (3, (8, 2, 9, 2, 8, 2, 9, 2), 6, 3,
+        (1, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 6, 3,
          ((37, 5, 8), (71, 5, 9), (112, 5, 8), (146, 5, 9),)),
     'fmt=2 group=8 mx_layout=word-block mx_scale=e8m0 nibble_order=low-first':
-        (2, (0, 2, 1, 2, 0, 2, 1, 2), 7, 2,
+        (1, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 7, 2,
          ()),
     'fmt=2 group=8 mx_layout=word-block mx_scale=e8m0 nibble_order=high-first':
-        (2, (8, 2, 9, 2, 8, 2, 9, 2), 7, 2,
+        (1, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 7, 2,
          ((40, 5, 8), (76, 5, 9), (120, 5, 8), (156, 5, 9),)),
     'fmt=2 group=8 mx_layout=word-block mx_scale=e8m0-nonan nibble_order=low-first':
-        (3, (0, 2, 1, 2, 0, 2, 1, 2), 7, 3,
+        (1, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 7, 3,
          ()),
     'fmt=2 group=8 mx_layout=word-block mx_scale=e8m0-nonan nibble_order=high-first':
-        (3, (8, 2, 9, 2, 8, 2, 9, 2), 7, 3,
+        (1, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 7, 3,
          ((37, 5, 8), (71, 5, 9), (112, 5, 8), (146, 5, 9),)),
     'fmt=3 group=0 nf4_table=qlora nibble_order=low-first':
-        (4, (), 8, 4,
+        (2, (0,), 8, 4,
          ()),
     'fmt=3 group=0 nf4_table=qlora nibble_order=high-first':
-        (5, (), 8, 5,
+        (2, (1,), 8, 5,
          ()),
     'fmt=3 group=8 mx_layout=scale-first mx_scale=e8m0 nf4_table=qlora nibble_order=low-first':
-        (2, (0, 3, 1, 3, 0, 3, 1, 3), 9, 2,
+        (1, (0, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 9, 2,
          ((64, 4, 3), (99, 4, 3), (144, 4, 3), (179, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-first mx_scale=e8m0 nf4_table=qlora nibble_order=high-first':
-        (2, (8, 3, 9, 3, 8, 3, 9, 3), 9, 2,
+        (1, (0, 8, 0, 3, 9, 3, 8, 0, 3, 9, 3), 9, 2,
          ((40, 5, 8), (64, 4, 3), (76, 5, 9), (99, 4, 3), (120, 5, 8), (144, 4, 3), (156, 5, 9), (179, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-first mx_scale=e8m0-nonan nf4_table=qlora nibble_order=low-first':
-        (3, (0, 3, 1, 3, 0, 3, 1, 3), 9, 3,
+        (1, (1, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 9, 3,
          ((59, 4, 3), (94, 4, 3), (134, 4, 3), (169, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-first mx_scale=e8m0-nonan nf4_table=qlora nibble_order=high-first':
-        (3, (8, 3, 9, 3, 8, 3, 9, 3), 9, 3,
+        (1, (1, 0, 8, 3, 9, 3, 0, 8, 3, 9, 3), 9, 3,
          ((37, 5, 8), (59, 4, 3), (71, 5, 9), (94, 4, 3), (112, 5, 8), (134, 4, 3), (146, 5, 9), (169, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-last mx_scale=e8m0 nf4_table=qlora nibble_order=low-first':
-        (2, (0, 3, 1, 3, 0, 3, 1, 3), 10, 2,
+        (1, (0, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 10, 2,
          ((64, 4, 3), (99, 4, 3), (144, 4, 3), (179, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-last mx_scale=e8m0 nf4_table=qlora nibble_order=high-first':
-        (2, (8, 3, 9, 3, 8, 3, 9, 3), 10, 2,
+        (1, (0, 8, 0, 3, 9, 3, 8, 0, 3, 9, 3), 10, 2,
          ((40, 5, 8), (64, 4, 3), (76, 5, 9), (99, 4, 3), (120, 5, 8), (144, 4, 3), (156, 5, 9), (179, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-last mx_scale=e8m0-nonan nf4_table=qlora nibble_order=low-first':
-        (3, (0, 3, 1, 3, 0, 3, 1, 3), 10, 3,
+        (1, (1, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 10, 3,
          ((59, 4, 3), (94, 4, 3), (134, 4, 3), (169, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-last mx_scale=e8m0-nonan nf4_table=qlora nibble_order=high-first':
-        (3, (8, 3, 9, 3, 8, 3, 9, 3), 10, 3,
+        (1, (1, 0, 8, 3, 9, 3, 0, 8, 3, 9, 3), 10, 3,
          ((37, 5, 8), (59, 4, 3), (71, 5, 9), (94, 4, 3), (112, 5, 8), (134, 4, 3), (146, 5, 9), (169, 4, 3),)),
     'fmt=3 group=8 mx_layout=word-block mx_scale=e8m0 nf4_table=qlora nibble_order=low-first':
-        (2, (0, 3, 1, 3, 0, 3, 1, 3), 11, 2,
+        (1, (0, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 11, 2,
          ((64, 4, 3), (99, 4, 3), (144, 4, 3), (179, 4, 3),)),
     'fmt=3 group=8 mx_layout=word-block mx_scale=e8m0 nf4_table=qlora nibble_order=high-first':
-        (2, (8, 3, 9, 3, 8, 3, 9, 3), 11, 2,
+        (1, (0, 8, 0, 3, 9, 3, 8, 0, 3, 9, 3), 11, 2,
          ((40, 5, 8), (64, 4, 3), (76, 5, 9), (99, 4, 3), (120, 5, 8), (144, 4, 3), (156, 5, 9), (179, 4, 3),)),
     'fmt=3 group=8 mx_layout=word-block mx_scale=e8m0-nonan nf4_table=qlora nibble_order=low-first':
-        (3, (0, 3, 1, 3, 0, 3, 1, 3), 11, 3,
+        (1, (1, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 11, 3,
          ((59, 4, 3), (94, 4, 3), (134, 4, 3), (169, 4, 3),)),
     'fmt=3 group=8 mx_layout=word-block mx_scale=e8m0-nonan nf4_table=qlora nibble_order=high-first':
-        (3, (8, 3, 9, 3, 8, 3, 9, 3), 11, 3,
+        (1, (1, 0, 8, 3, 9, 3, 0, 8, 3, 9, 3), 11, 3,
          ((37, 5, 8), (59, 4, 3), (71, 5, 9), (94, 4, 3), (112, 5, 8), (134, 4, 3), (146, 5, 9), (169, 4, 3),)),
     'fmt=4 group=0 fp6_packing=lsb-first':
-        (6, (), 12, 6,
+        (3, (0,), 12, 6,
          ()),
     'fmt=4 group=0 fp6_packing=msb-first':
-        (7, (), 13, 7,
+        (3, (1,), 13, 7,
          ()),
 }
 
