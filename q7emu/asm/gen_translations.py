@@ -5,7 +5,7 @@
 format and group of TensorDequantize under every value of the knobs that format and path read), groups the programs
 by shape (q7emu.asm.translate.shape_key) and the shapes into families (:func:`families`: the shapes of a kernel that
 differ in a few bundles), plans one translation per family and writes its Cython function, the
-table of them the interpreter's run() takes (TX), the table of each one's shape key and immediates
+table of them the interpreter's run() takes (TX), the table of each one's variants' shape keys and immediates
 (TRANSLATIONS) q7emu.asm.run matches a program against; and, in the Python module, the table of the configurations
 (CONFIGURATIONS: each one's translation, runtime immediates, data section and decoded program; DATA_SECTIONS;
 PROGRAMS) by which a TensorDequantize call runs its program -- translated untraced, interpreted traced -- without
