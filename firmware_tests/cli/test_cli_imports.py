@@ -4,6 +4,7 @@ releases), tqdm, matplotlib, dask / distributed."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -109,8 +110,6 @@ _BLAS_CODE = ("import contextlib, io, os, sys\n{pre}from q7emu.cli.main import m
 def test_the_cli_starts_openblas_with_one_thread(user, pre, expect):
     """No command uses BLAS; OpenBLAS's thread pool cost about 0.1 s of CPU in every one-case process (docs/cli.md
     §1). The CLI sets ``OPENBLAS_NUM_THREADS=1`` before numpy is first imported, unless the user set it."""
-    import os
-
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     if user is not None:
         env["OPENBLAS_NUM_THREADS"] = user

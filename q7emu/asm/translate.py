@@ -268,11 +268,11 @@ def _live(shape: Shape, nrows: int, carry: bool) -> tuple[list[frozenset[Reg]], 
             for s in shape.succ[b]:
                 out |= end_live if s < 0 else live_in[s]
             live = frozenset(out)
-            # VLIW: every op of the bundle reads before any writes; the execution order already gives that result.
-            # An op only some variants of a family run (a guard) may not run: its writes kill nothing
+            # VLIW: every op of the bundle reads before any writes; the execution order already gives that result
+            # (one variant's ops: a family's liveness is each variant's, _family_live)
             for f in reversed(shape.ops.get(b, [])):
                 after[f.row] = live
-                live = (live - f.vec_writes if f.guard is None else live) | f.vec_reads
+                live = (live - f.vec_writes) | f.vec_reads
             if live != live_in[b]:
                 live_in[b] = live
                 changed = True
@@ -599,8 +599,8 @@ def _shared_position(positions: Sequence[dict[int, int]], targets: dict[int, int
 # ------------------------------------------------------------------------------------------------ code
 @dataclass
 class Translation:
-    """One family's translation: its function ``name``, its shape key (``keys``: every variant's, the first is
-    ``key``), the constant immediates ``(row, slot, value)`` a program must have to use it, and the runtime ones
+    """One family's translation: its function ``name``, its variants' shape keys ``keys`` (the first: ``key``), the
+    constant immediates ``(row, slot, value)`` a program must have to use it, and the runtime ones
     ``(row, slot)`` in the order of its ``imm`` array (after imm[0], the variant), in the family's rows (``rows``:
     each one's row in each variant that has it, :class:`Family`); ``dropped`` / ``dead_outputs``: what liveness
     removed (rows; row -> registers), under ``carry`` (the register file carries from call to call: what the entry
@@ -609,7 +609,7 @@ class Translation:
     value, :func:`known_predicates`); ``masks``: the predicates kept as lane masks (:func:`lane_masks`)."""
 
     name: str
-    key: str
+    keys: list[str]
     const_imms: list[tuple[int, int, int]]
     runtime_imms: list[tuple[int, int]]
     carry: bool = True
@@ -619,8 +619,12 @@ class Translation:
     known: dict[Reg, int] = field(default_factory=dict)
     masks: set[Reg] = field(default_factory=set)
     text: str = ""
-    keys: list[str] = field(default_factory=list)
     rows: list[dict[int, int]] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        """The shape key of its first variant (the program it was planned from)."""
+        return self.keys[0]
 
     def table_entry(self, first: str) -> tuple[str, str, str, str, int]:
         """Its TRANSLATIONS entry: (the variants' shape keys; per variant ('/' apart) its constant immediates
@@ -715,8 +719,8 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     known = known_predicates(fam.facts, entry_live)
     exact = whole_writes(fam.facts, known)
     drop, dead_out = _dead(exact, _family_live(nb, fam.entry, exact, n, carry)[0])
-    return Translation(name, fam.keys[0], const, runtime, carry, drop, dead_out, narrowed, known,
-                       lane_masks(fam.facts, known, drop, dead_out), keys=fam.keys, rows=fam.rows)
+    return Translation(name, fam.keys, const, runtime, carry, drop, dead_out, narrowed, known,
+                       lane_masks(fam.facts, known, drop, dead_out), rows=fam.rows)
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:

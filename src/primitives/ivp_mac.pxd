@@ -77,11 +77,12 @@ cdef extern from *:
        0 .. 31 - T from lo and the last T from hi, so that GCC vectorises the loops (one loop choosing lo or hi per
        lane it did not: a scalar multiply-add per lane, a third of QuantizeMX's time translated at avx2). */
     #define Q7_MAC_LANE16(x) (sgn ? (uint32_t)(int32_t)(int16_t)(x) : (uint32_t)(x))
+    #define Q7_MAC1_LANE(CELL, T, x) w[i] = (CELL)((acc ? (uint32_t)w[i] : 0u) + Q7_MAC_LANE16(x) * k[T])
     #define Q7_MAC1_CELLS(CELL, T) \
         for (i = 0; i < 32 - (T); i++) \
-            w[i] = (CELL)((acc ? (uint32_t)w[i] : 0u) + Q7_MAC_LANE16(lo[i + (T)]) * k[T]); \
+            Q7_MAC1_LANE(CELL, T, lo[i + (T)]); \
         for (i = 32 - (T); i < 32; i++) \
-            w[i] = (CELL)((acc ? (uint32_t)w[i] : 0u) + Q7_MAC_LANE16(hi[i + (T) - 32]) * k[T]);
+            Q7_MAC1_LANE(CELL, T, hi[i + (T) - 32]);
     #define Q7_MAC4_CELLS(NAME, CELL) \
     static inline void NAME(CELL *__restrict w, const uint16_t *__restrict lo, const uint16_t *__restrict hi, \
                             int sgn, const int64_t *c, int one, int acc) { \
