@@ -2,7 +2,7 @@
 
 src/ is grouped by layer: src/primitives (register types and the IVP primitive families),
 src/trace (the trace recorder the kernels write into) and src/kernels (the program interpreter with the kernel
-programs' translations, and the QuantizeMX kernel).
+programs' translations: every kernel runs as its program).
 Each .pyx becomes the extension of the same name in the matching q7emu sub-package.
 
 ISA levels (docs/build.md §1): the hot kernel modules (:data:`HOT`) are compiled once per level of
@@ -106,7 +106,7 @@ INCLUDE = ["src"] + sorted(d.as_posix() for d in Path("src").iterdir() if d.is_d
 #: extension module -> its Cython source: src/<layer>/_<name>.pyx builds q7emu.<layer>._<name>
 MODULES = {f"q7emu.{pyx.parent.name}.{pyx.stem}": pyx.as_posix() for pyx in sorted(Path("src").glob("*/_*.pyx"))}
 #: the modules compiled once per ISA level (the kernels); the rest is not hot and is built at the baseline
-HOT = ("q7emu.kernels._program", "q7emu.kernels._quantize_mx")
+HOT = ("q7emu.kernels._program",)
 #: the CPUID probe, which also records the levels built (ISA_BUILT)
 CPU = "q7emu.kernels._cpu"
 GENERATED = Path("build") / "isa"

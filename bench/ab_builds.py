@@ -3,8 +3,9 @@
     python bench/ab_builds.py BASE_DIR [--levels generic,avx2] [--rounds N] [--trace] [--cpu] [--json]
 
 BASE_DIR holds the other build's kernel extension modules (a copy of an earlier checkout's built
-``q7emu/kernels/_program*.so`` and ``_quantize_mx*.so``, e.g. ``mkdir -p build/ab-base && cp q7emu/kernels/*.so
-build/ab-base/`` before the change; build/ is not tracked). For every ISA level this CPU runs and both builds
+``q7emu/kernels/_program*.so``, e.g. ``mkdir -p build/ab-base && cp q7emu/kernels/*.so build/ab-base/`` before the
+change; build/ is not tracked; the base must have the same generated translation tables, as a change to the C alone
+leaves them). For every ISA level this CPU runs and both builds
 hold, each path of bench/summary.py is run through the public API (``dequantize`` / ``quantize_mx``, one core,
 trace off) with this build's module and with the base's, timed alternately in one process (so a drifting machine
 load slows both alike), and the bytes of the two are compared. Prints the median times and the ratio new /
@@ -96,16 +97,14 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     todo = paths(a.trace)
     for level in levels:
-        new_d = extension.load_extension(dequant.EXTENSION, level)
-        new_q = extension.load_extension(quantize_mx.EXTENSION, level)
-        base_d = load_base(a.base, dequant.EXTENSION, level)
-        base_q = load_base(a.base, quantize_mx.EXTENSION, level)
-        if base_d is None or base_q is None:
+        new_d = new_q = extension.load_extension(dequant.EXTENSION, level)
+        base_d = base_q = load_base(a.base, dequant.EXTENSION, level)
+        if base_d is None:
             print(f"ab_builds: {a.base} has no {level} build; skipped", file=sys.stderr)
             continue
 
         def use(d: ModuleType, q: ModuleType) -> None:
-            dequant._program, quantize_mx._quantize_mx = d, q
+            dequant._program, quantize_mx._program = d, q
 
         for name, fn in todo:
             def run_new(fn=fn, d=new_d, q=new_q):

@@ -5,10 +5,9 @@ shared machine cannot move, where bench/summary.py's times drift with the host's
                                        [--program] [--json]
 
 For each level and each path of bench/summary.py, one untraced call runs in a child process under
-``valgrind --tool=callgrind``, which counts only inside the kernel: QuantizeMX's ``quantize_block`` (its compiled
-kernel), TensorDequantize's program translation (docs/asm.md §9: ``tx_*``) or, with ``--translations off``
-(Q7EMU_TRANSLATIONS=off) or at a level without translations, its program on the interpreter (``exec_loop``): not
-the Python around it. The inputs are
+``valgrind --tool=callgrind``, which counts only inside the kernel: its program's translation (docs/asm.md §9:
+``tx_*``) or, with ``--translations off`` (Q7EMU_TRANSLATIONS=off) or at a level without translations, its program
+on the interpreter (``exec_loop``): not the Python around it. The inputs are
 summary.py's, cut to the first PARTITIONS partitions (default 4; QuantizeMX on 32 x 2048, its smallest tile).
 Prints host instructions per output element and per executed primitive (the primitives counted by a Recorder on
 the same input, as summary.py's ns/prim). ``--program`` counts the path's kernel program instead (docs/asm.md §9):
@@ -33,11 +32,10 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-#: the kernel functions counted (callgrind --toggle-collect patterns on the Cython C names; the translations' too:
-#: an untraced TensorDequantize call runs them)
-KERNEL_FUNCTIONS = ("*quantize_block*", "*_tx_proc_*", "*exec_loop*")
-#: with --program: a translation, or the interpreter's loop
-PROGRAM_FUNCTIONS = ("*_tx_proc_*", "*exec_loop*")
+#: the kernel functions counted (callgrind --toggle-collect patterns on the Cython C names): a translation (an
+#: untraced call runs it), or the interpreter's loop; the same with --program
+KERNEL_FUNCTIONS = ("*_program_tx_*", "*exec_loop*")
+PROGRAM_FUNCTIONS = KERNEL_FUNCTIONS
 QMX_SHAPE = (32, 2048)
 
 

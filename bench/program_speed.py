@@ -1,20 +1,20 @@
-"""Issue 37's interpreter target (docs/asm.md §4.4): a kernel's program, run by the interpreter, against the compiled
-kernel on the same full 128-partition input, in one process, at every ISA level this CPU runs.
+"""Issue 37's interpreter target (docs/asm.md §4.4): a kernel's program, run by the interpreter, against the kernel
+API's paths on the same full 128-partition input, in one process, at every ISA level this CPU runs.
 
     python bench/program_speed.py [--levels generic,avx2,avx512] [--rounds N] [--json]     (after pip install -e .)
 
 For each level (the kernel modules and the interpreter swapped in with q7emu.kernels.extension.load_extension) and
 each path of bench/summary.py (its inputs: 128 partitions; QuantizeMX 128 x 16384 bf16), one core, trace off:
 
-  kernel ms     q7emu.dequantize / quantize_mx with Q7EMU_TRANSLATIONS=off (TensorDequantize: its generated
-                program on the interpreter, the compiled kernels being retired; QuantizeMX: its compiled kernel),
-                CPU seconds of this
-                thread per call, median
-  program ms    the path's own program (q7emu.asm.kernels.dequantize_program / quantize_mx_program), likewise
-  default ms    q7emu.dequantize / quantize_mx as a user calls them: an untraced TensorDequantize call runs its
-                program's translation where the level has one (docs/asm.md §9), likewise
-  ratio         kernel time / program time: the program's speed as a fraction of the kernel's (target >= 1/3)
-  default x     kernel time / default time: what the translated default path gives over the compiled kernel
+  kernel ms     q7emu.dequantize / quantize_mx with Q7EMU_TRANSLATIONS=off: the configuration's generated decoded
+                program on the interpreter (the compiled kernels are retired), CPU seconds of this thread per
+                call, median
+  program ms    the path's own program, assembled (q7emu.asm.kernels.dequantize_program / quantize_mx_program),
+                likewise
+  default ms    q7emu.dequantize / quantize_mx as a user calls them: an untraced call runs its program's
+                translation where the level has one (docs/asm.md §9), likewise
+  ratio         kernel time / program time (target >= 1/3, issue 37's against the compiled kernels then)
+  default x     kernel time / default time: what the translated default path gives over the interpreter
   bundles/s     bundles the interpreter executes per CPU second (counted by one counting run)
   same          the program's bytes equal the kernel's (always checked: a figure for other bytes means nothing)
 
@@ -62,7 +62,7 @@ def cpu_times(fns, rounds: int) -> list[float]:
 
 
 def compiled(fn):
-    """fn run with Q7EMU_TRANSLATIONS=off: the compiled kernel, not a translation."""
+    """fn run with Q7EMU_TRANSLATIONS=off: the interpreter, not a translation."""
     def run():
         before = os.environ.get(extension.TRANSLATIONS_ENV)
         os.environ[extension.TRANSLATIONS_ENV] = "off"

@@ -7,8 +7,8 @@ One process, one core (``cores=1``) unless a row says otherwise. Per ISA level t
 are swapped in with q7emu.kernels.extension.load_extension(name, level)) and per path:
 
   q7emu G out/s   output elements per second of the public API (dequantize / quantize_mx, trace off), median;
-                  an untraced dequantize runs its program's translation (docs/asm.md §9; Q7EMU_TRANSLATIONS=off:
-                  the compiled kernels)
+                  an untraced call runs its program's translation (docs/asm.md §9; Q7EMU_TRANSLATIONS=off: the
+                  program on the interpreter)
   baseline        measured in the same process on the same output count:
                   take256   group 0 (e2m1, int4, nf4, e2m3): ``np.take(t, src)`` with t a 256-entry uint16 table
                             (one source byte -> its two FP8 bytes); for e2m3 the same call stands in (6-bit codes
@@ -146,9 +146,10 @@ def executed(fn) -> int:
 
 
 def use_level(level: str) -> None:
-    """Swap the kernel modules' compiled extensions for the ones built for ``level``."""
+    """Swap the kernel modules' compiled extension (the interpreter with its translations) for the one built for
+    ``level``."""
     dequant._program = extension.load_extension(dequant.EXTENSION, level)
-    quantize_mx._quantize_mx = extension.load_extension(quantize_mx.EXTENSION, level)
+    quantize_mx._program = dequant._program
 
 
 def paths():

@@ -14,9 +14,8 @@ An entry (:class:`KernelEntry`) holds
   ``()`` for an op without a format), or ``src_dtypes`` / ``dst_dtypes`` for one that has dtypes instead;
 * ``knobs``: the model knobs (docs/model.md §1-§2) its bytes can depend on; ``knob_rule`` narrows them per record;
 * ``sources``, ``extension``, ``function``: its source files in include order, the compiled module that runs
-  it, and its body: for a kernel run as its program (TensorDequantize, docs/asm.md §6), the program's files
+  it, and its body: every kernel runs as its program (docs/asm.md §6), so the program's files
   (q7emu/kernels/programs), the interpreter module (whose translations run it untraced) and the program's name;
-  for a compiled kernel (QuantizeMX), its .pyx and includes, its module and the cdef function its ``run()`` calls;
 * ``handler`` / ``golden``: the kernel's Python entry and its golden model, called the same way (the
   handler also takes ``trace=`` and ``cores=``); ``listing_run``: one traced pass-count run for the listings
   (q7emu.analysis.listing), returning the raw trace and the bundle labels and notes;
@@ -93,8 +92,11 @@ class KernelEntry:
         return load_extension(self.extension)
 
 
-#: the instruction layer and the shared FP8 sequences every kernel module includes (kernel_cimports.pxi)
-_KERNEL_INCLUDES = ("src/kernels/kernel_ops.pxi", "src/kernels/kernel_ops_gen.pxi", "src/kernels/kernel_fp8.pxi")
+def _program_sources(kid: KernelId) -> tuple[str, ...]:
+    """A kernel's program files in include order: the shared include, the re-bias include of the paths that use
+    it, the program."""
+    rebias = ("rebias.inc",) if kid in (KernelId.PROC_4BIT_NON_MX, KernelId.PROC_6BIT_NON_MX) else ()
+    return tuple(f"q7emu/kernels/programs/{f}" for f in ("kernel_common.inc", *rebias, f"{kid.kernel}.s"))
 
 
 def _dequant_entry(kid: KernelId, abbr: str, unit: tuple[int, str]) -> KernelEntry:
@@ -104,8 +106,7 @@ def _dequant_entry(kid: KernelId, abbr: str, unit: tuple[int, str]) -> KernelEnt
     return KernelEntry(
         kernel_id=kid, engine="POOL", opcode=0x7B, paths=paths,
         knobs=tuple(k for k in DEQUANT_KNOBS if k in used), knob_rule=dequant_knobs,
-        sources=tuple(f"q7emu/kernels/programs/{f}" for f in ("kernel_common.inc", *(
-            ("rebias.inc",) if kid is not KernelId.PROC_4BIT_MX_8 else ()), f"{kid.kernel}.s")),
+        sources=_program_sources(kid),
         extension=_dequant.EXTENSION, function=kid.kernel,
         handler=_dequant.dequantize, golden=golden_dequantize,
         listing_run=lambda passes, cfg: _dequant.listing_run(passes, cfg["fmt"], paths[0][1], cfg["knobs"]),
@@ -122,8 +123,8 @@ KERNELS: tuple[KernelEntry, ...] = (
         # the knob table's machine knobs of the op (scale_layout is placed by the record / the caller)
         knobs=tuple(k.name for k in KNOBS if k.op == "quantize_mx" and k.machine),
         src_dtypes=QUANTIZE_MX_SRC_DTYPES, dst_dtypes=QUANTIZE_MX_DST_DTYPES,
-        sources=(*_KERNEL_INCLUDES, "src/kernels/_quantize_mx.pyx"),
-        extension=_quantize_mx.EXTENSION, function="quantize_block",
+        sources=_program_sources(KernelId.QUANTIZE_MX),
+        extension=_quantize_mx.EXTENSION, function=KernelId.QUANTIZE_MX.kernel,
         handler=_quantize_mx.quantize_mx, golden=golden_quantize_mx,
         listing_run=lambda passes, cfg: _quantize_mx.listing_run(passes, cfg["src_dtype"], cfg["dst_dtype"],
                                                                  cfg["knobs"]),

@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: the kernel modules compiled once per ISA level (setup.py HOT)
-HOT = ("q7emu/kernels/_program", "q7emu/kernels/_quantize_mx")
+HOT = ("q7emu/kernels/_program",)
 #: the modules compiled once (setup.py: every other src/<layer>/_<name>.pyx, and SHARED: Cython's utility code,
 #: which every other module imports)
 SINGLE = tuple(f"q7emu/{p.parent.name}/{p.stem}" for p in sorted((ROOT / "src").glob("*/_*.pyx"))

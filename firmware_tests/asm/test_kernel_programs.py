@@ -1,8 +1,8 @@
-"""The kernels as programs (docs/asm.md §6). TensorDequantize runs its programs (q7emu.dequantize: the decoded
-programs generated from them, translated untraced, interpreted traced); for every configuration the program
+"""The kernels as programs (docs/asm.md §6). Every kernel runs its programs (q7emu.dequantize, q7emu.quantize_mx: the
+decoded programs generated from them, translated untraced, interpreted traced); for every configuration the program
 assembled here, run by the interpreter, gives the API's bytes and a trace `q7emu trace diff` finds equal (op, bundle,
-operands, lanes), on random partitions with tails and on every shipped case. QuantizeMX's program gives its compiled
-kernel's bytes and trace. The kernels' own tests compare the API with the golden models."""
+operands, lanes), on random partitions with tails and on every shipped case. The kernels' own tests compare the API
+with the golden models."""
 import itertools
 from pathlib import Path
 
@@ -15,7 +15,7 @@ from q7emu.analysis.trace import Recorder
 from q7emu.analysis.trace.diff import diff
 from q7emu.asm import assemble
 from q7emu.asm.kernels import ProgramBackend, dequantize_program, kernel_program, quantize_mx_program
-from q7emu.kernels import _quantize_mx, dequant
+from q7emu.kernels import dequant, quantize_mx
 from q7emu.kernels.extension import TRANSLATIONS_ENV
 from q7emu.kernels.programs import PROGRAM_FILES, program_file
 from q7emu.machine.cases import _prepared_machine, load_case, run_case
@@ -100,7 +100,7 @@ def test_a_raw_recorder_gets_a_programs_records(window, ops):
 
 
 @pytest.mark.parametrize("src_dtype,dst,knobs", QMX_CONFIGS, ids=lambda x: str(x))
-def test_quantize_mx_program_is_the_kernel(src_dtype, dst, knobs):
+def test_quantize_mx_program_is_the_apis(src_dtype, dst, knobs):
     rng = np.random.default_rng(len(str(knobs)) + len(dst))
     p, f = 32, 4 * 9                                # two chunks: 16 columns and a 4-column tail... and one more
     bits = rng.integers(0, 1 << 16, (p, f), dtype=np.uint16)
@@ -162,13 +162,19 @@ def test_program_labels_are_the_listings(fmt, group):
     assert {t for t, n in labels.items() if n not in fp6_only} <= issued
 
 
-def test_quantize_mx_program_labels_are_the_kernels():
+@pytest.mark.parametrize("src_dtype,dst", [("float16", "float8_e4m3fn"), ("bfloat16", "float8_e5m2")])
+def test_quantize_mx_program_labels_are_the_listings(src_dtype, dst):
+    """As for TensorDequantize (q7emu.kernels.quantize_mx.listing_run): the labels are the program's .equ symbols with
+    a note, each issued by the program (Q_NONFIN under nonfinite=ocp only)."""
     from q7emu.kernels.programs import quantize_mx_symbols
-    syms = _labels_of(program_file("quantize_mx"), quantize_mx_symbols("float16", "float8_e4m3fn"))
-    labels = _quantize_mx.bundle_labels()
-    assert len(labels) > 40
-    for number, label in labels.items():
-        assert syms.get(label) == number, label
+    from q7emu.kernels.programs.bundle_notes import BUNDLE_NOTES
+    syms = _labels_of(program_file("quantize_mx"), quantize_mx_symbols(src_dtype, dst))
+    _, labels, notes = quantize_mx.listing_run(1, src_dtype, dst, {})
+    assert notes == BUNDLE_NOTES and len(labels) > 40
+    assert labels == {v: k for k, v in syms.items() if k in BUNDLE_NOTES}
+    issued = {n: set(kernel_program("quantize_mx", src_dtype=src_dtype, dst_dtype=dst, knobs={"nonfinite": n}
+                                    ).decoded.bundles[:, 2].tolist()) for n in ("sim", "ocp")}
+    assert set(labels) - {syms["Q_NONFIN"]} <= issued["sim"] and set(labels) <= issued["ocp"]
 
 
 @pytest.mark.parametrize("kernel,kw", [("proc_4bit_mx_8", dict(fmt=3, group=8, knobs={"mx_layout": "word-block"})),

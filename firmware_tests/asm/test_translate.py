@@ -25,7 +25,7 @@ from q7emu.analysis.trace import Recorder
 from q7emu.asm import assemble
 from q7emu.asm import gen_translations as G
 from q7emu.asm import translate as TX
-from q7emu.asm.program import Program
+from q7emu.asm.program import DATA_BASE, Program
 from q7emu.kernels.extension import cached_extension
 from q7emu.kernels.tracing import run_traced
 from q7emu.model.knobs import dequant_out_bytes
@@ -38,9 +38,32 @@ def _ext():
     return cached_extension(vars(R), "_program", R.EXTENSION)
 
 
-def _run(program: Program, kernel: str, src: np.ndarray, translated: bool) -> tuple[np.ndarray, R.ProgramRun]:
+def _qmx_bits(src: np.ndarray) -> np.ndarray:
+    """QuantizeMX's input standing for a test's source bytes (uint8 [rows, n]): uint16 [8 rows, F] fp16 / bf16
+    patterns, F = 4 (n // 16) or at least 4 (a tail of 4, 8 or 12 columns as n varies), drawn from a generator
+    seeded by the bytes, with the values the knobs decide: blocks of small exponents, zeros, ±Inf and NaN."""
+    rows, n = src.shape
+    rng = np.random.default_rng(zlib.crc32(src.tobytes()) + n)
+    bits = rng.integers(0, 1 << 16, (8 * rows, max(4, 4 * (n // 16))), dtype=np.uint16)
+    pick = rng.random(bits.shape)
+    bits[pick < 0.15] &= 0x80FF
+    bits[(pick >= 0.15) & (pick < 0.2)] = 0
+    bits[(pick >= 0.2) & (pick < 0.22)] = 0x7C00
+    bits[(pick >= 0.22) & (pick < 0.23)] = 0xFFC1
+    return bits
+
+
+def _run(program: Program, kernel: str, src: np.ndarray, translated: bool, **kw) -> tuple[np.ndarray, R.ProgramRun]:
+    """Run ``program`` in ``kernel``'s place on ``src`` (uint8 [rows, n]; QuantizeMX: :func:`_qmx_bits` of it, compact
+    scales); the bytes it wrote (QuantizeMX: data, then scales) with every output byte set to 0xA5 first."""
+    if kernel == "quantize_mx":
+        bits = _qmx_bits(src)
+        data = np.full(bits.shape, 0xA5, np.uint8)
+        scale = np.full((bits.shape[0] // 8, bits.shape[1] // 4), 0xA5, np.uint8)
+        run = K.run_quantize_mx(program, bits, data, scale, False, translated=translated, **kw)
+        return np.concatenate([data.reshape(-1), scale.reshape(-1)]), run
     dst = np.full((src.shape[0], dequant_out_bytes(src.shape[1], kernel)), 0xA5, np.uint8)
-    return dst, K.run_dequant(program, src, dst, translated=translated)
+    return dst, K.run_dequant(program, src, dst, translated=translated, **kw)
 
 
 def test_translations_are_up_to_date():
@@ -122,8 +145,8 @@ def _inserted(program: Program, after: set[int], text: str) -> Program:
 
 def _load_source(reg: str) -> str:
     """Bundles that load vec register ``reg`` with the source stream's first bytes (random: not what the program
-    left in it); they use a15."""
-    return f"const16 a15, {K.SRC_BASE >> 16}\nconst16 a15, 0\n{{ ivp_lv2nx8_i {reg}, a15, 0 }}\n"
+    left in it); they use a1, which no kernel program reads."""
+    return f"const16 a1, {K.SRC_BASE >> 16}\nconst16 a1, 0\n{{ ivp_lv2nx8_i {reg}, a1, 0 }}\n"
 
 
 def _clobbered(program: Program, row: int, reg: int) -> Program:
@@ -230,15 +253,21 @@ def test_demanded_bits_on_a_small_program():
 def _perturbed_above(program: Program, reg: tuple[str, int], width: int) -> Program:
     """``program`` with random bits added above bit ``width`` (16 or 32) of each lane of accumulator ``reg`` after
     every bundle that writes it: v31 loaded from the source, then (16) a paired MAC adding v31 * 2^16 (both weights
-    2^15) or (32) bits 32..47 replaced by v31's (cvtg48n_2x32h)."""
+    2^15) or (32) bits 32..47 replaced by v31's (cvtg48n_2x32h); v31 is saved first in 64 bytes added to the data
+    section and loaded back after (QuantizeMX reads every vec register)."""
     facts = TX.op_facts(program)
     used = {r for f in facts for r in (*f.reads, *f.writes)}
-    assert ("v", 31) not in used and ("pr", 15) not in used
+    assert ("pr", 15) not in used and ("a", 1) not in used
     after = {f.bundle for f in facts if reg in f.writes}
     wv = f"wv{reg[1]}"
     change = (f"{{ ivp_movpint16 pr15, 32768 }}\n{{ ivp_muluupan16xr16 {wv}, v31, v31, pr15 }}\n" if width == 16
               else f"{{ ivp_cvtg48n_2x32h {wv}, v31, v31 }}\n")
-    return _inserted(program, after, _load_source("v31") + change)
+    at = -(-len(program.data) // 64) * 64                  # the scratch row: past the data, 64-byte aligned
+    spare = f"const16 a1, {DATA_BASE >> 16}\nconst16 a1, {at}\n"
+    text = (spare + "{ ivp_sv2nx8_ip v31, a1, 0 }\n" + _load_source("v31") + change
+            + spare + "{ ivp_lv2nx8_i v31, a1, 0 }\n")
+    spacious = dataclasses.replace(program, data=bytes(program.data).ljust(at + 64, b"\0"))
+    return _inserted(spacious, after, text)
 
 
 def _narrowed_configs() -> list[tuple[int, tuple[str, int], int]]:
@@ -257,13 +286,14 @@ NARROWED = _narrowed_configs()
 
 def test_the_kernels_narrow_as_the_listings_imply():
     # group 0 (E2M1, INT4, E2M3): both re-bias accumulators feed packvrnrnx48 ..., 0; the MX path's exponent
-    # accumulator feeds ..., 15; muln_2x32's products feed a saturating pack and stay wide
+    # accumulator feeds ..., 15, and so does QuantizeMX's (wv0: EXP - s, the divide); muln_2x32's products feed a
+    # saturating pack and stay wide
     by_kernel: dict[str, set] = {}
     for i, reg, w in NARROWED:
         by_kernel.setdefault(CONFIGS[i][0], set()).add((reg, w))
     rebias = {(("wv", 1), 16), (("wv", 3), 16)}
     assert by_kernel == {"proc_4bit_non_mx": rebias, "proc_6bit_non_mx": rebias,
-                         "proc_4bit_mx_8": {(("wv", 2), 32)}}
+                         "proc_4bit_mx_8": {(("wv", 2), 32)}, "quantize_mx": {(("wv", 0), 32)}}
 
 
 @pytest.mark.parametrize("index,reg,width", NARROWED, ids=lambda x: str(x))
@@ -452,8 +482,7 @@ def _reads_not_matching(program: Program, kernel: str, claims: dict) -> list[tup
     register) of each."""
     src = np.random.default_rng(3).integers(0, 256, (2, 300), dtype=np.uint8)
     rec = Recorder()
-    dst = np.zeros((2, dequant_out_bytes(300, kernel)), np.uint8)
-    run_traced(rec, lambda sink, **kw: K.run_dequant(program, src, dst, trace=sink, translated=False), kernel, {})
+    run_traced(rec, lambda sink, **kw: _run(program, kernel, src, False, trace=sink), kernel, {})
     bad, reads = [], 0
     for line in rec.trace.iter_jsonl():
         r = json.loads(line)
@@ -591,9 +620,9 @@ def test_what_an_all_true_merge_frees_can_be_changed_at_the_entry(index):
     src = np.random.default_rng(9).integers(0, 256, (3, 700), dtype=np.uint8)
     a, _ = _run(program, kernel, src, False)
     for compare in ("ivp_eq2nx8", "ivp_ltu2nx8"):
-        text = f"const16 a15, {K.SRC_BASE >> 16}\nconst16 a15, 0\n"
+        text = f"const16 a1, {K.SRC_BASE >> 16}\nconst16 a1, 0\n"      # (a1: no kernel program reads it)
         for file, n in freed:
-            text += f"{{ ivp_lv2nx8_i v{n}, a15, 0 }}\n" if file == "v" else f"{{ {compare} vb{n}, v0, v0 }}\n"
+            text += f"{{ ivp_lv2nx8_i v{n}, a1, 0 }}\n" if file == "v" else f"{{ {compare} vb{n}, v0, v0 }}\n"
         b, _ = _run(_prefixed(program, text), kernel, src, False)
         assert np.array_equal(a, b), (compare, freed)
 

@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 CASES = ROOT / "examples" / "cases"
 N_CASES = len(list(CASES.rglob("*.json")))
-KERNEL_MODULES = {dequant: "_program", quantize_mx: "_quantize_mx"}
+#: each kernel API module and the attribute its compiled module (the interpreter, q7emu.kernels._program) is cached in
+KERNEL_MODULES = {dequant: "_program", quantize_mx: "_program"}
 
 BUILT = extension.built_levels(importlib.import_module(extension.PROBE))
 CPU = extension.cpu_levels()
@@ -176,7 +177,7 @@ def test_every_level_gives_the_golden_bytes(name, monkeypatch):
     module = sys.modules[e.handler.__module__]
     attr = e.extension.rsplit(".", 1)[-1]
     for level, translations in itertools.product(RUNNABLE, ("on", "off")):
-        # untraced TensorDequantize runs the translations of the kernel module's level (on) or the kernel (off)
+        # an untraced call runs the translations of the module's level (on) or the interpreter (off)
         monkeypatch.setenv(extension.TRANSLATIONS_ENV, translations)
         monkeypatch.setattr(module, attr, extension.load_extension(e.extension, level))
         for args in _inputs(e, np.random.default_rng(int(e.kernel_id))):
@@ -213,11 +214,9 @@ def test_a_traced_run_at_every_level_is_the_baselines(name, monkeypatch):
 @pytest.mark.skipif(shutil.which("nm") is None, reason="needs nm (binutils) to list the modules' symbols")
 @pytest.mark.parametrize("short", sorted(set(KERNEL_MODULES.values())))
 def test_only_the_baseline_compiles_the_traced_kernels(short):
-    """The traced code -- a compiled kernel's traced specialisations (Cython's ``__pyx_fuse_1`` functions: TR =
-    TracerP), the interpreter's traced op handlers (``ht_<opcode>``) -- is in the baseline's shared object and in no
-    other level's (docs/build.md §2.2: a third of a level's compile)."""
-    marker = f"__pyx_f_5q7emu_7kernels_{len(short)}{short}_ht_" if short == "_program" else \
-        f"__pyx_fuse_1__pyx_f_5q7emu_7kernels_{len(short)}{short}"
+    """The traced code -- the interpreter's traced op handlers (``ht_<opcode>``) -- is in the baseline's shared
+    object and in no other level's (docs/build.md §2.2: a third of a level's compile)."""
+    marker = f"__pyx_f_5q7emu_7kernels_{len(short)}{short}_ht_"
     def traced_functions(level):
         name = f"q7emu.kernels.{short}" if level == "generic" else f"q7emu.kernels.{short}_{level}"
         spec = importlib.util.find_spec(name)          # not imported: this CPU may not run the level's code
@@ -244,8 +243,8 @@ def test_exhaustive_kernel_tests_under_each_level(level, translations):
     """The exhaustive kernel == golden tests of test_dequant_kernel.py / test_quantize_mx_kernel.py, the
     translations == interpreter tests of firmware_tests/asm/test_translate.py and the translated path's tests
     (docs/asm.md §9), again in a process whose kernels and programs run at ``level`` (this run's own level runs them
-    in the suite); at this run's level, again with Q7EMU_TRANSLATIONS=off: untraced TensorDequantize on the
-    interpreter (the suite runs the translations)."""
+    in the suite); at this run's level, again with Q7EMU_TRANSLATIONS=off: untraced calls on the interpreter (the
+    suite runs the translations)."""
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                         str(HERE / "test_dequant_kernel.py"), str(HERE / "test_quantize_mx_kernel.py"),
                         str(HERE.parent / "asm" / "test_translate.py"), str(HERE / "test_translated_path.py"),

@@ -1,4 +1,5 @@
-"""QuantizeMX (DVE 0xE3) kernel (src/kernels/_quantize_mx.pyx, q7emu.kernels.quantize_mx) vs the golden model
+"""QuantizeMX (DVE 0xE3) kernel (its program, q7emu/kernels/programs/quantize_mx.s, run by q7emu.kernels.quantize_mx:
+translated untraced, interpreted traced) vs the golden model
 (q7emu.golden.quantize_mx) -- issue 4 "Done when".
 
 6. exhaustive kernel == golden, bit for bit (data and scales), both FP8 types x emax x (underflow,

@@ -1,10 +1,10 @@
-"""Untraced TensorDequantize calls run their programs' translations (docs/asm.md §9, "The default path"): every
-configuration is in the translations' table with its program's translation, immediates and data section; a call
-takes it (a spy on the interpreter module sees it), gives the interpreter's bytes (Q7EMU_TRANSLATIONS=off: the
-program op by op through the primitives' bodies) on random inputs with tails on one core and several, runs the
-interpreter when the translation stops, and stops on Ctrl-C inside the translation. The generated table's decoded
-programs are the assembled ones. The kernels' exhaustive tests (test_dequant_kernel.py) compare this path with the
-golden models."""
+"""Untraced TensorDequantize and QuantizeMX calls run their programs' translations (docs/asm.md §9, "The default
+path"): every configuration is in the translations' table with its program's translation, immediates and data
+section; a call takes it (a spy on the interpreter module sees it), gives the interpreter's bytes
+(Q7EMU_TRANSLATIONS=off: the program op by op through the primitives' bodies) on random inputs with tails on one core
+and several, runs the interpreter when the translation stops, and stops on Ctrl-C inside the translation. The
+generated table's decoded programs are the assembled ones. The kernels' exhaustive tests (test_dequant_kernel.py,
+test_quantize_mx_kernel.py) compare this path with the golden models."""
 from __future__ import annotations
 
 import itertools
@@ -22,11 +22,16 @@ import pytest
 import q7emu
 from firmware_tests.signal_support import cpu_seconds, default_dispositions
 from q7emu.errors import InvalidArgument
-from q7emu.kernels import dequant, extension
-from q7emu.kernels.programs import dequant_configuration, dequant_knobs_read
+from q7emu.kernels import dequant, extension, quantize_mx
+from q7emu.kernels.programs import (
+    QUANTIZE_MX_KNOBS_READ,
+    dequant_configuration,
+    dequant_knobs_read,
+    quantize_mx_configuration,
+)
 from q7emu.kernels.programs.configurations_gen import CONFIGURATIONS, DATA_SECTIONS
 from q7emu.model.format_table import DEQUANT_FORMATS, dequant_path
-from q7emu.model.knobs import knob
+from q7emu.model.knobs import QUANTIZE_MX_DST_DTYPES, QUANTIZE_MX_SRC_DTYPES, knob
 
 ROOT = Path(__file__).resolve().parents[2]
 LEVEL = extension.select_level()
@@ -46,6 +51,10 @@ def configurations() -> list[tuple[int, int, dict[str, str]]]:
 
 
 CONFIGS = configurations()
+#: (src_dtype, dst_dtype, knobs) of every QuantizeMX configuration
+QMX_CONFIGS = [(s, d, dict(zip(QUANTIZE_MX_KNOBS_READ, values)))
+               for s, d in itertools.product(QUANTIZE_MX_SRC_DTYPES, QUANTIZE_MX_DST_DTYPES)
+               for values in itertools.product(*(knob(n).values for n in QUANTIZE_MX_KNOBS_READ))]
 
 
 @pytest.fixture
@@ -78,8 +87,9 @@ def _interpreted(monkeypatch, *args, **kw) -> np.ndarray:
 @needs_translations
 def test_every_configuration_has_its_translation():
     names = {dequant_configuration(f, g, k) for f, g, k in CONFIGS}
-    assert len(names) == len(CONFIGS) == 44
-    assert set(CONFIGURATIONS) == names
+    qmx = {quantize_mx_configuration(s, d, k) for s, d, k in QMX_CONFIGS}
+    assert len(names) == len(CONFIGS) == 44 and len(qmx) == len(QMX_CONFIGS) == 64
+    assert set(CONFIGURATIONS) == names | qmx
     from q7emu.kernels.programs.decoded_gen import PROGRAMS
     for index, imm, data_at, shape, _ in CONFIGURATIONS.values():
         assert 0 <= index < len(PROGRAM.TRANSLATIONS) and 0 <= data_at < len(DATA_SECTIONS)
@@ -108,6 +118,76 @@ def test_the_table_is_what_the_programs_give():
             assert bytes(d.data) == DATA_SECTIONS[data_at] == bytes(cp.data)
             assert np.array_equal(d.insns, cp.insns) and np.array_equal(d.bundles[:, :4], cp.bundles[:, :4])
             assert np.array_equal(d.wmask, cp.wmask) and d.entry == cp.entry
+
+
+@needs_translations
+def test_the_quantize_mx_table_is_what_the_programs_give():
+    """As for TensorDequantize: each QuantizeMX entry is its assembled program's match, data section and decoded
+    form; scale_layout, which places the scale row, does not change the program."""
+    from q7emu.asm.kernels import kernel_program
+    from q7emu.asm.translate import translation_of
+    for src, dst, knobs in QMX_CONFIGS:
+        index, imm, data_at, _, _ = CONFIGURATIONS[quantize_mx_configuration(src, dst, knobs)]
+        cp = quantize_mx.configured_program(src, dst, knobs)
+        for prog in (kernel_program("quantize_mx", src_dtype=src, dst_dtype=dst, knobs=knobs),
+                     kernel_program("quantize_mx", src_dtype=src, dst_dtype=dst,
+                                    knobs=dict(knobs, scale_layout="scatter"))):
+            found = translation_of(prog)
+            assert found is not None and found[0] == index and tuple(found[1]) == (tuple(imm) or (0,))
+            d = prog.decoded
+            assert bytes(d.data) == DATA_SECTIONS[data_at] == bytes(cp.data)
+            assert np.array_equal(d.insns, cp.insns) and np.array_equal(d.bundles[:, :4], cp.bundles[:, :4])
+            assert np.array_equal(d.wmask, cp.wmask) and d.entry == cp.entry
+
+
+def _qmx_source(rows: int, columns: int, rng: np.random.Generator) -> np.ndarray:
+    """uint16 [rows, columns] fp16 / bf16 patterns with the cases the knobs decide: blocks of small exponents (below
+    max_exp: underflow), zeros, ±Inf and NaN (nonfinite), the rest random."""
+    bits = rng.integers(0, 1 << 16, (rows, columns), dtype=np.uint16)
+    pick = rng.random((rows, columns))
+    bits[pick < 0.15] &= 0x80FF
+    bits[(pick >= 0.15) & (pick < 0.2)] = 0
+    bits[(pick >= 0.2) & (pick < 0.22)] = 0x7C00
+    bits[(pick >= 0.22) & (pick < 0.24)] = 0xFF80
+    bits[(pick >= 0.24) & (pick < 0.25)] = 0x7FC1
+    return bits
+
+
+def _qmx_interpreted(monkeypatch, *args, **kw) -> tuple[np.ndarray, np.ndarray]:
+    monkeypatch.setenv(extension.TRANSLATIONS_ENV, "off")
+    try:
+        return quantize_mx.quantize_mx(*args, **kw)
+    finally:
+        monkeypatch.delenv(extension.TRANSLATIONS_ENV)
+
+
+@needs_translations
+@pytest.mark.parametrize("src_dtype,dst,knobs", QMX_CONFIGS, ids=lambda x: str(x))
+def test_an_untraced_quantize_mx_call_runs_the_translation_and_gives_the_interpreters_bytes(src_dtype, dst, knobs,
+                                                                                          spy, monkeypatch):
+    rng = np.random.default_rng(len(str(knobs)) + 10 * len(spy) + (src_dtype == "bfloat16") + 7 * (dst[-1] == "2"))
+    for rows, columns, layout in ((32, 4, "compact"), (64, 36, "scatter"), (32, 100, "compact")):
+        bits = _qmx_source(rows, columns, rng)
+        before = len(spy)
+        got = quantize_mx.quantize_mx(bits, dst, src_format=src_dtype, scale_layout=layout, **knobs)
+        assert len(spy) == before + 1 and spy[-1][1] == rows // 8
+        want = _qmx_interpreted(monkeypatch, bits, dst, src_format=src_dtype, scale_layout=layout, **knobs)
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), (rows, columns, layout)
+        assert len(spy) == before + 1
+
+
+@needs_translations
+def test_quantize_mx_on_several_cores_and_a_stopped_translation(spy, monkeypatch):
+    bits = _qmx_source(128, 300, np.random.default_rng(2))
+    want = _qmx_interpreted(monkeypatch, bits, "e4m3", src_format="float16", cores=1)
+    got = quantize_mx.quantize_mx(bits, "e4m3", src_format="float16", cores=4)
+    assert len(spy) == 4 and sum(n for _, n in spy) == 16
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+    calls = []
+    monkeypatch.setattr(PROGRAM, "run_translated", lambda *a: calls.append(a) or -9)
+    got = quantize_mx.quantize_mx(bits, "e4m3", src_format="float16", cores=2)
+    assert len(calls) == 2
+    assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
 
 
 @needs_translations
@@ -163,6 +243,10 @@ def test_a_traced_call_and_off_run_the_interpreter(spy, monkeypatch):
     src = _source(1, 0, 2, 9, np.random.default_rng(5))
     want = _interpreted(monkeypatch, src, 1, 0)
     assert np.array_equal(q7emu.dequantize(src, 1, 0, trace=Recorder()), want)
+    bits = _qmx_source(32, 20, np.random.default_rng(6))
+    want_qmx = _qmx_interpreted(monkeypatch, bits, "e5m2", src_format="bfloat16")
+    got_qmx = quantize_mx.quantize_mx(bits, "e5m2", src_format="bfloat16", trace=Recorder())
+    assert np.array_equal(got_qmx[0], want_qmx[0]) and np.array_equal(got_qmx[1], want_qmx[1])
     assert spy == []
 
 
@@ -241,3 +325,27 @@ def test_ctrl_c_stops_a_translated_call_within_a_second():
             p.wait()
         p.stdout.close()
         p.stderr.close()
+
+
+@needs_translations
+def test_an_untraced_call_never_reads_the_decoded_programs():
+    """The decoded programs (decoded_gen, 0.3 MB of Python) are read by the interpreter's calls alone: an untraced
+    call of each kernel, in a fresh process, runs its translation without importing them; a traced one imports
+    them."""
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np
+        import q7emu
+        from q7emu.analysis.trace import Recorder
+        q7emu.dequantize(np.zeros((2, 8), np.uint8), 1, 0)
+        q7emu.dequantize(np.full((2, 40), 120, np.uint8), 2, 8)
+        q7emu.quantize_mx(np.ones((32, 8), np.uint16), src_format="bfloat16")
+        print("decoded_gen" in "".join(sys.modules))
+        q7emu.quantize_mx(np.ones((32, 8), np.uint16), src_format="bfloat16", trace=Recorder())
+        print("decoded_gen" in "".join(sys.modules))
+    """)
+    env = dict(os.environ)
+    env.pop(extension.TRANSLATIONS_ENV, None)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["False", "True"]

@@ -1,13 +1,13 @@
 """Kernel listings: a kernel configuration as its bundles, ops, operands and provenance, read off a run.
 
-A listing is what the kernel executes (docs/model.md §9.1). :func:`build` runs the traced specialisation of the
-kernel for one configuration (fmt or dtypes, and every knob: the defaults for those not given) on two small inputs,
-of two and of three whole passes of its main loop, reads the records back (bundle, mnemonic, every operand's kind,
-role, register and scalar value) and splits them by comparing the two runs: the **entry** (before the main loop),
-**one pass** of the main loop and the **exit** (after it: a software-pipelined loop's last stage). So a listing
-equals a trace by construction. Bundle labels come from the kernel module's label enums (``bundle_labels``), each
-label's note from its ``BUNDLE_NOTES``; a bundle inside a shared sequence (``narrow_fp8`` …) is shown as the label it
-starts at plus an offset. Provenance per op comes from :mod:`q7emu.analysis.path_facts`.
+A listing is what the kernel executes (docs/model.md §9.1). :func:`build` runs the kernel's program on the
+interpreter, traced, for one configuration (fmt or dtypes, and every knob: the defaults for those not given) on two
+small inputs, of two and of three whole passes of its main loop, reads the records back (bundle, mnemonic, every
+operand's kind, role, register and scalar value) and splits them by comparing the two runs: the **entry** (before the
+main loop), **one pass** of the main loop and the **exit** (after it: a software-pipelined loop's last stage). So a
+listing equals a trace by construction. Bundle labels are the program's ``.equ`` symbols that name a bundle, each
+label's note from ``q7emu.kernels.programs.bundle_notes``; a bundle inside a shared sequence (``narrow_fp8`` …) is
+shown as the label it starts at plus an offset. Provenance per op comes from :mod:`q7emu.analysis.path_facts`.
 
 One listing per configuration: :func:`all_variant_configs` lists every configuration that decides the kernel's
 branches, and :func:`variant_diff` gives the bundles in which one differs from the default configuration.

@@ -2,21 +2,23 @@
 ``q7emu/kernels/programs/configurations_gen.py`` and ``decoded_gen.py``.
 
 ``python -m q7emu.asm.gen_translations [--check]`` assembles every configuration of the translated kernels (each
-format and group of TensorDequantize under every value of the knobs that format and path read), groups the programs
-by shape (q7emu.asm.translate.shape_key) and the shapes into families (:func:`families`: the shapes of a kernel that
-differ in a few bundles), plans one translation per family and writes its Cython function, the
-table of them the interpreter's run() takes (TX), the table of each one's variants' shape keys and immediates
-(TRANSLATIONS) q7emu.asm.run matches a program against; and, in the Python module, the table of the configurations
+format and group of TensorDequantize under every value of the knobs that format and path read, and QuantizeMX's
+source and destination types under every value of its knobs), groups the programs by shape
+(q7emu.asm.translate.shape_key) and the shapes into families (:func:`families`: the shapes of a kernel that differ in
+a few bundles), plans one translation per family and writes its Cython function, the table of them the
+interpreter's run() takes (TX), the table of each one's variants' shape keys and immediates (TRANSLATIONS)
+q7emu.asm.run matches a program against; and, in the Python modules, the table of the configurations
 (CONFIGURATIONS: each one's translation, runtime immediates, data section and decoded program; DATA_SECTIONS;
-PROGRAMS) by which a TensorDequantize call runs its program -- translated untraced, interpreted traced -- without
-assembling it (q7emu.kernels.dequant). ``--check`` exits 1 when a committed file is stale
+PROGRAMS) by which a TensorDequantize or QuantizeMX call runs its program -- translated untraced, interpreted
+traced -- without assembling it (q7emu.kernels.configured). ``--check`` exits 1 when a committed file is stale
 (firmware_tests/asm/test_translate.py runs it).
 """
 from __future__ import annotations
 
+import base64
 import itertools
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,24 +27,31 @@ from q7emu.asm.kernels import kernel_program
 from q7emu.asm.program import Program
 from q7emu.asm.translate import Translation, family, match, plan, render, shape_key
 from q7emu.fileio import write_generated
-from q7emu.kernels.programs import dequant_configuration, dequant_knobs_read
+from q7emu.kernels.programs import (
+    QUANTIZE_MX_KNOBS_READ,
+    dequant_configuration,
+    dequant_knobs_read,
+    quantize_mx_configuration,
+)
 from q7emu.kernels.programs.bundle_notes import BUNDLE_NOTES
 from q7emu.model.format_table import DEQUANT_FORMATS
-from q7emu.model.knobs import knob
+from q7emu.model.knobs import QUANTIZE_MX_DST_DTYPES, QUANTIZE_MX_SRC_DTYPES, knob
 
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "src" / "kernels" / "translations_gen.pxi"
-#: the configurations' decoded programs and translations, for q7emu.kernels.dequant (which cannot assemble)
+#: the configurations' decoded programs and translations, for q7emu.kernels.configured (which cannot assemble)
 CONFIG_OUT = ROOT / "q7emu" / "kernels" / "programs" / "configurations_gen.py"
 #: their decoded programs (a module of its own: an untraced call, which runs the translation, never imports it)
 DECODED_OUT = ROOT / "q7emu" / "kernels" / "programs" / "decoded_gen.py"
 #: the kernels whose programs are translated
-TRANSLATED = ("proc_4bit_non_mx", "proc_6bit_non_mx", "proc_4bit_mx_8")
+TRANSLATED = ("proc_4bit_non_mx", "proc_6bit_non_mx", "proc_4bit_mx_8", "quantize_mx")
 
 
 def configurations() -> Iterator[tuple[str, str, Program]]:
-    """(kernel, configuration name, program) for every configuration of the translated kernels: each format's paths
-    under every combination of the knobs the format and the path read (q7emu.kernels.programs.dequant_knobs_read)."""
+    """(kernel, configuration name, program) for every configuration of the translated kernels: each TensorDequantize
+    format's paths under every combination of the knobs the format and the path read
+    (q7emu.kernels.programs.dequant_knobs_read), then QuantizeMX's source and destination types under every
+    combination of the knobs its program reads (QUANTIZE_MX_KNOBS_READ)."""
     for rec in DEQUANT_FORMATS:
         for group, kernel in sorted(rec.paths.items()):
             if kernel not in TRANSLATED:
@@ -52,6 +61,11 @@ def configurations() -> Iterator[tuple[str, str, Program]]:
                 knobs = dict(zip(names, values))
                 yield (kernel, dequant_configuration(rec.code, group, knobs),
                        kernel_program(kernel, fmt=rec.code, group=group, knobs=knobs))
+    for src, dst in itertools.product(QUANTIZE_MX_SRC_DTYPES, QUANTIZE_MX_DST_DTYPES):
+        for values in itertools.product(*(knob(n).values for n in QUANTIZE_MX_KNOBS_READ)):
+            knobs = dict(zip(QUANTIZE_MX_KNOBS_READ, values))
+            yield ("quantize_mx", quantize_mx_configuration(src, dst, knobs),
+                   kernel_program("quantize_mx", src_dtype=src, dst_dtype=dst, knobs=knobs))
 
 
 #: a shape joins a family of its kernel (a variant of one translation: q7emu.asm.translate.family) when the family's
@@ -144,9 +158,12 @@ def render_file(txs: list[tuple[Translation, Program]] | None = None) -> str:
     return "\n".join(L) + "\n"
 
 
-def _rows(name: str, rows: Iterable[Iterable[int]]) -> list[str]:
-    """``name = (`` and one line per row of ints."""
-    return [f"    {name}=("] + [f"        ({', '.join(str(int(x)) for x in r)},)," for r in rows] + ["    ),"]
+def _array(name: str, a: np.ndarray, dtype: str, width: int = 100) -> list[str]:
+    """``name=(shape, dtype, base64 of its bytes)``, the string cut into literals of ``width`` characters a line
+    (q7emu.kernels.configured reads it back)."""
+    text = base64.b64encode(np.ascontiguousarray(a, dtype=dtype).tobytes()).decode("ascii")
+    return ([f"    {name}=({tuple(int(n) for n in a.shape)!r}, {dtype!r}, ("]
+            + [f"        {text[i:i + width]!r}" for i in range(0, len(text), width)] + ["    )),"])
 
 
 def render_configurations(configs: list[tuple[str, str, Program]] | None = None,
@@ -154,7 +171,7 @@ def render_configurations(configs: list[tuple[str, str, Program]] | None = None,
     """The texts of q7emu/kernels/programs/configurations_gen.py and decoded_gen.py: every configuration's translation
     (its index in TRANSLATIONS and TX, its runtime immediates) and its program, decoded (docs/asm.md §4.4) as one
     program per shape (decoded_gen.PROGRAMS) with the cells the configuration's immediates change (the patches) and its
-    data section (an index in DATA_SECTIONS), so that a traced or interpreted TensorDequantize call runs the program
+    data section (an index in DATA_SECTIONS), so that a traced or interpreted kernel call runs the program
     without the assembler. ``txs``: the translations of ``configs`` (computed when not given)."""
     configs = list(configurations()) if configs is None else configs
     table = _table(translations(configs) if txs is None else txs)
@@ -162,9 +179,9 @@ def render_configurations(configs: list[tuple[str, str, Program]] | None = None,
     shapes: dict[str, int] = {}
     programs: list[tuple[str, Program]] = []
     L = ['"""Generated by q7emu/asm/gen_translations.py from the kernel programs (q7emu/kernels/programs/*.s): do not',
-         "edit. Every TensorDequantize configuration's translation and decoded program (docs/asm.md §4.4, §9), read by",
-         'q7emu.kernels.dequant, which runs them without the assembler."""', "",
-         "#: an untraced TensorDequantize configuration (q7emu.kernels.programs.dequant_configuration) -> (its",
+         "edit. Every TensorDequantize and QuantizeMX configuration's translation and decoded program (docs/asm.md",
+         '§4.4, §9), read by q7emu.kernels.configured, which runs them without the assembler."""', "",
+         "#: a configuration (q7emu.kernels.programs.dequant_configuration, quantize_mx_configuration) -> (its",
          "#: translation's index in TX / TRANSLATIONS of src/kernels/translations_gen.pxi, its imm array (its",
          "#: variant, then its runtime immediates), its data section's index in DATA_SECTIONS, its program's index",
          "#: in PROGRAMS, the cells (insn row, column, value) where its decoded insns differ from that program's)",
@@ -199,17 +216,19 @@ def render_configurations(configs: list[tuple[str, str, Program]] | None = None,
     L.append(")")
     D = ['"""Generated by q7emu/asm/gen_translations.py from the kernel programs (q7emu/kernels/programs/*.s): do not',
          "edit. One decoded program (docs/asm.md §4.4) per program shape; a configuration's own is its shape's with",
-         'the patches of its entry in configurations_gen.CONFIGURATIONS (q7emu.kernels.dequant)."""', "",
+         'the patches of its entry in configurations_gen.CONFIGURATIONS (q7emu.kernels.configured)."""', "",
          "#: one decoded program per shape (q7emu.asm.run.Decoded): its kernel, the program it was decoded from,",
-         "#: insns (int32 [N, INSN_COLS]), bundles (int32 [M, BUNDLE_COLS]), wmask (int64 [N, 3]), entry, and its",
-         "#: labels: bundle tag -> name, the program's .equ symbols that name a bundle (bundle_notes.BUNDLE_NOTES)",
+         "#: insns (int32 [N, INSN_COLS]), bundles (int32 [M, BUNDLE_COLS]), wmask (int64 [N, 3]) -- each as (its",
+         "#: shape, its little-endian dtype, its bytes in base64: a string Python reads far faster than tuples of",
+         "#: ints) --, entry, and its labels: bundle tag -> name, the program's .equ symbols that name a bundle",
+         "#: (bundle_notes.BUNDLE_NOTES)",
          "PROGRAMS = ("]
     for kernel, prog in programs:
         d = prog.decoded
         D += ["  dict(", f"    kernel={kernel!r},", f"    name={prog.name!r},"]
-        D += _rows("insns", d.insns.tolist()) + _rows("bundles", d.bundles.tolist())
+        D += _array("insns", d.insns, "<i4") + _array("bundles", d.bundles, "<i4")
         labels = {prog.equates[n]: n for n in BUNDLE_NOTES if n in prog.equates}
-        D += _rows("wmask", d.wmask.tolist()) + [f"    entry={int(d.entry)},", "    labels={"]
+        D += _array("wmask", d.wmask, "<i8") + [f"    entry={int(d.entry)},", "    labels={"]
         D += [f"        {tag}: {name!r}," for tag, name in sorted(labels.items())] + ["    },", "  ),"]
     D.append(")")
     return "\n".join(L) + "\n", "\n".join(D) + "\n"

@@ -4,8 +4,8 @@ stands in for a kernel (docs/asm.md §4.3, §6).
 * :func:`kernel_program` assembles a kernel's program (``q7emu/kernels/programs/*.s``) for one configuration.
 * :func:`run_dequant` / :func:`run_quantize_mx` run a program as the TensorDequantize / QuantizeMX kernel runs:
   the same calls (one per partition; one per 8-partition row block), the same streams as memory regions and the
-  same register file carried from call to call, so that the kernels' programs give the compiled kernels' bytes and
-  traces, and a user's program (``q7emu replay --program``) runs exactly where the kernel would.
+  same register file carried from call to call, so that a kernel's program assembled here gives the kernel API's
+  bytes and traces, and a user's program (``q7emu replay --program``) runs exactly where the kernel would.
 """
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from q7emu.kernels.programs import (
     dequant_registers,
     dequant_symbols,
     program_file,
+    quantize_mx_registers,
     quantize_mx_symbols,
 )
 from q7emu.kernels.tracing import TraceRecorder, TraceSink, run_traced
@@ -95,14 +96,15 @@ def run_quantize_mx(program: Program, bits: npt.NDArray[np.uint16], data: npt.ND
                     scale: npt.NDArray[np.uint8], scatter: bool, *, trace: TraceSink | bool | None = None,
                     kernel_id: int = 0,
                     max_steps: int | None = None, counts: npt.NDArray[np.int64] | None = None,
-                    trace_window: tuple[int, int] | None = None, trace_ops: Any = None) -> ProgramRun:
+                    translated: bool = True, trace_window: tuple[int, int] | None = None,
+                    trace_ops: Any = None) -> ProgramRun:
     """Run ``program`` as QuantizeMX runs its kernel: one call per 8-partition row block b of ``bits`` (uint16 [P, F],
     the fp16 / bf16 patterns) into ``data`` (uint8 [P, F], FP8 bytes) and ``scale`` (uint8: [P, F/4] rows 32q .. 32q
     + 3 when ``scatter``, else [P/8, F/4]). Call b sees the block's source rows at SRC_BASE (2F bytes apart,
     read-only), its data rows at DST_BASE (F bytes apart) and its scale row at SCALE_BASE, with a2 = SRC_BASE, a3 =
     2F (the source row stride), a4 = F (the columns), a5 = DST_BASE, a6 = F (the data row stride), a7 =
-    SCALE_BASE; the vector registers carry from one call to the next. ``trace``, ``trace_window``, ``trace_ops``: as
-    for :func:`run_dequant`."""
+    SCALE_BASE; the vector registers carry from one call to the next. ``trace``, ``translated``, ``trace_window``,
+    ``trace_ops``: as for :func:`run_dequant`."""
     p, f = bits.shape
     blocks = np.arange(p // 8, dtype=np.int64)
     srow = 32 * (blocks // 4) + blocks % 4 if scatter else blocks
@@ -110,9 +112,10 @@ def run_quantize_mx(program: Program, bits: npt.NDArray[np.uint16], data: npt.ND
     regions = [Region("the source rows", SRC_BASE, src, 16 * f, blocks * 16 * f, False),
                Region("the data rows", DST_BASE, data.reshape(-1), 8 * f, blocks * 8 * f, True),
                Region("the scale row", SCALE_BASE, scale.reshape(-1), f // 4, srow * (f // 4), True)]
-    regs = {"a2": SRC_BASE, "a3": 2 * f, "a4": f, "a5": DST_BASE, "a6": f, "a7": SCALE_BASE}
-    return run_calls(program, regions, 8 * blocks, regs, trace=trace, kernel_id=kernel_id, max_steps=max_steps,
-                     carry=True, counts=counts, trace_window=trace_window, trace_ops=trace_ops)
+    tx = translation_of(program) if translated and trace is None and counts is None else None
+    return run_calls(program, regions, 8 * blocks, quantize_mx_registers(f), trace=trace, kernel_id=kernel_id,
+                     max_steps=max_steps, carry=True, counts=counts, translation=tx, trace_window=trace_window,
+                     trace_ops=trace_ops)
 
 
 def dequantize_program(program: Program | None, src: npt.NDArray[Any], fmt: Any, group_size: int = 0, *,

@@ -7,24 +7,23 @@ untraced call runs the program's translation (docs/asm.md §9), where the ISA le
 ``Q7EMU_TRANSLATIONS`` is not ``off``; a traced call, and an untraced one without a translation, run the program on
 the interpreter (``q7emu.kernels._program``), which executes each op through its primitive's body. The bytes are the
 same. The configuration's translation and decoded program come from tables generated from the programs
-(q7emu.asm.gen_translations: configurations_gen, decoded_gen), so nothing is assembled here. The compiled
+(q7emu.asm.gen_translations, q7emu.kernels.configured), so nothing is assembled here. The compiled
 interpreter is imported on the first call (:func:`q7emu.kernels.extension.load_extension`), so this module imports
 without a build.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
 
 import numpy as np
-import numpy.typing as npt
 
-from q7emu.errors import InternalError, InvalidArgument
+from q7emu.errors import InvalidArgument
+from q7emu.kernels import configured
+from q7emu.kernels.configured import ConfiguredProgram, Region, registers, run_interpreted, run_translation
 from q7emu.kernels.cores import check_cores, host_threads, output_buffer, run_blocks
 from q7emu.kernels.extension import cached_extension, translations_enabled
-from q7emu.kernels.programs import DATA_BASE, DST_BASE, SRC_BASE, dequant_configuration, dequant_registers
-from q7emu.kernels.programs.configurations_gen import CONFIGURATIONS, DATA_SECTIONS
+from q7emu.kernels.programs import DST_BASE, SRC_BASE, dequant_configuration, dequant_registers
 from q7emu.kernels.tracing import TraceRecorder, run_traced
 from q7emu.model.dtypes import FmtArg
 from q7emu.model.format_table import dequant_path
@@ -47,56 +46,15 @@ EXTENSION = "q7emu.kernels._program"
 #: that module once loaded at the dispatched level (None until the first kernel call: cached_extension; tests may
 #: replace it)
 _program: Any = None
-#: a kernel call's bundle budget per partition: a kernel's program always ends, far below it
-KERNEL_MAX_STEPS = 1 << 40
-
-
-@dataclass(frozen=True)
-class ConfiguredProgram:
-    """A configuration's program as the interpreter runs it (q7emu.asm.run.Decoded without the source lines): insns
-    int32 [N, INSN_COLS], bundles int32 [M, BUNDLE_COLS], wmask int64 [N, 3], entry; data uint8 [D], the data
-    section at DATA_BASE; labels {bundle tag: name} (the listings'); translation, its index in the interpreter's TX,
-    and imm int32 [K], its runtime immediates."""
-
-    name: str
-    insns: npt.NDArray[np.int32]
-    bundles: npt.NDArray[np.int32]
-    wmask: npt.NDArray[np.int64]
-    entry: int
-    data: npt.NDArray[np.uint8]
-    labels: dict[int, str]
-    translation: int
-    imm: npt.NDArray[np.int32]
-
-
-#: configuration name -> its ConfiguredProgram, built on first use
-_configured: dict[str, ConfiguredProgram] = {}
 
 
 def configured_program(fmt: int, group: int, knobs: Mapping[str, str]) -> ConfiguredProgram:
-    """The program of a configuration (fmt 1..4, group 0 / 8, the knobs the path reads), from the generated tables:
-    its shape's decoded program with the configuration's immediates patched in (q7emu.asm.gen_translations)."""
-    name = dequant_configuration(fmt, group, knobs)
-    found = _configured.get(name)
-    if found is None:
-        if name not in CONFIGURATIONS:
-            raise InternalError(f"no generated program for the configuration {name} (run python -m "
-                                "q7emu.asm.gen_translations)")
-        from q7emu.kernels.programs.decoded_gen import PROGRAMS
-        tx, imm, data_at, shape, patches = CONFIGURATIONS[name]
-        p: dict[str, Any] = PROGRAMS[shape]
-        insns = np.array(p["insns"], np.int32)
-        for row, col, value in patches:
-            insns[row, col] = value
-        found = ConfiguredProgram(name, insns, np.array(p["bundles"], np.int32), np.array(p["wmask"], np.int64),
-                                  int(p["entry"]), np.frombuffer(DATA_SECTIONS[data_at], np.uint8),
-                                  dict(p["labels"]), int(tx), np.array(imm or (0,), np.int32))
-        _configured[name] = found
-    return found
+    """The program of a configuration (fmt 1..4, group 0 / 8, the knobs the path reads), from the generated tables
+    (q7emu.kernels.configured)."""
+    return configured.configured_program(dequant_configuration(fmt, group, knobs))
 
 
-def _regions(src: np.ndarray, out: np.ndarray, lo: int, hi: int, columns: int
-             ) -> tuple[list[tuple[int, np.ndarray, int, bool]], np.ndarray]:
+def _regions(src: np.ndarray, out: np.ndarray, lo: int, hi: int, columns: int) -> tuple[list[Region], np.ndarray]:
     """The memory map of the calls for partitions lo..hi (docs/asm.md §4.3): the source stream at SRC_BASE (read
     only), the destination at DST_BASE, one partition's row per call; (regions, offsets int64 [hi - lo, columns])."""
     in_bytes, out_bytes = src.shape[1], out.shape[1]
@@ -104,18 +62,9 @@ def _regions(src: np.ndarray, out: np.ndarray, lo: int, hi: int, columns: int
     offsets = np.zeros((hi - lo, columns), np.int64)
     offsets[:, 1] = rows * in_bytes
     offsets[:, 2] = rows * out_bytes
-    regions = [(SRC_BASE, src[lo:hi].reshape(-1), in_bytes, False),
-               (DST_BASE, out[lo:hi].reshape(-1), out_bytes, True)]
+    regions: list[Region] = [(SRC_BASE, src[lo:hi].reshape(-1), in_bytes, False),
+                             (DST_BASE, out[lo:hi].reshape(-1), out_bytes, True)]
     return regions, offsets
-
-
-def _registers(src: np.ndarray) -> np.ndarray:
-    """The calling convention's scalar registers (q7emu.kernels.programs.dequant_registers) as the interpreter takes
-    them: uint32 [16], a0..a15."""
-    ar = np.zeros(16, np.uint32)
-    for name, value in dequant_registers(src.shape[1]).items():
-        ar[int(name[1:])] = value
-    return ar
 
 
 def run_program(ext: Any, cp: ConfiguredProgram, src: np.ndarray, out: np.ndarray, lo: int, hi: int,
@@ -126,25 +75,17 @@ def run_program(ext: Any, cp: ConfiguredProgram, src: np.ndarray, out: np.ndarra
     a trace records are lo..hi - 1. Raises InternalError when the program stops on an error (a kernel's program on
     checked arguments never does) and KeyboardInterrupt on Ctrl-C."""
     regions, offsets = _regions(src, out, lo, hi, ext.REGION_COLUMNS)
-    status, call, insn, _, _, addr, _, raw = ext.run(
-        cp.insns, cp.bundles, cp.wmask, cp.data, DATA_BASE, cp.entry, regions, offsets, _registers(src),
-        np.arange(lo, hi, dtype=np.int64), KERNEL_MAX_STEPS, trace=trace, kernel_id=kernel_id, carry=True,
-        **trace_filters)
-    if status:
-        raise InternalError(f"the program of {cp.name} stopped at op {insn} of partition {lo + call} (error {status},"
-                            f" address {addr:#x})")
-    return raw
+    return run_interpreted(ext, cp, regions, offsets, registers(dequant_registers(src.shape[1])),
+                           np.arange(lo, hi, dtype=np.int64), trace=trace, kernel_id=kernel_id, **trace_filters)
 
 
 def _translated(ext: Any, cp: ConfiguredProgram, src: np.ndarray, out: np.ndarray) -> Callable[[int, int], bool]:
     """A function running partitions lo..hi on ``cp``'s translation in ``ext``; it returns False when the
     translation stopped (the interpreter then runs the block and reports what stopped it)."""
-    ar = _registers(src)
+    ar = registers(dequant_registers(src.shape[1]))
 
     def run_partitions(lo: int, hi: int) -> bool:
-        regions, offsets = _regions(src, out, lo, hi, ext.REGION_COLUMNS)
-        return bool(ext.run_translated(cp.translation, cp.imm, cp.data, DATA_BASE, regions, offsets, ar,
-                                       KERNEL_MAX_STEPS) == 0)
+        return run_translation(ext, cp, *_regions(src, out, lo, hi, ext.REGION_COLUMNS), ar)
     return run_partitions
 
 

@@ -1,7 +1,7 @@
 """Loading the compiled kernel extensions on first use, at the ISA level this CPU runs best (docs/build.md §1).
 
-The kernel modules (:mod:`q7emu.kernels.dequant`, which runs the TensorDequantize programs on the interpreter
-module ``q7emu.kernels._program``, and :mod:`q7emu.kernels.quantize_mx`) import their Cython extension only when a
+The kernel modules (:mod:`q7emu.kernels.dequant` and :mod:`q7emu.kernels.quantize_mx`, which run the kernel
+programs on the interpreter module ``q7emu.kernels._program``) import their Cython extension only when a
 kernel runs, so that everything that merely *names* a kernel (the registry, the
 listings, the machine with the golden backend) imports without a build.
 

@@ -1,8 +1,13 @@
 """QuantizeMX (DVE opcode 0xE3): the public API over the emulated quantize body.
 
-``quantize_mx`` validates every argument (q7emu.model.knobs) before any kernel code runs, then runs the
-DVE quantize body built from the IVP primitives (src/kernels/_quantize_mx.pyx) over each 8-partition
-block. The compiled extension is imported on the first call, so this module imports without a build.
+``quantize_mx`` validates every argument (q7emu.model.knobs) before any kernel code runs, then runs the body as its
+program (q7emu/kernels/programs/quantize_mx.s, the one statement of its schedule, docs/asm.md §6) for the
+configuration, one call per 8-partition row block. An untraced call runs the program's translation (docs/asm.md §9)
+where the ISA level has translations and ``Q7EMU_TRANSLATIONS`` is not ``off``; a traced call, and an untraced one
+without a translation, run the program on the interpreter (``q7emu.kernels._program``), which executes each op
+through its primitive's body. The bytes are the same. The configuration's translation and decoded program come from
+tables generated from the programs (q7emu.asm.gen_translations, q7emu.kernels.configured), so nothing is assembled
+here. The compiled interpreter is imported on the first call, so this module imports without a build.
 """
 from __future__ import annotations
 
@@ -11,8 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from q7emu.kernels import configured
+from q7emu.kernels.configured import ConfiguredProgram, Region, registers, run_interpreted, run_translation
 from q7emu.kernels.cores import check_cores, host_threads, output_buffer, run_blocks
-from q7emu.kernels.extension import cached_extension
+from q7emu.kernels.extension import cached_extension, translations_enabled
+from q7emu.kernels.programs import DST_BASE, SCALE_BASE, SRC_BASE, quantize_mx_configuration, quantize_mx_registers
 from q7emu.kernels.tracing import TraceRecorder, run_traced
 from q7emu.model.dtypes import Fp8Arg
 from q7emu.model.kernels import KernelId
@@ -21,40 +29,49 @@ from q7emu.model.knobs import Emax, Nonfinite, ScaleLayout, SrcFormat, Underflow
 #: max_exp per (emax knob, dst dtype): model data (q7emu.model.tables), re-exported here
 from q7emu.model.tables import MAX_EXP
 
-__all__ = ["quantize_mx", "run_params", "listing_run", "EXTENSION", "MAX_EXP"]
+__all__ = ["quantize_mx", "configured_program", "listing_run", "EXTENSION", "MAX_EXP"]
 
-#: the compiled module whose ``run()`` executes the quantize body
-EXTENSION = "q7emu.kernels._quantize_mx"
-#: that module once loaded (None until the first kernel call: cached_extension; tests may replace it)
-_quantize_mx: Any = None
+#: the compiled module that runs the body's program: the interpreter, and the translations of its ISA level
+EXTENSION = "q7emu.kernels._program"
+#: that module once loaded at the dispatched level (None until the first kernel call: cached_extension; tests may
+#: replace it)
+_program: Any = None
 
 
-def run_params(fmt: int | None = None, group_size: int | None = None, knobs: Mapping[str, str] | None = None,
-               src_dtype: str | None = None, dst_dtype: str | None = None) -> dict[str, Any]:
-    """The arguments of ``_quantize_mx.run()`` these options decide, by run()'s parameter names.
+def configured_program(src_dtype: str, dst_dtype: str, knobs: Mapping[str, str]) -> ConfiguredProgram:
+    """The program of a configuration ("float16" / "bfloat16", "float8_e4m3fn" / "float8_e5m2", the knobs the
+    program reads), from the generated tables (q7emu.kernels.configured)."""
+    return configured.configured_program(quantize_mx_configuration(src_dtype, dst_dtype, knobs))
 
-    src_dtype: "float16" / "bfloat16" (or "bf16") -> ``bf16``; dst_dtype: "float8_e4m3fn" / "float8_e5m2";
-    knobs (docs/model.md §2): ``emax`` with dst_dtype -> ``max_exp`` (MAX_EXP), ``underflow`` -> ``wrap`` (the
-    stored byte wraps: wrap, unwrapped-data) and ``true_div`` (the data is divided by the true power of two:
-    unclamped-data, unwrapped-data), ``nonfinite`` -> ``ocp_nonfinite``, a resolved ``scale_layout`` ->
-    ``scatter``. Only what the options decide appears. fmt / group_size do
-    not apply to QuantizeMX (every kernel module's ``run_params`` takes the same options)."""
-    knobs = knobs or {}
-    params: dict[str, Any] = {}
-    if src_dtype is not None:
-        params["bf16"] = src_dtype in ("bfloat16", "bf16")
-    if dst_dtype is not None:
-        params["dst_dtype"] = dst_dtype
-        if "emax" in knobs:
-            params["max_exp"] = MAX_EXP[(knobs["emax"], dst_dtype)]
-    if "underflow" in knobs:
-        params["wrap"] = knobs["underflow"] in ("wrap", "unwrapped-data")
-        params["true_div"] = knobs["underflow"] in ("unclamped-data", "unwrapped-data")
-    if "nonfinite" in knobs:
-        params["ocp_nonfinite"] = knobs["nonfinite"] == "ocp"
-    if knobs.get("scale_layout") in ("scatter", "compact"):
-        params["scatter"] = knobs["scale_layout"] == "scatter"
-    return params
+
+def _regions(bits: np.ndarray, data: np.ndarray, scale: np.ndarray, scatter: bool, lo: int, hi: int,
+             columns: int) -> tuple[list[Region], np.ndarray]:
+    """The memory map of the calls for row blocks lo..hi (docs/asm.md §4.3): block b's 8 source rows at SRC_BASE
+    (2F bytes apart, read only), its 8 data rows at DST_BASE (F bytes apart) and its scale row at SCALE_BASE (row
+    32q + b % 4 of a scatter layout, q = b // 4; row b of a compact one); (regions, offsets int64 [hi - lo,
+    columns])."""
+    f = bits.shape[1]
+    blocks = np.arange(lo, hi, dtype=np.int64)
+    offsets = np.zeros((hi - lo, columns), np.int64)
+    offsets[:, 1] = blocks * 16 * f
+    offsets[:, 2] = blocks * 8 * f
+    offsets[:, 3] = (32 * (blocks // 4) + blocks % 4 if scatter else blocks) * (f // 4)
+    regions: list[Region] = [(SRC_BASE, bits.view(np.uint8).reshape(-1), 16 * f, False),
+                             (DST_BASE, data.reshape(-1), 8 * f, True),
+                             (SCALE_BASE, scale.reshape(-1), f // 4, True)]
+    return regions, offsets
+
+
+def run_program(ext: Any, cp: ConfiguredProgram, bits: np.ndarray, data: np.ndarray, scale: np.ndarray,
+                scatter: bool, lo: int, hi: int, trace: Any = None, **trace_filters: Any) -> Any:
+    """Run ``cp`` on the interpreter module ``ext`` for row blocks lo..hi of ``bits`` (uint16 [P, F]) into ``data``
+    (uint8 [P, F]) and ``scale`` (uint8, [P, F/4] when ``scatter``, else [P/8, F/4]): one call per block, the
+    register file carried from call to call; a trace shows block b as partition 8b. ``trace``: None, a sink, or True
+    (the raw records, returned; ``trace_window`` / ``trace_ops`` filter them)."""
+    regions, offsets = _regions(bits, data, scale, scatter, lo, hi, ext.REGION_COLUMNS)
+    return run_interpreted(ext, cp, regions, offsets, registers(quantize_mx_registers(bits.shape[1])),
+                           8 * np.arange(lo, hi, dtype=np.int64), trace=trace,
+                           kernel_id=int(KernelId.QUANTIZE_MX), **trace_filters)
 
 
 def listing_run(passes: int, src_dtype: str, dst_dtype: str, knobs: Mapping[str, str]) -> tuple[
@@ -62,15 +79,17 @@ def listing_run(passes: int, src_dtype: str, dst_dtype: str, knobs: Mapping[str,
     """One traced row block (8 partitions) of ``passes`` whole passes of the main loop (16 columns = 4 MX blocks
     each), compact scale layout, for the listings (q7emu.analysis.listing).
 
-    Returns the raw full-operand trace (``run(trace=True)``), the bundle labels {bundle: label} and every label's
-    note. The source values are fixed pseudo-random (a listing does not depend on data)."""
-    ext = cached_extension(globals(), "_quantize_mx", EXTENSION)
-    src = np.random.default_rng(7).integers(0, 1 << 16, size=(8, 16 * passes), dtype=np.uint16)
+    Returns the raw full-operand trace of the configuration's program (the interpreter's ``run(trace=True)``), the
+    program's bundle labels {bundle: label} and every label's note. The source values are fixed pseudo-random (a
+    listing does not depend on data)."""
+    from q7emu.kernels.programs.bundle_notes import BUNDLE_NOTES
+    ext = cached_extension(globals(), "_program", EXTENSION)
+    cp = configured_program(src_dtype, dst_dtype, knobs)
+    bits = np.random.default_rng(7).integers(0, 1 << 16, size=(8, 16 * passes), dtype=np.uint16)
     data = np.zeros((8, 16 * passes), np.uint8)
     scale = np.zeros((1, 4 * passes), np.uint8)
-    params = run_params(knobs=knobs, src_dtype=src_dtype, dst_dtype=dst_dtype)
-    raw = ext.run(src, data, scale, scatter=False, trace=True, kernel_id=int(KernelId.QUANTIZE_MX), **params)
-    return raw, ext.bundle_labels(), dict(ext.BUNDLE_NOTES)
+    raw = run_program(ext, cp, bits, data, scale, False, 0, 1, trace=True)
+    return raw, dict(cp.labels), dict(BUNDLE_NOTES)
 
 
 def quantize_mx(src: np.ndarray, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_layout: ScaleLayout = "auto",
@@ -109,17 +128,28 @@ def quantize_mx(src: np.ndarray, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_l
         src, dst_dtype, {"scale_layout": scale_layout, "emax": emax, "underflow": underflow, "nonfinite": nonfinite},
         src_format)
     check_cores(cores)
-    ext = cached_extension(globals(), "_quantize_mx", EXTENSION)
+    ext = cached_extension(globals(), "_program", EXTENSION)
+    cp = configured_program(kind, dst, knobs)
     p, f = bits.shape
-    params = run_params(knobs=knobs, src_dtype=kind, dst_dtype=dst)
-    params["kernel_id"] = int(KernelId.QUANTIZE_MX)
+    scatter = knobs["scale_layout"] == "scatter"
     data = output_buffer((p, f), traced=trace is not None)
-    scale = np.zeros((p if params["scatter"] else p // 8, f // 4), dtype=np.uint8)   # scatter: rows left 0
+    scale = np.zeros((p if scatter else p // 8, f // 4), dtype=np.uint8)   # scatter: the other rows stay 0
     if trace is not None:
-        run_traced(trace, lambda t, **kw: ext.run(bits, data, scale, trace=t, **kw, **params),
+        run_traced(trace, lambda t, **kw: run_program(ext, cp, bits, data, scale, scatter, 0, p // 8, trace=t, **kw),
                    KernelId.QUANTIZE_MX.kernel, dict(knobs, dst_dtype=dst))
+        return data.view("<u4").reshape(p, f // 4), scale
+
+    def interpreted(lo: int, hi: int) -> bool:
+        run_program(ext, cp, bits, data, scale, scatter, lo, hi)
+        return True
+    threads = host_threads(cores, p // 8, bits.nbytes)
+    if translations_enabled() and getattr(ext, "TRANSLATED", False):     # the variable checked at every level
+        ar = registers(quantize_mx_registers(f))
+        # a block its translation stopped in runs again on the interpreter, which overwrites every byte of it (and
+        # says what stopped it)
+        run_blocks(lambda lo, hi: run_translation(ext, cp, *_regions(bits, data, scale, scatter, lo, hi,
+                                                                      ext.REGION_COLUMNS), ar) or interpreted(lo, hi),
+                   p // 8, threads)
     else:
-        # row block b (8 partitions) owns data rows 8b..8b+7 and one scale row (32q + b%4, or b)
-        run_blocks(lambda lo, hi: ext.run(bits, data, scale, blocks=(lo, hi), **params),
-                   p // 8, host_threads(cores, p // 8, bits.nbytes))
+        run_blocks(interpreted, p // 8, threads)
     return data.view("<u4").reshape(p, f // 4), scale

@@ -3,8 +3,8 @@
 Every layer reads a format's facts from here (ml_dtypes' habit: one record per format, the tests parametrised over
 the list): the DEQUANT_FMT codes, names and paths of :mod:`q7emu.model.kernels`, the spellings of
 :mod:`q7emu.model.dtypes`, the knob rules of :mod:`q7emu.model.knobs`, the kernels' constant vectors (the rodata
-builders of the kernel programs and src/kernels/_quantize_mx.pyx), the golden models' choice of decoder and encoder, the
-listings and the command line. Two layers keep their own transcription on purpose and say so where they do: the
+builders of the kernel programs), the golden models' choice of decoder and encoder, the listings and the command
+line. Two layers keep their own transcription on purpose and say so where they do: the
 validity predicate (q7emu/isa/validate.py, the firmware's clauses as docs/firmware.md §1.3 writes them) and the
 golden models' arithmetic (q7emu/golden/formats.py defines each format's values from its bit fields).
 

@@ -394,8 +394,7 @@ cdef void run_calls(TR tr, regfile_t* rf, Machine* m0, Machine* m, const int32_t
                     const int32_t* imm=NULL) noexcept nogil:
     """Every call in turn: a fresh data section and scalar state, the regions at this call's offsets; a fresh
     register file too, unless `carry` (a kernel's calls: the core's vector registers carry from one call to the
-    next, as the compiled kernels' do). `tx`: the program's translation (untraced), run in the interpreter's
-    place."""
+    next). `tx`: the program's translation (untraced), run in the interpreter's place."""
     cdef Py_ssize_t c
     cdef int r, e
     failed_call[0] = -1

@@ -1643,8 +1643,602 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     steps[0] = k
     return 0
 
+cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
+                                int64_t* steps) noexcept nogil:
+    """Shapes 82ecfd3cf7eaf5d2f4f8f47e dfc1af41e2442a47e40289fe bce87a2ecf6540140c663011
+    abec4a2474c38110c10f4f2b bd593c3fa26629eefdf187ad cf19449f889db0ca35e8d447
+    a5bf1fb54a0205bcb4fa55df b3f603e6bc602225b7cf7956 a89d3660315a9b047b852f26
+    b81eab0a893ec868f1594e93 7b50d9f4a571d46aac2d2a02 57f26a71f0819317e732573e
+    3e80c4132e3f79d4120b01fa ec6232303e7cccda739ca049 19f06ad87597530d4285679c
+    c16bce2c6ab87f49c6f3fe0b
+    (variants 0..15), planned from quantize_mx float16 -> float8_e4m3fn emax=ocp nonfinite=sim ."""
+    cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
+    cdef vec_t v22, v23, v24, v25, v26, v27, v28, v29, v30, v31
+    cdef wcells32_t wv0     # demanded bits: the lanes' low 32
+    cdef vbool_t vb0, vb1, vb2, vb3, vb4, vb5, vb6, vb7, vb8, vb9
+    cdef vbool_t dead_vb
+    cdef pr_t pr2, pr8, pr9, pr10, pr11
+    cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15
+    # the region an access found (hit<row>: a repeated access's, kept)
+    cdef RegionHit hit_once, hit38, hit65, hit67, hit78, hit140
+    cdef int var = imm[0]     # the variant (Family)
+    cdef uint32_t lcount = 0
+    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
+    cdef int64_t k = 0
+    cdef int64_t check = STEPS_PER_CHECK
+    cdef int r
+    cdef Py_ssize_t off = 0, n = 0
+    cdef uint8_t* p = NULL
+    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return ERR_FALLBACK
+    hit38.r = -1
+    hit65.r = -1
+    hit67.r = -1
+    hit78.r = -1
+    hit140.r = -1
+    pr2 = 0
+    memset(&v0, 0, sizeof(vec_t))
+    memset(&v1, 0, sizeof(vec_t))
+    memset(&v2, 0, sizeof(vec_t))
+    memset(&v3, 0, sizeof(vec_t))
+    memset(&v4, 0, sizeof(vec_t))
+    memset(&v5, 0, sizeof(vec_t))
+    memset(&v6, 0, sizeof(vec_t))
+    memset(&v7, 0, sizeof(vec_t))
+    memset(&v8, 0, sizeof(vec_t))
+    memset(&v9, 0, sizeof(vec_t))
+    memset(&v10, 0, sizeof(vec_t))
+    memset(&v11, 0, sizeof(vec_t))
+    memset(&v12, 0, sizeof(vec_t))
+    memset(&v13, 0, sizeof(vec_t))
+    memset(&v14, 0, sizeof(vec_t))
+    memset(&v15, 0, sizeof(vec_t))
+    memset(&v16, 0, sizeof(vec_t))
+    memset(&v17, 0, sizeof(vec_t))
+    memset(&v18, 0, sizeof(vec_t))
+    memset(&v19, 0, sizeof(vec_t))
+    memset(&v20, 0, sizeof(vec_t))
+    memset(&v21, 0, sizeof(vec_t))
+    memset(&v22, 0, sizeof(vec_t))
+    memset(&v23, 0, sizeof(vec_t))
+    memset(&v24, 0, sizeof(vec_t))
+    memset(&v25, 0, sizeof(vec_t))
+    memset(&v26, 0, sizeof(vec_t))
+    memset(&v27, 0, sizeof(vec_t))
+    memset(&v28, 0, sizeof(vec_t))
+    memset(&v29, 0, sizeof(vec_t))
+    memset(&v30, 0, sizeof(vec_t))
+    memset(&v31, 0, sizeof(vec_t))
+    vb0 = 0
+    vb1 = 0
+    vb2 = 0
+    vb3 = 0
+    vb4 = 0
+    vb5 = 0
+    vb6 = 0
+    vb7 = 0
+    vb9 = 0
+    memset(&wv0, 0, sizeof(wcells32_t))
+    pr8 = rf.pr[8]
+    pr9 = rf.pr[9]
+    pr10 = rf.pr[10]
+    pr11 = rf.pr[11]
+    vb8 = rf.vb[8]
+    a2 = m.ar[2]
+    a3 = m.ar[3]
+    a4 = m.ar[4]
+    a5 = m.ar[5]
+    a6 = m.ar[6]
+    a7 = m.ar[7]
+    a8 = m.ar[8]
+    a9 = m.ar[9]
+    a10 = m.ar[10]
+    a11 = m.ar[11]
+    a12 = m.ar[12]
+    a13 = m.ar[13]
+    a14 = m.ar[14]
+    a15 = m.ar[15]
+    blk = 0
+    while True:
+        if blk == 0:
+            if k + 17 >= max_steps:
+                return ERR_FALLBACK
+            # bundle 0: const16 a8, 512
+            a8 = X.xt_const16(a8, 512)
+            # bundle 1: const16 a8, 0
+            a8 = X.xt_const16(a8, 0)
+            # bundle 2: { ivp_lv2nx8_i v0, a8, 0 ; ivp_lv2nx8_i v1, a8, 64 }
+            r = mem_once(m, &hit_once, a8 + <uint32_t>0, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v0, p, off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v1, p, off)
+            # bundle 3: { ivp_lv2nx8_i v2, a8, 128 ; ivp_lv2nx8_i v3, a8, 192 }
+            r = mem_once(m, &hit_once, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v2, p, off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v3, p, off)
+            # bundle 4: { ivp_lv2nx8_i v4, a8, 256 ; ivp_lv2nx8_i v5, a8, 320 }
+            r = mem_once(m, &hit_once, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v4, p, off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v5, p, off)
+            # bundle 5: { ivp_lv2nx8_i v6, a8, 384 ; ivp_lv2nx8_i v7, a8, 448 }
+            r = mem_once(m, &hit_once, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v6, p, off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v7, p, off)
+            # bundle 6: { ivp_lv2nx8_i v8, a8, 512 ; ivp_lv2nx8_i v9, a8, 576 }
+            r = mem_once(m, &hit_once, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v8, p, off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v9, p, off)
+            # bundle 7: { ivp_lv2nx8_i v10, a8, 640 ; ivp_lv2nx8_i v11, a8, 704 }
+            r = mem_once(m, &hit_once, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v10, p, off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v11, p, off)
+            # bundle 8: { ivp_lv2nx8_i v12, a8, 768 ; ivp_lv2nx8_i v13, a8, 832 }
+            r = mem_once(m, &hit_once, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v12, p, off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v13, p, off)
+            # bundle 9: { ivp_lv2nx8_i v15, a8, 896 ; ivp_lv2nx8_i v16, a8, 960 }
+            r = mem_once(m, &hit_once, a8 + <uint32_t>896, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v15, p, off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>960, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v16, p, off)
+            # bundle 10: { ivp_lv2nx8_i v17, a8, 1024 ; ivp_lv2nx8_i v18, a8, 1088 }
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1024, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v17, p, off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1088, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v18, p, off)
+            # bundle 11: { ivp_lv2nx8_i v19, a8, 1152 ; ivp_lv2nx8_i v20, a8, 1216 }
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1152, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v19, p, off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1216, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v20, p, off)
+            # bundle 12: { ivp_lv2nx8_i v21, a8, 1280 ; ivp_lv2nx8_i v22, a8, 1344 }
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1280, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v21, p, off)
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1344, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v22, p, off)
+            # bundle 13: { ivp_eqnx16 vb0, v0, v0 }
+            P.eqnx16(&vb0, &v0, &v0)
+            # bundle 14: { ivp_lv2nx8_i v31, a8, 1408 }
+            r = mem_once(m, &hit_once, a8 + <uint32_t>1408, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v31, p, off)
+            # bundle 15: { ivp_extrprn_2x32 pr2, v4, 0 ; ivp_ltu2nx8 vb9, v0, v17 }
+            P.extrprn_2x32(&pr2, &v4, 0)
+            P.ltu2nx8(&vb9, &v0, &v17)
+            # bundle 16: beqz a4, .Ldone
+            if X.xt_beqz(a4):
+                next_pc = 96
+            if halt:
+                blk = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
+            else:
+                blk = 17
+            k += 17
+        elif blk == 17:
+            if k + 7 >= max_steps:
+                return ERR_FALLBACK
+            # bundle 17: movi a10, 16
+            a10 = X.xt_movi(16)
+            # bundle 18: sub a9, a4, a10
+            a9 = X.xt_sub(a4, a10)
+            # bundle 19: movltz a10, a4, a9
+            a10 = X.xt_movltz(a10, a4, a9)
+            # bundle 20: add a13, a10, a10
+            a13 = X.xt_add(a10, a10)
+            # bundle 21: { ivp_and2nx8 v4, v0, v0 ; mov a11, a2 ; mov a12, a2 }
+            P.and2nx8(&v4, &v0, &v0)
+            a11 = X.xt_mov(a2)
+            a12 = X.xt_mov(a2)
+            # bundle 22: movi a14, 8
+            a14 = X.xt_movi(8)
+            # bundle 23: loop a14, .Lrows1_end574
+            lcount = a14 - 1u
+            lbeg = 23 + 1
+            lend = 29
+            if halt:
+                blk = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
+            else:
+                blk = 24
+            k += 7
+        elif blk == 24:
+            if k + 5 >= max_steps:
+                return ERR_FALLBACK
+            # bundle 24: { ivp_labvdcmprs2nx8_xp v25, vb9, a12, a13 }
+            n = <Py_ssize_t><int32_t>a13
+            r = mem_hit(m, &hit38, a12, TOUCH_N, n, 1, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.labvdcmprs2nx8_xp(&v25, vb9, p, &off, n)
+                a12 = hit38.base + <uint32_t>off
+            if (1 << var) & 0xff:
+                # bundle 25, variants 0, 1, 2, 3, 4, 5, 6, 7: { ivp_cvtf32nxf16_0 v25, v25 }
+                P.cvtf32nxf16_0(&v25, &v25)
+            # bundle 26: { ivp_srln_2x32 v14, v25, v5 ; add a11, a11, a3 }
+            P.srln_2x32(&v14, &v25, &v5)
+            a11 = X.xt_add(a11, a3)
+            # bundle 27: { ivp_and2nx8 v14, v14, v10 ; mov a12, a11 }
+            P.and2nx8(&v14, &v14, &v10)
+            a12 = X.xt_mov(a11)
+            # bundle 28: { ivp_bmaxn_2x32 vb1, v4, v4, v14 }
+            P.bmaxn_2x32(&dead_vb, &v4, &v4, &v14)
+            if halt:
+                blk = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
+            else:
+                blk = 29
+                if blk == lend and lcount != 0:
+                    lcount -= 1
+                    blk = lbeg
+            k += 4 + 1 * (((1 << var) & 0xff) != 0)
+        elif blk == 29:
+            if k + 19 >= max_steps:
+                return ERR_FALLBACK
+            # bundle 29: { ivp_seln_2x32 v26, v4, v4, v11 }
+            P.seln_2x32(&v26, &v4, &v4, &v11)
+            # bundle 30: { ivp_bmaxn_2x32 vb1, v4, v4, v26 }
+            P.bmaxn_2x32(&dead_vb, &v4, &v4, &v26)
+            # bundle 31: { ivp_seln_2x32 v26, v4, v4, v11 }
+            P.seln_2x32(&v26, &v4, &v4, &v11)
+            # bundle 32: { ivp_bmaxn_2x32 vb1, v4, v4, v26 }
+            P.bmaxn_2x32(&dead_vb, &v4, &v4, &v26)
+            # bundle 33: { ivp_seln_2x32 v26, v4, v4, v11 }
+            P.seln_2x32(&v26, &v4, &v4, &v11)
+            # bundle 34: { ivp_bmaxn_2x32 vb1, v4, v4, v26 }
+            P.bmaxn_2x32(&dead_vb, &v4, &v4, &v26)
+            # bundle 35: { ivp_seln_2x32 v4, v4, v4, v13 }
+            P.seln_2x32(&v4, &v4, &v4, &v13)
+            if (1 << var) & 0xf0f:
+                # bundle 36, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_subn_2x32 v30, v4, v6 }
+                P.subn_2x32(&v30, &v4, &v6)
+            else:
+                # bundle 37, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_subn_2x32 v30, v4, v6 ; ivp_eqn_2x32 vb8, v4, v1
+                P.subn_2x32(&v30, &v4, &v6)
+                P.eqn_2x32(&vb8, &v4, &v10)
+            if (1 << var) & 0x1111:
+                # bundle 38, variants 0, 4, 8, 12: { ivp_and2nx8 v30, v30, v10 }
+                P.and2nx8(&v30, &v30, &v10)
+            elif (1 << var) & 0x2222:
+                # bundle 39, variants 1, 5, 9, 13: { ivp_bmaxn_2x32 vb1, v30, v30, v0 }
+                P.bmaxn_2x32(&dead_vb, &v30, &v30, &v0)
+            if (1 << var) & 0x3030:
+                # bundle 40, variants 4, 5, 12, 13: { ivp_movn_2x32t v30, v10, vb8 }
+                P.movn_2x32t(&v30, &v10, vb8)
+            if (1 << var) & 0x3333:
+                # bundle 41, variants 0, 1, 4, 5, 8, 9, 12, 13: { ivp_sel2nx8 v26, v0, v30, v15 ; srli a12, a10, 2 }
+                P.sel2nx8(&v26, &v0, &v30, &v15)
+                a12 = X.xt_srli(a10, 2)
+            elif (1 << var) & 0x4444:
+                # bundle 42, variants 2, 6, 10, 14: { ivp_bmaxn_2x32 vb1, v26, v30, v0 }
+                P.bmaxn_2x32(&dead_vb, &v26, &v30, &v0)
+            else:
+                # bundle 43, variants 3, 7, 11, 15: { ivp_and2nx8 v26, v30, v10 }
+                P.and2nx8(&v26, &v30, &v10)
+            if (1 << var) & 0xc0c0:
+                # bundle 44, variants 6, 7, 14, 15: { ivp_movn_2x32t v26, v10, vb8 }
+                P.movn_2x32t(&v26, &v10, vb8)
+            if (1 << var) & 0xcccc:
+                # bundle 45, variants 2, 3, 6, 7, 10, 11, 14, 15: { ivp_sel2nx8 v26, v0, v26, v15 ; srli a12, a10, 2 }
+                P.sel2nx8(&v26, &v0, &v26, &v15)
+                a12 = X.xt_srli(a10, 2)
+            # bundle 46: { ivp_sav2nx8_xp v26, a7, a12 }
+            n = <Py_ssize_t><int32_t>a12
+            r = mem_hit(m, &hit65, a7, TOUCH_N, n, 1, 1, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.sav2nx8_xp(&v26, p, &off, n)
+                a7 = hit65.base + <uint32_t>off
+            # bundle 47: { ivp_subn_2x32 v27, v0, v30 ; ivp_lv2nx8_i v28, a8, 1472 }
+            P.subn_2x32(&v27, &v0, &v30)
+            r = mem_hit(m, &hit67, a8 + <uint32_t>1472, TOUCH_FIXED, 64, 64, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.lv2nx8_i(&v28, p, off)
+            # bundle 48: { ivp_and2nx8 v14, v27, v28 }
+            P.and2nx8(&v14, &v27, &v28)
+            # bundle 49: { ivp_dextrprn_2x32 pr8, v14, v16, 5, 10 ; ivp_dextrprn_2x32 pr9, v14, v16, 1, 10 }
+            P.dextrprn_2x32(&pr8, &v14, &v16, 5, 10)
+            P.dextrprn_2x32(&pr9, &v14, &v16, 1, 10)
+            # bundle 50: { ivp_dextrprn_2x32 pr10, v14, v16, 9, 10 ; ivp_dextrprn_2x32 pr11, v14, v16, 13, 10 }
+            P.dextrprn_2x32(&pr10, &v14, &v16, 9, 10)
+            P.dextrprn_2x32(&pr11, &v14, &v16, 13, 10)
+            # bundle 51: { mov a11, a2 ; mov a12, a2 }
+            a11 = X.xt_mov(a2)
+            a12 = X.xt_mov(a2)
+            # bundle 52: { mov a15, a5 ; movi a14, 8 }
+            a15 = X.xt_mov(a5)
+            a14 = X.xt_movi(8)
+            # bundle 53: loop a14, .Lrows2_end
+            lcount = a14 - 1u
+            lbeg = 53 + 1
+            lend = 92
+            if halt:
+                blk = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
+            else:
+                blk = 54
+            k += 18 + 1 * (((1 << var) & 0xf0f0) != 0)
+        elif blk == 54:
+            if k + 36 >= max_steps:
+                return ERR_FALLBACK
+            # bundle 54: { ivp_labvdcmprs2nx8_xp v14, vb9, a12, a13 ; add a11, a11, a3 }
+            n = <Py_ssize_t><int32_t>a13
+            r = mem_hit(m, &hit78, a12, TOUCH_N, n, 1, 0, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.labvdcmprs2nx8_xp(&v14, vb9, p, &off, n)
+                a12 = hit78.base + <uint32_t>off
+            a11 = X.xt_add(a11, a3)
+            if (1 << var) & 0xff:
+                # bundle 55, variants 0, 1, 2, 3, 4, 5, 6, 7: { ivp_cvtf32nxf16_0 v14, v14 }
+                P.cvtf32nxf16_0(&v14, &v14)
+            # bundle 56: { ivp_srlin_2x32 v26, v14, 31 ; ivp_ultn_2xf32t vb6, v14, v14, vb0 ; ivp_mulus4tn16xr16 wv0, v3
+            P.srlin_2x32(&v26, &v14, 31)
+            P.ultn_2xf32t(&vb6, &v14, &v14, <vbool_t>0xffffffffffffffff)
+            P.mulus4tn16xr16(&wv0, &v31, &v7, pr8)
+            # bundle 57: { ivp_sllin_2x32 v27, v14, 1 ; ivp_srln_2x32 v28, v14, v5 ; ivp_mulus4tan16xr16 wv0, v0, v12, p
+            P.sllin_2x32(&v27, &v14, 1)
+            P.srln_2x32(&v28, &v14, &v5)
+            P.mulus4tan16xr16(&wv0, &v0, &v12, pr9)
+            # bundle 58: { ivp_sllin_2x32 v26, v26, 7 ; ivp_srlin_2x32 v27, v27, 1 ; ivp_mulus4tan16xr16 wv0, v0, v16, p
+            P.sllin_2x32(&v26, &v26, 7)
+            P.srlin_2x32(&v27, &v27, 1)
+            P.mulus4tan16xr16(&wv0, &v0, &v16, pr10)
+            # bundle 59: { ivp_and2nx8 v28, v28, v10 ; ivp_floatn_2x32 v29, v27, 0 ; ivp_mulus4tan16xr16 wv0, v0, v31, p
+            P.and2nx8(&v28, &v28, &v10)
+            P.floatn_2x32(&v29, &v27, 0)
+            P.mulus4tan16xr16(&wv0, &v0, &v31, pr11)
+            # bundle 60: { ivp_eqn_2x32 vb3, v28, v0 ; ivp_eqn_2x32 vb5, v28, v10 }
+            P.eqn_2x32(&vb3, &v28, &v0)
+            P.eqn_2x32(&vb5, &v28, &v10)
+            if (1 << var) & 0xf0f:
+                # bundle 61, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v27, v29, vb3 }
+                P.movn_2x32t(&v27, &v29, vb3)
+            else:
+                # bundle 62, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_movn_2x32t v27, v29, vb3 ; ivp_movn_2x32t v26, v
+                P.movn_2x32t(&v27, &v29, vb3)
+                P.movn_2x32t(&v26, &v0, vb8)
+            # bundle 63: { ivp_srlin_2x32 v28, v27, 23 ; ivp_sllin_2x32 v29, v27, 9 }
+            P.srlin_2x32(&v28, &v27, 23)
+            P.sllin_2x32(&v29, &v27, 9)
+            # bundle 64: { ivp_eqn_2x32 vb4, v27, v0 ; ivp_srlin_2x32 v29, v29, 18 }
+            P.eqn_2x32(&vb4, &v27, &v0)
+            P.srlin_2x32(&v29, &v29, 18)
+            # bundle 65: { ivp_or2nx8 v29, v29, v21 }
+            P.or2nx8(&v29, &v29, &v21)
+            # bundle 66: { ivp_subn_2x32 v4, v28, v18 }
+            P.subn_2x32(&v4, &v28, &v18)
+            # bundle 67: { ivp_movn_2x32t v28, v4, vb3 }
+            P.movn_2x32t(&v28, &v4, vb3)
+            # bundle 68: { ivp_movn_2x32t v28, v19, vb5 ; ivp_and2nx8 v4, v0, v0 }
+            P.movn_2x32t(&v28, &v19, vb5)
+            P.and2nx8(&v4, &v0, &v0)
+            if (1 << var) & 0xf0f:
+                # bundle 69, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v28, v8, vb4 }
+                P.movn_2x32t(&v28, &v8, vb4)
+            else:
+                # bundle 70, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_movn_2x32t v28, v8, vb4 ; ivp_movn_2x32t v4, v10
+                P.movn_2x32t(&v28, &v8, vb4)
+                P.movn_2x32t(&v4, &v10, vb8)
+            # bundle 71: { ivp_movn_2x32t v4, v10, vb6 ; mov a12, a11 }
+            P.movn_2x32t(&v4, &v10, vb6)
+            a12 = X.xt_mov(a11)
+            # bundle 72: { ivp_selnx16 v23, v29, v29, v20 ; ivp_selnx16 v24, v28, v28, v20 }
+            P.selnx16(&v23, &v29, &v29, &v20)
+            P.selnx16(&v24, &v28, &v28, &v20)
+            # bundle 73: { ivp_selnx16 v25, v26, v26, v20 ; ivp_selnx16 v4, v4, v4, v20 }
+            P.selnx16(&v25, &v26, &v26, &v20)
+            P.selnx16(&v4, &v4, &v4, &v20)
+            # bundle 74: { ivp_muluupan16xr16 wv0, v24, v23, pr2 ; ivp_neqnx16 vb7, v4, v0 }
+            P.muluupan16xr16(&wv0, &v24, &v23, pr2)
+            P.neqnx16(&vb7, &v4, &v0)
+            # bundle 75: { ivp_packvrnrnx48 v24, wv0, 15 }
+            P.packvrnrnx48(&v24, &wv0, 15)
+            # bundle 76: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
+            P.subnx16(&v26, &v2, &v24)
+            P.subnx16(&v27, &v24, &v2)
+            # bundle 77: { ivp_bmaxnx16 vb1, v26, v26, v0 ; ivp_bmaxnx16 vb2, v27, v27, v0 }
+            P.bmaxnx16(&dead_vb, &v26, &v26, &v0)
+            P.bmaxnx16(&dead_vb, &v27, &v27, &v0)
+            # bundle 78: { ivp_addnx16 v26, v26, v3 ; ivp_sllinx16 v27, v27, 3 }
+            P.addnx16(&v26, &v26, &v3)
+            P.sllinx16(&v27, &v27, imm[1])
+            # bundle 79: { ivp_srlnx16 v28, v23, v26 ; ivp_subnx16 v29, v26, v1 }
+            P.srlnx16(&v28, &v23, &v26)
+            P.subnx16(&v29, &v26, &v1)
+            # bundle 80: { ivp_and2nx8 v28, v28, v1 ; ivp_sllnx16 v29, v1, v29 }
+            P.and2nx8(&v28, &v28, &v1)
+            P.sllnx16(&v29, &v1, &v29)
+            # bundle 81: { ivp_subnx16 v29, v29, v1 }
+            P.subnx16(&v29, &v29, &v1)
+            # bundle 82: { ivp_addnx16 v29, v29, v28 }
+            P.addnx16(&v29, &v29, &v28)
+            # bundle 83: { ivp_addnx16 v29, v29, v23 }
+            P.addnx16(&v29, &v29, &v23)
+            # bundle 84: { ivp_srlnx16 v29, v29, v26 }
+            P.srlnx16(&v29, &v29, &v26)
+            # bundle 85: { ivp_addnx16 v27, v27, v29 }
+            P.addnx16(&v27, &v27, &v29)
+            # bundle 86: { ivp_bminnx16 vb1, v27, v27, v9 }
+            P.bminnx16(&dead_vb, &v27, &v27, &v9)
+            # bundle 87: { ivp_or2nx8 v27, v27, v25 }
+            P.or2nx8(&v27, &v27, &v25)
+            # bundle 88: { ivp_or2nx8 v4, v22, v25 }
+            P.or2nx8(&v4, &v22, &v25)
+            # bundle 89: { ivp_movnx16t v27, v4, vb7 }
+            P.movnx16t(&v27, &v4, vb7)
+            # bundle 90: { ivp_sel2nx8i v14, v27, v27, 0 ; mov a14, a15 }
+            P.sel2nx8i(&v14, &v27, &v27, 0)
+            a14 = X.xt_mov(a15)
+            # bundle 91: { ivp_sav2nx8_xp v14, a14, a10 ; add a15, a15, a6 }
+            n = <Py_ssize_t><int32_t>a10
+            r = mem_hit(m, &hit140, a14, TOUCH_N, n, 1, 1, &p, &off)
+            if r < 0:
+                return r
+            else:
+                P.sav2nx8_xp(&v14, p, &off, n)
+                a14 = hit140.base + <uint32_t>off
+            a15 = X.xt_add(a15, a6)
+            if halt:
+                blk = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
+            else:
+                blk = 92
+                if blk == lend and lcount != 0:
+                    lcount -= 1
+                    blk = lbeg
+            k += 35 + 1 * (((1 << var) & 0xff) != 0)
+        elif blk == 92:
+            if k + 4 >= max_steps:
+                return ERR_FALLBACK
+            # bundle 92: add a2, a2, a13
+            a2 = X.xt_add(a2, a13)
+            # bundle 93: add a5, a5, a10
+            a5 = X.xt_add(a5, a10)
+            # bundle 94: sub a4, a4, a10
+            a4 = X.xt_sub(a4, a10)
+            # bundle 95: bnez a4, .Lchunk
+            if X.xt_bnez(a4):
+                next_pc = 17
+            if halt:
+                blk = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
+            else:
+                blk = 96
+            k += 4
+        elif blk == 96:
+            if k + 1 >= max_steps:
+                return ERR_FALLBACK
+            # bundle 96: retw
+            halt = 1
+            if halt:
+                blk = -1
+            elif next_pc >= 0:
+                blk = next_pc
+                next_pc = -1
+            else:
+                blk = 97
+            k += 1
+        else:
+            break
+        if k >= check:
+            if _interrupted():
+                return ERR_INTERRUPT
+            check = k + STEPS_PER_CHECK
+    rf.pr[8] = pr8
+    rf.pr[9] = pr9
+    rf.pr[10] = pr10
+    rf.pr[11] = pr11
+    rf.vb[8] = vb8
+    m.ar[2] = a2
+    m.ar[3] = a3
+    m.ar[4] = a4
+    m.ar[5] = a5
+    m.ar[6] = a6
+    m.ar[7] = a7
+    m.ar[8] = a8
+    m.ar[9] = a9
+    m.ar[10] = a10
+    m.ar[11] = a11
+    m.ar[12] = a12
+    m.ar[13] = a13
+    m.ar[14] = a14
+    m.ar[15] = a15
+    steps[0] = k
+    return 0
 
-cdef tx_t TX[4]
+
+cdef tx_t TX[5]
 
 
 cdef void fill_translations() noexcept:
@@ -1653,6 +2247,7 @@ cdef void fill_translations() noexcept:
     TX[1] = tx_proc_4bit_mx_8_0
     TX[2] = tx_proc_4bit_non_mx_1
     TX[3] = tx_proc_6bit_non_mx_0
+    TX[4] = tx_quantize_mx_0
 
 
 #: each translation's variants' shape keys, their constant immediates ('row:slot:value ...') and
@@ -1702,4 +2297,77 @@ TRANSLATIONS = (
      '70:2:-48 71:1:48 78:3:53',
      '/',
      'proc_6bit_non_mx fmt=4 (e2m3) group=0 fp6_packing=lsb-first', 1),
+    (
+     '82ecfd3cf7eaf5d2f4f8f47e dfc1af41e2442a47e40289fe bce87a2ecf6540140c663011 abec4a2474c38110c10f4f2b '
+     'bd593c3fa26629eefdf187ad cf19449f889db0ca35e8d447 a5bf1fb54a0205bcb4fa55df b3f603e6bc602225b7cf7956 '
+     'a89d3660315a9b047b852f26 b81eab0a893ec868f1594e93 7b50d9f4a571d46aac2d2a02 57f26a71f0819317e732573e '
+     '3e80c4132e3f79d4120b01fa ec6232303e7cccda739ca049 19f06ad87597530d4285679c c16bce2c6ab87f49c6f3fe0b',
+     '0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 5:1:192 6:1:256 7:1:320 8:1:384 9:1:448 10:1:512 11:1:576 '
+     '12:1:640 13:1:704 14:1:768 15:1:832 16:1:896 17:1:960 18:1:1024 19:1:1088 20:1:1152 21:1:1216 '
+     '22:1:1280 23:1:1344 25:1:1408 26:2:0 29:1:16 36:1:8 55:2:2 58:1:1472 60:3:5 60:4:10 61:3:1 61:4:10 '
+     '62:3:9 62:4:10 63:3:13 63:4:10 67:1:8 72:2:31 75:2:1 78:2:7 79:2:1 82:2:0 87:2:23 88:2:9 90:2:18 '
+     '105:2:15 125:3:0/0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 5:1:192 6:1:256 7:1:320 8:1:384 9:1:448 10:1:512 '
+     '11:1:576 12:1:640 13:1:704 14:1:768 15:1:832 16:1:896 17:1:960 18:1:1024 19:1:1088 20:1:1152 '
+     '21:1:1216 22:1:1280 23:1:1344 25:1:1408 26:2:0 29:1:16 36:1:8 55:2:2 58:1:1472 60:3:5 60:4:10 61:3:1 '
+     '61:4:10 62:3:9 62:4:10 63:3:13 63:4:10 67:1:8 72:2:31 75:2:1 78:2:7 79:2:1 82:2:0 87:2:23 88:2:9 '
+     '90:2:18 105:2:15 125:3:0/0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 5:1:192 6:1:256 7:1:320 8:1:384 9:1:448 '
+     '10:1:512 11:1:576 12:1:640 13:1:704 14:1:768 15:1:832 16:1:896 17:1:960 18:1:1024 19:1:1088 '
+     '20:1:1152 21:1:1216 22:1:1280 23:1:1344 25:1:1408 26:2:0 29:1:16 36:1:8 55:2:2 58:1:1472 60:3:5 '
+     '60:4:10 61:3:1 61:4:10 62:3:9 62:4:10 63:3:13 63:4:10 67:1:8 72:2:31 75:2:1 78:2:7 79:2:1 82:2:0 '
+     '87:2:23 88:2:9 90:2:18 105:2:15 125:3:0/0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 5:1:192 6:1:256 7:1:320 '
+     '8:1:384 9:1:448 10:1:512 11:1:576 12:1:640 13:1:704 14:1:768 15:1:832 16:1:896 17:1:960 18:1:1024 '
+     '19:1:1088 20:1:1152 21:1:1216 22:1:1280 23:1:1344 25:1:1408 26:2:0 29:1:16 36:1:8 55:2:2 58:1:1472 '
+     '60:3:5 60:4:10 61:3:1 61:4:10 62:3:9 62:4:10 63:3:13 63:4:10 67:1:8 72:2:31 75:2:1 78:2:7 79:2:1 '
+     '82:2:0 87:2:23 88:2:9 90:2:18 105:2:15 125:3:0/0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 5:1:192 6:1:256 '
+     '7:1:320 8:1:384 9:1:448 10:1:512 11:1:576 12:1:640 13:1:704 14:1:768 15:1:832 16:1:896 17:1:960 '
+     '18:1:1024 19:1:1088 20:1:1152 21:1:1216 22:1:1280 23:1:1344 25:1:1408 26:2:0 29:1:16 36:1:8 57:2:2 '
+     '60:1:1472 62:3:5 62:4:10 63:3:1 63:4:10 64:3:9 64:4:10 65:3:13 65:4:10 69:1:8 74:2:31 77:2:1 80:2:7 '
+     '81:2:1 84:2:0 90:2:23 91:2:9 93:2:18 109:2:15 129:3:0/0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 5:1:192 '
+     '6:1:256 7:1:320 8:1:384 9:1:448 10:1:512 11:1:576 12:1:640 13:1:704 14:1:768 15:1:832 16:1:896 '
+     '17:1:960 18:1:1024 19:1:1088 20:1:1152 21:1:1216 22:1:1280 23:1:1344 25:1:1408 26:2:0 29:1:16 36:1:8 '
+     '57:2:2 60:1:1472 62:3:5 62:4:10 63:3:1 63:4:10 64:3:9 64:4:10 65:3:13 65:4:10 69:1:8 74:2:31 77:2:1 '
+     '80:2:7 81:2:1 84:2:0 90:2:23 91:2:9 93:2:18 109:2:15 129:3:0/0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 '
+     '5:1:192 6:1:256 7:1:320 8:1:384 9:1:448 10:1:512 11:1:576 12:1:640 13:1:704 14:1:768 15:1:832 '
+     '16:1:896 17:1:960 18:1:1024 19:1:1088 20:1:1152 21:1:1216 22:1:1280 23:1:1344 25:1:1408 26:2:0 '
+     '29:1:16 36:1:8 57:2:2 60:1:1472 62:3:5 62:4:10 63:3:1 63:4:10 64:3:9 64:4:10 65:3:13 65:4:10 69:1:8 '
+     '74:2:31 77:2:1 80:2:7 81:2:1 84:2:0 90:2:23 91:2:9 93:2:18 109:2:15 129:3:0/0:1:512 1:1:0 2:1:0 '
+     '3:1:64 4:1:128 5:1:192 6:1:256 7:1:320 8:1:384 9:1:448 10:1:512 11:1:576 12:1:640 13:1:704 14:1:768 '
+     '15:1:832 16:1:896 17:1:960 18:1:1024 19:1:1088 20:1:1152 21:1:1216 22:1:1280 23:1:1344 25:1:1408 '
+     '26:2:0 29:1:16 36:1:8 57:2:2 60:1:1472 62:3:5 62:4:10 63:3:1 63:4:10 64:3:9 64:4:10 65:3:13 65:4:10 '
+     '69:1:8 74:2:31 77:2:1 80:2:7 81:2:1 84:2:0 90:2:23 91:2:9 93:2:18 109:2:15 129:3:0/0:1:512 1:1:0 '
+     '2:1:0 3:1:64 4:1:128 5:1:192 6:1:256 7:1:320 8:1:384 9:1:448 10:1:512 11:1:576 12:1:640 13:1:704 '
+     '14:1:768 15:1:832 16:1:896 17:1:960 18:1:1024 19:1:1088 20:1:1152 21:1:1216 22:1:1280 23:1:1344 '
+     '25:1:1408 26:2:0 29:1:16 36:1:8 54:2:2 57:1:1472 59:3:5 59:4:10 60:3:1 60:4:10 61:3:9 61:4:10 '
+     '62:3:13 62:4:10 66:1:8 70:2:31 73:2:1 76:2:7 77:2:1 80:2:0 85:2:23 86:2:9 88:2:18 103:2:15 '
+     '123:3:0/0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 5:1:192 6:1:256 7:1:320 8:1:384 9:1:448 10:1:512 11:1:576 '
+     '12:1:640 13:1:704 14:1:768 15:1:832 16:1:896 17:1:960 18:1:1024 19:1:1088 20:1:1152 21:1:1216 '
+     '22:1:1280 23:1:1344 25:1:1408 26:2:0 29:1:16 36:1:8 54:2:2 57:1:1472 59:3:5 59:4:10 60:3:1 60:4:10 '
+     '61:3:9 61:4:10 62:3:13 62:4:10 66:1:8 70:2:31 73:2:1 76:2:7 77:2:1 80:2:0 85:2:23 86:2:9 88:2:18 '
+     '103:2:15 123:3:0/0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 5:1:192 6:1:256 7:1:320 8:1:384 9:1:448 10:1:512 '
+     '11:1:576 12:1:640 13:1:704 14:1:768 15:1:832 16:1:896 17:1:960 18:1:1024 19:1:1088 20:1:1152 '
+     '21:1:1216 22:1:1280 23:1:1344 25:1:1408 26:2:0 29:1:16 36:1:8 54:2:2 57:1:1472 59:3:5 59:4:10 60:3:1 '
+     '60:4:10 61:3:9 61:4:10 62:3:13 62:4:10 66:1:8 70:2:31 73:2:1 76:2:7 77:2:1 80:2:0 85:2:23 86:2:9 '
+     '88:2:18 103:2:15 123:3:0/0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 5:1:192 6:1:256 7:1:320 8:1:384 9:1:448 '
+     '10:1:512 11:1:576 12:1:640 13:1:704 14:1:768 15:1:832 16:1:896 17:1:960 18:1:1024 19:1:1088 '
+     '20:1:1152 21:1:1216 22:1:1280 23:1:1344 25:1:1408 26:2:0 29:1:16 36:1:8 54:2:2 57:1:1472 59:3:5 '
+     '59:4:10 60:3:1 60:4:10 61:3:9 61:4:10 62:3:13 62:4:10 66:1:8 70:2:31 73:2:1 76:2:7 77:2:1 80:2:0 '
+     '85:2:23 86:2:9 88:2:18 103:2:15 123:3:0/0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 5:1:192 6:1:256 7:1:320 '
+     '8:1:384 9:1:448 10:1:512 11:1:576 12:1:640 13:1:704 14:1:768 15:1:832 16:1:896 17:1:960 18:1:1024 '
+     '19:1:1088 20:1:1152 21:1:1216 22:1:1280 23:1:1344 25:1:1408 26:2:0 29:1:16 36:1:8 56:2:2 59:1:1472 '
+     '61:3:5 61:4:10 62:3:1 62:4:10 63:3:9 63:4:10 64:3:13 64:4:10 68:1:8 72:2:31 75:2:1 78:2:7 79:2:1 '
+     '82:2:0 88:2:23 89:2:9 91:2:18 107:2:15 127:3:0/0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 5:1:192 6:1:256 '
+     '7:1:320 8:1:384 9:1:448 10:1:512 11:1:576 12:1:640 13:1:704 14:1:768 15:1:832 16:1:896 17:1:960 '
+     '18:1:1024 19:1:1088 20:1:1152 21:1:1216 22:1:1280 23:1:1344 25:1:1408 26:2:0 29:1:16 36:1:8 56:2:2 '
+     '59:1:1472 61:3:5 61:4:10 62:3:1 62:4:10 63:3:9 63:4:10 64:3:13 64:4:10 68:1:8 72:2:31 75:2:1 78:2:7 '
+     '79:2:1 82:2:0 88:2:23 89:2:9 91:2:18 107:2:15 127:3:0/0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 5:1:192 '
+     '6:1:256 7:1:320 8:1:384 9:1:448 10:1:512 11:1:576 12:1:640 13:1:704 14:1:768 15:1:832 16:1:896 '
+     '17:1:960 18:1:1024 19:1:1088 20:1:1152 21:1:1216 22:1:1280 23:1:1344 25:1:1408 26:2:0 29:1:16 36:1:8 '
+     '56:2:2 59:1:1472 61:3:5 61:4:10 62:3:1 62:4:10 63:3:9 63:4:10 64:3:13 64:4:10 68:1:8 72:2:31 75:2:1 '
+     '78:2:7 79:2:1 82:2:0 88:2:23 89:2:9 91:2:18 107:2:15 127:3:0/0:1:512 1:1:0 2:1:0 3:1:64 4:1:128 '
+     '5:1:192 6:1:256 7:1:320 8:1:384 9:1:448 10:1:512 11:1:576 12:1:640 13:1:704 14:1:768 15:1:832 '
+     '16:1:896 17:1:960 18:1:1024 19:1:1088 20:1:1152 21:1:1216 22:1:1280 23:1:1344 25:1:1408 26:2:0 '
+     '29:1:16 36:1:8 56:2:2 59:1:1472 61:3:5 61:4:10 62:3:1 62:4:10 63:3:9 63:4:10 64:3:13 64:4:10 68:1:8 '
+     '72:2:31 75:2:1 78:2:7 79:2:1 82:2:0 88:2:23 89:2:9 91:2:18 107:2:15 127:3:0',
+     '111:2/111:2/111:2/111:2/115:2/115:2/115:2/115:2/109:2/109:2/109:2/109:2/113:2/113:2/113:2/113:2',
+     'quantize_mx float16 -> float8_e4m3fn emax=ocp nonfinite=sim underflow=wrap', 2),
 )

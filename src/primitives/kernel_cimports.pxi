@@ -1,6 +1,6 @@
-# The shared header of the firmware kernel modules (src/kernels/_program.pyx, _quantize_mx.pyx): the C
+# The header of the kernel module (src/kernels/_program.pyx, the interpreter and the translations): the C
 # register types, the IVP primitive library as P (q7ivp.pxd, the umbrella over the ivp_*.pxd family
-# files), the trace recorder, and the kernels' instruction layer, FP8 narrowing and trace buffer.
+# files), the trace recorder, and the instruction layer and trace buffer.
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from libc.stdlib cimport free
 from libc.string cimport memset, memcpy
@@ -21,5 +21,4 @@ cdef extern from *:
 
 include "kernel_ops.pxi"
 include "kernel_ops_gen.pxi"
-include "kernel_fp8.pxi"
 include "trace_buffer.pxi"

@@ -19,8 +19,7 @@ stored:
 A record holds: run index (one per kernel call), sequence number (counts every executed primitive of the
 run, across partitions), absolute partition, kernel id (:class:`q7emu.model.kernels.KernelId`: 1
 proc_4bit_non_mx, 2 proc_4bit_mx_8, 3 proc_6bit_non_mx, 4 quantize_mx), bundle index in the kernel listing
-(``B<n>``: the bundle tags of the kernel programs and of
-src/kernels/_quantize_mx.pyx), mnemonic and its operands. An operand
+(``B<n>``: the bundle tags of the kernel programs), mnemonic and its operands. An operand
 has kind (vec, wvec, vbool, pr, scalar), role (src = value before the op, dst = after), register index (255
 immediate, 254 memory offset, 253 length for scalars), lane view and its bytes (vec 64, wvec 192 = the raw
 architectural image, vbool 8, pr 8, scalar 8 = int64). Readers reconstruct every operand: ``show``,

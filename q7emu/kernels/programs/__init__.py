@@ -1,12 +1,14 @@
 """The firmware kernels as programs (docs/asm.md §6): one assembly file per kernel, the statement of its schedule.
 
 ``proc_4bit_non_mx.s``, ``proc_4bit_mx_8.s``, ``proc_6bit_non_mx.s`` and ``quantize_mx.s`` (with their shared
-``kernel_common.inc``) are written in q7emu's assembly language, bundle by bundle as the compiled kernels of
-``src/kernels`` issue them. A kernel configuration (the format, the knobs) reaches a program as predefined symbols:
-the functions here compute them from the format and knob tables (:mod:`q7emu.model.format_table`,
-:mod:`q7emu.model.knobs`), and the program's conditional assembly and data directives do the rest. Assembling and
-running them is :mod:`q7emu.asm.kernels`' (one layer up); an untraced TensorDequantize call runs its configuration's
-translation (docs/asm.md §9) through :func:`dequant_configuration` and the addresses below, without the assembler.
+``kernel_common.inc``) are written in q7emu's assembly language, bundle by bundle (the kernels' only statement: the
+interpreter and the translations of ``src/kernels/_program.pyx`` run them). A kernel configuration (the format, the
+knobs) reaches a program as predefined symbols: the functions here compute them from the format and knob tables
+(:mod:`q7emu.model.format_table`, :mod:`q7emu.model.knobs`), and the program's conditional assembly and data
+directives do the rest. Assembling and running them is :mod:`q7emu.asm.kernels`' (one layer up); a TensorDequantize or
+QuantizeMX call runs its configuration's translation or decoded program (docs/asm.md §9) through
+:func:`dequant_configuration` / :func:`quantize_mx_configuration`, the registers and the addresses below, without the
+assembler.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from q7emu.model.format_table import codebook_triples, dequant_format, dequant_path, fp8_format, mx_layout
-from q7emu.model.knobs import KNOB_DEFAULTS, knob
+from q7emu.model.knobs import KNOB_DEFAULTS, KNOBS, knob
 from q7emu.model.tables import MAX_EXP, NF4_TABLES
 
 #: where the program files are
@@ -110,3 +112,25 @@ def quantize_mx_symbols(src_dtype: str, dst_dtype: str, knobs: Mapping[str, str]
             "UNDERFLOW_WRAP": int(k["underflow"] in ("wrap", "unwrapped-data")),
             "UNDERFLOW_TRUE_DIV": int(k["underflow"] in ("unclamped-data", "unwrapped-data")),
             "NONFINITE_OCP": int(k["nonfinite"] == "ocp")}
+
+
+#: the knobs a QuantizeMX configuration's program reads (sorted): the op's machine knobs (scale_layout places the
+#: scale row, a region of the call, and leaves the program as it is)
+QUANTIZE_MX_KNOBS_READ: tuple[str, ...] = tuple(sorted(k.name for k in KNOBS if k.op == "quantize_mx" and k.machine))
+
+
+def quantize_mx_configuration(src_dtype: str, dst_dtype: str, knobs: Mapping[str, str] | None = None) -> str:
+    """A QuantizeMX configuration's name, ``quantize_mx src=float16 dst=float8_e4m3fn emax=ocp ...``: the source and
+    destination types (their canonical names) and the value of each knob the program reads
+    (:data:`QUANTIZE_MX_KNOBS_READ`; a knob not given takes its default). Two calls whose names are equal run the
+    same program (docs/asm.md §9)."""
+    k = knobs or {}
+    return " ".join(["quantize_mx", f"src={src_dtype}", f"dst={dst_dtype}"]
+                    + [f"{n}={k.get(n, knob(n).default)}" for n in QUANTIZE_MX_KNOBS_READ])
+
+
+def quantize_mx_registers(columns: int) -> dict[str, int]:
+    """A QuantizeMX call's starting scalar registers (docs/asm.md §4.3) for a tile of ``columns`` (F) elements per
+    row: a2 = the block's source rows' address, a3 = their stride (2F bytes), a4 = F, a5 = the data rows' address,
+    a6 = their stride (F bytes), a7 = the scale row's address."""
+    return {"a2": SRC_BASE, "a3": 2 * columns, "a4": columns, "a5": DST_BASE, "a6": columns, "a7": SCALE_BASE}

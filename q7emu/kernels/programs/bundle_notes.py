@@ -1,4 +1,4 @@
-"""What a TensorDequantize listing says of each labelled bundle (docs/model.md §9.1): ``BUNDLE_NOTES``, label -> note.
+"""What a kernel's listing says of each labelled bundle (docs/model.md §9.1): ``BUNDLE_NOTES``, label -> note.
 
 The labels themselves -- each bundle tag's name -- are the kernel programs' ``.equ`` symbols (q7emu/kernels/programs/
 *.s), which q7emu.asm.gen_translations reads into each decoded program's ``labels`` (decoded_gen.PROGRAMS): a label is
@@ -88,5 +88,58 @@ _MX = {
     "MX_NARROW": "narrow_fp8: round to FP8 (RNE), saturate, sign",
 }
 
+#: quantize_mx (the DVE 0xE3 body)
+_QMX = {
+    "Q_PR0": "block 3's divide mask into v31 from a rodata row (seed @0x66a6's v31, its MAC's high half)",
+    "Q_PR1": "the pair weights (1, 2^15) of the accumulator set-up into pr2 ; the row load's predicate",
+    "Q_ZERO": "pass 1 (the shared-exponent extract): running max = 0",
+    "Q_LOAD1": "load 16 elements of row r, spread into 32-bit lanes (a tail: fewer, zero-filled)",
+    "Q_UPCAST1": "upcast to fp32 inside the op (fp16: cvtf32nxf16_0 of the even lanes; bf16: none needed)",
+    "Q_EXP1": "seed @0x79ec: the biased exponent field, a per-lane shift by the broadcast 23",
+    "Q_FIELD1": "& 0xFF",
+    "Q_MAX1": "MAX over the block's 8 partitions",
+    "Q_RED0": "MAX over the block's 4 elements: the neighbour lane",
+    "Q_RED1": "max with the neighbour lane",
+    "Q_RED2": "again: lanes i .. i + 2",
+    "Q_RED3": "max",
+    "Q_RED4": "and again: lanes i .. i + 3 (the block's 4 elements at lane 4b)",
+    "Q_RED5": "max",
+    "Q_BCAST": "broadcast lane 4b over its block",
+    "Q_SCALE": "scale = max - max_exp (nonfinite = ocp: blocks whose maximum is field 0xFF)",
+    "Q_BYTE": "the stored E8M0 byte: wrapped in uint8 or clamped at 0 (knob underflow)",
+    "Q_NONFIN": "nonfinite = ocp: NaN / Inf blocks store 0xFF",
+    "Q_SCB": "the scale bytes of the 4 blocks",
+    "Q_SSTORE": "store them (E8M0)",
+    "Q_NEG": "SCALE TO pr (docs/model.md §9.4): minus each block's exponent ; the lane mask",
+    "Q_SPARSE": "minus the exponent as a 16-bit tap in lane 4b + 1 of v14, every other lane 0",
+    "Q_PRS": "seed @0x22b5: blocks 1 and 0 -> pr8, pr9 (dual-lane extract: the block's lane, tap 2, and a zero lane)",
+    "Q_PRS2": "blocks 2 and 3 -> pr10, pr11",
+    "Q_LOAD2": "pass 2 (divide, clip, round, pack): reload row r, spread into 32-bit lanes",
+    "Q_UPCAST2": "upcast to fp32",
+    "Q_SIGN": "sign bit ; NaN GATE ; seed @0x66a6's MAC: block 1's divide starts the row's accumulator",
+    "Q_ABS": "drop the sign ; exponent field ; block 0's divide MAC",
+    "Q_FIELD2": "sign byte (0x80) ; |x| bits ; block 2's divide MAC",
+    "Q_NORM": "exponent field ; subnormal significand normalised by int -> fp32 ; block 3's divide MAC",
+    "Q_CLASS": "field 0 (zero / subnormal), field 0xFF (Inf / NaN)",
+    "Q_TAKE": "subnormals take the normalised value (nonfinite = ocp: a NaN / Inf block loses its sign)",
+    "Q_SPLIT": "exponent field of the normalised value ; the top 14 mantissa bits",
+    "Q_MANT": "zero test ; mantissa to bits 0..13",
+    "Q_DIV": "the hidden bit (bit 14)",
+    "Q_SUB149": "subnormal inputs are mant * 2^-149: 149 more",
+    "Q_SUBN": "subnormals take that exponent",
+    "Q_INF": "±Inf: an exponent that saturates (the clip to ±max_val) ; clear the NaN-mask register",
+    "Q_ZEROS": "±0: the far-below exponent (nonfinite = ocp: every lane of a NaN / Inf block -> NaN)",
+    "Q_NAN": "NaN lanes -> non-zero",
+    "Q_HALF16A": "the low halves into 16-bit lanes: significand, exponent",
+    "Q_HALF16B": "the low halves into 16-bit lanes: sign, NaN mask",
+    "Q_ACC": "+ EXP * 2^15 + SIG (paired MAC) ; the NaN predicate in 16-bit lanes",
+    "Q_EXT": "accumulator extract: EXP - scale",
+    "Q_NARROW": "narrow_fp8: round to FP8 (RNE), saturate, sign",
+    "Q_NANC": "the NaN code with its sign",
+    "Q_NANSET": "NaN lanes -> the NaN code",
+    "Q_PACK": "PACK: the low byte of each 16-bit lane, 4 FP8 per u32 word",
+    "Q_STORE": "store the row's FP8 bytes",
+}
+
 #: every label's note (what the listing says of the bundle)
-BUNDLE_NOTES: dict[str, str] = {**_SHARED, **_NF4, **_REBIAS, **_MX}
+BUNDLE_NOTES: dict[str, str] = {**_SHARED, **_NF4, **_REBIAS, **_MX, **_QMX}

@@ -2,9 +2,8 @@
 # 8-partition row block of the [P, F] fp16 / bf16 tile; two passes per chunk of 16 columns (4 MX blocks of 8
 # partitions x 4 elements).
 #
-# The statement of the kernel's schedule (docs/asm.md §6): q7emu.kernels._quantize_mx runs the same bundles compiled;
-# `q7emu listing quantize_mx --asm` prints this program for one configuration, and CI checks that both give the same
-# bytes and the same trace.
+# The statement of the kernel's schedule (docs/asm.md §6): q7emu.quantize_mx runs it (its translation untraced, the
+# interpreter traced); `q7emu listing quantize_mx --asm` prints it for one configuration.
 #
 # Calling convention (docs/asm.md §4.3): a2 = the block's first source row, a3 = the source row stride (2F bytes),
 # a4 = the columns F, a5 = the block's first data row, a6 = the data row stride (F bytes), a7 = the block's scale
