@@ -609,6 +609,14 @@ def test_the_kernels_lane_masks():
             # the NaN-scale test (vb1: ultn_2xf32t under the all-true vb9, read by the merge of the NaN code) where
             # the scale has NaN; bmin / bmax's flags into vb1 before it are dead (the compare writes every lane)
             assert masks == (set() if "nonan" in program.name else {("vb", 1)}), program.name
+        elif kernel == "quantize_mx":
+            # QuantizeMX's class flags (vb3 field 0, vb4 ±0, vb5 field 0xFF, and under nonfinite=ocp vb8, a
+            # non-finite block: eqn_2x32's, read by movn_2x32t), its NaN flag (vb6: ultn_2xf32t's, read by
+            # movn_2x32t and merged by the next ultn_2xf32t) and its 16-bit NaN predicate (vb7: neqnx16's, read by
+            # movnx16t); not vb9, the row load's predicate (read by the expanding load, which takes no lane mask),
+            # nor the flag ALU's vb1 / vb2
+            ocp = {("vb", 8)} if "nonfinite=ocp" in program.name else set()
+            assert masks == {("vb", n) for n in (3, 4, 5, 6, 7)} | ocp, program.name
 
 
 @pytest.mark.parametrize("index", [i for i in SHAPES if _freed_at_entry(CONFIGS[i][1])], ids=lambda i: IDS[i])

@@ -1655,7 +1655,8 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v22, v23, v24, v25, v26, v27, v28, v29, v30, v31
     cdef wcells32_t wv0     # demanded bits: the lanes' low 32
-    cdef vbool_t vb0, vb1, vb2, vb3, vb4, vb5, vb6, vb7, vb8, vb9
+    cdef vbool_t vb0, vb1, vb2, vb9
+    cdef vmask_t vb3, vb4, vb5, vb6, vb7, vb8     # lane masks
     cdef vbool_t dead_vb
     cdef pr_t pr2, pr8, pr9, pr10, pr11
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15
@@ -1712,18 +1713,18 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
     vb0 = 0
     vb1 = 0
     vb2 = 0
-    vb3 = 0
-    vb4 = 0
-    vb5 = 0
-    vb6 = 0
-    vb7 = 0
+    memset(&vb3, 0, sizeof(vmask_t))
+    memset(&vb4, 0, sizeof(vmask_t))
+    memset(&vb5, 0, sizeof(vmask_t))
+    memset(&vb6, 0, sizeof(vmask_t))
+    memset(&vb7, 0, sizeof(vmask_t))
     vb9 = 0
     memset(&wv0, 0, sizeof(wcells32_t))
     pr8 = rf.pr[8]
     pr9 = rf.pr[9]
     pr10 = rf.pr[10]
     pr11 = rf.pr[11]
-    vb8 = rf.vb[8]
+    q7_bits_to_bytes(rf.vb[8], vb8.m.u8)
     a2 = m.ar[2]
     a3 = m.ar[3]
     a4 = m.ar[4]
@@ -1984,7 +1985,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 P.bmaxn_2x32(&dead_vb, &v30, &v30, &v0)
             if (1 << var) & 0x3030:
                 # bundle 40, variants 4, 5, 12, 13: { ivp_movn_2x32t v30, v10, vb8 }
-                P.movn_2x32t(&v30, &v10, vb8)
+                P.movn_2x32t(&v30, &v10, &vb8)
             if (1 << var) & 0x3333:
                 # bundle 41, variants 0, 1, 4, 5, 8, 9, 12, 13: { ivp_sel2nx8 v26, v0, v30, v15 ; srli a12, a10, 2 }
                 P.sel2nx8(&v26, &v0, &v30, &v15)
@@ -1997,7 +1998,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 P.and2nx8(&v26, &v30, &v10)
             if (1 << var) & 0xc0c0:
                 # bundle 44, variants 6, 7, 14, 15: { ivp_movn_2x32t v26, v10, vb8 }
-                P.movn_2x32t(&v26, &v10, vb8)
+                P.movn_2x32t(&v26, &v10, &vb8)
             if (1 << var) & 0xcccc:
                 # bundle 45, variants 2, 3, 6, 7, 10, 11, 14, 15: { ivp_sel2nx8 v26, v0, v26, v15 ; srli a12, a10, 2 }
                 P.sel2nx8(&v26, &v0, &v26, &v15)
@@ -2079,11 +2080,11 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             P.eqn_2x32(&vb5, &v28, &v10)
             if (1 << var) & 0xf0f:
                 # bundle 61, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v27, v29, vb3 }
-                P.movn_2x32t(&v27, &v29, vb3)
+                P.movn_2x32t(&v27, &v29, &vb3)
             else:
                 # bundle 62, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_movn_2x32t v27, v29, vb3 ; ivp_movn_2x32t v26, v
-                P.movn_2x32t(&v27, &v29, vb3)
-                P.movn_2x32t(&v26, &v0, vb8)
+                P.movn_2x32t(&v27, &v29, &vb3)
+                P.movn_2x32t(&v26, &v0, &vb8)
             # bundle 63: { ivp_srlin_2x32 v28, v27, 23 ; ivp_sllin_2x32 v29, v27, 9 }
             P.srlin_2x32(&v28, &v27, 23)
             P.sllin_2x32(&v29, &v27, 9)
@@ -2095,19 +2096,19 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             # bundle 66: { ivp_subn_2x32 v4, v28, v18 }
             P.subn_2x32(&v4, &v28, &v18)
             # bundle 67: { ivp_movn_2x32t v28, v4, vb3 }
-            P.movn_2x32t(&v28, &v4, vb3)
+            P.movn_2x32t(&v28, &v4, &vb3)
             # bundle 68: { ivp_movn_2x32t v28, v19, vb5 ; ivp_and2nx8 v4, v0, v0 }
-            P.movn_2x32t(&v28, &v19, vb5)
+            P.movn_2x32t(&v28, &v19, &vb5)
             P.and2nx8(&v4, &v0, &v0)
             if (1 << var) & 0xf0f:
                 # bundle 69, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v28, v8, vb4 }
-                P.movn_2x32t(&v28, &v8, vb4)
+                P.movn_2x32t(&v28, &v8, &vb4)
             else:
                 # bundle 70, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_movn_2x32t v28, v8, vb4 ; ivp_movn_2x32t v4, v10
-                P.movn_2x32t(&v28, &v8, vb4)
-                P.movn_2x32t(&v4, &v10, vb8)
+                P.movn_2x32t(&v28, &v8, &vb4)
+                P.movn_2x32t(&v4, &v10, &vb8)
             # bundle 71: { ivp_movn_2x32t v4, v10, vb6 ; mov a12, a11 }
-            P.movn_2x32t(&v4, &v10, vb6)
+            P.movn_2x32t(&v4, &v10, &vb6)
             a12 = X.xt_mov(a11)
             # bundle 72: { ivp_selnx16 v23, v29, v29, v20 ; ivp_selnx16 v24, v28, v28, v20 }
             P.selnx16(&v23, &v29, &v29, &v20)
@@ -2152,7 +2153,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             # bundle 88: { ivp_or2nx8 v4, v22, v25 }
             P.or2nx8(&v4, &v22, &v25)
             # bundle 89: { ivp_movnx16t v27, v4, vb7 }
-            P.movnx16t(&v27, &v4, vb7)
+            P.movnx16t(&v27, &v4, &vb7)
             # bundle 90: { ivp_sel2nx8i v14, v27, v27, 0 ; mov a14, a15 }
             P.sel2nx8i(&v14, &v27, &v27, 0)
             a14 = X.xt_mov(a15)
@@ -2219,7 +2220,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
     rf.pr[9] = pr9
     rf.pr[10] = pr10
     rf.pr[11] = pr11
-    rf.vb[8] = vb8
+    rf.vb[8] = vb_from_mask(&vb8.m)
     m.ar[2] = a2
     m.ar[3] = a3
     m.ar[4] = a4

@@ -223,7 +223,8 @@ def _narrowed(mnemonic, width, cells, va, vb, pr=0, sh=0):
 
 # ------------------------------------------------------------------ lane-mask predicates
 #: the ops _lane_mask runs: every op whose op-table row takes a lane mask (optable.Op.lane_mask; a test checks)
-_LANE_MASK_OPS = ("oltnxf16t", "ultn_2xf32t", "babssubunx16", "movnx16t", "mov2nx8t", "negnxf16t")
+_LANE_MASK_OPS = ("oltnxf16t", "ultn_2xf32t", "babssubunx16", "movnx16t", "mov2nx8t", "negnxf16t", "movn_2x32t",
+                  "eqn_2x32", "neqnx16")
 
 
 def _lane_mask(mnemonic, va, vr, vb, vbp=0):
@@ -257,6 +258,15 @@ def _lane_mask(mnemonic, va, vr, vb, vbp=0):
     elif name == "negnxf16t":
         P.negnxf16t(&out_bits, &b, bits)
         P.negnxf16t(&out_mask, &b, &m)
+    elif name == "movn_2x32t":
+        P.movn_2x32t(&out_bits, &b, bits)
+        P.movn_2x32t(&out_mask, &b, &m)
+    elif name == "eqn_2x32":
+        P.eqn_2x32(&bits, &a, &b)
+        P.eqn_2x32(&m, &a, &b)
+    elif name == "neqnx16":
+        P.neqnx16(&bits, &a, &b)
+        P.neqnx16(&m, &a, &b)
     else:
         raise InvalidArgument("mnemonic", name, "an op whose op-table row takes a lane mask (optable.Op.lane_mask)")
     vec_bits = np.array([out_bits.u16[k] for k in range(32)], np.uint16)

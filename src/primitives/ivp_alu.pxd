@@ -2,7 +2,7 @@
 """IVP integer ALU: add / sub / bitwise, integer compares, vbool logic (docs/firmware.md §6.2 B03, docs/anchors.md §7).
 Adds and subs wrap; bitwise ops see all 512 bits; compares write 1/2/4 vbool bits per true 8/16/32-bit
 lane and have no gt/ge (swap the operands)."""
-from q7regs cimport vec_t, vbool_t
+from q7regs cimport vec_t, vbool_t, vpred_t
 from ivp_lanes cimport lanes_arith, lanes_cmp, OP_ADD, OP_SUB, OP_AND, OP_OR, OP_XOR, CMP_EQ, CMP_NE, CMP_LT, CMP_LE
 
 # add2nx8: vt = vs + vr, 8-bit lanes, wrapping
@@ -54,7 +54,7 @@ cdef inline void eqnx16(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept 
     lanes_cmp(vb, vs.u16, vr.u16, CMP_EQ)
 
 # neqnx16: vb[k] = vs[k] != vr[k], 16-bit lanes
-cdef inline void neqnx16(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
+cdef inline void neqnx16(vpred_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
     lanes_cmp(vb, vs.u16, vr.u16, CMP_NE)
 
 # ltnx16: vb[k] = vs[k] < vr[k], signed 16-bit lanes
@@ -70,7 +70,7 @@ cdef inline void ltunx16(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept
     lanes_cmp(vb, vs.u16, vr.u16, CMP_LT)
 
 # eqn_2x32: vb[k] = vs[k] == vr[k], 32-bit lanes
-cdef inline void eqn_2x32(vbool_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
+cdef inline void eqn_2x32(vpred_t* vb, const vec_t* vs, const vec_t* vr) noexcept nogil:
     lanes_cmp(vb, vs.u32, vr.u32, CMP_EQ)
 
 # ltn_2x32: vb[k] = vs[k] < vr[k], signed 32-bit lanes

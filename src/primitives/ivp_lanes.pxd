@@ -282,8 +282,9 @@ cdef inline void lanes_arith(vec_t* vt, const ulane_t* a, const ulane_t* b, int 
             o[k] = a[k] ^ b[k]
 
 
-cdef inline void lanes_cmp(vbool_t* vb, const lane_t* a, const lane_t* b, int op) noexcept nogil:
-    """vb = a[k] (== != < <=) b[k] in the lane type's signedness (1/2/4 bits per true lane)."""
+cdef inline void lanes_cmp(vpred_t* vb, const lane_t* a, const lane_t* b, int op) noexcept nogil:
+    """vb = a[k] (== != < <=) b[k] in the lane type's signedness (1/2/4 bits per true lane); into a lane mask
+    (vmask_t), the loop's mask itself (1/2/4 bytes of ones per true lane)."""
     cdef vec_t m
     cdef lane_t* mk = <lane_t*>m.u8
     cdef int k
@@ -299,7 +300,10 @@ cdef inline void lanes_cmp(vbool_t* vb, const lane_t* a, const lane_t* b, int op
     else:
         for k in range(<int>(64 // sizeof(lane_t))):
             mk[k] = <lane_t>(-1) if a[k] <= b[k] else 0
-    vb[0] = vb_from_mask(&m)
+    if vpred_t is vbool_t:
+        vb[0] = vb_from_mask(&m)
+    else:
+        q7_copy64(&vb.m, &m)
 
 
 # ------------------------------------------------------------------------------------ flag ALU

@@ -239,7 +239,7 @@ cdef inline void movnx16t(vec_t* vt, const vec_t* vs, vpred_src_t vb) noexcept n
     merge(vt, vs, vb, 2)
 
 # movn_2x32t: vt[k] = vb[4k] ? vs[k] : vt[k] (32-bit lanes)
-cdef inline void movn_2x32t(vec_t* vt, const vec_t* vs, vbool_t vb) noexcept nogil:
+cdef inline void movn_2x32t(vec_t* vt, const vec_t* vs, vpred_src_t vb) noexcept nogil:
     merge(vt, vs, vb, 4)
 
 # repnx16: vt[k] = vs[lane & 31] for every k (broadcast one 16-bit lane)
