@@ -329,7 +329,7 @@ def test_ctrl_c_stops_a_translated_call_within_a_second():
 
 @needs_translations
 def test_an_untraced_call_never_reads_the_decoded_programs():
-    """The decoded programs (decoded_gen, 0.3 MB of Python) are read by the interpreter's calls alone: an untraced
+    """The decoded programs (decoded_gen, about 0.4 MB of Python) are read by the interpreter's calls alone: an untraced
     call of each kernel, in a fresh process, runs its translation without importing them; a traced one imports
     them."""
     code = textwrap.dedent("""

@@ -54,7 +54,7 @@ def _array(cell: tuple[tuple[int, ...], str, str]) -> npt.NDArray[Any]:
 class ConfiguredProgram:
     """A configuration's program: data uint8 [D], the data section at DATA_BASE; translation, its index in the
     interpreter's TX, and imm int32 [K], its variant and runtime immediates (what an untraced call needs); and,
-    read from decoded_gen (a module an untraced call never imports: 0.3 MB) on first use, its decoded program
+    read from decoded_gen (a module an untraced call never imports: about 0.4 MB) on first use, its decoded program
     (:attr:`decoded`; insns, bundles, wmask, entry, labels its fields), what the interpreter runs."""
 
     name: str
@@ -76,22 +76,27 @@ class ConfiguredProgram:
 
     @property
     def insns(self) -> npt.NDArray[np.int32]:
+        """int32 [N, INSN_COLS]: the decoded program's op rows (:attr:`decoded`)."""
         return self.decoded.insns
 
     @property
     def bundles(self) -> npt.NDArray[np.int32]:
+        """int32 [M, BUNDLE_COLS]: the decoded program's bundle rows (:attr:`decoded`)."""
         return self.decoded.bundles
 
     @property
     def wmask(self) -> npt.NDArray[np.int64]:
+        """int64 [N, 3]: each op's written registers (the interpreter's copy-back masks) (:attr:`decoded`)."""
         return self.decoded.wmask
 
     @property
     def entry(self) -> int:
+        """The entry bundle (:attr:`decoded`)."""
         return self.decoded.entry
 
     @property
     def labels(self) -> dict[int, str]:
+        """{bundle tag: label}: the listings' labels (:attr:`decoded`)."""
         return self.decoded.labels
 
 
