@@ -9,11 +9,12 @@ each path of bench/summary.py (its inputs: 128 partitions; QuantizeMX 128 x 1638
   kernel ms     q7emu.dequantize / quantize_mx with Q7EMU_TRANSLATIONS=off: the configuration's generated decoded
                 program on the interpreter (the compiled kernels are retired), CPU seconds of this thread per
                 call, median
-  program ms    the path's own program, assembled (q7emu.asm.kernels.dequantize_program / quantize_mx_program),
-                likewise
+  program ms    the path's own program, assembled (q7emu.asm.kernels.dequantize_program / quantize_mx_program:
+                its translation where the level has one, as the API's), likewise
   default ms    q7emu.dequantize / quantize_mx as a user calls them: an untraced call runs its program's
                 translation where the level has one (docs/asm.md §9), likewise
-  ratio         kernel time / program time (target >= 1/3, issue 37's against the compiled kernels then)
+  ratio         kernel time / program time (issue 37's target, >= 1/3, was the interpreter against the compiled
+                kernels; with those retired the columns compare the interpreter and the translation)
   default x     kernel time / default time: what the translated default path gives over the interpreter
   bundles/s     bundles the interpreter executes per CPU second (counted by one counting run)
   same          the program's bytes equal the kernel's (always checked: a figure for other bytes means nothing)
