@@ -6,7 +6,7 @@ recorder (src/trace/q7trace.pxd). Tracing off through the public API (``dequanti
 same translation; what it adds is the API's argument validation / output allocation plus the hook's Python side.
 
 Variants (per shape):
-  compiled_out     the translation alone (q7emu.kernels.dequant's runner, no API)    no trace code
+  compiled_out     the translation alone (configured.run_translation, no API)       no trace code
   api_off          q7emu.dequantize(src, fmt, group)                  trace=None
   kernel_on        the interpreter with trace=True (run_program)      C recording + bytes copy
   api_on           q7emu.dequantize(..., trace=Recorder())            what a user calls (parsing deferred)
@@ -23,9 +23,10 @@ import numpy as np
 import pytest
 
 from q7emu.analysis.trace import Recorder
-from q7emu.kernels import dequant
+from q7emu.kernels import configured, dequant
 from q7emu.kernels.dequant import dequantize
 from q7emu.kernels.extension import load_extension
+from q7emu.kernels.programs import dequant_registers
 from q7emu.model.knobs import dequant_out_bytes, path_name
 
 SHAPES = {"small_8x256": (8, 256, 1, 0), "mx_8x640": (8, 640, 1, 8), "large_128x1024": (128, 1024, 1, 0)}
@@ -46,8 +47,9 @@ def _fn(variant: str, src, dst, fmt, group):
     ext = load_extension(dequant.EXTENSION)
     cp = dequant.configured_program(fmt, group, {})
     if variant == "compiled_out":
-        run = dequant._translated(ext, cp, src, dst)
-        return lambda: run(0, src.shape[0])
+        regions, offsets = dequant._regions(src, dst, 0, src.shape[0], ext.REGION_COLUMNS)
+        ar = configured.registers(dequant_registers(src.shape[1]))
+        return lambda: configured.run_translation(ext, cp, regions, offsets, ar)
     if variant == "api_off":
         return lambda: dequantize(src, fmt, group)
     if variant == "kernel_on":

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import q7emu.asm.kernels as K
 import q7emu.asm.run as R
+from firmware_tests.qmx_support import special_bits
 from q7emu.analysis.trace import Recorder
 from q7emu.asm import assemble
 from q7emu.asm import gen_translations as G
@@ -41,16 +42,9 @@ def _ext():
 def _qmx_bits(src: np.ndarray) -> np.ndarray:
     """QuantizeMX's input standing for a test's source bytes (uint8 [rows, n]): uint16 [8 rows, F] fp16 / bf16
     patterns, F = 4 (n // 16) or at least 4 (a tail of 4, 8 or 12 columns as n varies), drawn from a generator
-    seeded by the bytes, with the values the knobs decide: blocks of small exponents, zeros, ±Inf and NaN."""
+    seeded by the bytes, with the values the knobs decide (firmware_tests.qmx_support.special_bits)."""
     rows, n = src.shape
-    rng = np.random.default_rng(zlib.crc32(src.tobytes()) + n)
-    bits = rng.integers(0, 1 << 16, (8 * rows, max(4, 4 * (n // 16))), dtype=np.uint16)
-    pick = rng.random(bits.shape)
-    bits[pick < 0.15] &= 0x80FF
-    bits[(pick >= 0.15) & (pick < 0.2)] = 0
-    bits[(pick >= 0.2) & (pick < 0.22)] = 0x7C00
-    bits[(pick >= 0.22) & (pick < 0.23)] = 0xFFC1
-    return bits
+    return special_bits(np.random.default_rng(zlib.crc32(src.tobytes()) + n), (8 * rows, max(4, 4 * (n // 16))))
 
 
 def _run(program: Program, kernel: str, src: np.ndarray, translated: bool, **kw) -> tuple[np.ndarray, R.ProgramRun]:

@@ -14,12 +14,15 @@ import signal
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 import q7emu
+from firmware_tests.qmx_support import special_bits
 from firmware_tests.signal_support import cpu_seconds, default_dispositions
 from q7emu.errors import InvalidArgument
 from q7emu.kernels import dequant, extension, quantize_mx
@@ -76,10 +79,11 @@ def _source(fmt: int, group: int, rows: int, units: int, rng: np.random.Generato
     return rng.integers(0, 256, (rows, 4 * path.ratio[0] * units), dtype=np.uint8)
 
 
-def _interpreted(monkeypatch, *args, **kw) -> np.ndarray:
+def _interpreted(monkeypatch, api: Callable[..., Any], *args, **kw) -> Any:
+    """``api(*args, **kw)`` (q7emu.dequantize, quantize_mx) with Q7EMU_TRANSLATIONS=off: the interpreter."""
     monkeypatch.setenv(extension.TRANSLATIONS_ENV, "off")
     try:
-        return q7emu.dequantize(*args, **kw)
+        return api(*args, **kw)
     finally:
         monkeypatch.delenv(extension.TRANSLATIONS_ENV)
 
@@ -97,27 +101,34 @@ def test_every_configuration_has_its_translation():
         assert len(imm) == PROGRAM.TRANSLATIONS[index][4]      # the variant, then the runtime immediates
 
 
+def _is_its_entry(prog: Any, name: str, cp: Any) -> None:
+    """The assembled program ``prog`` matches configuration ``name``'s table entry (its translation and
+    immediates), and has its data section and the decoded form ``cp`` (its ConfiguredProgram) runs."""
+    from q7emu.asm.translate import translation_of
+    index, imm, data_at, _, _ = CONFIGURATIONS[name]
+    found = translation_of(prog)
+    assert found is not None and found[0] == index and tuple(found[1]) == (tuple(imm) or (0,))
+    d = prog.decoded
+    assert bytes(d.data) == DATA_SECTIONS[data_at] == bytes(cp.data)
+    assert np.array_equal(d.insns, cp.insns) and np.array_equal(d.bundles[:, :4], cp.bundles[:, :4])
+    assert np.array_equal(d.wmask, cp.wmask) and d.entry == cp.entry
+
+
 @needs_translations
 def test_the_table_is_what_the_programs_give():
     """Each entry is what matching its configuration's assembled program gives (q7emu.asm.translate.match), with
     that program's data section and decoded form (what traced and interpreted calls run); a knob the configuration
     does not read does not change its program."""
     from q7emu.asm.kernels import kernel_program
-    from q7emu.asm.translate import translation_of
     for fmt, group, knobs in CONFIGS:
-        index, imm, data_at, _, _ = CONFIGURATIONS[dequant_configuration(fmt, group, knobs)]
+        name = dequant_configuration(fmt, group, knobs)
         cp = dequant.configured_program(fmt, group, knobs)
         path = next(r for r in DEQUANT_FORMATS if r.code == fmt).paths[group]
         every = {n: knob(n).values[-1] for n in ("nibble_order", "fp6_packing", "mx_layout", "mx_scale", "nf4_table")}
         every.update(knobs)
         for prog in (kernel_program(path, fmt=fmt, group=group, knobs=knobs),
                      kernel_program(path, fmt=fmt, group=group, knobs=every)):
-            found = translation_of(prog)
-            assert found is not None and found[0] == index and tuple(found[1]) == (tuple(imm) or (0,))
-            d = prog.decoded
-            assert bytes(d.data) == DATA_SECTIONS[data_at] == bytes(cp.data)
-            assert np.array_equal(d.insns, cp.insns) and np.array_equal(d.bundles[:, :4], cp.bundles[:, :4])
-            assert np.array_equal(d.wmask, cp.wmask) and d.entry == cp.entry
+            _is_its_entry(prog, name, cp)
 
 
 @needs_translations
@@ -125,40 +136,13 @@ def test_the_quantize_mx_table_is_what_the_programs_give():
     """As for TensorDequantize: each QuantizeMX entry is its assembled program's match, data section and decoded
     form; scale_layout, which places the scale row, does not change the program."""
     from q7emu.asm.kernels import kernel_program
-    from q7emu.asm.translate import translation_of
     for src, dst, knobs in QMX_CONFIGS:
-        index, imm, data_at, _, _ = CONFIGURATIONS[quantize_mx_configuration(src, dst, knobs)]
+        name = quantize_mx_configuration(src, dst, knobs)
         cp = quantize_mx.configured_program(src, dst, knobs)
         for prog in (kernel_program("quantize_mx", src_dtype=src, dst_dtype=dst, knobs=knobs),
                      kernel_program("quantize_mx", src_dtype=src, dst_dtype=dst,
                                     knobs=dict(knobs, scale_layout="scatter"))):
-            found = translation_of(prog)
-            assert found is not None and found[0] == index and tuple(found[1]) == (tuple(imm) or (0,))
-            d = prog.decoded
-            assert bytes(d.data) == DATA_SECTIONS[data_at] == bytes(cp.data)
-            assert np.array_equal(d.insns, cp.insns) and np.array_equal(d.bundles[:, :4], cp.bundles[:, :4])
-            assert np.array_equal(d.wmask, cp.wmask) and d.entry == cp.entry
-
-
-def _qmx_source(rows: int, columns: int, rng: np.random.Generator) -> np.ndarray:
-    """uint16 [rows, columns] fp16 / bf16 patterns with the cases the knobs decide: blocks of small exponents (below
-    max_exp: underflow), zeros, ±Inf and NaN (nonfinite), the rest random."""
-    bits = rng.integers(0, 1 << 16, (rows, columns), dtype=np.uint16)
-    pick = rng.random((rows, columns))
-    bits[pick < 0.15] &= 0x80FF
-    bits[(pick >= 0.15) & (pick < 0.2)] = 0
-    bits[(pick >= 0.2) & (pick < 0.22)] = 0x7C00
-    bits[(pick >= 0.22) & (pick < 0.24)] = 0xFF80
-    bits[(pick >= 0.24) & (pick < 0.25)] = 0x7FC1
-    return bits
-
-
-def _qmx_interpreted(monkeypatch, *args, **kw) -> tuple[np.ndarray, np.ndarray]:
-    monkeypatch.setenv(extension.TRANSLATIONS_ENV, "off")
-    try:
-        return quantize_mx.quantize_mx(*args, **kw)
-    finally:
-        monkeypatch.delenv(extension.TRANSLATIONS_ENV)
+            _is_its_entry(prog, name, cp)
 
 
 @needs_translations
@@ -167,19 +151,20 @@ def test_an_untraced_quantize_mx_call_runs_the_translation_and_gives_the_interpr
                                                                                           spy, monkeypatch):
     rng = np.random.default_rng(len(str(knobs)) + 10 * len(spy) + (src_dtype == "bfloat16") + 7 * (dst[-1] == "2"))
     for rows, columns, layout in ((32, 4, "compact"), (64, 36, "scatter"), (32, 100, "compact")):
-        bits = _qmx_source(rows, columns, rng)
+        bits = special_bits(rng, (rows, columns))
         before = len(spy)
         got = quantize_mx.quantize_mx(bits, dst, src_format=src_dtype, scale_layout=layout, **knobs)
         assert len(spy) == before + 1 and spy[-1][1] == rows // 8
-        want = _qmx_interpreted(monkeypatch, bits, dst, src_format=src_dtype, scale_layout=layout, **knobs)
+        want = _interpreted(monkeypatch, quantize_mx.quantize_mx, bits, dst, src_format=src_dtype, scale_layout=layout,
+                            **knobs)
         assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1]), (rows, columns, layout)
         assert len(spy) == before + 1
 
 
 @needs_translations
 def test_quantize_mx_on_several_cores_and_a_stopped_translation(spy, monkeypatch):
-    bits = _qmx_source(128, 300, np.random.default_rng(2))
-    want = _qmx_interpreted(monkeypatch, bits, "e4m3", src_format="float16", cores=1)
+    bits = special_bits(np.random.default_rng(2), (128, 300))
+    want = _interpreted(monkeypatch, quantize_mx.quantize_mx, bits, "e4m3", src_format="float16", cores=1)
     got = quantize_mx.quantize_mx(bits, "e4m3", src_format="float16", cores=4)
     assert len(spy) == 4 and sum(n for _, n in spy) == 16
     assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
@@ -202,7 +187,7 @@ def test_an_untraced_call_runs_the_translation_and_gives_the_interpreters_bytes(
         before = len(spy)
         got = q7emu.dequantize(src, fmt, group, **knobs)
         assert len(spy) == before + 1 and spy[-1][1] == 5
-        assert np.array_equal(got, _interpreted(monkeypatch, src, fmt, group, **knobs)), units
+        assert np.array_equal(got, _interpreted(monkeypatch, q7emu.dequantize, src, fmt, group, **knobs)), units
         assert len(spy) == before + 1                      # off: the interpreter, no translation
 
 
@@ -220,7 +205,7 @@ def test_several_cores_give_the_same_bytes(fmt, group, spy, monkeypatch):
     src = _source(fmt, group, 128, 300, np.random.default_rng(fmt))
     got = q7emu.dequantize(src, fmt, group, cores=4)
     assert len(spy) == 4 and sum(n for _, n in spy) == 128
-    assert np.array_equal(got, _interpreted(monkeypatch, src, fmt, group, cores=1))
+    assert np.array_equal(got, _interpreted(monkeypatch, q7emu.dequantize, src, fmt, group, cores=1))
 
 
 @needs_translations
@@ -235,16 +220,16 @@ def test_a_translation_that_stops_hands_its_block_to_the_interpreter(monkeypatch
     src[:, ::5] = 120
     got = q7emu.dequantize(src, 1, 8, cores=2)
     assert len(calls) == 2
-    assert np.array_equal(got, _interpreted(monkeypatch, src, 1, 8))
+    assert np.array_equal(got, _interpreted(monkeypatch, q7emu.dequantize, src, 1, 8))
 
 
 def test_a_traced_call_and_off_run_the_interpreter(spy, monkeypatch):
     from q7emu.analysis.trace import Recorder
     src = _source(1, 0, 2, 9, np.random.default_rng(5))
-    want = _interpreted(monkeypatch, src, 1, 0)
+    want = _interpreted(monkeypatch, q7emu.dequantize, src, 1, 0)
     assert np.array_equal(q7emu.dequantize(src, 1, 0, trace=Recorder()), want)
-    bits = _qmx_source(32, 20, np.random.default_rng(6))
-    want_qmx = _qmx_interpreted(monkeypatch, bits, "e5m2", src_format="bfloat16")
+    bits = special_bits(np.random.default_rng(6), (32, 20))
+    want_qmx = _interpreted(monkeypatch, quantize_mx.quantize_mx, bits, "e5m2", src_format="bfloat16")
     got_qmx = quantize_mx.quantize_mx(bits, "e5m2", src_format="bfloat16", trace=Recorder())
     assert np.array_equal(got_qmx[0], want_qmx[0]) and np.array_equal(got_qmx[1], want_qmx[1])
     assert spy == []

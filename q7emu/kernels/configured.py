@@ -4,12 +4,14 @@ Every configuration of the translated kernels (each TensorDequantize format, gro
 source type, destination type and knob values) has, in tables generated from the kernel programs
 (q7emu.asm.gen_translations: ``configurations_gen``, ``decoded_gen``), its translation and its decoded program.
 :func:`configured_program` builds a :class:`ConfiguredProgram` from them; :func:`run_interpreted` runs it on the
-interpreter (traced or not) and :func:`run_translation` runs its translation. q7emu.kernels.dequant and
-q7emu.kernels.quantize_mx lay out the calls (the memory regions, their offsets, the registers).
+interpreter (traced or not), :func:`run_translation` runs its translation and :func:`run_untraced` an untraced
+call, on its host threads, translated where it can be. q7emu.kernels.dequant and q7emu.kernels.quantize_mx lay out
+the calls (the memory regions, their offsets, the registers).
 """
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -18,17 +20,22 @@ import numpy as np
 import numpy.typing as npt
 
 from q7emu.errors import InternalError
+from q7emu.kernels.cores import run_blocks
+from q7emu.kernels.extension import translations_enabled
 from q7emu.kernels.programs import DATA_BASE
 from q7emu.kernels.programs.configurations_gen import CONFIGURATIONS, DATA_SECTIONS
 
 __all__ = ["ConfiguredProgram", "configured_program", "registers", "run_interpreted", "run_translation",
-           "KERNEL_MAX_STEPS"]
+           "run_untraced", "KERNEL_MAX_STEPS"]
 
 #: a kernel call's bundle budget: a kernel's program always ends, far below it
 KERNEL_MAX_STEPS = 1 << 40
 
 #: one memory region of a call: (base address, buffer uint8 [n], size in bytes a call sees, writable)
 Region = tuple[int, npt.NDArray[np.uint8], int, bool]
+#: the calls of units lo..hi of a kernel call (its partitions, or row blocks): (their regions, offsets int64
+#: [hi - lo, the interpreter's REGION_COLUMNS])
+Layout = Callable[[int, int], tuple[list[Region], npt.NDArray[np.int64]]]
 
 
 @dataclass(frozen=True)
@@ -156,3 +163,19 @@ def run_translation(ext: Any, cp: ConfiguredProgram, regions: list[Region], offs
     and reports what stopped it)."""
     return bool(ext.run_translated(cp.translation, cp.imm, cp.data, DATA_BASE, regions, offsets, ar,
                                    KERNEL_MAX_STEPS) == 0)
+
+
+def run_untraced(ext: Any, cp: ConfiguredProgram, layout: Layout, ar: npt.NDArray[np.uint32], units: int,
+                 threads: int, partition_stride: int = 1) -> None:
+    """An untraced kernel call: units 0..units (one interpreter call each, laid out by ``layout``) in blocks on
+    ``threads`` host threads (q7emu.kernels.cores.run_blocks), each block on ``cp``'s translation where the ISA level
+    has translations and ``Q7EMU_TRANSLATIONS`` is not ``off`` (the variable is checked at every level), else on the
+    interpreter. A block its translation stopped in runs again on the interpreter, which overwrites every byte of it
+    and says what stopped it (unit u is partition ``partition_stride`` x u there)."""
+    translate = translations_enabled() and bool(getattr(ext, "TRANSLATED", False))
+
+    def run_units(lo: int, hi: int) -> None:
+        regions, offsets = layout(lo, hi)
+        if not (translate and run_translation(ext, cp, regions, offsets, ar)):
+            run_interpreted(ext, cp, regions, offsets, ar, partition_stride * np.arange(lo, hi, dtype=np.int64))
+    run_blocks(run_units, units, threads)

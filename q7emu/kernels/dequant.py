@@ -13,16 +13,16 @@ without a build.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, TypedDict, Unpack
 
 import numpy as np
 
 from q7emu.errors import InvalidArgument
 from q7emu.kernels import configured
-from q7emu.kernels.configured import ConfiguredProgram, Region, registers, run_interpreted, run_translation
-from q7emu.kernels.cores import check_cores, host_threads, output_buffer, run_blocks
-from q7emu.kernels.extension import cached_extension, translations_enabled
+from q7emu.kernels.configured import ConfiguredProgram, Region, registers, run_interpreted, run_untraced
+from q7emu.kernels.cores import check_cores, host_threads, output_buffer
+from q7emu.kernels.extension import cached_extension
 from q7emu.kernels.programs import DST_BASE, SRC_BASE, dequant_configuration, dequant_registers
 from q7emu.kernels.tracing import TraceRecorder, run_traced
 from q7emu.model.dtypes import FmtArg
@@ -77,16 +77,6 @@ def run_program(ext: Any, cp: ConfiguredProgram, src: np.ndarray, out: np.ndarra
     regions, offsets = _regions(src, out, lo, hi, ext.REGION_COLUMNS)
     return run_interpreted(ext, cp, regions, offsets, registers(dequant_registers(src.shape[1])),
                            np.arange(lo, hi, dtype=np.int64), trace=trace, kernel_id=kernel_id, **trace_filters)
-
-
-def _translated(ext: Any, cp: ConfiguredProgram, src: np.ndarray, out: np.ndarray) -> Callable[[int, int], bool]:
-    """A function running partitions lo..hi on ``cp``'s translation in ``ext``; it returns False when the
-    translation stopped (the interpreter then runs the block and reports what stopped it)."""
-    ar = registers(dequant_registers(src.shape[1]))
-
-    def run_partitions(lo: int, hi: int) -> bool:
-        return run_translation(ext, cp, *_regions(src, out, lo, hi, ext.REGION_COLUMNS), ar)
-    return run_partitions
 
 
 def listing_run(passes: int, fmt: int, group_size: int, knobs: Mapping[str, str]) -> tuple[Any, dict[int, str],
@@ -145,18 +135,8 @@ def dequantize(src: np.ndarray, fmt: FmtArg, group_size: int = 0, *,
         run_traced(trace, lambda t, **kw: run_program(ext, cp, src_bytes, out, 0, parts, trace=t, kernel_id=kernel_id,
                                                       **kw), path, knobs)
         return out
-
-    def interpreted(lo: int, hi: int) -> bool:
-        run_program(ext, cp, src_bytes, out, lo, hi)
-        return True
-    if not (translations_enabled() and getattr(ext, "TRANSLATED", False)):     # the variable checked at every level
-        run_blocks(interpreted, parts, host_threads(cores, parts, src_bytes.size))
-        return out
-    translated = _translated(ext, cp, src_bytes, out)
-    # a block its translation stopped in runs again on the interpreter, which overwrites every byte of it (and says
-    # what stopped it)
-    run_blocks(lambda lo, hi: translated(lo, hi) or interpreted(lo, hi), parts,
-               host_threads(cores, parts, src_bytes.size))
+    run_untraced(ext, cp, lambda lo, hi: _regions(src_bytes, out, lo, hi, ext.REGION_COLUMNS),
+                 registers(dequant_registers(src_bytes.shape[1])), parts, host_threads(cores, parts, src_bytes.size))
     return out
 
 

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from q7emu.kernels import configured
-from q7emu.kernels.configured import ConfiguredProgram, Region, registers, run_interpreted, run_translation
-from q7emu.kernels.cores import check_cores, host_threads, output_buffer, run_blocks
-from q7emu.kernels.extension import cached_extension, translations_enabled
+from q7emu.kernels.configured import ConfiguredProgram, Region, registers, run_interpreted, run_untraced
+from q7emu.kernels.cores import check_cores, host_threads, output_buffer
+from q7emu.kernels.extension import cached_extension
 from q7emu.kernels.programs import DST_BASE, SCALE_BASE, SRC_BASE, quantize_mx_configuration, quantize_mx_registers
 from q7emu.kernels.tracing import TraceRecorder, run_traced
 from q7emu.model.dtypes import Fp8Arg
@@ -138,18 +138,8 @@ def quantize_mx(src: np.ndarray, dst_dtype: Fp8Arg = "float8_e4m3fn", *, scale_l
         run_traced(trace, lambda t, **kw: run_program(ext, cp, bits, data, scale, scatter, 0, p // 8, trace=t, **kw),
                    KernelId.QUANTIZE_MX.kernel, dict(knobs, dst_dtype=dst))
         return data.view("<u4").reshape(p, f // 4), scale
-
-    def interpreted(lo: int, hi: int) -> bool:
-        run_program(ext, cp, bits, data, scale, scatter, lo, hi)
-        return True
-    threads = host_threads(cores, p // 8, bits.nbytes)
-    if translations_enabled() and getattr(ext, "TRANSLATED", False):     # the variable checked at every level
-        ar = registers(quantize_mx_registers(f))
-        # a block its translation stopped in runs again on the interpreter, which overwrites every byte of it (and
-        # says what stopped it)
-        run_blocks(lambda lo, hi: run_translation(ext, cp, *_regions(bits, data, scale, scatter, lo, hi,
-                                                                      ext.REGION_COLUMNS), ar) or interpreted(lo, hi),
-                   p // 8, threads)
-    else:
-        run_blocks(interpreted, p // 8, threads)
+    # row block b is partition 8b on the interpreter's reports, as in a trace
+    run_untraced(ext, cp, lambda lo, hi: _regions(bits, data, scale, scatter, lo, hi, ext.REGION_COLUMNS),
+                 registers(quantize_mx_registers(f)), p // 8, host_threads(cores, p // 8, bits.nbytes),
+                 partition_stride=8)
     return data.view("<u4").reshape(p, f // 4), scale
