@@ -358,6 +358,16 @@ def test_a_store_into_a_read_only_region_is_refused():
     assert SRC_BASE == 0x04000000
 
 
+@pytest.mark.parametrize("base,size", [(0xFFFF_FFC0, 128), (1 << 32, 0), (-64, 64), (0x1000, -1)])
+def test_a_region_outside_the_32_bit_address_space_is_refused(base, size):
+    # a region ending past 2^32 once passed (the check's `not` bound to its first comparison only); a remembered
+    # region's bounds test (mem_hit) relies on every region ending within the address space
+    from q7emu.asm import run as R
+    region = R.Region("far", base, np.zeros(256, np.uint8), size, np.zeros(1, np.int64), False)
+    with pytest.raises(InvalidArgument, match="far.*within the 32-bit address space"):
+        R.run_calls(assemble("nop"), [region], np.zeros(1, np.int64), {})
+
+
 def _boundary_trace(text: str):
     """The trace of ``text`` with two adjacent read-only regions, A at 0x1000 and B at 0x1040 (64 bytes each), a2 = a4 =
     0x1040 (B's start, A's end), a3 = 64, a5 = 0."""

@@ -148,7 +148,7 @@ def _region_layout(regions: Sequence[Region], calls: int, data_bytes: int
             raise InvalidArgument(r.name, type(buf).__name__, "a region's buffer is a C-contiguous uint8 array")
         if r.writable and not buf.flags.writeable:
             raise InvalidArgument(r.name, "read-only", "a writable region needs a writable buffer")
-        if not 0 <= r.base and r.base + r.size <= 1 << 32 or r.size < 0:
+        if not (0 <= r.base < 1 << 32 and 0 <= r.size and r.base + r.size <= 1 << 32):
             raise InvalidArgument(r.name, r.base, "a region lies within the 32-bit address space")
         o = np.asarray(r.offsets, np.int64)
         if o.shape != (calls,) or calls and (int(o.min()) < 0 or int(o.max()) + r.size > buf.size):
