@@ -99,13 +99,15 @@ class Region:
 class ProgramRun:
     """What a run leaves besides memory: ``steps`` int64 [C], the bundles each call executed, and ``registers``
     uint32 [C, 16], each call's scalar registers a0..a15 at its end; ``partitions`` int64 [C]; ``raw``: a run with
-    ``trace=True``, its full-operand records (q7emu.analysis.trace reads them), else None."""
+    ``trace=True``, its full-operand records (q7emu.analysis.trace reads them), else None; ``translated``: every call
+    ran on the program's translation (docs/asm.md §9), none on the interpreter."""
 
     partitions: npt.NDArray[np.int64]
     steps: npt.NDArray[np.int64]
     registers: npt.NDArray[np.uint32]
     bundle_counts: npt.NDArray[np.int64] | None = None
     raw: Any = None
+    translated: bool = False
 
 
 def parse_registers(regs: Mapping[str, int] | None) -> npt.NDArray[np.uint32]:
@@ -203,7 +205,7 @@ def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDAr
             d.insns, d.bundles, d.wmask, d.data, DATA_BASE, d.entry, arrays, offsets, ar, parts, steps, carry=carry,
             translation=tx[0], imm=tx[1])
         if status == 0:
-            return ProgramRun(np.asarray(partitions, np.int64), st, ar_out, counts)
+            return ProgramRun(np.asarray(partitions, np.int64), st, ar_out, counts, translated=True)
         # the interpreter runs every call again and reports what stopped the translation (docs/asm.md §9)
     status, call, insn, st, ar_out, addr, length, raw = ext.run(
         d.insns, d.bundles, d.wmask, d.data, DATA_BASE, d.entry, arrays, offsets, ar, parts, steps, trace=trace,
@@ -212,6 +214,25 @@ def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDAr
         raise ProgramError(_where(program, insn, int(partitions[call])),
                            _explain(status, program, insn, addr, length, regions, int(st[call])))
     return ProgramRun(np.asarray(partitions, np.int64), st, ar_out, counts, raw)
+
+
+#: ERRORS' step-budget code: where registers_after stops a call
+STEP_BUDGET_SPENT = -5
+
+
+def registers_after(program: Runnable, steps: int) -> tuple[dict[str, npt.NDArray[Any]] | None, int]:
+    """The vector-side registers after the first ``steps`` bundles of one call of ``program`` from the reset state,
+    with no memory but its data section and every scalar register 0: ({"v": uint8 [32, 64], "vb": uint64 [16], "pr":
+    uint64 [16]}, -1); or (None, the row of the op that stopped the call first: an access outside the data section,
+    or -1 for its end). What a translation's known values are read from (q7emu.asm.translate.known_values: only the
+    registers whose every input is the data section or an immediate)."""
+    d = program.decoded
+    ext = cached_extension(globals(), "_program", EXTENSION)
+    offsets, arrays = _region_layout([], 1, len(d.data))
+    out: dict[str, npt.NDArray[Any]] = {}
+    status, _, insn = ext.run(d.insns, d.bundles, d.wmask, d.data, DATA_BASE, d.entry, arrays, offsets,
+                              np.zeros(16, np.uint32), np.zeros(1, np.int64), steps, registers=out)[:3]
+    return (out, -1) if status == STEP_BUDGET_SPENT else (None, int(insn) if status else -1)
 
 
 def _where(program: Runnable, insn: int, partition: int) -> str:

@@ -24,6 +24,11 @@ one Cython function in which
   live at the entry holds that constant at every read; the ops reading it take the constant, and the C compiler
   folds it into their merges (the firmware's ``ivp_eqnx16 vb0, v0, v0``, an all-true predicate for the ``t``
   forms).
+* known values (:func:`known_values`): a vec, vbool or pr register that one op of the entry's first straight run
+  writes, from the data section or from other known registers, with the same value in every program of the family,
+  and that is not live at the entry, holds that value at every read; its readers take the constant (a vec one as a
+  static const object the C compiler folds into the primitives), and the load of a constant row compares its bytes
+  with the constant, handing the call to the interpreter when they differ (a program of the shape with other data).
 * exact reads (:func:`whole_writes`): a merge under a known all-true predicate (the op table's ``merge_under``)
   reads no old lane, so liveness does not count that read (what it overwrites is not carried in; what was written
   only for it is dead).
@@ -38,7 +43,8 @@ one Cython function in which
 A run uses a translation only untraced and without bundle counts (a trace and a profile read the architectural
 state op by op: the interpreter gives it), and only for a program whose shape and constant immediates match the
 translation's (:func:`match`); anything the translation meets that the interpreter would report (an address
-outside every region, the step budget) makes the run start again on the interpreter, which reports it.
+outside every region, the step budget), and a constant row loaded with other bytes, makes the run start again on
+the interpreter, which reports it (or runs the program as it is).
 """
 from __future__ import annotations
 
@@ -417,6 +423,112 @@ def whole_writes(facts: Sequence[OpFacts], known: dict[Reg, int]) -> list[OpFact
     return out
 
 
+# ------------------------------------------------------------------------------------------------ known values
+#: the register files whose known values a translation takes as constants (a vec register's 64 bytes, a vbool's or a
+#: pr's 64 bits)
+KNOWN_FILES = ("v", "vb", "pr")
+
+
+def _stores(f: OpFacts) -> bool:
+    """It writes memory (an IVP store, whose memory operand is not a plain source; a scalar store)."""
+    if f.ivp:
+        return any(o.kind == T.MEMORY and o.role != T.SRC for o in f.op.operands)
+    return f.op.family == X.XMEM and not any(o.role == T.DST for o in f.op.operands)
+
+
+def entry_prefix(program: Program, facts: Sequence[OpFacts] | None = None) -> tuple[list[OpFacts], int]:
+    """The ops every call runs first and once, in order, and the bundles they span: the entry's basic block (none
+    when a branch or a loop comes back to it) up to its first bundle with a control op or a store."""
+    facts = list(facts) if facts is not None else op_facts(program)
+    shape = flow(program, facts)
+    if any(shape.entry in s for s in shape.succ.values()):
+        return [], 0
+    out: list[OpFacts] = []
+    b = shape.entry
+    while b < shape.nbundles and (b == shape.entry or b not in shape.leaders):
+        ops = shape.ops.get(b, [])
+        if any(f.control or _stores(f) for f in ops):
+            break
+        out += ops
+        b += 1
+    return out, b - shape.entry
+
+
+def prefix_values(program: Program) -> dict[Reg, tuple[int, bytes | int]]:
+    """The registers the entry prefix (:func:`entry_prefix`) leaves with a value fixed by the program alone, each with
+    the row of the op that wrote it and that value: a vec register an IVP load wrote whose register inputs are known
+    (its address may be anything: the translation checks the bytes it loads); a vec, vbool or pr register an IVP op
+    without memory wrote whose every register input is known. The scalar registers are never known (the caller sets
+    them); the values are the interpreter's (q7emu.asm.run.registers_after: the same primitives on the data section)."""
+    facts = op_facts(program)
+    prefix, steps = entry_prefix(program, facts)
+    entry = flow(program, facts).entry
+    known: dict[Reg, OpFacts] = {}
+    for f in prefix:
+        if f.ivp and f.accesses_memory:
+            ok = all(r[0] == "a" or r in known for r in f.reads) and all(r[0] in ("a", "v") for r in f.writes)
+        else:
+            ok = f.ivp and all(r in known for r in f.reads)
+        if f.accesses_memory and not ok:
+            # an access of the call's own memory: the interpreter's run below has none, so it ends before this bundle
+            steps = f.bundle - entry
+            known = {r: w for r, w in known.items() if w.bundle < f.bundle}
+            break
+        for r in f.writes:
+            if ok and r[0] in KNOWN_FILES:
+                known[r] = f
+            else:
+                known.pop(r, None)
+    regs, stopped = program_run.registers_after(program, steps) if known else (None, -1)
+    if regs is None and stopped >= 0:
+        # a load the run found outside the data section (its address is the caller's): known up to its bundle
+        cut = facts[stopped].bundle
+        known = {r: w for r, w in known.items() if w.bundle < cut}
+        regs = program_run.registers_after(program, cut - entry)[0] if known else None
+    if regs is None:
+        return {}
+    return {(file, n): (w.row, bytes(regs["v"][n]) if file == "v" else int(regs[file][n]))
+            for (file, n), w in known.items()}
+
+
+def known_values(fam: Family, programs: Sequence[Program], live_at_entry: Iterable[Reg]
+                 ) -> dict[Reg, bytes | int]:
+    """The vec, vbool and pr registers that hold one value at every read of every program of the family (docs/asm.md
+    §9, known values), with it: a register that exactly one op of the family writes, in every variant, that is not
+    live at the entry (every read comes after that op), where that op is in each program's entry prefix with a
+    value fixed by the program (:func:`prefix_values`) and the value is the same in every program, and where, if that
+    op is no load, every register it reads is such a register too (a load's bytes the translation checks: any other
+    program of the shape runs on the interpreter when they differ, before a computed value could be wrong)."""
+    live = set(live_at_entry)
+    writers: dict[Reg, list[OpFacts]] = {}
+    for f in fam.facts:
+        for r in f.writes:
+            writers.setdefault(r, []).append(f)
+    cands = {r: w[0] for r, w in writers.items()
+             if r[0] in KNOWN_FILES and len(w) == 1 and w[0].guard is None and r not in live}
+    variant = {k: v for v, k in enumerate(fam.keys)}
+    seen: dict[Reg, bytes | int] = {}
+    for p in programs:
+        if not cands:
+            break
+        v = variant[shape_key(p)]
+        own = prefix_values(p)
+        for r, w in list(cands.items()):
+            got = own.get(r)
+            if got is None or got[0] != fam.rows[w.row][v] or seen.setdefault(r, got[1]) != got[1]:
+                del cands[r]
+    # a value an op computes is the family's only when its inputs are: a program of the shape with other bytes in a
+    # row is caught at that row's load (the translation compares what it loads), not at what the row feeds
+    changed = True
+    while changed:
+        changed = False
+        for r, w in list(cands.items()):
+            if not w.accesses_memory and any(x not in cands for x in w.reads):
+                del cands[r]
+                changed = True
+    return {r: seen[r] for r in sorted(cands)}
+
+
 # ------------------------------------------------------------------------------------------------ lane masks
 def lane_masks(facts: Sequence[OpFacts], known: Iterable[Reg] = (), dropped: Iterable[int] = (),
                dead_outputs: dict[int, set[Reg]] | None = None) -> set[Reg]:
@@ -605,8 +717,10 @@ class Translation:
     each one's row in each variant that has it, :class:`Family`); ``dropped`` / ``dead_outputs``: what liveness
     removed (rows; row -> registers), under ``carry`` (the register file carries from call to call: what the entry
     reads is live at the end); ``narrowed``: the accumulators kept in narrower cells (register -> cell width in
-    bits, :func:`narrowing`); ``known``: the predicates whose readers take a constant (register -> its 64-bit
-    value, :func:`known_predicates`); ``masks``: the predicates kept as lane masks (:func:`lane_masks`)."""
+    bits, :func:`narrowing`); ``known``: the vbool and pr registers whose readers take a constant (register -> its
+    64-bit value, :func:`known_predicates`, :func:`known_values`); ``masks``: the predicates kept as lane masks
+    (:func:`lane_masks`); ``constants``: the vec registers whose readers take a constant (register -> its 64 bytes,
+    :func:`known_values`)."""
 
     name: str
     keys: list[str]
@@ -620,6 +734,11 @@ class Translation:
     masks: set[Reg] = field(default_factory=set)
     text: str = ""
     rows: list[dict[int, int]] = field(default_factory=list)
+    constants: dict[Reg, bytes] = field(default_factory=dict)
+
+    def constant_name(self, reg: Reg) -> str:
+        """The C name of a known vec register's 64 bytes (:func:`render` defines it, static and const)."""
+        return f"q7k_{self.name}_{reg[0]}{reg[1]}"
 
     @property
     def key(self) -> str:
@@ -644,9 +763,11 @@ class _TxText(OpText):
     """The translation's names for an op's operands: constants, locals, the imm array."""
 
     def __init__(self, f: OpFacts, imm_index: dict[tuple[int, int], int], dead: set[Reg], pc: int,
-                 cached: bool = False, known: dict[Reg, int] | None = None, masks: set[Reg] | None = None) -> None:
+                 cached: bool = False, known: dict[Reg, int] | None = None, masks: set[Reg] | None = None,
+                 constants: dict[Reg, str] | None = None) -> None:
         self.f = f
         self.known = known or {}
+        self.constants = constants or {}
         self.masks = masks or set()
         self.imm_index = imm_index
         self.dead = dead
@@ -679,8 +800,10 @@ class _TxText(OpText):
         name = f"{file}{reg[1]}"
         if o.role == T.DST and reg in self.dead:
             name = f"dead_{file}"
-        if o.kind == T.VBOOL and o.role == T.SRC and reg in self.known:
-            return f"<vbool_t>{self.known[reg]:#x}"         # a known predicate (known_predicates)
+        if o.kind in (T.VBOOL, T.PR) and o.role == T.SRC and reg in self.known:
+            return f"<{_C_TYPE[file]}>{self.known[reg]:#x}"     # a known predicate or pr (known_predicates, _values)
+        if o.kind == T.VEC and o.role == T.SRC and reg in self.constants:
+            return f"<vec_t*>{self.constants[reg]}"         # a known vec register's bytes (known_values)
         if o.kind == T.VBOOL and o.role == T.SRC and reg in self.masks:
             return "&" + name                              # a lane mask is read through its address (lane_masks)
         if o.kind in (T.VBOOL, T.PR) and o.role == T.SRC:
@@ -716,11 +839,14 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     nb, n = len(fam.positions), len(fam.variants)
     entry_live = _family_live(nb, fam.entry, fam.facts, n, carry)[1]
     narrowed = narrowing(demanded_bits(fam.facts, entry_live, {(r, k): v for r, k, v in const}))
-    known = known_predicates(fam.facts, entry_live)
+    values = known_values(fam, programs, entry_live)
+    known = {**{r: x for r, x in values.items() if isinstance(x, int)}, **known_predicates(fam.facts, entry_live)}
     exact = whole_writes(fam.facts, known)
     drop, dead_out = _dead(exact, _family_live(nb, fam.entry, exact, n, carry)[0])
+    read = {r for f in fam.facts if f.row not in drop for r in f.reads}
     return Translation(name, fam.keys, const, runtime, carry, drop, dead_out, narrowed, known,
-                       lane_masks(fam.facts, known, drop, dead_out), rows=fam.rows)
+                       lane_masks(fam.facts, known, drop, dead_out), rows=fam.rows,
+                       constants={r: x for r, x in values.items() if isinstance(x, bytes) and r in read})
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -805,7 +931,7 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
           "        return ERR_FALLBACK"]
     # the others start zero (never read before written: liveness says so; the C compiler cannot see it through the
     # block dispatch)
-    L += [f"    hit{row}.r = -1" for row in fr.cached_rows]
+    L += [line for row in fr.cached_rows for line in (f"    hit{row}.r = -1", f"    hit{row}.size = 0")]
     for file, num in sorted(fr.regs - fr.live_at_entry):
         ctype = _CELL_TYPE[tx.narrowed[file, num]] if (file, num) in tx.narrowed else \
             "vmask_t" if (file, num) in tx.masks else _C_TYPE[file]
@@ -853,14 +979,27 @@ def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int,
                     lines.append(f"# dropped (every output dead): row {f.row}")
                     continue
                 t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows, tx.known,
-                            tx.masks)
+                            tx.masks, {r: tx.constant_name(r) + "_p" for r in tx.constants})
                 lines += (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
+                for r in sorted(set(f.writes) & set(tx.constants)):
+                    if f.accesses_memory:       # the bytes planned from, or the interpreter runs the call
+                        lines += [f"if memcmp(&{r[0]}{r[1]}, {tx.constant_name(r)}_p, 64) != 0:",
+                                  "    return ERR_FALLBACK"]
             segments.append((guard, lines))
         if b in fr.shape.loop_ends or any(f.control for f in ops):
-            next_block = ["if halt:", "    blk = -1", "elif next_pc >= 0:", "    blk = next_pc", "    next_pc = -1",
-                          "else:", f"    blk = {b + 1}"]
+            # at a block's start halt is 0 and next_pc -1 (a block that sets one ends there): only a ret sets halt,
+            # only a branch or a loop skip next_pc, so a block without them has neither test
+            fall = [f"blk = {b + 1}"]
             if b in fr.shape.loop_ends:
-                next_block += ["    if blk == lend and lcount != 0:", "        lcount -= 1", "        blk = lbeg"]
+                fall += [f"if lend == {b + 1} and lcount != 0:", "    lcount -= 1", "    blk = lbeg"]
+            tests = ([("halt", ["blk = -1"])] if any(f.op.mnemonic in ("ret", "retw") for f in ops) else []) + \
+                ([("next_pc >= 0", ["blk = next_pc", "next_pc = -1"])]
+                 if any(f.op.family == X.XBRANCH or f.op.mnemonic in ("loopnez", "loopgtz") for f in ops) else [])
+            next_block = fall
+            if tests:
+                next_block = [line for n, (cond, then) in enumerate(tests)
+                              for line in [f"{'if' if n == 0 else 'elif'} {cond}:"] + _indent(then, 4)]
+                next_block += ["else:"] + _indent(fall, 4)
             break
     return body + _guarded(segments, len(fam.variants)) + next_block + [f"k += {_per_variant(steps)}"]
 
@@ -916,8 +1055,24 @@ def render(tx: Translation, programs: Program | Sequence[Program]) -> str:
           "                return ERR_INTERRUPT",
           "            check = k + STEPS_PER_CHECK"]
     L += _register_copies(fr, False, tx.masks) + ["    steps[0] = k", "    return 0"]
-    tx.text = "\n".join(x for line in L for x in _fit(line)) + "\n"
+    tx.text = "".join(_constant(tx, r) for r in sorted(tx.constants))
+    tx.text += "\n".join(x for line in L for x in _fit(line)) + "\n"
     return tx.text
+
+
+def _constant(tx: Translation, reg: Reg) -> str:
+    """The C definition of a known vec register's bytes (static, const, 8-byte aligned) and the pointer its readers
+    take (its name + ``_p``)."""
+    name, data = tx.constant_name(reg), tx.constants[reg]
+    rows = [", ".join(f"{x:#04x}" for x in data[i:i + 16]) for i in range(0, 64, 16)]
+    return ("cdef extern from *:\n"
+            '    """\n'
+            f"    static const union {{ uint8_t u8[64]; uint64_t u64[8]; }} {name} = {{{{\n"
+            + "".join(f"        {row}{',' if i < 3 else ''}\n" for i, row in enumerate(rows))
+            + "    }};\n"
+            '    """\n'
+            f"    # {reg[0]}{reg[1]}: a known value (docs/asm.md §9)\n"
+            f'    void* {name}_p "((void *)&{name})"\n\n\n')
 
 
 def _fit(line: str, width: int = 120) -> list[str]:

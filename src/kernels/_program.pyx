@@ -133,7 +133,8 @@ cdef inline int mem_at(Machine* m, uint32_t addr, int touch, Py_ssize_t need, in
     return ERR_MEM
 
 
-# The region an access site of a translation found last (docs/asm.md §9, the region cache); r < 0: none yet.
+# The region an access site of a translation found last (docs/asm.md §9, the region cache); r < 0 and size 0: none
+# yet (a translation's prologue sets both).
 cdef struct RegionHit:
     uint8_t* ptr
     uint32_t base
@@ -186,10 +187,21 @@ cdef inline int mem_hit(Machine* m, RegionHit* h, uint32_t addr, int touch, Py_s
     """mem_at for an access site a call runs many times (a translation's loop): the region the site found last is
     tried first, without the scan. The same answer as mem_at (holds_alone: the regions do not overlap, q7emu.asm.run
     checks it); the site's `write` is fixed, so a region it found was writable when it had to be. A miss, and every
-    error, is mem_at's (which records the failing access)."""
+    error, is mem_at's (which records the failing access).
+
+    A byte-range access (TOUCH_FIXED, TOUCH_N: `touch` is a constant at every site) is tested with one unsigned
+    comparison, holds_alone's meaning: an address below the base wraps to at least 2^32 - base, which is at least the
+    size (every region ends within the 32-bit address space, q7emu.asm.run checks it), so any access of need > 0
+    bytes from it fails; a site with no region yet has size 0."""
+    cdef uint64_t o = <uint32_t>(addr - h.base)
     if touch == TOUCH_N:
         need = touched_n(need)
-    if h.r >= 0 and holds_alone(h.base, h.size, addr, touch, need) and (align <= 1 or addr % <uint32_t>align == 0):
+    if touch == TOUCH_FIXED or touch == TOUCH_N:
+        if need > 0 and o + <uint64_t>need <= h.size and (align <= 1 or addr % <uint32_t>align == 0):
+            p[0] = h.ptr
+            off[0] = <Py_ssize_t>o
+            return h.r
+    elif h.r >= 0 and holds_alone(h.base, h.size, addr, touch, need) and (align <= 1 or addr % <uint32_t>align == 0):
         p[0] = h.ptr
         off[0] = <Py_ssize_t>(addr - h.base)
         return h.r
@@ -463,7 +475,7 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
         const uint8_t[::1] data, uint32_t data_base, int entry, regions, const int64_t[:, ::1] offsets,
         const uint32_t[::1] ar_init, const int64_t[::1] partitions, int64_t max_steps, trace=None, int kernel_id=0,
         counts=None, bint carry=False, int translation=-1, const int32_t[::1] imm=None, trace_window=None,
-        trace_ops=None):
+        trace_ops=None, registers=None):
     """Run a decoded program once per call (docs/asm.md §4.2, §4.4).
 
     insns int32 [N, INSN_COLS], bundles int32 [M, BUNDLE_COLS], wmask int64 [N, 3], data uint8 (the data section, at
@@ -478,6 +490,9 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
     every call starts from the reset state.
     translation: -1, or the index in TRANSLATIONS of this program's translation (untraced, without counts), its
     runtime immediates in imm (int32 [K]); status ERR_FALLBACK (or any error) then asks for the interpreter.
+    registers: None, or a dict that receives the vector-side register file where the last call stopped (untraced
+    runs): "v" uint8 [32, 64], "vb" uint64 [16], "pr" uint64 [16] (what a translation's known values are read from,
+    q7emu.asm.translate.known_values).
 
     Every address and size here is checked by the caller (q7emu.asm.run) before this runs. Returns (status, call,
     insn, steps int64 [C], ar uint32 [C, 16], err_addr, err_len, raw): status 0, or an ERR_* code stopping call `call`
@@ -524,6 +539,10 @@ def run(const int32_t[:, ::1] insns, const int32_t[:, ::1] bundles, const int64_
                       <int>bundles.shape[0], entry, max_steps, ncalls, dp, data.shape[0], &sv[0], ptrs,
                       &offsets[0, 0], &partitions[0], &st[0], &ao[0, 0], &status, &fail_insn, &failed_call, cp, carry,
                       tx, ip)
+        if registers is not None:
+            registers["v"] = np.frombuffer(bytes((<uint8_t*>&rf.v[0])[:sizeof(rf.v)]), np.uint8).reshape(32, 64)
+            registers["vb"] = np.array([rf.vb[j] for j in range(16)], np.uint64)
+            registers["pr"] = np.array([rf.pr[j] for j in range(16)], np.uint64)
     else:
         if not Q7_TRACED_HERE:          # an ISA level's copy traces at the baseline (docs/build.md §2.2)
             from q7emu.kernels import _program as baseline

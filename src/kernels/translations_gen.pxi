@@ -5,6 +5,45 @@
 # the interpreter's handlers (q7emu.primitives.gen_wrappers._p_ivp / _p_scalar).
 
 
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_0_v13 = {{
+        0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00,
+        0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00,
+        0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00,
+        0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00
+    }};
+    """
+    # v13: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_0_v13_p "((void *)&q7k_tx_proc_4bit_non_mx_0_v13)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_0_v17 = {{
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80,
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80,
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80,
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80
+    }};
+    """
+    # v17: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_0_v17_p "((void *)&q7k_tx_proc_4bit_non_mx_0_v17)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_0_v19 = {{
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+    }};
+    """
+    # v19: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_0_v19_p "((void *)&q7k_tx_proc_4bit_non_mx_0_v19)"
+
+
 cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
                                      int64_t* steps) noexcept nogil:
     """Shapes 131cfc1f276ad53ad909770f 9caea41aa424bbec5535f09e
@@ -30,7 +69,9 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
         return ERR_FALLBACK
     hit31.r = -1
+    hit31.size = 0
     hit46.r = -1
+    hit46.size = 0
     pr3 = 0
     pr4 = 0
     memset(&v1, 0, sizeof(vec_t))
@@ -106,6 +147,8 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.lv2nx8_i(&v13, p, off)
+            if memcmp(&v13, q7k_tx_proc_4bit_non_mx_0_v13_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
@@ -128,6 +171,8 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.lv2nx8_i(&v17, p, off)
+            if memcmp(&v17, q7k_tx_proc_4bit_non_mx_0_v17_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
@@ -139,6 +184,8 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.lv2nx8_i(&v19, p, off)
+            if memcmp(&v19, q7k_tx_proc_4bit_non_mx_0_v19_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 8: { ivp_eqnx16 vb0, v0, v0 }
             P.eqnx16(&vb0, &v0, &v0)
             # bundle 9: movi a6, 32
@@ -148,7 +195,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 11: movltz a6, a5, a9
             a6 = X.xt_movltz(a6, a5, a9)
             # bundle 12: { ivp_ltu2nx8 vb12, v19, v13 ; ivp_movpint16 pr4, 256 }
-            P.ltu2nx8(&vb12, &v19, &v13)
+            P.ltu2nx8(&vb12, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v19_p, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v13_p)
             P.movpint16(&pr4, imm[1])
             # bundle 13: { ivp_extrprn_2x32 pr3, v18, 0 }
             P.extrprn_2x32(&pr3, &v18, 0)
@@ -158,7 +205,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             if r < 0:
                 return r
             else:
-                P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
+                P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x5555555555555555, p, &off, n)
                 a2 = hit_once.base + <uint32_t>off
             # bundle 15: movi a7, 0
             a7 = X.xt_movi(0)
@@ -173,9 +220,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 20: beqz a5, .Lexit
             if X.xt_beqz(a5):
                 next_pc = 36
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
+            if next_pc >= 0:
                 blk = next_pc
                 next_pc = -1
             else:
@@ -201,19 +246,19 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             if r < 0:
                 return r
             else:
-                P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
+                P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x5555555555555555, p, &off, n)
                 a2 = hit31.base + <uint32_t>off
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             P.dselnx16t(&v0, &v1, &v14, &v14, &v4, <vbool_t>0xffffffffffffffff)
             # bundle 26: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
-            P.movnx16t(&v26, &v17, &vb2)
+            P.movnx16t(&v26, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, &vb2)
             P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
             # bundle 27: { ivp_negnxf16t v26, v26, vb6 ; ivp_babssub2nx8 vb11, v23, v12, v0 }
             P.negnxf16t(&v26, &v26, &vb6)
             P.babssub2nx8(&dead_vb, &v23, &v12, &v0)
             # bundle 28: { ivp_babssubunx16 vb6, v9, v0, v17 ; ivp_babssubunx16 vb7, v27, v1, v17 ; ivp_mulsupn16xr16 wv
-            P.babssubunx16(&vb6, &dead_v, &v0, &v17)
-            P.babssubunx16(&vb7, &dead_v, &v1, &v17)
+            P.babssubunx16(&vb6, &dead_v, &v0, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p)
+            P.babssubunx16(&vb7, &dead_v, &v1, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p)
             P.mulsupn16xr16(&wv3, &v5, &v15, pr4)
             # bundle 29: { ivp_muluupan16xr16 wv3, v0, v23, pr3 ; ivp_sel2nx8i v10, v26, v7, 53 ; ivp_babssub2nx8 vb9, v
             P.muluupan16xr16(&wv3, &v0, &v23, pr3)
@@ -241,7 +286,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             P.oltnxf16t(&vb13, &v16, &v7, <vbool_t>0xffffffffffffffff)
             a11 = X.xt_sub(a5, a10)
             # bundle 34: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -32 ; movi a10, 32 }
-            P.movnx16t(&v7, &v17, &vb13)
+            P.movnx16t(&v7, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, &vb13)
             a9 = X.xt_addi(a11, -32)
             a10 = X.xt_movi(32)
             # bundle 35: { ivp_negnxf16t v7, v7, vb7 ; movltz a10, a11, a9 ; bnez a5, .Lpass }
@@ -249,9 +294,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             a10 = X.xt_movltz(a10, a11, a9)
             if X.xt_bnez(a5):
                 next_pc = 21
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
+            if next_pc >= 0:
                 blk = next_pc
                 next_pc = -1
             else:
@@ -263,7 +306,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 36: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 37: { ivp_movnx16t v26, v17, vb2 }
-            P.movnx16t(&v26, &v17, &vb2)
+            P.movnx16t(&v26, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, &vb2)
             # bundle 38: { ivp_negnxf16t v26, v26, vb6 }
             P.negnxf16t(&v26, &v26, &vb6)
             # bundle 39: { ivp_sel2nx8i v10, v26, v7, 53 }
@@ -280,9 +323,6 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             halt = 1
             if halt:
                 blk = -1
-            elif next_pc >= 0:
-                blk = next_pc
-                next_pc = -1
             else:
                 blk = 42
             k += 6
@@ -308,6 +348,136 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     m.ar[11] = a11
     steps[0] = k
     return 0
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_v0 = {{
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+    }};
+    """
+    # v0: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_v0_p "((void *)&q7k_tx_proc_4bit_mx_8_0_v0)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_v1 = {{
+        0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00,
+        0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00,
+        0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00,
+        0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00
+    }};
+    """
+    # v1: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_v1_p "((void *)&q7k_tx_proc_4bit_mx_8_0_v1)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_v4 = {{
+        0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00,
+        0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00,
+        0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00,
+        0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x80, 0x00
+    }};
+    """
+    # v4: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_v4_p "((void *)&q7k_tx_proc_4bit_mx_8_0_v4)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_v6 = {{
+        0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00,
+        0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00,
+        0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00,
+        0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00
+    }};
+    """
+    # v6: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_v6_p "((void *)&q7k_tx_proc_4bit_mx_8_0_v6)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_v11 = {{
+        0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10,
+        0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10,
+        0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10,
+        0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10
+    }};
+    """
+    # v11: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_v11_p "((void *)&q7k_tx_proc_4bit_mx_8_0_v11)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_v13 = {{
+        0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x7f,
+        0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x7f,
+        0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x7f,
+        0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x7f, 0x00, 0x00, 0x00, 0x7f
+    }};
+    """
+    # v13: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_v13_p "((void *)&q7k_tx_proc_4bit_mx_8_0_v13)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_v14 = {{
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+    }};
+    """
+    # v14: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_v14_p "((void *)&q7k_tx_proc_4bit_mx_8_0_v14)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_v15 = {{
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+    }};
+    """
+    # v15: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_v15_p "((void *)&q7k_tx_proc_4bit_mx_8_0_v15)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_v18 = {{
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+    }};
+    """
+    # v18: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_v18_p "((void *)&q7k_tx_proc_4bit_mx_8_0_v18)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_v19 = {{
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80
+    }};
+    """
+    # v19: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_v19_p "((void *)&q7k_tx_proc_4bit_mx_8_0_v19)"
+
 
 cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
                                    int64_t* steps) noexcept nogil:
@@ -336,7 +506,9 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
         return ERR_FALLBACK
     hit33.r = -1
+    hit33.size = 0
     hit45.r = -1
+    hit45.size = 0
     pr1 = 0
     pr2 = 0
     memset(&v0, 0, sizeof(vec_t))
@@ -406,11 +578,15 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.lv2nx8_i(&v0, p, off)
+            if memcmp(&v0, q7k_tx_proc_4bit_mx_8_0_v0_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v1, p, off)
+            if memcmp(&v1, q7k_tx_proc_4bit_mx_8_0_v1_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 7: { ivp_lv2nx8_i v2, a8, 128 ; ivp_lv2nx8_i v3, a8, 192 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
@@ -428,6 +604,8 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.lv2nx8_i(&v4, p, off)
+            if memcmp(&v4, q7k_tx_proc_4bit_mx_8_0_v4_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
@@ -439,6 +617,8 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.lv2nx8_i(&v6, p, off)
+            if memcmp(&v6, q7k_tx_proc_4bit_mx_8_0_v6_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
@@ -466,6 +646,8 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.lv2nx8_i(&v11, p, off)
+            if memcmp(&v11, q7k_tx_proc_4bit_mx_8_0_v11_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 12: { ivp_lv2nx8_i v12, a8, 768 ; ivp_lv2nx8_i v13, a8, 832 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
@@ -477,28 +659,38 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.lv2nx8_i(&v13, p, off)
+            if memcmp(&v13, q7k_tx_proc_4bit_mx_8_0_v13_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 13: { ivp_lv2nx8_i v14, a8, 896 ; ivp_lv2nx8_i v15, a8, 960 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>896, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v14, p, off)
+            if memcmp(&v14, q7k_tx_proc_4bit_mx_8_0_v14_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>960, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v15, p, off)
+            if memcmp(&v15, q7k_tx_proc_4bit_mx_8_0_v15_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 14: { ivp_lv2nx8_i v18, a8, 1024 ; ivp_lv2nx8_i v19, a8, 1088 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>1024, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v18, p, off)
+            if memcmp(&v18, q7k_tx_proc_4bit_mx_8_0_v18_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>1088, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v19, p, off)
+            if memcmp(&v19, q7k_tx_proc_4bit_mx_8_0_v19_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 15: { ivp_lv2nx8_i v20, a8, 1152 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>1152, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
@@ -506,7 +698,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             else:
                 P.lv2nx8_i(&v20, p, off)
             # bundle 16: { ivp_eqnx16 vb9, v0, v0 }
-            P.eqnx16(&vb9, &v0, &v0)
+            P.eqnx16(&vb9, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
             # bundle 17: { ivp_lv2nx8_i v22, a8, 1216 ; ivp_lv2nx8_i v26, a8, 1280 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>1216, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
@@ -533,9 +725,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 lcount = a9 - 1u
                 lbeg = 22 + 1
                 lend = 76
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
+            if next_pc >= 0:
                 blk = next_pc
                 next_pc = -1
             else:
@@ -554,18 +744,18 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 a2 = hit33.base + <uint32_t>off
             if var == 0:
                 # bundle 24, variant 0: { ivp_sel2nx8 v29, v0, v17, v20 ; ivp_sel2nx8 v17, v0, v17, v12 }
-                P.sel2nx8(&v29, &v0, &v17, &v20)
-                P.sel2nx8(&v17, &v0, &v17, &v12)
+                P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17, &v20)
+                P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17, &v12)
             else:
                 # bundle 25, variant 1: { ivp_sel2nx8 v17, v0, v17, v12 }
-                P.sel2nx8(&v17, &v0, &v17, &v12)
+                P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17, &v12)
             # bundle 26: { ivp_sel2nx8i v30, v21, v30, 0 ; ivp_extrpr2nx8 pr1, v17, 32 }
             P.sel2nx8i(&v30, &v21, &v30, 0)
             P.extrpr2nx8(&pr1, &v17, 32)
             if var == 0:
                 # bundle 27, variant 0: { ivp_muln_2x32 wv0, v29, v4 ; ivp_ultn_2xf32t vb1, v13, v16, vb9 ; ivp_sel2nx8i
-                P.muln_2x32(&wv0, &v29, &v4)
-                P.ultn_2xf32t(&vb1, &v13, &v16, <vbool_t>0xffffffffffffffff)
+                P.muln_2x32(&wv0, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v4_p)
+                P.ultn_2xf32t(&vb1, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v13_p, &v16, <vbool_t>0xffffffffffffffff)
                 P.sel2nx8i_s4(&v21, &v17, &v16, imm[1])
                 # bundle 28, variant 0: { ivp_mov2nx8t v30, v22, vb1 ; ivp_packvrn_2x96 v16, wv0, 0 }
                 P.mov2nx8t(&v30, &v22, &vb1)
@@ -583,46 +773,46 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 a4 = hit45.base + <uint32_t>off
             # bundle 31: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
             P.sllinx16(&v26, &v21, 8)
-            P.addnx16(&v27, &v21, &v6)
+            P.addnx16(&v27, &v21, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v6_p)
             # bundle 32: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
             P.or2nx8(&v26, &v26, &v21)
             P.selnx16(&v25, &v10, &v9, &v27)
             # bundle 33: { ivp_addnx16 v26, v26, v11 }
-            P.addnx16(&v26, &v26, &v11)
+            P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v11_p)
             # bundle 34: { ivp_dselnx16 v24, v23, v10, v9, v26 }
             P.dselnx16(&v24, &v23, &v10, &v9, &v26)
             # bundle 35: { ivp_mulsupn16xr16 wv2, v24, v23, pr2 }
             P.mulsupn16xr16(&wv2, &v24, &v23, pr2)
             # bundle 36: { ivp_mulus4tan16xr16 wv2, v0, v14, pr1 ; ivp_extrpr2nx8 pr1, v17, 33 }
-            P.mulus4tan16xr16(&wv2, &v0, &v14, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v14_p, pr1)
             P.extrpr2nx8(&pr1, &v17, 33)
             # bundle 37: { ivp_mulus4tan16xr16 wv2, v0, v15, pr1 ; ivp_extrpr2nx8 pr1, v17, 34 }
-            P.mulus4tan16xr16(&wv2, &v0, &v15, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v15_p, pr1)
             P.extrpr2nx8(&pr1, &v17, 34)
             # bundle 38: { ivp_mulus4tan16xr16 wv2, v0, v18, pr1 ; ivp_extrpr2nx8 pr1, v17, 35 }
-            P.mulus4tan16xr16(&wv2, &v0, &v18, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v18_p, pr1)
             P.extrpr2nx8(&pr1, &v17, 35)
             # bundle 39: { ivp_mulus4tan16xr16 wv2, v0, v19, pr1 }
-            P.mulus4tan16xr16(&wv2, &v0, &v19, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v19_p, pr1)
             # bundle 40: { ivp_packvrnrnx48 v24, wv2, 15 }
             P.packvrnrnx48(&v24, &wv2, 15)
             # bundle 41: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
             P.subnx16(&v26, &v2, &v24)
             P.subnx16(&v27, &v24, &v2)
             # bundle 42: { ivp_bmaxnx16 vb1, v26, v26, v0 ; ivp_bmaxnx16 vb2, v27, v27, v0 }
-            P.bmaxnx16(&dead_vb, &v26, &v26, &v0)
-            P.bmaxnx16(&dead_vb, &v27, &v27, &v0)
+            P.bmaxnx16(&dead_vb, &v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
+            P.bmaxnx16(&dead_vb, &v27, &v27, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
             # bundle 43: { ivp_addnx16 v26, v26, v3 ; ivp_sllinx16 v27, v27, 2 }
             P.addnx16(&v26, &v26, &v3)
             P.sllinx16(&v27, &v27, imm[3])
             # bundle 44: { ivp_srlnx16 v28, v23, v26 ; ivp_subnx16 v29, v26, v1 }
             P.srlnx16(&v28, &v23, &v26)
-            P.subnx16(&v29, &v26, &v1)
+            P.subnx16(&v29, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
             # bundle 45: { ivp_and2nx8 v28, v28, v1 ; ivp_sllnx16 v29, v1, v29 }
-            P.and2nx8(&v28, &v28, &v1)
-            P.sllnx16(&v29, &v1, &v29)
+            P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
+            P.sllnx16(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p, &v29)
             # bundle 46: { ivp_subnx16 v29, v29, v1 }
-            P.subnx16(&v29, &v29, &v1)
+            P.subnx16(&v29, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
             # bundle 47: { ivp_addnx16 v29, v29, v28 }
             P.addnx16(&v29, &v29, &v28)
             # bundle 48: { ivp_addnx16 v29, v29, v23 }
@@ -641,46 +831,46 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             a7 = X.xt_movi(64)
             # bundle 54: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
             P.sllinx16(&v26, &v21, 8)
-            P.addnx16(&v27, &v21, &v6)
+            P.addnx16(&v27, &v21, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v6_p)
             # bundle 55: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
             P.or2nx8(&v26, &v26, &v21)
             P.selnx16(&v25, &v10, &v9, &v27)
             # bundle 56: { ivp_addnx16 v26, v26, v11 }
-            P.addnx16(&v26, &v26, &v11)
+            P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v11_p)
             # bundle 57: { ivp_dselnx16 v24, v23, v10, v9, v26 }
             P.dselnx16(&v24, &v23, &v10, &v9, &v26)
             # bundle 58: { ivp_mulsupn16xr16 wv2, v24, v23, pr2 }
             P.mulsupn16xr16(&wv2, &v24, &v23, pr2)
             # bundle 59: { ivp_mulus4tan16xr16 wv2, v0, v14, pr1 ; ivp_extrpr2nx8 pr1, v17, 37 }
-            P.mulus4tan16xr16(&wv2, &v0, &v14, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v14_p, pr1)
             P.extrpr2nx8(&pr1, &v17, 37)
             # bundle 60: { ivp_mulus4tan16xr16 wv2, v0, v15, pr1 ; ivp_extrpr2nx8 pr1, v17, 38 }
-            P.mulus4tan16xr16(&wv2, &v0, &v15, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v15_p, pr1)
             P.extrpr2nx8(&pr1, &v17, 38)
             # bundle 61: { ivp_mulus4tan16xr16 wv2, v0, v18, pr1 ; ivp_extrpr2nx8 pr1, v17, 39 }
-            P.mulus4tan16xr16(&wv2, &v0, &v18, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v18_p, pr1)
             P.extrpr2nx8(&pr1, &v17, 39)
             # bundle 62: { ivp_mulus4tan16xr16 wv2, v0, v19, pr1 }
-            P.mulus4tan16xr16(&wv2, &v0, &v19, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v19_p, pr1)
             # bundle 63: { ivp_packvrnrnx48 v24, wv2, 15 }
             P.packvrnrnx48(&v24, &wv2, 15)
             # bundle 64: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
             P.subnx16(&v26, &v2, &v24)
             P.subnx16(&v27, &v24, &v2)
             # bundle 65: { ivp_bmaxnx16 vb1, v26, v26, v0 ; ivp_bmaxnx16 vb2, v27, v27, v0 }
-            P.bmaxnx16(&dead_vb, &v26, &v26, &v0)
-            P.bmaxnx16(&dead_vb, &v27, &v27, &v0)
+            P.bmaxnx16(&dead_vb, &v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
+            P.bmaxnx16(&dead_vb, &v27, &v27, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
             # bundle 66: { ivp_addnx16 v26, v26, v3 ; ivp_sllinx16 v27, v27, 2 }
             P.addnx16(&v26, &v26, &v3)
             P.sllinx16(&v27, &v27, imm[5])
             # bundle 67: { ivp_srlnx16 v28, v23, v26 ; ivp_subnx16 v29, v26, v1 }
             P.srlnx16(&v28, &v23, &v26)
-            P.subnx16(&v29, &v26, &v1)
+            P.subnx16(&v29, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
             # bundle 68: { ivp_and2nx8 v28, v28, v1 ; ivp_sllnx16 v29, v1, v29 }
-            P.and2nx8(&v28, &v28, &v1)
-            P.sllnx16(&v29, &v1, &v29)
+            P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
+            P.sllnx16(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p, &v29)
             # bundle 69: { ivp_subnx16 v29, v29, v1 }
-            P.subnx16(&v29, &v29, &v1)
+            P.subnx16(&v29, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
             # bundle 70: { ivp_addnx16 v29, v29, v28 }
             P.addnx16(&v29, &v29, &v28)
             # bundle 71: { ivp_addnx16 v29, v29, v23 }
@@ -693,16 +883,10 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             P.bminnx16(&dead_vb, &v27, &v27, &v5)
             # bundle 75: { ivp_or2nx8 v21, v27, v25 }
             P.or2nx8(&v21, &v27, &v25)
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
-                blk = next_pc
-                next_pc = -1
-            else:
-                blk = 76
-                if blk == lend and lcount != 0:
-                    lcount -= 1
-                    blk = lbeg
+            blk = 76
+            if lend == 76 and lcount != 0:
+                lcount -= 1
+                blk = lbeg
             k += 50 + 1 * (((1 << var) & 0x1) != 0)
         elif blk == 76:
             if k + 1 >= max_steps:
@@ -710,9 +894,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 76: bbci a5, 0, .Lexit
             if X.xt_bbci(a5, 0):
                 next_pc = 131
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
+            if next_pc >= 0:
                 blk = next_pc
                 next_pc = -1
             else:
@@ -733,18 +915,18 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 a2 = hit_once.base + <uint32_t>off
             if var == 0:
                 # bundle 79, variant 0: { ivp_sel2nx8 v29, v0, v17, v20 ; ivp_sel2nx8 v17, v0, v17, v12 }
-                P.sel2nx8(&v29, &v0, &v17, &v20)
-                P.sel2nx8(&v17, &v0, &v17, &v12)
+                P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17, &v20)
+                P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17, &v12)
             else:
                 # bundle 80, variant 1: { ivp_sel2nx8 v17, v0, v17, v12 }
-                P.sel2nx8(&v17, &v0, &v17, &v12)
+                P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17, &v12)
             # bundle 81: { ivp_sel2nx8i v30, v21, v30, 0 ; ivp_extrpr2nx8 pr1, v17, 32 }
             P.sel2nx8i(&v30, &v21, &v30, 0)
             P.extrpr2nx8(&pr1, &v17, 32)
             if var == 0:
                 # bundle 82, variant 0: { ivp_muln_2x32 wv0, v29, v4 ; ivp_ultn_2xf32t vb1, v13, v16, vb9 ; ivp_sel2nx8i
-                P.muln_2x32(&wv0, &v29, &v4)
-                P.ultn_2xf32t(&vb1, &v13, &v16, <vbool_t>0xffffffffffffffff)
+                P.muln_2x32(&wv0, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v4_p)
+                P.ultn_2xf32t(&vb1, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v13_p, &v16, <vbool_t>0xffffffffffffffff)
                 P.sel2nx8i_s4(&v21, &v17, &v16, imm[6])
                 # bundle 83, variant 0: { ivp_mov2nx8t v30, v22, vb1 ; ivp_packvrn_2x96 v16, wv0, 0 }
                 P.mov2nx8t(&v30, &v22, &vb1)
@@ -762,46 +944,46 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 a4 = hit_once.base + <uint32_t>off
             # bundle 86: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
             P.sllinx16(&v26, &v21, 8)
-            P.addnx16(&v27, &v21, &v6)
+            P.addnx16(&v27, &v21, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v6_p)
             # bundle 87: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
             P.or2nx8(&v26, &v26, &v21)
             P.selnx16(&v25, &v10, &v9, &v27)
             # bundle 88: { ivp_addnx16 v26, v26, v11 }
-            P.addnx16(&v26, &v26, &v11)
+            P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v11_p)
             # bundle 89: { ivp_dselnx16 v24, v23, v10, v9, v26 }
             P.dselnx16(&v24, &v23, &v10, &v9, &v26)
             # bundle 90: { ivp_mulsupn16xr16 wv2, v24, v23, pr2 }
             P.mulsupn16xr16(&wv2, &v24, &v23, pr2)
             # bundle 91: { ivp_mulus4tan16xr16 wv2, v0, v14, pr1 ; ivp_extrpr2nx8 pr1, v17, 33 }
-            P.mulus4tan16xr16(&wv2, &v0, &v14, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v14_p, pr1)
             P.extrpr2nx8(&pr1, &v17, 33)
             # bundle 92: { ivp_mulus4tan16xr16 wv2, v0, v15, pr1 ; ivp_extrpr2nx8 pr1, v17, 34 }
-            P.mulus4tan16xr16(&wv2, &v0, &v15, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v15_p, pr1)
             P.extrpr2nx8(&pr1, &v17, 34)
             # bundle 93: { ivp_mulus4tan16xr16 wv2, v0, v18, pr1 ; ivp_extrpr2nx8 pr1, v17, 35 }
-            P.mulus4tan16xr16(&wv2, &v0, &v18, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v18_p, pr1)
             P.extrpr2nx8(&pr1, &v17, 35)
             # bundle 94: { ivp_mulus4tan16xr16 wv2, v0, v19, pr1 }
-            P.mulus4tan16xr16(&wv2, &v0, &v19, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v19_p, pr1)
             # bundle 95: { ivp_packvrnrnx48 v24, wv2, 15 }
             P.packvrnrnx48(&v24, &wv2, 15)
             # bundle 96: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
             P.subnx16(&v26, &v2, &v24)
             P.subnx16(&v27, &v24, &v2)
             # bundle 97: { ivp_bmaxnx16 vb1, v26, v26, v0 ; ivp_bmaxnx16 vb2, v27, v27, v0 }
-            P.bmaxnx16(&dead_vb, &v26, &v26, &v0)
-            P.bmaxnx16(&dead_vb, &v27, &v27, &v0)
+            P.bmaxnx16(&dead_vb, &v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
+            P.bmaxnx16(&dead_vb, &v27, &v27, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
             # bundle 98: { ivp_addnx16 v26, v26, v3 ; ivp_sllinx16 v27, v27, 2 }
             P.addnx16(&v26, &v26, &v3)
             P.sllinx16(&v27, &v27, imm[8])
             # bundle 99: { ivp_srlnx16 v28, v23, v26 ; ivp_subnx16 v29, v26, v1 }
             P.srlnx16(&v28, &v23, &v26)
-            P.subnx16(&v29, &v26, &v1)
+            P.subnx16(&v29, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
             # bundle 100: { ivp_and2nx8 v28, v28, v1 ; ivp_sllnx16 v29, v1, v29 }
-            P.and2nx8(&v28, &v28, &v1)
-            P.sllnx16(&v29, &v1, &v29)
+            P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
+            P.sllnx16(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p, &v29)
             # bundle 101: { ivp_subnx16 v29, v29, v1 }
-            P.subnx16(&v29, &v29, &v1)
+            P.subnx16(&v29, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
             # bundle 102: { ivp_addnx16 v29, v29, v28 }
             P.addnx16(&v29, &v29, &v28)
             # bundle 103: { ivp_addnx16 v29, v29, v23 }
@@ -820,46 +1002,46 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             a7 = X.xt_movi(32)
             # bundle 109: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
             P.sllinx16(&v26, &v21, 8)
-            P.addnx16(&v27, &v21, &v6)
+            P.addnx16(&v27, &v21, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v6_p)
             # bundle 110: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
             P.or2nx8(&v26, &v26, &v21)
             P.selnx16(&v25, &v10, &v9, &v27)
             # bundle 111: { ivp_addnx16 v26, v26, v11 }
-            P.addnx16(&v26, &v26, &v11)
+            P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v11_p)
             # bundle 112: { ivp_dselnx16 v24, v23, v10, v9, v26 }
             P.dselnx16(&v24, &v23, &v10, &v9, &v26)
             # bundle 113: { ivp_mulsupn16xr16 wv2, v24, v23, pr2 }
             P.mulsupn16xr16(&wv2, &v24, &v23, pr2)
             # bundle 114: { ivp_mulus4tan16xr16 wv2, v0, v14, pr1 ; ivp_extrpr2nx8 pr1, v17, 37 }
-            P.mulus4tan16xr16(&wv2, &v0, &v14, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v14_p, pr1)
             P.extrpr2nx8(&pr1, &v17, 37)
             # bundle 115: { ivp_mulus4tan16xr16 wv2, v0, v15, pr1 ; ivp_extrpr2nx8 pr1, v17, 38 }
-            P.mulus4tan16xr16(&wv2, &v0, &v15, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v15_p, pr1)
             P.extrpr2nx8(&pr1, &v17, 38)
             # bundle 116: { ivp_mulus4tan16xr16 wv2, v0, v18, pr1 ; ivp_extrpr2nx8 pr1, v17, 39 }
-            P.mulus4tan16xr16(&wv2, &v0, &v18, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v18_p, pr1)
             P.extrpr2nx8(&pr1, &v17, 39)
             # bundle 117: { ivp_mulus4tan16xr16 wv2, v0, v19, pr1 }
-            P.mulus4tan16xr16(&wv2, &v0, &v19, pr1)
+            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v19_p, pr1)
             # bundle 118: { ivp_packvrnrnx48 v24, wv2, 15 }
             P.packvrnrnx48(&v24, &wv2, 15)
             # bundle 119: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
             P.subnx16(&v26, &v2, &v24)
             P.subnx16(&v27, &v24, &v2)
             # bundle 120: { ivp_bmaxnx16 vb1, v26, v26, v0 ; ivp_bmaxnx16 vb2, v27, v27, v0 }
-            P.bmaxnx16(&dead_vb, &v26, &v26, &v0)
-            P.bmaxnx16(&dead_vb, &v27, &v27, &v0)
+            P.bmaxnx16(&dead_vb, &v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
+            P.bmaxnx16(&dead_vb, &v27, &v27, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
             # bundle 121: { ivp_addnx16 v26, v26, v3 ; ivp_sllinx16 v27, v27, 2 }
             P.addnx16(&v26, &v26, &v3)
             P.sllinx16(&v27, &v27, imm[10])
             # bundle 122: { ivp_srlnx16 v28, v23, v26 ; ivp_subnx16 v29, v26, v1 }
             P.srlnx16(&v28, &v23, &v26)
-            P.subnx16(&v29, &v26, &v1)
+            P.subnx16(&v29, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
             # bundle 123: { ivp_and2nx8 v28, v28, v1 ; ivp_sllnx16 v29, v1, v29 }
-            P.and2nx8(&v28, &v28, &v1)
-            P.sllnx16(&v29, &v1, &v29)
+            P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
+            P.sllnx16(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p, &v29)
             # bundle 124: { ivp_subnx16 v29, v29, v1 }
-            P.subnx16(&v29, &v29, &v1)
+            P.subnx16(&v29, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
             # bundle 125: { ivp_addnx16 v29, v29, v28 }
             P.addnx16(&v29, &v29, &v28)
             # bundle 126: { ivp_addnx16 v29, v29, v23 }
@@ -881,7 +1063,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             P.sel2nx8i(&v30, &v21, &v30, 0)
             if var == 0:
                 # bundle 132, variant 0: { ivp_ultn_2xf32t vb1, v13, v16, vb9 }
-                P.ultn_2xf32t(&vb1, &v13, &v16, <vbool_t>0xffffffffffffffff)
+                P.ultn_2xf32t(&vb1, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v13_p, &v16, <vbool_t>0xffffffffffffffff)
                 # bundle 133, variant 0: { ivp_mov2nx8t v30, v22, vb1 }
                 P.mov2nx8t(&v30, &v22, &vb1)
             # bundle 134: { ivp_sav2nx8_xp v30, a4, a7 }
@@ -896,9 +1078,6 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             halt = 1
             if halt:
                 blk = -1
-            elif next_pc >= 0:
-                blk = next_pc
-                next_pc = -1
             else:
                 blk = 136
             k += 3 + 2 * (((1 << var) & 0x1) != 0)
@@ -921,6 +1100,149 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     m.ar[9] = a9
     steps[0] = k
     return 0
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_1_v0 = {{
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+    }};
+    """
+    # v0: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_1_v0_p "((void *)&q7k_tx_proc_4bit_non_mx_1_v0)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_1_v1 = {{
+        0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00,
+        0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00,
+        0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00,
+        0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00
+    }};
+    """
+    # v1: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_1_v1_p "((void *)&q7k_tx_proc_4bit_non_mx_1_v1)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_1_v2 = {{
+        0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff,
+        0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff,
+        0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff,
+        0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff, 0xfa, 0xff
+    }};
+    """
+    # v2: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_1_v2_p "((void *)&q7k_tx_proc_4bit_non_mx_1_v2)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_1_v3 = {{
+        0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00,
+        0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00,
+        0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00,
+        0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00, 0x0b, 0x00
+    }};
+    """
+    # v3: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_1_v3_p "((void *)&q7k_tx_proc_4bit_non_mx_1_v3)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_1_v5 = {{
+        0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00,
+        0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00,
+        0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00,
+        0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00, 0x7e, 0x00
+    }};
+    """
+    # v5: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_1_v5_p "((void *)&q7k_tx_proc_4bit_non_mx_1_v5)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_1_v6 = {{
+        0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00,
+        0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00,
+        0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00,
+        0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00, 0x20, 0x00
+    }};
+    """
+    # v6: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_1_v6_p "((void *)&q7k_tx_proc_4bit_non_mx_1_v6)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_1_v9 = {{
+        0x00, 0x40, 0x1d, 0x59, 0x35, 0x43, 0x19, 0x65, 0xd1, 0x48, 0x9b, 0x5e, 0x3d, 0x5d, 0x00, 0x00,
+        0x7d, 0x51, 0x65, 0x52, 0x03, 0x7e, 0x81, 0x56, 0xd3, 0x70, 0x03, 0x48, 0x89, 0x5c, 0x00, 0x40,
+        0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0xfe, 0xff, 0xfe, 0xff, 0xfd, 0xff, 0xfc, 0xff, 0x00, 0xc0,
+        0xfc, 0xff, 0xfd, 0xff, 0xfd, 0xff, 0xfe, 0xff, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00
+    }};
+    """
+    # v9: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_1_v9_p "((void *)&q7k_tx_proc_4bit_non_mx_1_v9)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_1_v10 = {{
+        0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+    }};
+    """
+    # v10: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_1_v10_p "((void *)&q7k_tx_proc_4bit_non_mx_1_v10)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_1_v11 = {{
+        0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10,
+        0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10,
+        0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10,
+        0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10, 0x00, 0x10
+    }};
+    """
+    # v11: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_1_v11_p "((void *)&q7k_tx_proc_4bit_non_mx_1_v11)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_1_v12 = {{
+        0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00,
+        0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00,
+        0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00,
+        0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00, 0x0f, 0x00
+    }};
+    """
+    # v12: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_1_v12_p "((void *)&q7k_tx_proc_4bit_non_mx_1_v12)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_1_v21 = {{
+        0x00, 0x00, 0x01, 0x00, 0x02, 0x00, 0x03, 0x00, 0x04, 0x00, 0x05, 0x00, 0x06, 0x00, 0x07, 0x00,
+        0x08, 0x00, 0x09, 0x00, 0x0a, 0x00, 0x0b, 0x00, 0x0c, 0x00, 0x0d, 0x00, 0x0e, 0x00, 0x0f, 0x00,
+        0x00, 0x00, 0x01, 0x00, 0x02, 0x00, 0x03, 0x00, 0x04, 0x00, 0x05, 0x00, 0x06, 0x00, 0x07, 0x00,
+        0x08, 0x00, 0x09, 0x00, 0x0a, 0x00, 0x0b, 0x00, 0x0c, 0x00, 0x0d, 0x00, 0x0e, 0x00, 0x0f, 0x00
+    }};
+    """
+    # v21: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_1_v21_p "((void *)&q7k_tx_proc_4bit_non_mx_1_v21)"
+
 
 cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
                                      int64_t* steps) noexcept nogil:
@@ -945,7 +1267,9 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
         return ERR_FALLBACK
     hit48.r = -1
+    hit48.size = 0
     hit56.r = -1
+    hit56.size = 0
     memset(&v0, 0, sizeof(vec_t))
     memset(&v1, 0, sizeof(vec_t))
     memset(&v2, 0, sizeof(vec_t))
@@ -1004,22 +1328,30 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.lv2nx8_i(&v0, p, off)
+            if memcmp(&v0, q7k_tx_proc_4bit_non_mx_1_v0_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v1, p, off)
+            if memcmp(&v1, q7k_tx_proc_4bit_non_mx_1_v1_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 4: { ivp_lv2nx8_i v2, a8, 128 ; ivp_lv2nx8_i v3, a8, 192 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v2, p, off)
+            if memcmp(&v2, q7k_tx_proc_4bit_non_mx_1_v2_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v3, p, off)
+            if memcmp(&v3, q7k_tx_proc_4bit_non_mx_1_v3_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 5: { ivp_lv2nx8_i v4, a8, 256 ; ivp_lv2nx8_i v5, a8, 320 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
@@ -1031,12 +1363,16 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.lv2nx8_i(&v5, p, off)
+            if memcmp(&v5, q7k_tx_proc_4bit_non_mx_1_v5_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 6: { ivp_lv2nx8_i v6, a8, 384 ; ivp_lv2nx8_i v7, a8, 448 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v6, p, off)
+            if memcmp(&v6, q7k_tx_proc_4bit_non_mx_1_v6_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
@@ -1053,59 +1389,70 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.lv2nx8_i(&v9, p, off)
+            if memcmp(&v9, q7k_tx_proc_4bit_non_mx_1_v9_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 8: { ivp_lv2nx8_i v10, a8, 640 ; ivp_lv2nx8_i v11, a8, 704 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v10, p, off)
+            if memcmp(&v10, q7k_tx_proc_4bit_non_mx_1_v10_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v11, p, off)
+            if memcmp(&v11, q7k_tx_proc_4bit_non_mx_1_v11_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 9: { ivp_lv2nx8_i v12, a8, 768 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v12, p, off)
+            if memcmp(&v12, q7k_tx_proc_4bit_non_mx_1_v12_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 10: { ivp_eqnx16 vb0, v0, v0 }
-            P.eqnx16(&vb0, &v0, &v0)
+            P.eqnx16(&vb0, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v0_p, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v0_p)
             # bundle 11: { ivp_ltu2nx8 vb12, v0, v12 ; ivp_lv2nx8_i v21, a8, 832 }
-            P.ltu2nx8(&vb12, &v0, &v12)
+            P.ltu2nx8(&vb12, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v0_p, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v12_p)
             r = mem_once(m, &hit_once, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v21, p, off)
+            if memcmp(&v21, q7k_tx_proc_4bit_non_mx_1_v21_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 12: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
-            P.sllinx16(&v26, &v21, 8)
-            P.addnx16(&v27, &v21, &v6)
+            P.sllinx16(&v26, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v21_p, 8)
+            P.addnx16(&v27, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v21_p, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v6_p)
             # bundle 13: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
-            P.or2nx8(&v26, &v26, &v21)
-            P.selnx16(&v25, &v10, &v9, &v27)
+            P.or2nx8(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v21_p)
+            P.selnx16(&v25, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v10_p, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v9_p, &v27)
             # bundle 14: { ivp_addnx16 v26, v26, v11 }
-            P.addnx16(&v26, &v26, &v11)
+            P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v11_p)
             # bundle 15: { ivp_dselnx16t v24, v23, v10, v9, v26, vb0 }
-            P.dselnx16t(&v24, &v23, &v10, &v9, &v26, <vbool_t>0xffffffffffffffff)
+            P.dselnx16t(&v24, &v23, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v10_p, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v9_p,
+                        &v26, <vbool_t>0xffffffffffffffff)
             # bundle 16: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
-            P.subnx16(&v26, &v2, &v24)
-            P.subnx16(&v27, &v24, &v2)
+            P.subnx16(&v26, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v2_p, &v24)
+            P.subnx16(&v27, &v24, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v2_p)
             # bundle 17: { ivp_bmaxnx16 vb1, v26, v26, v0 ; ivp_bmaxnx16 vb2, v27, v27, v0 }
-            P.bmaxnx16(&dead_vb, &v26, &v26, &v0)
-            P.bmaxnx16(&dead_vb, &v27, &v27, &v0)
+            P.bmaxnx16(&dead_vb, &v26, &v26, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v0_p)
+            P.bmaxnx16(&dead_vb, &v27, &v27, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v0_p)
             # bundle 18: { ivp_addnx16 v26, v26, v3 ; ivp_sllinx16 v27, v27, 3 }
-            P.addnx16(&v26, &v26, &v3)
+            P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v3_p)
             P.sllinx16(&v27, &v27, 3)
             # bundle 19: { ivp_srlnx16 v28, v23, v26 ; ivp_subnx16 v29, v26, v1 }
             P.srlnx16(&v28, &v23, &v26)
-            P.subnx16(&v29, &v26, &v1)
+            P.subnx16(&v29, &v26, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v1_p)
             # bundle 20: { ivp_and2nx8 v28, v28, v1 ; ivp_sllnx16 v29, v1, v29 }
-            P.and2nx8(&v28, &v28, &v1)
-            P.sllnx16(&v29, &v1, &v29)
+            P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v1_p)
+            P.sllnx16(&v29, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v1_p, &v29)
             # bundle 21: { ivp_subnx16 v29, v29, v1 }
-            P.subnx16(&v29, &v29, &v1)
+            P.subnx16(&v29, &v29, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v1_p)
             # bundle 22: { ivp_addnx16 v29, v29, v28 }
             P.addnx16(&v29, &v29, &v28)
             # bundle 23: { ivp_addnx16 v29, v29, v23 }
@@ -1115,7 +1462,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 25: { ivp_addnx16 v27, v27, v29 }
             P.addnx16(&v27, &v27, &v29)
             # bundle 26: { ivp_bminnx16 vb1, v27, v27, v5 }
-            P.bminnx16(&dead_vb, &v27, &v27, &v5)
+            P.bminnx16(&dead_vb, &v27, &v27, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v5_p)
             # bundle 27: { ivp_or2nx8 v14, v27, v25 }
             P.or2nx8(&v14, &v27, &v25)
             # bundle 28: { ivp_sllinx16 v14, v14, 8 }
@@ -1123,9 +1470,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 29: beqz a5, .Ldone
             if X.xt_beqz(a5):
                 next_pc = 53
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
+            if next_pc >= 0:
                 blk = next_pc
                 next_pc = -1
             else:
@@ -1147,9 +1492,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 lcount = a9 - 1u
                 lbeg = 33 + 1
                 lend = 42
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
+            if next_pc >= 0:
                 blk = next_pc
                 next_pc = -1
             else:
@@ -1164,7 +1507,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             if r < 0:
                 return r
             else:
-                P.labvdcmprs2nx8_xp(&v15, vb12, p, &off, n)
+                P.labvdcmprs2nx8_xp(&v15, <vbool_t>0x5555555555555555, p, &off, n)
                 a2 = hit48.base + <uint32_t>off
             if var == 0:
                 # bundle 35, variant 0: { ivp_sllinx16 v16, v15, 4 }
@@ -1189,16 +1532,10 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             else:
                 P.sav2nx8_xp(&v20, p, &off, n)
                 a4 = hit56.base + <uint32_t>off
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
-                blk = next_pc
-                next_pc = -1
-            else:
-                blk = 42
-                if blk == lend and lcount != 0:
-                    lcount -= 1
-                    blk = lbeg
+            blk = 42
+            if lend == 42 and lcount != 0:
+                lcount -= 1
+                blk = lbeg
             k += 6
         elif blk == 42:
             if k + 2 >= max_steps:
@@ -1208,9 +1545,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 43: beqz a6, .Ldone
             if X.xt_beqz(a6):
                 next_pc = 53
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
+            if next_pc >= 0:
                 blk = next_pc
                 next_pc = -1
             else:
@@ -1227,7 +1562,7 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             if r < 0:
                 return r
             else:
-                P.labvdcmprs2nx8_xp(&v15, vb12, p, &off, n)
+                P.labvdcmprs2nx8_xp(&v15, <vbool_t>0x5555555555555555, p, &off, n)
                 a2 = hit_once.base + <uint32_t>off
             if var == 0:
                 # bundle 46, variant 0: { ivp_sllinx16 v16, v15, 4 }
@@ -1261,9 +1596,6 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             halt = 1
             if halt:
                 blk = -1
-            elif next_pc >= 0:
-                blk = next_pc
-                next_pc = -1
             else:
                 blk = 54
             k += 1
@@ -1283,6 +1615,136 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     m.ar[9] = a9
     steps[0] = k
     return 0
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_6bit_non_mx_0_v11 = {{
+        0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00,
+        0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00,
+        0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00,
+        0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00
+    }};
+    """
+    # v11: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_6bit_non_mx_0_v11_p "((void *)&q7k_tx_proc_6bit_non_mx_0_v11)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_6bit_non_mx_0_v12 = {{
+        0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00,
+        0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00,
+        0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00,
+        0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00, 0x04, 0x00
+    }};
+    """
+    # v12: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_6bit_non_mx_0_v12_p "((void *)&q7k_tx_proc_6bit_non_mx_0_v12)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_6bit_non_mx_0_v13 = {{
+        0x01, 0xff, 0x01, 0x00, 0x01, 0xff, 0x01, 0x00, 0x01, 0xff, 0x01, 0x00, 0x01, 0xff, 0x01, 0x00,
+        0x01, 0xff, 0x01, 0x00, 0x01, 0xff, 0x01, 0x00, 0x01, 0xff, 0x01, 0x00, 0x01, 0xff, 0x01, 0x00,
+        0x01, 0xff, 0x01, 0x00, 0x01, 0xff, 0x01, 0x00, 0x01, 0xff, 0x01, 0x00, 0x01, 0xff, 0x01, 0x00,
+        0x01, 0xff, 0x01, 0x00, 0x01, 0xff, 0x01, 0x00, 0x01, 0xff, 0x01, 0x00, 0x01, 0xff, 0x01, 0x00
+    }};
+    """
+    # v13: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_6bit_non_mx_0_v13_p "((void *)&q7k_tx_proc_6bit_non_mx_0_v13)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_6bit_non_mx_0_v14 = {{
+        0x00, 0x00, 0x01, 0x00, 0x02, 0x00, 0x03, 0x00, 0x04, 0x00, 0x05, 0x00, 0x06, 0x00, 0x07, 0x00,
+        0x08, 0x00, 0x09, 0x00, 0x0a, 0x00, 0x0b, 0x00, 0x0c, 0x00, 0x0d, 0x00, 0x0e, 0x00, 0x0f, 0x00,
+        0x10, 0x00, 0x11, 0x00, 0x12, 0x00, 0x13, 0x00, 0x14, 0x00, 0x15, 0x00, 0x16, 0x00, 0x17, 0x00,
+        0x18, 0x00, 0x19, 0x00, 0x1a, 0x00, 0x1b, 0x00, 0x1c, 0x00, 0x1d, 0x00, 0x1e, 0x00, 0x1f, 0x00
+    }};
+    """
+    # v14: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_6bit_non_mx_0_v14_p "((void *)&q7k_tx_proc_6bit_non_mx_0_v14)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_6bit_non_mx_0_v15 = {{
+        0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00,
+        0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00,
+        0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00,
+        0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00, 0x2e, 0x00
+    }};
+    """
+    # v15: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_6bit_non_mx_0_v15_p "((void *)&q7k_tx_proc_6bit_non_mx_0_v15)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_6bit_non_mx_0_v16 = {{
+        0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0,
+        0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0,
+        0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0,
+        0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0, 0x00, 0xa0
+    }};
+    """
+    # v16: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_6bit_non_mx_0_v16_p "((void *)&q7k_tx_proc_6bit_non_mx_0_v16)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_6bit_non_mx_0_v17 = {{
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80,
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80,
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80,
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80
+    }};
+    """
+    # v17: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_6bit_non_mx_0_v17_p "((void *)&q7k_tx_proc_6bit_non_mx_0_v17)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_6bit_non_mx_0_v18 = {{
+        0x00, 0xff, 0x80, 0x04, 0x00, 0x00, 0x80, 0xff, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+    }};
+    """
+    # v18: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_6bit_non_mx_0_v18_p "((void *)&q7k_tx_proc_6bit_non_mx_0_v18)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_6bit_non_mx_0_v19 = {{
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+    }};
+    """
+    # v19: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_6bit_non_mx_0_v19_p "((void *)&q7k_tx_proc_6bit_non_mx_0_v19)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_6bit_non_mx_0_v20 = {{
+        0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00,
+        0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00,
+        0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00,
+        0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00, 0x08, 0x00
+    }};
+    """
+    # v20: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_6bit_non_mx_0_v20_p "((void *)&q7k_tx_proc_6bit_non_mx_0_v20)"
+
 
 cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
                                      int64_t* steps) noexcept nogil:
@@ -1310,7 +1772,9 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
         return ERR_FALLBACK
     hit40.r = -1
+    hit40.size = 0
     hit56.r = -1
+    hit56.size = 0
     pr3 = 0
     pr4 = 0
     pr5 = 0
@@ -1387,55 +1851,75 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.lv2nx8_i(&v11, p, off)
+            if memcmp(&v11, q7k_tx_proc_6bit_non_mx_0_v11_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v12, p, off)
+            if memcmp(&v12, q7k_tx_proc_6bit_non_mx_0_v12_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 4: { ivp_lv2nx8_i v13, a8, 128 ; ivp_lv2nx8_i v14, a8, 192 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v13, p, off)
+            if memcmp(&v13, q7k_tx_proc_6bit_non_mx_0_v13_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>192, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v14, p, off)
+            if memcmp(&v14, q7k_tx_proc_6bit_non_mx_0_v14_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 5: { ivp_lv2nx8_i v15, a8, 256 ; ivp_lv2nx8_i v16, a8, 320 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v15, p, off)
+            if memcmp(&v15, q7k_tx_proc_6bit_non_mx_0_v15_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>320, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v16, p, off)
+            if memcmp(&v16, q7k_tx_proc_6bit_non_mx_0_v16_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 6: { ivp_lv2nx8_i v17, a8, 384 ; ivp_lv2nx8_i v18, a8, 448 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v17, p, off)
+            if memcmp(&v17, q7k_tx_proc_6bit_non_mx_0_v17_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>448, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v18, p, off)
+            if memcmp(&v18, q7k_tx_proc_6bit_non_mx_0_v18_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 7: { ivp_lv2nx8_i v19, a8, 512 ; ivp_lv2nx8_i v20, a8, 576 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v19, p, off)
+            if memcmp(&v19, q7k_tx_proc_6bit_non_mx_0_v19_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v20, p, off)
+            if memcmp(&v20, q7k_tx_proc_6bit_non_mx_0_v20_p, 64) != 0:
+                return ERR_FALLBACK
             if var == 0:
                 # bundle 8, variant 0: { ivp_lv2nx8_i v21, a8, 640 }
                 r = mem_once(m, &hit_once, a8 + <uint32_t>640, TOUCH_FIXED, 64, 64, 0, &p, &off)
@@ -1464,21 +1948,21 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 13: movltz a6, a5, a9
             a6 = X.xt_movltz(a6, a5, a9)
             # bundle 14: { ivp_ltu2nx8 vb12, v19, v13 ; ivp_movpint16 pr4, 0xfe00 }
-            P.ltu2nx8(&vb12, &v19, &v13)
+            P.ltu2nx8(&vb12, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v19_p, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v13_p)
             P.movpint16(&pr4, 65024)
             # bundle 15: { ivp_extrprn_2x32 pr3, v18, 0 ; ivp_extrprn_2x32 pr5, v18, 1 }
-            P.extrprn_2x32(&pr3, &v18, 0)
-            P.extrprn_2x32(&pr5, &v18, 1)
+            P.extrprn_2x32(&pr3, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v18_p, 0)
+            P.extrprn_2x32(&pr5, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v18_p, 1)
             # bundle 16: { ivp_ltu2nx8 vb3, v19, v11 ; ivp_ltunx16 vb1, v17, v13 }
-            P.ltu2nx8(&vb3, &v19, &v11)
-            P.ltunx16(&vb1, &v17, &v13)
+            P.ltu2nx8(&vb3, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v19_p, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v11_p)
+            P.ltunx16(&vb1, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v13_p)
             # bundle 17: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
             r = mem_once(m, &hit_once, a2, TOUCH_N, n, 1, 0, &p, &off)
             if r < 0:
                 return r
             else:
-                P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
+                P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x7777777777777777, p, &off, n)
                 a2 = hit_once.base + <uint32_t>off
             # bundle 18: movi a7, 0
             a7 = X.xt_movi(0)
@@ -1497,9 +1981,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 25: beqz a5, .Lexit
             if X.xt_beqz(a5):
                 next_pc = 44
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
+            if next_pc >= 0:
                 blk = next_pc
                 next_pc = -1
             else:
@@ -1511,11 +1993,11 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 26: { ivp_sllin_2x32 v3, v2, 4 }
             P.sllin_2x32(&v3, &v2, 4)
             # bundle 27: { ivp_movnx16t v3, v2, vb1 }
-            P.movnx16t(&v3, &v2, vb1)
+            P.movnx16t(&v3, &v2, <vbool_t>0x3333333333333333)
             # bundle 28: { ivp_sllinx16 v4, v3, 2 }
             P.sllinx16(&v4, &v3, 2)
             # bundle 29: { ivp_mov2nx8t v4, v3, vb3 }
-            P.mov2nx8t(&v4, &v3, vb3)
+            P.mov2nx8t(&v4, &v3, <vbool_t>0x5555555555555555)
             if var == 1:
                 # bundle 30, variant 1: { ivp_sel2nx8 v4, v4, v4, v22 }
                 P.sel2nx8(&v4, &v4, &v4, &v22)
@@ -1525,29 +2007,29 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             if r < 0:
                 return r
             else:
-                P.labvdcmprs2nx8_xp(&v2, vb12, p, &off, n)
+                P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x7777777777777777, p, &off, n)
                 a2 = hit40.base + <uint32_t>off
-            P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
-            P.dselnx16t(&v0, &v1, &v21, &v14, &v4, <vbool_t>0xffffffffffffffff)
+            P.oltnxf16t(&vb2, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v16_p, &v26, <vbool_t>0xffffffffffffffff)
+            P.dselnx16t(&v0, &v1, &v21, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v14_p, &v4, <vbool_t>0xffffffffffffffff)
             # bundle 32: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
-            P.movnx16t(&v26, &v17, &vb2)
-            P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
+            P.movnx16t(&v26, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, &vb2)
+            P.babssub2nx8(&dead_vb, &v5, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v11_p, &v0)
             # bundle 33: { ivp_negnxf16t v26, v26, vb6 ; ivp_babssub2nx8 vb11, v23, v12, v0 }
             P.negnxf16t(&v26, &v26, &vb6)
-            P.babssub2nx8(&dead_vb, &v23, &v12, &v0)
+            P.babssub2nx8(&dead_vb, &v23, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v12_p, &v0)
             # bundle 34: { ivp_babssub2nx8 vb4, v24, v20, v0 ; ivp_mulsupn16xr16 wv3, v5, v15, pr4 }
-            P.babssub2nx8(&dead_vb, &v24, &v20, &v0)
-            P.mulsupn16xr16(&wv3, &v5, &v15, pr4)
+            P.babssub2nx8(&dead_vb, &v24, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v20_p, &v0)
+            P.mulsupn16xr16(&wv3, &v5, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v15_p, <pr_t>0xfe00fe00fe00fe00)
             # bundle 35: { ivp_muluupan16xr16 wv3, v0, v23, pr3 ; ivp_sel2nx8i v10, v26, v7, 53 ; ivp_babssub2nx8 vb9, v
-            P.muluupan16xr16(&wv3, &v0, &v23, pr3)
+            P.muluupan16xr16(&wv3, &v0, &v23, <pr_t>0x480ff00)
             P.sel2nx8i(&v10, &v26, &v7, 53)
-            P.babssub2nx8(&dead_vb, &v8, &v11, &v1)
+            P.babssub2nx8(&dead_vb, &v8, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v11_p, &v1)
             # bundle 36: { ivp_muluupan16xr16 wv3, v24, v19, pr5 ; ivp_babssub2nx8 vb5, v25, v20, v1 }
-            P.muluupan16xr16(&wv3, &v24, &v19, pr5)
-            P.babssub2nx8(&dead_vb, &v25, &v20, &v1)
+            P.muluupan16xr16(&wv3, &v24, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v19_p, <pr_t>0xff800000)
+            P.babssub2nx8(&dead_vb, &v25, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v20_p, &v1)
             # bundle 37: { ivp_packvrnrnx48 v26, wv3, 0 ; ivp_mulsupn16xr16 wv1, v8, v15, pr4 ; ivp_sav2nx8_xp v10, a4,
             P.packvrnrnx48(&v26, &wv3, 0)
-            P.mulsupn16xr16(&wv1, &v8, &v15, pr4)
+            P.mulsupn16xr16(&wv1, &v8, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v15_p, <pr_t>0xfe00fe00fe00fe00)
             n = <Py_ssize_t><int32_t>a7
             r = mem_hit(m, &hit56, a4, TOUCH_N, n, 1, 1, &p, &off)
             if r < 0:
@@ -1555,25 +2037,25 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             else:
                 P.sav2nx8_xp(&v10, p, &off, n)
                 a4 = hit56.base + <uint32_t>off
-            P.babssub2nx8(&dead_vb, &v6, &v12, &v1)
+            P.babssub2nx8(&dead_vb, &v6, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v12_p, &v1)
             # bundle 38: { ivp_muluupan16xr16 wv1, v1, v6, pr3 ; muluh a13, a6, a12 ; sub a5, a5, a6 }
-            P.muluupan16xr16(&wv1, &v1, &v6, pr3)
+            P.muluupan16xr16(&wv1, &v1, &v6, <pr_t>0x480ff00)
             a13 = X.xt_muluh(a6, a12)
             a5 = X.xt_sub(a5, a6)
             # bundle 39: { ivp_muluupan16xr16 wv1, v25, v19, pr5 ; ivp_babssubunx16 vb6, v9, v0, v17 ; ivp_babssubunx16
-            P.muluupan16xr16(&wv1, &v25, &v19, pr5)
-            P.babssubunx16(&vb6, &dead_v, &v0, &v17)
-            P.babssubunx16(&vb7, &dead_v, &v1, &v17)
+            P.muluupan16xr16(&wv1, &v25, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v19_p, <pr_t>0xff800000)
+            P.babssubunx16(&vb6, &dead_v, &v0, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p)
+            P.babssubunx16(&vb7, &dead_v, &v1, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p)
             a13 = X.xt_srli(a13, 1)
             a6 = X.xt_mov(a10)
             # bundle 40: { ivp_packvrnrnx48 v7, wv1, 0 ; slli a7, a13, 2 }
             P.packvrnrnx48(&v7, &wv1, 0)
             a7 = X.xt_slli(a13, 2)
             # bundle 41: { ivp_oltnxf16t vb13, v16, v7, vb0 ; sub a11, a5, a10 }
-            P.oltnxf16t(&vb13, &v16, &v7, <vbool_t>0xffffffffffffffff)
+            P.oltnxf16t(&vb13, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v16_p, &v7, <vbool_t>0xffffffffffffffff)
             a11 = X.xt_sub(a5, a10)
             # bundle 42: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -48 ; movi a10, 48 }
-            P.movnx16t(&v7, &v17, &vb13)
+            P.movnx16t(&v7, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, &vb13)
             a9 = X.xt_addi(a11, -48)
             a10 = X.xt_movi(48)
             # bundle 43: { ivp_negnxf16t v7, v7, vb7 ; movltz a10, a11, a9 ; bnez a5, .Lpass }
@@ -1581,9 +2063,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             a10 = X.xt_movltz(a10, a11, a9)
             if X.xt_bnez(a5):
                 next_pc = 26
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
+            if next_pc >= 0:
                 blk = next_pc
                 next_pc = -1
             else:
@@ -1593,9 +2073,9 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             if k + 6 >= max_steps:
                 return ERR_FALLBACK
             # bundle 44: { ivp_oltnxf16t vb2, v16, v26, vb0 }
-            P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
+            P.oltnxf16t(&vb2, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v16_p, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 45: { ivp_movnx16t v26, v17, vb2 }
-            P.movnx16t(&v26, &v17, &vb2)
+            P.movnx16t(&v26, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, &vb2)
             # bundle 46: { ivp_negnxf16t v26, v26, vb6 }
             P.negnxf16t(&v26, &v26, &vb6)
             # bundle 47: { ivp_sel2nx8i v10, v26, v7, 53 }
@@ -1612,9 +2092,6 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             halt = 1
             if halt:
                 blk = -1
-            elif next_pc >= 0:
-                blk = next_pc
-                next_pc = -1
             else:
                 blk = 50
             k += 6
@@ -1642,6 +2119,214 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     m.ar[13] = a13
     steps[0] = k
     return 0
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v0 = {{
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+    }};
+    """
+    # v0: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v0_p "((void *)&q7k_tx_quantize_mx_0_v0)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v1 = {{
+        0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00,
+        0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00,
+        0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00,
+        0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00
+    }};
+    """
+    # v1: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v1_p "((void *)&q7k_tx_quantize_mx_0_v1)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v5 = {{
+        0x17, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00,
+        0x17, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00,
+        0x17, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00,
+        0x17, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00, 0x17, 0x00, 0x00, 0x00
+    }};
+    """
+    # v5: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v5_p "((void *)&q7k_tx_quantize_mx_0_v5)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v7 = {{
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x00, 0x80,
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x00, 0x80,
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+    }};
+    """
+    # v7: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v7_p "((void *)&q7k_tx_quantize_mx_0_v7)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v8 = {{
+        0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0,
+        0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0,
+        0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0,
+        0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0, 0x00, 0xc0
+    }};
+    """
+    # v8: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v8_p "((void *)&q7k_tx_quantize_mx_0_v8)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v10 = {{
+        0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00,
+        0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00,
+        0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00,
+        0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00, 0xff, 0x00, 0x00, 0x00
+    }};
+    """
+    # v10: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v10_p "((void *)&q7k_tx_quantize_mx_0_v10)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v11 = {{
+        0x01, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,
+        0x05, 0x00, 0x00, 0x00, 0x06, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00,
+        0x09, 0x00, 0x00, 0x00, 0x0a, 0x00, 0x00, 0x00, 0x0b, 0x00, 0x00, 0x00, 0x0c, 0x00, 0x00, 0x00,
+        0x0d, 0x00, 0x00, 0x00, 0x0e, 0x00, 0x00, 0x00, 0x0f, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00
+    }};
+    """
+    # v11: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v11_p "((void *)&q7k_tx_quantize_mx_0_v11)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v12 = {{
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00
+    }};
+    """
+    # v12: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v12_p "((void *)&q7k_tx_quantize_mx_0_v12)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v13 = {{
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x04, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00,
+        0x08, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00, 0x08, 0x00, 0x00, 0x00,
+        0x0c, 0x00, 0x00, 0x00, 0x0c, 0x00, 0x00, 0x00, 0x0c, 0x00, 0x00, 0x00, 0x0c, 0x00, 0x00, 0x00
+    }};
+    """
+    # v13: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v13_p "((void *)&q7k_tx_quantize_mx_0_v13)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v15 = {{
+        0x00, 0x10, 0x20, 0x30, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40,
+        0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40,
+        0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40,
+        0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40
+    }};
+    """
+    # v15: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v15_p "((void *)&q7k_tx_quantize_mx_0_v15)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v16 = {{
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00
+    }};
+    """
+    # v16: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v16_p "((void *)&q7k_tx_quantize_mx_0_v16)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v18 = {{
+        0x95, 0x00, 0x00, 0x00, 0x95, 0x00, 0x00, 0x00, 0x95, 0x00, 0x00, 0x00, 0x95, 0x00, 0x00, 0x00,
+        0x95, 0x00, 0x00, 0x00, 0x95, 0x00, 0x00, 0x00, 0x95, 0x00, 0x00, 0x00, 0x95, 0x00, 0x00, 0x00,
+        0x95, 0x00, 0x00, 0x00, 0x95, 0x00, 0x00, 0x00, 0x95, 0x00, 0x00, 0x00, 0x95, 0x00, 0x00, 0x00,
+        0x95, 0x00, 0x00, 0x00, 0x95, 0x00, 0x00, 0x00, 0x95, 0x00, 0x00, 0x00, 0x95, 0x00, 0x00, 0x00
+    }};
+    """
+    # v18: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v18_p "((void *)&q7k_tx_quantize_mx_0_v18)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v19 = {{
+        0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03,
+        0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03,
+        0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03,
+        0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03, 0xe8, 0x03
+    }};
+    """
+    # v19: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v19_p "((void *)&q7k_tx_quantize_mx_0_v19)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v20 = {{
+        0x00, 0x00, 0x02, 0x00, 0x04, 0x00, 0x06, 0x00, 0x08, 0x00, 0x0a, 0x00, 0x0c, 0x00, 0x0e, 0x00,
+        0x10, 0x00, 0x12, 0x00, 0x14, 0x00, 0x16, 0x00, 0x18, 0x00, 0x1a, 0x00, 0x1c, 0x00, 0x1e, 0x00,
+        0x00, 0x00, 0x02, 0x00, 0x04, 0x00, 0x06, 0x00, 0x08, 0x00, 0x0a, 0x00, 0x0c, 0x00, 0x0e, 0x00,
+        0x10, 0x00, 0x12, 0x00, 0x14, 0x00, 0x16, 0x00, 0x18, 0x00, 0x1a, 0x00, 0x1c, 0x00, 0x1e, 0x00
+    }};
+    """
+    # v20: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v20_p "((void *)&q7k_tx_quantize_mx_0_v20)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v21 = {{
+        0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40,
+        0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40,
+        0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40,
+        0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40, 0x00, 0x40
+    }};
+    """
+    # v21: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v21_p "((void *)&q7k_tx_quantize_mx_0_v21)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_v31 = {{
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x00, 0x80,
+        0x00, 0x80, 0x00, 0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x00, 0x80
+    }};
+    """
+    # v31: a known value (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_v31_p "((void *)&q7k_tx_quantize_mx_0_v31)"
+
 
 cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
                                 int64_t* steps) noexcept nogil:
@@ -1673,10 +2358,15 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
         return ERR_FALLBACK
     hit38.r = -1
+    hit38.size = 0
     hit65.r = -1
+    hit65.size = 0
     hit67.r = -1
+    hit67.size = 0
     hit78.r = -1
+    hit78.size = 0
     hit140.r = -1
+    hit140.size = 0
     pr2 = 0
     memset(&v0, 0, sizeof(vec_t))
     memset(&v1, 0, sizeof(vec_t))
@@ -1754,11 +2444,15 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 return r
             else:
                 P.lv2nx8_i(&v0, p, off)
+            if memcmp(&v0, q7k_tx_quantize_mx_0_v0_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>64, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v1, p, off)
+            if memcmp(&v1, q7k_tx_quantize_mx_0_v1_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 3: { ivp_lv2nx8_i v2, a8, 128 ; ivp_lv2nx8_i v3, a8, 192 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>128, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
@@ -1781,6 +2475,8 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 return r
             else:
                 P.lv2nx8_i(&v5, p, off)
+            if memcmp(&v5, q7k_tx_quantize_mx_0_v5_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 5: { ivp_lv2nx8_i v6, a8, 384 ; ivp_lv2nx8_i v7, a8, 448 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>384, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
@@ -1792,12 +2488,16 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 return r
             else:
                 P.lv2nx8_i(&v7, p, off)
+            if memcmp(&v7, q7k_tx_quantize_mx_0_v7_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 6: { ivp_lv2nx8_i v8, a8, 512 ; ivp_lv2nx8_i v9, a8, 576 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>512, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v8, p, off)
+            if memcmp(&v8, q7k_tx_quantize_mx_0_v8_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>576, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
@@ -1809,33 +2509,45 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 return r
             else:
                 P.lv2nx8_i(&v10, p, off)
+            if memcmp(&v10, q7k_tx_quantize_mx_0_v10_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>704, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v11, p, off)
+            if memcmp(&v11, q7k_tx_quantize_mx_0_v11_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 8: { ivp_lv2nx8_i v12, a8, 768 ; ivp_lv2nx8_i v13, a8, 832 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>768, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v12, p, off)
+            if memcmp(&v12, q7k_tx_quantize_mx_0_v12_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v13, p, off)
+            if memcmp(&v13, q7k_tx_quantize_mx_0_v13_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 9: { ivp_lv2nx8_i v15, a8, 896 ; ivp_lv2nx8_i v16, a8, 960 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>896, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v15, p, off)
+            if memcmp(&v15, q7k_tx_quantize_mx_0_v15_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>960, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v16, p, off)
+            if memcmp(&v16, q7k_tx_quantize_mx_0_v16_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 10: { ivp_lv2nx8_i v17, a8, 1024 ; ivp_lv2nx8_i v18, a8, 1088 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>1024, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
@@ -1847,45 +2559,53 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 return r
             else:
                 P.lv2nx8_i(&v18, p, off)
+            if memcmp(&v18, q7k_tx_quantize_mx_0_v18_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 11: { ivp_lv2nx8_i v19, a8, 1152 ; ivp_lv2nx8_i v20, a8, 1216 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>1152, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v19, p, off)
+            if memcmp(&v19, q7k_tx_quantize_mx_0_v19_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>1216, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v20, p, off)
+            if memcmp(&v20, q7k_tx_quantize_mx_0_v20_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 12: { ivp_lv2nx8_i v21, a8, 1280 ; ivp_lv2nx8_i v22, a8, 1344 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>1280, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v21, p, off)
+            if memcmp(&v21, q7k_tx_quantize_mx_0_v21_p, 64) != 0:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>1344, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v22, p, off)
             # bundle 13: { ivp_eqnx16 vb0, v0, v0 }
-            P.eqnx16(&vb0, &v0, &v0)
+            P.eqnx16(&vb0, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
             # bundle 14: { ivp_lv2nx8_i v31, a8, 1408 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>1408, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
             else:
                 P.lv2nx8_i(&v31, p, off)
+            if memcmp(&v31, q7k_tx_quantize_mx_0_v31_p, 64) != 0:
+                return ERR_FALLBACK
             # bundle 15: { ivp_extrprn_2x32 pr2, v4, 0 ; ivp_ltu2nx8 vb9, v0, v17 }
             P.extrprn_2x32(&pr2, &v4, 0)
-            P.ltu2nx8(&vb9, &v0, &v17)
+            P.ltu2nx8(&vb9, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &v17)
             # bundle 16: beqz a4, .Ldone
             if X.xt_beqz(a4):
                 next_pc = 96
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
+            if next_pc >= 0:
                 blk = next_pc
                 next_pc = -1
             else:
@@ -1903,7 +2623,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             # bundle 20: add a13, a10, a10
             a13 = X.xt_add(a10, a10)
             # bundle 21: { ivp_and2nx8 v4, v0, v0 ; mov a11, a2 ; mov a12, a2 }
-            P.and2nx8(&v4, &v0, &v0)
+            P.and2nx8(&v4, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
             a11 = X.xt_mov(a2)
             a12 = X.xt_mov(a2)
             # bundle 22: movi a14, 8
@@ -1912,13 +2632,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             lcount = a14 - 1u
             lbeg = 23 + 1
             lend = 29
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
-                blk = next_pc
-                next_pc = -1
-            else:
-                blk = 24
+            blk = 24
             k += 7
         elif blk == 24:
             if k + 5 >= max_steps:
@@ -1935,73 +2649,67 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 # bundle 25, variants 0, 1, 2, 3, 4, 5, 6, 7: { ivp_cvtf32nxf16_0 v25, v25 }
                 P.cvtf32nxf16_0(&v25, &v25)
             # bundle 26: { ivp_srln_2x32 v14, v25, v5 ; add a11, a11, a3 }
-            P.srln_2x32(&v14, &v25, &v5)
+            P.srln_2x32(&v14, &v25, <vec_t*>q7k_tx_quantize_mx_0_v5_p)
             a11 = X.xt_add(a11, a3)
             # bundle 27: { ivp_and2nx8 v14, v14, v10 ; mov a12, a11 }
-            P.and2nx8(&v14, &v14, &v10)
+            P.and2nx8(&v14, &v14, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
             a12 = X.xt_mov(a11)
             # bundle 28: { ivp_bmaxn_2x32 vb1, v4, v4, v14 }
             P.bmaxn_2x32(&dead_vb, &v4, &v4, &v14)
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
-                blk = next_pc
-                next_pc = -1
-            else:
-                blk = 29
-                if blk == lend and lcount != 0:
-                    lcount -= 1
-                    blk = lbeg
+            blk = 29
+            if lend == 29 and lcount != 0:
+                lcount -= 1
+                blk = lbeg
             k += 4 + 1 * (((1 << var) & 0xff) != 0)
         elif blk == 29:
             if k + 19 >= max_steps:
                 return ERR_FALLBACK
             # bundle 29: { ivp_seln_2x32 v26, v4, v4, v11 }
-            P.seln_2x32(&v26, &v4, &v4, &v11)
+            P.seln_2x32(&v26, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v11_p)
             # bundle 30: { ivp_bmaxn_2x32 vb1, v4, v4, v26 }
             P.bmaxn_2x32(&dead_vb, &v4, &v4, &v26)
             # bundle 31: { ivp_seln_2x32 v26, v4, v4, v11 }
-            P.seln_2x32(&v26, &v4, &v4, &v11)
+            P.seln_2x32(&v26, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v11_p)
             # bundle 32: { ivp_bmaxn_2x32 vb1, v4, v4, v26 }
             P.bmaxn_2x32(&dead_vb, &v4, &v4, &v26)
             # bundle 33: { ivp_seln_2x32 v26, v4, v4, v11 }
-            P.seln_2x32(&v26, &v4, &v4, &v11)
+            P.seln_2x32(&v26, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v11_p)
             # bundle 34: { ivp_bmaxn_2x32 vb1, v4, v4, v26 }
             P.bmaxn_2x32(&dead_vb, &v4, &v4, &v26)
             # bundle 35: { ivp_seln_2x32 v4, v4, v4, v13 }
-            P.seln_2x32(&v4, &v4, &v4, &v13)
+            P.seln_2x32(&v4, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v13_p)
             if (1 << var) & 0xf0f:
                 # bundle 36, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_subn_2x32 v30, v4, v6 }
                 P.subn_2x32(&v30, &v4, &v6)
             else:
                 # bundle 37, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_subn_2x32 v30, v4, v6 ; ivp_eqn_2x32 vb8, v4, v1
                 P.subn_2x32(&v30, &v4, &v6)
-                P.eqn_2x32(&vb8, &v4, &v10)
+                P.eqn_2x32(&vb8, &v4, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
             if (1 << var) & 0x1111:
                 # bundle 38, variants 0, 4, 8, 12: { ivp_and2nx8 v30, v30, v10 }
-                P.and2nx8(&v30, &v30, &v10)
+                P.and2nx8(&v30, &v30, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
             elif (1 << var) & 0x2222:
                 # bundle 39, variants 1, 5, 9, 13: { ivp_bmaxn_2x32 vb1, v30, v30, v0 }
-                P.bmaxn_2x32(&dead_vb, &v30, &v30, &v0)
+                P.bmaxn_2x32(&dead_vb, &v30, &v30, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
             if (1 << var) & 0x3030:
                 # bundle 40, variants 4, 5, 12, 13: { ivp_movn_2x32t v30, v10, vb8 }
-                P.movn_2x32t(&v30, &v10, &vb8)
+                P.movn_2x32t(&v30, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb8)
             if (1 << var) & 0x3333:
                 # bundle 41, variants 0, 1, 4, 5, 8, 9, 12, 13: { ivp_sel2nx8 v26, v0, v30, v15 ; srli a12, a10, 2 }
-                P.sel2nx8(&v26, &v0, &v30, &v15)
+                P.sel2nx8(&v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &v30, <vec_t*>q7k_tx_quantize_mx_0_v15_p)
                 a12 = X.xt_srli(a10, 2)
             elif (1 << var) & 0x4444:
                 # bundle 42, variants 2, 6, 10, 14: { ivp_bmaxn_2x32 vb1, v26, v30, v0 }
-                P.bmaxn_2x32(&dead_vb, &v26, &v30, &v0)
+                P.bmaxn_2x32(&dead_vb, &v26, &v30, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
             else:
                 # bundle 43, variants 3, 7, 11, 15: { ivp_and2nx8 v26, v30, v10 }
-                P.and2nx8(&v26, &v30, &v10)
+                P.and2nx8(&v26, &v30, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
             if (1 << var) & 0xc0c0:
                 # bundle 44, variants 6, 7, 14, 15: { ivp_movn_2x32t v26, v10, vb8 }
-                P.movn_2x32t(&v26, &v10, &vb8)
+                P.movn_2x32t(&v26, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb8)
             if (1 << var) & 0xcccc:
                 # bundle 45, variants 2, 3, 6, 7, 10, 11, 14, 15: { ivp_sel2nx8 v26, v0, v26, v15 ; srli a12, a10, 2 }
-                P.sel2nx8(&v26, &v0, &v26, &v15)
+                P.sel2nx8(&v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &v26, <vec_t*>q7k_tx_quantize_mx_0_v15_p)
                 a12 = X.xt_srli(a10, 2)
             # bundle 46: { ivp_sav2nx8_xp v26, a7, a12 }
             n = <Py_ssize_t><int32_t>a12
@@ -2012,7 +2720,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 P.sav2nx8_xp(&v26, p, &off, n)
                 a7 = hit65.base + <uint32_t>off
             # bundle 47: { ivp_subn_2x32 v27, v0, v30 ; ivp_lv2nx8_i v28, a8, 1472 }
-            P.subn_2x32(&v27, &v0, &v30)
+            P.subn_2x32(&v27, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &v30)
             r = mem_hit(m, &hit67, a8 + <uint32_t>1472, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
@@ -2021,11 +2729,11 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             # bundle 48: { ivp_and2nx8 v14, v27, v28 }
             P.and2nx8(&v14, &v27, &v28)
             # bundle 49: { ivp_dextrprn_2x32 pr8, v14, v16, 5, 10 ; ivp_dextrprn_2x32 pr9, v14, v16, 1, 10 }
-            P.dextrprn_2x32(&pr8, &v14, &v16, 5, 10)
-            P.dextrprn_2x32(&pr9, &v14, &v16, 1, 10)
+            P.dextrprn_2x32(&pr8, &v14, <vec_t*>q7k_tx_quantize_mx_0_v16_p, 5, 10)
+            P.dextrprn_2x32(&pr9, &v14, <vec_t*>q7k_tx_quantize_mx_0_v16_p, 1, 10)
             # bundle 50: { ivp_dextrprn_2x32 pr10, v14, v16, 9, 10 ; ivp_dextrprn_2x32 pr11, v14, v16, 13, 10 }
-            P.dextrprn_2x32(&pr10, &v14, &v16, 9, 10)
-            P.dextrprn_2x32(&pr11, &v14, &v16, 13, 10)
+            P.dextrprn_2x32(&pr10, &v14, <vec_t*>q7k_tx_quantize_mx_0_v16_p, 9, 10)
+            P.dextrprn_2x32(&pr11, &v14, <vec_t*>q7k_tx_quantize_mx_0_v16_p, 13, 10)
             # bundle 51: { mov a11, a2 ; mov a12, a2 }
             a11 = X.xt_mov(a2)
             a12 = X.xt_mov(a2)
@@ -2036,13 +2744,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             lcount = a14 - 1u
             lbeg = 53 + 1
             lend = 92
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
-                blk = next_pc
-                next_pc = -1
-            else:
-                blk = 54
+            blk = 54
             k += 18 + 1 * (((1 << var) & 0xf0f0) != 0)
         elif blk == 54:
             if k + 36 >= max_steps:
@@ -2062,82 +2764,82 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             # bundle 56: { ivp_srlin_2x32 v26, v14, 31 ; ivp_ultn_2xf32t vb6, v14, v14, vb0 ; ivp_mulus4tn16xr16 wv0, v3
             P.srlin_2x32(&v26, &v14, 31)
             P.ultn_2xf32t(&vb6, &v14, &v14, <vbool_t>0xffffffffffffffff)
-            P.mulus4tn16xr16(&wv0, &v31, &v7, pr8)
+            P.mulus4tn16xr16(&wv0, <vec_t*>q7k_tx_quantize_mx_0_v31_p, <vec_t*>q7k_tx_quantize_mx_0_v7_p, pr8)
             # bundle 57: { ivp_sllin_2x32 v27, v14, 1 ; ivp_srln_2x32 v28, v14, v5 ; ivp_mulus4tan16xr16 wv0, v0, v12, p
             P.sllin_2x32(&v27, &v14, 1)
-            P.srln_2x32(&v28, &v14, &v5)
-            P.mulus4tan16xr16(&wv0, &v0, &v12, pr9)
+            P.srln_2x32(&v28, &v14, <vec_t*>q7k_tx_quantize_mx_0_v5_p)
+            P.mulus4tan16xr16(&wv0, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v12_p, pr9)
             # bundle 58: { ivp_sllin_2x32 v26, v26, 7 ; ivp_srlin_2x32 v27, v27, 1 ; ivp_mulus4tan16xr16 wv0, v0, v16, p
             P.sllin_2x32(&v26, &v26, 7)
             P.srlin_2x32(&v27, &v27, 1)
-            P.mulus4tan16xr16(&wv0, &v0, &v16, pr10)
+            P.mulus4tan16xr16(&wv0, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v16_p, pr10)
             # bundle 59: { ivp_and2nx8 v28, v28, v10 ; ivp_floatn_2x32 v29, v27, 0 ; ivp_mulus4tan16xr16 wv0, v0, v31, p
-            P.and2nx8(&v28, &v28, &v10)
+            P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
             P.floatn_2x32(&v29, &v27, 0)
-            P.mulus4tan16xr16(&wv0, &v0, &v31, pr11)
+            P.mulus4tan16xr16(&wv0, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v31_p, pr11)
             # bundle 60: { ivp_eqn_2x32 vb3, v28, v0 ; ivp_eqn_2x32 vb5, v28, v10 }
-            P.eqn_2x32(&vb3, &v28, &v0)
-            P.eqn_2x32(&vb5, &v28, &v10)
+            P.eqn_2x32(&vb3, &v28, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
+            P.eqn_2x32(&vb5, &v28, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
             if (1 << var) & 0xf0f:
                 # bundle 61, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v27, v29, vb3 }
                 P.movn_2x32t(&v27, &v29, &vb3)
             else:
                 # bundle 62, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_movn_2x32t v27, v29, vb3 ; ivp_movn_2x32t v26, v
                 P.movn_2x32t(&v27, &v29, &vb3)
-                P.movn_2x32t(&v26, &v0, &vb8)
+                P.movn_2x32t(&v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &vb8)
             # bundle 63: { ivp_srlin_2x32 v28, v27, 23 ; ivp_sllin_2x32 v29, v27, 9 }
             P.srlin_2x32(&v28, &v27, 23)
             P.sllin_2x32(&v29, &v27, 9)
             # bundle 64: { ivp_eqn_2x32 vb4, v27, v0 ; ivp_srlin_2x32 v29, v29, 18 }
-            P.eqn_2x32(&vb4, &v27, &v0)
+            P.eqn_2x32(&vb4, &v27, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
             P.srlin_2x32(&v29, &v29, 18)
             # bundle 65: { ivp_or2nx8 v29, v29, v21 }
-            P.or2nx8(&v29, &v29, &v21)
+            P.or2nx8(&v29, &v29, <vec_t*>q7k_tx_quantize_mx_0_v21_p)
             # bundle 66: { ivp_subn_2x32 v4, v28, v18 }
-            P.subn_2x32(&v4, &v28, &v18)
+            P.subn_2x32(&v4, &v28, <vec_t*>q7k_tx_quantize_mx_0_v18_p)
             # bundle 67: { ivp_movn_2x32t v28, v4, vb3 }
             P.movn_2x32t(&v28, &v4, &vb3)
             # bundle 68: { ivp_movn_2x32t v28, v19, vb5 ; ivp_and2nx8 v4, v0, v0 }
-            P.movn_2x32t(&v28, &v19, &vb5)
-            P.and2nx8(&v4, &v0, &v0)
+            P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v19_p, &vb5)
+            P.and2nx8(&v4, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
             if (1 << var) & 0xf0f:
                 # bundle 69, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v28, v8, vb4 }
-                P.movn_2x32t(&v28, &v8, &vb4)
+                P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v8_p, &vb4)
             else:
                 # bundle 70, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_movn_2x32t v28, v8, vb4 ; ivp_movn_2x32t v4, v10
-                P.movn_2x32t(&v28, &v8, &vb4)
-                P.movn_2x32t(&v4, &v10, &vb8)
+                P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v8_p, &vb4)
+                P.movn_2x32t(&v4, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb8)
             # bundle 71: { ivp_movn_2x32t v4, v10, vb6 ; mov a12, a11 }
-            P.movn_2x32t(&v4, &v10, &vb6)
+            P.movn_2x32t(&v4, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb6)
             a12 = X.xt_mov(a11)
             # bundle 72: { ivp_selnx16 v23, v29, v29, v20 ; ivp_selnx16 v24, v28, v28, v20 }
-            P.selnx16(&v23, &v29, &v29, &v20)
-            P.selnx16(&v24, &v28, &v28, &v20)
+            P.selnx16(&v23, &v29, &v29, <vec_t*>q7k_tx_quantize_mx_0_v20_p)
+            P.selnx16(&v24, &v28, &v28, <vec_t*>q7k_tx_quantize_mx_0_v20_p)
             # bundle 73: { ivp_selnx16 v25, v26, v26, v20 ; ivp_selnx16 v4, v4, v4, v20 }
-            P.selnx16(&v25, &v26, &v26, &v20)
-            P.selnx16(&v4, &v4, &v4, &v20)
+            P.selnx16(&v25, &v26, &v26, <vec_t*>q7k_tx_quantize_mx_0_v20_p)
+            P.selnx16(&v4, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v20_p)
             # bundle 74: { ivp_muluupan16xr16 wv0, v24, v23, pr2 ; ivp_neqnx16 vb7, v4, v0 }
             P.muluupan16xr16(&wv0, &v24, &v23, pr2)
-            P.neqnx16(&vb7, &v4, &v0)
+            P.neqnx16(&vb7, &v4, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
             # bundle 75: { ivp_packvrnrnx48 v24, wv0, 15 }
             P.packvrnrnx48(&v24, &wv0, 15)
             # bundle 76: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
             P.subnx16(&v26, &v2, &v24)
             P.subnx16(&v27, &v24, &v2)
             # bundle 77: { ivp_bmaxnx16 vb1, v26, v26, v0 ; ivp_bmaxnx16 vb2, v27, v27, v0 }
-            P.bmaxnx16(&dead_vb, &v26, &v26, &v0)
-            P.bmaxnx16(&dead_vb, &v27, &v27, &v0)
+            P.bmaxnx16(&dead_vb, &v26, &v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
+            P.bmaxnx16(&dead_vb, &v27, &v27, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
             # bundle 78: { ivp_addnx16 v26, v26, v3 ; ivp_sllinx16 v27, v27, 3 }
             P.addnx16(&v26, &v26, &v3)
             P.sllinx16(&v27, &v27, imm[1])
             # bundle 79: { ivp_srlnx16 v28, v23, v26 ; ivp_subnx16 v29, v26, v1 }
             P.srlnx16(&v28, &v23, &v26)
-            P.subnx16(&v29, &v26, &v1)
+            P.subnx16(&v29, &v26, <vec_t*>q7k_tx_quantize_mx_0_v1_p)
             # bundle 80: { ivp_and2nx8 v28, v28, v1 ; ivp_sllnx16 v29, v1, v29 }
-            P.and2nx8(&v28, &v28, &v1)
-            P.sllnx16(&v29, &v1, &v29)
+            P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_quantize_mx_0_v1_p)
+            P.sllnx16(&v29, <vec_t*>q7k_tx_quantize_mx_0_v1_p, &v29)
             # bundle 81: { ivp_subnx16 v29, v29, v1 }
-            P.subnx16(&v29, &v29, &v1)
+            P.subnx16(&v29, &v29, <vec_t*>q7k_tx_quantize_mx_0_v1_p)
             # bundle 82: { ivp_addnx16 v29, v29, v28 }
             P.addnx16(&v29, &v29, &v28)
             # bundle 83: { ivp_addnx16 v29, v29, v23 }
@@ -2166,16 +2868,10 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 P.sav2nx8_xp(&v14, p, &off, n)
                 a14 = hit140.base + <uint32_t>off
             a15 = X.xt_add(a15, a6)
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
-                blk = next_pc
-                next_pc = -1
-            else:
-                blk = 92
-                if blk == lend and lcount != 0:
-                    lcount -= 1
-                    blk = lbeg
+            blk = 92
+            if lend == 92 and lcount != 0:
+                lcount -= 1
+                blk = lbeg
             k += 35 + 1 * (((1 << var) & 0xff) != 0)
         elif blk == 92:
             if k + 4 >= max_steps:
@@ -2189,9 +2885,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             # bundle 95: bnez a4, .Lchunk
             if X.xt_bnez(a4):
                 next_pc = 17
-            if halt:
-                blk = -1
-            elif next_pc >= 0:
+            if next_pc >= 0:
                 blk = next_pc
                 next_pc = -1
             else:
@@ -2204,9 +2898,6 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             halt = 1
             if halt:
                 blk = -1
-            elif next_pc >= 0:
-                blk = next_pc
-                next_pc = -1
             else:
                 blk = 97
             k += 1
