@@ -519,14 +519,15 @@ def test_a_known_value_holds_at_every_read(index):
 
 def test_the_kernels_know_their_constant_rows():
     # the rows every configuration of a family loads alike (docs/asm.md §9, known values): group 0's spread row
-    # (v13), -0 (v17) and zero (v19), and the spread predicate they make (vb12); the MX path's zero row, but not its
-    # pair weights (pr2: taken from v26, a row register the pass reuses, so no constant to check them by); FP6's
-    # weights (pr3..pr5: immediates and constant rows)
+    # (v13), -0 (v17) and zero (v19), and the spread predicate they make (vb12); the MX path's zero row and its pair
+    # weights (pr2: from v26, a row register the pass reuses, whose load is checked); FP6's weights (pr3..pr5:
+    # immediates and constant rows)
     tx = {t.name: t for t, _ in G.translations()}
     g0, mx, fp6 = tx["tx_proc_4bit_non_mx_0"], tx["tx_proc_4bit_mx_8_0"], tx["tx_proc_6bit_non_mx_0"]
     assert sorted(g0.constants) == [("v", 13), ("v", 17), ("v", 19)]
     assert g0.constants[("v", 17)] == b"\x00\x80" * 32 and g0.known[("vb", 12)] == 0x5555555555555555
-    assert mx.constants[("v", 0)] == bytes(64) and ("pr", 2) not in mx.known
+    assert mx.constants[("v", 0)] == bytes(64) and mx.known[("pr", 2)] == 1 | 1 << 31
+    assert ("v", 26) in {r for r, _ in mx.checks.values()} and ("v", 26) not in mx.constants
     assert {("pr", 3), ("pr", 4), ("pr", 5)} <= set(fp6.known)
     # QuantizeMX's row-load spread (v17) is one row for fp16 sources and another for bf16: no constant
     assert ("v", 17) not in tx["tx_quantize_mx_0"].constants
@@ -551,7 +552,10 @@ def test_known_values_on_a_small_program():
           { ivp_ltunx16 vb1, v1, v2 }                             # of known rows: known (5 < 7: all true)
           { ivp_ltunx16 vb2, v1, v9 }                             # v9 carried in: not known
           { ivp_movpint16 pr1, 3 }                                # an immediate: known
-          { ivp_extrprn_2x32 pr2, v3, 0 }                         # of v3, which is no constant: not known
+          { ivp_extrprn_2x32 pr2, v3, 0 }                         # of v3's first row: known, that load checked
+          { ivp_addnx16 v20, v1, v2 }
+          { ivp_addnx16 v20, v20, v1 }                            # v20: written twice, no load
+          { ivp_extrprn_2x32 pr3, v20, 0 }                        # of v20: not known
           { ivp_addnx16 v5, v1, v2 }                              # of known rows: known
           { ivp_lv2nx8_i v4, a2, 0 }                              # the caller's memory: not known
           { ivp_addnx16 v7, v1, v2 }                              # after it: the values' run stops there
@@ -564,8 +568,9 @@ def test_known_values_on_a_small_program():
           { ivp_movnx16t v14, v5, vb1 ; ivp_movnx16t v15, v6, vb1 }
           { ivp_movnx16t v16, v7, vb1 ; ivp_mulsupn16xr16 wv0, v1, v2, pr1 }
           { ivp_packvrnrnx48 v17, wv0, 0 ; ivp_mulsupn16xr16 wv1, v1, v2, pr2 }
-          { ivp_packvrnrnx48 v18, wv1, 0 }
-          .irp v, 10, 11, 12, 13, 14, 15, 16, 17, 18              # stored: every reader above is live
+          { ivp_packvrnrnx48 v18, wv1, 0 ; ivp_mulsupn16xr16 wv2, v1, v2, pr3 }
+          { ivp_packvrnrnx48 v19, wv2, 0 }
+          .irp v, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19          # stored: every reader above is live
             { ivp_sav2nx8_xp v\\v, a4, a5 }
           .endr
           retw
@@ -575,7 +580,9 @@ def test_known_values_on_a_small_program():
     assert tx.constants[("v", 1)] == (5).to_bytes(2, "little") * 32
     assert tx.constants[("v", 5)] == (12).to_bytes(2, "little") * 32
     assert tx.known[("vb", 1)] == ALL_ONES and ("vb", 2) not in tx.known and ("pr", 1) in tx.known
-    assert ("pr", 2) not in tx.known
+    assert ("pr", 2) in tx.known and ("pr", 3) not in tx.known
+    # the loads checked at run time: v1's and v2's (constants) and v3's first (what pr2 is made of)
+    assert sorted(r for r, _ in tx.checks.values()) == [("v", 1), ("v", 2), ("v", 3)]
     # a row the family's programs load differently is no constant
     other = dataclasses.replace(prog, data=prog.data[:64] + (3).to_bytes(2, "little") * 32)     # 5 < 3: vb1 clear
     both = TX.plan("t", [prog, other])

@@ -454,51 +454,66 @@ def entry_prefix(program: Program, facts: Sequence[OpFacts] | None = None) -> tu
     return out, b - shape.entry
 
 
-def prefix_values(program: Program) -> dict[Reg, tuple[int, bytes | int]]:
+def prefix_values(program: Program) -> tuple[dict[Reg, tuple[int, bytes | int]], dict[int, tuple[int, ...]]]:
     """The registers the entry prefix (:func:`entry_prefix`) leaves with a value fixed by the program alone, each with
     the row of the op that wrote it and that value: a vec register an IVP load wrote whose register inputs are known
     (its address may be anything: the translation checks the bytes it loads); a vec, vbool or pr register an IVP op
     without memory wrote whose every register input is known. The scalar registers are never known (the caller sets
-    them); the values are the interpreter's (q7emu.asm.run.registers_after: the same primitives on the data section)."""
+    them); the values are the interpreter's (q7emu.asm.run.registers_after: the same primitives on the data section).
+    And, for each such op, the rows of the ops whose outputs it read."""
     facts = op_facts(program)
     prefix, steps = entry_prefix(program, facts)
     entry = flow(program, facts).entry
+    known, inputs, steps = _walk(prefix, entry + steps, entry)
+    regs, stopped = program_run.registers_after(program, steps) if known else (None, -1)
+    if regs is None and stopped >= 0:
+        # a load the run found outside the data section (its address is the caller's): known up to its bundle
+        known, inputs, steps = _walk(prefix, facts[stopped].bundle, entry)
+        regs = program_run.registers_after(program, steps)[0] if known else None
+    if regs is None:
+        return {}, {}
+    return ({(file, n): (w.row, bytes(regs["v"][n]) if file == "v" else int(regs[file][n]))
+             for (file, n), w in known.items()}, inputs)
+
+
+def _walk(prefix: Sequence[OpFacts], end: int, entry: int
+          ) -> tuple[dict[Reg, OpFacts], dict[int, tuple[int, ...]], int]:
+    """:func:`prefix_values`' walk of the prefix's ops before bundle ``end``: the registers known at its end (each
+    with the op that wrote it), each known op's inputs (rows), and the bundles the interpreter runs to get there (an
+    access it has no memory for ends the walk before its bundle)."""
     known: dict[Reg, OpFacts] = {}
+    inputs: dict[int, tuple[int, ...]] = {}
     for f in prefix:
+        if f.bundle >= end:
+            break
         if f.ivp and f.accesses_memory:
             ok = all(r[0] == "a" or r in known for r in f.reads) and all(r[0] in ("a", "v") for r in f.writes)
         else:
             ok = f.ivp and all(r in known for r in f.reads)
         if f.accesses_memory and not ok:
-            # an access of the call's own memory: the interpreter's run below has none, so it ends before this bundle
-            steps = f.bundle - entry
-            known = {r: w for r, w in known.items() if w.bundle < f.bundle}
-            break
+            # an access of the call's own memory: the interpreter's run has none, so it ends before this bundle
+            return {r: w for r, w in known.items() if w.bundle < f.bundle}, inputs, f.bundle - entry
+        if ok:
+            inputs[f.row] = tuple(sorted({known[r].row for r in f.reads if r in known}))
         for r in f.writes:
             if ok and r[0] in KNOWN_FILES:
                 known[r] = f
             else:
                 known.pop(r, None)
-    regs, stopped = program_run.registers_after(program, steps) if known else (None, -1)
-    if regs is None and stopped >= 0:
-        # a load the run found outside the data section (its address is the caller's): known up to its bundle
-        cut = facts[stopped].bundle
-        known = {r: w for r, w in known.items() if w.bundle < cut}
-        regs = program_run.registers_after(program, cut - entry)[0] if known else None
-    if regs is None:
-        return {}
-    return {(file, n): (w.row, bytes(regs["v"][n]) if file == "v" else int(regs[file][n]))
-            for (file, n), w in known.items()}
+    return known, inputs, end - entry
 
 
 def known_values(fam: Family, programs: Sequence[Program], live_at_entry: Iterable[Reg]
-                 ) -> dict[Reg, bytes | int]:
+                 ) -> tuple[dict[Reg, bytes | int], dict[int, tuple[Reg, bytes]]]:
     """The vec, vbool and pr registers that hold one value at every read of every program of the family (docs/asm.md
     §9, known values), with it: a register that exactly one op of the family writes, in every variant, that is not
     live at the entry (every read comes after that op), where that op is in each program's entry prefix with a
     value fixed by the program (:func:`prefix_values`) and the value is the same in every program, and where, if that
-    op is no load, every register it reads is such a register too (a load's bytes the translation checks: any other
-    program of the shape runs on the interpreter when they differ, before a computed value could be wrong)."""
+    op is no load, each op whose output it reads wrote such a register or is a load whose bytes are the same in
+    every program (a row register the pass reuses later). And the loads whose bytes the translation compares with
+    the value planned (family row -> the register, the bytes): those of the known vec registers and those others; a
+    program of the shape whose bytes differ there runs on the interpreter, before a value computed from them is
+    read."""
     live = set(live_at_entry)
     writers: dict[Reg, list[OpFacts]] = {}
     for f in fam.facts:
@@ -506,27 +521,51 @@ def known_values(fam: Family, programs: Sequence[Program], live_at_entry: Iterab
             writers.setdefault(r, []).append(f)
     cands = {r: w[0] for r, w in writers.items()
              if r[0] in KNOWN_FILES and len(w) == 1 and w[0].guard is None and r not in live}
+    seen, loaded, needs = _agreed(fam, programs, cands)
+    # a value an op computes is the family's only when its inputs are: other bytes in a row are caught at the row's
+    # load (the translation compares what it loads), not at what the row feeds
+    changed = True
+    while changed:
+        writer_rows = {w.row for w in cands.values()}
+        gone = [r for r, w in cands.items() if not w.accesses_memory
+                and any(x not in writer_rows and x not in loaded for x in needs.get(w.row, ()))]
+        for r in gone:
+            del cands[r]
+        changed = bool(gone)
+    checks = {x: loaded[x] for w in cands.values()
+              for x in ((w.row,) if w.accesses_memory else needs.get(w.row, ())) if x in loaded}
+    return {r: seen[r] for r in sorted(cands)}, dict(sorted(checks.items()))
+
+
+def _agreed(fam: Family, programs: Sequence[Program], cands: dict[Reg, OpFacts]
+            ) -> tuple[dict[Reg, bytes | int], dict[int, tuple[Reg, bytes]], dict[int, set[int]]]:
+    """:func:`known_values`' look at each program's prefix: drops from ``cands`` the registers whose writer a program
+    does not leave known, or leaves with another value; returns their values, the loads whose bytes every program's
+    prefix gives alike (family row -> register, bytes) and each known op's inputs (family rows)."""
+    by_row = {f.row: f for f in fam.facts}
     variant = {k: v for v, k in enumerate(fam.keys)}
     seen: dict[Reg, bytes | int] = {}
+    loads: dict[int, tuple[Reg, bytes] | None] = {}     # None: the programs' bytes differ
+    needs: dict[int, set[int]] = {}
+    everywhere: set[int] | None = None                  # the family rows every program's prefix leaves known
     for p in programs:
-        if not cands:
-            break
         v = variant[shape_key(p)]
-        own = prefix_values(p)
+        row_of = {rows[v]: r for r, rows in enumerate(fam.rows) if v in rows}
+        own, inputs = prefix_values(p)
+        mine = {row_of[row] for row, _ in own.values()}
+        everywhere = mine if everywhere is None else everywhere & mine
+        for r, (row, value) in own.items():
+            if by_row[row_of[row]].accesses_memory and isinstance(value, bytes):
+                if loads.setdefault(row_of[row], (r, value)) != (r, value):
+                    loads[row_of[row]] = None
+        for row, ins in inputs.items():
+            needs.setdefault(row_of[row], set()).update(row_of[x] for x in ins)
         for r, w in list(cands.items()):
             got = own.get(r)
             if got is None or got[0] != fam.rows[w.row][v] or seen.setdefault(r, got[1]) != got[1]:
                 del cands[r]
-    # a value an op computes is the family's only when its inputs are: a program of the shape with other bytes in a
-    # row is caught at that row's load (the translation compares what it loads), not at what the row feeds
-    changed = True
-    while changed:
-        changed = False
-        for r, w in list(cands.items()):
-            if not w.accesses_memory and any(x not in cands for x in w.reads):
-                del cands[r]
-                changed = True
-    return {r: seen[r] for r in sorted(cands)}
+    loaded = {x: got for x, got in loads.items() if got is not None and x in (everywhere or set())}
+    return seen, loaded, needs
 
 
 # ------------------------------------------------------------------------------------------------ lane masks
@@ -720,7 +759,8 @@ class Translation:
     bits, :func:`narrowing`); ``known``: the vbool and pr registers whose readers take a constant (register -> its
     64-bit value, :func:`known_predicates`, :func:`known_values`); ``masks``: the predicates kept as lane masks
     (:func:`lane_masks`); ``constants``: the vec registers whose readers take a constant (register -> its 64 bytes,
-    :func:`known_values`)."""
+    :func:`known_values`); ``checks``: the loads whose bytes are compared with the planned ones (family row -> the
+    register, the bytes)."""
 
     name: str
     keys: list[str]
@@ -735,10 +775,15 @@ class Translation:
     text: str = ""
     rows: list[dict[int, int]] = field(default_factory=list)
     constants: dict[Reg, bytes] = field(default_factory=dict)
+    checks: dict[int, tuple[Reg, bytes]] = field(default_factory=dict)
 
     def constant_name(self, reg: Reg) -> str:
         """The C name of a known vec register's 64 bytes (:func:`render` defines it, static and const)."""
         return f"q7k_{self.name}_{reg[0]}{reg[1]}"
+
+    def check_name(self, row: int) -> str:
+        """The C name of the 64 bytes the load of family row ``row`` must find (:attr:`checks`)."""
+        return f"q7k_{self.name}_row{row}"
 
     @property
     def key(self) -> str:
@@ -839,14 +884,15 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     nb, n = len(fam.positions), len(fam.variants)
     entry_live = _family_live(nb, fam.entry, fam.facts, n, carry)[1]
     narrowed = narrowing(demanded_bits(fam.facts, entry_live, {(r, k): v for r, k, v in const}))
-    values = known_values(fam, programs, entry_live)
+    values, checks = known_values(fam, programs, entry_live)
     known = {**{r: x for r, x in values.items() if isinstance(x, int)}, **known_predicates(fam.facts, entry_live)}
     exact = whole_writes(fam.facts, known)
     drop, dead_out = _dead(exact, _family_live(nb, fam.entry, exact, n, carry)[0])
     read = {r for f in fam.facts if f.row not in drop for r in f.reads}
     return Translation(name, fam.keys, const, runtime, carry, drop, dead_out, narrowed, known,
                        lane_masks(fam.facts, known, drop, dead_out), rows=fam.rows,
-                       constants={r: x for r, x in values.items() if isinstance(x, bytes) and r in read})
+                       constants={r: x for r, x in values.items() if isinstance(x, bytes) and r in read},
+                       checks=checks)
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -981,10 +1027,11 @@ def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int,
                 t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows, tx.known,
                             tx.masks, {r: tx.constant_name(r) + "_p" for r in tx.constants})
                 lines += (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
-                for r in sorted(set(f.writes) & set(tx.constants)):
-                    if f.accesses_memory:       # the bytes planned from, or the interpreter runs the call
-                        lines += [f"if memcmp(&{r[0]}{r[1]}, {tx.constant_name(r)}_p, 64) != 0:",
-                                  "    return ERR_FALLBACK"]
+                r = tx.checks[f.row][0] if f.row in tx.checks else None
+                if r is not None and r not in tx.dead_outputs.get(f.row, ()):   # (a dead load feeds no value)
+                    # the bytes planned from, or the interpreter runs the call
+                    lines += [f"if memcmp(&{r[0]}{r[1]}, {tx.check_name(f.row)}_p, 64) != 0:",
+                              "    return ERR_FALLBACK"]
             segments.append((guard, lines))
         if b in fr.shape.loop_ends or any(f.control for f in ops):
             # at a block's start halt is 0 and next_pc -1 (a block that sets one ends there): only a ret sets halt,
@@ -1055,15 +1102,17 @@ def render(tx: Translation, programs: Program | Sequence[Program]) -> str:
           "                return ERR_INTERRUPT",
           "            check = k + STEPS_PER_CHECK"]
     L += _register_copies(fr, False, tx.masks) + ["    steps[0] = k", "    return 0"]
-    tx.text = "".join(_constant(tx, r) for r in sorted(tx.constants))
+    tx.text = "".join(_constant(tx.constant_name(r), tx.constants[r], f"{r[0]}{r[1]}: a known value")
+                      for r in sorted(tx.constants))
+    tx.text += "".join(_constant(tx.check_name(row), data, f"what row {row}'s load of {r[0]}{r[1]} must find")
+                       for row, (r, data) in tx.checks.items())
     tx.text += "\n".join(x for line in L for x in _fit(line)) + "\n"
     return tx.text
 
 
-def _constant(tx: Translation, reg: Reg) -> str:
-    """The C definition of a known vec register's bytes (static, const, 8-byte aligned) and the pointer its readers
-    take (its name + ``_p``)."""
-    name, data = tx.constant_name(reg), tx.constants[reg]
+def _constant(name: str, data: bytes, what: str) -> str:
+    """The C definition of 64 bytes a translation reads (static, const, 8-byte aligned) and the pointer to them its
+    text takes (``name`` + ``_p``)."""
     rows = [", ".join(f"{x:#04x}" for x in data[i:i + 16]) for i in range(0, 64, 16)]
     return ("cdef extern from *:\n"
             '    """\n'
@@ -1071,7 +1120,7 @@ def _constant(tx: Translation, reg: Reg) -> str:
             + "".join(f"        {row}{',' if i < 3 else ''}\n" for i, row in enumerate(rows))
             + "    }};\n"
             '    """\n'
-            f"    # {reg[0]}{reg[1]}: a known value (docs/asm.md §9)\n"
+            f"    # {what} (docs/asm.md §9)\n"
             f'    void* {name}_p "((void *)&{name})"\n\n\n')
 
 
