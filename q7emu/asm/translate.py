@@ -463,7 +463,7 @@ def prefix_values(program: Program) -> tuple[dict[Reg, tuple[int, bytes | int]],
     And, for each such op, the rows of the ops whose outputs it read."""
     facts = op_facts(program)
     prefix, steps = entry_prefix(program, facts)
-    entry = flow(program, facts).entry
+    entry = program.entry
     known, inputs, steps = _walk(prefix, entry + steps, entry)
     regs, stopped = program_run.registers_after(program, steps) if known else (None, -1)
     if regs is None and stopped >= 0:
@@ -760,7 +760,7 @@ class Translation:
     64-bit value, :func:`known_predicates`, :func:`known_values`); ``masks``: the predicates kept as lane masks
     (:func:`lane_masks`); ``constants``: the vec registers whose readers take a constant (register -> its 64 bytes,
     :func:`known_values`); ``checks``: the loads whose bytes are compared with the planned ones (family row -> the
-    register, the bytes)."""
+    register, the bytes; a load whose output is dead feeds no value and is not checked)."""
 
     name: str
     keys: list[str]
@@ -892,7 +892,7 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     return Translation(name, fam.keys, const, runtime, carry, drop, dead_out, narrowed, known,
                        lane_masks(fam.facts, known, drop, dead_out), rows=fam.rows,
                        constants={r: x for r, x in values.items() if isinstance(x, bytes) and r in read},
-                       checks=checks)
+                       checks={row: c for row, c in checks.items() if c[0] not in dead_out.get(row, ())})
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -1027,9 +1027,8 @@ def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int,
                 t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows, tx.known,
                             tx.masks, {r: tx.constant_name(r) + "_p" for r in tx.constants})
                 lines += (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
-                r = tx.checks[f.row][0] if f.row in tx.checks else None
-                if r is not None and r not in tx.dead_outputs.get(f.row, ()):   # (a dead load feeds no value)
-                    # the bytes planned from, or the interpreter runs the call
+                if f.row in tx.checks:          # the bytes planned from, or the interpreter runs the call
+                    r = tx.checks[f.row][0]
                     lines += [f"if memcmp(&{r[0]}{r[1]}, {tx.check_name(f.row)}_p, 64) != 0:",
                               "    return ERR_FALLBACK"]
             segments.append((guard, lines))

@@ -194,16 +194,16 @@ cdef inline int mem_hit(Machine* m, RegionHit* h, uint32_t addr, int touch, Py_s
     size (every region ends within the 32-bit address space, q7emu.asm.run checks it), so any access of need > 0
     bytes from it fails; a site with no region yet has size 0."""
     cdef uint64_t o = <uint32_t>(addr - h.base)
+    cdef bint inside
     if touch == TOUCH_N:
         need = touched_n(need)
     if touch == TOUCH_FIXED or touch == TOUCH_N:
-        if need > 0 and o + <uint64_t>need <= h.size and (align <= 1 or addr % <uint32_t>align == 0):
-            p[0] = h.ptr
-            off[0] = <Py_ssize_t>o
-            return h.r
-    elif h.r >= 0 and holds_alone(h.base, h.size, addr, touch, need) and (align <= 1 or addr % <uint32_t>align == 0):
+        inside = need > 0 and o + <uint64_t>need <= h.size
+    else:
+        inside = h.r >= 0 and holds_alone(h.base, h.size, addr, touch, need)
+    if inside and (align <= 1 or addr % <uint32_t>align == 0):
         p[0] = h.ptr
-        off[0] = <Py_ssize_t>(addr - h.base)
+        off[0] = <Py_ssize_t>o
         return h.r
     return mem_once(m, h, addr, touch, need, align, write, p, off)
 
