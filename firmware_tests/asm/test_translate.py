@@ -529,6 +529,8 @@ def test_the_kernels_know_their_constant_rows():
     assert mx.constants[("v", 0)] == bytes(64) and mx.known[("pr", 2)] == 1 | 1 << 31
     assert ("v", 26) in {r for r, _ in mx.checks.values()} and ("v", 26) not in mx.constants
     assert {("pr", 3), ("pr", 4), ("pr", 5)} <= set(fp6.known)
+    # FP6's byte-reversal row (v22), which its msb-first variant alone loads (and reads)
+    assert ("v", 22) in fp6.constants
     # QuantizeMX's row-load spread (v17) is one row for fp16 sources and another for bf16: no constant
     assert ("v", 17) not in tx["tx_quantize_mx_0"].constants
 
@@ -589,6 +591,36 @@ def test_known_values_on_a_small_program():
     assert sorted(both.constants) == [("v", 1)] and ("vb", 1) not in both.known
 
 
+_ONE_VARIANT = """
+    .data
+    .align 64
+    rows:
+      .rept 64
+        .byte 3
+      .endr
+    .text
+      const16 a8, hi16(rows)
+      const16 a8, lo16(rows)
+      movi a5, 64
+      { ivp_lv2nx8_i v1, a8, 0 }
+%s
+      { ivp_sav2nx8_xp v6, a4, a5 }
+      retw
+"""
+
+
+def test_a_row_one_variant_loads_is_known():
+    # a family of two shapes: v5's one writer is variant 0's alone, and so are its readers: known, its load checked
+    with_row = assemble(_ONE_VARIANT % "      { ivp_lv2nx8_i v5, a8, 0 }\n      { ivp_add2nx8 v6, v5, v1 }")
+    without = assemble(_ONE_VARIANT % "      { ivp_add2nx8 v6, v1, v1 }")
+    tx = TX.plan("t", [with_row, without])
+    assert len(tx.keys) == 2 and sorted(tx.constants) == [("v", 1), ("v", 5)]
+    assert sorted(r for r, _ in tx.checks.values()) == [("v", 1), ("v", 5)]
+    # a variant that reads v5 without loading it carries it in (live at the entry): not known
+    reads_it = assemble(_ONE_VARIANT % "      { ivp_add2nx8 v6, v5, v1 }")
+    assert sorted(TX.plan("t", [with_row, reads_it]).constants) == [("v", 1)]
+
+
 def test_a_program_whose_constant_row_differs_runs_on_the_interpreter():
     """A program of a translation's shape and immediates whose data section has another value in a row the
     translation took as a constant (group 0's -0, v17): the translation finds other bytes at its load and hands the
@@ -614,6 +646,144 @@ def test_a_value_wrongly_called_known_is_caught():
     for value in (ALL_ONES, 0):
         assert _reads_not_matching(program, kernel, {("vb", 6): value, ("vb", 7): value})
     assert _reads_not_matching(program, kernel, {("v", 0): bytes(64)})
+
+
+# ------------------------------------------------------------------------------------------------ byte moves
+def _op(mnemonic: str):
+    return next(o for o in TX.T.ALL_OPS if o.mnemonic == mnemonic)
+
+
+def test_byte_moves_of_a_select_op():
+    """sel2nx8 (vt[k] = pool[sel[k] & 0x7F], pool = lo || hi: docs/intrinsics.md §3.1) with its selector and hi
+    known and lo the data: each output byte a byte of lo, or of the known hi (a constant); the map written here from
+    the op's stated semantics, not from the code."""
+    hi = bytes(0xC0 + k for k in range(64))
+    sel = bytes((2 * k) & 0x7F | (0x80 if k % 5 == 0 else 0) for k in range(64))   # bit 7 ignored
+    want = tuple((0, 2 * k) if 2 * k < 64 else (-1, hi[2 * k - 64]) for k in range(64))
+    assert TX.byte_moves(_op("sel2nx8"), {1: hi, 3: sel}, [2]) == want
+    # lo and hi both the data: 64 x 2 positions
+    assert TX.byte_moves(_op("sel2nx8"), {3: sel}, [1, 2]) == tuple((1, 2 * k) if 2 * k < 64 else (0, 2 * k - 64)
+                                                                     for k in range(64))
+    # selnx16 moves 16-bit lanes: two bytes each
+    sel16 = np.array([63 - k for k in range(32)], np.uint16).tobytes()     # pool16 lane 63 - k: hi's lane 31 - k
+    assert TX.byte_moves(_op("selnx16"), {3: sel16}, [1, 2]) == tuple((0, 2 * (31 - k // 2) + k % 2)
+                                                                      for k in range(64))
+    # no move: a data selector (the output follows no one byte), a nibble unpack, an ALU op
+    assert TX.byte_moves(_op("sel2nx8"), {1: hi}, [2, 3]) is None
+    assert TX.byte_moves(_op("sel2nx8i_s4"), {3: 0}, [1, 2]) is None
+    assert TX.byte_moves(_op("addnx16"), {2: bytes(64)}, [1]) is None
+
+
+def test_move_runs_copy_runs_and_fill_the_most_common_constant():
+    moves = [(0, 4), (0, 5), (0, 6), (-1, 0), (-1, 0), (-1, 7), (1, 0), (0, 7)] + [(-1, 0)] * 56
+    assert TX.move_runs(moves) == (0, [(0, 3, 0, 4), (5, 1, -1, 7), (6, 1, 1, 0), (7, 1, 0, 7)])
+    assert TX.move_runs([(0, k) for k in range(64)]) == (None, [(0, 64, 0, 0)])
+
+
+def test_the_mx_path_runs_its_index_rows_as_byte_moves():
+    # MX's split and scale index rows (v12, v20) depend on the layout: three rows each across the family, so no
+    # constant; each load finds one of them (a choice) and the two sel2nx8 per half-pass run that row's byte moves
+    tx = {t.name: t for t, _ in G.translations()}["tx_proc_4bit_mx_8_0"]
+    assert sorted(r for r, _ in tx.choices.values()) == [("v", 12), ("v", 20)]
+    assert all(len(rows) == 3 for _, rows in tx.choices.values())
+    assert ("v", 12) not in tx.constants and ("v", 20) not in tx.constants
+    assert sorted({m.choice for m in tx.moves.values()}) == [("v", 12), ("v", 20)] and len(tx.moves) == 6
+    assert all(len(m.maps) == 3 and m.sources == (2,) for m in tx.moves.values())      # lo: the loaded pass
+
+
+def _moves_not_matching(program: Program, kernel: str, tx: TX.Translation, fam: TX.Family,
+                        maps: dict[int, tuple[tuple[int, int], ...]] | None = None) -> tuple[int, list[int]]:
+    """The executions of each op ``tx`` runs as byte moves, in an interpreted run with a trace, whose output is not
+    what its map (the row its choice register holds, or ``maps``' replacement) gives from its sources: (executions
+    checked, seqs of those that differ)."""
+    src = np.random.default_rng(7).integers(0, 256, (2, 300), dtype=np.uint8)
+    rec = Recorder()
+    run_traced(rec, lambda sink, **kw: _run(program, kernel, src, False, trace=sink), kernel, {})
+    t = rec.trace
+    sites = {}
+    for row, m in tx.moves.items():
+        f = fam.facts[row]
+        srcs = tuple(f.values[k] for k, o in enumerate(f.op.operands) if o.role == "src")
+        sites[(f.op.mnemonic, srcs, f.values[m.dst])] = (row, m)
+    checked, bad = 0, []
+    for i in range(len(t)):
+        op = t[i]
+        ins = [o for o in op.operands if o.role_name == "src"]
+        outs = [o for o in op.operands if o.role_name == "dst"]
+        site = sites.get((op.op, tuple(o.reg for o in ins), outs[0].reg if outs else -1))
+        if site is None:
+            continue
+        row, m = site
+        f = fam.facts[row]
+        slots = [k for k, o in enumerate(f.op.operands) if o.role == "src"]
+        data = {k: bytes(o.data) for k, o in zip(slots, ins)}
+        if maps and row in maps:
+            moves = maps[row]
+        elif m.choice is None:
+            moves = m.maps[0]
+        else:
+            rows = next(rows for r, rows in tx.choices.values() if r == m.choice)
+            held = data[next(k for k in slots if (TX._KIND_FILE[f.op.operands[k].kind], f.values[k]) == m.choice)]
+            moves = m.maps[rows.index(held)]
+        want = bytes(b if j < 0 else data[m.sources[j]][b] for j, b in moves)
+        checked += 1
+        if bytes(outs[0].data) != want:
+            bad.append(op.seq)
+    return checked, bad
+
+
+MOVE_SHAPES = [i for i in SHAPES if TX.plan("t", [CONFIGS[i][1]]).moves or CONFIGS[i][0] == "proc_4bit_mx_8"]
+
+
+@pytest.mark.parametrize("index", MOVE_SHAPES, ids=lambda i: IDS[i])
+def test_a_byte_move_map_holds_at_every_execution(index):
+    """Every execution of a select op the translation runs as byte moves (docs/asm.md §9) gives, in the
+    interpreter, what its map gives from that execution's sources (MX: planned with every configuration of its
+    family, so its index rows are choices)."""
+    kernel, program = CONFIGS[index]
+    programs = [p for k, p in CONFIGS if k == kernel and TX.shape_key(p) in
+                TX.plan("t", [program]).keys] if kernel != "proc_4bit_mx_8" else \
+        [p for k, p in CONFIGS if k == kernel]
+    tx = TX.plan("t", programs)
+    assert tx.moves, program.name
+    checked, bad = _moves_not_matching(program, kernel, tx, TX.family(programs))
+    assert checked > 0 and bad == []
+
+
+def test_a_wrong_byte_move_map_is_caught():
+    """The check above fails when the map is wrong: MX's split map with two of its copies swapped, or with a copy
+    made a constant."""
+    programs = [p for k, p in CONFIGS if k == "proc_4bit_mx_8"]
+    tx = TX.plan("t", programs)
+    fam = TX.family(programs)
+    row = min(r for r, m in tx.moves.items() if m.choice == ("v", 12))
+    program = programs[0]
+    rows = next(rows for _, (r, rows) in tx.choices.items() if r == ("v", 12))
+    held = TX.prefix_values(program)[0][("v", 12)][1]                # the row this program loads
+    right = tx.moves[row].maps[rows.index(held)]
+    swapped = list(right)
+    swapped[0], swapped[1] = swapped[1], swapped[0]
+    constant = [(-1, 0)] + list(right[1:])
+    for wrong in (swapped, constant):
+        split = {r: tuple(wrong) for r, m in tx.moves.items() if m.choice == ("v", 12)}    # every such op
+        checked, bad = _moves_not_matching(program, "proc_4bit_mx_8", tx, fam, split)
+        assert checked > 0 and bad, wrong[:2]
+
+
+def test_a_program_whose_index_row_is_none_of_its_choices_runs_on_the_interpreter():
+    """An MX program whose split index row (v12) is none of the family's three: the translation finds no row of its
+    own at the load and hands the call to the interpreter, whose bytes the changed row changes."""
+    kernel, program = next((k, p) for k, p in CONFIGS if k == "proc_4bit_mx_8")
+    row = 12                                                # v12: the thirteenth constant row
+    data = bytearray(program.data)
+    data[64 * row:64 * row + 64] = bytes(range(64))         # the identity: codes and scales not split
+    changed = dataclasses.replace(program, data=bytes(data))
+    assert TX.translation_of(changed) is not None or not _ext().TRANSLATED
+    src = np.random.default_rng(5).integers(0, 256, (2, 300), dtype=np.uint8)
+    out, run = _run(changed, kernel, src, True)
+    assert not run.translated
+    assert np.array_equal(out, _run(changed, kernel, src, False)[0])
+    assert not np.array_equal(out, _run(program, kernel, src, False)[0])
 
 
 # ------------------------------------------------------------------------------------------------ lane masks

@@ -48,6 +48,7 @@ the interpreter, which reports it (or runs the program as it is).
 """
 from __future__ import annotations
 
+import copy
 import difflib
 import hashlib
 from collections.abc import Iterable, Sequence
@@ -504,24 +505,27 @@ def _walk(prefix: Sequence[OpFacts], end: int, entry: int
 
 
 def known_values(fam: Family, programs: Sequence[Program], live_at_entry: Iterable[Reg]
-                 ) -> tuple[dict[Reg, bytes | int], dict[int, tuple[Reg, bytes]]]:
+                 ) -> tuple[dict[Reg, bytes | int], dict[int, tuple[Reg, bytes]], dict[Reg, tuple[bytes, ...]]]:
     """The vec, vbool and pr registers that hold one value at every read of every program of the family (docs/asm.md
-    §9, known values), with it: a register that exactly one op of the family writes, in every variant, that is not
-    live at the entry (every read comes after that op), where that op is in each program's entry prefix with a
+    §9, known values), with it: a register that exactly one op of the family writes (in every variant, or in some:
+    a variant without it that read the register would make it live at the entry), that is not live at the entry
+    (every read comes after that op), where that op is in the entry prefix of each program that has it, with a
     value fixed by the program (:func:`prefix_values`) and the value is the same in every program, and where, if that
     op is no load, each op whose output it reads wrote such a register or is a load whose bytes are the same in
     every program (a row register the pass reuses later). And the loads whose bytes the translation compares with
     the value planned (family row -> the register, the bytes): those of the known vec registers and those others; a
     program of the shape whose bytes differ there runs on the interpreter, before a value computed from them is
-    read."""
+    read. And the choices: the vec registers that would be known but for the family's programs loading 2 ..
+    :data:`MAX_CHOICES` different rows into them (a layout's index row), with those rows in order of first
+    appearance."""
     live = set(live_at_entry)
     writers: dict[Reg, list[OpFacts]] = {}
     for f in fam.facts:
         for r in f.writes:
             writers.setdefault(r, []).append(f)
     cands = {r: w[0] for r, w in writers.items()
-             if r[0] in KNOWN_FILES and len(w) == 1 and w[0].guard is None and r not in live}
-    seen, loaded, needs = _agreed(fam, programs, cands)
+             if r[0] in KNOWN_FILES and len(w) == 1 and r not in live}
+    seen, loaded, needs, choices = _agreed(fam, programs, cands)
     # a value an op computes is the family's only when its inputs are: other bytes in a row are caught at the row's
     # load (the translation compares what it loads), not at what the row feeds
     changed = True
@@ -534,38 +538,205 @@ def known_values(fam: Family, programs: Sequence[Program], live_at_entry: Iterab
         changed = bool(gone)
     checks = {x: loaded[x] for w in cands.values()
               for x in ((w.row,) if w.accesses_memory else needs.get(w.row, ())) if x in loaded}
-    return {r: seen[r] for r in sorted(cands)}, dict(sorted(checks.items()))
+    return {r: seen[r] for r in sorted(cands)}, dict(sorted(checks.items())), choices
 
 
 def _agreed(fam: Family, programs: Sequence[Program], cands: dict[Reg, OpFacts]
-            ) -> tuple[dict[Reg, bytes | int], dict[int, tuple[Reg, bytes]], dict[int, set[int]]]:
+            ) -> tuple[dict[Reg, bytes | int], dict[int, tuple[Reg, bytes]], dict[int, set[int]],
+                       dict[Reg, tuple[bytes, ...]]]:
     """:func:`known_values`' look at each program's prefix: drops from ``cands`` the registers whose writer a program
     does not leave known, or leaves with another value; returns their values, the loads whose bytes every program's
-    prefix gives alike (family row -> register, bytes) and each known op's inputs (family rows)."""
+    prefix gives alike (family row -> register, bytes), each known op's inputs (family rows) and the choices (a
+    load's register dropped only for its programs' different rows, 2 .. MAX_CHOICES of them: the rows)."""
     by_row = {f.row: f for f in fam.facts}
     variant = {k: v for v, k in enumerate(fam.keys)}
     seen: dict[Reg, bytes | int] = {}
     loads: dict[int, tuple[Reg, bytes] | None] = {}     # None: the programs' bytes differ
     needs: dict[int, set[int]] = {}
-    everywhere: set[int] | None = None                  # the family rows every program's prefix leaves known
+    known_in: dict[int, int] = {}                       # a family row: the programs whose prefix leaves it known
+    holding: dict[int, int] = {}                        # the programs whose variant has it
+    rows: dict[Reg, list[bytes]] = {}                   # a load's register: the rows the programs load into it
     for p in programs:
         v = variant[shape_key(p)]
         row_of = {rows[v]: r for r, rows in enumerate(fam.rows) if v in rows}
         own, inputs = prefix_values(p)
-        mine = {row_of[row] for row, _ in own.values()}
-        everywhere = mine if everywhere is None else everywhere & mine
+        for x in row_of.values():
+            holding[x] = holding.get(x, 0) + 1
+        for x in {row_of[row] for row, _ in own.values()}:
+            known_in[x] = known_in.get(x, 0) + 1
         for r, (row, value) in own.items():
             if by_row[row_of[row]].accesses_memory and isinstance(value, bytes):
                 if loads.setdefault(row_of[row], (r, value)) != (r, value):
                     loads[row_of[row]] = None
         for row, ins in inputs.items():
             needs.setdefault(row_of[row], set()).update(row_of[x] for x in ins)
-        for r, w in list(cands.items()):
-            got = own.get(r)
-            if got is None or got[0] != fam.rows[w.row][v] or seen.setdefault(r, got[1]) != got[1]:
-                del cands[r]
-    loaded = {x: got for x, got in loads.items() if got is not None and x in (everywhere or set())}
-    return seen, loaded, needs
+        _note(fam, v, own, cands, seen, rows)
+    for r, values in rows.items():
+        if len(values) == 1:
+            seen[r] = values[0]
+        else:
+            del cands[r]
+    loaded = {x: got for x, got in loads.items() if got is not None and known_in.get(x) == holding.get(x)}
+    return seen, loaded, needs, {r: tuple(x) for r, x in sorted(rows.items()) if 1 < len(x) <= MAX_CHOICES}
+
+
+def _note(fam: Family, v: int, own: dict[Reg, tuple[int, bytes | int]], cands: dict[Reg, OpFacts],
+          seen: dict[Reg, bytes | int], rows: dict[Reg, list[bytes]]) -> None:
+    """:func:`_agreed`'s look at one program (of variant ``v``; ``own``: its :func:`prefix_values`): drops from
+    ``cands`` a register whose writer it does not leave known or leaves with another value than the programs before
+    (a load's register: adds the row to ``rows`` instead)."""
+    for r, w in list(cands.items()):
+        if v not in fam.rows[w.row]:
+            continue                                    # (its writer is another variant's: so are its readers)
+        got = own.get(r)
+        if got is None or got[0] != fam.rows[w.row][v]:
+            del cands[r]
+            rows.pop(r, None)
+        elif isinstance(got[1], bytes) and w.accesses_memory:
+            rows.setdefault(r, [])
+            if got[1] not in rows[r]:
+                rows[r].append(got[1])
+        elif seen.setdefault(r, got[1]) != got[1]:
+            del cands[r]
+
+
+# ------------------------------------------------------------------------------------------------ byte moves
+#: a register the family's programs load with one of at most this many rows is a choice (:func:`known_values`)
+MAX_CHOICES = 4
+#: a select op whose map takes more statements than this (copies of runs of bytes, fills) keeps its primitive with
+#: the selector a constant, whose gather GCC folds into one load and store per lane: about as many instructions as
+#: that many runs' copies (QuantizeMX's selnx16 gathers, 32 runs of 2 bytes: 7,186 -> 7,410 host instructions per 64
+#: outputs at generic as moves)
+MAX_MOVES = 24
+#: the op-table family whose ops :func:`byte_moves` may turn into moves (each output byte one of the pool's bytes)
+MOVE_FAMILY = "select"
+#: a byte move: (variable source, its byte) or (-1, a constant byte)
+Move = tuple[int, int]
+#: :func:`byte_moves`' fillings: byte position q of the variable sources holds (turn + _STRIDE * q) mod 256 (odd: the
+#: positions' bytes differ, and each takes every value over the 256 turns)
+_STRIDE = 167
+_STRIDE_INVERSE = pow(_STRIDE, -1, 256)
+
+
+@dataclass(frozen=True)
+class Moves:
+    """A select op the translation runs as byte moves (docs/asm.md §9, byte moves): its destination's operand slot,
+    its variable sources' slots (in the op's operand order), the choice register it reads (None: only known values)
+    and, for each of that register's rows (else one), its map: 64 :data:`Move` s, the output bytes in order."""
+
+    dst: int
+    sources: tuple[int, ...]
+    choice: Reg | None
+    maps: tuple[tuple[Move, ...], ...]
+
+
+def byte_moves(op: T.Op, fixed: dict[int, bytes | int], variable: Sequence[int]) -> tuple[Move, ...] | None:
+    """The map of a select op (:data:`MOVE_FAMILY`) whose operand slots ``fixed`` have known values (vec: 64 bytes,
+    imm: an int) and whose vec slots ``variable`` are the data: for each output byte, the variable slot's index in
+    ``variable`` and its byte, or -1 and a constant. Found by running the op's primitive
+    (q7emu.primitives.ivp) on 256 fillings of the variable slots in which every byte position takes every value
+    and, in each, the positions hold distinct values: an output byte that follows one position in every filling is
+    its copy, one that never changes a constant; None where some output byte is no one input byte or one
+    constant in all of them (the op is not a move under these values), or where the op is of another family or
+    takes another kind of operand. The primitive is the only statement of the op here."""
+    from q7emu.primitives import ivp
+    if op.family != MOVE_FAMILY or len(variable) * 64 > 256:
+        return None
+    dsts = [k for k, o in enumerate(op.operands) if o.role == T.DST]
+    if len(dsts) != 1 or op.operands[dsts[0]].kind != T.VEC:
+        return None
+    args: list[object] = []
+    slots: list[int] = []
+    for o in op.args:
+        k = op.operands.index(o)
+        if o.role != T.SRC or o.kind not in (T.VEC, T.IMM) or (k not in fixed and k not in variable) \
+                or (o.kind == T.IMM) != isinstance(fixed.get(k, b""), int):
+            return None
+        slots.append(k)
+    fn = getattr(ivp, op.mnemonic)
+    positions = np.arange(64 * len(variable))
+    outs = np.empty((256, 64), np.int64)
+    for turn in range(256):
+        filling = ((turn + _STRIDE * positions) & 0xFF).astype(np.uint8)     # distinct bytes, every value in turn
+        args = []
+        for k in slots:
+            value = fixed[k] if k in fixed else filling[64 * variable.index(k):][:64].tobytes()
+            args.append(value if isinstance(value, int) else
+                        np.frombuffer(value, np.dtype(op.operands[k].dtype)).copy())
+        outs[turn] = np.asarray(fn(*args)).view(np.uint8).reshape(-1)
+    # output byte i copies position q when out - turn = STRIDE * q (mod 256) in every turn; is a constant when equal
+    offset = (outs - np.arange(256)[:, None]) & 0xFF
+    found: list[Move] = []
+    for i in range(64):
+        if (offset[:, i] == offset[0, i]).all() and (q := int(offset[0, i]) * _STRIDE_INVERSE & 0xFF) < len(positions):
+            found.append((q // 64, q % 64))
+        elif (outs[:, i] == outs[0, i]).all():
+            found.append((-1, int(outs[0, i])))
+        else:
+            return None
+    return tuple(found)
+
+
+def move_runs(moves: Sequence[Move]) -> tuple[int | None, list[tuple[int, int, int, int]]]:
+    """The statements of a map: the constant the output starts filled with (the most frequent one, where it fills
+    more than one byte; else None), then (output byte, length, source, its byte) for each run of consecutive bytes
+    copied from consecutive bytes of one source, and (output byte, length, -1, constant) for each run of another
+    constant."""
+    consts = [b for j, b in moves if j < 0]
+    base = max(set(consts), key=consts.count) if consts and consts.count(max(set(consts), key=consts.count)) > 1 \
+        else None
+    runs: list[tuple[int, int, int, int]] = []
+    for i, (j, b) in enumerate(moves):
+        if j < 0 and b == base:
+            continue
+        if runs:
+            at, n, pj, pb = runs[-1]
+            if at + n == i and pj == j and (pb + n == b if j >= 0 else pb == b):
+                runs[-1] = (at, n + 1, pj, pb)
+                continue
+        runs.append((i, 1, j, b))
+    return base, runs
+
+
+def move_plans(facts: Sequence[OpFacts], constants: dict[Reg, bytes], choices: dict[Reg, tuple[bytes, ...]],
+               const_imms: dict[tuple[int, int], int], dropped: Iterable[int] = ()) -> dict[int, Moves]:
+    """The select ops a translation runs as byte moves (family row -> :class:`Moves`): each op
+    of :data:`MOVE_FAMILY` that liveness keeps, whose immediates are constants, that reads a known vec register
+    (``constants``) or one choice register (``choices``: then a map per row), and whose every map is moves
+    (:func:`byte_moves`) of at most :data:`MAX_MOVES` statements."""
+    gone = set(dropped)
+    out: dict[int, Moves] = {}
+    for f in facts:
+        if f.row in gone or not f.ivp or f.op.family != MOVE_FAMILY or f.accesses_memory:
+            continue
+        fixed: dict[int, bytes | int] = {}
+        variable: list[int] = []
+        chosen: list[tuple[int, Reg]] = []
+        for k, o in enumerate(f.op.operands):
+            reg = (_KIND_FILE.get(o.kind, ""), f.values[k])
+            if o.kind == T.IMM:
+                if (f.row, k) not in const_imms:
+                    break
+                fixed[k] = const_imms[f.row, k]
+            elif o.role == T.SRC and o.kind == T.VEC:
+                if reg in constants:
+                    fixed[k] = constants[reg]
+                elif reg in choices:
+                    chosen.append((k, reg))
+                else:
+                    variable.append(k)
+        else:
+            if len({r for _, r in chosen}) > 1 or not (chosen or any(isinstance(x, bytes) for x in fixed.values())):
+                continue
+            rows = choices[chosen[0][1]] if chosen else (b"",)
+            maps = []
+            for row in rows:
+                maps.append(byte_moves(f.op, {**fixed, **{k: row for k, _ in chosen}}, variable))
+            if all(m is not None and len(move_runs(m)[1]) + 1 <= MAX_MOVES for m in maps):
+                dst = next(k for k, o in enumerate(f.op.operands) if o.role == T.DST)
+                out[f.row] = Moves(dst, tuple(variable), chosen[0][1] if chosen else None,
+                                   tuple(m for m in maps if m is not None))
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ lane masks
@@ -760,7 +931,9 @@ class Translation:
     64-bit value, :func:`known_predicates`, :func:`known_values`); ``masks``: the predicates kept as lane masks
     (:func:`lane_masks`); ``constants``: the vec registers whose readers take a constant (register -> its 64 bytes,
     :func:`known_values`); ``checks``: the loads whose bytes are compared with the planned ones (family row -> the
-    register, the bytes; a load whose output is dead feeds no value and is not checked)."""
+    register, the bytes; a load whose output is dead feeds no value and is not checked); ``choices``: the loads of
+    a choice register some move reads, whose bytes are compared with each of its rows (family row -> the register,
+    the rows); ``moves``: the select ops run as byte moves (family row -> :class:`Moves`, :func:`move_plans`)."""
 
     name: str
     keys: list[str]
@@ -776,6 +949,16 @@ class Translation:
     rows: list[dict[int, int]] = field(default_factory=list)
     constants: dict[Reg, bytes] = field(default_factory=dict)
     checks: dict[int, tuple[Reg, bytes]] = field(default_factory=dict)
+    choices: dict[int, tuple[Reg, tuple[bytes, ...]]] = field(default_factory=dict)
+    moves: dict[int, Moves] = field(default_factory=dict)
+
+    def choice_name(self, row: int, n: int) -> str:
+        """The C name of the ``n``-th row the load of family row ``row`` may find (:attr:`choices`)."""
+        return f"q7k_{self.name}_row{row}_c{n}"
+
+    def move_name(self, row: int, n: int) -> str:
+        """The C name of the function that runs family row ``row``'s select op as its ``n``-th map's byte moves."""
+        return f"q7m_{self.name}_row{row}_m{n}"
 
     def constant_name(self, reg: Reg) -> str:
         """The C name of a known vec register's 64 bytes (:func:`render` defines it, static and const)."""
@@ -884,15 +1067,21 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     nb, n = len(fam.positions), len(fam.variants)
     entry_live = _family_live(nb, fam.entry, fam.facts, n, carry)[1]
     narrowed = narrowing(demanded_bits(fam.facts, entry_live, {(r, k): v for r, k, v in const}))
-    values, checks = known_values(fam, programs, entry_live)
+    values, checks, choices = known_values(fam, programs, entry_live)
     known = {**{r: x for r, x in values.items() if isinstance(x, int)}, **known_predicates(fam.facts, entry_live)}
     exact = whole_writes(fam.facts, known)
     drop, dead_out = _dead(exact, _family_live(nb, fam.entry, exact, n, carry)[0])
+    rows = {(r, k): x for r, k, x in const}
+    constants = {r: x for r, x in values.items() if isinstance(x, bytes)}
+    moves = move_plans(fam.facts, constants, choices, rows, drop)
     read = {r for f in fam.facts if f.row not in drop for r in f.reads}
+    chosen = {m.choice for m in moves.values() if m.choice is not None}
     return Translation(name, fam.keys, const, runtime, carry, drop, dead_out, narrowed, known,
                        lane_masks(fam.facts, known, drop, dead_out), rows=fam.rows,
-                       constants={r: x for r, x in values.items() if isinstance(x, bytes) and r in read},
-                       checks={row: c for row, c in checks.items() if c[0] not in dead_out.get(row, ())})
+                       constants={r: x for r, x in constants.items() if r in read},
+                       checks={row: c for row, c in checks.items() if c[0] not in dead_out.get(row, ())},
+                       choices={w.row: (r, choices[r]) for w in fam.facts for r in w.writes if r in chosen},
+                       moves=moves)
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -966,6 +1155,10 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
             L.append(f"    cdef {_C_TYPE[file]} dead_{file}")
     if fr.aregs:
         L.append("    cdef uint32_t " + ", ".join(f"a{n}" for n in sorted(fr.aregs)))
+    chosen = sorted(r for r, _ in tx.choices.values())
+    if chosen:
+        L.append("    cdef int " + ", ".join(f"choice_{f_}{n} = 0" for f_, n in chosen)
+                 + "     # which row each choice register holds")
     L.append("    # the region an access found (hit<row>: a repeated access's, kept)")
     L.append("    cdef RegionHit hit_once" + "".join(f", hit{row}" for row in fr.cached_rows))
     if len(tx.keys) > 1:
@@ -1026,11 +1219,18 @@ def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int,
                     continue
                 t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows, tx.known,
                             tx.masks, {r: tx.constant_name(r) + "_p" for r in tx.constants})
-                lines += (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
+                lines += (_move_calls(tx, f, t) if f.row in tx.moves else
+                          _p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
                 if f.row in tx.checks:          # the bytes planned from, or the interpreter runs the call
                     r = tx.checks[f.row][0]
                     lines += [f"if memcmp(&{r[0]}{r[1]}, {tx.check_name(f.row)}_p, 64) != 0:",
                               "    return ERR_FALLBACK"]
+                if f.row in tx.choices:         # which of its rows, or the interpreter runs the call
+                    r, rows = tx.choices[f.row]
+                    for n in range(len(rows)):
+                        lines += [f"{'if' if n == 0 else 'elif'} memcmp(&{r[0]}{r[1]}, {tx.choice_name(f.row, n)}_p, "
+                                  "64) == 0:", f"    choice_{r[0]}{r[1]} = {n}"]
+                    lines += ["else:", "    return ERR_FALLBACK"]
             segments.append((guard, lines))
         if b in fr.shape.loop_ends or any(f.control for f in ops):
             # at a block's start halt is 0 and next_pc -1 (a block that sets one ends there): only a ret sets halt,
@@ -1048,6 +1248,52 @@ def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int,
                 next_block += ["else:"] + _indent(fall, 4)
             break
     return body + _guarded(segments, len(fam.variants)) + next_block + [f"k += {_per_variant(steps)}"]
+
+
+def _move_calls(tx: Translation, f: OpFacts, t: _TxText) -> list[str]:
+    """A select op of :attr:`Translation.moves`: where the level runs byte moves (Q7_BYTE_MOVES), the call of its
+    map's function, or of the map of the row its choice register holds; elsewhere the primitive, the choice register
+    read as that row's constant."""
+    m = tx.moves[f.row]
+    args = ", ".join(t.register(f.op.operands[k], k) for k in (m.dst, *m.sources))
+    if m.choice is None:
+        return ["if Q7_BYTE_MOVES:", f"    {tx.move_name(f.row, 0)}({args})     # {f.op.mnemonic}: byte moves",
+                "else:"] + _indent(_p_ivp(f.op, t), 4)
+    load = next(row for row, (r, _) in tx.choices.items() if r == m.choice)
+    reg = f"choice_{m.choice[0]}{m.choice[1]}"
+    moves: list[str] = []
+    calls: list[str] = []
+    for n in range(len(m.maps)):
+        test = f"{'if' if n == 0 else 'elif'} {reg} == {n}:" if n < len(m.maps) - 1 else "else:"
+        moves += [test, f"    {tx.move_name(f.row, n)}({args})     # {f.op.mnemonic}: byte moves, row {n}"]
+        row_n = copy.copy(t)
+        row_n.constants = {**t.constants, m.choice: tx.choice_name(load, n) + "_p"}
+        calls += [test] + _indent(_p_ivp(f.op, row_n), 4)
+    return ["if Q7_BYTE_MOVES:"] + _indent(moves, 4) + ["else:"] + _indent(calls, 4)
+
+
+def _move_function(name: str, moves: Sequence[Move], sources: int) -> str:
+    """The C definition of one map's byte moves (:func:`move_runs`; the output is written after every source is
+    read: it may be one of them) and its declaration."""
+    base, runs = move_runs(moves)
+    params = ", ".join(["void *o"] + [f"const void *s{j}" for j in range(sources)])
+    used = {j for _, _, j, _ in runs if j >= 0}
+    body = ["uint8_t t[64];"] + [f"const uint8_t *b{j} = (const uint8_t *)s{j};" if j in used else f"(void)s{j};"
+                                 for j in range(sources)]
+    if base is not None:
+        body.append(f"memset(t, {base:#04x}, 64);")
+    body += [f"memcpy(t + {at}, b{j} + {b}, {n});" if j >= 0 else f"memset(t + {at}, {b:#04x}, {n});"
+             for at, n, j, b in runs]
+    body.append("memcpy(o, t, 64);")
+    decl = ", ".join(["void* o"] + [f"const void* s{j}" for j in range(sources)])
+    return ("cdef extern from *:\n"
+            '    """\n'
+            f"    static inline void {name}({params}) {{\n"
+            + "".join(f"        {x}\n" for x in body)
+            + "    }\n"
+            '    """\n'
+            "    # a select op's byte moves (docs/asm.md §9)\n"
+            f"    void {name}({decl}) noexcept nogil\n\n\n")
 
 
 def _guarded(segments: list[tuple[frozenset[int] | None, list[str]]], variants: int) -> list[str]:
@@ -1105,6 +1351,10 @@ def render(tx: Translation, programs: Program | Sequence[Program]) -> str:
                       for r in sorted(tx.constants))
     tx.text += "".join(_constant(tx.check_name(row), data, f"what row {row}'s load of {r[0]}{r[1]} must find")
                        for row, (r, data) in tx.checks.items())
+    tx.text += "".join(_constant(tx.choice_name(row, n), data, f"row {n} row {row}'s load of {r[0]}{r[1]} may find")
+                       for row, (r, rows) in tx.choices.items() for n, data in enumerate(rows))
+    tx.text += "".join(_move_function(tx.move_name(row, n), moves, len(m.sources))
+                       for row, m in tx.moves.items() for n, moves in enumerate(m.maps))
     tx.text += "\n".join(x for line in L for x in _fit(line)) + "\n"
     return tx.text
 

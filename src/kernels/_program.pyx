@@ -257,6 +257,11 @@ cdef extern from *:
     #else
     #define Q7_TX_STATUS int
     #endif
+    #if defined(__SSSE3__) || !defined(__SSE2__)
+    #define Q7_BYTE_MOVES 0
+    #else
+    #define Q7_BYTE_MOVES 1
+    #endif
     """
     # A translation's return type, 0 or an ERR_* code. With GCC the function is flattened: every call in it inlined,
     # where GCC's growth limits left the primitives' larger leaves (mac_pair, the fp16 compare, lanes_flag,
@@ -266,6 +271,11 @@ cdef extern from *:
     # 1 where this level holds the translations (setup.py TRANSLATED_LEVELS); 0: each translation returns at once
     # and the C compiler drops its body, TRANSLATIONS is empty and every program runs interpreted
     const bint Q7_TRANSLATED_HERE
+    # 1 where a select op with a known selector runs as byte moves (docs/asm.md §9, byte moves): SSE2 without SSSE3
+    # (the generic level), whose byte permute gathers byte by byte; a level with a byte shuffle (SSSE3 and up)
+    # runs the primitive with the selector as a constant, which the C compiler folds (bench/count_instructions.py:
+    # the moves took 1,246 host instructions per 64 outputs of MX group 8 at avx2 where the primitive took 1,231)
+    const bint Q7_BYTE_MOVES
 
 ctypedef int (*tx_t)(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
                      int64_t* steps) noexcept nogil

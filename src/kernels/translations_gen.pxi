@@ -661,6 +661,558 @@ cdef extern from *:
     void* q7k_tx_proc_4bit_mx_8_0_row27_p "((void *)&q7k_tx_proc_4bit_mx_8_0_row27)"
 
 
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_row18_c0 = {{
+        0x01, 0x02, 0x03, 0x04, 0x06, 0x07, 0x08, 0x09, 0x0b, 0x0c, 0x0d, 0x0e, 0x10, 0x11, 0x12, 0x13,
+        0x15, 0x16, 0x17, 0x18, 0x1a, 0x1b, 0x1c, 0x1d, 0x1f, 0x20, 0x21, 0x22, 0x24, 0x25, 0x26, 0x27,
+        0x00, 0x05, 0x0a, 0x0f, 0x14, 0x19, 0x1e, 0x23, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40,
+        0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40
+    }};
+    """
+    # row 0 row 18's load of v12 may find (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_row18_c0_p "((void *)&q7k_tx_proc_4bit_mx_8_0_row18_c0)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_row18_c1 = {{
+        0x00, 0x01, 0x02, 0x03, 0x05, 0x06, 0x07, 0x08, 0x0a, 0x0b, 0x0c, 0x0d, 0x0f, 0x10, 0x11, 0x12,
+        0x14, 0x15, 0x16, 0x17, 0x19, 0x1a, 0x1b, 0x1c, 0x1e, 0x1f, 0x20, 0x21, 0x23, 0x24, 0x25, 0x26,
+        0x04, 0x09, 0x0e, 0x13, 0x18, 0x1d, 0x22, 0x27, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40,
+        0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40
+    }};
+    """
+    # row 1 row 18's load of v12 may find (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_row18_c1_p "((void *)&q7k_tx_proc_4bit_mx_8_0_row18_c1)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_row18_c2 = {{
+        0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11, 0x12, 0x13,
+        0x18, 0x19, 0x1a, 0x1b, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27,
+        0x00, 0x01, 0x02, 0x03, 0x14, 0x15, 0x16, 0x17, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40,
+        0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40, 0x40
+    }};
+    """
+    # row 2 row 18's load of v12 may find (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_row18_c2_p "((void *)&q7k_tx_proc_4bit_mx_8_0_row18_c2)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_row24_c0 = {{
+        0x00, 0x40, 0x40, 0x40, 0x00, 0x40, 0x40, 0x40, 0x05, 0x40, 0x40, 0x40, 0x05, 0x40, 0x40, 0x40,
+        0x0a, 0x40, 0x40, 0x40, 0x0a, 0x40, 0x40, 0x40, 0x0f, 0x40, 0x40, 0x40, 0x0f, 0x40, 0x40, 0x40,
+        0x14, 0x40, 0x40, 0x40, 0x14, 0x40, 0x40, 0x40, 0x19, 0x40, 0x40, 0x40, 0x19, 0x40, 0x40, 0x40,
+        0x1e, 0x40, 0x40, 0x40, 0x1e, 0x40, 0x40, 0x40, 0x23, 0x40, 0x40, 0x40, 0x23, 0x40, 0x40, 0x40
+    }};
+    """
+    # row 0 row 24's load of v20 may find (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_row24_c0_p "((void *)&q7k_tx_proc_4bit_mx_8_0_row24_c0)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_row24_c1 = {{
+        0x04, 0x40, 0x40, 0x40, 0x04, 0x40, 0x40, 0x40, 0x09, 0x40, 0x40, 0x40, 0x09, 0x40, 0x40, 0x40,
+        0x0e, 0x40, 0x40, 0x40, 0x0e, 0x40, 0x40, 0x40, 0x13, 0x40, 0x40, 0x40, 0x13, 0x40, 0x40, 0x40,
+        0x18, 0x40, 0x40, 0x40, 0x18, 0x40, 0x40, 0x40, 0x1d, 0x40, 0x40, 0x40, 0x1d, 0x40, 0x40, 0x40,
+        0x22, 0x40, 0x40, 0x40, 0x22, 0x40, 0x40, 0x40, 0x27, 0x40, 0x40, 0x40, 0x27, 0x40, 0x40, 0x40
+    }};
+    """
+    # row 1 row 24's load of v20 may find (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_row24_c1_p "((void *)&q7k_tx_proc_4bit_mx_8_0_row24_c1)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_mx_8_0_row24_c2 = {{
+        0x00, 0x40, 0x40, 0x40, 0x00, 0x40, 0x40, 0x40, 0x01, 0x40, 0x40, 0x40, 0x01, 0x40, 0x40, 0x40,
+        0x02, 0x40, 0x40, 0x40, 0x02, 0x40, 0x40, 0x40, 0x03, 0x40, 0x40, 0x40, 0x03, 0x40, 0x40, 0x40,
+        0x14, 0x40, 0x40, 0x40, 0x14, 0x40, 0x40, 0x40, 0x15, 0x40, 0x40, 0x40, 0x15, 0x40, 0x40, 0x40,
+        0x16, 0x40, 0x40, 0x40, 0x16, 0x40, 0x40, 0x40, 0x17, 0x40, 0x40, 0x40, 0x17, 0x40, 0x40, 0x40
+    }};
+    """
+    # row 2 row 24's load of v20 may find (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_mx_8_0_row24_c2_p "((void *)&q7k_tx_proc_4bit_mx_8_0_row24_c2)"
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row34_m0(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 0, 1);
+        memcpy(t + 4, b0 + 0, 1);
+        memcpy(t + 8, b0 + 5, 1);
+        memcpy(t + 12, b0 + 5, 1);
+        memcpy(t + 16, b0 + 10, 1);
+        memcpy(t + 20, b0 + 10, 1);
+        memcpy(t + 24, b0 + 15, 1);
+        memcpy(t + 28, b0 + 15, 1);
+        memcpy(t + 32, b0 + 20, 1);
+        memcpy(t + 36, b0 + 20, 1);
+        memcpy(t + 40, b0 + 25, 1);
+        memcpy(t + 44, b0 + 25, 1);
+        memcpy(t + 48, b0 + 30, 1);
+        memcpy(t + 52, b0 + 30, 1);
+        memcpy(t + 56, b0 + 35, 1);
+        memcpy(t + 60, b0 + 35, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row34_m0(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row34_m1(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 4, 1);
+        memcpy(t + 4, b0 + 4, 1);
+        memcpy(t + 8, b0 + 9, 1);
+        memcpy(t + 12, b0 + 9, 1);
+        memcpy(t + 16, b0 + 14, 1);
+        memcpy(t + 20, b0 + 14, 1);
+        memcpy(t + 24, b0 + 19, 1);
+        memcpy(t + 28, b0 + 19, 1);
+        memcpy(t + 32, b0 + 24, 1);
+        memcpy(t + 36, b0 + 24, 1);
+        memcpy(t + 40, b0 + 29, 1);
+        memcpy(t + 44, b0 + 29, 1);
+        memcpy(t + 48, b0 + 34, 1);
+        memcpy(t + 52, b0 + 34, 1);
+        memcpy(t + 56, b0 + 39, 1);
+        memcpy(t + 60, b0 + 39, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row34_m1(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row34_m2(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 0, 1);
+        memcpy(t + 4, b0 + 0, 1);
+        memcpy(t + 8, b0 + 1, 1);
+        memcpy(t + 12, b0 + 1, 1);
+        memcpy(t + 16, b0 + 2, 1);
+        memcpy(t + 20, b0 + 2, 1);
+        memcpy(t + 24, b0 + 3, 1);
+        memcpy(t + 28, b0 + 3, 1);
+        memcpy(t + 32, b0 + 20, 1);
+        memcpy(t + 36, b0 + 20, 1);
+        memcpy(t + 40, b0 + 21, 1);
+        memcpy(t + 44, b0 + 21, 1);
+        memcpy(t + 48, b0 + 22, 1);
+        memcpy(t + 52, b0 + 22, 1);
+        memcpy(t + 56, b0 + 23, 1);
+        memcpy(t + 60, b0 + 23, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row34_m2(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row35_m0(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 1, 4);
+        memcpy(t + 4, b0 + 6, 4);
+        memcpy(t + 8, b0 + 11, 4);
+        memcpy(t + 12, b0 + 16, 4);
+        memcpy(t + 16, b0 + 21, 4);
+        memcpy(t + 20, b0 + 26, 4);
+        memcpy(t + 24, b0 + 31, 4);
+        memcpy(t + 28, b0 + 36, 4);
+        memcpy(t + 32, b0 + 0, 1);
+        memcpy(t + 33, b0 + 5, 1);
+        memcpy(t + 34, b0 + 10, 1);
+        memcpy(t + 35, b0 + 15, 1);
+        memcpy(t + 36, b0 + 20, 1);
+        memcpy(t + 37, b0 + 25, 1);
+        memcpy(t + 38, b0 + 30, 1);
+        memcpy(t + 39, b0 + 35, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row35_m0(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row35_m1(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 0, 4);
+        memcpy(t + 4, b0 + 5, 4);
+        memcpy(t + 8, b0 + 10, 4);
+        memcpy(t + 12, b0 + 15, 4);
+        memcpy(t + 16, b0 + 20, 4);
+        memcpy(t + 20, b0 + 25, 4);
+        memcpy(t + 24, b0 + 30, 4);
+        memcpy(t + 28, b0 + 35, 4);
+        memcpy(t + 32, b0 + 4, 1);
+        memcpy(t + 33, b0 + 9, 1);
+        memcpy(t + 34, b0 + 14, 1);
+        memcpy(t + 35, b0 + 19, 1);
+        memcpy(t + 36, b0 + 24, 1);
+        memcpy(t + 37, b0 + 29, 1);
+        memcpy(t + 38, b0 + 34, 1);
+        memcpy(t + 39, b0 + 39, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row35_m1(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row35_m2(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 4, 16);
+        memcpy(t + 16, b0 + 24, 16);
+        memcpy(t + 32, b0 + 0, 4);
+        memcpy(t + 36, b0 + 20, 4);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row35_m2(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row36_m0(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 1, 4);
+        memcpy(t + 4, b0 + 6, 4);
+        memcpy(t + 8, b0 + 11, 4);
+        memcpy(t + 12, b0 + 16, 4);
+        memcpy(t + 16, b0 + 21, 4);
+        memcpy(t + 20, b0 + 26, 4);
+        memcpy(t + 24, b0 + 31, 4);
+        memcpy(t + 28, b0 + 36, 4);
+        memcpy(t + 32, b0 + 0, 1);
+        memcpy(t + 33, b0 + 5, 1);
+        memcpy(t + 34, b0 + 10, 1);
+        memcpy(t + 35, b0 + 15, 1);
+        memcpy(t + 36, b0 + 20, 1);
+        memcpy(t + 37, b0 + 25, 1);
+        memcpy(t + 38, b0 + 30, 1);
+        memcpy(t + 39, b0 + 35, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row36_m0(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row36_m1(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 0, 4);
+        memcpy(t + 4, b0 + 5, 4);
+        memcpy(t + 8, b0 + 10, 4);
+        memcpy(t + 12, b0 + 15, 4);
+        memcpy(t + 16, b0 + 20, 4);
+        memcpy(t + 20, b0 + 25, 4);
+        memcpy(t + 24, b0 + 30, 4);
+        memcpy(t + 28, b0 + 35, 4);
+        memcpy(t + 32, b0 + 4, 1);
+        memcpy(t + 33, b0 + 9, 1);
+        memcpy(t + 34, b0 + 14, 1);
+        memcpy(t + 35, b0 + 19, 1);
+        memcpy(t + 36, b0 + 24, 1);
+        memcpy(t + 37, b0 + 29, 1);
+        memcpy(t + 38, b0 + 34, 1);
+        memcpy(t + 39, b0 + 39, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row36_m1(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row36_m2(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 4, 16);
+        memcpy(t + 16, b0 + 24, 16);
+        memcpy(t + 32, b0 + 0, 4);
+        memcpy(t + 36, b0 + 20, 4);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row36_m2(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row116_m0(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 0, 1);
+        memcpy(t + 4, b0 + 0, 1);
+        memcpy(t + 8, b0 + 5, 1);
+        memcpy(t + 12, b0 + 5, 1);
+        memcpy(t + 16, b0 + 10, 1);
+        memcpy(t + 20, b0 + 10, 1);
+        memcpy(t + 24, b0 + 15, 1);
+        memcpy(t + 28, b0 + 15, 1);
+        memcpy(t + 32, b0 + 20, 1);
+        memcpy(t + 36, b0 + 20, 1);
+        memcpy(t + 40, b0 + 25, 1);
+        memcpy(t + 44, b0 + 25, 1);
+        memcpy(t + 48, b0 + 30, 1);
+        memcpy(t + 52, b0 + 30, 1);
+        memcpy(t + 56, b0 + 35, 1);
+        memcpy(t + 60, b0 + 35, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row116_m0(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row116_m1(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 4, 1);
+        memcpy(t + 4, b0 + 4, 1);
+        memcpy(t + 8, b0 + 9, 1);
+        memcpy(t + 12, b0 + 9, 1);
+        memcpy(t + 16, b0 + 14, 1);
+        memcpy(t + 20, b0 + 14, 1);
+        memcpy(t + 24, b0 + 19, 1);
+        memcpy(t + 28, b0 + 19, 1);
+        memcpy(t + 32, b0 + 24, 1);
+        memcpy(t + 36, b0 + 24, 1);
+        memcpy(t + 40, b0 + 29, 1);
+        memcpy(t + 44, b0 + 29, 1);
+        memcpy(t + 48, b0 + 34, 1);
+        memcpy(t + 52, b0 + 34, 1);
+        memcpy(t + 56, b0 + 39, 1);
+        memcpy(t + 60, b0 + 39, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row116_m1(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row116_m2(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 0, 1);
+        memcpy(t + 4, b0 + 0, 1);
+        memcpy(t + 8, b0 + 1, 1);
+        memcpy(t + 12, b0 + 1, 1);
+        memcpy(t + 16, b0 + 2, 1);
+        memcpy(t + 20, b0 + 2, 1);
+        memcpy(t + 24, b0 + 3, 1);
+        memcpy(t + 28, b0 + 3, 1);
+        memcpy(t + 32, b0 + 20, 1);
+        memcpy(t + 36, b0 + 20, 1);
+        memcpy(t + 40, b0 + 21, 1);
+        memcpy(t + 44, b0 + 21, 1);
+        memcpy(t + 48, b0 + 22, 1);
+        memcpy(t + 52, b0 + 22, 1);
+        memcpy(t + 56, b0 + 23, 1);
+        memcpy(t + 60, b0 + 23, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row116_m2(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row117_m0(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 1, 4);
+        memcpy(t + 4, b0 + 6, 4);
+        memcpy(t + 8, b0 + 11, 4);
+        memcpy(t + 12, b0 + 16, 4);
+        memcpy(t + 16, b0 + 21, 4);
+        memcpy(t + 20, b0 + 26, 4);
+        memcpy(t + 24, b0 + 31, 4);
+        memcpy(t + 28, b0 + 36, 4);
+        memcpy(t + 32, b0 + 0, 1);
+        memcpy(t + 33, b0 + 5, 1);
+        memcpy(t + 34, b0 + 10, 1);
+        memcpy(t + 35, b0 + 15, 1);
+        memcpy(t + 36, b0 + 20, 1);
+        memcpy(t + 37, b0 + 25, 1);
+        memcpy(t + 38, b0 + 30, 1);
+        memcpy(t + 39, b0 + 35, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row117_m0(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row117_m1(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 0, 4);
+        memcpy(t + 4, b0 + 5, 4);
+        memcpy(t + 8, b0 + 10, 4);
+        memcpy(t + 12, b0 + 15, 4);
+        memcpy(t + 16, b0 + 20, 4);
+        memcpy(t + 20, b0 + 25, 4);
+        memcpy(t + 24, b0 + 30, 4);
+        memcpy(t + 28, b0 + 35, 4);
+        memcpy(t + 32, b0 + 4, 1);
+        memcpy(t + 33, b0 + 9, 1);
+        memcpy(t + 34, b0 + 14, 1);
+        memcpy(t + 35, b0 + 19, 1);
+        memcpy(t + 36, b0 + 24, 1);
+        memcpy(t + 37, b0 + 29, 1);
+        memcpy(t + 38, b0 + 34, 1);
+        memcpy(t + 39, b0 + 39, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row117_m1(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row117_m2(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 4, 16);
+        memcpy(t + 16, b0 + 24, 16);
+        memcpy(t + 32, b0 + 0, 4);
+        memcpy(t + 36, b0 + 20, 4);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row117_m2(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row118_m0(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 1, 4);
+        memcpy(t + 4, b0 + 6, 4);
+        memcpy(t + 8, b0 + 11, 4);
+        memcpy(t + 12, b0 + 16, 4);
+        memcpy(t + 16, b0 + 21, 4);
+        memcpy(t + 20, b0 + 26, 4);
+        memcpy(t + 24, b0 + 31, 4);
+        memcpy(t + 28, b0 + 36, 4);
+        memcpy(t + 32, b0 + 0, 1);
+        memcpy(t + 33, b0 + 5, 1);
+        memcpy(t + 34, b0 + 10, 1);
+        memcpy(t + 35, b0 + 15, 1);
+        memcpy(t + 36, b0 + 20, 1);
+        memcpy(t + 37, b0 + 25, 1);
+        memcpy(t + 38, b0 + 30, 1);
+        memcpy(t + 39, b0 + 35, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row118_m0(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row118_m1(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 0, 4);
+        memcpy(t + 4, b0 + 5, 4);
+        memcpy(t + 8, b0 + 10, 4);
+        memcpy(t + 12, b0 + 15, 4);
+        memcpy(t + 16, b0 + 20, 4);
+        memcpy(t + 20, b0 + 25, 4);
+        memcpy(t + 24, b0 + 30, 4);
+        memcpy(t + 28, b0 + 35, 4);
+        memcpy(t + 32, b0 + 4, 1);
+        memcpy(t + 33, b0 + 9, 1);
+        memcpy(t + 34, b0 + 14, 1);
+        memcpy(t + 35, b0 + 19, 1);
+        memcpy(t + 36, b0 + 24, 1);
+        memcpy(t + 37, b0 + 29, 1);
+        memcpy(t + 38, b0 + 34, 1);
+        memcpy(t + 39, b0 + 39, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row118_m1(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_proc_4bit_mx_8_0_row118_m2(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 4, 16);
+        memcpy(t + 16, b0 + 24, 16);
+        memcpy(t + 32, b0 + 0, 4);
+        memcpy(t + 36, b0 + 20, 4);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_proc_4bit_mx_8_0_row118_m2(void* o, const void* s0) noexcept nogil
+
+
 cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
                                    int64_t* steps) noexcept nogil:
     """Shapes bda3cef288b67beb996d0c26 f46175f3b7765c13e7552c64
@@ -675,6 +1227,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     cdef vbool_t dead_vb
     cdef pr_t pr1, pr2
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9
+    cdef int choice_v12 = 0, choice_v20 = 0     # which row each choice register holds
     # the region an access found (hit<row>: a repeated access's, kept)
     cdef RegionHit hit_once, hit33, hit45
     cdef int var = imm[0]     # the variant (Family)
@@ -836,6 +1389,14 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.lv2nx8_i(&v12, p, off)
+            if memcmp(&v12, q7k_tx_proc_4bit_mx_8_0_row18_c0_p, 64) == 0:
+                choice_v12 = 0
+            elif memcmp(&v12, q7k_tx_proc_4bit_mx_8_0_row18_c1_p, 64) == 0:
+                choice_v12 = 1
+            elif memcmp(&v12, q7k_tx_proc_4bit_mx_8_0_row18_c2_p, 64) == 0:
+                choice_v12 = 2
+            else:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>832, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
@@ -879,6 +1440,14 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 return r
             else:
                 P.lv2nx8_i(&v20, p, off)
+            if memcmp(&v20, q7k_tx_proc_4bit_mx_8_0_row24_c0_p, 64) == 0:
+                choice_v20 = 0
+            elif memcmp(&v20, q7k_tx_proc_4bit_mx_8_0_row24_c1_p, 64) == 0:
+                choice_v20 = 1
+            elif memcmp(&v20, q7k_tx_proc_4bit_mx_8_0_row24_c2_p, 64) == 0:
+                choice_v20 = 2
+            else:
+                return ERR_FALLBACK
             # bundle 16: { ivp_eqnx16 vb9, v0, v0 }
             P.eqnx16(&vb9, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
             # bundle 17: { ivp_lv2nx8_i v22, a8, 1216 ; ivp_lv2nx8_i v26, a8, 1280 }
@@ -928,11 +1497,59 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 a2 = hit33.base + <uint32_t>off
             if var == 0:
                 # bundle 24, variant 0: { ivp_sel2nx8 v29, v0, v17, v20 ; ivp_sel2nx8 v17, v0, v17, v12 }
-                P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17, &v20)
-                P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17, &v12)
+                if Q7_BYTE_MOVES:
+                    if choice_v20 == 0:
+                        q7m_tx_proc_4bit_mx_8_0_row34_m0(&v29, &v17)     # sel2nx8: byte moves, row 0
+                    elif choice_v20 == 1:
+                        q7m_tx_proc_4bit_mx_8_0_row34_m1(&v29, &v17)     # sel2nx8: byte moves, row 1
+                    else:
+                        q7m_tx_proc_4bit_mx_8_0_row34_m2(&v29, &v17)     # sel2nx8: byte moves, row 2
+                else:
+                    if choice_v20 == 0:
+                        P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row24_c0_p)
+                    elif choice_v20 == 1:
+                        P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row24_c1_p)
+                    else:
+                        P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row24_c2_p)
+                if Q7_BYTE_MOVES:
+                    if choice_v12 == 0:
+                        q7m_tx_proc_4bit_mx_8_0_row35_m0(&v17, &v17)     # sel2nx8: byte moves, row 0
+                    elif choice_v12 == 1:
+                        q7m_tx_proc_4bit_mx_8_0_row35_m1(&v17, &v17)     # sel2nx8: byte moves, row 1
+                    else:
+                        q7m_tx_proc_4bit_mx_8_0_row35_m2(&v17, &v17)     # sel2nx8: byte moves, row 2
+                else:
+                    if choice_v12 == 0:
+                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c0_p)
+                    elif choice_v12 == 1:
+                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c1_p)
+                    else:
+                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c2_p)
             else:
                 # bundle 25, variant 1: { ivp_sel2nx8 v17, v0, v17, v12 }
-                P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17, &v12)
+                if Q7_BYTE_MOVES:
+                    if choice_v12 == 0:
+                        q7m_tx_proc_4bit_mx_8_0_row36_m0(&v17, &v17)     # sel2nx8: byte moves, row 0
+                    elif choice_v12 == 1:
+                        q7m_tx_proc_4bit_mx_8_0_row36_m1(&v17, &v17)     # sel2nx8: byte moves, row 1
+                    else:
+                        q7m_tx_proc_4bit_mx_8_0_row36_m2(&v17, &v17)     # sel2nx8: byte moves, row 2
+                else:
+                    if choice_v12 == 0:
+                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c0_p)
+                    elif choice_v12 == 1:
+                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c1_p)
+                    else:
+                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c2_p)
             # bundle 26: { ivp_sel2nx8i v30, v21, v30, 0 ; ivp_extrpr2nx8 pr1, v17, 32 }
             P.sel2nx8i(&v30, &v21, &v30, 0)
             P.extrpr2nx8(&pr1, &v17, 32)
@@ -1099,11 +1716,59 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 a2 = hit_once.base + <uint32_t>off
             if var == 0:
                 # bundle 79, variant 0: { ivp_sel2nx8 v29, v0, v17, v20 ; ivp_sel2nx8 v17, v0, v17, v12 }
-                P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17, &v20)
-                P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17, &v12)
+                if Q7_BYTE_MOVES:
+                    if choice_v20 == 0:
+                        q7m_tx_proc_4bit_mx_8_0_row116_m0(&v29, &v17)     # sel2nx8: byte moves, row 0
+                    elif choice_v20 == 1:
+                        q7m_tx_proc_4bit_mx_8_0_row116_m1(&v29, &v17)     # sel2nx8: byte moves, row 1
+                    else:
+                        q7m_tx_proc_4bit_mx_8_0_row116_m2(&v29, &v17)     # sel2nx8: byte moves, row 2
+                else:
+                    if choice_v20 == 0:
+                        P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row24_c0_p)
+                    elif choice_v20 == 1:
+                        P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row24_c1_p)
+                    else:
+                        P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row24_c2_p)
+                if Q7_BYTE_MOVES:
+                    if choice_v12 == 0:
+                        q7m_tx_proc_4bit_mx_8_0_row117_m0(&v17, &v17)     # sel2nx8: byte moves, row 0
+                    elif choice_v12 == 1:
+                        q7m_tx_proc_4bit_mx_8_0_row117_m1(&v17, &v17)     # sel2nx8: byte moves, row 1
+                    else:
+                        q7m_tx_proc_4bit_mx_8_0_row117_m2(&v17, &v17)     # sel2nx8: byte moves, row 2
+                else:
+                    if choice_v12 == 0:
+                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c0_p)
+                    elif choice_v12 == 1:
+                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c1_p)
+                    else:
+                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c2_p)
             else:
                 # bundle 80, variant 1: { ivp_sel2nx8 v17, v0, v17, v12 }
-                P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17, &v12)
+                if Q7_BYTE_MOVES:
+                    if choice_v12 == 0:
+                        q7m_tx_proc_4bit_mx_8_0_row118_m0(&v17, &v17)     # sel2nx8: byte moves, row 0
+                    elif choice_v12 == 1:
+                        q7m_tx_proc_4bit_mx_8_0_row118_m1(&v17, &v17)     # sel2nx8: byte moves, row 1
+                    else:
+                        q7m_tx_proc_4bit_mx_8_0_row118_m2(&v17, &v17)     # sel2nx8: byte moves, row 2
+                else:
+                    if choice_v12 == 0:
+                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c0_p)
+                    elif choice_v12 == 1:
+                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c1_p)
+                    else:
+                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c2_p)
             # bundle 81: { ivp_sel2nx8i v30, v21, v30, 0 ; ivp_extrpr2nx8 pr1, v17, 32 }
             P.sel2nx8i(&v30, &v21, &v30, 0)
             P.extrpr2nx8(&pr1, &v17, 32)
@@ -2075,6 +2740,19 @@ cdef extern from *:
 
 cdef extern from *:
     """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_6bit_non_mx_0_v22 = {{
+        0x03, 0x02, 0x01, 0x00, 0x07, 0x06, 0x05, 0x04, 0x0b, 0x0a, 0x09, 0x08, 0x0f, 0x0e, 0x0d, 0x0c,
+        0x13, 0x12, 0x11, 0x10, 0x17, 0x16, 0x15, 0x14, 0x1b, 0x1a, 0x19, 0x18, 0x1f, 0x1e, 0x1d, 0x1c,
+        0x23, 0x22, 0x21, 0x20, 0x27, 0x26, 0x25, 0x24, 0x2b, 0x2a, 0x29, 0x28, 0x2f, 0x2e, 0x2d, 0x2c,
+        0x33, 0x32, 0x31, 0x30, 0x37, 0x36, 0x35, 0x34, 0x3b, 0x3a, 0x39, 0x38, 0x3f, 0x3e, 0x3d, 0x3c
+    }};
+    """
+    # v22: a known value (docs/asm.md §9)
+    void* q7k_tx_proc_6bit_non_mx_0_v22_p "((void *)&q7k_tx_proc_6bit_non_mx_0_v22)"
+
+
+cdef extern from *:
+    """
     static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_6bit_non_mx_0_row3 = {{
         0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00,
         0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00, 0x02, 0x00,
@@ -2201,6 +2879,19 @@ cdef extern from *:
     """
     # what row 12's load of v20 must find (docs/asm.md §9)
     void* q7k_tx_proc_6bit_non_mx_0_row12_p "((void *)&q7k_tx_proc_6bit_non_mx_0_row12)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_6bit_non_mx_0_row15 = {{
+        0x03, 0x02, 0x01, 0x00, 0x07, 0x06, 0x05, 0x04, 0x0b, 0x0a, 0x09, 0x08, 0x0f, 0x0e, 0x0d, 0x0c,
+        0x13, 0x12, 0x11, 0x10, 0x17, 0x16, 0x15, 0x14, 0x1b, 0x1a, 0x19, 0x18, 0x1f, 0x1e, 0x1d, 0x1c,
+        0x23, 0x22, 0x21, 0x20, 0x27, 0x26, 0x25, 0x24, 0x2b, 0x2a, 0x29, 0x28, 0x2f, 0x2e, 0x2d, 0x2c,
+        0x33, 0x32, 0x31, 0x30, 0x37, 0x36, 0x35, 0x34, 0x3b, 0x3a, 0x39, 0x38, 0x3f, 0x3e, 0x3d, 0x3c
+    }};
+    """
+    # what row 15's load of v22 must find (docs/asm.md §9)
+    void* q7k_tx_proc_6bit_non_mx_0_row15_p "((void *)&q7k_tx_proc_6bit_non_mx_0_row15)"
 
 
 cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
@@ -2396,6 +3087,8 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                     return r
                 else:
                     P.lv2nx8_i(&v22, p, off)
+                if memcmp(&v22, q7k_tx_proc_6bit_non_mx_0_row15_p, 64) != 0:
+                    return ERR_FALLBACK
             # bundle 10: { ivp_eqnx16 vb0, v0, v0 }
             P.eqnx16(&vb0, &v0, &v0)
             # bundle 11: movi a6, 48
@@ -2457,7 +3150,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             P.mov2nx8t(&v4, &v3, <vbool_t>0x5555555555555555)
             if var == 1:
                 # bundle 30, variant 1: { ivp_sel2nx8 v4, v4, v4, v22 }
-                P.sel2nx8(&v4, &v4, &v4, &v22)
+                P.sel2nx8(&v4, &v4, &v4, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v22_p)
             # bundle 31: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a10 ; ivp_oltnxf16t vb2, v16, v26, vb0 ; ivp_dselnx16t v0
             n = <Py_ssize_t><int32_t>a10
             r = mem_hit(m, &hit40, a2, TOUCH_N, n, 1, 0, &p, &off)
@@ -3006,6 +3699,114 @@ cdef extern from *:
     void* q7k_tx_quantize_mx_0_row25_p "((void *)&q7k_tx_quantize_mx_0_row25)"
 
 
+cdef extern from *:
+    """
+    static inline void q7m_tx_quantize_mx_0_row45_m0(void *o, const void *s0, const void *s1) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        const uint8_t *b1 = (const uint8_t *)s1;
+        memcpy(t + 0, b1 + 4, 60);
+        memcpy(t + 60, b0 + 0, 4);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_quantize_mx_0_row45_m0(void* o, const void* s0, const void* s1) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_quantize_mx_0_row47_m0(void *o, const void *s0, const void *s1) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        const uint8_t *b1 = (const uint8_t *)s1;
+        memcpy(t + 0, b1 + 4, 60);
+        memcpy(t + 60, b0 + 0, 4);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_quantize_mx_0_row47_m0(void* o, const void* s0, const void* s1) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_quantize_mx_0_row49_m0(void *o, const void *s0, const void *s1) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        const uint8_t *b1 = (const uint8_t *)s1;
+        memcpy(t + 0, b1 + 4, 60);
+        memcpy(t + 60, b0 + 0, 4);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_quantize_mx_0_row49_m0(void* o, const void* s0, const void* s1) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_quantize_mx_0_row51_m0(void *o, const void *s0, const void *s1) {
+        uint8_t t[64];
+        (void)s0;
+        const uint8_t *b1 = (const uint8_t *)s1;
+        memcpy(t + 0, b1 + 0, 4);
+        memcpy(t + 4, b1 + 0, 4);
+        memcpy(t + 8, b1 + 0, 4);
+        memcpy(t + 12, b1 + 0, 4);
+        memcpy(t + 16, b1 + 16, 4);
+        memcpy(t + 20, b1 + 16, 4);
+        memcpy(t + 24, b1 + 16, 4);
+        memcpy(t + 28, b1 + 16, 4);
+        memcpy(t + 32, b1 + 32, 4);
+        memcpy(t + 36, b1 + 32, 4);
+        memcpy(t + 40, b1 + 32, 4);
+        memcpy(t + 44, b1 + 32, 4);
+        memcpy(t + 48, b1 + 48, 4);
+        memcpy(t + 52, b1 + 48, 4);
+        memcpy(t + 56, b1 + 48, 4);
+        memcpy(t + 60, b1 + 48, 4);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_quantize_mx_0_row51_m0(void* o, const void* s0, const void* s1) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_quantize_mx_0_row58_m0(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 0, 1);
+        memcpy(t + 1, b0 + 16, 1);
+        memcpy(t + 2, b0 + 32, 1);
+        memcpy(t + 3, b0 + 48, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_quantize_mx_0_row58_m0(void* o, const void* s0) noexcept nogil
+
+
+cdef extern from *:
+    """
+    static inline void q7m_tx_quantize_mx_0_row63_m0(void *o, const void *s0) {
+        uint8_t t[64];
+        const uint8_t *b0 = (const uint8_t *)s0;
+        memset(t, 0x00, 64);
+        memcpy(t + 0, b0 + 0, 1);
+        memcpy(t + 1, b0 + 16, 1);
+        memcpy(t + 2, b0 + 32, 1);
+        memcpy(t + 3, b0 + 48, 1);
+        memcpy(o, t, 64);
+    }
+    """
+    # a select op's byte moves (docs/asm.md §9)
+    void q7m_tx_quantize_mx_0_row63_m0(void* o, const void* s0) noexcept nogil
+
+
 cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
                                 int64_t* steps) noexcept nogil:
     """Shapes 82ecfd3cf7eaf5d2f4f8f47e dfc1af41e2442a47e40289fe bce87a2ecf6540140c663011
@@ -3345,19 +4146,31 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             if k + 19 >= max_steps:
                 return ERR_FALLBACK
             # bundle 29: { ivp_seln_2x32 v26, v4, v4, v11 }
-            P.seln_2x32(&v26, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v11_p)
+            if Q7_BYTE_MOVES:
+                q7m_tx_quantize_mx_0_row45_m0(&v26, &v4, &v4)     # seln_2x32: byte moves
+            else:
+                P.seln_2x32(&v26, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v11_p)
             # bundle 30: { ivp_bmaxn_2x32 vb1, v4, v4, v26 }
             P.bmaxn_2x32(&dead_vb, &v4, &v4, &v26)
             # bundle 31: { ivp_seln_2x32 v26, v4, v4, v11 }
-            P.seln_2x32(&v26, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v11_p)
+            if Q7_BYTE_MOVES:
+                q7m_tx_quantize_mx_0_row47_m0(&v26, &v4, &v4)     # seln_2x32: byte moves
+            else:
+                P.seln_2x32(&v26, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v11_p)
             # bundle 32: { ivp_bmaxn_2x32 vb1, v4, v4, v26 }
             P.bmaxn_2x32(&dead_vb, &v4, &v4, &v26)
             # bundle 33: { ivp_seln_2x32 v26, v4, v4, v11 }
-            P.seln_2x32(&v26, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v11_p)
+            if Q7_BYTE_MOVES:
+                q7m_tx_quantize_mx_0_row49_m0(&v26, &v4, &v4)     # seln_2x32: byte moves
+            else:
+                P.seln_2x32(&v26, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v11_p)
             # bundle 34: { ivp_bmaxn_2x32 vb1, v4, v4, v26 }
             P.bmaxn_2x32(&dead_vb, &v4, &v4, &v26)
             # bundle 35: { ivp_seln_2x32 v4, v4, v4, v13 }
-            P.seln_2x32(&v4, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v13_p)
+            if Q7_BYTE_MOVES:
+                q7m_tx_quantize_mx_0_row51_m0(&v4, &v4, &v4)     # seln_2x32: byte moves
+            else:
+                P.seln_2x32(&v4, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v13_p)
             if (1 << var) & 0xf0f:
                 # bundle 36, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_subn_2x32 v30, v4, v6 }
                 P.subn_2x32(&v30, &v4, &v6)
@@ -3376,7 +4189,10 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 P.movn_2x32t(&v30, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb8)
             if (1 << var) & 0x3333:
                 # bundle 41, variants 0, 1, 4, 5, 8, 9, 12, 13: { ivp_sel2nx8 v26, v0, v30, v15 ; srli a12, a10, 2 }
-                P.sel2nx8(&v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &v30, <vec_t*>q7k_tx_quantize_mx_0_v15_p)
+                if Q7_BYTE_MOVES:
+                    q7m_tx_quantize_mx_0_row58_m0(&v26, &v30)     # sel2nx8: byte moves
+                else:
+                    P.sel2nx8(&v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &v30, <vec_t*>q7k_tx_quantize_mx_0_v15_p)
                 a12 = X.xt_srli(a10, 2)
             elif (1 << var) & 0x4444:
                 # bundle 42, variants 2, 6, 10, 14: { ivp_bmaxn_2x32 vb1, v26, v30, v0 }
@@ -3389,7 +4205,10 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 P.movn_2x32t(&v26, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb8)
             if (1 << var) & 0xcccc:
                 # bundle 45, variants 2, 3, 6, 7, 10, 11, 14, 15: { ivp_sel2nx8 v26, v0, v26, v15 ; srli a12, a10, 2 }
-                P.sel2nx8(&v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &v26, <vec_t*>q7k_tx_quantize_mx_0_v15_p)
+                if Q7_BYTE_MOVES:
+                    q7m_tx_quantize_mx_0_row63_m0(&v26, &v26)     # sel2nx8: byte moves
+                else:
+                    P.sel2nx8(&v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &v26, <vec_t*>q7k_tx_quantize_mx_0_v15_p)
                 a12 = X.xt_srli(a10, 2)
             # bundle 46: { ivp_sav2nx8_xp v26, a7, a12 }
             n = <Py_ssize_t><int32_t>a12
