@@ -19,7 +19,6 @@ import fnmatch
 import json
 import os
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -582,6 +581,7 @@ def junit_xml(results: Sequence[CaseResult], cases: dict[str, Case] | None = Non
     :func:`junit_identity`; ``time`` in seconds); a FAIL carries a ``<failure>`` whose text is the case's summary
     (and its first ``max_diffs`` differing bytes, kept in its result or computed from its Case in ``cases``), an
     ERROR an ``<error>``."""
+    import xml.etree.ElementTree as ET  # here: only a --junit run loads it
     cases = cases or {}
     kinds = [kind(r) for r in results]
     attrs = {"name": suite, "tests": str(len(results)), "failures": str(kinds.count("fail")),

@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import multiprocessing as mp
-import multiprocessing.connection as mpc
 import os
 import signal
 import sys
@@ -43,10 +41,14 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from q7emu.errors import InvalidArgument
 from q7emu.fileio import resource_error
+
+if TYPE_CHECKING:       # imported where workers start: a run without -j never loads multiprocessing (2-3 ms)
+    import multiprocessing as mp
+    import multiprocessing.connection as mpc
 
 #: how many tasks a worker holds at once (the one it runs and the next), so it never waits for the parent
 PREFETCH = 2
@@ -262,6 +264,7 @@ def _q7emu_env() -> dict[str, str]:
 
 
 def _context() -> Any:
+    import multiprocessing as mp
     try:
         return mp.get_context("fork")
     except ValueError:  # pragma: no cover - platforms without fork
@@ -419,6 +422,7 @@ def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int,
     done = [0]                  # tasks with an outcome (a list: _collect counts into it)
     queue: deque[int] = deque(range(n))
     attempts = [0] * n
+    from multiprocessing.connection import wait as wait_any  # here: a run without -j never loads it
     try:
         with _pool(_context(), min(jobs, n)) as pool:
             workers = pool.active
@@ -429,7 +433,7 @@ def run_tasks(fn: Callable[[Any], Any], tasks: Sequence[Any], jobs: int,
                     workers = [pool.replace(w) for w in workers]
                     continue
                 try:
-                    ready = set(mpc.wait([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=1.0))
+                    ready = set(wait_any([w.conn for w in busy] + [w.proc.sentinel for w in busy], timeout=1.0))
                 except OSError as e:          # the poll itself needs a descriptor
                     raise resource_error(e, "a poll of the pipes of the worker processes of -j") from None
                 for w in busy:
