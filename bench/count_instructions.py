@@ -2,7 +2,7 @@
 shared machine cannot move, where bench/summary.py's times drift with the host's load.
 
     python bench/count_instructions.py [--levels generic] [--paths e2m1-g0,nf4-g0] [--partitions 4] [--jobs 2]
-                                       [--program] [--json]
+                                       [--program] [--by-primitive [N]] [--json]
 
 For each level and each path of bench/summary.py, one untraced call runs in a child process under
 ``valgrind --tool=callgrind``, which counts only inside the kernel: its program's translation (docs/asm.md §9:
@@ -14,6 +14,14 @@ the same input, as summary.py's ns/prim). ``--program`` counts the path's kernel
 its translation where the level has one (the ``tx_*`` functions), else the interpreter (``exec_loop``); the program
 executes the kernel's primitives (their traces are equal), so the per-primitive figure compares. A child takes one
 to three minutes: valgrind runs the whole Python start-up. Nothing is asserted.
+
+``--by-primitive`` says where a translation's instructions go: the level's kernel module is compiled again from
+the C the build left in build/isa (``python setup.py build_ext --inplace`` writes it), with the level's flags and
+debug line tables (-g), the child loads that copy, callgrind records each instruction's count, and ``addr2line``
+names the primitive (or other function: ``mem_hit``, the translation's own code) each instruction was inlined from,
+the outermost call in the translation; the N largest shares are printed under each row (default 12), all of them
+in ``--json``. Needs a C compiler and binutils' addr2line; -g changes no instruction (the totals equal the plain
+count's).
 
 Valgrind 3.19 (Debian 12) decodes the SSE2 code of the ``generic`` level and some ``avx2`` paths, but not every AVX
 encoding GCC emits (``vmovq xmm, xmm``) nor any AVX-512; a path valgrind cannot run is reported as such, with no
@@ -37,6 +45,9 @@ from pathlib import Path
 KERNEL_FUNCTIONS = ("*_program_tx_*", "*exec_loop*")
 PROGRAM_FUNCTIONS = KERNEL_FUNCTIONS
 QMX_SHAPE = (32, 2048)
+#: the environment variable naming the kernel module file the child loads instead of the installed one
+MODULE_ENV = "Q7EMU_COUNT_MODULE"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def setup(partitions: int):
@@ -75,10 +86,121 @@ def program_call(summary, name: str):
     return lambda: programs.dequantize_program(prog, src, fmt, group)
 
 
+def debug_module(level: str, out_dir: str) -> str:
+    """This checkout's kernel module at ``level`` compiled again with debug line tables, into ``out_dir``: the C the
+    build left in build/isa, with the flags its header records (Q7_ISA_FLAGS) and -g. Its path; BadArgument when
+    that C is missing or does not compile."""
+    import sysconfig
+
+    import numpy as np
+
+    from q7emu.kernels import extension
+    base = level == extension.BASELINE
+    c_file = ROOT / "build" / "isa" / "q7emu" / "kernels" / f"_program_{level}.c"
+    if not c_file.is_file():
+        raise BadArgument(f"--by-primitive: no {c_file.relative_to(ROOT)} (python setup.py build_ext --inplace "
+                          "writes it)")
+    m = re.search(r'^#define Q7_ISA_FLAGS "([^"]*)"', c_file.read_text(errors="replace")[:4096], re.M)
+    flags = [f for f in (m.group(1).split() if m else ["-O3"]) if not f.startswith("-g")] + ["-g"]
+    suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
+    out = os.path.join(out_dir, ("_program" if base else f"_program_{level}") + suffix)
+    includes = [sysconfig.get_paths()["include"], np.get_include(), str(ROOT / "src"),
+                *(str(d) for d in sorted((ROOT / "src").iterdir()) if d.is_dir())]
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
+    r = subprocess.run([cc, "-shared", "-fPIC", *flags, *(f"-I{d}" for d in includes), str(c_file), "-o", out],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise BadArgument(f"--by-primitive: {cc} failed on {c_file.name}: {r.stderr.strip().splitlines()[-1:]}")
+    return out
+
+
+def by_primitive(cg_out: str, module: str) -> dict[str, int]:
+    """Each function's share of the instructions callgrind counted in ``module`` (``cg_out``: recorded with
+    --dump-instr=yes): every instruction address is named by ``addr2line -i`` and counted for the outermost function
+    inlined into the translation (``tx_*``; the translation's own code: "translation"), or, outside one, the
+    function it is in. Names lose Cython's prefixes (``__pyx_f_10ivp_select_sel2nx8`` -> ``sel2nx8``)."""
+    cost: dict[int, int] = {}
+    files: dict[str, str] = {}
+    current = ""
+    last = 0
+    skip = False
+    stem = os.path.basename(module)
+    with open(cg_out) as f:
+        for line in f:
+            if line.startswith(("ob=", "cob=")):
+                m = re.match(r"c?ob=\((\d+)\)(?: (.*))?", line.strip())
+                if m and m.group(2):
+                    files[m.group(1)] = m.group(2)
+                if line.startswith("ob=") and m:
+                    current = files.get(m.group(1), "")
+                continue
+            if line.startswith("calls="):
+                skip = True                       # the next line is the call's inclusive cost
+                continue
+            if line[:1] not in ("0", "+", "-", "*"):
+                continue
+            pos, *rest = line.split()
+            addr = last if pos == "*" else last + int(pos, 0) if pos[0] in "+-" else int(pos, 16)
+            last = addr
+            if skip:
+                skip = False
+                continue
+            if os.path.basename(current) == stem and rest:
+                cost[addr] = cost.get(addr, 0) + int(rest[0])
+    if not cost:
+        return {}
+    r = subprocess.run(["addr2line", "-a", "-i", "-f", "-e", module, *(hex(a) for a in sorted(cost))],
+                       capture_output=True, text=True)
+    chains: dict[int, list[str]] = {}
+    at = -1
+    lines = iter(r.stdout.splitlines())
+    for text in lines:
+        if text.startswith("0x"):
+            at = int(text, 16)
+            chains[at] = []
+        else:
+            chains.setdefault(at, []).append(text)
+            next(lines, None)                     # its file:line
+    out: dict[str, int] = {}
+    for addr, n in cost.items():
+        names = chains.get(addr) or ["?"]       # innermost first
+        tx = [i for i, x in enumerate(names) if "_program_tx_" in x]
+        name = names[-1] if not tx else "translation" if tx[-1] == 0 else names[tx[-1] - 1]
+        out[plain_name(name)] = out.get(plain_name(name), 0) + n
+    return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+
+def plain_name(c_name: str) -> str:
+    """A C function's name without Cython's module prefix (``__pyx_f_5q7emu_7kernels_8_program_mem_hit`` ->
+    ``mem_hit``, ``__pyx_fuse_1__pyx_f_9ivp_lanes_lanes_arith`` -> ``lanes_arith``) or a primitive family's
+    (``ivp_fp_oltnxf16t`` -> ``oltnxf16t``)."""
+    m = re.match(r"__pyx_(?:fuse_\d+__pyx_)?f_", c_name)
+    if not m:
+        return re.sub(r"^ivp_[a-z]+_", "", c_name)
+    i = m.end()
+    while i < len(c_name) and c_name[i].isdigit():      # each package / module name: its length, then itself
+        j = i
+        while c_name[j].isdigit():
+            j += 1
+        i = j + int(c_name[i:j])
+        i += c_name[i:i + 1] == "_"
+    return c_name[i:]
+
+
 def child(level: str, name: str, partitions: int, program: bool) -> None:
     """The process valgrind runs: one untraced call of `name` (or its program) at `level`."""
     summary = setup(partitions)
     summary.use_level(level)
+    if os.environ.get(MODULE_ENV):            # --by-primitive: the -g copy of the level's module
+        import importlib.util
+
+        from q7emu.kernels import dequant, quantize_mx
+        path = os.environ[MODULE_ENV]
+        spec = importlib.util.spec_from_file_location(f"q7emu.kernels.{os.path.basename(path).split('.')[0]}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        dequant._program = quantize_mx._program = module
     if program:
         from q7emu.asm import run as program_run
         from q7emu.kernels import extension
@@ -89,18 +211,21 @@ def child(level: str, name: str, partitions: int, program: bool) -> None:
 
 
 def count(level: str, name: str, partitions: int, valgrind: str, program: bool = False,
-          translations: str = "on") -> dict:
+          translations: str = "on", module: str | None = None) -> dict:
     """Instructions of one call, from a child under callgrind (Q7EMU_TRANSLATIONS=``translations``):
-    {"instructions": int} or {"error": str}."""
+    {"instructions": int} or {"error": str}; with ``module`` (:func:`debug_module`), run on that copy, and each
+    function's share too ({"by_primitive": {name: instructions}}, :func:`by_primitive`)."""
     functions = PROGRAM_FUNCTIONS if program else KERNEL_FUNCTIONS
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         cmd = [valgrind, "--tool=callgrind", f"--callgrind-out-file={out}", "--collect-atstart=no",
                *(f"--toggle-collect={f}" for f in functions),
+               *(["--dump-instr=yes", "--dump-line=no"] if module else []),
                sys.executable, str(Path(__file__).resolve()), "--child", level, name, str(partitions),
                *(["--program"] if program else [])]
         r = subprocess.run(cmd, capture_output=True, text=True,
-                           env=dict(os.environ, **{"Q7EMU_TRANSLATIONS": translations}))
+                           env=dict(os.environ, **{"Q7EMU_TRANSLATIONS": translations},
+                                    **({MODULE_ENV: module} if module else {})))
         if "unhandled instruction bytes" in r.stderr or "Unrecognised instruction" in r.stderr:
             return {"error": "valgrind cannot decode this level's code"}
         m = re.search(r"Collected\s*:\s*(\d+)", r.stderr)
@@ -108,6 +233,8 @@ def count(level: str, name: str, partitions: int, valgrind: str, program: bool =
             return {"error": f"valgrind exit status {r.returncode}: {r.stderr.strip().splitlines()[-1:]}"}
         if int(m.group(1)) == 0:
             return {"error": "no instructions counted: no function matched " + ", ".join(functions)}
+        if module:
+            return {"instructions": int(m.group(1)), "by_primitive": by_primitive(out, module)}
         return {"instructions": int(m.group(1))}
 
 
@@ -121,6 +248,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="count the path's kernel program (translated where the level has it) instead of the kernel")
     ap.add_argument("--translations", choices=("on", "off"), default="on",
                     help="off: count the interpreter where an untraced call would run a translation")
+    ap.add_argument("--by-primitive", nargs="?", type=int, const=12, default=0, metavar="N",
+                    help="count a -g copy of each level's module and print the N functions (default 12) the most "
+                         "instructions went to, per path (all of them in --json)")
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
     ap.add_argument("--child", nargs=3, metavar=("LEVEL", "PATH", "PARTITIONS"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -151,9 +281,16 @@ def main(argv: list[str] | None = None) -> int:
     except (BadArgument, Q7Error) as e:
         print(f"count_instructions: {e}", file=sys.stderr)
         return 2
-    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
+    with tempfile.TemporaryDirectory() as debug_dir, ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        modules: dict[str, str | None] = {}
+        try:
+            for level in a.levels.split(","):
+                modules[level] = debug_module(level, debug_dir) if a.by_primitive else None
+        except BadArgument as e:
+            print(f"count_instructions: {e}", file=sys.stderr)
+            return 2
         counts = pool.map(lambda r: count(r["level"], r["path"], a.partitions, valgrind, a.program,
-                                          a.translations), rows)
+                                          a.translations, modules[r["level"]]), rows)
         for row, c in zip(rows, counts):
             row.update(c)
             if "instructions" in row:
@@ -162,6 +299,9 @@ def main(argv: list[str] | None = None) -> int:
                 row["instructions_per_primitive"] = row["instructions"] / row["primitives"]
             if not a.json:
                 print(format_row(row), flush=True)
+                for fn, n in list(row.get("by_primitive", {}).items())[:a.by_primitive]:
+                    print(f"    {fn:32s} {64 * n / row['outputs']:9,.0f} per 64 outputs "
+                          f"({100 * n / row['instructions']:4.1f} %)", flush=True)
     if a.json:
         print(json.dumps({"format": "q7emu-bench-instructions", "version": 1, "partitions": a.partitions,
                           "rows": rows}, indent=1))
