@@ -555,7 +555,7 @@ def _agreed(fam: Family, programs: Sequence[Program], cands: dict[Reg, OpFacts]
     needs: dict[int, set[int]] = {}
     known_in: dict[int, int] = {}                       # a family row: the programs whose prefix leaves it known
     holding: dict[int, int] = {}                        # the programs whose variant has it
-    rows: dict[Reg, list[bytes]] = {}                   # a load's register: the rows the programs load into it
+    loaded_rows: dict[Reg, list[bytes]] = {}            # a load's register: the rows the programs load into it
     for p in programs:
         v = variant[shape_key(p)]
         row_of = {rows[v]: r for r, rows in enumerate(fam.rows) if v in rows}
@@ -570,32 +570,33 @@ def _agreed(fam: Family, programs: Sequence[Program], cands: dict[Reg, OpFacts]
                     loads[row_of[row]] = None
         for row, ins in inputs.items():
             needs.setdefault(row_of[row], set()).update(row_of[x] for x in ins)
-        _note(fam, v, own, cands, seen, rows)
-    for r, values in rows.items():
+        _note(fam, v, own, cands, seen, loaded_rows)
+    for r, values in loaded_rows.items():
         if len(values) == 1:
             seen[r] = values[0]
         else:
             del cands[r]
     loaded = {x: got for x, got in loads.items() if got is not None and known_in.get(x) == holding.get(x)}
-    return seen, loaded, needs, {r: tuple(x) for r, x in sorted(rows.items()) if 1 < len(x) <= MAX_CHOICES}
+    return seen, loaded, needs, {r: tuple(x) for r, x in sorted(loaded_rows.items())
+                                if 1 < len(x) <= MAX_CHOICES}
 
 
 def _note(fam: Family, v: int, own: dict[Reg, tuple[int, bytes | int]], cands: dict[Reg, OpFacts],
-          seen: dict[Reg, bytes | int], rows: dict[Reg, list[bytes]]) -> None:
+          seen: dict[Reg, bytes | int], loaded_rows: dict[Reg, list[bytes]]) -> None:
     """:func:`_agreed`'s look at one program (of variant ``v``; ``own``: its :func:`prefix_values`): drops from
     ``cands`` a register whose writer it does not leave known or leaves with another value than the programs before
-    (a load's register: adds the row to ``rows`` instead)."""
+    (a load's register: adds the row to ``loaded_rows`` instead)."""
     for r, w in list(cands.items()):
         if v not in fam.rows[w.row]:
             continue                                    # (its writer is another variant's: so are its readers)
         got = own.get(r)
         if got is None or got[0] != fam.rows[w.row][v]:
             del cands[r]
-            rows.pop(r, None)
+            loaded_rows.pop(r, None)
         elif isinstance(got[1], bytes) and w.accesses_memory:
-            rows.setdefault(r, [])
-            if got[1] not in rows[r]:
-                rows[r].append(got[1])
+            loaded_rows.setdefault(r, [])
+            if got[1] not in loaded_rows[r]:
+                loaded_rows[r].append(got[1])
         elif seen.setdefault(r, got[1]) != got[1]:
             del cands[r]
 
