@@ -88,8 +88,8 @@ def program_call(summary, name: str):
 
 def debug_module(level: str, out_dir: str) -> str:
     """This checkout's kernel module at ``level`` compiled again with debug line tables, into ``out_dir``: the C the
-    build left in build/isa, with the flags its header records (Q7_ISA_FLAGS) and -g. Its path; BadArgument when
-    that C is missing or does not compile."""
+    build left in build/isa, with Python's compiler flags and the level's its header records (Q7_ISA_FLAGS), as the
+    build compiled it, and -g. Its path; BadArgument when that C is missing or does not compile."""
     import sysconfig
 
     import numpy as np
@@ -101,13 +101,16 @@ def debug_module(level: str, out_dir: str) -> str:
         raise BadArgument(f"--by-primitive: no {c_file.relative_to(ROOT)} (python setup.py build_ext --inplace "
                           "writes it)")
     m = re.search(r'^#define Q7_ISA_FLAGS "([^"]*)"', c_file.read_text(errors="replace")[:4096], re.M)
-    flags = [f for f in (m.group(1).split() if m else ["-O3"]) if not f.startswith("-g")] + ["-g"]
+    # as setuptools compiles it: Python's CFLAGS and CCSHARED (-fwrapv among them), then the level's, then -g
+    python_flags = (sysconfig.get_config_var("CFLAGS") or "").split() + (sysconfig.get_config_var("CCSHARED") or
+                                                                          "-fPIC").split()
+    flags = python_flags + [f for f in (m.group(1).split() if m else ["-O3"]) if not f.startswith("-g")] + ["-g"]
     suffix = sysconfig.get_config_var("EXT_SUFFIX") or ".so"
     out = os.path.join(out_dir, ("_program" if base else f"_program_{level}") + suffix)
     includes = [sysconfig.get_paths()["include"], np.get_include(), str(ROOT / "src"),
                 *(str(d) for d in sorted((ROOT / "src").iterdir()) if d.is_dir())]
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or "cc"
-    r = subprocess.run([cc, "-shared", "-fPIC", *flags, *(f"-I{d}" for d in includes), str(c_file), "-o", out],
+    r = subprocess.run([cc, "-shared", *flags, *(f"-I{d}" for d in includes), str(c_file), "-o", out],
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise BadArgument(f"--by-primitive: {cc} failed on {c_file.name}: {r.stderr.strip().splitlines()[-1:]}")
