@@ -29,6 +29,10 @@ one Cython function in which
   and that is not live at the entry, holds that value at every read; its readers take the constant (a vec one as a
   static const object the C compiler folds into the primitives), and the load of a constant row compares its bytes
   with the constant, handing the call to the interpreter when they differ (a program of the shape with other data).
+* choices and byte moves (:func:`move_plans`): a register the family's programs load with one of a few rows (a
+  layout's index row) is a choice, its load noting which row it found; a select op reading a known or choice row
+  runs, where the level has no byte shuffle (Q7_BYTE_MOVES), as copies of bytes by a map found by running its
+  primitive (:func:`byte_moves`), elsewhere as its primitive with the row a constant.
 * exact reads (:func:`whole_writes`): a merge under a known all-true predicate (the op table's ``merge_under``)
   reads no old lane, so liveness does not count that read (what it overwrites is not carried in; what was written
   only for it is dead).
@@ -43,8 +47,8 @@ one Cython function in which
 A run uses a translation only untraced and without bundle counts (a trace and a profile read the architectural
 state op by op: the interpreter gives it), and only for a program whose shape and constant immediates match the
 translation's (:func:`match`); anything the translation meets that the interpreter would report (an address
-outside every region, the step budget), and a constant row loaded with other bytes, makes the run start again on
-the interpreter, which reports it (or runs the program as it is).
+outside every region, the step budget), and a constant row loaded with other bytes (or a choice with none of its
+rows), makes the run start again on the interpreter, which reports it (or runs the program as it is).
 """
 from __future__ import annotations
 
