@@ -68,7 +68,7 @@ from q7emu.kernels.extension import cached_extension
 from q7emu.primitives import asm_syntax as S
 from q7emu.primitives import optable as T
 from q7emu.primitives import scalar_ops as X
-from q7emu.primitives.gen_wrappers import OpText, _p_ivp, _p_scalar
+from q7emu.primitives.gen_wrappers import OpText, _p_ivp, _p_scalar, wrapper_name
 
 __all__ = ["Reg", "OpFacts", "Shape", "TranslateError", "op_facts", "shape_key", "Family", "family", "liveness",
            "dead_ops",
@@ -638,14 +638,15 @@ class Moves:
 def byte_moves(op: T.Op, fixed: dict[int, bytes | int], variable: Sequence[int]) -> tuple[Move, ...] | None:
     """The map of a select op (:data:`MOVE_FAMILY`) whose operand slots ``fixed`` have known values (vec: 64 bytes,
     imm: an int) and whose vec slots ``variable`` are the data: for each output byte, the variable slot's index in
-    ``variable`` and its byte, or -1 and a constant. Found by running the op's primitive
-    (q7emu.primitives.ivp) on 256 fillings of the variable slots in which every byte position takes every value
+    ``variable`` and its byte, or -1 and a constant. Found by running the op's primitive (its wrapper in
+    q7emu.primitives._ivp) on 256 fillings of the variable slots in which every byte position takes every value
     and, in each, the positions hold distinct values: an output byte that follows one position in every filling is
     its copy, one that never changes a constant; None where some output byte is no one input byte or one
     constant in all of them (the op is not a move under these values), or where the op is of another family or
     takes another kind of operand. The primitive is the only statement of the op here."""
-    from q7emu.primitives import ivp
-    if op.family != MOVE_FAMILY or len(variable) * 64 > 256:
+    from q7emu.primitives import _ivp
+    fn = getattr(_ivp, wrapper_name(op), None)      # every op's wrapper, the C-only ones' too (_c_<mnemonic>)
+    if fn is None or op.family != MOVE_FAMILY or len(variable) * 64 > 256:
         return None
     dsts = [k for k, o in enumerate(op.operands) if o.role == T.DST]
     if len(dsts) != 1 or op.operands[dsts[0]].kind != T.VEC:
@@ -658,7 +659,6 @@ def byte_moves(op: T.Op, fixed: dict[int, bytes | int], variable: Sequence[int])
                 or (o.kind == T.IMM) != isinstance(fixed.get(k, b""), int):
             return None
         slots.append(k)
-    fn = getattr(ivp, op.mnemonic)
     positions = np.arange(64 * len(variable))
     outs = np.empty((256, 64), np.int64)
     for turn in range(256):
