@@ -16,7 +16,7 @@ executes the kernel's primitives (their traces are equal), so the per-primitive 
 to three minutes: valgrind runs the whole Python start-up. Nothing is asserted.
 
 ``--by-primitive`` says where a translation's instructions go: the level's kernel module is compiled again from
-the C the build left in build/isa (``python setup.py build_ext --inplace`` writes it), with the level's flags and
+the C the build left in build/isa (``python setup.py build_ext --inplace`` writes it), with the build's flags and
 debug line tables (-g), the child loads that copy, callgrind records each instruction's count, and ``addr2line``
 names the primitive (or other function: ``mem_hit``, the translation's own code) each instruction was inlined from,
 the outermost call in the translation; the N largest shares are printed under each row (default 12), all of them
@@ -192,12 +192,13 @@ def plain_name(c_name: str) -> str:
 
 def child(level: str, name: str, partitions: int, program: bool) -> None:
     """The process valgrind runs: one untraced call of `name` (or its program) at `level`."""
+    from q7emu.asm import run as program_run
+    from q7emu.kernels import dequant, extension, quantize_mx
     summary = setup(partitions)
     summary.use_level(level)
+    module = extension.load_extension(program_run.EXTENSION, level)
     if os.environ.get(MODULE_ENV):            # --by-primitive: the -g copy of the level's module
         import importlib.util
-
-        from q7emu.kernels import dequant, quantize_mx
         path = os.environ[MODULE_ENV]
         spec = importlib.util.spec_from_file_location(f"q7emu.kernels.{os.path.basename(path).split('.')[0]}", path)
         assert spec is not None and spec.loader is not None
@@ -205,9 +206,7 @@ def child(level: str, name: str, partitions: int, program: bool) -> None:
         spec.loader.exec_module(module)
         dequant._program = quantize_mx._program = module
     if program:
-        from q7emu.asm import run as program_run
-        from q7emu.kernels import extension
-        program_run._program = extension.load_extension(program_run.EXTENSION, level)
+        program_run._program = module
         program_call(summary, name)()
     else:
         find_path(summary, name)[1](1)
@@ -287,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as debug_dir, ThreadPoolExecutor(max_workers=a.jobs) as pool:
         modules: dict[str, str | None] = {}
         try:
+            if a.by_primitive and shutil.which("addr2line") is None:
+                raise BadArgument("--by-primitive needs addr2line on PATH (Debian: apt-get install binutils)")
             for level in a.levels.split(","):
                 modules[level] = debug_module(level, debug_dir) if a.by_primitive else None
         except BadArgument as e:
