@@ -627,11 +627,17 @@ def test_a_program_whose_constant_row_differs_runs_on_the_interpreter():
     call to the interpreter (docs/asm.md §9), so the bytes are the interpreter's, which the changed row changes."""
     kernel, program = CONFIGS[0]
     assert ("v", 17) in TX.plan("t", [program]).constants
-    row = 6                                                 # v17: the seventh constant row
-    data = bytearray(program.data)
-    data[64 * row:64 * row + 64] = (0x8100).to_bytes(2, "little") * 32
-    changed = dataclasses.replace(program, data=bytes(data))
-    assert TX.translation_of(changed) is not None           # the translation would take it
+    _a_changed_row_runs_on_the_interpreter(kernel, program, 6, (0x8100).to_bytes(2, "little") * 32)   # v17: row 6
+
+
+def _a_changed_row_runs_on_the_interpreter(kernel: str, program: Program, row: int, data: bytes) -> None:
+    """``program`` with constant row ``row`` (64 bytes each) of its data section replaced by ``data``: a program the
+    translation would take (its shape and immediates), run translated, runs on the interpreter, with the
+    interpreter's bytes, which the changed row changes."""
+    section = bytearray(program.data)
+    section[64 * row:64 * row + 64] = data
+    changed = dataclasses.replace(program, data=bytes(section))
+    assert TX.translation_of(changed) is not None or not _ext().TRANSLATED
     src = np.random.default_rng(5).integers(0, 256, (2, 300), dtype=np.uint8)
     out, run = _run(changed, kernel, src, True)
     assert not run.translated
@@ -774,16 +780,8 @@ def test_a_program_whose_index_row_is_none_of_its_choices_runs_on_the_interprete
     """An MX program whose split index row (v12) is none of the family's three: the translation finds no row of its
     own at the load and hands the call to the interpreter, whose bytes the changed row changes."""
     kernel, program = next((k, p) for k, p in CONFIGS if k == "proc_4bit_mx_8")
-    row = 12                                                # v12: the thirteenth constant row
-    data = bytearray(program.data)
-    data[64 * row:64 * row + 64] = bytes(range(64))         # the identity: codes and scales not split
-    changed = dataclasses.replace(program, data=bytes(data))
-    assert TX.translation_of(changed) is not None or not _ext().TRANSLATED
-    src = np.random.default_rng(5).integers(0, 256, (2, 300), dtype=np.uint8)
-    out, run = _run(changed, kernel, src, True)
-    assert not run.translated
-    assert np.array_equal(out, _run(changed, kernel, src, False)[0])
-    assert not np.array_equal(out, _run(program, kernel, src, False)[0])
+    # v12, row 12, as the identity: codes and scales not split
+    _a_changed_row_runs_on_the_interpreter(kernel, program, 12, bytes(range(64)))
 
 
 # ------------------------------------------------------------------------------------------------ lane masks

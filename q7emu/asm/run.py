@@ -58,6 +58,8 @@ _program: Any = None
 ERRORS = {-1: "address outside every memory region", -2: "misaligned access", -3: "store into a read-only region",
           -4: "integer divide by zero", -5: "step budget spent (an endless loop? raise it with --max-steps)",
           -6: "interrupted", -7: "unknown opcode (a q7emu bug)", -8: "the trace recorder failed"}
+#: ERRORS' step-budget code (ERR_STEPS): where registers_after stops a call
+STEP_BUDGET_SPENT = -5
 
 
 @dataclass(frozen=True)
@@ -216,10 +218,6 @@ def run_calls(program: Runnable, regions: Sequence[Region], partitions: npt.NDAr
     return ProgramRun(np.asarray(partitions, np.int64), st, ar_out, counts, raw)
 
 
-#: ERRORS' step-budget code: where registers_after stops a call
-STEP_BUDGET_SPENT = -5
-
-
 def registers_after(program: Runnable, steps: int) -> tuple[dict[str, npt.NDArray[Any]] | None, int]:
     """The vector-side registers after the first ``steps`` bundles of one call of ``program`` from the reset state,
     with no memory but its data section and every scalar register 0: ({"v": uint8 [32, 64], "vb": uint64 [16], "pr":
@@ -254,7 +252,7 @@ def _explain(status: int, program: Runnable, insn: int, addr: int, length: int, 
         where = ", ".join(f"{r.name} [{r.base:#x}, {r.base + r.size:#x})" for r in regions)
         data = f"the data section [{DATA_BASE:#x}, {DATA_BASE + len(program.decoded.data):#x})"
         return f"{op}{what}: {length} bytes at {addr:#x} (regions: {data}" + (f", {where}" if where else "") + ")"
-    if status == -5:
+    if status == STEP_BUDGET_SPENT:
         return f"{what}: {steps} bundles"
     return op + what
 
