@@ -267,30 +267,41 @@ def _perturbed_above(program: Program, reg: tuple[str, int], width: int) -> Prog
     return _inserted(spacious, after, text)
 
 
-def _narrowed_configs() -> list[tuple[int, tuple[str, int], int]]:
-    """(config index, accumulator, cell width) of every narrowed accumulator, one configuration per shape."""
+def _narrowed_configs(whole: bool) -> list[tuple[int, tuple[str, int], int]]:
+    """(config index, accumulator, cell width) of every narrowed accumulator, one configuration per shape: those a
+    whole-lane pack reads (``whole``: narrowed by their value ranges), or the others (by the bits their readers
+    demand)."""
     out, seen = [], set()
     for i, (_, program) in enumerate(CONFIGS):
         key = TX.shape_key(program)
         if key not in seen:
             seen.add(key)
-            out += [(i, reg, w) for reg, w in sorted(TX.plan("t", [program]).narrowed.items())]
+            facts = TX.op_facts(program)
+            ranged = {r for f in facts if f.op.narrows == TX.T.WHOLE_LANE for r in f.reads if r[0] == "wv"}
+            out += [(i, reg, w) for reg, w in sorted(TX.plan("t", [program]).narrowed.items())
+                    if (reg in ranged) == whole]
     return out
 
 
-NARROWED = _narrowed_configs()
+NARROWED = _narrowed_configs(False)
+RANGED = _narrowed_configs(True)
 
 
 def test_the_kernels_narrow_as_the_listings_imply():
     # group 0 (E2M1, INT4, E2M3): both re-bias accumulators feed packvrnrnx48 ..., 0; the MX path's exponent
-    # accumulator feeds ..., 15, and so does QuantizeMX's (wv0: EXP - s, the divide); muln_2x32's products feed a
-    # saturating pack and stay wide
+    # accumulator feeds ..., 15, and so does QuantizeMX's (wv0: EXP - s, the divide); in MX's e8m0 shapes
+    # muln_2x32's products (a scale byte, 0 .. 255, times the known row 2^23: value ranges) feed a saturating pack
+    # and fit 32 bits as signed numbers
     by_kernel: dict[str, set] = {}
-    for i, reg, w in NARROWED:
+    for i, reg, w in NARROWED + RANGED:
         by_kernel.setdefault(CONFIGS[i][0], set()).add((reg, w))
     rebias = {(("wv", 1), 16), (("wv", 3), 16)}
     assert by_kernel == {"proc_4bit_non_mx": rebias, "proc_6bit_non_mx": rebias,
-                         "proc_4bit_mx_8": {(("wv", 2), 32)}, "quantize_mx": {(("wv", 0), 32)}}
+                         "proc_4bit_mx_8": {(("wv", 2), 32), (("wv", 0), 32)}, "quantize_mx": {(("wv", 0), 32)}}
+    # the products exist only where the scale gate does: every e8m0 shape, no e8m0-nonan one
+    mx = [i for i, (k, p) in enumerate(CONFIGS) if k == "proc_4bit_mx_8" and "mx_scale=e8m0 " in p.name]
+    assert RANGED and {i for i, _, _ in RANGED} <= set(mx)
+    assert {TX.shape_key(CONFIGS[i][1]) for i, _, _ in RANGED} == {TX.shape_key(CONFIGS[i][1]) for i in mx}
 
 
 @pytest.mark.parametrize("index,reg,width", NARROWED, ids=lambda x: str(x))
@@ -313,6 +324,144 @@ def test_an_accumulator_narrowed_too_far_is_caught():
         want, _ = _run(program, kernel, src, False)
         got, _ = _run(_perturbed_above(program, reg, 16), kernel, src, False)
         assert not np.array_equal(got, want), CONFIGS[index][1].name
+
+
+# ------------------------------------------------------------------------------------------------ value ranges
+def test_signed_bits_and_lane_ranges():
+    cases = ((0, 0), (0, 1), (-1, 0), (-128, 127), (0, 128), (-129, 0))
+    assert [TX.signed_bits(r) for r in cases] == [1, 2, 1, 8, 9, 9]
+    assert TX.signed_bits((0, 255 << 23)) == 32 and TX.signed_bits((0, 256 << 23)) == 33
+    # a byte zero-extended into each 32-bit lane (bytes 1..3 known 0); with byte 3 maybe 0x80.. the lane is anything
+    low = [(0, 255) if k % 4 == 0 else (0, 0) for k in range(64)]
+    assert TX.lane_range(low, 4, True) == (0, 255)
+    assert TX.lane_range([(0, 255) if k % 4 in (0, 3) else (0, 0) for k in range(64)], 4, True) == (-(1 << 31),
+                                                                                                    (1 << 31) - 1)
+    assert TX.lane_range([(0x80, 0xFF) if k % 4 == 3 else (0, 0) for k in range(64)], 4, True) == (-(1 << 31),
+                                                                                                   -(1 << 24))
+    assert TX.lane_range([(3, 3)] * 64, 2, False) == (0x0303, 0x0303)
+
+
+_RANGED_PROGRAM = """
+    .data
+    .align 64
+    zero:
+      .space 64
+    mult:
+      .rept 16
+      .word MULT
+      .endr
+    spread:                                     # sel2nx8: lane L <- byte L of lo, zero-extended (64: hi's byte 0)
+      .for lane, 0, 16
+      .byte \\lane, 64, 64, 64
+      .endr
+    .text
+      const16 a8, hi16(zero)
+      const16 a8, lo16(zero)
+      { ivp_lv2nx8_i v0, a8, 0 ; ivp_lv2nx8_i v4, a8, 64 }
+      { ivp_lv2nx8_i v20, a8, 128 }
+      { ivp_lv2nx8_i v17, a2, 0 }               # the data
+      { ivp_sel2nx8 v29, v0, v17, v20 }
+      { ivp_muln_2x32 wv0, v29, MULTIPLICAND }
+      { ivp_packvrn_2x96 v16, wv0, 0 }
+      { ivp_sv2nx8_ip v16, a3, 0 }
+      retw
+"""
+
+
+def _ranged(mult: int, multiplicand: str = "v4") -> TX.Translation:
+    return TX.plan("t", [assemble(_RANGED_PROGRAM.replace("MULTIPLICAND", multiplicand).replace("MULT", str(mult)))])
+
+
+def test_value_ranges_on_a_small_program():
+    # a scale byte spread into 32-bit lanes (the sel2nx8's byte moves: bytes 1..3 of each lane from the known zero
+    # row) times the known row 2^23: 0 .. 255 * 2^23, 32 bits as signed numbers -> the pack's accumulator in 32-bit
+    # cells
+    tx = _ranged(1 << 23)
+    (row, rng), = tx.ranges.items()
+    assert rng == (0, 255 << 23) and tx.narrowed == {("wv", 0): 32}
+    # times 2^24 the products need 33 bits: kept wide; times the data (any 32-bit lane): kept wide
+    tx = _ranged(1 << 24)
+    assert list(tx.ranges.values()) == [(0, 255 << 24)] and tx.narrowed == {}
+    tx = _ranged(1 << 23, "v17")
+    assert list(tx.ranges.values())[0][1] == 255 * ((1 << 31) - 1) and tx.narrowed == {}
+
+
+def test_reaching_writers_follow_the_flow_and_the_variants():
+    prog = assemble("""
+        { ivp_or2nx8 v1, v5, v5 }
+        movi a9, 4
+        loopnez a9, .Lend
+        { ivp_addnx16 v2, v1, v1 }
+        { ivp_and2nx8 v1, v5, v6 }
+    .Lend:
+        { ivp_addnx16 v3, v1, v1 }
+        retw
+    """)
+    facts = TX.op_facts(prog)
+    shape = TX.flow(prog, facts)
+    adds = [f for f in facts if f.op.mnemonic == "addnx16"]
+    movs = [f.row for f in facts if f.op.mnemonic in ("or2nx8", "and2nx8")]
+    # in the loop v1 is the first write's or the loop's own from the pass before; after it, either too
+    assert [w.row for w in TX.reaching_writers(shape, adds[0], ("v", 1))] == movs
+    assert [w.row for w in TX.reaching_writers(shape, adds[1], ("v", 1))] == movs
+    # a register nothing writes first: the call's entry value reaches
+    assert TX.reaching_writers(shape, adds[0], ("v", 7)) is None
+
+
+def _ranged_lanes(program: Program, kernel: str, tx: TX.Translation, fam: TX.Family) -> tuple[int, list[int]]:
+    """In an interpreted run with a trace, the lanes each op with a planned range writes: (lanes checked, the
+    values outside the range)."""
+    src = np.random.default_rng(5).integers(0, 256, (2, 300), dtype=np.uint8)
+    rec = Recorder()
+    run_traced(rec, lambda sink, **kw: _run(program, kernel, src, False, trace=sink), kernel, {})
+    t = rec.trace
+    sites = {}
+    for row, rng in tx.ranges.items():
+        f = fam.facts[row]
+        sites[(f.op.mnemonic, tuple(f.values[k] for k, o in enumerate(f.op.operands) if o.role == "src"))] = rng
+    checked, outside = 0, []
+    for i in range(len(t)):
+        op = t[i]
+        rng = sites.get((op.op, tuple(o.reg for o in op.operands if o.role_name == "src")))
+        if rng is None:
+            continue
+        (out,) = [o for o in op.operands if o.role_name == "dst"]
+        raw = int.from_bytes(bytes(out.data), "little")           # the raw image: 16 lanes of 96 bits
+        for lane in range(16):
+            v = (raw >> (96 * lane)) & ((1 << 96) - 1)
+            v -= (v >> 95) << 96
+            checked += 1
+            if not rng[0] <= v <= rng[1]:
+                outside.append(v)
+    return checked, outside
+
+
+MX = [p for k, p in CONFIGS if k == "proc_4bit_mx_8"]
+
+
+def test_a_planned_range_holds_at_every_execution():
+    """Every lane each product with a range (docs/asm.md §9, value ranges) writes, in an interpreted run of each MX
+    e8m0 configuration (planned with its whole family: its rows are choices), lies in that range; and the ranges fit
+    the cells its accumulator is narrowed to."""
+    tx = TX.plan("t", MX)
+    fam = TX.family(MX)
+    assert tx.ranges and tx.narrowed[("wv", 0)] == 32
+    assert all(TX.signed_bits(r) <= 32 for r in tx.ranges.values())
+    for program in MX:
+        if "mx_scale=e8m0 " in program.name:
+            checked, outside = _ranged_lanes(program, "proc_4bit_mx_8", tx, fam)
+            assert checked > 0 and outside == [], program.name
+
+
+def test_a_range_too_narrow_is_caught():
+    """The check above fails when the range is wrong: the MX products' range claimed as a zero scale byte's alone
+    (0 .. 0), which the run's other scale bytes leave (each a multiple of 2^23 up to 255 * 2^23)."""
+    tx = TX.plan("t", MX)
+    fam = TX.family(MX)
+    short = dataclasses.replace(tx, ranges={row: (lo, lo) for row, (lo, hi) in tx.ranges.items()})
+    program = next(p for p in MX if "mx_scale=e8m0 " in p.name)
+    checked, outside = _ranged_lanes(program, "proc_4bit_mx_8", short, fam)
+    assert checked > 0 and outside and all(v % (1 << 23) == 0 and 0 < v <= 255 << 23 for v in outside)
 
 
 # ------------------------------------------------------------------------------------------------ the region cache

@@ -240,17 +240,26 @@ def test_every_row_is_defined_in_its_family_file():
 
 
 def test_a_primitive_takes_a_narrowed_accumulator_exactly_when_its_row_says_it_narrows():
-    # docs/asm.md §9: a translation hands a narrowed accumulator (wacc48_t) only to the ops whose Op.narrows is set
+    # docs/asm.md §9: a translation hands a narrowed accumulator (wacc48_t, wacc96_t) only to the ops whose
+    # Op.narrows is set
     if not SRC.exists():
         pytest.skip("no source tree")
     takes = set()
     for f in SRC.glob("ivp_*.pxd"):
-        takes |= {m.group(1) for m in re.finditer(r"^cdef inline void (\w+)\([^)]*\bwacc48_t\*", f.read_text(), re.M)}
+        takes |= {m.group(1) for m in re.finditer(r"^cdef inline void (\w+)\([^)]*\bwacc(?:48|96)_t\*", f.read_text(),
+                                                  re.M)}
     assert takes & {op.mnemonic for op in optable.ALL_OPS} == {op.mnemonic for op in optable.ALL_OPS if op.narrows}
-    assert {op.narrows for op in optable.ALL_OPS} == {"", optable.CARRY_UP, optable.BIT_WINDOW}
+    assert {op.narrows for op in optable.ALL_OPS} == {"", optable.CARRY_UP, optable.BIT_WINDOW, optable.WHOLE_LANE}
+    assert {op.lane_range for op in optable.ALL_OPS} == {"", optable.PRODUCT}
     for op in optable.ALL_OPS:
-        if op.narrows:      # 48-bit lanes: what the narrowed cells hold the low bits of
-            assert [o.view for o in op.operands if o.kind == optable.WVEC] == ["wvec48"], op.mnemonic
+        wide = [o.view for o in op.operands if o.kind == optable.WVEC]
+        if op.lane_range or op.narrows == optable.WHOLE_LANE:   # 96-bit lanes: 16 lanes in the first 16 cells
+            assert wide == ["wvec96"] and op.narrows, op.mnemonic
+        elif op.narrows:    # 48-bit lanes: what the narrowed cells hold the low bits of
+            assert wide == ["wvec48"], op.mnemonic
+    # a product bounds its lanes only as an overwrite (an accumulation's lanes grow with every call)
+    assert all(o.role == optable.DST for op in optable.ALL_OPS if op.lane_range for o in op.operands
+               if o.kind == optable.WVEC)
 
 
 def test_every_row_has_a_slot_class_and_provenance():

@@ -1,7 +1,8 @@
 """Narrowed accumulators (docs/asm.md §9): every op whose op-table row narrows (optable.Op.narrows), run on 16- or
-32-bit cells, gives the low 16 / 32 bits of the 48-bit lanes its wide form gives; a pack gives the wide pack's
-lanes whenever its window (bits sh .. sh + 15) fits the cells. Property-based over lanes, weights, taps and shifts;
-the one-tap weights (one non-zero 16-bit field: the MX scale MACs' case) are drawn on purpose."""
+32-bit cells, gives the low 16 / 32 bits of the lanes its wide form gives (48-bit MACs; the 96-bit product); a
+bit-window pack gives the wide pack's lanes whenever its window (bits sh .. sh + 15) fits the cells, a whole-lane
+pack whenever every lane fits the cells as a signed number (value ranges). Property-based over lanes, weights, taps
+and shifts; the one-tap weights (one non-zero 16-bit field: the MX scale MACs' case) are drawn on purpose."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,6 +15,7 @@ from q7emu.primitives import _ivp, ivp, optable
 
 MACS = [op for op in optable.ALL_OPS if op.narrows == optable.CARRY_UP]
 PACKS = [op for op in optable.ALL_OPS if op.narrows == optable.BIT_WINDOW]
+WHOLE_LANE_PACKS = [op for op in optable.ALL_OPS if op.narrows == optable.WHOLE_LANE]
 
 u16_lanes = st.lists(st.integers(0, 0xFFFF), min_size=32, max_size=32)
 lanes48 = st.lists(st.integers(-(1 << 47), (1 << 47) - 1), min_size=32, max_size=32)
@@ -35,7 +37,8 @@ def test_a_narrowed_mac_is_the_low_bits_of_the_wide_one(op, width, acc, a, b, pr
               "wv": np.array(acc, np.int64)}
     wide = getattr(ivp, op.mnemonic)(*(values[o.name] for o in op.args))
     cells, _ = _ivp._narrowed(op.mnemonic, width, acc, _vec(a, "uint16"), _vec(b, "uint16"), pr)
-    assert cells == [int(x) % (1 << width) for x in wide]
+    assert len(wide) in (16, 32)                # a 96-bit op's 16 lanes are the first 16 cells
+    assert cells[:len(wide)] == [int(x) % (1 << width) for x in wide]
 
 
 @pytest.mark.parametrize("width", [16, 32])
@@ -47,6 +50,30 @@ def test_a_narrowed_pack_is_the_wide_one_when_its_window_fits(op, width, acc, da
     wide = getattr(ivp, op.mnemonic)(np.array(acc, np.int64), sh)
     _, out = _ivp._narrowed(op.mnemonic, width, acc, _vec([0] * 32, "uint16"), _vec([0] * 32, "uint16"), 0, sh)
     assert np.array_equal(out, wide)
+
+
+@pytest.mark.parametrize("width", [16, 32])
+@pytest.mark.parametrize("op", WHOLE_LANE_PACKS, ids=lambda op: op.mnemonic)
+@settings(max_examples=80, deadline=None)
+@given(data=st.data())
+def test_a_narrowed_whole_lane_pack_is_the_wide_one_when_every_lane_fits(op, width, data):
+    lanes = data.draw(st.lists(st.one_of(st.integers(-(1 << (width - 1)), (1 << (width - 1)) - 1),
+                                         st.sampled_from([-(1 << (width - 1)), (1 << (width - 1)) - 1, 0, -1])),
+                               min_size=16, max_size=16))
+    sh = data.draw(st.integers(0, 40))          # clamped to 32 by both forms
+    wide = getattr(ivp, op.mnemonic)(lanes, sh)
+    cells = [x % (1 << width) for x in lanes] + [0] * 16
+    _, out = _ivp._narrowed(op.mnemonic, width, cells, _vec([0] * 32, "uint16"), _vec([0] * 32, "uint16"), 0, sh)
+    assert np.array_equal(out.view(wide.dtype), wide)
+
+
+def test_a_lane_outside_the_cells_is_not_the_wide_whole_lane_pack():
+    # the analysis' precondition is real: 2^15 in a 16-bit cell reads back as -2^15 (and 2^31 in a 32-bit one)
+    for width in (16, 32):
+        lanes = [1 << (width - 1)] * 16
+        cells = [x % (1 << width) for x in lanes] + [0] * 16
+        _, out = _ivp._narrowed("packvrn_2x96", width, cells, _vec([0] * 32, "uint16"), _vec([0] * 32, "uint16"))
+        assert not np.array_equal(out.view(np.int32), ivp.packvrn_2x96(lanes, 0))
 
 
 def test_a_window_above_the_cells_is_not_the_wide_pack():

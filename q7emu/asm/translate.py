@@ -18,7 +18,9 @@ one Cython function in which
   register file from call to call adds, drops the ops whose every output is dead and sends a dead output of a live
   op to a scratch local (in a family, each variant's liveness on its own ops, joined);
 * demanded bits (:func:`demanded_bits`) narrow an accumulator whose every reader reads only the low 16 or 32 bits
-  of its 48-bit lanes to cells of that width (:func:`narrowing`; the same primitives' calls on a narrower local).
+  of its 48-bit lanes to cells of that width (:func:`narrowing`; the same primitives' calls on a narrower local),
+  or reads whole lanes whose values, by their value ranges (:func:`value_ranges`: the products of operand lanes
+  bounded by the constant tables, the known values and the byte-move maps), fit that width as signed numbers.
 * known predicates (:func:`known_predicates`): a vbool register that one op alone writes, an integer compare of a
   register with itself (the op table's ``equal_sources``: x == x is all-true, x < x all-false), and that is not
   live at the entry holds that constant at every read; the ops reading it take the constant, and the C compiler
@@ -71,8 +73,8 @@ from q7emu.primitives import scalar_ops as X
 from q7emu.primitives.gen_wrappers import OpText, _p_ivp, _p_scalar, wrapper_name
 
 __all__ = ["Reg", "OpFacts", "Shape", "TranslateError", "op_facts", "shape_key", "Family", "family", "liveness",
-           "dead_ops",
-           "demanded_bits", "narrowing", "CELL_WIDTHS", "known_predicates", "whole_writes", "lane_masks", "Translation",
+           "dead_ops", "demanded_bits", "narrowing", "CELL_WIDTHS", "Range", "signed_bits", "reaching_writers",
+           "byte_bounds", "lane_range", "value_ranges", "known_predicates", "whole_writes", "lane_masks", "Translation",
            "plan", "render", "match", "translation_of"]
 
 #: a register: (file, number); the files as q7emu.primitives.asm_syntax.REGISTER_FILES names them
@@ -341,12 +343,15 @@ _PACK16_MAX_SHIFT = 32
 
 
 def demanded_bits(facts: Sequence[OpFacts], live_at_entry: Iterable[Reg],
-                  constants: dict[tuple[int, int], int]) -> dict[Reg, int]:
+                  constants: dict[tuple[int, int], int], ranges: dict[int, Range] | None = None) -> dict[Reg, int]:
     """For each accumulator whose lanes may be kept modulo 2^k: the k its readers need (the highest lane bit any of
     them reads, plus one). An accumulator qualifies when every op that reads or writes it is a CARRY_UP MAC (its
-    lanes' bit j depends only on bits 0..j of the accumulator and operands: sums of products) or a BIT_WINDOW pack
-    (bits sh .. sh + 15) whose shift is a constant of the family (``constants``: (row, slot) -> value), and it is
-    not live at the entry (not carried in from, nor back to, the register file). Others are absent."""
+    lanes' bit j depends only on bits 0..j of the accumulator and operands: sums of products), a BIT_WINDOW pack
+    (bits sh .. sh + 15) whose shift is a constant of the family (``constants``: (row, slot) -> value) or a
+    WHOLE_LANE pack, which needs every lane value to fit k bits as a signed number: then every op that writes the
+    accumulator must have a range (``ranges``: family row -> the range of the lanes it writes, :func:`value_ranges`)
+    and k is at least the signed width of their union (:func:`signed_bits`). And it is not live at the entry (not
+    carried in from, nor back to, the register file). Others are absent."""
     live = set(live_at_entry)
     users: dict[Reg, list[OpFacts]] = {}
     for f in facts:
@@ -360,6 +365,13 @@ def demanded_bits(facts: Sequence[OpFacts], live_at_entry: Iterable[Reg],
         top = 0
         for f in ops:
             if f.op.narrows == T.CARRY_UP:
+                continue
+            if f.op.narrows == T.WHOLE_LANE:
+                rows = [w.row for w in ops if reg in w.writes]
+                if not rows or any(r not in (ranges or {}) for r in rows):
+                    break
+                written = [(ranges or {})[r] for r in rows]
+                top = max(top, signed_bits((min(lo for lo, _ in written), max(hi for _, hi in written))))
                 continue
             slot = next((k for k, o in enumerate(f.op.operands) if o.kind == T.IMM), None)
             if f.op.narrows != T.BIT_WINDOW or slot is None or (f.row, slot) not in constants:
@@ -379,6 +391,123 @@ def narrowing(demanded: dict[Reg, int]) -> dict[Reg, int]:
         if width is not None:
             out[reg] = width
     return out
+
+
+# ------------------------------------------------------------------------------------------------ value ranges
+#: a range of lane values: (lowest, highest), both included
+Range = tuple[int, int]
+
+
+def signed_bits(r: Range) -> int:
+    """The fewest bits w that hold every value of ``r`` as a w-bit signed number (-2^(w-1) .. 2^(w-1) - 1)."""
+    lo, hi = r
+    return max(lo.bit_length() + 1 if lo >= 0 else (-lo - 1).bit_length() + 1,
+               hi.bit_length() + 1 if hi >= 0 else (-hi - 1).bit_length() + 1)
+
+
+def reaching_writers(shape: Shape, read: OpFacts, reg: Reg, variants: int = 1) -> list[OpFacts] | None:
+    """The ops whose write of ``reg`` the op ``read`` may see (the writes of ``reg`` that reach its bundle along the
+    flow graph: a bundle's reads see the values before its writes), or None where a call's entry value may reach
+    it. In a family of ``variants`` (:func:`family`), only the variants that run ``read`` are followed, and a write
+    of some of them (``guard``) ends the search for those alone."""
+    preds: dict[int, set[int]] = {}
+    for b, succ in shape.succ.items():
+        for x in succ:
+            preds.setdefault(x, set()).add(b)
+    every = frozenset(range(variants))
+    found: dict[int, OpFacts] = {}
+    seen: set[tuple[int, frozenset[int]]] = set()
+    todo = [(read.bundle, read.guard if read.guard is not None else every)]   # a bundle's start, variants to find
+    while todo:
+        b, want = todo.pop()
+        if b == shape.entry:
+            return None
+        for x in preds.get(b, ()):
+            rest = want
+            for f in shape.ops.get(x, []):
+                if reg in f.writes and (f.guard is None or f.guard & rest):
+                    found[f.row] = f
+                    rest = rest - (f.guard if f.guard is not None else every)
+            if rest and (x, rest) not in seen:
+                seen.add((x, rest))
+                todo.append((x, rest))
+    return [found[r] for r in sorted(found)]
+
+
+def byte_bounds(reg: Reg, constants: dict[Reg, bytes], choices: dict[Reg, tuple[bytes, ...]],
+                moves: dict[int, Moves], writers: Sequence[OpFacts] | None) -> list[Range]:
+    """For each of the 64 bytes of vec register ``reg``, the range of the values it holds at a read in a call that
+    the translation runs: one value where it is a known value (``constants``, whose loads the translation checks);
+    the rows' bytes where it is a choice (``choices``: only those whose loads are checked); where every op whose
+    write the read may see (``writers``, :func:`reaching_writers`) runs as byte moves (``moves``), what their maps
+    give that byte (a constant; a copy of a known value's byte; any byte); else 0 .. 255."""
+    if reg in constants:
+        return [(b, b) for b in constants[reg]]
+    if reg in choices:
+        rows = choices[reg]
+        return [(min(r[i] for r in rows), max(r[i] for r in rows)) for i in range(64)]
+    if not writers or any(w.row not in moves for w in writers):
+        return [(0, 255)] * 64
+    out: list[Range] = []
+    for i in range(64):
+        values: list[int] = []
+        for w in writers:
+            m = moves[w.row]
+            for mp in m.maps:
+                j, b = mp[i]
+                source = ("v", w.values[m.sources[j]]) if j >= 0 else None
+                if source is None:
+                    values.append(b)
+                elif source in constants:
+                    values.append(constants[source][b])
+                else:
+                    values += [0, 255]
+        out.append((min(values), max(values)))
+    return out
+
+
+def lane_range(bounds: Sequence[Range], lane_bytes: int, signed: bool) -> Range:
+    """The range of every lane of ``lane_bytes`` bytes (little-endian, ``signed`` or not) whose bytes lie in
+    ``bounds`` (:func:`byte_bounds`): each lane's lowest and highest unsigned values are its bytes' (bounds hold
+    each byte independently); a signed lane whose top byte may or may not have its sign bit takes every value."""
+    bits = 8 * lane_bytes
+    lo = hi = None
+    for at in range(0, 64, lane_bytes):
+        lane = bounds[at:at + lane_bytes]
+        umin = sum(b[0] << (8 * j) for j, b in enumerate(lane))
+        umax = sum(b[1] << (8 * j) for j, b in enumerate(lane))
+        if signed and lane[-1][0] >= 0x80:
+            umin, umax = umin - (1 << bits), umax - (1 << bits)
+        elif signed and lane[-1][1] >= 0x80:
+            umin, umax = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        lo = umin if lo is None else min(lo, umin)
+        hi = umax if hi is None else max(hi, umax)
+    assert lo is not None and hi is not None
+    return lo, hi
+
+
+def value_ranges(shape: Shape, constants: dict[Reg, bytes], choices: dict[Reg, tuple[bytes, ...]],
+                 moves: dict[int, Moves], variants: int = 1) -> dict[int, Range]:
+    """Value ranges from the constant tables (docs/asm.md §9): for each op of ``shape`` (a family's flow graph) whose
+    op-table row bounds its lanes (optable.Op.lane_range PRODUCT: lane i = the product of lane i of its two vec
+    operands), the range of the lanes it writes (family row -> range): the extremes of the products of its operands'
+    lane ranges (:func:`lane_range` over :func:`byte_bounds`, in each operand's lane view; ``variants``: the
+    family's, :func:`reaching_writers`)."""
+    out: dict[int, Range] = {}
+    for fs in shape.ops.values():
+        for f in fs:
+            if f.op.lane_range != T.PRODUCT:
+                continue
+            ranges = []
+            for k, o in enumerate(f.op.operands):
+                if o.kind == T.VEC and o.role == T.SRC:
+                    reg = ("v", f.values[k])
+                    bounds = byte_bounds(reg, constants, choices, moves, reaching_writers(shape, f, reg, variants))
+                    ranges.append(lane_range(bounds, 64 // T.VEC_LANES[o.view], o.dtype.startswith("int")))
+            if len(ranges) == 2:
+                corners = [a * b for a in ranges[0] for b in ranges[1]]
+                out[f.row] = (min(corners), max(corners))
+    return dict(sorted(out.items()))
 
 
 # ------------------------------------------------------------------------------------------------ known predicates
@@ -938,7 +1067,9 @@ class Translation:
     :func:`known_values`); ``checks``: the loads whose bytes are compared with the planned ones (family row -> the
     register, the bytes; a load whose output is dead feeds no value and is not checked); ``choices``: the loads of
     a choice register some move reads, whose bytes are compared with each of its rows (family row -> the register,
-    the rows); ``moves``: the select ops run as byte moves (family row -> :class:`Moves`, :func:`move_plans`)."""
+    the rows); ``moves``: the select ops run as byte moves (family row -> :class:`Moves`, :func:`move_plans`);
+    ``ranges``: the range of the lanes of each op that bounds them (family row -> :data:`Range`, :func:`value_ranges`),
+    which a WHOLE_LANE pack's narrowing rests on."""
 
     name: str
     keys: list[str]
@@ -956,6 +1087,7 @@ class Translation:
     checks: dict[int, tuple[Reg, bytes]] = field(default_factory=dict)
     choices: dict[int, tuple[Reg, tuple[bytes, ...]]] = field(default_factory=dict)
     moves: dict[int, Moves] = field(default_factory=dict)
+    ranges: dict[int, Range] = field(default_factory=dict)
 
     def choice_name(self, row: int, n: int) -> str:
         """The C name of the ``n``-th row the load of family row ``row`` may find (:attr:`choices`)."""
@@ -1071,7 +1203,6 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
                 runtime.append((f.row, k))
     nb, n = len(fam.positions), len(fam.variants)
     entry_live = _family_live(nb, fam.entry, fam.facts, n, carry)[1]
-    narrowed = narrowing(demanded_bits(fam.facts, entry_live, {(r, k): v for r, k, v in const}))
     values, checks, choices = known_values(fam, programs, entry_live)
     known = {**{r: x for r, x in values.items() if isinstance(x, int)}, **known_predicates(fam.facts, entry_live)}
     exact = whole_writes(fam.facts, known)
@@ -1081,12 +1212,15 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     moves = move_plans(fam.facts, constants, choices, rows, drop)
     read = {r for f in fam.facts if f.row not in drop for r in f.reads}
     chosen = {m.choice for m in moves.values() if m.choice is not None}
+    # the ranges read only what the translation checks: the known values' loads, and the choices some move reads
+    ranges = value_ranges(_flow(nb, fam.entry, fam.facts), constants, {r: choices[r] for r in chosen}, moves, n)
+    narrowed = narrowing(demanded_bits(fam.facts, entry_live, rows, ranges))
     return Translation(name, fam.keys, const, runtime, carry, drop, dead_out, narrowed, known,
                        lane_masks(fam.facts, known, drop, dead_out), rows=fam.rows,
                        constants={r: x for r, x in constants.items() if r in read},
                        checks={row: c for row, c in checks.items() if c[0] not in dead_out.get(row, ())},
                        choices={w.row: (r, choices[r]) for w in fam.facts for r in w.writes if r in chosen},
-                       moves=moves)
+                       moves=moves, ranges=ranges)
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -1155,7 +1289,7 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
             cells = sorted(n for (f_, n), w in tx.narrowed.items() if f_ == file and w == width)
             if cells:
                 L.append(f"    cdef {_CELL_TYPE[width]} " + ", ".join(f"{file}{n}" for n in cells)
-                         + f"     # demanded bits: the lanes' low {width}")
+                         + f"     # {width}-bit cells: demanded bits, value ranges")
         if any(file == f_ for d in tx.dead_outputs.values() for f_, _ in d):
             L.append(f"    cdef {_C_TYPE[file]} dead_{file}")
     if fr.aregs:

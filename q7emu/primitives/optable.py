@@ -259,7 +259,8 @@ def _bvvv(view: str, dt: str, out: str) -> tuple[Operand, ...]:
 
 
 OVERWRITE, ACCUMULATE = False, True      # a MAC's `mul` / `mula` form
-CARRY_UP, BIT_WINDOW = "carry-up", "bit-window"    # Op.narrows
+CARRY_UP, BIT_WINDOW, WHOLE_LANE = "carry-up", "bit-window", "whole-lane"    # Op.narrows
+PRODUCT = "product"                                 # Op.lane_range
 ALL_TRUE, ALL_FALSE = "all-true", "all-false"     # Op.equal_sources
 
 
@@ -307,9 +308,14 @@ class Op:
     slot: str
     #: how its accumulator's lanes may be narrowed (docs/asm.md §9): CARRY_UP, a MAC whose output lane's bit j
     #: depends only on bits 0..j of its accumulator and operands (a sum of products modulo the lane); BIT_WINDOW, a
-    #: pack that reads bits sh .. sh + 15 of each 48-bit lane (no rounding, no saturation); "" neither. The
-    #: primitive takes a narrowed accumulator (src/primitives/q7regs.pxd wacc48_t) exactly when this is set.
+    #: pack that reads bits sh .. sh + 15 of each 48-bit lane (no rounding, no saturation); WHOLE_LANE, a pack that
+    #: reads each lane's whole value (rounds, saturates): on narrowed cells it reads the cell's sign extension, the
+    #: lane itself only where the lane's value range fits the cell as a signed number (value ranges); "" none. The
+    #: primitive takes a narrowed accumulator (src/primitives/q7regs.pxd wacc48_t / wacc96_t) exactly when this is set.
     narrows: str = ""
+    #: what bounds the lanes it writes (docs/asm.md §9, value ranges): PRODUCT, an overwrite whose lane i is the
+    #: product of lane i of its two vec operands (in their lane view), so its range follows from theirs; "" nothing.
+    lane_range: str = ""
     #: the vbool an integer compare gives when its two sources are one register (docs/asm.md §9, known
     #: predicates): ALL_TRUE (x == x, x <= x: every bit set), ALL_FALSE (x < x, x != x: every bit clear); "" when
     #: it depends on the lanes (an fp compare: a NaN lane is unordered) or the op is no such compare. Tested on the
@@ -600,7 +606,7 @@ OPS: tuple[Op, ...] = (
        "docs/anchors.md §7 (IVP_MULUSPA2N8XR16), docs/firmware.md §3.6 @0x6c4b", ANCHORS_HIGH, "Cadence cstub probe", MUL),
     Op("muln_2x32", MAC, (wvec("wv", 96, DST), vec("va", "n_2x32", S32), vec("vb", "n_2x32", S32),),
        "wv96[i] = va.s32[i] * vb.s32[i] (signed); returns 16 Python ints.",
-       "docs/firmware.md §6.2 Integer MAC (B04)", SPEC_HIGH, "", MUL),
+       "docs/firmware.md §6.2 Integer MAC (B04)", SPEC_HIGH, "", MUL, narrows=CARRY_UP, lane_range=PRODUCT),
     Op("mulan_2x32", MAC, (wvec("wv", 96, SRCDST, arg="acc", optional=True), vec("va", "n_2x32", S32), vec("vb", "n_2x32", S32),),
        "wv96[i] += va.s32[i] * vb.s32[i], wrapping modulo 2^96.",
        "docs/firmware.md §6.2 Integer MAC (B04)", SPEC_HIGH, "", MUL),
@@ -630,7 +636,7 @@ OPS: tuple[Op, ...] = (
        "docs/firmware.md §6.2 pack (B10)", SPEC_HIGH, "", LD, narrows=BIT_WINDOW),
     Op("packvrn_2x96", PACK, (*_vwi("n_2x32", S32, 96),),
        "vt.s32[i] = sat32((wv96[i] + 2^(sh-1)) >> sh), sh clamped to 32.",
-       "docs/firmware.md §6.2 pack (B10)", SPEC_HIGH, "", LD),
+       "docs/firmware.md §6.2 pack (B10)", SPEC_HIGH, "", LD, narrows=WHOLE_LANE),
     Op("packl2nx24", PACK, (*_vw("2nx8", U8, 24),),
        "vt.u8[i] = low 8 bits of wv24[i].",
        "docs/firmware.md §6.2 pack (B10), docs/anchors.md §7 T16", SPEC_HIGH, "", LD),

@@ -89,7 +89,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     (variants 0..1), planned from proc_4bit_non_mx fmt=1 (e2m1) group=0 nibble_order=low-first."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v23, v26, v27
     cdef vec_t dead_v
-    cdef wcells16_t wv1, wv3     # demanded bits: the lanes' low 16
+    cdef wcells16_t wv1, wv3     # 16-bit cells: demanded bits, value ranges
     cdef vbool_t vb0, vb9, vb10, vb11, vb12, vb14
     cdef vmask_t vb2, vb6, vb7, vb13     # lane masks
     cdef vbool_t dead_vb
@@ -1220,8 +1220,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v22, v23, v24, v25, v26, v27, v28, v29, v30
     cdef vec_t dead_v
-    cdef wvec_t wv0
-    cdef wcells32_t wv2     # demanded bits: the lanes' low 32
+    cdef wcells32_t wv0, wv2     # 32-bit cells: demanded bits, value ranges
     cdef vbool_t vb2, vb9
     cdef vmask_t vb1     # lane masks
     cdef vbool_t dead_vb
@@ -1277,7 +1276,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     memset(&vb1, 0, sizeof(vmask_t))
     vb2 = 0
     vb9 = 0
-    memset(&wv0, 0, sizeof(wvec_t))
+    memset(&wv0, 0, sizeof(wcells32_t))
     memset(&wv2, 0, sizeof(wcells32_t))
     memcpy(&v16, &rf.v[16], sizeof(vec_t))
     memcpy(&v21, &rf.v[21], sizeof(vec_t))
@@ -2901,7 +2900,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v22, v23, v24, v25, v26, v27
     cdef vec_t dead_v
-    cdef wcells16_t wv1, wv3     # demanded bits: the lanes' low 16
+    cdef wcells16_t wv1, wv3     # 16-bit cells: demanded bits, value ranges
     cdef vbool_t vb0, vb1, vb3, vb4, vb5, vb9, vb10, vb11, vb12, vb14
     cdef vmask_t vb2, vb6, vb7, vb13     # lane masks
     cdef vbool_t dead_vb
@@ -3818,7 +3817,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
     (variants 0..15), planned from quantize_mx float16 -> float8_e4m3fn emax=ocp nonfinite=sim ."""
     cdef vec_t v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v16, v17, v18, v19, v20, v21
     cdef vec_t v22, v23, v24, v25, v26, v27, v28, v29, v30, v31
-    cdef wcells32_t wv0     # demanded bits: the lanes' low 32
+    cdef wcells32_t wv0     # 32-bit cells: demanded bits, value ranges
     cdef vbool_t vb0, vb1, vb2, vb9
     cdef vmask_t vb3, vb4, vb5, vb6, vb7, vb8     # lane masks
     cdef vbool_t dead_vb

@@ -190,8 +190,9 @@ def wvec_view(raw, view):
 # ------------------------------------------------------------------ narrowed accumulators
 def _narrowed(mnemonic, width, cells, va, vb, pr=0, sh=0):
     """Test hook (docs/asm.md §9): run ``mnemonic`` on a narrowed accumulator of 32 ``width``-bit cells (16 or 32;
-    ``cells``: 32 ints, each lane modulo 2^width), ``va`` / ``vb`` uint16 [32] (a 4-tap MAC's hi, lo), ``pr`` an
-    int, ``sh`` a pack's shift. Returns (the cells after: int [32], the pack's output uint16 [32])."""
+    ``cells``: 32 ints, each lane modulo 2^width; a 96-bit-lane op's 16 lanes in the first 16), ``va`` / ``vb`` uint16
+    [32] (a 4-tap MAC's hi, lo; a product's 32-bit lanes as their halves), ``pr`` an int, ``sh`` a pack's shift.
+    Returns (the cells after: int [32], the pack's output uint16 [32])."""
     cdef wcells16_t c16
     cdef wcells32_t c32
     cdef vec_t a = _vec(np.asarray(va, np.uint16), "u16", "va"), b = _vec(np.asarray(vb, np.uint16), "u16", "vb")
@@ -208,11 +209,15 @@ def _narrowed(mnemonic, width, cells, va, vb, pr=0, sh=0):
         c32.c[k] = <uint32_t>(int(cells[k]) & 0xFFFFFFFF)
     if name not in _NARROWED_INDEX:
         raise InvalidArgument("mnemonic", name, "an op whose op-table row narrows (optable.Op.narrows)")
-    code, i = _NARROWED_INDEX[name]            # the generated tables (_ivp_table.pxi): a MAC (Wvvp) or a pack (VWi)
+    code, i = _NARROWED_INDEX[name]    # the generated tables (_ivp_table.pxi): MAC (Wvvp), product (Wvv), pack (VWi)
     if code == "VWi" and width == 16:
         _N16_VWi[i](&vt, &c16, shift)
     elif code == "VWi":
         _N32_VWi[i](&vt, &c32, shift)
+    elif code == "Wvv" and width == 16:
+        _N16_Wvv[i](&c16, &a, &b)
+    elif code == "Wvv":
+        _N32_Wvv[i](&c32, &a, &b)
     elif width == 16:
         _N16_Wvvp[i](&c16, &a, &b, p)
     else:

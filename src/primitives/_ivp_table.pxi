@@ -212,12 +212,16 @@ cdef void _fill_tables() noexcept:
 # the narrowing ops (optable.Op.narrows) on the narrowed accumulators: _N<width>_<code>[i]
 ctypedef void (*nsig16_Wvvp_t)(wcells16_t*, const vec_t*, const vec_t*, pr_t) noexcept nogil
 cdef nsig16_Wvvp_t _N16_Wvvp[6]
+ctypedef void (*nsig16_Wvv_t)(wcells16_t*, const vec_t*, const vec_t*) noexcept nogil
+cdef nsig16_Wvv_t _N16_Wvv[1]
 ctypedef void (*nsig16_VWi_t)(vec_t*, wcells16_t*, int) noexcept nogil
-cdef nsig16_VWi_t _N16_VWi[1]
+cdef nsig16_VWi_t _N16_VWi[2]
 ctypedef void (*nsig32_Wvvp_t)(wcells32_t*, const vec_t*, const vec_t*, pr_t) noexcept nogil
 cdef nsig32_Wvvp_t _N32_Wvvp[6]
+ctypedef void (*nsig32_Wvv_t)(wcells32_t*, const vec_t*, const vec_t*) noexcept nogil
+cdef nsig32_Wvv_t _N32_Wvv[1]
 ctypedef void (*nsig32_VWi_t)(vec_t*, wcells32_t*, int) noexcept nogil
-cdef nsig32_VWi_t _N32_VWi[1]
+cdef nsig32_VWi_t _N32_VWi[2]
 
 
 cdef void _fill_narrowed_tables() noexcept:
@@ -228,14 +232,18 @@ cdef void _fill_narrowed_tables() noexcept:
     _N16_Wvvp[3] = P.mul4tan16xr16
     _N16_Wvvp[4] = P.muluupan16xr16
     _N16_Wvvp[5] = P.mulsupn16xr16
+    _N16_Wvv[0] = P.muln_2x32
     _N16_VWi[0] = P.packvrnrnx48
+    _N16_VWi[1] = P.packvrn_2x96
     _N32_Wvvp[0] = P.mulus4tn16xr16
     _N32_Wvvp[1] = P.mulus4tan16xr16
     _N32_Wvvp[2] = P.mul4tn16xr16
     _N32_Wvvp[3] = P.mul4tan16xr16
     _N32_Wvvp[4] = P.muluupan16xr16
     _N32_Wvvp[5] = P.mulsupn16xr16
+    _N32_Wvv[0] = P.muln_2x32
     _N32_VWi[0] = P.packvrnrnx48
+    _N32_VWi[1] = P.packvrn_2x96
 
 
 cdef void _dispatch(int s, int i, _Slots* x) noexcept nogil:
@@ -423,5 +431,7 @@ _NARROWED_INDEX = {
     'mul4tan16xr16': ('Wvvp', 3),
     'muluupan16xr16': ('Wvvp', 4),
     'mulsupn16xr16': ('Wvvp', 5),
+    'muln_2x32': ('Wvv', 0),
     'packvrnrnx48': ('VWi', 0),
+    'packvrn_2x96': ('VWi', 1),
 }

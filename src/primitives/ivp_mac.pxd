@@ -6,7 +6,7 @@ on the scalar's field 0; a paired MAC's first vector takes the scalar's bits 16.
 pr fields: 16-bit field t = bits [16t, 16t+16), 8-bit field j = bits [8j, 8j+8)."""
 from libc.string cimport memcpy
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
-from q7regs cimport vec_t, wvec_t, wacc48_t, wcells16_t, pr_t, sext, wvec_as, q7_permute2_u16, q7_add128_s64
+from q7regs cimport vec_t, wvec_t, wacc48_t, wacc96_t, wcells16_t, pr_t, sext, wvec_as, q7_permute2_u16, q7_add128_s64
 from ivp_lanes cimport u8a, u16a, s16a
 
 
@@ -763,9 +763,18 @@ cdef inline void mulsupn16xr16(wacc48_t* wv, const vec_t* va, const vec_t* vb, p
 cdef inline void muluspa2n8xr16(wvec_t* wv, const vec_t* va, const vec_t* vb, pr_t pr) noexcept nogil:
     mac_pair(wv, va.u8, vb.u8, <int16_t>((pr >> 16) & 0xFFFF), <int16_t>(pr & 0xFFFF), True)
 
-# muln_2x32: wv96[i] = va.s32[i] * vb.s32[i], signed
-cdef inline void muln_2x32(wvec_t* wv, const vec_t* va, const vec_t* vb) noexcept nogil:
-    mac_96(wv, va, vb, False)
+# muln_2x32: wv96[i] = va.s32[i] * vb.s32[i], signed; on a narrowed accumulator (a translation's, docs/asm.md §9)
+# the same product modulo the cell: its low bits are the low bits of the lanes' product
+cdef inline void muln_2x32(wacc96_t* wv, const vec_t* va, const vec_t* vb) noexcept nogil:
+    cdef int i
+    if wacc96_t is wvec_t:
+        mac_96(wv, va, vb, False)
+    elif wacc96_t is wcells16_t:
+        for i in range(16):
+            wv.c[i] = <uint16_t>(va.u32[i] * vb.u32[i])
+    else:
+        for i in range(16):
+            wv.c[i] = va.u32[i] * vb.u32[i]
 
 # mulan_2x32: wv96[i] += va.s32[i] * vb.s32[i], wrapping at 2^96
 cdef inline void mulan_2x32(wvec_t* wv, const vec_t* va, const vec_t* vb) noexcept nogil:

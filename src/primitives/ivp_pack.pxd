@@ -5,7 +5,7 @@ rounding, wrap; packl / packm / packh: the low / middle / high third of each wid
 shift is clamped to <= 23 for 8-bit and <= 32 for 16/32-bit output. The output lane type picks the
 wvec view: 8-bit lanes read 24-bit lanes, 16-bit read 48-bit, 32-bit read 96-bit."""
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
-from q7regs cimport vec_t, wvec_t, wacc48_t, sext, wvec_as, q7_copy64, q7_round_shift_sat96
+from q7regs cimport vec_t, wvec_t, wacc48_t, wacc96_t, wcells16_t, sext, wvec_as, q7_copy64, q7_round_shift_sat96
 from ivp_lanes cimport u8a, s8a, u16a, s16a, u32a
 
 
@@ -233,16 +233,27 @@ cdef inline void packvrnr2nx24(vec_t* vt, wvec_t* wv, int sh) noexcept nogil: pa
 # packvrnrnx48: vt.u16[i] = low 16 bits of (wv48[i] >> sh), no rounding
 cdef inline void packvrnrnx48(vec_t* vt, wacc48_t* wv, int sh) noexcept nogil: pack16_shift_wrap(vt.u16, wv, sh)
 
-# packvrn_2x96: vt.s32[i] = sat32(round(wv96[i] >> sh)), sh <= 32 (128-bit arithmetic)
-cdef inline void packvrn_2x96(vec_t* vt, wvec_t* wv, int sh) noexcept nogil:
+# packvrn_2x96: vt.s32[i] = sat32(round(wv96[i] >> sh)), sh <= 32 (128-bit arithmetic). On a narrowed accumulator
+# (a translation's, docs/asm.md §9, value ranges) lane i is read as cell i's sign extension -- the lane itself where
+# the translation proved every value the lane takes fits the cell as a signed number -- through the same formula.
+cdef inline void packvrn_2x96(vec_t* vt, wacc96_t* wv, int sh) noexcept nogil:
     cdef int i
     cdef int s = _clamp_sh(sh, 32)
-    wvec_as(wv, 96)
-    if Q7_PACK96_LEAF:
-        q7_pack96_sat(<int32_t*>vt.s32, wv.c, s)
-        return
-    for i in range(16):
-        vt.s32[i] = q7_round_shift_sat96(wv.c[2 * i], wv.c[2 * i + 1], s)
+    cdef int64_t lane
+    if wacc96_t is wvec_t:
+        wvec_as(wv, 96)
+        if Q7_PACK96_LEAF:
+            q7_pack96_sat(<int32_t*>vt.s32, wv.c, s)
+            return
+        for i in range(16):
+            vt.s32[i] = q7_round_shift_sat96(wv.c[2 * i], wv.c[2 * i + 1], s)
+    else:
+        for i in range(16):
+            if wacc96_t is wcells16_t:
+                lane = <int16_t>wv.c[i]
+            else:
+                lane = <int32_t>wv.c[i]
+            vt.s32[i] = q7_round_shift_sat96(lane, -1 if lane < 0 else 0, s)
 
 # packl2nx24: vt.u8[i] = low 8 bits of wv24[i]
 cdef inline void packl2nx24(vec_t* vt, wvec_t* wv) noexcept nogil: pack_bits(vt.u8, wv, 0)

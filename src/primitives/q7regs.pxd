@@ -47,6 +47,15 @@ ctypedef fused wacc48_t:
     wcells16_t
     wcells32_t
 
+# The 96-bit-lane accumulators a translation may narrow (docs/asm.md §9, value ranges): lane i of the 16 in cell i,
+# modulo 2^16 (2^32). Only the ops whose op-table row says so take them: a product (optable.Op.lane_range) writes the
+# low bits of its lanes; a whole-lane pack reads each lane as its cell's sign extension, which is the lane where the
+# translation proved the lane's values fit the cell as signed numbers.
+ctypedef fused wacc96_t:
+    wvec_t
+    wcells16_t
+    wcells32_t
+
 ctypedef uint64_t vbool_t
 ctypedef uint64_t pr_t
 
