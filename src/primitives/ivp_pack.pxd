@@ -235,7 +235,9 @@ cdef inline void packvrnrnx48(vec_t* vt, wacc48_t* wv, int sh) noexcept nogil: p
 
 # packvrn_2x96: vt.s32[i] = sat32(round(wv96[i] >> sh)), sh <= 32 (128-bit arithmetic). On a narrowed accumulator
 # (a translation's, docs/asm.md §9, value ranges) lane i is read as cell i's sign extension -- the lane itself where
-# the translation proved every value the lane takes fits the cell as a signed number -- through the same formula.
+# the translation proved every value the lane takes fits the cell as a signed number -- through the same formula
+# (GCC folds it to a copy at a constant shift of 0, MX's; at another shift it is the scalar 128-bit formula, slower
+# than the wide form's AVX2 leaf: no kernel has one).
 cdef inline void packvrn_2x96(vec_t* vt, wacc96_t* wv, int sh) noexcept nogil:
     cdef int i
     cdef int s = _clamp_sh(sh, 32)
