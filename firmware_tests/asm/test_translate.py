@@ -326,6 +326,79 @@ def test_an_accumulator_narrowed_too_far_is_caught():
         assert not np.array_equal(got, want), CONFIGS[index][1].name
 
 
+# ------------------------------------------------------------------------------------------------ choice predicates
+_PREDICATE_PROGRAM = """
+    .data
+    .align 64
+    zero:
+      .space 64
+    spread:
+      .rept 16
+      .byte SPREAD
+      .endr
+    .text
+      const16 a8, hi16(zero)
+      const16 a8, lo16(zero)
+      { ivp_lv2nx8_i v0, a8, 0 ; ivp_lv2nx8_i v17, a8, 64 }
+      { ivp_ltu2nx8 vb9, v0, V17 }
+      { ivp_labvdcmprs2nx8_xp v25, vb9, a2, a3 }
+      { ivp_sv2nx8_ip v25, a4, 0 }
+      retw
+"""
+
+
+def _predicate_family(rows: list[str], reg: str = "v17") -> TX.Translation:
+    return TX.plan("t", [assemble(_PREDICATE_PROGRAM.replace("SPREAD", r).replace("V17", reg)) for r in rows])
+
+
+def test_choice_predicates_on_a_small_family():
+    # two programs whose row v17 differs (a choice): vb9 = 0 < v17 per byte follows the row each loads
+    tx = _predicate_family(["1, 1, 0, 0", "0, 0, 1, 1"])
+    assert tx.choice_predicates == {("vb", 9): (("v", 17), (0x3333333333333333, 0xCCCCCCCCCCCCCCCC))}
+    assert ("v", 17) in {r for r, _ in tx.choices.values()}        # the row's load is compared with both rows
+    text = TX.render(tx, [assemble(_PREDICATE_PROGRAM.replace("SPREAD", "1, 1, 0, 0").replace("V17", "v17"))])
+    assert "if choice_v17 == 0:" in text and "<vbool_t>0x3333333333333333" in text \
+        and "<vbool_t>0xcccccccccccccccc" in text
+    # one row in every program: a known predicate, not a choice one; a predicate from the call's data: neither
+    assert _predicate_family(["1, 1, 0, 0", "1, 1, 0, 0"]).choice_predicates == {}
+    assert _predicate_family(["1, 1, 0, 0", "0, 0, 1, 1"], "v18").choice_predicates == {}
+
+
+QMX = [p for k, p in CONFIGS if k == "quantize_mx"]
+
+
+def _predicate_claims(tx: TX.Translation, program: Program, swap: bool = False) -> dict:
+    """The value each choice predicate of ``tx`` has in ``program`` (by the row its choice register loads there), or
+    with ``swap`` the value of another row."""
+    held = TX.prefix_values(program)[0]
+    rows = {r: rows for r, rows in tx.choices.values()}
+    out = {}
+    for reg, (choice, values) in tx.choice_predicates.items():
+        n = rows[choice].index(held[choice][1])
+        out[reg] = values[(n + 1) % len(values) if swap else n]
+    return out
+
+
+def test_the_quantize_mx_row_predicate_follows_its_spread_row():
+    # QuantizeMX's row-load predicate (vb9 = 0 < kSPREAD per byte, seed-shaped) is 0x3333... for fp16 sources and
+    # 0xCCCC... for bf16 (the upper or lower halves of 32-bit lanes): the row v17 holds decides it
+    tx = {t.name: t for t, _ in G.translations()}["tx_quantize_mx_0"]
+    assert tx.choice_predicates == {("vb", 9): (("v", 17), (0x3333333333333333, 0xCCCCCCCCCCCCCCCC))}
+    assert all(not t.choice_predicates for t, _ in G.translations() if t.name != "tx_quantize_mx_0")
+
+
+@pytest.mark.parametrize("swap", [False, True], ids=["planned", "swapped"])
+def test_a_choice_predicate_holds_at_every_read(swap):
+    """Every read of a choice predicate, in interpreted runs of a bf16 and an fp16 QuantizeMX configuration, sees the
+    value planned for the row its choice register holds; with the rows' values swapped (the analysis broken on
+    purpose) every read differs."""
+    tx = TX.plan("t", QMX)
+    for source in ("bfloat16", "float16"):
+        program = next(p for p in QMX if p.name.startswith(f"quantize_mx {source} "))
+        bad = _reads_not_matching(program, "quantize_mx", _predicate_claims(tx, program, swap))
+        assert bool(bad) == swap, program.name
+
+
 # ------------------------------------------------------------------------------------------------ value ranges
 def test_signed_bits_and_lane_ranges():
     cases = ((0, 0), (0, 1), (-1, 0), (-128, 127), (0, 128), (-129, 0))

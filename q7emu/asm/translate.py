@@ -35,6 +35,8 @@ one Cython function in which
   layout's index row) is a choice, its load noting which row it found; a select op reading a known or choice row
   runs, where the level has no byte shuffle (Q7_BYTE_MOVES), as copies of bytes by a map found by running its
   primitive (:func:`byte_moves`), elsewhere as its primitive with the row a constant.
+* choice predicates (:func:`choice_predicates`): a vbool register whose value the row a choice register holds decides
+  (from known values and that choice) is read as one constant per row, each reader once per row under a test of it.
 * exact reads (:func:`whole_writes`): a merge under a known all-true predicate (the op table's ``merge_under``)
   reads no old lane, so liveness does not count that read (what it overwrites is not carried in; what was written
   only for it is dead).
@@ -74,8 +76,8 @@ from q7emu.primitives.gen_wrappers import OpText, _p_ivp, _p_scalar, wrapper_nam
 
 __all__ = ["Reg", "OpFacts", "Shape", "TranslateError", "op_facts", "shape_key", "Family", "family", "liveness",
            "dead_ops", "demanded_bits", "narrowing", "CELL_WIDTHS", "Range", "signed_bits", "reaching_writers",
-           "byte_bounds", "lane_range", "value_ranges", "known_predicates", "whole_writes", "lane_masks", "Translation",
-           "plan", "render", "match", "translation_of"]
+           "byte_bounds", "lane_range", "value_ranges", "choice_predicates", "known_predicates", "whole_writes",
+           "lane_masks", "Translation", "plan", "render", "match", "translation_of"]
 
 #: a register: (file, number); the files as q7emu.primitives.asm_syntax.REGISTER_FILES names them
 Reg = tuple[str, int]
@@ -734,6 +736,39 @@ def _note(fam: Family, v: int, own: dict[Reg, tuple[int, bytes | int]], cands: d
             del cands[r]
 
 
+# ------------------------------------------------------------------------------------------------ choice predicates
+def choice_predicates(fam: Family, programs: Sequence[Program], live_at_entry: Iterable[Reg],
+                      values: dict[Reg, bytes | int], choices: dict[Reg, tuple[bytes, ...]]
+                      ) -> dict[Reg, tuple[Reg, tuple[int, ...]]]:
+    """The vbool registers whose value follows a choice (docs/asm.md §9, choice predicates): exactly one op of the
+    family writes the register, which is not live at the entry; that op accesses no memory and reads one choice
+    register (``choices``, :func:`known_values`) and otherwise known values (``values``); and in every program of the
+    family the entry prefix leaves the register with a value (:func:`prefix_values`) that the row its choice register
+    holds there decides. Register -> (the choice register, the value for each of its rows, in the rows' order)."""
+    live = set(live_at_entry)
+    writers: dict[Reg, list[OpFacts]] = {}
+    for f in fam.facts:
+        for r in f.writes:
+            writers.setdefault(r, []).append(f)
+    cands: dict[Reg, Reg] = {}
+    for r, ws in sorted(writers.items()):
+        if r[0] != "vb" or len(ws) != 1 or r in live or r in values or not ws[0].ivp or ws[0].accesses_memory:
+            continue
+        chosen = {x for x in ws[0].reads if x in choices}
+        if len(chosen) == 1 and all(x in values or x in choices for x in ws[0].reads):
+            cands[r] = chosen.pop()
+    per_row: dict[Reg, dict[int, int]] = {r: {} for r in cands}
+    for program in programs if cands else ():
+        held = prefix_values(program)[0]
+        for r, c in list(cands.items()):
+            value, row = held.get(r, (0, None))[1], held.get(c, (0, None))[1]
+            n = choices[c].index(row) if isinstance(row, bytes) and row in choices[c] else -1
+            if not isinstance(value, int) or n < 0 or per_row[r].setdefault(n, value) != value:
+                del cands[r]
+    return {r: (c, tuple(per_row[r][n] for n in range(len(choices[c])))) for r, c in cands.items()
+            if len(per_row[r]) == len(choices[c])}
+
+
 # ------------------------------------------------------------------------------------------------ byte moves
 #: a register the family's programs load with one of at most this many rows is a choice (:func:`known_values`)
 MAX_CHOICES = 4
@@ -1069,7 +1104,9 @@ class Translation:
     a choice register some move reads, whose bytes are compared with each of its rows (family row -> the register,
     the rows); ``moves``: the select ops run as byte moves (family row -> :class:`Moves`, :func:`move_plans`);
     ``ranges``: the range of the lanes of each op that bounds them (family row -> :data:`Range`, :func:`value_ranges`),
-    which a WHOLE_LANE pack's narrowing rests on."""
+    which a WHOLE_LANE pack's narrowing rests on; ``choice_predicates``: the vbool registers whose value the row a
+    choice register holds decides (register -> the choice register, the value per row, :func:`choice_predicates`),
+    whose readers take that value as a constant, one call per row."""
 
     name: str
     keys: list[str]
@@ -1088,6 +1125,7 @@ class Translation:
     choices: dict[int, tuple[Reg, tuple[bytes, ...]]] = field(default_factory=dict)
     moves: dict[int, Moves] = field(default_factory=dict)
     ranges: dict[int, Range] = field(default_factory=dict)
+    choice_predicates: dict[Reg, tuple[Reg, tuple[int, ...]]] = field(default_factory=dict)
 
     def choice_name(self, row: int, n: int) -> str:
         """The C name of the ``n``-th row the load of family row ``row`` may find (:attr:`choices`)."""
@@ -1211,7 +1249,8 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     constants = {r: x for r, x in values.items() if isinstance(x, bytes)}
     moves = move_plans(fam.facts, constants, choices, rows, drop)
     read = {r for f in fam.facts if f.row not in drop for r in f.reads}
-    chosen = {m.choice for m in moves.values() if m.choice is not None}
+    cpreds = choice_predicates(fam, programs, entry_live, values, choices)
+    chosen = {m.choice for m in moves.values() if m.choice is not None} | {c for c, _ in cpreds.values()}
     # the ranges read only what the translation checks: the known values' loads, and the choices some move reads
     ranges = value_ranges(_flow(nb, fam.entry, fam.facts), constants, {r: choices[r] for r in chosen}, moves, n)
     narrowed = narrowing(demanded_bits(fam.facts, entry_live, rows, ranges))
@@ -1220,7 +1259,7 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
                        constants={r: x for r, x in constants.items() if r in read},
                        checks={row: c for row, c in checks.items() if c[0] not in dead_out.get(row, ())},
                        choices={w.row: (r, choices[r]) for w in fam.facts for r in w.writes if r in chosen},
-                       moves=moves, ranges=ranges)
+                       moves=moves, ranges=ranges, choice_predicates=cpreds)
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -1359,7 +1398,7 @@ def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int,
                 t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows, tx.known,
                             tx.masks, {r: tx.constant_name(r) + "_p" for r in tx.constants})
                 lines += (_move_calls(tx, f, t) if f.row in tx.moves else
-                          _p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t))
+                          _predicate_calls(tx, f, t) or (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t)))
                 if f.row in tx.checks:          # the bytes planned from, or the interpreter runs the call
                     r = tx.checks[f.row][0]
                     lines += [f"if memcmp(&{r[0]}{r[1]}, {tx.check_name(f.row)}_p, 64) != 0:",
@@ -1409,6 +1448,26 @@ def _move_calls(tx: Translation, f: OpFacts, t: _TxText) -> list[str]:
         row_n.constants = {**t.constants, m.choice: tx.choice_name(load, n) + "_p"}
         calls += [test] + _indent(_p_ivp(f.op, row_n), 4)
     return ["if Q7_BYTE_MOVES:"] + _indent(moves, 4) + ["else:"] + _indent(calls, 4)
+
+
+def _predicate_calls(tx: Translation, f: OpFacts, t: _TxText) -> list[str]:
+    """An IVP op reading choice predicates of one choice register (:attr:`Translation.choice_predicates`): the op
+    once per row of that register, under a test of the row its load found, each reading the predicates as that
+    row's constants; nothing (the op as it is) for any other op."""
+    preds = {("vb", f.values[k]) for k, o in enumerate(f.op.operands) if o.kind == T.VBOOL and o.role == T.SRC} \
+        & set(tx.choice_predicates)
+    regs = {tx.choice_predicates[r][0] for r in preds}
+    if not f.ivp or len(regs) != 1:
+        return []
+    choice = regs.pop()
+    rows = len(tx.choice_predicates[next(iter(preds))][1])
+    out: list[str] = []
+    for n in range(rows):
+        out.append(f"{'if' if n == 0 else 'elif'} choice_{choice[0]}{choice[1]} == {n}:" if n < rows - 1 else "else:")
+        row_n = copy.copy(t)
+        row_n.known = {**t.known, **{r: tx.choice_predicates[r][1][n] for r in preds}}
+        out += _indent(_p_ivp(f.op, row_n), 4)
+    return out
 
 
 def _move_function(name: str, moves: Sequence[Move], sources: int) -> str:

@@ -3700,6 +3700,32 @@ cdef extern from *:
 
 cdef extern from *:
     """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_row18_c0 = {{
+        0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00,
+        0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00,
+        0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00,
+        0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00
+    }};
+    """
+    # row 0 row 18's load of v17 may find (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_row18_c0_p "((void *)&q7k_tx_quantize_mx_0_row18_c0)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_quantize_mx_0_row18_c1 = {{
+        0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01,
+        0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01,
+        0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01,
+        0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x01
+    }};
+    """
+    # row 1 row 18's load of v17 may find (docs/asm.md §9)
+    void* q7k_tx_quantize_mx_0_row18_c1_p "((void *)&q7k_tx_quantize_mx_0_row18_c1)"
+
+
+cdef extern from *:
+    """
     static inline void q7m_tx_quantize_mx_0_row45_m0(void *o, const void *s0, const void *s1) {
         uint8_t t[64];
         const uint8_t *b0 = (const uint8_t *)s0;
@@ -3823,6 +3849,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
     cdef vbool_t dead_vb
     cdef pr_t pr2, pr8, pr9, pr10, pr11
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15
+    cdef int choice_v17 = 0     # which row each choice register holds
     # the region an access found (hit<row>: a repeated access's, kept)
     cdef RegionHit hit_once, hit38, hit65, hit67, hit78, hit140
     cdef int var = imm[0]     # the variant (Family)
@@ -4034,6 +4061,12 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 return r
             else:
                 P.lv2nx8_i(&v17, p, off)
+            if memcmp(&v17, q7k_tx_quantize_mx_0_row18_c0_p, 64) == 0:
+                choice_v17 = 0
+            elif memcmp(&v17, q7k_tx_quantize_mx_0_row18_c1_p, 64) == 0:
+                choice_v17 = 1
+            else:
+                return ERR_FALLBACK
             r = mem_once(m, &hit_once, a8 + <uint32_t>1088, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
                 return r
@@ -4118,13 +4151,22 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             if k + 5 >= max_steps:
                 return ERR_FALLBACK
             # bundle 24: { ivp_labvdcmprs2nx8_xp v25, vb9, a12, a13 }
-            n = <Py_ssize_t><int32_t>a13
-            r = mem_hit(m, &hit38, a12, TOUCH_N, n, 1, 0, &p, &off)
-            if r < 0:
-                return r
+            if choice_v17 == 0:
+                n = <Py_ssize_t><int32_t>a13
+                r = mem_hit(m, &hit38, a12, TOUCH_N, n, 1, 0, &p, &off)
+                if r < 0:
+                    return r
+                else:
+                    P.labvdcmprs2nx8_xp(&v25, <vbool_t>0x3333333333333333, p, &off, n)
+                    a12 = hit38.base + <uint32_t>off
             else:
-                P.labvdcmprs2nx8_xp(&v25, vb9, p, &off, n)
-                a12 = hit38.base + <uint32_t>off
+                n = <Py_ssize_t><int32_t>a13
+                r = mem_hit(m, &hit38, a12, TOUCH_N, n, 1, 0, &p, &off)
+                if r < 0:
+                    return r
+                else:
+                    P.labvdcmprs2nx8_xp(&v25, <vbool_t>0xcccccccccccccccc, p, &off, n)
+                    a12 = hit38.base + <uint32_t>off
             if (1 << var) & 0xff:
                 # bundle 25, variants 0, 1, 2, 3, 4, 5, 6, 7: { ivp_cvtf32nxf16_0 v25, v25 }
                 P.cvtf32nxf16_0(&v25, &v25)
@@ -4248,13 +4290,22 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             if k + 36 >= max_steps:
                 return ERR_FALLBACK
             # bundle 54: { ivp_labvdcmprs2nx8_xp v14, vb9, a12, a13 ; add a11, a11, a3 }
-            n = <Py_ssize_t><int32_t>a13
-            r = mem_hit(m, &hit78, a12, TOUCH_N, n, 1, 0, &p, &off)
-            if r < 0:
-                return r
+            if choice_v17 == 0:
+                n = <Py_ssize_t><int32_t>a13
+                r = mem_hit(m, &hit78, a12, TOUCH_N, n, 1, 0, &p, &off)
+                if r < 0:
+                    return r
+                else:
+                    P.labvdcmprs2nx8_xp(&v14, <vbool_t>0x3333333333333333, p, &off, n)
+                    a12 = hit78.base + <uint32_t>off
             else:
-                P.labvdcmprs2nx8_xp(&v14, vb9, p, &off, n)
-                a12 = hit78.base + <uint32_t>off
+                n = <Py_ssize_t><int32_t>a13
+                r = mem_hit(m, &hit78, a12, TOUCH_N, n, 1, 0, &p, &off)
+                if r < 0:
+                    return r
+                else:
+                    P.labvdcmprs2nx8_xp(&v14, <vbool_t>0xcccccccccccccccc, p, &off, n)
+                    a12 = hit78.base + <uint32_t>off
             a11 = X.xt_add(a11, a3)
             if (1 << var) & 0xff:
                 # bundle 55, variants 0, 1, 2, 3, 4, 5, 6, 7: { ivp_cvtf32nxf16_0 v14, v14 }
