@@ -95,6 +95,23 @@ def test_lav2nx8_xp_tails():
     assert off == 64
 
 
+def test_every_tail_length_and_place():
+    # every n from -2 to 70 at offsets whose tail ends at the buffer's end, mid-buffer and at the start (the SIMD
+    # bodies build a partial 16-byte quarter from the 16 bytes that end at the tail: q7_load_prefix); the bytes a
+    # load gives, against the rule: the first c = min(max(n, 0), 64) bytes from off, zero above
+    buf = np.arange(7, 7 + 300, dtype=np.int64).astype(np.uint8)
+    for n in range(-2, 71):
+        c = min(max(n, 0), 64)
+        for off in (0, 1, 17, 100, len(buf) - c):
+            want = np.zeros(64, np.uint8)
+            want[:c] = buf[off:off + c]
+            vt, new = ivp.lav2nx8_xp(buf, off, n)
+            eq(vt, want)
+            assert new == off + c
+            vt, _ = ivp.labvdcmprs2nx8_xp(buf, np.ones(64, np.bool_), off, n)     # all true: R itself
+            eq(vt, want)
+
+
 def test_lav2nx8_xp_only_touches_n_bytes():
     small = np.arange(70, dtype=np.uint8)
     vt, off = ivp.lav2nx8_xp(small, 60, 10)   # bytes 60..69: the last byte of the buffer
