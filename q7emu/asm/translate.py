@@ -344,6 +344,15 @@ _CELL_TYPE = {16: "wcells16_t", 32: "wcells32_t"}
 _PACK16_MAX_SHIFT = 32
 
 
+def _writers(facts: Iterable[OpFacts]) -> dict[Reg, list[OpFacts]]:
+    """Each register some op of ``facts`` writes, with those ops in order."""
+    out: dict[Reg, list[OpFacts]] = {}
+    for f in facts:
+        for r in f.writes:
+            out.setdefault(r, []).append(f)
+    return out
+
+
 def demanded_bits(facts: Sequence[OpFacts], live_at_entry: Iterable[Reg],
                   constants: dict[tuple[int, int], int], ranges: dict[int, Range] | None = None) -> dict[Reg, int]:
     """For each accumulator whose lanes may be kept modulo 2^k: the k its readers need (the highest lane bit any of
@@ -355,6 +364,7 @@ def demanded_bits(facts: Sequence[OpFacts], live_at_entry: Iterable[Reg],
     and k is at least the signed width of their union (:func:`signed_bits`). And it is not live at the entry (not
     carried in from, nor back to, the register file). Others are absent."""
     live = set(live_at_entry)
+    ranges = ranges or {}
     users: dict[Reg, list[OpFacts]] = {}
     for f in facts:
         for r in {*f.reads, *f.writes}:
@@ -370,9 +380,9 @@ def demanded_bits(facts: Sequence[OpFacts], live_at_entry: Iterable[Reg],
                 continue
             if f.op.narrows == T.WHOLE_LANE:
                 rows = [w.row for w in ops if reg in w.writes]
-                if not rows or any(r not in (ranges or {}) for r in rows):
+                if not rows or any(r not in ranges for r in rows):
                     break
-                written = [(ranges or {})[r] for r in rows]
+                written = [ranges[r] for r in rows]
                 top = max(top, signed_bits((min(lo for lo, _ in written), max(hi for _, hi in written))))
                 continue
             slot = next((k for k, o in enumerate(f.op.operands) if o.kind == T.IMM), None)
@@ -442,7 +452,8 @@ def byte_bounds(reg: Reg, constants: dict[Reg, bytes], choices: dict[Reg, tuple[
     the translation runs: one value where it is a known value (``constants``, whose loads the translation checks);
     the rows' bytes where it is a choice (``choices``: only those whose loads are checked); where every op whose
     write the read may see (``writers``, :func:`reaching_writers`) runs as byte moves (``moves``), what their maps
-    give that byte (a constant; a copy of a known value's byte; any byte); else 0 .. 255."""
+    give that byte (a constant, or a copy of a data byte: any); else 0 .. 255. (A map copies only data sources:
+    :func:`move_plans` takes every known vec source as fixed, so its bytes are the map's constants.)"""
     if reg in constants:
         return [(b, b) for b in constants[reg]]
     if reg in choices:
@@ -454,16 +465,9 @@ def byte_bounds(reg: Reg, constants: dict[Reg, bytes], choices: dict[Reg, tuple[
     for i in range(64):
         values: list[int] = []
         for w in writers:
-            m = moves[w.row]
-            for mp in m.maps:
+            for mp in moves[w.row].maps:
                 j, b = mp[i]
-                source = ("v", w.values[m.sources[j]]) if j >= 0 else None
-                if source is None:
-                    values.append(b)
-                elif source in constants:
-                    values.append(constants[source][b])
-                else:
-                    values += [0, 255]
+                values += [b] if j < 0 else [0, 255]
         out.append((min(values), max(values)))
     return out
 
@@ -524,11 +528,7 @@ def known_predicates(facts: Sequence[OpFacts], live_at_entry: Iterable[Reg]) -> 
     the lanes), that some op reads, and that is not live at the entry (``live_at_entry``: every path from the entry to
     a read passes that op first, also across calls when the register file carries). Others are absent."""
     live = set(live_at_entry)
-    writers: dict[Reg, list[OpFacts]] = {}
-    for f in facts:
-        for r in f.writes:
-            if r[0] == "vb":
-                writers.setdefault(r, []).append(f)
+    writers = {r: ws for r, ws in _writers(facts).items() if r[0] == "vb"}
     read = {r for f in facts for r in f.reads}
     out: dict[Reg, int] = {}
     for reg, ops in sorted(writers.items()):
@@ -654,11 +654,7 @@ def known_values(fam: Family, programs: Sequence[Program], live_at_entry: Iterab
     :data:`MAX_CHOICES` different rows into them (a layout's index row), with those rows in order of first
     appearance."""
     live = set(live_at_entry)
-    writers: dict[Reg, list[OpFacts]] = {}
-    for f in fam.facts:
-        for r in f.writes:
-            writers.setdefault(r, []).append(f)
-    cands = {r: w[0] for r, w in writers.items()
+    cands = {r: w[0] for r, w in _writers(fam.facts).items()
              if r[0] in KNOWN_FILES and len(w) == 1 and r not in live}
     seen, loaded, needs, choices = _agreed(fam, programs, cands)
     # a value an op computes is the family's only when its inputs are: other bytes in a row are caught at the row's
@@ -746,12 +742,8 @@ def choice_predicates(fam: Family, programs: Sequence[Program], live_at_entry: I
     family the entry prefix leaves the register with a value (:func:`prefix_values`) that the row its choice register
     holds there decides. Register -> (the choice register, the value for each of its rows, in the rows' order)."""
     live = set(live_at_entry)
-    writers: dict[Reg, list[OpFacts]] = {}
-    for f in fam.facts:
-        for r in f.writes:
-            writers.setdefault(r, []).append(f)
     cands: dict[Reg, Reg] = {}
-    for r, ws in sorted(writers.items()):
+    for r, ws in sorted(_writers(fam.facts).items()):
         if r[0] != "vb" or len(ws) != 1 or r in live or r in values or not ws[0].ivp or ws[0].accesses_memory:
             continue
         chosen = {x for x in ws[0].reads if x in choices}
