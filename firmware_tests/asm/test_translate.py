@@ -543,6 +543,196 @@ def test_a_range_too_narrow_is_caught():
     assert checked > 0 and outside and all(v % (1 << 23) == 0 and 0 < v <= 255 << 23 for v in outside)
 
 
+# ------------------------------------------------------------------------------------------------ lookup chunks
+_CHUNKED_PROGRAM = r"""
+    .data
+    .align 64
+    k32:
+      .rept 32
+      .half 32
+      .endr
+    k1000:
+      .rept 32
+      .half 0x1000
+      .endr
+    table:                                      # a pool whose four chunks agree: lane j holds 7 * (j & 15)
+      .for lane, 0, 32
+      .half 7 * (\lane & 15)
+      .endr
+    .text
+      const16 a8, hi16(k32)
+      const16 a8, lo16(k32)
+      { ivp_lv2nx8_i v6, a8, 0 ; ivp_lv2nx8_i v11, a8, 64 }
+      { ivp_lv2nx8_i v14, a8, 128 }
+      { ivp_lv2nx8_i v17, a2, 0 ; ivp_lv2nx8_i v18, a2, 64 }      # the data: the codes' bytes ...
+      { ivp_lv2nx8_i v9, a2, 128 ; ivp_lv2nx8_i v10, a2, 192 }    # ... and a pool
+      { ivp_sel2nx8i_s4 v21, v17, v18, UNPACK }
+      { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }   # c << 8 ; c + 32
+      { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
+      { ivp_addnx16 v26, v26, v11 }                             # c << 8 | c, + 0x1000
+      { ivp_dselnx16 v24, v23, v10, v9, v26 }
+      { ivp_dselnx16 v20, v19, v14, v14, v17 }                  # the agreeing pool, a data selector
+      { ivp_dselnx16 v16, v15, v10, v9, v17 }                   # the data pool, a data selector
+      { ivp_sv2nx8_ip v25, a3, 64 }
+      { ivp_sv2nx8_ip v24, a3, 64 }
+      { ivp_sv2nx8_ip v23, a3, 64 }
+      { ivp_sv2nx8_ip v20, a3, 64 }
+      { ivp_sv2nx8_ip v19, a3, 64 }
+      { ivp_sv2nx8_ip v16, a3, 64 }
+      { ivp_sv2nx8_ip v15, a3, 64 }
+      retw
+"""
+
+
+def _chunked(unpack: int) -> tuple[Program, list[TX.OpFacts], TX.Translation]:
+    prog = assemble(_CHUNKED_PROGRAM.replace("UNPACK", str(unpack)))
+    return prog, TX.op_facts(prog), TX.plan("t", [prog])
+
+
+def test_lane_sets_widen_to_every_combination():
+    s = TX.LaneSet(1, frozenset({1, 2}))
+    assert s.widened(1) == s
+    assert s.widened(2) == TX.LaneSet(2, frozenset({0x0101, 0x0201, 0x0102, 0x0202}))
+    assert s.widened(4) is not None and len(s.widened(4).values) == 16
+    assert TX.LaneSet(1, frozenset(range(65))).widened(2) is None        # 65^2 > MAX_LANE_VALUES
+
+
+def test_lane_values_follow_the_selector_chain():
+    prog, facts, tx = _chunked(0)
+    values = TX.LaneValues(TX.flow(prog, facts), tx.constants, {(f.row, k): frozenset({f.values[k]})
+                                                                 for f in facts for k in f.imm_slots})
+    sel, dsel = (next(f for f in facts if f.op.mnemonic == m) for m in ("selnx16", "dselnx16"))
+    # the unpacked codes (zero-extended nibbles, each lane one source byte's): 0..15; + 32 by the known row
+    assert values.at(sel, ("v", 21)) == TX.LaneSet(2, frozenset(range(16)))
+    assert values.at(sel, ("v", 27)) == TX.LaneSet(2, frozenset(range(32, 48)))
+    # c << 8 | c' (the or's two sources taken as independent), + 0x1000: low byte 0..15, high byte 16..31
+    assert values.at(dsel, ("v", 26)) == TX.LaneSet(2, frozenset(a | (b + 16) << 8 for a in range(16)
+                                                                 for b in range(16)))
+    assert values.at(dsel, ("v", 6)) == bytes(prog.data[0:64])            # a known value: its bytes
+    assert values.at(dsel, ("v", 17)) is None                             # the data: anything
+
+
+def test_lane_values_give_up_past_their_bound_and_around_a_loop():
+    prog = assemble("""
+        .data
+        .align 64
+        one:
+          .rept 32
+          .half 1
+          .endr
+        .text
+          const16 a8, hi16(one)
+          const16 a8, lo16(one)
+          { ivp_lv2nx8_i v6, a8, 0 }
+          { ivp_lv2nx8_i v17, a2, 0 }
+          { ivp_sel2nx8i_s4 v21, v17, v17, 0 }
+          { ivp_sllinx16 v22, v21, 4 }
+          { ivp_or2nx8 v22, v22, v21 }                  # 256 values
+          { ivp_addnx16 v23, v22, v22 }                 # 256 x 256 combinations: past the bound
+          movi a9, 4
+          movi a10, 0
+          loopnez a9, .Lend
+          { ivp_addnx16 v21, v21, v6 }                  # fed back by the loop: anything
+        .Lend:
+          { ivp_addnx16 v24, v21, v6 }
+          { ivp_sv2nx8_ip v23, a3, 64 }
+          { ivp_sv2nx8_ip v24, a3, 64 }
+          retw
+    """)
+    facts = TX.op_facts(prog)
+    tx = TX.plan("t", [prog])
+    values = TX.LaneValues(TX.flow(prog, facts), tx.constants, {(f.row, k): frozenset({f.values[k]})
+                                                                 for f in facts for k in f.imm_slots})
+    adds = [f for f in facts if f.op.mnemonic == "addnx16"]
+    assert len(values.at(adds[0], ("v", 22)).values) == 256
+    assert values.at(adds[2], ("v", 23)) is None
+    assert values.at(adds[2], ("v", 21)) is None
+
+
+def test_lookup_chunks_on_a_small_program():
+    prog, facts, tx = _chunked(0)
+    rows = {f.row: (f.op.mnemonic, f.values[0]) for f in facts}
+    # zero-extended codes: the sign lookup reads chunk 2, the codebook's even lanes chunk 0, odd lanes chunk 1; the
+    # agreeing known pool any index (chunk 0); the data pool with a data selector none
+    assert {rows[r]: c for r, c in tx.chunks.items()} == {("selnx16", 25): (2,), ("dselnx16", 24): (0, 1),
+                                                          ("dselnx16", 20): (0, 0)}
+    assert "P.selnx16_chunk(" in TX.render(tx, prog) and "P.dselnx16_chunk(" in tx.text
+    # sign-extended codes (-8 .. 7) straddle chunks: only the agreeing pool's lookup keeps its chunk form
+    _, _, signed = _chunked(16)
+    assert {rows[r]: c for r, c in signed.chunks.items()} == {("dselnx16", 20): (0, 0)}
+
+
+def test_the_mx_lookups_read_one_chunk():
+    tx = TX.plan("t", MX)
+    fam = TX.family(MX)
+    got = sorted((fam.facts[r].op.mnemonic, c) for r, c in tx.chunks.items())
+    assert got == [("dselnx16", (0, 1))] * 4 + [("selnx16", (2,))] * 4      # two halves, the pairs' and the odd block's
+
+
+def _chunk_reads(program: Program, kernel: str, tx: TX.Translation, fam: TX.Family) -> tuple[int, int]:
+    """In an interpreted run with a trace, the indexes each lookup with planned chunks reads: (indexes checked, those
+    whose pool lane differs from the one at its place in the planned chunk)."""
+    t = _traced(program, kernel, 7)
+    sites = {}
+    for row, chunks in tx.chunks.items():
+        f = fam.facts[row]
+        # the trace lists a merge's old outputs with the sources
+        sites[(f.op.mnemonic, tuple(f.values[k] for k, o in enumerate(f.op.operands) if o.role != "dst"))] = \
+            (chunks, {o.name: f.values[k] for k, o in enumerate(f.op.operands)})
+    checked = wrong = 0
+    for i in range(len(t)):
+        op = t[i]
+        site = sites.get((op.op, tuple(o.reg for o in op.operands if o.role_name == "src")))
+        if site is None:
+            continue
+        chunks, reg = site
+        data = {o.reg: bytes(o.data) for o in op.operands if o.role_name == "src"}     # by register number
+        pool = np.frombuffer(data[reg["lo"]] + data[reg["hi"]], np.uint16)
+        sel = data[reg["sel"]]
+        for byte, c in enumerate(chunks):
+            for lane in range(32):
+                j = sel[2 * lane + byte] & 0x3F
+                checked += 1
+                wrong += int(pool[j] != pool[16 * c + (j & 15)])
+    return checked, wrong
+
+
+def test_planned_chunks_hold_at_every_execution():
+    """Every index each lookup with planned chunks (docs/asm.md §9, lookup chunks) reads, in an interpreted run of
+    each MX configuration (planned with its whole family), reads the lane at its place in the planned chunk."""
+    tx = TX.plan("t", MX)
+    fam = TX.family(MX)
+    for program in MX:
+        checked, wrong = _chunk_reads(program, "proc_4bit_mx_8", tx, fam)
+        assert checked > 0 and wrong == 0, program.name
+
+
+G0 = [p for k, p in CONFIGS if k == "proc_4bit_non_mx" and "nf4" not in p.name]
+
+
+def test_the_group0_lookup_reads_its_repeated_table_as_one_chunk():
+    """Group 0's X table (E2M1 or INT4 by the row its load finds: a choice) repeats every 16 lanes, so its lookup
+    of any index reads the lane at its place in chunk 0 -- in both rows, whose load the translation then checks."""
+    tx = TX.plan("t", G0)
+    fam = TX.family(G0)
+    assert [(fam.facts[r].op.mnemonic, c) for r, c in tx.chunks.items()] == [("dselnx16t", (0, 0))]
+    assert ("v", 14) in {reg for reg, _ in tx.choices.values()}
+    for program in G0:
+        checked, wrong = _chunk_reads(program, "proc_4bit_non_mx", tx, fam)
+        assert checked > 0 and wrong == 0, program.name
+
+
+def test_a_wrong_chunk_is_caught():
+    """The check above fails when the chunks are wrong: the MX lookups' chunks swapped (the codebook's odd and even
+    lanes, the sign lookup's chunk 2 taken as 3)."""
+    tx = TX.plan("t", MX)
+    fam = TX.family(MX)
+    wrong_chunks = dataclasses.replace(tx, chunks={row: (c[1], c[0]) if len(c) == 2 else (3,)
+                                                   for row, c in tx.chunks.items()})
+    checked, wrong = _chunk_reads(MX[0], "proc_4bit_mx_8", wrong_chunks, fam)
+    assert checked > 0 and wrong > checked // 2
+
+
 # ------------------------------------------------------------------------------------------------ the region cache
 def test_only_a_loops_accesses_get_a_region_cache():
     prog = assemble("""

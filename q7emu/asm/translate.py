@@ -21,6 +21,10 @@ one Cython function in which
   of its 48-bit lanes to cells of that width (:func:`narrowing`; the same primitives' calls on a narrower local),
   or reads whole lanes whose values, by their value ranges (:func:`value_ranges`: the products of operand lanes
   bounded by the constant tables, the known values and the byte-move maps), fit that width as signed numbers.
+* lookup chunks (:func:`lookup_chunks`): a 16-bit lookup whose every index lies in one 16-entry chunk of its pool
+  (by its selector's lane value sets, :class:`LaneValues`: what the primitives of the ops feeding it give on the
+  values their sources may hold), or reads a lane equal to the one at its place in that chunk, runs as its chunk form
+  (one byte shuffle per 16 lanes at AVX2 instead of four and three blends).
 * known predicates (:func:`known_predicates`): a vbool register that one op alone writes, an integer compare of a
   register with itself (the op table's ``equal_sources``: x == x is all-true, x < x all-false), and that is not
   live at the entry holds that constant at every read; the ops reading it take the constant, and the C compiler
@@ -59,6 +63,7 @@ from __future__ import annotations
 import copy
 import difflib
 import hashlib
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -76,7 +81,8 @@ from q7emu.primitives.gen_wrappers import OpText, _p_ivp, _p_scalar, wrapper_nam
 
 __all__ = ["Reg", "OpFacts", "Shape", "TranslateError", "op_facts", "shape_key", "Family", "family", "liveness",
            "dead_ops", "demanded_bits", "narrowing", "CELL_WIDTHS", "Range", "signed_bits", "reaching_writers",
-           "byte_bounds", "lane_range", "value_ranges", "choice_predicates", "known_predicates", "whole_writes",
+           "byte_bounds", "lane_range", "value_ranges", "MAX_LANE_VALUES", "LaneSet", "LaneValues", "lookup_chunks",
+           "choice_predicates", "known_predicates", "whole_writes",
            "lane_masks", "Translation", "plan", "render", "match", "translation_of"]
 
 #: a register: (file, number); the files as q7emu.primitives.asm_syntax.REGISTER_FILES names them
@@ -514,6 +520,206 @@ def value_ranges(shape: Shape, constants: dict[Reg, bytes], choices: dict[Reg, t
                 corners = [a * b for a in ranges[0] for b in ranges[1]]
                 out[f.row] = (min(corners), max(corners))
     return dict(sorted(out.items()))
+
+
+# ------------------------------------------------------------------------------------------------ lane value sets
+#: the most values a lane value set holds, and the most combinations of its sources' values an op is run on
+MAX_LANE_VALUES = 4096
+
+
+@dataclass(frozen=True)
+class LaneSet:
+    """The values every lane of a vec register may hold at a read (docs/asm.md §9, lane value sets): lanes of
+    ``width`` bytes (1, 2, 4), each one of ``values`` (unsigned, little-endian)."""
+
+    width: int
+    values: frozenset[int]
+
+    def widened(self, width: int) -> LaneSet | None:
+        """The set in lanes of ``width`` bytes (a multiple of :attr:`width`): every combination of the narrower
+        lanes a wide lane holds; None where that is more than :data:`MAX_LANE_VALUES` values."""
+        k = width // self.width
+        if len(self.values) ** k > MAX_LANE_VALUES:
+            return None
+        out = {0}
+        for j in range(k):
+            out = {v | x << (8 * self.width * j) for v in out for x in self.values}
+        return LaneSet(width, frozenset(out))
+
+
+def _lanes_of(data: bytes, width: int) -> set[int]:
+    return {int.from_bytes(data[i:i + width], "little") for i in range(0, 64, width)}
+
+
+def _run_op(op: T.Op, vecs: dict[int, bytes], imms: dict[int, int]) -> bytes:
+    """The op's primitive (its wrapper) on vec sources (operand slot -> 64 bytes) and immediates; its one vec
+    output's 64 bytes."""
+    from q7emu.primitives import _ivp
+    fn = getattr(_ivp, wrapper_name(op))
+    args = [imms[k] if o.kind == T.IMM else np.frombuffer(vecs[k], np.dtype(o.dtype)).copy()
+            for o in op.args for k in [op.operands.index(o)]]
+    return np.asarray(fn(*args)).tobytes()
+
+
+class LaneValues:
+    """Lane value sets (docs/asm.md §9): the values the lanes of a vec register may hold where an op reads it, from
+    what the translation checks -- a known value's bytes (``constants``), the values each immediate takes in the
+    family's programs (``imm_values``: (row, operand slot) -> its values; one where it is a constant) -- through the
+    ops that keep the lanes small: an op whose every lane is a function of one source byte (optable.Op.one_byte_lanes:
+    the values it gives on sources filled with each byte value) and a lane-wise op (optable.Op.lanewise: its primitive
+    run on every combination of its sources' values, one in every lane). A register some write of which is none of
+    these, or that a call's entry value may reach (:func:`reaching_writers`, per variant of a family of
+    ``variants``), or that a loop feeds back into its own writer, may hold anything. The primitives are the only
+    statement of the ops here."""
+
+    def __init__(self, shape: Shape, constants: dict[Reg, bytes], imm_values: dict[tuple[int, int], frozenset[int]],
+                 variants: int = 1) -> None:
+        self.shape = shape
+        self.constants = constants
+        self.imm_values = imm_values
+        self.variants = variants
+        self._written: dict[tuple[int, Reg], LaneSet | None] = {}
+
+    def at(self, read: OpFacts, reg: Reg) -> LaneSet | bytes | None:
+        """What vec register ``reg`` holds where ``read`` reads it: its 64 bytes where it is a known value, else a
+        :class:`LaneSet`, or None (anything)."""
+        if reg in self.constants:
+            return self.constants[reg]
+        writers = reaching_writers(self.shape, read, reg, self.variants)
+        if not writers:
+            return None
+        sets = [self.written(w, reg) for w in writers]
+        if any(x is None for x in sets):
+            return None
+        width = max(x.width for x in sets if x is not None)
+        wide = [x.widened(width) for x in sets if x is not None]
+        if any(x is None for x in wide):
+            return None
+        union = frozenset().union(*(x.values for x in wide if x is not None))
+        return LaneSet(width, union) if len(union) <= MAX_LANE_VALUES else None
+
+    def written(self, w: OpFacts, reg: Reg) -> LaneSet | None:
+        """The values of the lanes op ``w`` writes into ``reg`` (None: anything)."""
+        key = (w.row, reg)
+        if key not in self._written:
+            self._written[key] = None           # a loop back into this write: anything
+            self._written[key] = self._evaluate(w)
+        return self._written[key]
+
+    def _evaluate(self, w: OpFacts) -> LaneSet | None:
+        op = w.op
+        if not w.ivp or not (op.lanewise or op.one_byte_lanes) or w.accesses_memory:
+            return None
+        slots = [k for k, o in enumerate(op.operands) if o.kind == T.IMM]
+        if any((w.row, k) not in self.imm_values for k in slots):
+            return None
+        sources = [k for k, o in enumerate(op.operands) if o.kind == T.VEC and o.role == T.SRC]
+        found: list[LaneSet] = []
+        for chosen in itertools.product(*(sorted(self.imm_values[w.row, k]) for k in slots)):   # each program's
+            imms = dict(zip(slots, chosen))
+            got = self._one_byte(op, sources, imms) if op.one_byte_lanes else self._lanewise(w, sources, imms)
+            if got is None:
+                return None
+            found.append(got)
+        out = frozenset().union(*(x.values for x in found))     # one width: the sources' decide it, not the imms
+        return LaneSet(found[0].width, out) if len(out) <= MAX_LANE_VALUES else None
+
+    @staticmethod
+    def _one_byte(op: T.Op, sources: list[int], imms: dict[int, int]) -> LaneSet:
+        out: set[int] = set()
+        for b in range(256):
+            out |= _lanes_of(_run_op(op, {k: bytes([b]) * 64 for k in sources}, imms), op.one_byte_lanes)
+        return LaneSet(op.one_byte_lanes, frozenset(out))
+
+    def _lanewise(self, w: OpFacts, sources: list[int], imms: dict[int, int]) -> LaneSet | None:
+        op = w.op
+        out: set[int] = set()
+        known: dict[int, bytes] = {}
+        sets: dict[int, LaneSet] = {}
+        for k in sources:
+            x = self.at(w, ("v", w.values[k]))
+            if x is None:
+                return None
+            if isinstance(x, bytes):
+                known[k] = x
+            else:
+                sets[k] = x
+        width = max([op.lanewise] + [x.width for x in sets.values()])
+        wide: dict[int, LaneSet] = {}
+        for k, x in sets.items():
+            y = x.widened(width)
+            if y is None:
+                return None
+            wide[k] = y
+        if int(np.prod([len(x.values) for x in wide.values()], dtype=np.float64)) > MAX_LANE_VALUES:
+            return None
+        for combo in itertools.product(*(sorted(x.values) for x in wide.values())):
+            filled = {k: v.to_bytes(width, "little") * (64 // width) for k, v in zip(wide, combo)}
+            out |= _lanes_of(_run_op(op, {**known, **filled}, imms), width)
+            if len(out) > MAX_LANE_VALUES:
+                return None
+        return LaneSet(width, frozenset(out))
+
+
+def _indexes(sel: LaneSet | bytes | None, byte: int) -> set[int]:
+    """The indexes (bits 0..5) byte ``byte`` (0, 1) of a selector's 16-bit lanes may hold."""
+    if sel is None:
+        return set(range(64))
+    if isinstance(sel, bytes):
+        return {sel[i + byte] & 0x3F for i in range(0, 64, 2)}
+    lanes = sel.widened(2) if sel.width == 1 else sel
+    if lanes is None:
+        return set(range(64))
+    halves = {v >> (16 * j) & 0xFFFF for v in lanes.values for j in range(lanes.width // 2)}
+    return {v >> (8 * byte) & 0x3F for v in halves}
+
+
+def _pools(lo: Reg, hi: Reg, constants: dict[Reg, bytes], choices: dict[Reg, tuple[bytes, ...]]
+           ) -> list[npt.NDArray[np.uint16]]:
+    """Every pool lo || hi a lookup may read, as 64 16-bit lanes: from known values and choices' rows (one register
+    as both halves holds one row in both); none where a half is neither."""
+    rows = [[constants[r]] if r in constants else list(choices.get(r, ())) for r in (lo, hi)]
+    pairs = [(x, x) for x in rows[0]] if lo == hi else list(itertools.product(*rows))
+    return [np.frombuffer(a + b, np.uint16) for a, b in pairs]
+
+
+def lookup_chunks(shape: Shape, facts: Sequence[OpFacts], constants: dict[Reg, bytes],
+                  imm_values: dict[tuple[int, int], frozenset[int]], dropped: Iterable[int] = (), variants: int = 1,
+                  choices: dict[Reg, tuple[bytes, ...]] | None = None
+                  ) -> tuple[dict[int, tuple[int, ...]], set[Reg]]:
+    """Lookup chunks (docs/asm.md §9): each 16-bit lookup with a chunk form (optable.Op.chunk_form) that liveness
+    keeps and whose every output reads one 16-entry chunk of its pool (family row -> the chunk of each output: even
+    then odd for a dual select): by the indexes its selector's lane value sets (:class:`LaneValues`) allow, all in
+    one chunk c, or each reading a lane equal to the one at its place in chunk c in every pool it may have -- its
+    known values (``constants``) or the rows of a choice (``choices``) (``imm_values``: as :class:`LaneValues`
+    takes them). And the choice registers whose rows some chunk rests on (the caller compares their loads with
+    them)."""
+    gone = set(dropped)
+    values = LaneValues(shape, constants, imm_values, variants)
+    out: dict[int, tuple[int, ...]] = {}
+    relied: set[Reg] = set()
+    for f in facts:
+        if f.row in gone or not f.op.chunk_form:
+            continue
+        regs = {o.name: ("v", f.values[k]) for k, o in enumerate(f.op.operands) if o.kind == T.VEC}
+        pools = _pools(regs["lo"], regs["hi"], constants, choices or {})
+        sel = values.at(f, regs["sel"])
+        found: list[int] = []
+        by_pool = False
+        for byte in range(sum(1 for o in f.op.operands if o.kind == T.VEC and o.role != T.SRC)):
+            idx = _indexes(sel, byte)
+            c = next((c for c in range(4) if all(i >> 4 == c for i in idx)), None)
+            if c is None and pools:
+                by_pool = True
+                c = next((c for c in range(4) if all(p[i] == p[16 * c + (i & 15)] for i in idx for p in pools)), None)
+            if c is None:
+                break
+            found.append(c)
+        else:
+            out[f.row] = tuple(found)
+            if by_pool:
+                relied |= {regs[h] for h in ("lo", "hi") if regs[h] not in constants}
+    return out, relied
 
 
 # ------------------------------------------------------------------------------------------------ known predicates
@@ -1098,7 +1304,8 @@ class Translation:
     ``ranges``: the range of the lanes of each op that bounds them (family row -> :data:`Range`, :func:`value_ranges`),
     which a WHOLE_LANE pack's narrowing rests on; ``choice_predicates``: the vbool registers whose value the row a
     choice register holds decides (register -> the choice register, the value per row, :func:`choice_predicates`),
-    whose readers take that value as a constant, one call per row."""
+    whose readers take that value as a constant, one call per row; ``chunks``: the lookups run as their chunk forms
+    (family row -> the chunk of each output, :func:`lookup_chunks`)."""
 
     name: str
     keys: list[str]
@@ -1118,6 +1325,7 @@ class Translation:
     moves: dict[int, Moves] = field(default_factory=dict)
     ranges: dict[int, Range] = field(default_factory=dict)
     choice_predicates: dict[Reg, tuple[Reg, tuple[int, ...]]] = field(default_factory=dict)
+    chunks: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     def choice_name(self, row: int, n: int) -> str:
         """The C name of the ``n``-th row the load of family row ``row`` may find (:attr:`choices`)."""
@@ -1168,6 +1376,7 @@ class _TxText(OpText):
         self.dead = dead
         self.here = str(pc)
         self.cached = cached
+        self.chunks: tuple[int, ...] = ()     # a lookup's chunks (lookup_chunks): its chunk form is issued
 
     def locate(self, addr: str, touch: str, need: str, align: int, write: int) -> str:
         # a repeated access tries the region it found last (mem_hit); one that runs once a call goes out of line
@@ -1206,6 +1415,8 @@ class _TxText(OpText):
         return "&" + name
 
     def issue(self, op: T.Op, args: list[str]) -> str:
+        if self.chunks:
+            return f"P.{op.mnemonic}_chunk({', '.join(args + [str(c) for c in self.chunks])})"
         return f"P.{op.mnemonic}({', '.join(args)})"
 
     def fail(self, code: str) -> str:
@@ -1223,10 +1434,12 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     of = [(variant[shape_key(p)], p.decoded.insns) for p in programs]
     const: list[tuple[int, int, int]] = []
     runtime: list[tuple[int, int]] = []
+    imm_values: dict[tuple[int, int], frozenset[int]] = {}
     for f in fam.facts:
         where = fam.rows[f.row]
         for k in f.imm_slots:
             vals = {int(ins[where[v], 2 + k]) for v, ins in of if v in where}
+            imm_values[f.row, k] = frozenset(vals)
             if len(vals) == 1:
                 const.append((f.row, k, vals.pop()))
             else:
@@ -1244,14 +1457,17 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     cpreds = choice_predicates(fam, programs, entry_live, values, choices)
     chosen = {m.choice for m in moves.values() if m.choice is not None} | {c for c, _ in cpreds.values()}
     # the ranges read only what the translation checks: the known values' loads, and the choices some move reads
-    ranges = value_ranges(_flow(nb, fam.entry, fam.facts), constants, {r: choices[r] for r in chosen}, moves, n)
+    shape = _flow(nb, fam.entry, fam.facts)
+    ranges = value_ranges(shape, constants, {r: choices[r] for r in chosen}, moves, n)
     narrowed = narrowing(demanded_bits(fam.facts, entry_live, rows, ranges))
+    chunks, relied = lookup_chunks(shape, fam.facts, constants, imm_values, drop | set(moves), n, choices)
+    chosen |= relied        # a chunk form resting on a choice's rows: its loads are compared with them
     return Translation(name, fam.keys, const, runtime, carry, drop, dead_out, narrowed, known,
                        lane_masks(fam.facts, known, drop, dead_out), rows=fam.rows,
                        constants={r: x for r, x in constants.items() if r in read},
                        checks={row: c for row, c in checks.items() if c[0] not in dead_out.get(row, ())},
                        choices={w.row: (r, choices[r]) for w in fam.facts for r in w.writes if r in chosen},
-                       moves=moves, ranges=ranges, choice_predicates=cpreds)
+                       moves=moves, ranges=ranges, choice_predicates=cpreds, chunks=chunks)
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -1389,6 +1605,7 @@ def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int,
                     continue
                 t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows, tx.known,
                             tx.masks, {r: tx.constant_name(r) + "_p" for r in tx.constants})
+                t.chunks = tx.chunks.get(f.row, ())
                 lines += (_move_calls(tx, f, t) if f.row in tx.moves else
                           _predicate_calls(tx, f, t) or (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t)))
                 if f.row in tx.checks:          # the bytes planned from, or the interpreter runs the call

@@ -329,6 +329,33 @@ class Op:
     #: false, so where it is all-true the op reads nothing of their old values (docs/asm.md §9: with a known all-true
     #: predicate, liveness does not count those reads); "" for no such merge.
     merge_under: str = ""
+    #: a 16-bit lookup of the pool lo || hi (64 lanes, each output lane's index bits 0..5 of one selector byte) that
+    #: has a chunk form (docs/asm.md §9, lookup chunks; src/primitives/ivp_select.pxd ``<mnemonic>_chunk``): lane
+    #: 16 c + (index & 15) for a chunk c per output, the op's own lanes wherever every index it reads lies in chunk c
+    #: or reads a lane equal to the one at its place in chunk c. Tested on the primitive
+    #: (firmware_tests/primitives/test_lookup_chunks.py).
+    chunk_form: bool = False
+    #: the lane width in bytes of an op whose vec output's every lane is a function of one byte of its vec sources
+    #: (which byte, the lane and the immediates decide): the values its lanes take are among those it gives on
+    #: sources filled with one byte value, over the 256 (docs/asm.md §9, lane value sets); 0: not stated. Tested on
+    #: the primitive (firmware_tests/primitives/test_lane_value_facts.py).
+    one_byte_lanes: int = 0
+
+    @property
+    def lanewise(self) -> int:
+        """The lane width in bytes in which the op is lane-wise (docs/asm.md §9, lane value sets), 0 where it is not:
+        an ALU or shift op whose one output is a vec destination and whose other operands are vec sources in its
+        lane view or immediates -- lane i of its output is a function of lane i of each source (and the
+        immediates). Tested on every such primitive (firmware_tests/primitives/test_lane_value_facts.py: rotating
+        every source's lanes rotates the output's)."""
+        if self.family not in (ALU, SHIFT):
+            return 0
+        dst = [o for o in self.operands if o.role != SRC]
+        if len(dst) != 1 or dst[0].kind != VEC or dst[0].role != DST:
+            return 0
+        if any(o.kind not in (VEC, IMM) or (o.kind == VEC and o.view != dst[0].view) for o in self.operands):
+            return 0
+        return 64 // VEC_LANES[dst[0].view]
 
     @property
     def args(self) -> tuple[Operand, ...]:
@@ -402,7 +429,7 @@ OPS: tuple[Op, ...] = (
        "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.1 (order)", SPEC_HIGH, "", ALU_SLOT),
     Op("selnx16", SELECT, (*_sel("nx16", U16),),
        "vt[k] = pool16[sel[k] & 0x3F], pool16 = lo (lanes 0..31) || hi (32..63).",
-       "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.1 (order)", SPEC_HIGH, "", ALU_SLOT),
+       "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.1 (order)", SPEC_HIGH, "", ALU_SLOT, chunk_form=True),
     Op("seln_2x32", SELECT, (*_sel("n_2x32", U32),),
        "vt[k] = pool32[sel[k] & 0x1F], pool32 = lo (lanes 0..15) || hi (16..31).",
        "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.1 (order)", SPEC_HIGH, "", ALU_SLOT),
@@ -411,13 +438,14 @@ OPS: tuple[Op, ...] = (
        "docs/firmware.md §6.2 Select (B21), §8.1.12; docs/intrinsics.md §3.1", Q7EMU_CHOICE, "immediate numbers", ALU_SLOT),
     Op("sel2nx8i_s4", SELECT, (vec("vt", "nx16", U16, DST, signed_when="imm & 16"), vec("vs", "2nx8", U8), vec("vr", "2nx8", U8), imm("imm", 0, 31, example=9),),
        "Nibble unpack: vt.16[k] = nibble ((k&1)^H) of byte 16*C + (k>>1) of vs || vr (chunks 0..3 from the first operand), zero/sign-extended; imm = S<<4 | H<<3 | C.",
-       "docs/firmware.md §8.2.8, seeds @0x010051a9, @0x010052ee; docs/model.md §8 item 2", Q7EMU_CHOICE, "unpack reading; chunk order from the seeds", S4),
+       "docs/firmware.md §8.2.8, seeds @0x010051a9, @0x010052ee; docs/model.md §8 item 2", Q7EMU_CHOICE, "unpack reading; chunk order from the seeds", S4, one_byte_lanes=2),
     Op("dselnx16", SELECT, (vec("odd", "nx16", U16, DST), vec("even", "nx16", U16, DST), *_hilo("nx16", U16), vec("sel", "2nx8", U8),),
        "Two permutations of pool16 = lo (lanes 0..31) || hi (32..63): even[k] = pool[sel.u8[2k] & 63], odd[k] = pool[sel.u8[2k+1] & 63]; returns (odd, even).",
-       "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.2", PUBLIC_HIGH, "Cadence user-guide sequence", ALU_SLOT),
+       "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.2", PUBLIC_HIGH, "Cadence user-guide sequence", ALU_SLOT, chunk_form=True),
     Op("dselnx16t", SELECT, (vec("odd", "nx16", U16, SRCDST, arg="odd_old"), vec("even", "nx16", U16, SRCDST, arg="even_old"), *_hilo("nx16", U16), vec("sel", "2nx8", U8), vbool("vb", "2nx8"),),
        "dselnx16 merged under the vbool2N vb: bit 2k gates even[k], bit 2k+1 gates odd[k]; false lanes keep odd_old / even_old; returns (odd, even).",
-       "docs/firmware.md §6.2 Select (B21), §6.1 t forms; docs/intrinsics.md §3.2", PUBLIC_HIGH, "Cadence user-guide sequence", ALU_SLOT, merge_under="vb"),
+       "docs/firmware.md §6.2 Select (B21), §6.1 t forms; docs/intrinsics.md §3.2", PUBLIC_HIGH, "Cadence user-guide sequence", ALU_SLOT, merge_under="vb",
+       chunk_form=True),
     Op("dseln_2x32t", SELECT, (vec("odd", "n_2x32", U32, SRCDST, arg="odd_old"), vec("even", "n_2x32", U32, SRCDST, arg="even_old"), *_hilo("n_2x32", U32), vec("sel", "nx16", U16), vbool("vb", "nx16"),),
        "even[k] = pool32[sel.u16[2k] & 31], odd[k] = pool32[sel.u16[2k+1] & 31], pool32 = lo || hi; vb lane 2k gates even[k], lane 2k+1 odd[k]; returns (odd, even).",
        "docs/firmware.md §6.2 Select (B21); docs/intrinsics.md §3.2", Q7EMU_CHOICE, "by analogy with dselnx16t", ALU_SLOT, merge_under="vb"),

@@ -83,6 +83,32 @@ cdef extern from *:
     void* q7k_tx_proc_4bit_non_mx_0_row11_p "((void *)&q7k_tx_proc_4bit_non_mx_0_row11)"
 
 
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_0_row6_c0 = {{
+        0x00, 0x00, 0x01, 0x00, 0x02, 0x00, 0x03, 0x00, 0x04, 0x00, 0x05, 0x00, 0x06, 0x00, 0x07, 0x00,
+        0x00, 0x80, 0x01, 0x80, 0x02, 0x80, 0x03, 0x80, 0x04, 0x80, 0x05, 0x80, 0x06, 0x80, 0x07, 0x80,
+        0x00, 0x00, 0x01, 0x00, 0x02, 0x00, 0x03, 0x00, 0x04, 0x00, 0x05, 0x00, 0x06, 0x00, 0x07, 0x00,
+        0x00, 0x80, 0x01, 0x80, 0x02, 0x80, 0x03, 0x80, 0x04, 0x80, 0x05, 0x80, 0x06, 0x80, 0x07, 0x80
+    }};
+    """
+    # row 0 row 6's load of v14 may find (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_0_row6_c0_p "((void *)&q7k_tx_proc_4bit_non_mx_0_row6_c0)"
+
+
+cdef extern from *:
+    """
+    static const union { uint8_t u8[64]; uint64_t u64[8]; } q7k_tx_proc_4bit_non_mx_0_row6_c1 = {{
+        0x08, 0x00, 0x07, 0x00, 0x06, 0x00, 0x05, 0x00, 0x04, 0x00, 0x03, 0x00, 0x02, 0x00, 0x01, 0x00,
+        0x00, 0x80, 0x01, 0x80, 0x02, 0x80, 0x03, 0x80, 0x04, 0x80, 0x05, 0x80, 0x06, 0x80, 0x07, 0x80,
+        0x08, 0x00, 0x07, 0x00, 0x06, 0x00, 0x05, 0x00, 0x04, 0x00, 0x03, 0x00, 0x02, 0x00, 0x01, 0x00,
+        0x00, 0x80, 0x01, 0x80, 0x02, 0x80, 0x03, 0x80, 0x04, 0x80, 0x05, 0x80, 0x06, 0x80, 0x07, 0x80
+    }};
+    """
+    # row 1 row 6's load of v14 may find (docs/asm.md §9)
+    void* q7k_tx_proc_4bit_non_mx_0_row6_c1_p "((void *)&q7k_tx_proc_4bit_non_mx_0_row6_c1)"
+
+
 cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,
                                      int64_t* steps) noexcept nogil:
     """Shapes 131cfc1f276ad53ad909770f 9caea41aa424bbec5535f09e
@@ -95,6 +121,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     cdef vbool_t dead_vb
     cdef pr_t pr3, pr4
     cdef uint32_t a2, a3, a4, a5, a6, a7, a8, a9, a10, a11
+    cdef int choice_v14 = 0     # which row each choice register holds
     # the region an access found (hit<row>: a repeated access's, kept)
     cdef RegionHit hit_once, hit31, hit46
     cdef int var = imm[0]     # the variant (Family)
@@ -193,6 +220,12 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 return r
             else:
                 P.lv2nx8_i(&v14, p, off)
+            if memcmp(&v14, q7k_tx_proc_4bit_non_mx_0_row6_c0_p, 64) == 0:
+                choice_v14 = 0
+            elif memcmp(&v14, q7k_tx_proc_4bit_non_mx_0_row6_c1_p, 64) == 0:
+                choice_v14 = 1
+            else:
+                return ERR_FALLBACK
             # bundle 5: { ivp_lv2nx8_i v15, a8, 256 ; ivp_lv2nx8_i v16, a8, 320 }
             r = mem_once(m, &hit_once, a8 + <uint32_t>256, TOUCH_FIXED, 64, 64, 0, &p, &off)
             if r < 0:
@@ -288,7 +321,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x5555555555555555, p, &off, n)
                 a2 = hit31.base + <uint32_t>off
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
-            P.dselnx16t(&v0, &v1, &v14, &v14, &v4, <vbool_t>0xffffffffffffffff)
+            P.dselnx16t_chunk(&v0, &v1, &v14, &v14, &v4, <vbool_t>0xffffffffffffffff, 0, 0)
             # bundle 26: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
             P.movnx16t(&v26, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, &vb2)
             P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
@@ -1576,11 +1609,11 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             P.addnx16(&v27, &v21, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v6_p)
             # bundle 32: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
             P.or2nx8(&v26, &v26, &v21)
-            P.selnx16(&v25, &v10, &v9, &v27)
+            P.selnx16_chunk(&v25, &v10, &v9, &v27, 2)
             # bundle 33: { ivp_addnx16 v26, v26, v11 }
             P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v11_p)
             # bundle 34: { ivp_dselnx16 v24, v23, v10, v9, v26 }
-            P.dselnx16(&v24, &v23, &v10, &v9, &v26)
+            P.dselnx16_chunk(&v24, &v23, &v10, &v9, &v26, 0, 1)
             # bundle 35: { ivp_mulsupn16xr16 wv2, v24, v23, pr2 }
             P.mulsupn16xr16(&wv2, &v24, &v23, <pr_t>0x80000001)
             # bundle 36: { ivp_mulus4tan16xr16 wv2, v0, v14, pr1 ; ivp_extrpr2nx8 pr1, v17, 33 }
@@ -1634,11 +1667,11 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             P.addnx16(&v27, &v21, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v6_p)
             # bundle 55: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
             P.or2nx8(&v26, &v26, &v21)
-            P.selnx16(&v25, &v10, &v9, &v27)
+            P.selnx16_chunk(&v25, &v10, &v9, &v27, 2)
             # bundle 56: { ivp_addnx16 v26, v26, v11 }
             P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v11_p)
             # bundle 57: { ivp_dselnx16 v24, v23, v10, v9, v26 }
-            P.dselnx16(&v24, &v23, &v10, &v9, &v26)
+            P.dselnx16_chunk(&v24, &v23, &v10, &v9, &v26, 0, 1)
             # bundle 58: { ivp_mulsupn16xr16 wv2, v24, v23, pr2 }
             P.mulsupn16xr16(&wv2, &v24, &v23, <pr_t>0x80000001)
             # bundle 59: { ivp_mulus4tan16xr16 wv2, v0, v14, pr1 ; ivp_extrpr2nx8 pr1, v17, 37 }
@@ -1795,11 +1828,11 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             P.addnx16(&v27, &v21, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v6_p)
             # bundle 87: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
             P.or2nx8(&v26, &v26, &v21)
-            P.selnx16(&v25, &v10, &v9, &v27)
+            P.selnx16_chunk(&v25, &v10, &v9, &v27, 2)
             # bundle 88: { ivp_addnx16 v26, v26, v11 }
             P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v11_p)
             # bundle 89: { ivp_dselnx16 v24, v23, v10, v9, v26 }
-            P.dselnx16(&v24, &v23, &v10, &v9, &v26)
+            P.dselnx16_chunk(&v24, &v23, &v10, &v9, &v26, 0, 1)
             # bundle 90: { ivp_mulsupn16xr16 wv2, v24, v23, pr2 }
             P.mulsupn16xr16(&wv2, &v24, &v23, <pr_t>0x80000001)
             # bundle 91: { ivp_mulus4tan16xr16 wv2, v0, v14, pr1 ; ivp_extrpr2nx8 pr1, v17, 33 }
@@ -1853,11 +1886,11 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             P.addnx16(&v27, &v21, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v6_p)
             # bundle 110: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
             P.or2nx8(&v26, &v26, &v21)
-            P.selnx16(&v25, &v10, &v9, &v27)
+            P.selnx16_chunk(&v25, &v10, &v9, &v27, 2)
             # bundle 111: { ivp_addnx16 v26, v26, v11 }
             P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v11_p)
             # bundle 112: { ivp_dselnx16 v24, v23, v10, v9, v26 }
-            P.dselnx16(&v24, &v23, &v10, &v9, &v26)
+            P.dselnx16_chunk(&v24, &v23, &v10, &v9, &v26, 0, 1)
             # bundle 113: { ivp_mulsupn16xr16 wv2, v24, v23, pr2 }
             P.mulsupn16xr16(&wv2, &v24, &v23, <pr_t>0x80000001)
             # bundle 114: { ivp_mulus4tan16xr16 wv2, v0, v14, pr1 ; ivp_extrpr2nx8 pr1, v17, 37 }
@@ -2421,12 +2454,13 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             P.addnx16(&v27, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v21_p, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v6_p)
             # bundle 13: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
             P.or2nx8(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v21_p)
-            P.selnx16(&v25, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v10_p, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v9_p, &v27)
+            P.selnx16_chunk(&v25, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v10_p, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v9_p,
+                            &v27, 2)
             # bundle 14: { ivp_addnx16 v26, v26, v11 }
             P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v11_p)
             # bundle 15: { ivp_dselnx16t v24, v23, v10, v9, v26, vb0 }
-            P.dselnx16t(&v24, &v23, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v10_p, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v9_p,
-                        &v26, <vbool_t>0xffffffffffffffff)
+            P.dselnx16t_chunk(&v24, &v23, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v10_p,
+                              <vec_t*>q7k_tx_proc_4bit_non_mx_1_v9_p, &v26, <vbool_t>0xffffffffffffffff, 0, 1)
             # bundle 16: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
             P.subnx16(&v26, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v2_p, &v24)
             P.subnx16(&v27, &v24, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v2_p)

@@ -226,6 +226,35 @@ def _narrowed(mnemonic, width, cells, va, vb, pr=0, sh=0):
     return out, np.array([vt.u16[k] for k in range(32)], np.uint16)
 
 
+# ------------------------------------------------------------------ lookup chunks
+def _chunk_form(mnemonic, hi, lo, sel, chunks, vb=0xFFFFFFFFFFFFFFFF, odd_old=None, even_old=None):
+    """Test hook (docs/asm.md §9, lookup chunks): run the chunk form of ``mnemonic`` (selnx16, dselnx16, dselnx16t:
+    optable.Op.chunk_form) on ``hi``, ``lo``, ``sel`` (uint16 [32]) with ``chunks`` (selnx16: (c,); the dual selects:
+    (c_even, c_odd); each 0..3), ``vb`` the predicate of dselnx16t (an int, 64 bits), ``odd_old`` / ``even_old`` its
+    old outputs (uint16 [32], default zeros). Returns what the op's wrapper returns: vt, or (odd, even), uint16 [32]."""
+    cdef vec_t h = _vec(np.asarray(hi, np.uint16), "u16", "hi"), low = _vec(np.asarray(lo, np.uint16), "u16", "lo")
+    cdef vec_t s = _vec(np.asarray(sel, np.uint16), "u16", "sel")
+    cdef vec_t zeros
+    memset(&zeros, 0, sizeof(zeros))
+    cdef vec_t odd = zeros if odd_old is None else _vec(np.asarray(odd_old, np.uint16), "u16", "odd_old")
+    cdef vec_t even = zeros if even_old is None else _vec(np.asarray(even_old, np.uint16), "u16", "even_old")
+    cdef vbool_t p = <vbool_t>(int(vb) & 0xFFFFFFFFFFFFFFFF)
+    cdef str name = str(mnemonic)
+    cs = tuple(chunks)
+    if name not in ("selnx16", "dselnx16", "dselnx16t"):
+        raise InvalidArgument("mnemonic", name, "an op whose op-table row has a chunk form (optable.Op.chunk_form)")
+    if len(cs) != (1 if name == "selnx16" else 2) or not all(isinstance(c, int) and 0 <= c <= 3 for c in cs):
+        raise InvalidArgument("chunks", cs, "one chunk (selnx16) or two (c_even, c_odd), each 0..3")
+    if name == "selnx16":
+        P.selnx16_chunk(&odd, &h, &low, &s, cs[0])
+        return np.array([odd.u16[k] for k in range(32)], np.uint16)
+    if name == "dselnx16":
+        P.dselnx16_chunk(&odd, &even, &h, &low, &s, cs[0], cs[1])
+    else:
+        P.dselnx16t_chunk(&odd, &even, &h, &low, &s, p, cs[0], cs[1])
+    return np.array([odd.u16[k] for k in range(32)], np.uint16), np.array([even.u16[k] for k in range(32)], np.uint16)
+
+
 # ------------------------------------------------------------------ lane-mask predicates
 #: the ops _lane_mask runs: every op whose op-table row takes a lane mask (optable.Op.lane_mask; a test checks)
 _LANE_MASK_OPS = ("oltnxf16t", "ultn_2xf32t", "babssubunx16", "movnx16t", "mov2nx8t", "negnxf16t", "movn_2x32t",

@@ -553,9 +553,9 @@ cdef inline void _pool16_shifts(vec_t* p1, vec_t* p2, vec_t* p3, const vec_t* va
         i1.u16[k] = <uint16_t>(k + 1)
         i2.u16[k] = <uint16_t>(k + 2)
         i3.u16[k] = <uint16_t>(k + 3)
-    q7_permute2_u16(p1.u16, va.u16, vb.u16, i1.u16)
-    q7_permute2_u16(p2.u16, va.u16, vb.u16, i2.u16)
-    q7_permute2_u16(p3.u16, va.u16, vb.u16, i3.u16)
+    q7_permute2_u16(p1.u16, va.u16, vb.u16, i1.u16, -1)
+    q7_permute2_u16(p2.u16, va.u16, vb.u16, i2.u16, -1)
+    q7_permute2_u16(p3.u16, va.u16, vb.u16, i3.u16, -1)
 
 
 cdef inline void _overwrite(wvec_t* wv, int view, int lanes) noexcept nogil:

@@ -30,7 +30,13 @@ cdef inline void sel2nx8(vec_t* vt, const vec_t* hi, const vec_t* lo, const vec_
 
 # selnx16: vt[k] = pool16[sel[k] & 0x3F], pool16 = lo (lanes 0..31) || hi (32..63)
 cdef inline void selnx16(vec_t* vt, const vec_t* hi, const vec_t* lo, const vec_t* sel) noexcept nogil:
-    q7_permute2_u16(vt.u16, lo.u16, hi.u16, sel.u16)
+    q7_permute2_u16(vt.u16, lo.u16, hi.u16, sel.u16, -1)
+
+# selnx16_chunk: selnx16's chunk form (optable.Op.chunk_form; docs/asm.md §9, lookup chunks): vt[k] = pool16[16 c +
+# (sel[k] & 0xF)], c in 0..3 -- selnx16 itself wherever every index it reads lies in chunk c (bits 4, 5 = c), or reads
+# a lane of the pool equal to the one at the same place in chunk c. Not an op of its own: a translation's form
+cdef inline void selnx16_chunk(vec_t* vt, const vec_t* hi, const vec_t* lo, const vec_t* sel, int c) noexcept nogil:
+    q7_permute2_u16(vt.u16, lo.u16, hi.u16, sel.u16, c & 3)
 
 # seln_2x32: vt[k] = pool32[sel[k] & 0x1F], pool32 = lo (lanes 0..15) || hi (16..31)
 cdef inline void seln_2x32(vec_t* vt, const vec_t* hi, const vec_t* lo, const vec_t* sel) noexcept nogil:
@@ -206,13 +212,24 @@ cdef inline void sel2nx8i_s4(vec_t* vt, const vec_t* vs, const vec_t* vr, int im
 # (Cadence's user-guide interleave, docs/intrinsics.md §3.2)
 cdef inline void dselnx16(vec_t* odd, vec_t* even, const vec_t* hi, const vec_t* lo, const vec_t* sel) noexcept nogil:
     # the predicated form's leaf with every lane written (both selector bytes looked up in one pass over the pool)
-    q7_dsel_u16_merge(even.u16, odd.u16, lo.u16, hi.u16, sel.u16, ~(<vbool_t>0), ~(<vbool_t>0))
+    q7_dsel_u16_merge(even.u16, odd.u16, lo.u16, hi.u16, sel.u16, ~(<vbool_t>0), ~(<vbool_t>0), -1, -1)
 
 # dselnx16t: dselnx16 merged under the vbool2N vb: bit 2k gates even[k], bit 2k+1 gates odd[k] (false: old value)
 cdef inline void dselnx16t(vec_t* odd, vec_t* even, const vec_t* hi, const vec_t* lo, const vec_t* sel,
                            vbool_t vb) noexcept nogil:
     q7_dsel_u16_merge(even.u16, odd.u16, lo.u16, hi.u16, sel.u16, (vb & <vbool_t>0x5555555555555555) * 3,
-                      ((vb >> 1) & <vbool_t>0x5555555555555555) * 3)
+                      ((vb >> 1) & <vbool_t>0x5555555555555555) * 3, -1, -1)
+
+# dselnx16_chunk, dselnx16t_chunk: the chunk forms of dselnx16 and dselnx16t (as selnx16_chunk): even[k] = pool16[16
+# c_even + (sel.u8[2k] & 0xF)], odd[k] = pool16[16 c_odd + (sel.u8[2k+1] & 0xF)], c_even and c_odd in 0..3
+cdef inline void dselnx16_chunk(vec_t* odd, vec_t* even, const vec_t* hi, const vec_t* lo, const vec_t* sel,
+                                int c_even, int c_odd) noexcept nogil:
+    q7_dsel_u16_merge(even.u16, odd.u16, lo.u16, hi.u16, sel.u16, ~(<vbool_t>0), ~(<vbool_t>0), c_even & 3, c_odd & 3)
+
+cdef inline void dselnx16t_chunk(vec_t* odd, vec_t* even, const vec_t* hi, const vec_t* lo, const vec_t* sel,
+                                 vbool_t vb, int c_even, int c_odd) noexcept nogil:
+    q7_dsel_u16_merge(even.u16, odd.u16, lo.u16, hi.u16, sel.u16, (vb & <vbool_t>0x5555555555555555) * 3,
+                      ((vb >> 1) & <vbool_t>0x5555555555555555) * 3, c_even & 3, c_odd & 3)
 
 # dseln_2x32t: even[k] = pool32[sel.u16[2k] & 0x1F], odd[k] = pool32[sel.u16[2k+1] & 0x1F], pool32 = lo || hi,
 # merged under the vboolN vb: lane 2k (bit 4k) gates even[k], lane 2k+1 (bit 4k+2) odd[k] (q7emu choice, by

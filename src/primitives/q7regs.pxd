@@ -807,11 +807,11 @@ cdef extern from *:
         for (q = 0; q < 4; q++) r[q] = (GATHER); \
         for (q = 0; q < 4; q++) _mm_storeu_si128((__m128i *)(o + (N) / 4 * q), r[q]); } while (0)
     #endif
-    /* the portable body of a two-register permute: o[k] = (a || b)[idx[k] & MASK], N lanes of type T */
-    #define Q7_PERMUTE2_C(T, N, MASK) do { \
+    /* the portable body of a two-register permute: o[k] = (a || b)[BASE + (idx[k] & MASK)], N lanes of type T */
+    #define Q7_PERMUTE2_C(T, N, MASK, BASE) do { \
         T pool[2 * (N)], t[N]; int k; \
         memcpy(pool, a, 64); memcpy(pool + (N), b, 64); \
-        for (k = 0; k < (N); k++) t[k] = pool[idx[k] & (MASK)]; \
+        for (k = 0; k < (N); k++) t[k] = pool[(BASE) + (idx[k] & (MASK))]; \
         memcpy(o, t, 64); } while (0)
     /* the AVX-512 body: one vpermt2{b,w,d} */
     #define Q7_PERMUTE2_AVX512(SUFFIX) _mm512_storeu_si512((void *)o, _mm512_permutex2var_##SUFFIX( \
@@ -848,7 +848,7 @@ cdef extern from *:
     #elif defined(__SSE2__)
         Q7_PERMUTE2_SSE2(uint8_t, 64, q7_gather8_128(pool, idx + 16 * q, 0x7F));
     #else
-        Q7_PERMUTE2_C(uint8_t, 64, 0x7F);
+        Q7_PERMUTE2_C(uint8_t, 64, 0x7F, 0);
     #endif
     }
     #if defined(__AVX2__)
@@ -868,36 +868,66 @@ cdef extern from *:
             tbl[q] = _mm256_permute4x64_epi64(q7_planes16_split(
                 _mm256_loadu_si256((const __m256i *)(q < 2 ? a + 16 * q : b + 16 * (q - 2)))), 0xD8);
     }
+    /* a lookup's result (per 128-bit half the low bytes of 16 lanes, then their high bytes) as 16 lanes */
+    static inline __m256i q7_planes16_join(__m256i v) {
+        return _mm256_shuffle_epi8(_mm256_permute4x64_epi64(v, 0xD8),
+                                   _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
+                                                    0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15));
+    }
     /* 16 lanes looked up: x holds one index byte per lane (lanes 0..15 in both 128-bit halves; its low 6 bits) */
     static inline __m256i q7_planes16_lookup(const __m256i tbl[4], __m256i x) {
         x = _mm256_and_si256(x, _mm256_set1_epi8(0x3F));
         __m256i b4 = _mm256_slli_epi16(x, 3), b5 = _mm256_slli_epi16(x, 2);   /* bit 4 / 5 -> bit 7 */
         __m256i lo = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[0], x), _mm256_shuffle_epi8(tbl[1], x), b4);
         __m256i up = _mm256_blendv_epi8(_mm256_shuffle_epi8(tbl[2], x), _mm256_shuffle_epi8(tbl[3], x), b4);
-        return _mm256_shuffle_epi8(_mm256_permute4x64_epi64(_mm256_blendv_epi8(lo, up, b5), 0xD8),
-                                   _mm256_setr_epi8(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15,
-                                                    0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15));
+        return q7_planes16_join(_mm256_blendv_epi8(lo, up, b5));
+    }
+    /* one 16-entry chunk of the pool (16 lanes at c) as the lookup's one register; its lookup of x's low 4 bits (the
+       chunk forms: docs/asm.md §9, lookup chunks) */
+    static inline __m256i q7_chunk16_table(const uint16_t *c) {
+        return _mm256_permute4x64_epi64(q7_planes16_split(_mm256_loadu_si256((const __m256i *)c)), 0xD8);
+    }
+    static inline __m256i q7_chunk16_lookup(__m256i tbl, __m256i x) {
+        return q7_planes16_join(_mm256_shuffle_epi8(tbl, _mm256_and_si256(x, _mm256_set1_epi8(0x0F))));
     }
     #endif
-    /* o[k] = (a || b)[idx[k] & 0x3F], 32 lanes of 16 bits */
-    static inline void q7_permute2_u16(uint16_t *o, const uint16_t *a, const uint16_t *b, const uint16_t *idx) {
+    /* The 16-bit lookups (q7_permute2_u16, q7_dsel_u16_merge) take a chunk c: -1, the whole pool (index bits 0..5);
+       0..3, the chunk form (docs/asm.md §9, lookup chunks): every lane reads pool lane 16 c + (index & 15), the 16
+       lanes at q7_chunk16(a, b, c). The callers pass constants, so each call compiles to one of the two. */
+    #define q7_chunk16(a, b, c) ((c) < 2 ? (a) + 16 * (c) : (b) + 16 * ((c) - 2))
+    /* o[k] = (a || b)[idx[k] & 0x3F] (chunk -1) or (a || b)[16 chunk + (idx[k] & 15)], 32 lanes of 16 bits */
+    static inline void q7_permute2_u16(uint16_t *o, const uint16_t *a, const uint16_t *b, const uint16_t *idx,
+                                       int chunk) {
     #if defined(__AVX512BW__)
+        if (chunk >= 0) {       /* the index's chunk bits replaced by c's */
+            __m512i s = _mm512_loadu_si512((const void *)idx);
+            s = _mm512_or_si512(_mm512_and_si512(s, _mm512_set1_epi16(0x0F)), _mm512_set1_epi16((short)(16 * chunk)));
+            _mm512_storeu_si512((void *)o, _mm512_permutex2var_epi16(_mm512_loadu_si512((const void *)a), s,
+                                                                     _mm512_loadu_si512((const void *)b)));
+            return;
+        }
         Q7_PERMUTE2_AVX512(epi16);
     #elif defined(__AVX2__)
         /* the byte-plane lookup with the low byte of each index (the dword permutes of 8 lanes at a time it
-           replaced took about 75 instructions) */
-        __m256i tbl[4];
-        q7_planes16_table(tbl, a, b);
-        __m256i r0 = q7_planes16_lookup(tbl, _mm256_permute4x64_epi64(q7_planes16_split(
-            _mm256_loadu_si256((const __m256i *)idx)), 0x88));
-        __m256i r1 = q7_planes16_lookup(tbl, _mm256_permute4x64_epi64(q7_planes16_split(
-            _mm256_loadu_si256((const __m256i *)(idx + 16))), 0x88));
-        _mm256_storeu_si256((__m256i *)o, r0);
-        _mm256_storeu_si256((__m256i *)(o + 16), r1);
+           replaced took about 75 instructions); a chunk is one register, one byte shuffle */
+        __m256i tbl[4], r[2];
+        int g;
+        if (chunk < 0)
+            q7_planes16_table(tbl, a, b);
+        else
+            tbl[0] = q7_chunk16_table(q7_chunk16(a, b, chunk));
+        for (g = 0; g < 2; g++) {
+            __m256i x = _mm256_permute4x64_epi64(q7_planes16_split(
+                _mm256_loadu_si256((const __m256i *)(idx + 16 * g))), 0x88);
+            r[g] = chunk < 0 ? q7_planes16_lookup(tbl, x) : q7_chunk16_lookup(tbl[0], x);
+        }
+        _mm256_storeu_si256((__m256i *)o, r[0]);
+        _mm256_storeu_si256((__m256i *)(o + 16), r[1]);
     #elif defined(__SSE2__)
-        Q7_PERMUTE2_SSE2(uint16_t, 32, q7_gather16_128(pool, idx + 8 * q, 0, 0x3F));
+        Q7_PERMUTE2_SSE2(uint16_t, 32, q7_gather16_128(pool + (chunk < 0 ? 0 : 16 * chunk), idx + 8 * q, 0,
+                                                       chunk < 0 ? 0x3F : 0x0F));
     #else
-        Q7_PERMUTE2_C(uint16_t, 32, 0x3F);
+        Q7_PERMUTE2_C(uint16_t, 32, chunk < 0 ? 0x3F : 0x0F, chunk < 0 ? 0 : 16 * chunk);
     #endif
     }
     /* o[k] = (a || b)[idx[k] & 0x1F], 16 lanes of 32 bits */
@@ -927,20 +957,27 @@ cdef extern from *:
     #elif defined(__SSE2__)
         Q7_PERMUTE2_SSE2(uint32_t, 16, q7_gather32_128(pool, idx + 4 * q));
     #else
-        Q7_PERMUTE2_C(uint32_t, 16, 0x1F);
+        Q7_PERMUTE2_C(uint32_t, 16, 0x1F, 0);
     #endif
     }
     /* the predicated 16-bit dual select (dselnx16t): lane k of u takes (a || b)[idx[k] & 0x3F], lane k of t
        (a || b)[(idx[k] >> 8) & 0x3F], byte j of u only where bit j of mu is set and byte j of t only where bit j of
-       mt is (else it keeps its old value; u is written before t is read). A leaf so that it inlines (GCC outlined
-       the Cython form, a call that spills the kernel's vector registers) */
+       mt is (else it keeps its old value; u is written before t is read); cu, ct: u's and t's chunk (-1: the whole
+       pool; 0..3: the chunk form, lane k of u reads pool lane 16 cu + (idx[k] & 15), of t 16 ct + ((idx[k] >> 8) &
+       15): q7_permute2_u16). A leaf so that it inlines (GCC outlined the Cython form, a call that spills the kernel's
+       vector registers) */
     static inline void q7_dsel_u16_merge(uint16_t *u, uint16_t *t, const uint16_t *a, const uint16_t *b,
-                                         const uint16_t *idx, uint64_t mu, uint64_t mt) {
+                                         const uint16_t *idx, uint64_t mu, uint64_t mt, int cu, int ct) {
     #if defined(__AVX512BW__)
         __m512i x = _mm512_loadu_si512((const void *)a), y = _mm512_loadu_si512((const void *)b);
-        __m512i s = _mm512_loadu_si512((const void *)idx);
+        __m512i s = _mm512_loadu_si512((const void *)idx), s8 = _mm512_srli_epi16(s, 8);
+        const __m512i low4 = _mm512_set1_epi16(0x0F);
+        if (cu >= 0)            /* the index's chunk bits replaced by the chunk's */
+            s = _mm512_or_si512(_mm512_and_si512(s, low4), _mm512_set1_epi16((short)(16 * cu)));
+        if (ct >= 0)
+            s8 = _mm512_or_si512(_mm512_and_si512(s8, low4), _mm512_set1_epi16((short)(16 * ct)));
         __m512i ou = _mm512_permutex2var_epi16(x, s, y);
-        __m512i ot = _mm512_permutex2var_epi16(x, _mm512_srli_epi16(s, 8), y);
+        __m512i ot = _mm512_permutex2var_epi16(x, s8, y);
         ou = _mm512_mask_blend_epi8((__mmask64)mu, _mm512_loadu_si512((const void *)u), ou);
         ot = _mm512_mask_blend_epi8((__mmask64)mt, _mm512_loadu_si512((const void *)t), ot);
         Q7_NO_MASKED_STORE(ou);
@@ -948,14 +985,19 @@ cdef extern from *:
         _mm512_storeu_si512((void *)u, ou);
         _mm512_storeu_si512((void *)t, ot);
     #elif defined(__AVX2__)
-        /* the byte-plane lookup (q7_planes16_lookup) of each index's low byte (u) and high byte (t) */
-        __m256i tbl[4], r[4], mk[4];
+        /* the byte-plane lookup (q7_planes16_lookup) of each index's low byte (u) and high byte (t); a chunk's
+           (q7_chunk16_lookup) where the chunk is given */
+        __m256i tbl[4], tu, tt, r[4], mk[4];
         int g;
-        q7_planes16_table(tbl, a, b);
+        if (cu < 0 || ct < 0)
+            q7_planes16_table(tbl, a, b);
+        tu = cu < 0 ? tbl[0] : q7_chunk16_table(q7_chunk16(a, b, cu));
+        tt = ct < 0 ? tbl[0] : q7_chunk16_table(q7_chunk16(a, b, ct));
         for (g = 0; g < 2; g++) {     /* lanes 16g .. 16g + 15 */
             __m256i j = q7_planes16_split(_mm256_loadu_si256((const __m256i *)(idx + 16 * g)));
-            r[g] = q7_planes16_lookup(tbl, _mm256_permute4x64_epi64(j, 0x88));       /* the low bytes */
-            r[2 + g] = q7_planes16_lookup(tbl, _mm256_permute4x64_epi64(j, 0xDD));   /* the high bytes */
+            __m256i jl = _mm256_permute4x64_epi64(j, 0x88), jh = _mm256_permute4x64_epi64(j, 0xDD);
+            r[g] = cu < 0 ? q7_planes16_lookup(tbl, jl) : q7_chunk16_lookup(tu, jl);          /* the low bytes */
+            r[2 + g] = ct < 0 ? q7_planes16_lookup(tbl, jh) : q7_chunk16_lookup(tt, jh);      /* the high bytes */
         }
         if ((mu & mt) == ~(uint64_t)0) {    /* every lane written (the all-true predicate): no merge */
             for (g = 0; g < 2; g++) _mm256_storeu_si256((__m256i *)(u + 16 * g), r[g]);
@@ -979,8 +1021,8 @@ cdef extern from *:
         memcpy(pool, a, 64);
         memcpy(pool + 32, b, 64);
         for (q = 0; q < 4; q++) {
-            ru[q] = q7_gather16_128(pool, idx + 8 * q, 0, 0x3F);
-            rt[q] = q7_gather16_128(pool, idx + 8 * q, 8, 0x3F);
+            ru[q] = q7_gather16_128(pool + (cu < 0 ? 0 : 16 * cu), idx + 8 * q, 0, cu < 0 ? 0x3F : 0x0F);
+            rt[q] = q7_gather16_128(pool + (ct < 0 ? 0 : 16 * ct), idx + 8 * q, 8, ct < 0 ? 0x3F : 0x0F);
         }
         if ((mu & mt) != ~(uint64_t)0) {
             uint16_t ou[32], ot[32];
@@ -1003,8 +1045,8 @@ cdef extern from *:
         memcpy(pool, a, 64);
         memcpy(pool + 32, b, 64);
         for (k = 0; k < 32; k++) {
-            ou[k] = pool[idx[k] & 0x3F];
-            ot[k] = pool[(idx[k] >> 8) & 0x3F];
+            ou[k] = cu < 0 ? pool[idx[k] & 0x3F] : pool[16 * cu + (idx[k] & 0x0F)];
+            ot[k] = ct < 0 ? pool[(idx[k] >> 8) & 0x3F] : pool[16 * ct + ((idx[k] >> 8) & 0x0F)];
         }
         if ((mu & mt) == ~(uint64_t)0) {
             memcpy(u, ou, 64);
@@ -1035,10 +1077,10 @@ cdef extern from *:
     void q7_spread_bytes32(uint8_t* o, const uint8_t* r) nogil
     void q7_spread_halves32(uint8_t* o, const uint8_t* r, int hi) nogil
     void q7_permute2_u8(uint8_t* o, const uint8_t* a, const uint8_t* b, const uint8_t* idx) nogil
-    void q7_permute2_u16(uint16_t* o, const uint16_t* a, const uint16_t* b, const uint16_t* idx) nogil
+    void q7_permute2_u16(uint16_t* o, const uint16_t* a, const uint16_t* b, const uint16_t* idx, int chunk) nogil
     void q7_permute2_u32(uint32_t* o, const uint32_t* a, const uint32_t* b, const uint32_t* idx) nogil
     void q7_dsel_u16_merge(uint16_t* u, uint16_t* t, const uint16_t* a, const uint16_t* b, const uint16_t* idx,
-                           uint64_t mu, uint64_t mt) nogil
+                           uint64_t mu, uint64_t mt, int cu, int ct) nogil
 
 
 cdef inline vbool_t vb_spread(vbool_t b, int lane_bytes) noexcept nogil:
