@@ -12,6 +12,7 @@ variant."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import zlib
 
 import numpy as np
@@ -720,6 +721,26 @@ def test_the_group0_lookup_reads_its_repeated_table_as_one_chunk():
     for program in G0:
         checked, wrong = _chunk_reads(program, "proc_4bit_non_mx", tx, fam)
         assert checked > 0 and wrong == 0, program.name
+
+
+def test_a_program_with_another_unpack_runs_on_the_interpreter():
+    """The MX chunks rest on the unpack's immediates (zero-extended nibbles: 0, 1, 8, 9), which the family reads at
+    run time: an MX program whose unpacks sign-extend (imm | 16; the same shape, so it matches the translation) fails
+    the translation's test of them and runs on the interpreter, whose bytes the sign extension changes."""
+    kernel, program = next((k, p) for k, p in CONFIGS if k == "proc_4bit_mx_8")
+    tx = TX.plan("t", MX)
+    assert {frozenset(v) for v in tx.imm_checks.values()} == {frozenset({0, 8}), frozenset({1, 9})}
+    lines = [re.sub(r"(ivp_sel2nx8i_s4 v21, v17, v16, )(\d+)", lambda m: m[1] + str(int(m[2]) | 16), line)
+             for line in program.text().splitlines()]
+    signed = dataclasses.replace(assemble("\n".join(lines)), name=program.name + " (signed unpack)")
+    assert TX.shape_key(signed) == TX.shape_key(program) and signed.text() != program.text()
+    assert TX.translation_of(signed) is not None or not _ext().TRANSLATED
+    src = np.random.default_rng(5).integers(0, 256, (2, 300), dtype=np.uint8)
+    out, run = _run(signed, kernel, src, True)
+    assert not run.translated
+    assert np.array_equal(out, _run(signed, kernel, src, False)[0])
+    assert not np.array_equal(out, _run(program, kernel, src, False)[0])
+    assert _run(program, kernel, src, True)[1].translated == _ext().TRANSLATED
 
 
 def test_a_wrong_chunk_is_caught():

@@ -579,6 +579,9 @@ class LaneValues:
         self.imm_values = imm_values
         self.variants = variants
         self._written: dict[tuple[int, Reg], LaneSet | None] = {}
+        #: the immediates (row, operand slot) some set was computed from: a translation resting on a set checks
+        #: that a program's runtime immediates there are among those values (:attr:`Translation.imm_checks`)
+        self.imms_read: set[tuple[int, int]] = set()
 
     def at(self, read: OpFacts, reg: Reg) -> LaneSet | bytes | None:
         """What vec register ``reg`` holds where ``read`` reads it: its 64 bytes where it is a known value, else a
@@ -613,6 +616,7 @@ class LaneValues:
         slots = [k for k, o in enumerate(op.operands) if o.kind == T.IMM]
         if any((w.row, k) not in self.imm_values for k in slots):
             return None
+        self.imms_read.update((w.row, k) for k in slots)
         sources = [k for k, o in enumerate(op.operands) if o.kind == T.VEC and o.role == T.SRC]
         found: list[LaneSet] = []
         for chosen in itertools.product(*(sorted(self.imm_values[w.row, k]) for k in slots)):   # each program's
@@ -686,14 +690,15 @@ def _pools(lo: Reg, hi: Reg, constants: dict[Reg, bytes], choices: dict[Reg, tup
 def lookup_chunks(shape: Shape, facts: Sequence[OpFacts], constants: dict[Reg, bytes],
                   imm_values: dict[tuple[int, int], frozenset[int]], dropped: Iterable[int] = (), variants: int = 1,
                   choices: dict[Reg, tuple[bytes, ...]] | None = None
-                  ) -> tuple[dict[int, tuple[int, ...]], set[Reg]]:
+                  ) -> tuple[dict[int, tuple[int, ...]], set[Reg], set[tuple[int, int]]]:
     """Lookup chunks (docs/asm.md §9): each 16-bit lookup with a chunk form (optable.Op.chunk_form) that liveness
     keeps and whose every output reads one 16-entry chunk of its pool (family row -> the chunk of each output: even
     then odd for a dual select): by the indexes its selector's lane value sets (:class:`LaneValues`) allow, all in
     one chunk c, or each reading a lane equal to the one at its place in chunk c in every pool it may have -- its
     known values (``constants``) or the rows of a choice (``choices``) (``imm_values``: as :class:`LaneValues`
-    takes them). And the choice registers whose rows some chunk rests on (the caller compares their loads with
-    them)."""
+    takes them). And what the chunks rest on, which the caller checks: the choice registers whose rows some chunk
+    rests on (their loads are compared with them) and the immediates the sets were computed from
+    (:attr:`LaneValues.imms_read`)."""
     gone = set(dropped)
     values = LaneValues(shape, constants, imm_values, variants)
     out: dict[int, tuple[int, ...]] = {}
@@ -719,7 +724,7 @@ def lookup_chunks(shape: Shape, facts: Sequence[OpFacts], constants: dict[Reg, b
             out[f.row] = tuple(found)
             if by_pool:
                 relied |= {regs[h] for h in ("lo", "hi") if regs[h] not in constants}
-    return out, relied
+    return out, relied, values.imms_read if out else set()
 
 
 # ------------------------------------------------------------------------------------------------ known predicates
@@ -1305,7 +1310,9 @@ class Translation:
     which a WHOLE_LANE pack's narrowing rests on; ``choice_predicates``: the vbool registers whose value the row a
     choice register holds decides (register -> the choice register, the value per row, :func:`choice_predicates`),
     whose readers take that value as a constant, one call per row; ``chunks``: the lookups run as their chunk forms
-    (family row -> the chunk of each output, :func:`lookup_chunks`)."""
+    (family row -> the chunk of each output, :func:`lookup_chunks`); ``imm_checks``: the runtime immediates those
+    rest on, with the values the family's programs have there ((row, slot) -> values): a program with another value
+    there runs on the interpreter."""
 
     name: str
     keys: list[str]
@@ -1326,6 +1333,7 @@ class Translation:
     ranges: dict[int, Range] = field(default_factory=dict)
     choice_predicates: dict[Reg, tuple[Reg, tuple[int, ...]]] = field(default_factory=dict)
     chunks: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    imm_checks: dict[tuple[int, int], frozenset[int]] = field(default_factory=dict)
 
     def choice_name(self, row: int, n: int) -> str:
         """The C name of the ``n``-th row the load of family row ``row`` may find (:attr:`choices`)."""
@@ -1460,14 +1468,15 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     shape = _flow(nb, fam.entry, fam.facts)
     ranges = value_ranges(shape, constants, {r: choices[r] for r in chosen}, moves, n)
     narrowed = narrowing(demanded_bits(fam.facts, entry_live, rows, ranges))
-    chunks, relied = lookup_chunks(shape, fam.facts, constants, imm_values, drop | set(moves), n, choices)
+    chunks, relied, imms_read = lookup_chunks(shape, fam.facts, constants, imm_values, drop | set(moves), n, choices)
     chosen |= relied        # a chunk form resting on a choice's rows: its loads are compared with them
     return Translation(name, fam.keys, const, runtime, carry, drop, dead_out, narrowed, known,
                        lane_masks(fam.facts, known, drop, dead_out), rows=fam.rows,
                        constants={r: x for r, x in constants.items() if r in read},
                        checks={row: c for row, c in checks.items() if c[0] not in dead_out.get(row, ())},
                        choices={w.row: (r, choices[r]) for w in fam.facts for r in w.writes if r in chosen},
-                       moves=moves, ranges=ranges, choice_predicates=cpreds, chunks=chunks)
+                       moves=moves, ranges=ranges, choice_predicates=cpreds, chunks=chunks,
+                       imm_checks={rk: imm_values[rk] for rk in sorted(imms_read) if rk in runtime})
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -1556,6 +1565,7 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
           "        return ERR_FALLBACK"]
     # the others start zero (never read before written: liveness says so; the C compiler cannot see it through the
     # block dispatch)
+    L += _imm_checks(tx)
     L += [line for row in fr.cached_rows for line in (f"    hit{row}.r = -1", f"    hit{row}.size = 0")]
     for file, num in sorted(fr.regs - fr.live_at_entry):
         ctype = _CELL_TYPE[tx.narrowed[file, num]] if (file, num) in tx.narrowed else \
@@ -1563,6 +1573,21 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
         L.append(f"    {file}{num} = 0" if file in ("vb", "pr") and ctype == _C_TYPE[file] else
                  f"    memset(&{file}{num}, 0, sizeof({ctype}))")
     return L + _register_copies(fr, True, tx.masks) + [f"    blk = {fr.shape.entry}"]
+
+
+def _imm_checks(tx: Translation) -> list[str]:
+    """The prologue's test of each runtime immediate a lane value set was computed from (:attr:`imm_checks`): one of
+    the family's values, or the interpreter runs the call (in the variants that have the op; the others' imm cell
+    is 0 and unread)."""
+    imm_index = {rc: j + 1 for j, rc in enumerate(tx.runtime_imms)}
+    out: list[str] = []
+    for (row, k), values in tx.imm_checks.items():
+        test = " or ".join(f"imm[{imm_index[row, k]}] == {x}" for x in sorted(values))
+        have = frozenset(tx.rows[row]) if tx.rows else frozenset(range(len(tx.keys)))
+        guard = "" if len(have) == len(tx.keys) else f"({_variant_test(have)}) and "
+        out += [f"    if {guard}not ({test}):     # row {row}'s immediate, which a lane value set read",
+                "        return ERR_FALLBACK"]
+    return out
 
 
 def _variant_test(guard: frozenset[int]) -> str:

@@ -1272,6 +1272,18 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
         return ERR_FALLBACK
+    if (var == 0) and not (imm[1] == 0 or imm[1] == 8):     # row 41's immediate, which a lane value set read
+        return ERR_FALLBACK
+    if (var == 1) and not (imm[2] == 0 or imm[2] == 8):     # row 44's immediate, which a lane value set read
+        return ERR_FALLBACK
+    if not (imm[4] == 1 or imm[4] == 9):     # row 78's immediate, which a lane value set read
+        return ERR_FALLBACK
+    if (var == 0) and not (imm[6] == 0 or imm[6] == 8):     # row 123's immediate, which a lane value set read
+        return ERR_FALLBACK
+    if (var == 1) and not (imm[7] == 0 or imm[7] == 8):     # row 126's immediate, which a lane value set read
+        return ERR_FALLBACK
+    if not (imm[9] == 1 or imm[9] == 9):     # row 160's immediate, which a lane value set read
+        return ERR_FALLBACK
     hit33.r = -1
     hit33.size = 0
     hit45.r = -1
