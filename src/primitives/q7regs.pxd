@@ -893,8 +893,8 @@ cdef extern from *:
     #endif
     /* The 16-bit lookups (q7_permute2_u16, q7_dsel_u16_merge) take a chunk c: -1, the whole pool (index bits 0..5);
        0..3, the chunk form (docs/asm.md §9, lookup chunks): every lane reads pool lane 16 c + (index & 15), the 16
-       lanes at q7_chunk16(a, b, c). The callers pass constants, so each call compiles to one of the two. */
-    #define q7_chunk16(a, b, c) ((c) < 2 ? (a) + 16 * (c) : (b) + 16 * ((c) - 2))
+       lanes at Q7_CHUNK16(a, b, c). The callers pass constants, so each call compiles to one of the two. */
+    #define Q7_CHUNK16(a, b, c) ((c) < 2 ? (a) + 16 * (c) : (b) + 16 * ((c) - 2))
     /* o[k] = (a || b)[idx[k] & 0x3F] (chunk -1) or (a || b)[16 chunk + (idx[k] & 15)], 32 lanes of 16 bits */
     static inline void q7_permute2_u16(uint16_t *o, const uint16_t *a, const uint16_t *b, const uint16_t *idx,
                                        int chunk) {
@@ -915,7 +915,7 @@ cdef extern from *:
         if (chunk < 0)
             q7_planes16_table(tbl, a, b);
         else
-            tbl[0] = q7_chunk16_table(q7_chunk16(a, b, chunk));
+            tbl[0] = q7_chunk16_table(Q7_CHUNK16(a, b, chunk));
         for (g = 0; g < 2; g++) {
             __m256i x = _mm256_permute4x64_epi64(q7_planes16_split(
                 _mm256_loadu_si256((const __m256i *)(idx + 16 * g))), 0x88);
@@ -991,8 +991,8 @@ cdef extern from *:
         int g;
         if (cu < 0 || ct < 0)
             q7_planes16_table(tbl, a, b);
-        tu = cu < 0 ? tbl[0] : q7_chunk16_table(q7_chunk16(a, b, cu));
-        tt = ct < 0 ? tbl[0] : q7_chunk16_table(q7_chunk16(a, b, ct));
+        tu = cu < 0 ? tbl[0] : q7_chunk16_table(Q7_CHUNK16(a, b, cu));
+        tt = ct < 0 ? tbl[0] : q7_chunk16_table(Q7_CHUNK16(a, b, ct));
         for (g = 0; g < 2; g++) {     /* lanes 16g .. 16g + 15 */
             __m256i j = q7_planes16_split(_mm256_loadu_si256((const __m256i *)(idx + 16 * g)));
             __m256i jl = _mm256_permute4x64_epi64(j, 0x88), jh = _mm256_permute4x64_epi64(j, 0xDD);
