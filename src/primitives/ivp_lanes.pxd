@@ -49,8 +49,7 @@ cdef extern from *:
        gives 0), r[k] = s[k] for the logical right shift (LEFT = 0: the amount lane's signed 16-bit value), r[k] =
        -sext6(s[k]) for the left shift (LEFT = 1: its signed 6-bit value). AVX2 has no 16-bit variable shift: GCC
        widened each half to 32-bit lanes and packed back (74 and 102 instructions per op). Here the even and odd
-       lanes shift in place in their 32-bit containers (vpsrlvd / vpsllvd give 0 for any count >= 32, so a
-       negative amount read unsigned gives 0 in the direction it does not take); AVX-512 BW shifts 16-bit lanes.
+       lanes shift in their 32-bit containers, one vpsllvd each (below); AVX-512 BW shifts 16-bit lanes.
        SSE2 has no variable shift at all: there a shift is a multiply by a power of two 2^e, e = |r| for a left
        shift (the product's low half, pmullw) and e = 16 - r for a right one (its high half, pmulhuw: x >> r =
        (x * 2^(16 - r)) >> 16 for r in 1..15); 2^e comes from a float's exponent field ((e + 127) << 23, truncated
@@ -64,24 +63,26 @@ cdef extern from *:
         __m512i neg = _mm512_sub_epi16(_mm512_setzero_si512(), r);
         _mm512_storeu_si512((void *)o, _mm512_or_si512(_mm512_srlv_epi16(x, r), _mm512_sllv_epi16(x, neg)));
     #elif defined(__AVX2__)
-        const __m256i zero = _mm256_setzero_si256(), low16 = _mm256_set1_epi32(0xFFFF);
+        /* one left shift per container: with r the right amount, x << (16 - r) holds in bits 16..31 x >> r (r >= 0)
+           or x << -r (r < 0), and vpsllvd gives 0 for a count of 32 or more or a negative one (read unsigned): r <= -16
+           and r > 16; r = 16 (count 0) leaves x in bits 0..15 and 0 in bits 16..31 */
+        const __m256i k16 = _mm256_set1_epi32(16), low16 = _mm256_set1_epi32(0xFFFF);
         __m256i out[2];
         int h;
         for (h = 0; h < 2; h++) {
             __m256i x = _mm256_loadu_si256((const __m256i *)(a + 16 * h));
             __m256i n = _mm256_loadu_si256((const __m256i *)(s + 16 * h));
             __m256i xe = _mm256_and_si256(x, low16), xo = _mm256_srli_epi32(x, 16);   /* even / odd lanes */
-            __m256i re, ro;                                                            /* their right amounts */
-            if (left) {
-                re = _mm256_sub_epi32(zero, _mm256_srai_epi32(_mm256_slli_epi32(n, 26), 26));
-                ro = _mm256_sub_epi32(zero, _mm256_srai_epi32(_mm256_slli_epi32(n, 10), 26));
-            } else {
-                re = _mm256_srai_epi32(_mm256_slli_epi32(n, 16), 16);
-                ro = _mm256_srai_epi32(n, 16);
+            __m256i ce, co;                                                            /* their counts 16 - r */
+            if (left) {         /* r = -sext6(n): 16 + sext6(n) */
+                ce = _mm256_add_epi32(k16, _mm256_srai_epi32(_mm256_slli_epi32(n, 26), 26));
+                co = _mm256_add_epi32(k16, _mm256_srai_epi32(_mm256_slli_epi32(n, 10), 26));
+            } else {            /* r = n, a signed 16-bit lane */
+                ce = _mm256_sub_epi32(k16, _mm256_srai_epi32(_mm256_slli_epi32(n, 16), 16));
+                co = _mm256_sub_epi32(k16, _mm256_srai_epi32(n, 16));
             }
-            __m256i ye = _mm256_or_si256(_mm256_srlv_epi32(xe, re), _mm256_sllv_epi32(xe, _mm256_sub_epi32(zero, re)));
-            __m256i yo = _mm256_or_si256(_mm256_srlv_epi32(xo, ro), _mm256_sllv_epi32(xo, _mm256_sub_epi32(zero, ro)));
-            out[h] = _mm256_blend_epi16(ye, _mm256_slli_epi32(yo, 16), 0xAA);
+            out[h] = _mm256_blend_epi16(_mm256_srli_epi32(_mm256_sllv_epi32(xe, ce), 16), _mm256_sllv_epi32(xo, co),
+                                        0xAA);
         }
         _mm256_storeu_si256((__m256i *)o, out[0]);
         _mm256_storeu_si256((__m256i *)(o + 16), out[1]);
