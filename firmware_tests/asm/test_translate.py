@@ -491,18 +491,26 @@ def _traced(program: Program, kernel: str, seed: int):
     return rec.trace
 
 
+def _fact_key(f: TX.OpFacts) -> tuple[str, tuple[int, ...]]:
+    """A family's op as a trace shows its executions: its mnemonic and the registers it reads (the trace lists a
+    merge's old outputs with the sources)."""
+    return f.op.mnemonic, tuple(f.values[k] for k, o in enumerate(f.op.operands) if o.role != "dst")
+
+
+def _trace_key(op) -> tuple[str, tuple[int, ...]]:
+    """A traced execution's :func:`_fact_key`."""
+    return op.op, tuple(o.reg for o in op.operands if o.role_name == "src")
+
+
 def _ranged_lanes(program: Program, kernel: str, tx: TX.Translation, fam: TX.Family) -> tuple[int, list[int]]:
     """In an interpreted run with a trace, the lanes each op with a planned range writes: (lanes checked, the
     values outside the range)."""
     t = _traced(program, kernel, 5)
-    sites = {}
-    for row, rng in tx.ranges.items():
-        f = fam.facts[row]
-        sites[(f.op.mnemonic, tuple(f.values[k] for k, o in enumerate(f.op.operands) if o.role == "src"))] = rng
+    sites = {_fact_key(fam.facts[row]): rng for row, rng in tx.ranges.items()}
     checked, outside = 0, []
     for i in range(len(t)):
         op = t[i]
-        rng = sites.get((op.op, tuple(o.reg for o in op.operands if o.role_name == "src")))
+        rng = sites.get(_trace_key(op))
         if rng is None:
             continue
         (out,) = [o for o in op.operands if o.role_name == "dst"]
@@ -674,16 +682,12 @@ def _chunk_reads(program: Program, kernel: str, tx: TX.Translation, fam: TX.Fami
     """In an interpreted run with a trace, the indexes each lookup with planned chunks reads: (indexes checked, those
     whose pool lane differs from the one at its place in the planned chunk)."""
     t = _traced(program, kernel, 7)
-    sites = {}
-    for row, chunks in tx.chunks.items():
-        f = fam.facts[row]
-        # the trace lists a merge's old outputs with the sources
-        sites[(f.op.mnemonic, tuple(f.values[k] for k, o in enumerate(f.op.operands) if o.role != "dst"))] = \
-            (chunks, {o.name: f.values[k] for k, o in enumerate(f.op.operands)})
+    sites = {_fact_key(f): (chunks, {o.name: f.values[k] for k, o in enumerate(f.op.operands)})
+             for row, chunks in tx.chunks.items() for f in [fam.facts[row]]}
     checked = wrong = 0
     for i in range(len(t)):
         op = t[i]
-        site = sites.get((op.op, tuple(o.reg for o in op.operands if o.role_name == "src")))
+        site = sites.get(_trace_key(op))
         if site is None:
             continue
         chunks, reg = site
@@ -1139,17 +1143,13 @@ def _moves_not_matching(program: Program, kernel: str, tx: TX.Translation, fam: 
     what its map (the row its choice register holds, or ``maps``' replacement) gives from its sources: (executions
     checked, seqs of those that differ)."""
     t = _traced(program, kernel, 7)
-    sites = {}
-    for row, m in tx.moves.items():
-        f = fam.facts[row]
-        srcs = tuple(f.values[k] for k, o in enumerate(f.op.operands) if o.role == "src")
-        sites[(f.op.mnemonic, srcs, f.values[m.dst])] = (row, m)
+    sites = {(*_fact_key(fam.facts[row]), fam.facts[row].values[m.dst]): (row, m) for row, m in tx.moves.items()}
     checked, bad = 0, []
     for i in range(len(t)):
         op = t[i]
         ins = [o for o in op.operands if o.role_name == "src"]
         outs = [o for o in op.operands if o.role_name == "dst"]
-        site = sites.get((op.op, tuple(o.reg for o in ins), outs[0].reg if outs else -1))
+        site = sites.get((*_trace_key(op), outs[0].reg if outs else -1))
         if site is None:
             continue
         row, m = site

@@ -64,6 +64,7 @@ import copy
 import difflib
 import hashlib
 import itertools
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -551,13 +552,13 @@ def _lanes_of(data: bytes, width: int) -> set[int]:
     return {int.from_bytes(data[i:i + width], "little") for i in range(0, 64, width)}
 
 
-def _run_op(op: T.Op, vecs: dict[int, bytes], imms: dict[int, int]) -> bytes:
-    """The op's primitive (its wrapper) on vec sources (operand slot -> 64 bytes) and immediates; its one vec
-    output's 64 bytes."""
+def _run_op(op: T.Op, values: dict[int, bytes | int]) -> bytes:
+    """The op's primitive (its wrapper in q7emu.primitives._ivp, the C-only ops' too) on its sources by operand
+    slot -- a vec one as its 64 bytes, an immediate as an int; its one vec output's 64 bytes."""
     from q7emu.primitives import _ivp
     fn = getattr(_ivp, wrapper_name(op))
-    args = [imms[k] if o.kind == T.IMM else np.frombuffer(vecs[k], np.dtype(o.dtype)).copy()
-            for o in op.args for k in [op.operands.index(o)]]
+    args = [x if isinstance(x, int) else np.frombuffer(x, np.dtype(o.dtype)).copy()
+            for o in op.args for x in [values[op.operands.index(o)]]]
     return np.asarray(fn(*args)).tobytes()
 
 
@@ -632,7 +633,7 @@ class LaneValues:
     def _one_byte(op: T.Op, sources: list[int], imms: dict[int, int]) -> LaneSet:
         out: set[int] = set()
         for b in range(256):
-            out |= _lanes_of(_run_op(op, {k: bytes([b]) * 64 for k in sources}, imms), op.one_byte_lanes)
+            out |= _lanes_of(_run_op(op, {**imms, **{k: bytes([b]) * 64 for k in sources}}), op.one_byte_lanes)
         return LaneSet(op.one_byte_lanes, frozenset(out))
 
     def _lanewise(self, w: OpFacts, sources: list[int], imms: dict[int, int]) -> LaneSet | None:
@@ -655,11 +656,11 @@ class LaneValues:
             if y is None:
                 return None
             wide[k] = y
-        if int(np.prod([len(x.values) for x in wide.values()], dtype=np.float64)) > MAX_LANE_VALUES:
+        if math.prod(len(x.values) for x in wide.values()) > MAX_LANE_VALUES:
             return None
         for combo in itertools.product(*(sorted(x.values) for x in wide.values())):
             filled = {k: v.to_bytes(width, "little") * (64 // width) for k, v in zip(wide, combo)}
-            out |= _lanes_of(_run_op(op, {**known, **filled}, imms), width)
+            out |= _lanes_of(_run_op(op, {**imms, **known, **filled}), width)
             if len(out) > MAX_LANE_VALUES:
                 return None
         return LaneSet(width, frozenset(out))
@@ -1011,31 +1012,22 @@ def byte_moves(op: T.Op, fixed: dict[int, bytes | int], variable: Sequence[int])
     its copy, one that never changes a constant; None where some output byte is no one input byte or one
     constant in all of them (the op is not a move under these values), or where the op is of another family or
     takes another kind of operand. The primitive is the only statement of the op here."""
-    from q7emu.primitives import _ivp
-    fn = getattr(_ivp, wrapper_name(op), None)      # every op's wrapper, the C-only ones' too (_c_<mnemonic>)
-    if fn is None or op.family != MOVE_FAMILY or len(variable) * 64 > 256:
+    if op.family != MOVE_FAMILY or len(variable) * 64 > 256:
         return None
     dsts = [k for k, o in enumerate(op.operands) if o.role == T.DST]
     if len(dsts) != 1 or op.operands[dsts[0]].kind != T.VEC:
         return None
-    args: list[object] = []
-    slots: list[int] = []
     for o in op.args:
         k = op.operands.index(o)
         if o.role != T.SRC or o.kind not in (T.VEC, T.IMM) or (k not in fixed and k not in variable) \
                 or (o.kind == T.IMM) != isinstance(fixed.get(k, b""), int):
             return None
-        slots.append(k)
     positions = np.arange(64 * len(variable))
     outs = np.empty((256, 64), np.int64)
     for turn in range(256):
         filling = ((turn + _STRIDE * positions) & 0xFF).astype(np.uint8)     # distinct bytes, every value in turn
-        args = []
-        for k in slots:
-            value = fixed[k] if k in fixed else filling[64 * variable.index(k):][:64].tobytes()
-            args.append(value if isinstance(value, int) else
-                        np.frombuffer(value, np.dtype(op.operands[k].dtype)).copy())
-        outs[turn] = np.asarray(fn(*args)).view(np.uint8).reshape(-1)
+        data = {k: filling[64 * j:64 * j + 64].tobytes() for j, k in enumerate(variable)}
+        outs[turn] = np.frombuffer(_run_op(op, {**fixed, **data}), np.uint8)
     # output byte i copies position q when out - turn = STRIDE * q (mod 256) in every turn; is a constant when equal
     offset = (outs - np.arange(256)[:, None]) & 0xFF
     found: list[Move] = []
@@ -1356,6 +1348,11 @@ class Translation:
         """The shape key of its first variant (the program it was planned from)."""
         return self.keys[0]
 
+    @property
+    def imm_index(self) -> dict[tuple[int, int], int]:
+        """Each runtime immediate (row, slot) -> its cell in the imm array (imm[0] is the variant)."""
+        return {rc: j + 1 for j, rc in enumerate(self.runtime_imms)}
+
     def table_entry(self, first: str) -> tuple[str, str, str, str, int]:
         """Its TRANSLATIONS entry: (the variants' shape keys; per variant ('/' apart) its constant immediates
         'row:slot:value ...' and its runtime ones 'row:slot ...' in the imm array's order, '-' where the variant has
@@ -1579,10 +1576,9 @@ def _imm_checks(tx: Translation) -> list[str]:
     """The prologue's test of each runtime immediate a lane value set was computed from (:attr:`imm_checks`): one of
     the family's values, or the interpreter runs the call (in the variants that have the op; the others' imm cell
     is 0 and unread)."""
-    imm_index = {rc: j + 1 for j, rc in enumerate(tx.runtime_imms)}
     out: list[str] = []
     for (row, k), values in tx.imm_checks.items():
-        test = " or ".join(f"imm[{imm_index[row, k]}] == {x}" for x in sorted(values))
+        test = " or ".join(f"imm[{tx.imm_index[row, k]}] == {x}" for x in sorted(values))
         have = frozenset(tx.rows[row]) if tx.rows else frozenset(range(len(tx.keys)))
         guard = "" if len(have) == len(tx.keys) else f"({_variant_test(have)}) and "
         out += [f"    if {guard}not ({test}):     # row {row}'s immediate, which a lane value set read",
@@ -1766,7 +1762,7 @@ def render(tx: Translation, programs: Program | Sequence[Program]) -> str:
     if fam.keys != tx.keys:
         raise TranslateError(f"{tx.name}: rendered from programs of other shapes than it was planned from")
     fr = _frame(fam, tx.carry, tx.known)
-    imm_index = {rc: j + 1 for j, rc in enumerate(tx.runtime_imms)}      # imm[0]: the variant
+    imm_index = tx.imm_index
     L = _prologue(tx, fam.variants[0], fr) + ["    while True:"]
     blocks = fr.shape.leaders
     for bi, start in enumerate(blocks):
