@@ -459,6 +459,25 @@ def test_prop_imm_shifts(x, y, i16, i32):
     eq(ivp.srain_2x32(y.view(np.int32), i32), (y.view(np.int32) >> np.int32(i32)).astype(np.int32))
 
 
+def test_imm_shifts_every_amount():
+    """The six immediate shifts under every immediate they take (0..15 on 16-bit lanes, 0..31 on 32-bit), on
+    random lanes and the edge patterns (top bit, bottom bit, all ones): the immediate reaches the primitive at run
+    time, as it does from a program, and takes the SIMD leaf where the level has one."""
+    rng = np.random.default_rng(38)
+    edges16 = np.array([0x8000, 0x0001, 0xFFFF, 0x7FFF, 0x8001, 0], np.uint16)
+    x = np.concatenate([edges16, rng.integers(0, 1 << 16, 32 - len(edges16))]).astype(np.uint16)
+    edges32 = np.array([0x80000000, 1, 0xFFFFFFFF, 0x7FFFFFFF, 0x80000001, 0], np.uint32)
+    y = np.concatenate([edges32, rng.integers(0, 1 << 32, 16 - len(edges32))]).astype(np.uint32)
+    for i in range(16):
+        eq(ivp.sllinx16(x, i), ((_i(x) << i) & 0xFFFF).astype(np.uint16))
+        eq(ivp.srlinx16(x, i), (_i(x) >> i).astype(np.uint16))
+        eq(ivp.srainx16(x.view(np.int16), i), (_i(x.view(np.int16)) >> i).astype(np.int16))
+    for i in range(32):
+        eq(ivp.sllin_2x32(y, i), ((_i(y) << i) & 0xFFFFFFFF).astype(np.uint32))
+        eq(ivp.srlin_2x32(y, i), (_i(y) >> i).astype(np.uint32))
+        eq(ivp.srain_2x32(y.view(np.int32), i), (_i(y.view(np.int32)) >> i).astype(np.int32))
+
+
 def _draw_pair(data, kind):
     """Two random vectors of `kind` that tie in a random subset of lanes."""
     a = data.draw(vec_st(kind))

@@ -126,6 +126,56 @@ cdef extern from *:
         memcpy(o, t, 64);
     #endif
     }
+    /* The shifts by an immediate on 16- and 32-bit lanes (sllinx16, srlinx16, srainx16, sllin_2x32, srlin_2x32,
+       srain_2x32) where the amount is not a compile-time constant (a translation reads it from its immediates, the
+       interpreter from the instruction): GCC's lane loop widened each 16-bit half to 32-bit lanes, shifted, masked
+       and packed back (24 instructions per op at avx2). x86's uniform shifts take one amount for every lane, from an
+       xmm register, and give 0 for a logical amount of the width or more and the sign for an arithmetic one: the
+       ops' rule (lanes_shl_imm / lanes_shr_imm). KIND: 0 left, 1 logical right, 2 arithmetic right; BITS 16 or 32;
+       COUNT >= 0 (the callers keep their lane loops for a negative one). Where the amount is a constant the C
+       compiler folds it into the shift's immediate form. Reads a before o is written (o may be a). */
+    #if defined(__SSE2__)
+    #define Q7_SHIFT_IMM_LEAF 1
+    #else
+    #define Q7_SHIFT_IMM_LEAF 0
+    #endif
+    #if defined(__AVX512BW__)
+    #define Q7_SHIFT_IMM_VEC(K, B, x, c) ((K) == 0 ? ((B) == 16 ? _mm512_sll_epi16(x, c) : _mm512_sll_epi32(x, c)) \
+        : (K) == 1 ? ((B) == 16 ? _mm512_srl_epi16(x, c) : _mm512_srl_epi32(x, c)) \
+        : ((B) == 16 ? _mm512_sra_epi16(x, c) : _mm512_sra_epi32(x, c)))
+    #elif defined(__AVX2__)
+    #define Q7_SHIFT_IMM_VEC(K, B, x, c) ((K) == 0 ? ((B) == 16 ? _mm256_sll_epi16(x, c) : _mm256_sll_epi32(x, c)) \
+        : (K) == 1 ? ((B) == 16 ? _mm256_srl_epi16(x, c) : _mm256_srl_epi32(x, c)) \
+        : ((B) == 16 ? _mm256_sra_epi16(x, c) : _mm256_sra_epi32(x, c)))
+    #elif defined(__SSE2__)
+    #define Q7_SHIFT_IMM_VEC(K, B, x, c) ((K) == 0 ? ((B) == 16 ? _mm_sll_epi16(x, c) : _mm_sll_epi32(x, c)) \
+        : (K) == 1 ? ((B) == 16 ? _mm_srl_epi16(x, c) : _mm_srl_epi32(x, c)) \
+        : ((B) == 16 ? _mm_sra_epi16(x, c) : _mm_sra_epi32(x, c)))
+    #endif
+    static inline void q7_shift_imm(void *o, const void *a, int bits, int kind, int count) {
+    #if defined(__AVX512BW__)
+        const __m128i c = _mm_cvtsi32_si128(count);
+        __m512i x = _mm512_loadu_si512(a);
+        _mm512_storeu_si512(o, Q7_SHIFT_IMM_VEC(kind, bits, x, c));
+    #elif defined(__AVX2__)
+        const __m128i c = _mm_cvtsi32_si128(count);
+        __m256i x0 = _mm256_loadu_si256((const __m256i *)a), x1 = _mm256_loadu_si256((const __m256i *)a + 1);
+        x0 = Q7_SHIFT_IMM_VEC(kind, bits, x0, c);
+        x1 = Q7_SHIFT_IMM_VEC(kind, bits, x1, c);
+        _mm256_storeu_si256((__m256i *)o, x0);
+        _mm256_storeu_si256((__m256i *)o + 1, x1);
+    #elif defined(__SSE2__)
+        const __m128i c = _mm_cvtsi32_si128(count);
+        __m128i x[4];
+        int q;
+        for (q = 0; q < 4; q++)
+            x[q] = Q7_SHIFT_IMM_VEC(kind, bits, _mm_loadu_si128((const __m128i *)a + q), c);
+        for (q = 0; q < 4; q++)
+            _mm_storeu_si128((__m128i *)o + q, x[q]);
+    #else
+        (void)o; (void)a; (void)bits; (void)kind; (void)count;     /* not called: the lane loops run */
+    #endif
+    }
     /* The abs-sub flag ops (babssub2nx8, babssubu2nx8, babssubunx16, ...) at SSE2 without AVX2 (the generic level):
        o[k] = |a[k] - b[k]| as the unsigned lane pattern, the returned vbool's lane k true where a[k] < b[k]
        (LANE_BYTES 1 or 2, the abs-subs the op table has; signed or unsigned). SSE2 has neither the 8-bit signed nor
@@ -170,6 +220,8 @@ cdef extern from *:
     uint64_t q7_absdiff_bits(uint8_t* o, const void* a, const void* b, int lane_bytes, int sgn) nogil
     const bint Q7_SHIFT16_LEAF      # 1 where q7_shift16_var has a SIMD body (SSE2, AVX2, AVX-512)
     void q7_shift16_var(uint16_t* o, const uint16_t* a, const int16_t* s, int left) nogil
+    const bint Q7_SHIFT_IMM_LEAF    # 1 where q7_shift_imm has a SIMD body (SSE2, AVX2, AVX-512)
+    void q7_shift_imm(void* o, const void* a, int bits, int kind, int count) nogil
     ctypedef uint8_t u8a "q7_u8a"
     ctypedef int8_t s8a "q7_s8a"
     ctypedef uint16_t u16a "q7_u16a"
@@ -370,6 +422,9 @@ cdef inline void lanes_shl_imm(ulane_t* vt, const ulane_t* a, int imm) noexcept 
     """vt = a << imm; imm >= the lane width gives 0."""
     cdef int w = 8 * <int>sizeof(ulane_t)
     cdef int k
+    if (ulane_t is u16a or ulane_t is u32a) and Q7_SHIFT_IMM_LEAF and imm >= 0:
+        q7_shift_imm(vt, a, w, 0, imm)
+        return
     if imm >= w:
         memset(vt, 0, 64)
         return
@@ -383,6 +438,12 @@ cdef inline void lanes_shr_imm(lane_t* vt, const lane_t* a, int imm) noexcept no
     cdef int k
     cdef int w = 8 * <int>sizeof(lane_t)
     cdef int sh
+    if (lane_t is s16a or lane_t is s32a) and Q7_SHIFT_IMM_LEAF and imm >= 0:
+        q7_shift_imm(vt, a, w, 2, imm)
+        return
+    if (lane_t is u16a or lane_t is u32a) and Q7_SHIFT_IMM_LEAF and imm >= 0:
+        q7_shift_imm(vt, a, w, 1, imm)
+        return
     if lane_t is s8a or lane_t is s16a or lane_t is s32a:
         sh = imm if imm < w - 1 else w - 1
         for k in range(<int>(64 // sizeof(lane_t))):
