@@ -12,6 +12,8 @@ variant."""
 from __future__ import annotations
 
 import dataclasses
+import functools
+import operator
 import re
 import zlib
 
@@ -745,6 +747,29 @@ def test_a_program_with_another_unpack_runs_on_the_interpreter():
     assert np.array_equal(out, _run(signed, kernel, src, False)[0])
     assert not np.array_equal(out, _run(program, kernel, src, False)[0])
     assert _run(program, kernel, src, True)[1].translated == _ext().TRANSLATED
+
+
+def test_a_checked_immediate_reads_as_its_known_bits():
+    """Once the call's start has found a runtime immediate among its family's values (imm_checks), the translation
+    reads it as (imm & the bits that vary) | the bits set in every value: MX's unpacks as (imm & 8) | 0 and
+    (imm & 8) | 1, their chunk and sign bits constants. The expression equals every checked value; an immediate
+    nothing checks is read whole."""
+    tx = TX.plan("t", MX)
+    assert tx.imm_bits and set(tx.imm_bits) == set(tx.imm_checks)
+    assert set(tx.imm_bits.values()) == {(8, 0), (8, 1)}
+    for rk, values in tx.imm_checks.items():
+        vary, ones = tx.imm_bits[rk]
+        assert all((x & vary) | ones == x for x in values)
+        assert vary == functools.reduce(operator.or_, values) & ~functools.reduce(operator.and_, values)
+    text = TX.render(tx, MX)
+    for rk, j in tx.imm_index.items():
+        if rk in tx.imm_bits:
+            assert f"((imm[{j}] & {tx.imm_bits[rk][0]:#x}) | {tx.imm_bits[rk][1]:#x})" in text
+            assert re.search(rf"imm\[{j}\]\)", text) is None          # never read whole in an op's call
+        else:
+            assert re.search(rf"\bimm\[{j}\]\)", text)
+    negative = dataclasses.replace(tx, imm_checks={(0, 0): frozenset({-1, 3})})
+    assert negative.imm_bits == {}
 
 
 def test_a_wrong_chunk_is_caught():

@@ -62,9 +62,11 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import hashlib
 import itertools
 import math
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -1353,6 +1355,19 @@ class Translation:
         """Each runtime immediate (row, slot) -> its cell in the imm array (imm[0] is the variant)."""
         return {rc: j + 1 for j, rc in enumerate(self.runtime_imms)}
 
+    @property
+    def imm_bits(self) -> dict[tuple[int, int], tuple[int, int]]:
+        """The bits a checked runtime immediate's values agree on (:attr:`imm_checks`; (row, slot) -> (the bits
+        that vary, the bits set in every value)): once the call's start has found the immediate among its values,
+        it equals ``(imm & vary) | ones``, an expression in which the C compiler sees the other bits as constants
+        (the unpack's chunk and sign bits). Values outside 0 .. 2^31 - 1 are left as they are."""
+        out: dict[tuple[int, int], tuple[int, int]] = {}
+        for rk, values in self.imm_checks.items():
+            if values and all(0 <= x < 1 << 31 for x in values):
+                ones = functools.reduce(operator.and_, values)
+                out[rk] = (functools.reduce(operator.or_, values) ^ ones, ones)
+        return out
+
     def table_entry(self, first: str) -> tuple[str, str, str, str, int]:
         """Its TRANSLATIONS entry: (the variants' shape keys; per variant ('/' apart) its constant immediates
         'row:slot:value ...' and its runtime ones 'row:slot ...' in the imm array's order, '-' where the variant has
@@ -1382,6 +1397,8 @@ class _TxText(OpText):
         self.here = str(pc)
         self.cached = cached
         self.chunks: tuple[int, ...] = ()     # a lookup's chunks (lookup_chunks): its chunk form is issued
+        #: the checked runtime immediates' known bits (Translation.imm_bits)
+        self.imm_bits: dict[tuple[int, int], tuple[int, int]] = {}
 
     def locate(self, addr: str, touch: str, need: str, align: int, write: int) -> str:
         # a repeated access tries the region it found last (mem_hit); one that runs once a call goes out of line
@@ -1401,7 +1418,12 @@ class _TxText(OpText):
 
     def value(self, k: int) -> str:
         j = self.imm_index.get((self.f.row, k))
-        return f"imm[{j}]" if j is not None else str(self.f.values[k])
+        if j is None:
+            return str(self.f.values[k])
+        bits = self.imm_bits.get((self.f.row, k))
+        if bits is None:
+            return f"imm[{j}]"
+        return f"((imm[{j}] & {bits[0]:#x}) | {bits[1]:#x})"     # a checked immediate (Translation.imm_bits)
 
     def register(self, o: T.Operand, k: int) -> str:
         file = _KIND_FILE[o.kind]
@@ -1609,6 +1631,7 @@ def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int,
     """One basic block (positions start .. stop - 1): its step-budget check, its ops (an op some variants lack
     under a test of the variant: :func:`_guarded`), the next block."""
     steps = fam.steps(start, stop)
+    imm_bits = tx.imm_bits
     body: list[str] = [f"if k + {max(steps)} >= max_steps:", "    return ERR_FALLBACK"]
     next_block = [f"blk = {stop}"]
     segments: list[tuple[frozenset[int] | None, list[str]]] = []
@@ -1627,6 +1650,7 @@ def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int,
                 t = _TxText(f, imm_index, tx.dead_outputs.get(f.row, set()), b, f.row in fr.cached_rows, tx.known,
                             tx.masks, {r: tx.constant_name(r) + "_p" for r in tx.constants})
                 t.chunks = tx.chunks.get(f.row, ())
+                t.imm_bits = imm_bits
                 lines += (_move_calls(tx, f, t) if f.row in tx.moves else
                           _predicate_calls(tx, f, t) or (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t)))
                 if f.row in tx.checks:          # the bytes planned from, or the interpreter runs the call

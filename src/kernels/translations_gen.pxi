@@ -1601,13 +1601,13 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 # bundle 27, variant 0: { ivp_muln_2x32 wv0, v29, v4 ; ivp_ultn_2xf32t vb1, v13, v16, vb9 ; ivp_sel2nx8i
                 P.muln_2x32(&wv0, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v4_p)
                 P.ultn_2xf32t(&vb1, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v13_p, &v16, <vbool_t>0xffffffffffffffff)
-                P.sel2nx8i_s4(&v21, &v17, &v16, imm[1])
+                P.sel2nx8i_s4(&v21, &v17, &v16, ((imm[1] & 0x8) | 0x0))
                 # bundle 28, variant 0: { ivp_mov2nx8t v30, v22, vb1 ; ivp_packvrn_2x96 v16, wv0, 0 }
                 P.mov2nx8t(&v30, &v22, &vb1)
                 P.packvrn_2x96(&v16, &wv0, 0)
             else:
                 # bundle 29, variant 1: { ivp_sel2nx8i_s4 v21, v17, v16, 0 }
-                P.sel2nx8i_s4(&v21, &v17, &v16, imm[2])
+                P.sel2nx8i_s4(&v21, &v17, &v16, ((imm[2] & 0x8) | 0x0))
             # bundle 30: { ivp_sav2nx8_xp v30, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
             r = mem_hit(m, &hit45, a4, TOUCH_N, n, 1, 1, &p, &off)
@@ -1671,7 +1671,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 52: { ivp_or2nx8 v30, v27, v25 }
             P.or2nx8(&v30, &v27, &v25)
             # bundle 53: { ivp_sel2nx8i_s4 v21, v17, v16, 1 ; ivp_extrpr2nx8 pr1, v17, 36 ; movi a7, 64 }
-            P.sel2nx8i_s4(&v21, &v17, &v16, imm[4])
+            P.sel2nx8i_s4(&v21, &v17, &v16, ((imm[4] & 0x8) | 0x1))
             P.extrpr2nx8(&pr1, &v17, 36)
             a7 = X.xt_movi(64)
             # bundle 54: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
@@ -1820,13 +1820,13 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 # bundle 82, variant 0: { ivp_muln_2x32 wv0, v29, v4 ; ivp_ultn_2xf32t vb1, v13, v16, vb9 ; ivp_sel2nx8i
                 P.muln_2x32(&wv0, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v4_p)
                 P.ultn_2xf32t(&vb1, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v13_p, &v16, <vbool_t>0xffffffffffffffff)
-                P.sel2nx8i_s4(&v21, &v17, &v16, imm[6])
+                P.sel2nx8i_s4(&v21, &v17, &v16, ((imm[6] & 0x8) | 0x0))
                 # bundle 83, variant 0: { ivp_mov2nx8t v30, v22, vb1 ; ivp_packvrn_2x96 v16, wv0, 0 }
                 P.mov2nx8t(&v30, &v22, &vb1)
                 P.packvrn_2x96(&v16, &wv0, 0)
             else:
                 # bundle 84, variant 1: { ivp_sel2nx8i_s4 v21, v17, v16, 0 }
-                P.sel2nx8i_s4(&v21, &v17, &v16, imm[7])
+                P.sel2nx8i_s4(&v21, &v17, &v16, ((imm[7] & 0x8) | 0x0))
             # bundle 85: { ivp_sav2nx8_xp v30, a4, a7 }
             n = <Py_ssize_t><int32_t>a7
             r = mem_once(m, &hit_once, a4, TOUCH_N, n, 1, 1, &p, &off)
@@ -1890,7 +1890,7 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 107: { ivp_or2nx8 v30, v27, v25 }
             P.or2nx8(&v30, &v27, &v25)
             # bundle 108: { ivp_sel2nx8i_s4 v21, v17, v16, 1 ; ivp_extrpr2nx8 pr1, v17, 36 ; movi a7, 32 }
-            P.sel2nx8i_s4(&v21, &v17, &v16, imm[9])
+            P.sel2nx8i_s4(&v21, &v17, &v16, ((imm[9] & 0x8) | 0x1))
             P.extrpr2nx8(&pr1, &v17, 36)
             a7 = X.xt_movi(32)
             # bundle 109: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
