@@ -1086,6 +1086,42 @@ def test_a_row_one_variant_loads_is_known():
     assert sorted(TX.plan("t", [with_row, reads_it]).constants) == [("v", 1)]
 
 
+_SHIFTED_ROW = """
+    .data
+    .align 64
+    rows:
+      .rept 32
+        .half 0x8000
+      .endr
+    .text
+      const16 a8, hi16(rows)
+      const16 a8, lo16(rows)
+      movi a5, 64
+      { ivp_lv2nx8_i v1, a8, 0 }
+      { ivp_sllinx16 v2, v1, SHIFT }
+      { ivp_addnx16 v3, v2, v1 }
+      { ivp_sav2nx8_xp v3, a4, a5 }
+      retw
+"""
+
+
+def test_a_value_an_immediate_read_at_run_time_decides_is_not_known():
+    """Two programs of one shape whose shift immediates differ (1, 2: read at run time) leave v2 the same (0x8000
+    shifted out either way); a third program of the shape shifting by 0 matches the translation too and leaves
+    0x8000. So a value an op with a runtime immediate computes is no known value, however the family's programs agree
+    (a load's bytes are checked, whatever its immediates); with one program, whose immediates are all constants, v2
+    is known."""
+    progs = [assemble(_SHIFTED_ROW.replace("SHIFT", str(n))) for n in (1, 2)]
+    assert TX.shape_key(progs[0]) == TX.shape_key(progs[1])
+    tx = TX.plan("t", progs)
+    assert tx.runtime_imms and ("v", 1) in tx.constants
+    assert ("v", 2) not in tx.constants
+    unshifted = assemble(_SHIFTED_ROW.replace("SHIFT", "0"))       # runs the same translation
+    assert TX.match([tx.table_entry("first")], unshifted) is not None
+    assert ("v", 2) in TX.plan("t", progs[:1]).constants
+    assert TX.plan("t", progs[:1]).constants[("v", 2)] == bytes(64)
+
+
 def test_a_program_whose_constant_row_differs_runs_on_the_interpreter():
     """A program of a translation's shape and immediates whose data section has another value in a row the
     translation took as a constant (group 0's -0, v17): the translation finds other bytes at its load and hands the

@@ -853,7 +853,8 @@ def _walk(prefix: Sequence[OpFacts], end: int, entry: int
     return known, inputs, end - entry
 
 
-def known_values(fam: Family, programs: Sequence[Program], live_at_entry: Iterable[Reg]
+def known_values(fam: Family, programs: Sequence[Program], live_at_entry: Iterable[Reg],
+                 runtime_imms: Iterable[tuple[int, int]] = ()
                  ) -> tuple[dict[Reg, bytes | int], dict[int, tuple[Reg, bytes]], dict[Reg, tuple[bytes, ...]]]:
     """The vec, vbool and pr registers that hold one value at every read of every program of the family (docs/asm.md
     §9, known values), with it: a register that exactly one op of the family writes (in every variant, or in some:
@@ -866,10 +867,14 @@ def known_values(fam: Family, programs: Sequence[Program], live_at_entry: Iterab
     program of the shape whose bytes differ there runs on the interpreter, before a value computed from them is
     read. And the choices: the vec registers that would be known but for the family's programs loading 2 ..
     :data:`MAX_CHOICES` different rows into them (a layout's index row), with those rows in order of first
-    appearance."""
+    appearance. An op that reads an immediate the family's programs differ in (``runtime_imms``: (row, operand slot),
+    read at run time) writes no known value unless it is a load (its bytes are checked): any program of the shape
+    runs the translation, whatever its immediates there, and the family's agreeing values say nothing of another's."""
     live = set(live_at_entry)
+    runtime = set(runtime_imms)
     cands = {r: w[0] for r, w in _writers(fam.facts).items()
-             if r[0] in KNOWN_FILES and len(w) == 1 and r not in live}
+             if r[0] in KNOWN_FILES and len(w) == 1 and r not in live
+             and (w[0].accesses_memory or not any((w[0].row, k) in runtime for k in w[0].imm_slots))}
     seen, loaded, needs, choices = _agreed(fam, programs, cands)
     # a value an op computes is the family's only when its inputs are: other bytes in a row are caught at the row's
     # load (the translation compares what it loads), not at what the row feeds
@@ -948,17 +953,20 @@ def _note(fam: Family, v: int, own: dict[Reg, tuple[int, bytes | int]], cands: d
 
 # ------------------------------------------------------------------------------------------------ choice predicates
 def choice_predicates(fam: Family, programs: Sequence[Program], live_at_entry: Iterable[Reg],
-                      values: dict[Reg, bytes | int], choices: dict[Reg, tuple[bytes, ...]]
-                      ) -> dict[Reg, tuple[Reg, tuple[int, ...]]]:
+                      values: dict[Reg, bytes | int], choices: dict[Reg, tuple[bytes, ...]],
+                      runtime_imms: Iterable[tuple[int, int]] = ()) -> dict[Reg, tuple[Reg, tuple[int, ...]]]:
     """The vbool registers whose value follows a choice (docs/asm.md §9, choice predicates): exactly one op of the
     family writes the register, which is not live at the entry; that op accesses no memory and reads one choice
     register (``choices``, :func:`known_values`) and otherwise known values (``values``); and in every program of the
     family the entry prefix leaves the register with a value (:func:`prefix_values`) that the row its choice register
-    holds there decides. Register -> (the choice register, the value for each of its rows, in the rows' order)."""
+    holds there decides; and that op reads no immediate read at run time (``runtime_imms``, as
+    :func:`known_values`). Register -> (the choice register, the value for each of its rows, in the rows' order)."""
     live = set(live_at_entry)
+    runtime = set(runtime_imms)
     cands: dict[Reg, Reg] = {}
     for r, ws in sorted(_writers(fam.facts).items()):
-        if r[0] != "vb" or len(ws) != 1 or r in live or r in values or not ws[0].ivp or ws[0].accesses_memory:
+        if r[0] != "vb" or len(ws) != 1 or r in live or r in values or not ws[0].ivp or ws[0].accesses_memory \
+                or any((ws[0].row, k) in runtime for k in ws[0].imm_slots):
             continue
         chosen = {x for x in ws[0].reads if x in choices}
         if len(chosen) == 1 and all(x in values or x in choices for x in ws[0].reads):
@@ -1473,7 +1481,7 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
                 runtime.append((f.row, k))
     nb, n = len(fam.positions), len(fam.variants)
     entry_live = _family_live(nb, fam.entry, fam.facts, n, carry)[1]
-    values, checks, choices = known_values(fam, programs, entry_live)
+    values, checks, choices = known_values(fam, programs, entry_live, runtime)
     known = {**{r: x for r, x in values.items() if isinstance(x, int)}, **known_predicates(fam.facts, entry_live)}
     exact = whole_writes(fam.facts, known)
     drop, dead_out = _dead(exact, _family_live(nb, fam.entry, exact, n, carry)[0])
@@ -1481,7 +1489,7 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     constants = {r: x for r, x in values.items() if isinstance(x, bytes)}
     moves = move_plans(fam.facts, constants, choices, rows, drop)
     read = {r for f in fam.facts if f.row not in drop for r in f.reads}
-    cpreds = choice_predicates(fam, programs, entry_live, values, choices)
+    cpreds = choice_predicates(fam, programs, entry_live, values, choices, runtime)
     chosen = {m.choice for m in moves.values() if m.choice is not None} | {c for c, _ in cpreds.values()}
     # the ranges read only what the translation checks: the known values' loads, and the choices some move reads
     shape = _flow(nb, fam.entry, fam.facts)
