@@ -83,6 +83,27 @@ def test_every_configuration_has_its_translation_and_it_is_the_interpreter(kerne
         assert ra.translated == _ext().TRANSLATED and not rb.translated, (program.name, nbytes)
 
 
+@pytest.mark.parametrize("kernel,program", [CONFIGS[0], next(c for c in CONFIGS if c[0] == "quantize_mx")],
+                         ids=["group0", "quantize_mx"])
+def test_the_step_budget_near_a_calls_steps(kernel, program):
+    """A translated call starts a block only while the steps so far leave room for the family's longest block
+    under the budget (docs/asm.md §9): under any budget the bytes are the interpreter's; a budget the calls need
+    every step of runs them on the interpreter; one with that room to spare runs them translated; one short of
+    what a call needs is the interpreter's step-budget error."""
+    src = np.random.default_rng(9).integers(0, 256, (2, 768), dtype=np.uint8)
+    want, run = _run(program, kernel, src, False)
+    need = int(run.steps.max())
+    with pytest.raises(R.ProgramError, match="step budget spent"):
+        _run(program, kernel, src, True, max_steps=need - 1)
+    for budget in (need, need + 1, need + 100, need + 10 ** 6):
+        got, r = _run(program, kernel, src, True, max_steps=budget)
+        assert np.array_equal(got, want), budget
+        if budget == need:
+            assert not r.translated
+        if budget == need + 10 ** 6:
+            assert r.translated == _ext().TRANSLATED
+
+
 @settings(max_examples=40, deadline=None)
 @given(config=st.sampled_from(range(len(CONFIGS))), parts=st.integers(1, 4), words=st.integers(0, 300),
        seed=st.integers(0, 2**32 - 1))
@@ -1439,7 +1460,8 @@ def test_a_family_lays_its_variants_on_one_sequence():
     tx = TX.plan("t", [a, b])
     text = TX.render(tx, [a, b])
     assert "cdef int var = imm[0]" in text and "if var == 1:\n" in text
-    assert "k += 2 + 1 * (((1 << var) & 0x2) != 0)" in text          # the loop body's steps: 2, variant 1 3
+    # the loop body's steps (2, variant 1 3), computed once a call, added at its end
+    assert "cdef int64_t steps_2 = 2 + 1 * (((1 << var) & 0x2) != 0)" in text and "k += steps_2\n" in text
 
 
 def test_a_shared_branch_goes_to_the_first_of_its_variants_targets():

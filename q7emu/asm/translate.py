@@ -1550,8 +1550,11 @@ def _register_copies(fr: _Frame, into_locals: bool, masks: set[Reg]) -> list[str
     return out
 
 
-def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
-    """The function's head, its locals and their starting values."""
+def _prologue(tx: Translation, program: Program, fr: _Frame, longest_block: int,
+              block_steps: dict[str, str]) -> list[str]:
+    """The function's head, its locals and their starting values. ``longest_block``: the most steps a block takes
+    (the step budget's margin, :func:`render`); ``block_steps``: the local -> the expression of each block's steps that
+    depends on the variant (computed once a call)."""
     head = f"cdef tx_status {tx.name}("
     L = [f"{head}regfile_t* rf, Machine* m, const int32_t* imm, int64_t max_steps,",
          f"{' ' * len(head)}int64_t* steps) noexcept nogil:"]
@@ -1585,10 +1588,18 @@ def _prologue(tx: Translation, program: Program, fr: _Frame) -> list[str]:
     L.append("    cdef RegionHit hit_once" + "".join(f", hit{row}" for row in fr.cached_rows))
     if len(tx.keys) > 1:
         L.append("    cdef int var = imm[0]     # the variant (Family)")
+    if len(tx.keys) > 2:
+        L.append("    cdef uint32_t vbit = 1u << var     # the variant's bit, which a test of several variants masks")
+    L += [f"    cdef int64_t {name} = {expr}     # a block's steps in this variant"
+          for name, expr in block_steps.items()]
     L += ["    cdef uint32_t lcount = 0", "    cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk",
-          "    cdef int64_t k = 0", "    cdef int64_t check = STEPS_PER_CHECK",
+          "    cdef int64_t k = 0",
+          f"    cdef int64_t last = max_steps - {longest_block}     # a block starts below it (the step budget)",
+          "    cdef int64_t check = STEPS_PER_CHECK if STEPS_PER_CHECK < last else last",
           "    cdef int r", "    cdef Py_ssize_t off = 0, n = 0", "    cdef uint8_t* p = NULL",
           "    if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)",
+          "        return ERR_FALLBACK",
+          "    if check <= 0:     # a budget the longest block could pass: the interpreter runs the call",
           "        return ERR_FALLBACK"]
     # the others start zero (never read before written: liveness says so; the C compiler cannot see it through the
     # block dispatch)
@@ -1617,10 +1628,10 @@ def _imm_checks(tx: Translation) -> list[str]:
 
 
 def _variant_test(guard: frozenset[int]) -> str:
-    """The test that the variant is one of ``guard``'s: var == v, or a bit mask of them."""
+    """The test that the variant is one of ``guard``'s: var == v, or a mask of their bits (vbit: 1 << var)."""
     if len(guard) <= 2:
         return " or ".join(f"var == {v}" for v in sorted(guard))
-    return f"(1 << var) & {sum(1 << v for v in guard):#x}"
+    return f"vbit & {sum(1 << v for v in guard):#x}"
 
 
 def _per_variant(counts: list[int]) -> str:
@@ -1635,12 +1646,12 @@ def _per_variant(counts: list[int]) -> str:
 
 
 def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int,
-           imm_index: dict[tuple[int, int], int]) -> list[str]:
-    """One basic block (positions start .. stop - 1): its step-budget check, its ops (an op some variants lack
-    under a test of the variant: :func:`_guarded`), the next block."""
-    steps = fam.steps(start, stop)
+           imm_index: dict[tuple[int, int], int], steps: str) -> list[str]:
+    """One basic block (positions start .. stop - 1): its ops (an op some variants lack under a test of the
+    variant: :func:`_guarded`), the next block, the steps it took (``steps``: their count, or the local that holds it
+    in this variant). No block starts where it could pass the step budget (:func:`render`)."""
     imm_bits = tx.imm_bits
-    body: list[str] = [f"if k + {max(steps)} >= max_steps:", "    return ERR_FALLBACK"]
+    body: list[str] = []
     next_block = [f"blk = {stop}"]
     segments: list[tuple[frozenset[int] | None, list[str]]] = []
     for b in range(start, stop):
@@ -1687,7 +1698,7 @@ def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int,
                               for line in [f"{'if' if n == 0 else 'elif'} {cond}:"] + _indent(then, 4)]
                 next_block += ["else:"] + _indent(fall, 4)
             break
-    return body + _guarded(segments, len(fam.variants)) + next_block + [f"k += {_per_variant(steps)}"]
+    return body + _guarded(segments, len(fam.variants)) + next_block + [f"k += {steps}"]
 
 
 def _move_calls(tx: Translation, f: OpFacts, t: _TxText) -> list[str]:
@@ -1795,17 +1806,25 @@ def render(tx: Translation, programs: Program | Sequence[Program]) -> str:
         raise TranslateError(f"{tx.name}: rendered from programs of other shapes than it was planned from")
     fr = _frame(fam, tx.carry, tx.known)
     imm_index = tx.imm_index
-    L = _prologue(tx, fam.variants[0], fr) + ["    while True:"]
     blocks = fr.shape.leaders
-    for bi, start in enumerate(blocks):
-        stop = blocks[bi + 1] if bi + 1 < len(blocks) else fr.shape.nbundles
+    spans = [(start, blocks[bi + 1] if bi + 1 < len(blocks) else fr.shape.nbundles) for bi, start in enumerate(blocks)]
+    # the step budget: a block starts only while k < check <= max_steps - the longest block's steps, so none passes
+    # it (a call that could is the interpreter's, which reports it); k >= check is the one test a block end makes
+    longest = max([max(fam.steps(a, b)) for a, b in spans] + [1])
+    counts = {a: _per_variant(fam.steps(a, b)) for a, b in spans}
+    block_steps = {f"steps_{a}": x for a, x in counts.items() if not x.isdigit()}
+    L = _prologue(tx, fam.variants[0], fr, longest, block_steps) + ["    while True:"]
+    for bi, (start, stop) in enumerate(spans):
         L.append(f"        {'if' if bi == 0 else 'elif'} blk == {start}:")
-        L += _indent(_block(tx, fam, fr, start, stop, imm_index), 12)
+        name = f"steps_{start}"
+        L += _indent(_block(tx, fam, fr, start, stop, imm_index, name if name in block_steps else counts[start]), 12)
     L += ["        else:", "            break",
           "        if k >= check:",
+          "            if k >= last and blk >= 0:     # the next block could pass the step budget",
+          "                return ERR_FALLBACK",
           "            if _interrupted():",
           "                return ERR_INTERRUPT",
-          "            check = k + STEPS_PER_CHECK"]
+          "            check = k + STEPS_PER_CHECK if k + STEPS_PER_CHECK < last else last"]
     L += _register_copies(fr, False, tx.masks) + ["    steps[0] = k", "    return 0"]
     tx.text = "".join(_constant(tx.constant_name(r), tx.constants[r], f"{r[0]}{r[1]}: a known value")
                       for r in sorted(tx.constants))

@@ -128,11 +128,14 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     cdef uint32_t lcount = 0
     cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
-    cdef int64_t check = STEPS_PER_CHECK
+    cdef int64_t last = max_steps - 21     # a block starts below it (the step budget)
+    cdef int64_t check = STEPS_PER_CHECK if STEPS_PER_CHECK < last else last
     cdef int r
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return ERR_FALLBACK
+    if check <= 0:     # a budget the longest block could pass: the interpreter runs the call
         return ERR_FALLBACK
     hit31.r = -1
     hit31.size = 0
@@ -188,8 +191,6 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     blk = 0
     while True:
         if blk == 0:
-            if k + 21 >= max_steps:
-                return ERR_FALLBACK
             # bundle 0: slli a5, a3, 2
             a5 = X.xt_slli(a3, 2)
             # bundle 1: const16 a8, 512
@@ -299,8 +300,6 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 blk = 21
             k += 21
         elif blk == 21:
-            if k + 13 >= max_steps:
-                return ERR_FALLBACK
             if var == 0:
                 # bundle 21, variant 0: { ivp_sllinx16 v3, v2, 4 }
                 P.sllinx16(&v3, &v2, 4)
@@ -373,8 +372,6 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 blk = 36
             k += 13
         elif blk == 36:
-            if k + 6 >= max_steps:
-                return ERR_FALLBACK
             # bundle 36: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 37: { ivp_movnx16t v26, v17, vb2 }
@@ -401,9 +398,11 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
         else:
             break
         if k >= check:
+            if k >= last and blk >= 0:     # the next block could pass the step budget
+                return ERR_FALLBACK
             if _interrupted():
                 return ERR_INTERRUPT
-            check = k + STEPS_PER_CHECK
+            check = k + STEPS_PER_CHECK if k + STEPS_PER_CHECK < last else last
     memcpy(&rf.v[0], &v0, sizeof(vec_t))
     memcpy(&rf.v[7], &v7, sizeof(vec_t))
     memcpy(&rf.v[26], &v26, sizeof(vec_t))
@@ -1263,14 +1262,20 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     # the region an access found (hit<row>: a repeated access's, kept)
     cdef RegionHit hit_once, hit33, hit45
     cdef int var = imm[0]     # the variant (Family)
+    cdef int64_t steps_23 = 50 + 1 * (((1 << var) & 0x1) != 0)     # a block's steps in this variant
+    cdef int64_t steps_77 = 51 + 1 * (((1 << var) & 0x1) != 0)     # a block's steps in this variant
+    cdef int64_t steps_131 = 3 + 2 * (((1 << var) & 0x1) != 0)     # a block's steps in this variant
     cdef uint32_t lcount = 0
     cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
-    cdef int64_t check = STEPS_PER_CHECK
+    cdef int64_t last = max_steps - 52     # a block starts below it (the step budget)
+    cdef int64_t check = STEPS_PER_CHECK if STEPS_PER_CHECK < last else last
     cdef int r
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return ERR_FALLBACK
+    if check <= 0:     # a budget the longest block could pass: the interpreter runs the call
         return ERR_FALLBACK
     if (var == 0) and not (imm[1] == 0 or imm[1] == 8):     # row 41's immediate, which a lane value set read
         return ERR_FALLBACK
@@ -1337,8 +1342,6 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
     blk = 0
     while True:
         if blk == 0:
-            if k + 23 >= max_steps:
-                return ERR_FALLBACK
             # bundle 0: const16 a9, 0xcccc
             a9 = X.xt_const16(a9, 52428)
             # bundle 1: const16 a9, 0xcccd
@@ -1529,8 +1532,6 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 blk = 23
             k += 23
         elif blk == 23:
-            if k + 51 >= max_steps:
-                return ERR_FALLBACK
             # bundle 23: { ivp_lav2nx8_xp v17, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
             r = mem_hit(m, &hit33, a2, TOUCH_N, n, 1, 0, &p, &off)
@@ -1732,10 +1733,8 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             if lend == 76 and lcount != 0:
                 lcount -= 1
                 blk = lbeg
-            k += 50 + 1 * (((1 << var) & 0x1) != 0)
+            k += steps_23
         elif blk == 76:
-            if k + 1 >= max_steps:
-                return ERR_FALLBACK
             # bundle 76: bbci a5, 0, .Lexit
             if X.xt_bbci(a5, 0):
                 next_pc = 131
@@ -1746,8 +1745,6 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 blk = 77
             k += 1
         elif blk == 77:
-            if k + 52 >= max_steps:
-                return ERR_FALLBACK
             # bundle 77: movi a6, 20
             a6 = X.xt_movi(20)
             # bundle 78: { ivp_lav2nx8_xp v17, a2, a6 }
@@ -1948,10 +1945,8 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
             # bundle 130: { ivp_or2nx8 v21, v27, v25 }
             P.or2nx8(&v21, &v27, &v25)
             blk = 131
-            k += 51 + 1 * (((1 << var) & 0x1) != 0)
+            k += steps_77
         elif blk == 131:
-            if k + 5 >= max_steps:
-                return ERR_FALLBACK
             # bundle 131: { ivp_sel2nx8i v30, v21, v30, 0 }
             P.sel2nx8i(&v30, &v21, &v30, 0)
             if var == 0:
@@ -1973,13 +1968,15 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 blk = -1
             else:
                 blk = 136
-            k += 3 + 2 * (((1 << var) & 0x1) != 0)
+            k += steps_131
         else:
             break
         if k >= check:
+            if k >= last and blk >= 0:     # the next block could pass the step budget
+                return ERR_FALLBACK
             if _interrupted():
                 return ERR_INTERRUPT
-            check = k + STEPS_PER_CHECK
+            check = k + STEPS_PER_CHECK if k + STEPS_PER_CHECK < last else last
     memcpy(&rf.v[16], &v16, sizeof(vec_t))
     memcpy(&rf.v[21], &v21, sizeof(vec_t))
     memcpy(&rf.v[30], &v30, sizeof(vec_t))
@@ -2296,11 +2293,14 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     cdef uint32_t lcount = 0
     cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
-    cdef int64_t check = STEPS_PER_CHECK
+    cdef int64_t last = max_steps - 30     # a block starts below it (the step budget)
+    cdef int64_t check = STEPS_PER_CHECK if STEPS_PER_CHECK < last else last
     cdef int r
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return ERR_FALLBACK
+    if check <= 0:     # a budget the longest block could pass: the interpreter runs the call
         return ERR_FALLBACK
     hit48.r = -1
     hit48.size = 0
@@ -2350,8 +2350,6 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
     blk = 0
     while True:
         if blk == 0:
-            if k + 30 >= max_steps:
-                return ERR_FALLBACK
             # bundle 0: slli a5, a3, 2
             a5 = X.xt_slli(a3, 2)
             # bundle 1: const16 a8, 512
@@ -2514,8 +2512,6 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 blk = 30
             k += 30
         elif blk == 30:
-            if k + 4 >= max_steps:
-                return ERR_FALLBACK
             # bundle 30: srli a9, a5, 5
             a9 = X.xt_srli(a5, 5)
             # bundle 31: movi a6, 32
@@ -2536,8 +2532,6 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 blk = 34
             k += 4
         elif blk == 34:
-            if k + 6 >= max_steps:
-                return ERR_FALLBACK
             # bundle 34: { ivp_labvdcmprs2nx8_xp v15, vb12, a2, a6 }
             n = <Py_ssize_t><int32_t>a6
             r = mem_hit(m, &hit48, a2, TOUCH_N, n, 1, 0, &p, &off)
@@ -2575,8 +2569,6 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 blk = lbeg
             k += 6
         elif blk == 42:
-            if k + 2 >= max_steps:
-                return ERR_FALLBACK
             # bundle 42: extui a6, a5, 0, 5
             a6 = X.xt_extui(a5, 0, 5)
             # bundle 43: beqz a6, .Ldone
@@ -2589,8 +2581,6 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 blk = 44
             k += 2
         elif blk == 44:
-            if k + 7 >= max_steps:
-                return ERR_FALLBACK
             # bundle 44: slli a7, a6, 1
             a7 = X.xt_slli(a6, 1)
             # bundle 45: { ivp_labvdcmprs2nx8_xp v15, vb12, a2, a6 }
@@ -2627,8 +2617,6 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
             blk = 53
             k += 7
         elif blk == 53:
-            if k + 1 >= max_steps:
-                return ERR_FALLBACK
             # bundle 53: retw
             halt = 1
             if halt:
@@ -2639,9 +2627,11 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
         else:
             break
         if k >= check:
+            if k >= last and blk >= 0:     # the next block could pass the step budget
+                return ERR_FALLBACK
             if _interrupted():
                 return ERR_INTERRUPT
-            check = k + STEPS_PER_CHECK
+            check = k + STEPS_PER_CHECK if k + STEPS_PER_CHECK < last else last
     m.ar[2] = a2
     m.ar[3] = a3
     m.ar[4] = a4
@@ -2955,14 +2945,18 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     # the region an access found (hit<row>: a repeated access's, kept)
     cdef RegionHit hit_once, hit40, hit56
     cdef int var = imm[0]     # the variant (Family)
+    cdef int64_t steps_26 = 17 + 1 * (((1 << var) & 0x2) != 0)     # a block's steps in this variant
     cdef uint32_t lcount = 0
     cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
-    cdef int64_t check = STEPS_PER_CHECK
+    cdef int64_t last = max_steps - 25     # a block starts below it (the step budget)
+    cdef int64_t check = STEPS_PER_CHECK if STEPS_PER_CHECK < last else last
     cdef int r
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return ERR_FALLBACK
+    if check <= 0:     # a budget the longest block could pass: the interpreter runs the call
         return ERR_FALLBACK
     hit40.r = -1
     hit40.size = 0
@@ -3030,8 +3024,6 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
     blk = 0
     while True:
         if blk == 0:
-            if k + 25 >= max_steps:
-                return ERR_FALLBACK
             # bundle 0: slli a5, a3, 2
             a5 = X.xt_slli(a3, 2)
             # bundle 1: const16 a8, 512
@@ -3183,8 +3175,6 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 blk = 26
             k += 25
         elif blk == 26:
-            if k + 18 >= max_steps:
-                return ERR_FALLBACK
             # bundle 26: { ivp_sllin_2x32 v3, v2, 4 }
             P.sllin_2x32(&v3, &v2, 4)
             # bundle 27: { ivp_movnx16t v3, v2, vb1 }
@@ -3263,10 +3253,8 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 next_pc = -1
             else:
                 blk = 44
-            k += 17 + 1 * (((1 << var) & 0x2) != 0)
+            k += steps_26
         elif blk == 44:
-            if k + 6 >= max_steps:
-                return ERR_FALLBACK
             # bundle 44: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v16_p, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 45: { ivp_movnx16t v26, v17, vb2 }
@@ -3293,9 +3281,11 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
         else:
             break
         if k >= check:
+            if k >= last and blk >= 0:     # the next block could pass the step budget
+                return ERR_FALLBACK
             if _interrupted():
                 return ERR_INTERRUPT
-            check = k + STEPS_PER_CHECK
+            check = k + STEPS_PER_CHECK if k + STEPS_PER_CHECK < last else last
     memcpy(&rf.v[0], &v0, sizeof(vec_t))
     memcpy(&rf.v[7], &v7, sizeof(vec_t))
     memcpy(&rf.v[26], &v26, sizeof(vec_t))
@@ -3899,14 +3889,21 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
     # the region an access found (hit<row>: a repeated access's, kept)
     cdef RegionHit hit_once, hit38, hit65, hit67, hit78, hit140
     cdef int var = imm[0]     # the variant (Family)
+    cdef uint32_t vbit = 1u << var     # the variant's bit, which a test of several variants masks
+    cdef int64_t steps_24 = 4 + 1 * (((1 << var) & 0xff) != 0)     # a block's steps in this variant
+    cdef int64_t steps_29 = 18 + 1 * (((1 << var) & 0xf0f0) != 0)     # a block's steps in this variant
+    cdef int64_t steps_54 = 35 + 1 * (((1 << var) & 0xff) != 0)     # a block's steps in this variant
     cdef uint32_t lcount = 0
     cdef int lbeg = -1, lend = -1, next_pc = -1, halt = 0, blk
     cdef int64_t k = 0
-    cdef int64_t check = STEPS_PER_CHECK
+    cdef int64_t last = max_steps - 36     # a block starts below it (the step budget)
+    cdef int64_t check = STEPS_PER_CHECK if STEPS_PER_CHECK < last else last
     cdef int r
     cdef Py_ssize_t off = 0, n = 0
     cdef uint8_t* p = NULL
     if not Q7_TRANSLATED_HERE:     # a level without translations (setup.py TRANSLATED_LEVELS)
+        return ERR_FALLBACK
+    if check <= 0:     # a budget the longest block could pass: the interpreter runs the call
         return ERR_FALLBACK
     hit38.r = -1
     hit38.size = 0
@@ -3983,8 +3980,6 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
     blk = 0
     while True:
         if blk == 0:
-            if k + 17 >= max_steps:
-                return ERR_FALLBACK
             # bundle 0: const16 a8, 512
             a8 = X.xt_const16(a8, 512)
             # bundle 1: const16 a8, 0
@@ -4171,8 +4166,6 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 blk = 17
             k += 17
         elif blk == 17:
-            if k + 7 >= max_steps:
-                return ERR_FALLBACK
             # bundle 17: movi a10, 16
             a10 = X.xt_movi(16)
             # bundle 18: sub a9, a4, a10
@@ -4194,8 +4187,6 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             blk = 24
             k += 7
         elif blk == 24:
-            if k + 5 >= max_steps:
-                return ERR_FALLBACK
             # bundle 24: { ivp_labvdcmprs2nx8_xp v25, vb9, a12, a13 }
             if choice_v17 == 0:
                 n = <Py_ssize_t><int32_t>a13
@@ -4213,7 +4204,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 else:
                     P.labvdcmprs2nx8_xp(&v25, <vbool_t>0xcccccccccccccccc, p, &off, n)
                     a12 = hit38.base + <uint32_t>off
-            if (1 << var) & 0xff:
+            if vbit & 0xff:
                 # bundle 25, variants 0, 1, 2, 3, 4, 5, 6, 7: { ivp_cvtf32nxf16_0 v25, v25 }
                 P.cvtf32nxf16_0(&v25, &v25)
             # bundle 26: { ivp_srln_2x32 v14, v25, v5 ; add a11, a11, a3 }
@@ -4228,10 +4219,8 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             if lend == 29 and lcount != 0:
                 lcount -= 1
                 blk = lbeg
-            k += 4 + 1 * (((1 << var) & 0xff) != 0)
+            k += steps_24
         elif blk == 29:
-            if k + 19 >= max_steps:
-                return ERR_FALLBACK
             # bundle 29: { ivp_seln_2x32 v26, v4, v4, v11 }
             if Q7_BYTE_MOVES:
                 q7m_tx_quantize_mx_0_row45_m0(&v26, &v4, &v4)     # seln_2x32: byte moves
@@ -4258,39 +4247,39 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 q7m_tx_quantize_mx_0_row51_m0(&v4, &v4, &v4)     # seln_2x32: byte moves
             else:
                 P.seln_2x32(&v4, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v13_p)
-            if (1 << var) & 0xf0f:
+            if vbit & 0xf0f:
                 # bundle 36, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_subn_2x32 v30, v4, v6 }
                 P.subn_2x32(&v30, &v4, &v6)
             else:
                 # bundle 37, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_subn_2x32 v30, v4, v6 ; ivp_eqn_2x32 vb8, v4, v1
                 P.subn_2x32(&v30, &v4, &v6)
                 P.eqn_2x32(&vb8, &v4, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
-            if (1 << var) & 0x1111:
+            if vbit & 0x1111:
                 # bundle 38, variants 0, 4, 8, 12: { ivp_and2nx8 v30, v30, v10 }
                 P.and2nx8(&v30, &v30, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
-            elif (1 << var) & 0x2222:
+            elif vbit & 0x2222:
                 # bundle 39, variants 1, 5, 9, 13: { ivp_bmaxn_2x32 vb1, v30, v30, v0 }
                 P.bmaxn_2x32(&dead_vb, &v30, &v30, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
-            if (1 << var) & 0x3030:
+            if vbit & 0x3030:
                 # bundle 40, variants 4, 5, 12, 13: { ivp_movn_2x32t v30, v10, vb8 }
                 P.movn_2x32t(&v30, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb8)
-            if (1 << var) & 0x3333:
+            if vbit & 0x3333:
                 # bundle 41, variants 0, 1, 4, 5, 8, 9, 12, 13: { ivp_sel2nx8 v26, v0, v30, v15 ; srli a12, a10, 2 }
                 if Q7_BYTE_MOVES:
                     q7m_tx_quantize_mx_0_row58_m0(&v26, &v30)     # sel2nx8: byte moves
                 else:
                     P.sel2nx8(&v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &v30, <vec_t*>q7k_tx_quantize_mx_0_v15_p)
                 a12 = X.xt_srli(a10, 2)
-            elif (1 << var) & 0x4444:
+            elif vbit & 0x4444:
                 # bundle 42, variants 2, 6, 10, 14: { ivp_bmaxn_2x32 vb1, v26, v30, v0 }
                 P.bmaxn_2x32(&dead_vb, &v26, &v30, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
             else:
                 # bundle 43, variants 3, 7, 11, 15: { ivp_and2nx8 v26, v30, v10 }
                 P.and2nx8(&v26, &v30, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
-            if (1 << var) & 0xc0c0:
+            if vbit & 0xc0c0:
                 # bundle 44, variants 6, 7, 14, 15: { ivp_movn_2x32t v26, v10, vb8 }
                 P.movn_2x32t(&v26, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb8)
-            if (1 << var) & 0xcccc:
+            if vbit & 0xcccc:
                 # bundle 45, variants 2, 3, 6, 7, 10, 11, 14, 15: { ivp_sel2nx8 v26, v0, v26, v15 ; srli a12, a10, 2 }
                 if Q7_BYTE_MOVES:
                     q7m_tx_quantize_mx_0_row63_m0(&v26, &v26)     # sel2nx8: byte moves
@@ -4331,10 +4320,8 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             lbeg = 53 + 1
             lend = 92
             blk = 54
-            k += 18 + 1 * (((1 << var) & 0xf0f0) != 0)
+            k += steps_29
         elif blk == 54:
-            if k + 36 >= max_steps:
-                return ERR_FALLBACK
             # bundle 54: { ivp_labvdcmprs2nx8_xp v14, vb9, a12, a13 ; add a11, a11, a3 }
             if choice_v17 == 0:
                 n = <Py_ssize_t><int32_t>a13
@@ -4353,7 +4340,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                     P.labvdcmprs2nx8_xp(&v14, <vbool_t>0xcccccccccccccccc, p, &off, n)
                     a12 = hit78.base + <uint32_t>off
             a11 = X.xt_add(a11, a3)
-            if (1 << var) & 0xff:
+            if vbit & 0xff:
                 # bundle 55, variants 0, 1, 2, 3, 4, 5, 6, 7: { ivp_cvtf32nxf16_0 v14, v14 }
                 P.cvtf32nxf16_0(&v14, &v14)
             # bundle 56: { ivp_srlin_2x32 v26, v14, 31 ; ivp_ultn_2xf32t vb6, v14, v14, vb0 ; ivp_mulus4tn16xr16 wv0, v3
@@ -4375,7 +4362,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             # bundle 60: { ivp_eqn_2x32 vb3, v28, v0 ; ivp_eqn_2x32 vb5, v28, v10 }
             P.eqn_2x32(&vb3, &v28, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
             P.eqn_2x32(&vb5, &v28, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
-            if (1 << var) & 0xf0f:
+            if vbit & 0xf0f:
                 # bundle 61, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v27, v29, vb3 }
                 P.movn_2x32t(&v27, &v29, &vb3)
             else:
@@ -4397,7 +4384,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             # bundle 68: { ivp_movn_2x32t v28, v19, vb5 ; ivp_and2nx8 v4, v0, v0 }
             P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v19_p, &vb5)
             P.and2nx8(&v4, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
-            if (1 << var) & 0xf0f:
+            if vbit & 0xf0f:
                 # bundle 69, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v28, v8, vb4 }
                 P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v8_p, &vb4)
             else:
@@ -4467,10 +4454,8 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             if lend == 92 and lcount != 0:
                 lcount -= 1
                 blk = lbeg
-            k += 35 + 1 * (((1 << var) & 0xff) != 0)
+            k += steps_54
         elif blk == 92:
-            if k + 4 >= max_steps:
-                return ERR_FALLBACK
             # bundle 92: add a2, a2, a13
             a2 = X.xt_add(a2, a13)
             # bundle 93: add a5, a5, a10
@@ -4487,8 +4472,6 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 blk = 96
             k += 4
         elif blk == 96:
-            if k + 1 >= max_steps:
-                return ERR_FALLBACK
             # bundle 96: retw
             halt = 1
             if halt:
@@ -4499,9 +4482,11 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
         else:
             break
         if k >= check:
+            if k >= last and blk >= 0:     # the next block could pass the step budget
+                return ERR_FALLBACK
             if _interrupted():
                 return ERR_INTERRUPT
-            check = k + STEPS_PER_CHECK
+            check = k + STEPS_PER_CHECK if k + STEPS_PER_CHECK < last else last
     rf.pr[8] = pr8
     rf.pr[9] = pr9
     rf.pr[10] = pr10
