@@ -163,6 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [p for p in paths if p not in PATHS]
     if unknown:
         ap.error(f"unknown path {unknown[0]!r}; known: {', '.join(PATHS)}")
+    if args.profile and args.profile not in paths:
+        ap.error(f"--profile: {args.profile!r} is not one of the paths measured ({', '.join(paths)})")
     with tempfile.TemporaryDirectory(prefix="q7emu-replay-bench-") as tmp:
         folder = Path(args.keep) if args.keep else Path(tmp)
         t0 = time.perf_counter()
