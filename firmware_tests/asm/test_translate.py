@@ -1077,13 +1077,12 @@ def test_known_values_on_a_small_program():
     assert sorted(both.constants) == [("v", 1)] and ("vb", 1) not in both.known
 
 
-_ONE_VARIANT = """
+#: a program of one data row (its directives: the first %s) loaded into v1, the ops between (the second %s), v6 stored
+_ONE_ROW = """
     .data
     .align 64
     rows:
-      .rept 64
-        .byte 3
-      .endr
+%s
     .text
       const16 a8, hi16(rows)
       const16 a8, lo16(rows)
@@ -1093,6 +1092,7 @@ _ONE_VARIANT = """
       { ivp_sav2nx8_xp v6, a4, a5 }
       retw
 """
+_ONE_VARIANT = _ONE_ROW % ("      .rept 64\n        .byte 3\n      .endr", "%s")
 
 
 def test_a_row_one_variant_loads_is_known():
@@ -1107,23 +1107,8 @@ def test_a_row_one_variant_loads_is_known():
     assert sorted(TX.plan("t", [with_row, reads_it]).constants) == [("v", 1)]
 
 
-_SHIFTED_ROW = """
-    .data
-    .align 64
-    rows:
-      .rept 32
-        .half 0x8000
-      .endr
-    .text
-      const16 a8, hi16(rows)
-      const16 a8, lo16(rows)
-      movi a5, 64
-      { ivp_lv2nx8_i v1, a8, 0 }
-      { ivp_sllinx16 v2, v1, SHIFT }
-      { ivp_addnx16 v3, v2, v1 }
-      { ivp_sav2nx8_xp v3, a4, a5 }
-      retw
-"""
+_SHIFTED_ROW = _ONE_ROW % ("      .rept 32\n        .half 0x8000\n      .endr",
+                           "      { ivp_sllinx16 v2, v1, SHIFT }\n      { ivp_addnx16 v6, v2, v1 }")
 
 
 def test_a_value_an_immediate_read_at_run_time_decides_is_not_known():

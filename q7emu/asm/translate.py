@@ -1645,12 +1645,12 @@ def _per_variant(counts: list[int]) -> str:
     return " + ".join([str(base)] + terms)
 
 
-def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int,
-           imm_index: dict[tuple[int, int], int], steps: str) -> list[str]:
+def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int, imm_index: dict[tuple[int, int], int],
+           imm_bits: dict[tuple[int, int], tuple[int, int]], steps: str) -> list[str]:
     """One basic block (positions start .. stop - 1): its ops (an op some variants lack under a test of the
     variant: :func:`_guarded`), the next block, the steps it took (``steps``: their count, or the local that holds it
-    in this variant). No block starts where it could pass the step budget (:func:`render`)."""
-    imm_bits = tx.imm_bits
+    in this variant). ``imm_index``, ``imm_bits``: ``tx``'s, derived once by the caller. No block starts where it
+    could pass the step budget (:func:`render`)."""
     body: list[str] = []
     next_block = [f"blk = {stop}"]
     segments: list[tuple[frozenset[int] | None, list[str]]] = []
@@ -1805,7 +1805,7 @@ def render(tx: Translation, programs: Program | Sequence[Program]) -> str:
     if fam.keys != tx.keys:
         raise TranslateError(f"{tx.name}: rendered from programs of other shapes than it was planned from")
     fr = _frame(fam, tx.carry, tx.known)
-    imm_index = tx.imm_index
+    imm_index, imm_bits = tx.imm_index, tx.imm_bits
     blocks = fr.shape.leaders
     spans = [(start, blocks[bi + 1] if bi + 1 < len(blocks) else fr.shape.nbundles) for bi, start in enumerate(blocks)]
     # the step budget: a block starts only while k < check <= max_steps - the longest block's steps, so none passes
@@ -1817,7 +1817,8 @@ def render(tx: Translation, programs: Program | Sequence[Program]) -> str:
     for bi, (start, stop) in enumerate(spans):
         L.append(f"        {'if' if bi == 0 else 'elif'} blk == {start}:")
         name = f"steps_{start}"
-        L += _indent(_block(tx, fam, fr, start, stop, imm_index, name if name in block_steps else counts[start]), 12)
+        L += _indent(_block(tx, fam, fr, start, stop, imm_index, imm_bits,
+                            name if name in block_steps else counts[start]), 12)
     L += ["        else:", "            break",
           "        if k >= check:",
           "            if k >= last and blk >= 0:     # the next block could pass the step budget",
