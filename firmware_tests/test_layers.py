@@ -214,7 +214,8 @@ def test_the_checker_sees_function_level_and_relative_imports(tmp_path):
 
 def record_class_names_above_isa() -> list[str]:
     """``file:line: Name`` for every place outside q7emu/isa/ that names a record class (a spec's record class, or
-    RawRecord): only an opcode's spec reads its record class (docs/ARCHITECTURE.md, issue 39)."""
+    RawRecord): only an opcode's spec reads its record class (docs/ARCHITECTURE.md, issue 39). The generated
+    dataclass methods (q7emu/_dataclass_methods.py) name every class of the package in their keys, and are exempt."""
     import re
 
     from q7emu.isa import opcodes
@@ -222,7 +223,7 @@ def record_class_names_above_isa() -> list[str]:
     word = re.compile(r"\b(" + "|".join(names) + r")\b")
     out = []
     for path in sorted(PKG.rglob("*.py")):
-        if path.relative_to(PKG).parts[0] == "isa":
+        if path.relative_to(PKG).parts[0] == "isa" or path.name == "_dataclass_methods.py":
             continue
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             out += [f"{path.relative_to(ROOT)}:{n}: {m}" for m in word.findall(line)]

@@ -28,12 +28,12 @@ import warnings
 import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
 
 import numpy as np
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import InvalidArgument, first_line
 
 #: the CRC-32 the .npz reader checks a stored member with: zlib's, until a faster one of the same value is installed

@@ -27,10 +27,10 @@ checklist of CONTRIBUTING.md).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import InvalidArgument
 from q7emu.golden.dequant import dequantize as golden_dequantize
 from q7emu.golden.quantize_mx import quantize_mx as golden_quantize_mx

@@ -30,12 +30,13 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, TypeAlias
 
 import numpy as np
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import CaseError, InvalidArgument, Q7Error
 from q7emu.fileio import read_json
 from q7emu.isa.enums import Generation

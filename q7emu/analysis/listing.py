@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import difflib
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Any
 
 from q7emu import registry
+from q7emu._dataclass import dataclass
 from q7emu.analysis.path_facts import (
     OpProvenance,
     classify,

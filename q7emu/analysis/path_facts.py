@@ -23,9 +23,9 @@ names, so the import graph runs path_facts <- listing <- provenance, without a c
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
+from q7emu._dataclass import dataclass
 from q7emu.model.kernels import KernelId
 from q7emu.primitives import optable
 

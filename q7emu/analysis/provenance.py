@@ -13,9 +13,10 @@
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from q7emu import registry
+from q7emu._dataclass import dataclass
 from q7emu.analysis.listing import kernel_mnemonics
 from q7emu.analysis.path_facts import NON_MX_BLOCK, PATH_FACTS, FirmwareFact, OpProvenance, accumulate_base, classify  # noqa: F401
 from q7emu.model.knobs import KNOBS, knob_applies

@@ -12,9 +12,10 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from q7emu._dataclass import dataclass
 from q7emu.asm.expr import ExprError, Value, evaluate, is_name, split_args
 from q7emu.asm.program import DATA_BASE, MAX_BUNDLES, MAX_DATA_BYTES, Bundle, Instr, Program, SourceRef
 from q7emu.errors import AsmError, InvalidArgument

@@ -10,7 +10,6 @@ stands in for a kernel (docs/asm.md §4.3, §6).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePath
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from q7emu._dataclass import dataclass
 from q7emu.asm.assembler import assemble_file
 from q7emu.asm.program import Program
 from q7emu.asm.run import ProgramRun, Region, run_calls

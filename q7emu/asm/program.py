@@ -9,12 +9,13 @@ interpreter (``q7emu.kernels._program``) runs; :meth:`~Program.run` runs it on S
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
 
+from q7emu._dataclass import dataclass
 from q7emu.asm.run import (
     BUNDLE_COLS,
     FLAG_END,

@@ -10,12 +10,12 @@ comes back as a :class:`q7emu.errors.ProgramError` naming the op's line and the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import InvalidArgument, ProgramError
 from q7emu.kernels.extension import cached_extension
 from q7emu.kernels.programs import DATA_BASE

@@ -68,11 +68,12 @@ import itertools
 import math
 import operator
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 import numpy as np
 import numpy.typing as npt
 
+from q7emu._dataclass import dataclass
 from q7emu.asm import run as program_run
 from q7emu.asm.program import Program
 from q7emu.asm.run import EXTENSION, INSN_COLS, MODE_SNAPSHOT, Runnable

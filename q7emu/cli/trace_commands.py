@@ -33,10 +33,10 @@ import os
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from q7emu._dataclass import dataclass
 from q7emu._version import __version__
 from q7emu.cli.common import (
     EXIT_FAIL,

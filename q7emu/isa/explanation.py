@@ -4,9 +4,10 @@ explainer (q7emu.machine.explain) hands to reports. Values are decoded by :mod:`
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, cast
 
+from q7emu._dataclass import dataclass
 from q7emu.model.knob_types import Nf4Table
 from q7emu.model.values import DecodeOptions, decode, format_value, value_text
 

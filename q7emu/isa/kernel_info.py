@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import DispatchError, InvalidArgument
 from q7emu.isa.enums import OPCODE_NAMES, Engine, Generation
 

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from q7emu import registry
+from q7emu._dataclass import dataclass
 from q7emu.errors import InternalError, InvalidArgument
 from q7emu.isa.enums import Engine, Generation
 from q7emu.isa.explanation import Explanation, SourceByte

@@ -13,9 +13,10 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeAlias, TypeVar
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import InternalError, InvalidArgument
 from q7emu.isa.enums import OPCODE_NAMES, AddrMarker, DequantFmt, DType, Opcode
 

@@ -14,9 +14,10 @@ reaches 0x17FFFFF, so bit 24 is needed.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import ClassVar, Self
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import InvalidArgument
 from q7emu.isa.enums import INST_WORD_LEN, AddrMarker
 

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import InvalidArgument, ValidityError
 from q7emu.isa.enums import POOLING_NUM_CHANNELS, DType, Generation, Opcode, dtype_name
 from q7emu.isa.records import Addr4, OpcodeRecord, Record, S3D3TensDequant, S3DMX1Quant, decode_record

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import InternalError
 from q7emu.kernels.cores import run_blocks
 from q7emu.kernels.extension import translations_enabled

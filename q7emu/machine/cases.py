@@ -34,12 +34,13 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import CaseError, InternalError, InvalidArgument, ProgramError, Q7Error, first_line
 from q7emu.fileio import ArrayInfo, NpzReader, atomic_write, atomic_write_text, read_json, use_crc32, write_npz
 from q7emu.isa.enums import Generation

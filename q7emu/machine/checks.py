@@ -12,10 +12,10 @@ address.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import InvalidArgument, Q7Error
 from q7emu.isa.enums import Generation
 from q7emu.isa.opcode_spec import NUM_PARTITIONS, OpcodeKernel, OpcodeSpec, SourcePattern, element_offsets

@@ -6,10 +6,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 import numpy as np
 
+from q7emu._dataclass import dataclass
 from q7emu.machine.machine import Region
 
 __all__ = ["RegionDiff", "compare_regions"]

@@ -33,11 +33,12 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 import numpy as np
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import DispatchError, InternalError, InvalidArgument
 from q7emu.fileio import ArrayInfo, NpzReader, UnknownFileKind, array_file_kind, open_regular, read_npy
 from q7emu.isa import opcodes

@@ -20,12 +20,13 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from q7emu._dataclass import dataclass
 from q7emu._version import __version__
 from q7emu.errors import InternalError, Q7Error, shown_name, shown_names
 from q7emu.fileio import atomic_write_text

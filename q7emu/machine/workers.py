@@ -40,9 +40,9 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import InvalidArgument
 from q7emu.fileio import resource_error
 

@@ -31,10 +31,10 @@ from __future__ import annotations
 import enum
 import struct
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal, TypeAlias
 
+from q7emu._dataclass import dataclass
 from q7emu.model.knob_types import Fp6Packing, NibbleOrder
 
 __all__ = ["Fp8Format", "FP8_FORMATS", "Rebias", "DequantFormat", "DEQUANT_FORMATS", "DequantPath",

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 import numpy as np
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import InvalidArgument
 from q7emu.model.dtypes import dequant_fmt_code, fp8_dtype
 from q7emu.model.format_table import DEQUANT_FORMATS, DEQUANT_PATH_TABLE, FP8_FORMATS, dequant_format

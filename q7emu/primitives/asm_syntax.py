@@ -21,9 +21,9 @@ and the assembler cannot disagree. :data:`OPCODES` numbers every op for the prog
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 
+from q7emu._dataclass import dataclass
 from q7emu.primitives import optable as T
 from q7emu.primitives.scalar_ops import SCALAR_BY_NAME, SCALAR_OPS, SCALAR_SUFFIXES
 

@@ -18,9 +18,10 @@ from the source's own statement (a Halide IR pattern, a fallback body) and compa
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from importlib import resources
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import InternalError
 
 #: the commits the citations are at

@@ -10,8 +10,8 @@ ANCHORS HIGH / q7emu choice). Both read the op table only.
 from __future__ import annotations
 
 import builtins
-from dataclasses import dataclass
 
+from q7emu._dataclass import dataclass
 from q7emu.primitives import optable
 from q7emu.primitives._ivp import *  # noqa: F401,F403  (the mnemonic wrappers)
 from q7emu.primitives._ivp import SEL2NX8I_IMMS, la2nx8_stream, time_op, wvec_raw, wvec_view  # noqa: F401

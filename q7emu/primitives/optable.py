@@ -25,8 +25,8 @@ written in place and not returned): ``bmin2nx8(va, vb) -> (flags, vt)``, ``lv2nx
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from q7emu._dataclass import dataclass
 from q7emu.primitives.evidence import EVIDENCE, Evidence
 
 # ---------------------------------------------------------------------------------- provenance classes

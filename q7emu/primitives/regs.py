@@ -7,11 +7,11 @@ a ``PR`` is the 64-bit packed-operand register.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
+from q7emu._dataclass import dataclass
 from q7emu.errors import InvalidArgument
 
 #: lane view name -> (numpy dtype, lanes)

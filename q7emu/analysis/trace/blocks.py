@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from q7emu._dataclass import dataclass
 from q7emu.analysis.trace.lanes import _move_segments, _slot, _u
 from q7emu.analysis.trace.layout import (
     BLK_DATA,

@@ -3,11 +3,12 @@ compared by 128-bit fingerprints, the first divergence read back in full."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 import numpy as np
 
+from q7emu._dataclass import dataclass
 from q7emu.analysis.trace.blocks import Block, decode_block
 from q7emu.analysis.trace.layout import MAX_DIFF_SEQS, NAME_BYTES, OP_DTYPE, OPERAND_ORDER, OPERAND_ORDERS, TraceError
 from q7emu.analysis.trace.model import Trace, TraceFile

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
+from q7emu._dataclass import dataclass
 from q7emu.analysis.trace.lanes import lanes_hex, lanes_int, operand_name
 from q7emu.analysis.trace.layout import JSONL_FORMAT, JSONL_VERSION, KERNELS, KINDS, ROLES, UNKNOWN_BUNDLE, VIEWS
 
