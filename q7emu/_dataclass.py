@@ -199,10 +199,8 @@ def methods_source(function_name: str, shape: Shape) -> str:
         lines += [f"        {b}" for b in body or ["pass"]]
         made.append("__init__")
     if "__repr__" in sets:
-        shown = ", ".join(f"{f[0]}={{self.{f[0]}!r}}" for f in fields if f[2])
-        lines += ["    @_recursive_repr('...')",
-                  "    def __repr__(self):",
-                  f"        return self.__class__.__qualname__ + f\"({shown})\""]
+        shown = "".join(f"{f[0]!r}," for f in fields if f[2])
+        lines.append(f"    __repr__ = _repr_method(({shown}))")
         made.append("__repr__")
     if "__eq__" in sets:
         compared = [f[0] for f in fields if f[3]]
@@ -219,13 +217,8 @@ def methods_source(function_name: str, shape: Shape) -> str:
         made.append("__hash__")
     if frozen:
         names = "".join(f"{f[0]!r}," for f in fields)
-        for method, arguments, verb, call in (("__setattr__", "name, value", "assign to", "name, value"),
-                                              ("__delattr__", "name", "delete", "name")):
-            lines += [f"    def {method}(self, {arguments}):",
-                      f"        if type(self) is cls or name in ({names}):",
-                      f"            raise _FrozenInstanceError(f\"cannot {verb} field {{name!r}}\")",
-                      f"        super(cls, self).{method}({call})"]
-            made.append(method)
+        lines.append(f"    __setattr__, __delattr__ = _frozen_methods(cls, ({names}))")
+        made += ["__setattr__", "__delattr__"]
     lines.append("    return {" + ", ".join(f"{m!r}: {m}" for m in made) + "}")
     return "\n".join(lines) + "\n"
 
@@ -263,5 +256,28 @@ class _DefaultFactory:
         return "<factory>"
 
 
-_FACTORY = _DefaultFactory()'''
+_FACTORY = _DefaultFactory()
+
+
+def _repr_method(names):
+    """A class's ``__repr__`` showing the fields ``names``: ``Name(a=1, b='x')``, ``...`` for a recursive one."""
+    @_recursive_repr("...")
+    def __repr__(self):
+        return self.__class__.__qualname__ + "(" + ", ".join([f"{n}={getattr(self, n)!r}" for n in names]) + ")"
+    return __repr__
+
+
+def _frozen_methods(cls, names):
+    """A frozen class's ``__setattr__`` and ``__delattr__``: a field (any attribute of the class itself) cannot be
+    assigned or deleted; other attributes of a subclass's instances can."""
+    def __setattr__(self, name, value):
+        if type(self) is cls or name in names:
+            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self, name):
+        if type(self) is cls or name in names:
+            raise _FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+    return __setattr__, __delattr__'''
 

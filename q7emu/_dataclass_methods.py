@@ -20,6 +20,29 @@ class _DefaultFactory:
 
 _FACTORY = _DefaultFactory()
 
+
+def _repr_method(names):
+    """A class's ``__repr__`` showing the fields ``names``: ``Name(a=1, b='x')``, ``...`` for a recursive one."""
+    @_recursive_repr("...")
+    def __repr__(self):
+        return self.__class__.__qualname__ + "(" + ", ".join([f"{n}={getattr(self, n)!r}" for n in names]) + ")"
+    return __repr__
+
+
+def _frozen_methods(cls, names):
+    """A frozen class's ``__setattr__`` and ``__delattr__``: a field (any attribute of the class itself) cannot be
+    assigned or deleted; other attributes of a subclass's instances can."""
+    def __setattr__(self, name, value):
+        if type(self) is cls or name in names:
+            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
+        super(cls, self).__setattr__(name, value)
+
+    def __delattr__(self, name):
+        if type(self) is cls or name in names:
+            raise _FrozenInstanceError(f"cannot delete field {name!r}")
+        super(cls, self).__delattr__(name)
+    return __setattr__, __delattr__
+
 # q7emu.analysis.explore:Candidate
 def _m0(cls, defaults):
     _dflt_first_mismatch = defaults['first_mismatch']
@@ -29,9 +52,7 @@ def _m0(cls, defaults):
         self.total = total
         self.cases_ok = cases_ok
         self.first_mismatch = first_mismatch
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(members={self.members!r}, matched={self.matched!r}, total={self.total!r}, cases_ok={self.cases_ok!r}, first_mismatch={self.first_mismatch!r})"
+    __repr__ = _repr_method(('members','matched','total','cases_ok','first_mismatch',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.members,self.matched,self.total,self.cases_ok,self.first_mismatch,) == (other.members,other.matched,other.total,other.cases_ok,other.first_mismatch,)
@@ -48,9 +69,7 @@ def _m1(cls, defaults):
         self.kernel = kernel
         self.knobs = knobs
         self.nbytes = nbytes
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, path={self.path!r}, opcode={self.opcode!r}, kernel={self.kernel!r}, knobs={self.knobs!r}, nbytes={self.nbytes!r})"
+    __repr__ = _repr_method(('name','path','opcode','kernel','knobs','nbytes',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.path,self.opcode,self.kernel,self.knobs,self.nbytes,) == (other.name,other.path,other.opcode,other.kernel,other.knobs,other.nbytes,)
@@ -71,9 +90,7 @@ def _m2(cls, defaults):
         self.jobs = jobs
         self.per_knob = _dflt_per_knob() if per_knob is _FACTORY else per_knob
         self.errors = _dflt_errors() if errors is _FACTORY else errors
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(cases={self.cases!r}, space={self.space!r}, candidates={self.candidates!r}, runs={self.runs!r}, seconds={self.seconds!r}, jobs={self.jobs!r}, per_knob={self.per_knob!r}, errors={self.errors!r})"
+    __repr__ = _repr_method(('cases','space','candidates','runs','seconds','jobs','per_knob','errors',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.cases,self.space,self.candidates,self.runs,self.seconds,self.jobs,self.per_knob,self.errors,) == (other.cases,other.space,other.candidates,other.runs,other.seconds,other.jobs,other.per_knob,other.errors,)
@@ -92,9 +109,7 @@ def _m3(cls, defaults):
         self.digest = digest
         self.mismatch = mismatch
         self.error = error
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(matched={self.matched!r}, total={self.total!r}, ok={self.ok!r}, digest={self.digest!r}, mismatch={self.mismatch!r}, error={self.error!r})"
+    __repr__ = _repr_method(('matched','total','ok','digest','mismatch','error',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.matched,self.total,self.ok,self.digest,self.mismatch,self.error,) == (other.matched,other.total,other.ok,other.digest,other.mismatch,other.error,)
@@ -111,9 +126,7 @@ def _m4(cls, defaults):
         self.entry = entry
         self.passes = passes
         self.exit = _dflt_exit() if exit is _FACTORY else exit
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(kernel={self.kernel!r}, config={self.config!r}, entry={self.entry!r}, passes={self.passes!r}, exit={self.exit!r})"
+    __repr__ = _repr_method(('kernel','config','entry','passes','exit',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.kernel,self.config,self.entry,self.passes,self.exit,) == (other.kernel,other.config,other.entry,other.passes,other.exit,)
@@ -131,23 +144,14 @@ def _m5(cls, defaults):
         _object_setattr(self, 'operands', operands)
         _object_setattr(self, 'provenance', provenance)
         _object_setattr(self, 'note', note)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(bundle={self.bundle!r}, label={self.label!r}, mnemonic={self.mnemonic!r}, operands={self.operands!r}, provenance={self.provenance!r}, note={self.note!r})"
+    __repr__ = _repr_method(('bundle','label','mnemonic','operands','provenance','note',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.bundle,self.label,self.mnemonic,self.operands,self.provenance,self.note,) == (other.bundle,other.label,other.mnemonic,other.operands,other.provenance,other.note,)
         return NotImplemented
     def __hash__(self):
         return hash((self.bundle,self.label,self.mnemonic,self.operands,self.provenance,self.note,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('bundle','label','mnemonic','operands','provenance','note',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('bundle','label','mnemonic','operands','provenance','note',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('bundle','label','mnemonic','operands','provenance','note',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -161,23 +165,14 @@ def _m6(cls, defaults):
         _object_setattr(self, 'reg', reg)
         _object_setattr(self, 'value', value)
         _object_setattr(self, 'code', code)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(kind={self.kind!r}, role={self.role!r}, reg={self.reg!r}, value={self.value!r}, code={self.code!r})"
+    __repr__ = _repr_method(('kind','role','reg','value','code',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.kind,self.role,self.reg,self.value,self.code,) == (other.kind,other.role,other.reg,other.value,other.code,)
         return NotImplemented
     def __hash__(self):
         return hash((self.kind,self.role,self.reg,self.value,self.code,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('kind','role','reg','value','code',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('kind','role','reg','value','code',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('kind','role','reg','value','code',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -192,23 +187,14 @@ def _m7(cls, defaults):
         _object_setattr(self, 'addresses', addresses)
         _object_setattr(self, 'count', count)
         _object_setattr(self, 'where', where)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(mnemonic={self.mnemonic!r}, section={self.section!r}, addresses={self.addresses!r}, count={self.count!r}, where={self.where!r})"
+    __repr__ = _repr_method(('mnemonic','section','addresses','count','where',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.mnemonic,self.section,self.addresses,self.count,self.where,) == (other.mnemonic,other.section,other.addresses,other.count,other.where,)
         return NotImplemented
     def __hash__(self):
         return hash((self.mnemonic,self.section,self.addresses,self.count,self.where,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('mnemonic','section','addresses','count','where',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('mnemonic','section','addresses','count','where',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('mnemonic','section','addresses','count','where',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -218,23 +204,14 @@ def _m8(cls, defaults):
     def __init__(self, kind, facts=_dflt_facts):
         _object_setattr(self, 'kind', kind)
         _object_setattr(self, 'facts', facts)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(kind={self.kind!r}, facts={self.facts!r})"
+    __repr__ = _repr_method(('kind','facts',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.kind,self.facts,) == (other.kind,other.facts,)
         return NotImplemented
     def __hash__(self):
         return hash((self.kind,self.facts,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('kind','facts',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('kind','facts',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('kind','facts',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -245,23 +222,14 @@ def _m9(cls, defaults):
         _object_setattr(self, 'applies', applies)
         _object_setattr(self, 'decides', decides)
         _object_setattr(self, 'spec', spec)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(knob={self.knob!r}, applies={self.applies!r}, decides={self.decides!r}, spec={self.spec!r})"
+    __repr__ = _repr_method(('knob','applies','decides','spec',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.knob,self.applies,self.decides,self.spec,) == (other.knob,other.applies,other.decides,other.spec,)
         return NotImplemented
     def __hash__(self):
         return hash((self.knob,self.applies,self.decides,self.spec,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('knob','applies','decides','spec',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('knob','applies','decides','spec',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('knob','applies','decides','spec',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -271,23 +239,14 @@ def _m10(cls, defaults):
         _object_setattr(self, 'what', what)
         _object_setattr(self, 'basis', basis)
         _object_setattr(self, 'ref', ref)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(what={self.what!r}, basis={self.basis!r}, ref={self.ref!r})"
+    __repr__ = _repr_method(('what','basis','ref',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.what,self.basis,self.ref,) == (other.what,other.basis,other.ref,)
         return NotImplemented
     def __hash__(self):
         return hash((self.what,self.basis,self.ref,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('what','basis','ref',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('what','basis','ref',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('what','basis','ref',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -303,9 +262,7 @@ def _m11(cls, defaults):
         self.complete = complete
         self.op_id = op_id
         self.names = names
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(records={self.records!r}, operands={self.operands!r}, data={self.data!r}, complete={self.complete!r}, op_id={self.op_id!r}, names={self.names!r})"
+    __repr__ = _repr_method(('records','operands','data','complete','op_id','names',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.records,self.operands,self.data,self.complete,self.op_id,self.names,) == (other.records,other.operands,other.data,other.complete,other.op_id,other.names,)
@@ -326,9 +283,7 @@ def _m12(cls, defaults):
         self.first_seq = first_seq
         self.last_seq = last_seq
         self.differing_seqs = _dflt_differing_seqs() if differing_seqs is _FACTORY else differing_seqs
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(align={self.align!r}, compared={self.compared!r}, differing={self.differing!r}, only_a={self.only_a!r}, only_b={self.only_b!r}, first={self.first!r}, first_seq={self.first_seq!r}, last_seq={self.last_seq!r}, differing_seqs={self.differing_seqs!r})"
+    __repr__ = _repr_method(('align','compared','differing','only_a','only_b','first','first_seq','last_seq','differing_seqs',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.align,self.compared,self.differing,self.only_a,self.only_b,self.first,self.first_seq,self.last_seq,self.differing_seqs,) == (other.align,other.compared,other.differing,other.only_a,other.only_b,other.first,other.first_seq,other.last_seq,other.differing_seqs,)
@@ -354,9 +309,7 @@ def _m13(cls, defaults):
         self.operand_desc = operand_desc
         self.lanes = lanes
         self.detail = detail
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(index_a={self.index_a!r}, index_b={self.index_b!r}, seq={self.seq!r}, seq_b={self.seq_b!r}, op={self.op!r}, op_b={self.op_b!r}, what={self.what!r}, operand={self.operand!r}, operand_desc={self.operand_desc!r}, lanes={self.lanes!r}, detail={self.detail!r})"
+    __repr__ = _repr_method(('index_a','index_b','seq','seq_b','op','op_b','what','operand','operand_desc','lanes','detail',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.index_a,self.index_b,self.seq,self.seq_b,self.op,self.op_b,self.what,self.operand,self.operand_desc,self.lanes,self.detail,) == (other.index_a,other.index_b,other.seq,other.seq_b,other.op,other.op_b,other.what,other.operand,other.operand_desc,other.lanes,other.detail,)
@@ -370,9 +323,7 @@ def _m14(cls, defaults):
         self.lane = lane
         self.a = a
         self.b = b
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(lane={self.lane!r}, a={self.a!r}, b={self.b!r})"
+    __repr__ = _repr_method(('lane','a','b',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.lane,self.a,self.b,) == (other.lane,other.a,other.b,)
@@ -388,9 +339,7 @@ def _m15(cls, defaults):
         self.op = op
         self.h0 = h0
         self.h1 = h1
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(run={self.run!r}, seq={self.seq!r}, op={self.op!r}, h0={self.h0!r}, h1={self.h1!r})"
+    __repr__ = _repr_method(('run','seq','op','h0','h1',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.run,self.seq,self.op,self.h0,self.h1,) == (other.run,other.seq,other.op,other.h0,other.h1,)
@@ -409,9 +358,7 @@ def _m16(cls, defaults):
         self.bundle = bundle
         self.op = op
         self.operands = operands
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(index={self.index!r}, run={self.run!r}, seq={self.seq!r}, partition={self.partition!r}, kernel={self.kernel!r}, bundle={self.bundle!r}, op={self.op!r}, operands={self.operands!r})"
+    __repr__ = _repr_method(('index','run','seq','partition','kernel','bundle','op','operands',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.index,self.run,self.seq,self.partition,self.kernel,self.bundle,self.op,self.operands,) == (other.index,other.run,other.seq,other.partition,other.kernel,other.bundle,other.op,other.operands,)
@@ -428,9 +375,7 @@ def _m17(cls, defaults):
         self.reg = reg
         self.view = view
         self.data = data
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(index={self.index!r}, kind={self.kind!r}, role={self.role!r}, reg={self.reg!r}, view={self.view!r}, data={self.data!r})"
+    __repr__ = _repr_method(('index','kind','role','reg','view','data',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.index,self.kind,self.role,self.reg,self.view,self.data,) == (other.index,other.kind,other.role,other.reg,other.view,other.data,)
@@ -443,9 +388,7 @@ def _m18(cls, defaults):
     def __init__(self, text, where):
         self.text = text
         self.where = where
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(text={self.text!r}, where={self.where!r})"
+    __repr__ = _repr_method(('text','where',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.text,self.where,) == (other.text,other.where,)
@@ -460,9 +403,7 @@ def _m19(cls, defaults):
         self.params = params
         self.body = body
         self.where = where
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, params={self.params!r}, body={self.body!r}, where={self.where!r})"
+    __repr__ = _repr_method(('name','params','body','where',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.params,self.body,self.where,) == (other.name,other.params,other.body,other.where,)
@@ -480,9 +421,7 @@ def _m20(cls, defaults):
         self.braced = braced
         self.address = address
         self.labels = _dflt_labels() if labels is _FACTORY else labels
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(instrs={self.instrs!r}, tag={self.tag!r}, where={self.where!r}, braced={self.braced!r}, address={self.address!r}, labels={self.labels!r})"
+    __repr__ = _repr_method(('instrs','tag','where','braced','address','labels',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.instrs,self.tag,self.where,self.braced,self.address,self.labels,) == (other.instrs,other.tag,other.where,other.braced,other.address,other.labels,)
@@ -498,9 +437,7 @@ def _m21(cls, defaults):
         self.slot = slot
         self.args = args
         self.where = where
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(op={self.op!r}, name={self.name!r}, slot={self.slot!r}, args={self.args!r}, where={self.where!r})"
+    __repr__ = _repr_method(('op','name','slot','args','where',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.op,self.name,self.slot,self.args,self.where,) == (other.op,other.name,other.slot,other.args,other.where,)
@@ -517,23 +454,14 @@ def _m22(cls, defaults):
         _object_setattr(self, 'program', program)
         _object_setattr(self, 'max_steps', max_steps)
         _object_setattr(self, 'counts', counts)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(program={self.program!r}, max_steps={self.max_steps!r}, counts={self.counts!r})"
+    __repr__ = _repr_method(('program','max_steps','counts',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.program,self.max_steps,self.counts,) == (other.program,other.max_steps,other.counts,)
         return NotImplemented
     def __hash__(self):
         return hash((self.program,self.max_steps,self.counts,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('program','max_steps','counts',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('program','max_steps','counts',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('program','max_steps','counts',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -549,23 +477,14 @@ def _m23(cls, defaults):
         _object_setattr(self, 'braced', braced)
         _object_setattr(self, 'address', address)
         _object_setattr(self, 'labels', labels)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(instrs={self.instrs!r}, tag={self.tag!r}, where={self.where!r}, braced={self.braced!r}, address={self.address!r}, labels={self.labels!r})"
+    __repr__ = _repr_method(('instrs','tag','where','braced','address','labels',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.instrs,self.tag,self.where,self.braced,self.address,self.labels,) == (other.instrs,other.tag,other.where,other.braced,other.address,other.labels,)
         return NotImplemented
     def __hash__(self):
         return hash((self.instrs,self.tag,self.where,self.braced,self.address,self.labels,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('instrs','tag','where','braced','address','labels',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('instrs','tag','where','braced','address','labels',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('instrs','tag','where','braced','address','labels',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -577,23 +496,14 @@ def _m24(cls, defaults):
         _object_setattr(self, 'where', where)
         _object_setattr(self, 'name', name)
         _object_setattr(self, 'slot', slot)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(op={self.op!r}, values={self.values!r}, where={self.where!r}, name={self.name!r}, slot={self.slot!r})"
+    __repr__ = _repr_method(('op','values','where','name','slot',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.op,self.values,self.where,self.name,self.slot,) == (other.op,other.values,other.where,other.name,other.slot,)
         return NotImplemented
     def __hash__(self):
         return hash((self.op,self.values,self.where,self.name,self.slot,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('op','values','where','name','slot',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('op','values','where','name','slot',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('op','values','where','name','slot',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -613,9 +523,7 @@ def _m25(cls, defaults):
         self.readings = _dflt_readings() if readings is _FACTORY else readings
         self.name = name
         self.equates = _dflt_equates() if equates is _FACTORY else equates
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(bundles={self.bundles!r}, data={self.data!r}, labels={self.labels!r}, entry={self.entry!r}, readings={self.readings!r}, name={self.name!r})"
+    __repr__ = _repr_method(('bundles','data','labels','entry','readings','name',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.bundles,self.data,self.labels,self.entry,self.readings,self.name,) == (other.bundles,other.data,other.labels,other.entry,other.readings,other.name,)
@@ -632,23 +540,14 @@ def _m26(cls, defaults):
         _object_setattr(self, 'line', line)
         _object_setattr(self, 'col', col)
         _object_setattr(self, 'via', via)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(file={self.file!r}, line={self.line!r}, col={self.col!r}, via={self.via!r})"
+    __repr__ = _repr_method(('file','line','col','via',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.file,self.line,self.col,self.via,) == (other.file,other.line,other.col,other.via,)
         return NotImplemented
     def __hash__(self):
         return hash((self.file,self.line,self.col,self.via,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('file','line','col','via',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('file','line','col','via',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('file','line','col','via',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -661,23 +560,14 @@ def _m27(cls, defaults):
         _object_setattr(self, 'wmask', wmask)
         _object_setattr(self, 'entry', entry)
         _object_setattr(self, 'lines', lines)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(insns={self.insns!r}, bundles={self.bundles!r}, data={self.data!r}, wmask={self.wmask!r}, entry={self.entry!r}, lines={self.lines!r})"
+    __repr__ = _repr_method(('insns','bundles','data','wmask','entry','lines',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.insns,self.bundles,self.data,self.wmask,self.entry,self.lines,) == (other.insns,other.bundles,other.data,other.wmask,other.entry,other.lines,)
         return NotImplemented
     def __hash__(self):
         return hash((self.insns,self.bundles,self.data,self.wmask,self.entry,self.lines,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('insns','bundles','data','wmask','entry','lines',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('insns','bundles','data','wmask','entry','lines',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('insns','bundles','data','wmask','entry','lines',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -693,23 +583,14 @@ def _m28(cls, defaults):
         _object_setattr(self, 'bundle_counts', bundle_counts)
         _object_setattr(self, 'raw', raw)
         _object_setattr(self, 'translated', translated)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(partitions={self.partitions!r}, steps={self.steps!r}, registers={self.registers!r}, bundle_counts={self.bundle_counts!r}, raw={self.raw!r}, translated={self.translated!r})"
+    __repr__ = _repr_method(('partitions','steps','registers','bundle_counts','raw','translated',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.partitions,self.steps,self.registers,self.bundle_counts,self.raw,self.translated,) == (other.partitions,other.steps,other.registers,other.bundle_counts,other.raw,other.translated,)
         return NotImplemented
     def __hash__(self):
         return hash((self.partitions,self.steps,self.registers,self.bundle_counts,self.raw,self.translated,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('partitions','steps','registers','bundle_counts','raw','translated',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('partitions','steps','registers','bundle_counts','raw','translated',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('partitions','steps','registers','bundle_counts','raw','translated',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -722,23 +603,14 @@ def _m29(cls, defaults):
         _object_setattr(self, 'size', size)
         _object_setattr(self, 'offsets', offsets)
         _object_setattr(self, 'writable', writable)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, base={self.base!r}, buffer={self.buffer!r}, size={self.size!r}, offsets={self.offsets!r}, writable={self.writable!r})"
+    __repr__ = _repr_method(('name','base','buffer','size','offsets','writable',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.base,self.buffer,self.size,self.offsets,self.writable,) == (other.name,other.base,other.buffer,other.size,other.offsets,other.writable,)
         return NotImplemented
     def __hash__(self):
         return hash((self.name,self.base,self.buffer,self.size,self.offsets,self.writable,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('name','base','buffer','size','offsets','writable',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('name','base','buffer','size','offsets','writable',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('name','base','buffer','size','offsets','writable',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -752,9 +624,7 @@ def _m30(cls, defaults):
         self.rows = rows
         self.entry = entry
         self.texts = texts
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(variants={self.variants!r}, keys={self.keys!r}, positions={self.positions!r}, facts={self.facts!r}, rows={self.rows!r}, entry={self.entry!r}, texts={self.texts!r})"
+    __repr__ = _repr_method(('variants','keys','positions','facts','rows','entry','texts',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.variants,self.keys,self.positions,self.facts,self.rows,self.entry,self.texts,) == (other.variants,other.keys,other.positions,other.facts,other.rows,other.entry,other.texts,)
@@ -767,23 +637,14 @@ def _m31(cls, defaults):
     def __init__(self, width, values):
         _object_setattr(self, 'width', width)
         _object_setattr(self, 'values', values)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(width={self.width!r}, values={self.values!r})"
+    __repr__ = _repr_method(('width','values',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.width,self.values,) == (other.width,other.values,)
         return NotImplemented
     def __hash__(self):
         return hash((self.width,self.values,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('width','values',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('width','values',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('width','values',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -794,23 +655,14 @@ def _m32(cls, defaults):
         _object_setattr(self, 'sources', sources)
         _object_setattr(self, 'choice', choice)
         _object_setattr(self, 'maps', maps)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(dst={self.dst!r}, sources={self.sources!r}, choice={self.choice!r}, maps={self.maps!r})"
+    __repr__ = _repr_method(('dst','sources','choice','maps',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.dst,self.sources,self.choice,self.maps,) == (other.dst,other.sources,other.choice,other.maps,)
         return NotImplemented
     def __hash__(self):
         return hash((self.dst,self.sources,self.choice,self.maps,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('dst','sources','choice','maps',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('dst','sources','choice','maps',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('dst','sources','choice','maps',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -827,23 +679,14 @@ def _m33(cls, defaults):
         _object_setattr(self, 'writes', writes)
         _object_setattr(self, 'control', control)
         _object_setattr(self, 'guard', guard)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(row={self.row!r}, bundle={self.bundle!r}, op={self.op!r}, values={self.values!r}, imm_slots={self.imm_slots!r}, reads={self.reads!r}, writes={self.writes!r}, control={self.control!r}, guard={self.guard!r})"
+    __repr__ = _repr_method(('row','bundle','op','values','imm_slots','reads','writes','control','guard',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.row,self.bundle,self.op,self.values,self.imm_slots,self.reads,self.writes,self.control,self.guard,) == (other.row,other.bundle,other.op,other.values,other.imm_slots,other.reads,other.writes,other.control,other.guard,)
         return NotImplemented
     def __hash__(self):
         return hash((self.row,self.bundle,self.op,self.values,self.imm_slots,self.reads,self.writes,self.control,self.guard,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('row','bundle','op','values','imm_slots','reads','writes','control','guard',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('row','bundle','op','values','imm_slots','reads','writes','control','guard',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('row','bundle','op','values','imm_slots','reads','writes','control','guard',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -856,9 +699,7 @@ def _m34(cls, defaults):
         self.succ = succ
         self.loop_ends = loop_ends
         self.ops = ops
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(nbundles={self.nbundles!r}, entry={self.entry!r}, leaders={self.leaders!r}, succ={self.succ!r}, loop_ends={self.loop_ends!r}, ops={self.ops!r})"
+    __repr__ = _repr_method(('nbundles','entry','leaders','succ','loop_ends','ops',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.nbundles,self.entry,self.leaders,self.succ,self.loop_ends,self.ops,) == (other.nbundles,other.entry,other.leaders,other.succ,other.loop_ends,other.ops,)
@@ -905,9 +746,7 @@ def _m35(cls, defaults):
         self.choice_predicates = _dflt_choice_predicates() if choice_predicates is _FACTORY else choice_predicates
         self.chunks = _dflt_chunks() if chunks is _FACTORY else chunks
         self.imm_checks = _dflt_imm_checks() if imm_checks is _FACTORY else imm_checks
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, keys={self.keys!r}, const_imms={self.const_imms!r}, runtime_imms={self.runtime_imms!r}, carry={self.carry!r}, dropped={self.dropped!r}, dead_outputs={self.dead_outputs!r}, narrowed={self.narrowed!r}, known={self.known!r}, masks={self.masks!r}, text={self.text!r}, rows={self.rows!r}, constants={self.constants!r}, checks={self.checks!r}, choices={self.choices!r}, moves={self.moves!r}, ranges={self.ranges!r}, choice_predicates={self.choice_predicates!r}, chunks={self.chunks!r}, imm_checks={self.imm_checks!r})"
+    __repr__ = _repr_method(('name','keys','const_imms','runtime_imms','carry','dropped','dead_outputs','narrowed','known','masks','text','rows','constants','checks','choices','moves','ranges','choice_predicates','chunks','imm_checks',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.keys,self.const_imms,self.runtime_imms,self.carry,self.dropped,self.dead_outputs,self.narrowed,self.known,self.masks,self.text,self.rows,self.constants,self.checks,self.choices,self.moves,self.ranges,self.choice_predicates,self.chunks,self.imm_checks,) == (other.name,other.keys,other.const_imms,other.runtime_imms,other.carry,other.dropped,other.dead_outputs,other.narrowed,other.known,other.masks,other.text,other.rows,other.constants,other.checks,other.choices,other.moves,other.ranges,other.choice_predicates,other.chunks,other.imm_checks,)
@@ -924,9 +763,7 @@ def _m36(cls, defaults):
         self.aregs = aregs
         self.live_at_entry = live_at_entry
         self.cached_rows = _dflt_cached_rows() if cached_rows is _FACTORY else cached_rows
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(shape={self.shape!r}, regs={self.regs!r}, aregs={self.aregs!r}, live_at_entry={self.live_at_entry!r}, cached_rows={self.cached_rows!r})"
+    __repr__ = _repr_method(('shape','regs','aregs','live_at_entry','cached_rows',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.shape,self.regs,self.aregs,self.live_at_entry,self.cached_rows,) == (other.shape,other.regs,other.aregs,other.live_at_entry,other.cached_rows,)
@@ -952,9 +789,7 @@ def _m37(cls, defaults):
         self.generation = generation
         self.partition_bytes = partition_bytes
         self.backend = backend
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(label={self.label!r}, record={self.record!r}, partition_base={self.partition_base!r}, case={self.case!r}, knobs={self.knobs!r}, sbuf={self.sbuf!r}, generation={self.generation!r}, partition_bytes={self.partition_bytes!r}, backend={self.backend!r})"
+    __repr__ = _repr_method(('label','record','partition_base','case','knobs','sbuf','generation','partition_bytes','backend',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.label,self.record,self.partition_base,self.case,self.knobs,self.sbuf,self.generation,self.partition_bytes,self.backend,) == (other.label,other.record,other.partition_base,other.case,other.knobs,other.sbuf,other.generation,other.partition_bytes,other.backend,)
@@ -970,23 +805,14 @@ def _m38(cls, defaults):
         _object_setattr(self, 'fortran_order', fortran_order)
         _object_setattr(self, 'nbytes', nbytes)
         _object_setattr(self, 'header_bytes', header_bytes)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(shape={self.shape!r}, dtype={self.dtype!r}, fortran_order={self.fortran_order!r}, nbytes={self.nbytes!r}, header_bytes={self.header_bytes!r})"
+    __repr__ = _repr_method(('shape','dtype','fortran_order','nbytes','header_bytes',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.shape,self.dtype,self.fortran_order,self.nbytes,self.header_bytes,) == (other.shape,other.dtype,other.fortran_order,other.nbytes,other.header_bytes,)
         return NotImplemented
     def __hash__(self):
         return hash((self.shape,self.dtype,self.fortran_order,self.nbytes,self.header_bytes,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('shape','dtype','fortran_order','nbytes','header_bytes',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('shape','dtype','fortran_order','nbytes','header_bytes',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('shape','dtype','fortran_order','nbytes','header_bytes',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -995,23 +821,14 @@ def _m39(cls, defaults):
     def __init__(self, key, func_va):
         _object_setattr(self, 'key', key)
         _object_setattr(self, 'func_va', func_va)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(key={self.key!r}, func_va={self.func_va!r})"
+    __repr__ = _repr_method(('key','func_va',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.key,self.func_va,) == (other.key,other.func_va,)
         return NotImplemented
     def __hash__(self):
         return hash((self.key,self.func_va,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('key','func_va',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('key','func_va',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('key','func_va',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1028,23 +845,14 @@ def _m40(cls, defaults):
         _object_setattr(self, 'element', element)
         _object_setattr(self, 'mx_group', mx_group)
         _object_setattr(self, 'mx_block', mx_block)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(partition={self.partition!r}, part={self.part!r}, row={self.row!r}, column={self.column!r}, element={self.element!r}, mx_group={self.mx_group!r}, mx_block={self.mx_block!r})"
+    __repr__ = _repr_method(('partition','part','row','column','element','mx_group','mx_block',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.partition,self.part,self.row,self.column,self.element,self.mx_group,self.mx_block,) == (other.partition,other.part,other.row,other.column,other.element,other.mx_group,other.mx_block,)
         return NotImplemented
     def __hash__(self):
         return hash((self.partition,self.part,self.row,self.column,self.element,self.mx_group,self.mx_block,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('partition','part','row','column','element','mx_group','mx_block',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('partition','part','row','column','element','mx_group','mx_block',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('partition','part','row','column','element','mx_group','mx_block',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1055,23 +863,14 @@ def _m41(cls, defaults):
         _object_setattr(self, 'placements', placements)
         _object_setattr(self, 'kernel_partition', kernel_partition)
         _object_setattr(self, 'addresses', addresses)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(placements={self.placements!r}, kernel_partition={self.kernel_partition!r}, addresses={self.addresses!r})"
+    __repr__ = _repr_method(('placements','kernel_partition','addresses',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.placements,self.kernel_partition,self.addresses,) == (other.placements,other.kernel_partition,other.addresses,)
         return NotImplemented
     def __hash__(self):
         return hash((self.placements,self.kernel_partition,self.addresses,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('placements','kernel_partition','addresses',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('placements','kernel_partition','addresses',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('placements','kernel_partition','addresses',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1083,23 +882,14 @@ def _m42(cls, defaults):
         _object_setattr(self, 'partitions', partitions)
         _object_setattr(self, 'offsets', offsets)
         _object_setattr(self, 'rows', rows)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(part={self.part!r}, partitions={self.partitions!r}, offsets={self.offsets!r}, rows={self.rows!r})"
+    __repr__ = _repr_method(('part','partitions','offsets','rows',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.part,self.partitions,self.offsets,self.rows,) == (other.part,other.partitions,other.offsets,other.rows,)
         return NotImplemented
     def __hash__(self):
         return hash((self.part,self.partitions,self.offsets,self.rows,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('part','partitions','offsets','rows',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('part','partitions','offsets','rows',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('part','partitions','offsets','rows',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1108,23 +898,14 @@ def _m43(cls, defaults):
     def __init__(self, pattern, partitions):
         _object_setattr(self, 'pattern', pattern)
         _object_setattr(self, 'partitions', partitions)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(pattern={self.pattern!r}, partitions={self.partitions!r})"
+    __repr__ = _repr_method(('pattern','partitions',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.pattern,self.partitions,) == (other.pattern,other.partitions,)
         return NotImplemented
     def __hash__(self):
         return hash((self.pattern,self.partitions,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('pattern','partitions',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('pattern','partitions',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('pattern','partitions',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1137,23 +918,14 @@ def _m44(cls, defaults):
         _object_setattr(self, 'handler', handler)
         _object_setattr(self, 'golden', golden)
         _object_setattr(self, 'knobs', knobs)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, opcode={self.opcode!r}, handler={self.handler!r}, golden={self.golden!r}, knobs={self.knobs!r})"
+    __repr__ = _repr_method(('name','opcode','handler','golden','knobs',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.opcode,self.handler,self.golden,self.knobs,) == (other.name,other.opcode,other.handler,other.golden,other.knobs,)
         return NotImplemented
     def __hash__(self):
         return hash((self.name,self.opcode,self.handler,self.golden,self.knobs,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('name','opcode','handler','golden','knobs',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('name','opcode','handler','golden','knobs',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('name','opcode','handler','golden','knobs',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1165,23 +937,14 @@ def _m45(cls, defaults):
         _object_setattr(self, 'value', value)
         _object_setattr(self, 'text', text)
         _object_setattr(self, 'enum', enum)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, value={self.value!r}, text={self.text!r}, enum={self.enum!r})"
+    __repr__ = _repr_method(('name','value','text','enum',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.value,self.text,self.enum,) == (other.name,other.value,other.text,other.enum,)
         return NotImplemented
     def __hash__(self):
         return hash((self.name,self.value,self.text,self.enum,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('name','value','text','enum',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('name','value','text','enum',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('name','value','text','enum',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1193,23 +956,14 @@ def _m46(cls, defaults):
         _object_setattr(self, 'header', header)
         _object_setattr(self, 'events', _dflt_events() if events is _FACTORY else events)
         _object_setattr(self, 'body', body)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(header={self.header!r}, events={self.events!r}, body={self.body!r})"
+    __repr__ = _repr_method(('header','events','body',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.header,self.events,self.body,) == (other.header,other.events,other.body,)
         return NotImplemented
     def __hash__(self):
         return hash((self.header,self.events,self.body,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('header','events','body',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('header','events','body',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('header','events','body',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1240,23 +994,14 @@ def _m47(cls, defaults):
         _object_setattr(self, 'reserved1', reserved1)
         _object_setattr(self, 'dst', _dflt_dst() if dst is _FACTORY else dst)
         _object_setattr(self, 'reserved2', reserved2)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(header={self.header!r}, events={self.events!r}, src={self.src!r}, reserved0={self.reserved0!r}, in_dtype={self.in_dtype!r}, out_dtype={self.out_dtype!r}, num_active_channels={self.num_active_channels!r}, dequant_fmt={self.dequant_fmt!r}, group_size={self.group_size!r}, reserved1={self.reserved1!r}, dst={self.dst!r}, reserved2={self.reserved2!r})"
+    __repr__ = _repr_method(('header','events','src','reserved0','in_dtype','out_dtype','num_active_channels','dequant_fmt','group_size','reserved1','dst','reserved2',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.header,self.events,self.src,self.reserved0,self.in_dtype,self.out_dtype,self.num_active_channels,self.dequant_fmt,self.group_size,self.reserved1,self.dst,self.reserved2,) == (other.header,other.events,other.src,other.reserved0,other.in_dtype,other.out_dtype,other.num_active_channels,other.dequant_fmt,other.group_size,other.reserved1,other.dst,other.reserved2,)
         return NotImplemented
     def __hash__(self):
         return hash((self.header,self.events,self.src,self.reserved0,self.in_dtype,self.out_dtype,self.num_active_channels,self.dequant_fmt,self.group_size,self.reserved1,self.dst,self.reserved2,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('header','events','src','reserved0','in_dtype','out_dtype','num_active_channels','dequant_fmt','group_size','reserved1','dst','reserved2',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('header','events','src','reserved0','in_dtype','out_dtype','num_active_channels','dequant_fmt','group_size','reserved1','dst','reserved2',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('header','events','src','reserved0','in_dtype','out_dtype','num_active_channels','dequant_fmt','group_size','reserved1','dst','reserved2',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1283,23 +1028,14 @@ def _m48(cls, defaults):
         _object_setattr(self, 'out_dtype', out_dtype)
         _object_setattr(self, 'reserved2', reserved2)
         _object_setattr(self, 'dst', _dflt_dst() if dst is _FACTORY else dst)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(header={self.header!r}, events={self.events!r}, reserved0={self.reserved0!r}, src={self.src!r}, reserved1={self.reserved1!r}, num_active_channels={self.num_active_channels!r}, in_dtype={self.in_dtype!r}, out_dtype={self.out_dtype!r}, reserved2={self.reserved2!r}, dst={self.dst!r})"
+    __repr__ = _repr_method(('header','events','reserved0','src','reserved1','num_active_channels','in_dtype','out_dtype','reserved2','dst',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.header,self.events,self.reserved0,self.src,self.reserved1,self.num_active_channels,self.in_dtype,self.out_dtype,self.reserved2,self.dst,) == (other.header,other.events,other.reserved0,other.src,other.reserved1,other.num_active_channels,other.in_dtype,other.out_dtype,other.reserved2,other.dst,)
         return NotImplemented
     def __hash__(self):
         return hash((self.header,self.events,self.reserved0,self.src,self.reserved1,self.num_active_channels,self.in_dtype,self.out_dtype,self.reserved2,self.dst,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('header','events','reserved0','src','reserved1','num_active_channels','in_dtype','out_dtype','reserved2','dst',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('header','events','reserved0','src','reserved1','num_active_channels','in_dtype','out_dtype','reserved2','dst',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('header','events','reserved0','src','reserved1','num_active_channels','in_dtype','out_dtype','reserved2','dst',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1308,23 +1044,14 @@ def _m49(cls, defaults):
     _dflt_raw = defaults['raw']
     def __init__(self, raw=_dflt_raw):
         _object_setattr(self, 'raw', raw)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(raw={self.raw!r})"
+    __repr__ = _repr_method(('raw',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.raw,) == (other.raw,)
         return NotImplemented
     def __hash__(self):
         return hash((self.raw,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('raw',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1341,23 +1068,14 @@ def _m50(cls, defaults):
         _object_setattr(self, 'update_mode', update_mode)
         _object_setattr(self, 'update_idx', update_idx)
         _object_setattr(self, 'semaphore_value', semaphore_value)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(wait_mode={self.wait_mode!r}, wait_idx={self.wait_idx!r}, update_mode={self.update_mode!r}, update_idx={self.update_idx!r}, semaphore_value={self.semaphore_value!r})"
+    __repr__ = _repr_method(('wait_mode','wait_idx','update_mode','update_idx','semaphore_value',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.wait_mode,self.wait_idx,self.update_mode,self.update_idx,self.semaphore_value,) == (other.wait_mode,other.wait_idx,other.update_mode,other.update_idx,other.semaphore_value,)
         return NotImplemented
     def __hash__(self):
         return hash((self.wait_mode,self.wait_idx,self.update_mode,self.update_idx,self.semaphore_value,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('wait_mode','wait_idx','update_mode','update_idx','semaphore_value',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('wait_mode','wait_idx','update_mode','update_idx','semaphore_value',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('wait_mode','wait_idx','update_mode','update_idx','semaphore_value',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1371,23 +1089,14 @@ def _m51(cls, defaults):
         _object_setattr(self, 'inst_word_len', inst_word_len)
         _object_setattr(self, 'debug_cmd', debug_cmd)
         _object_setattr(self, 'debug_hint', debug_hint)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(opcode={self.opcode!r}, inst_word_len={self.inst_word_len!r}, debug_cmd={self.debug_cmd!r}, debug_hint={self.debug_hint!r})"
+    __repr__ = _repr_method(('opcode','inst_word_len','debug_cmd','debug_hint',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.opcode,self.inst_word_len,self.debug_cmd,self.debug_hint,) == (other.opcode,other.inst_word_len,other.debug_cmd,other.debug_hint,)
         return NotImplemented
     def __hash__(self):
         return hash((self.opcode,self.inst_word_len,self.debug_cmd,self.debug_hint,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('opcode','inst_word_len','debug_cmd','debug_hint',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('opcode','inst_word_len','debug_cmd','debug_hint',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('opcode','inst_word_len','debug_cmd','debug_hint',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1396,23 +1105,14 @@ def _m52(cls, defaults):
     _dflt_raw = defaults['raw']
     def __init__(self, raw=_dflt_raw):
         _object_setattr(self, 'raw', raw)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(raw={self.raw!r})"
+    __repr__ = _repr_method(('raw',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.raw,) == (other.raw,)
         return NotImplemented
     def __hash__(self):
         return hash((self.raw,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('raw',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1421,23 +1121,14 @@ def _m53(cls, defaults):
     _dflt_raw = defaults['raw']
     def __init__(self, raw=_dflt_raw):
         _object_setattr(self, 'raw', raw)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(raw={self.raw!r})"
+    __repr__ = _repr_method(('raw',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.raw,) == (other.raw,)
         return NotImplemented
     def __hash__(self):
         return hash((self.raw,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('raw',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1456,23 +1147,14 @@ def _m54(cls, defaults):
         _object_setattr(self, 'step_elem', step_elem)
         _object_setattr(self, 'scale_pidx', scale_pidx)
         _object_setattr(self, 'reserved', reserved)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(start_addr={self.start_addr!r}, scale_addr={self.scale_addr!r}, num_elem={self.num_elem!r}, step_elem={self.step_elem!r}, scale_pidx={self.scale_pidx!r}, reserved={self.reserved!r})"
+    __repr__ = _repr_method(('start_addr','scale_addr','num_elem','step_elem','scale_pidx','reserved',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.start_addr,self.scale_addr,self.num_elem,self.step_elem,self.scale_pidx,self.reserved,) == (other.start_addr,other.scale_addr,other.num_elem,other.step_elem,other.scale_pidx,other.reserved,)
         return NotImplemented
     def __hash__(self):
         return hash((self.start_addr,self.scale_addr,self.num_elem,self.step_elem,self.scale_pidx,self.reserved,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('start_addr','scale_addr','num_elem','step_elem','scale_pidx','reserved',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('start_addr','scale_addr','num_elem','step_elem','scale_pidx','reserved',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('start_addr','scale_addr','num_elem','step_elem','scale_pidx','reserved',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1493,23 +1175,14 @@ def _m55(cls, defaults):
         _object_setattr(self, 'step_elem_scale_1', step_elem_scale_1)
         _object_setattr(self, 'p_f_dim', p_f_dim)
         _object_setattr(self, 'scale_dtype', scale_dtype)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(data_addr={self.data_addr!r}, scale_addr={self.scale_addr!r}, num_elem={self.num_elem!r}, step_elem_data_1={self.step_elem_data_1!r}, step_elem_scale_1={self.step_elem_scale_1!r}, p_f_dim={self.p_f_dim!r}, scale_dtype={self.scale_dtype!r})"
+    __repr__ = _repr_method(('data_addr','scale_addr','num_elem','step_elem_data_1','step_elem_scale_1','p_f_dim','scale_dtype',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.data_addr,self.scale_addr,self.num_elem,self.step_elem_data_1,self.step_elem_scale_1,self.p_f_dim,self.scale_dtype,) == (other.data_addr,other.scale_addr,other.num_elem,other.step_elem_data_1,other.step_elem_scale_1,other.p_f_dim,other.scale_dtype,)
         return NotImplemented
     def __hash__(self):
         return hash((self.data_addr,self.scale_addr,self.num_elem,self.step_elem_data_1,self.step_elem_scale_1,self.p_f_dim,self.scale_dtype,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('data_addr','scale_addr','num_elem','step_elem_data_1','step_elem_scale_1','p_f_dim','scale_dtype',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('data_addr','scale_addr','num_elem','step_elem_data_1','step_elem_scale_1','p_f_dim','scale_dtype',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('data_addr','scale_addr','num_elem','step_elem_data_1','step_elem_scale_1','p_f_dim','scale_dtype',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1522,23 +1195,14 @@ def _m56(cls, defaults):
         _object_setattr(self, 'start_addr', _dflt_start_addr() if start_addr is _FACTORY else start_addr)
         _object_setattr(self, 'step_elem', step_elem)
         _object_setattr(self, 'num_elem', num_elem)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(start_addr={self.start_addr!r}, step_elem={self.step_elem!r}, num_elem={self.num_elem!r})"
+    __repr__ = _repr_method(('start_addr','step_elem','num_elem',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.start_addr,self.step_elem,self.num_elem,) == (other.start_addr,other.step_elem,other.num_elem,)
         return NotImplemented
     def __hash__(self):
         return hash((self.start_addr,self.step_elem,self.num_elem,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('start_addr','step_elem','num_elem',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('start_addr','step_elem','num_elem',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('start_addr','step_elem','num_elem',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1547,23 +1211,14 @@ def _m57(cls, defaults):
     _dflt_raw = defaults['raw']
     def __init__(self, raw=_dflt_raw):
         _object_setattr(self, 'raw', raw)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(raw={self.raw!r})"
+    __repr__ = _repr_method(('raw',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.raw,) == (other.raw,)
         return NotImplemented
     def __hash__(self):
         return hash((self.raw,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('raw',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1581,23 +1236,14 @@ def _m58(cls, defaults):
         _object_setattr(self, 'value', value)
         _object_setattr(self, 'rule', rule)
         _object_setattr(self, 'kind', kind)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(clause={self.clause!r}, title={self.title!r}, status={self.status!r}, field={self.field!r}, value={self.value!r}, rule={self.rule!r}, kind={self.kind!r})"
+    __repr__ = _repr_method(('clause','title','status','field','value','rule','kind',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.clause,self.title,self.status,self.field,self.value,self.rule,self.kind,) == (other.clause,other.title,other.status,other.field,other.value,other.rule,other.kind,)
         return NotImplemented
     def __hash__(self):
         return hash((self.clause,self.title,self.status,self.field,self.value,self.rule,self.kind,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('clause','title','status','field','value','rule','kind',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('clause','title','status','field','value','rule','kind',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('clause','title','status','field','value','rule','kind',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1610,23 +1256,14 @@ def _m59(cls, defaults):
         _object_setattr(self, 'imm', imm)
         _object_setattr(self, 'shape', shape)
         _object_setattr(self, 'patches', patches)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, data={self.data!r}, translation={self.translation!r}, imm={self.imm!r}, shape={self.shape!r}, patches={self.patches!r})"
+    __repr__ = _repr_method(('name','data','translation','imm','shape','patches',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.data,self.translation,self.imm,self.shape,self.patches,) == (other.name,other.data,other.translation,other.imm,other.shape,other.patches,)
         return NotImplemented
     def __hash__(self):
         return hash((self.name,self.data,self.translation,self.imm,self.shape,self.patches,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('name','data','translation','imm','shape','patches',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('name','data','translation','imm','shape','patches',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('name','data','translation','imm','shape','patches',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1638,23 +1275,14 @@ def _m60(cls, defaults):
         _object_setattr(self, 'wmask', wmask)
         _object_setattr(self, 'entry', entry)
         _object_setattr(self, 'labels', labels)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(insns={self.insns!r}, bundles={self.bundles!r}, wmask={self.wmask!r}, entry={self.entry!r}, labels={self.labels!r})"
+    __repr__ = _repr_method(('insns','bundles','wmask','entry','labels',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.insns,self.bundles,self.wmask,self.entry,self.labels,) == (other.insns,other.bundles,other.wmask,other.entry,other.labels,)
         return NotImplemented
     def __hash__(self):
         return hash((self.insns,self.bundles,self.wmask,self.entry,self.labels,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('insns','bundles','wmask','entry','labels',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('insns','bundles','wmask','entry','labels',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('insns','bundles','wmask','entry','labels',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1678,9 +1306,7 @@ def _m61(cls, defaults):
         self.expected_error = expected_error
         self.note = note
         self.path = path
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, generation={self.generation!r}, record={self.record!r}, inputs={self.inputs!r}, expected={self.expected!r}, knobs={self.knobs!r}, partition_bytes={self.partition_bytes!r}, fill={self.fill!r}, expected_error={self.expected_error!r}, note={self.note!r}, path={self.path!r})"
+    __repr__ = _repr_method(('name','generation','record','inputs','expected','knobs','partition_bytes','fill','expected_error','note','path',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.generation,self.record,self.inputs,self.expected,self.knobs,self.partition_bytes,self.fill,self.expected_error,self.note,self.path,) == (other.name,other.generation,other.record,other.inputs,other.expected,other.knobs,other.partition_bytes,other.fill,other.expected_error,other.note,other.path,)
@@ -1709,9 +1335,7 @@ def _m62(cls, defaults):
         self.diffs = diffs
         self.diff_map = diff_map
         self.diffs_omitted = diffs_omitted
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, path={self.path!r}, opcode={self.opcode!r}, ok={self.ok!r}, nbytes={self.nbytes!r}, seconds={self.seconds!r}, mismatch={self.mismatch!r}, error={self.error!r}, regions={self.regions!r}, diffs={self.diffs!r}, diff_map={self.diff_map!r}, diffs_omitted={self.diffs_omitted!r})"
+    __repr__ = _repr_method(('name','path','opcode','ok','nbytes','seconds','mismatch','error','regions','diffs','diff_map','diffs_omitted',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.path,self.opcode,self.ok,self.nbytes,self.seconds,self.mismatch,self.error,self.regions,self.diffs,self.diff_map,self.diffs_omitted,) == (other.name,other.path,other.opcode,other.ok,other.nbytes,other.seconds,other.mismatch,other.error,other.regions,other.diffs,other.diff_map,other.diffs_omitted,)
@@ -1729,9 +1353,7 @@ def _m63(cls, defaults):
         self.expected = expected
         self.actual = actual
         self.count = count
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(region={self.region!r}, partition={self.partition!r}, offset={self.offset!r}, expected={self.expected!r}, actual={self.actual!r}, count={self.count!r})"
+    __repr__ = _repr_method(('region','partition','offset','expected','actual','count',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.region,self.partition,self.offset,self.expected,self.actual,self.count,) == (other.region,other.partition,other.offset,other.expected,other.actual,other.count,)
@@ -1745,23 +1367,14 @@ def _m64(cls, defaults):
         _object_setattr(self, 'index', index)
         _object_setattr(self, 'region', region)
         _object_setattr(self, 'read', read)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(index={self.index!r}, region={self.region!r}, read={self.read!r})"
+    __repr__ = _repr_method(('index','region','read',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.index,self.region,self.read,) == (other.index,other.region,other.read,)
         return NotImplemented
     def __hash__(self):
         return hash((self.index,self.region,self.read,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('index','region','read',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('index','region','read',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('index','region','read',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1771,23 +1384,14 @@ def _m65(cls, defaults):
         _object_setattr(self, 'partition', partition)
         _object_setattr(self, 'count', count)
         _object_setattr(self, 'offsets', offsets)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(partition={self.partition!r}, count={self.count!r}, offsets={self.offsets!r})"
+    __repr__ = _repr_method(('partition','count','offsets',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.partition,self.count,self.offsets,) == (other.partition,other.count,other.offsets,)
         return NotImplemented
     def __hash__(self):
         return hash((self.partition,self.count,self.offsets,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('partition','count','offsets',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('partition','count','offsets',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('partition','count','offsets',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1802,9 +1406,7 @@ def _m66(cls, defaults):
         self.differing = differing
         self.partitions = _dflt_partitions() if partitions is _FACTORY else partitions
         self.actual = actual
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(index={self.index!r}, region={self.region!r}, differing={self.differing!r}, partitions={self.partitions!r}, actual={self.actual!r})"
+    __repr__ = _repr_method(('index','region','differing','partitions','actual',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.index,self.region,self.differing,self.partitions,self.actual,) == (other.index,other.region,other.differing,other.partitions,other.actual,)
@@ -1826,9 +1428,7 @@ def _m67(cls, defaults):
         self.regions = _dflt_regions() if regions is _FACTORY else regions
         self.bytes_written = bytes_written
         self.seconds = seconds
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(opcode={self.opcode!r}, engine={self.engine!r}, table={self.table!r}, func_va={self.func_va!r}, path={self.path!r}, regions={self.regions!r}, bytes_written={self.bytes_written!r}, seconds={self.seconds!r})"
+    __repr__ = _repr_method(('opcode','engine','table','func_va','path','regions','bytes_written','seconds',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.opcode,self.engine,self.table,self.func_va,self.path,self.regions,self.bytes_written,self.seconds,) == (other.opcode,other.engine,other.table,other.func_va,other.path,other.regions,other.bytes_written,other.seconds,)
@@ -1843,23 +1443,14 @@ def _m68(cls, defaults):
         _object_setattr(self, 'count', count)
         _object_setattr(self, 'offset', offset)
         _object_setattr(self, 'length', length)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(partition={self.partition!r}, count={self.count!r}, offset={self.offset!r}, length={self.length!r})"
+    __repr__ = _repr_method(('partition','count','offset','length',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.partition,self.count,self.offset,self.length,) == (other.partition,other.count,other.offset,other.length,)
         return NotImplemented
     def __hash__(self):
         return hash((self.partition,self.count,self.offset,self.length,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('partition','count','offset','length',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('partition','count','offset','length',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('partition','count','offset','length',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1869,9 +1460,7 @@ def _m69(cls, defaults):
         self.partitions = partitions
         self.offsets = offsets
         self.data = data
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(partitions={self.partitions!r}, offsets={self.offsets!r}, data={self.data!r})"
+    __repr__ = _repr_method(('partitions','offsets','data',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.partitions,self.offsets,self.data,) == (other.partitions,other.offsets,other.data,)
@@ -1883,23 +1472,14 @@ def _m69(cls, defaults):
 def _m70(cls, defaults):
     def __init__(self, reason):
         _object_setattr(self, 'reason', reason)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(reason={self.reason!r})"
+    __repr__ = _repr_method(('reason',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.reason,) == (other.reason,)
         return NotImplemented
     def __hash__(self):
         return hash((self.reason,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('reason',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('reason',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('reason',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1907,23 +1487,14 @@ def _m70(cls, defaults):
 def _m71(cls, defaults):
     def __init__(self, reason):
         _object_setattr(self, 'reason', reason)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(reason={self.reason!r})"
+    __repr__ = _repr_method(('reason',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.reason,) == (other.reason,)
         return NotImplemented
     def __hash__(self):
         return hash((self.reason,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('reason',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('reason',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('reason',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1948,23 +1519,14 @@ def _m72(cls, defaults):
         _object_setattr(self, 'codebook', codebook)
         _object_setattr(self, 'codebook_knob', codebook_knob)
         _object_setattr(self, 'rebias', rebias)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(code={self.code!r}, member={self.member!r}, short={self.short!r}, name={self.name!r}, aliases={self.aliases!r}, title={self.title!r}, bits={self.bits!r}, out={self.out!r}, paths={self.paths!r}, knobs={self.knobs!r}, dtype={self.dtype!r}, codebook={self.codebook!r}, codebook_knob={self.codebook_knob!r}, rebias={self.rebias!r})"
+    __repr__ = _repr_method(('code','member','short','name','aliases','title','bits','out','paths','knobs','dtype','codebook','codebook_knob','rebias',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.code,self.member,self.short,self.name,self.aliases,self.title,self.bits,self.out,self.paths,self.knobs,self.dtype,self.codebook,self.codebook_knob,self.rebias,) == (other.code,other.member,other.short,other.name,other.aliases,other.title,other.bits,other.out,other.paths,other.knobs,other.dtype,other.codebook,other.codebook_knob,other.rebias,)
         return NotImplemented
     def __hash__(self):
         return hash((self.code,self.member,self.short,self.name,self.aliases,self.title,self.bits,self.out,self.paths,self.knobs,self.dtype,self.codebook,self.codebook_knob,self.rebias,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('code','member','short','name','aliases','title','bits','out','paths','knobs','dtype','codebook','codebook_knob','rebias',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('code','member','short','name','aliases','title','bits','out','paths','knobs','dtype','codebook','codebook_knob','rebias',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('code','member','short','name','aliases','title','bits','out','paths','knobs','dtype','codebook','codebook_knob','rebias',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -1977,23 +1539,14 @@ def _m73(cls, defaults):
         _object_setattr(self, 'ratio', ratio)
         _object_setattr(self, 'pass_bytes', pass_bytes)
         _object_setattr(self, 'knobs', knobs)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, group={self.group!r}, ratio={self.ratio!r}, pass_bytes={self.pass_bytes!r}, knobs={self.knobs!r})"
+    __repr__ = _repr_method(('name','group','ratio','pass_bytes','knobs',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.group,self.ratio,self.pass_bytes,self.knobs,) == (other.name,other.group,other.ratio,other.pass_bytes,other.knobs,)
         return NotImplemented
     def __hash__(self):
         return hash((self.name,self.group,self.ratio,self.pass_bytes,self.knobs,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('name','group','ratio','pass_bytes','knobs',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('name','group','ratio','pass_bytes','knobs',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('name','group','ratio','pass_bytes','knobs',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2011,23 +1564,14 @@ def _m74(cls, defaults):
         _object_setattr(self, 'max_value', max_value)
         _object_setattr(self, 'nan_code', nan_code)
         _object_setattr(self, 'max_exp', max_exp)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, short={self.short!r}, dtype={self.dtype!r}, aliases={self.aliases!r}, exp_bits={self.exp_bits!r}, mant_bits={self.mant_bits!r}, bias={self.bias!r}, max_code={self.max_code!r}, max_value={self.max_value!r}, nan_code={self.nan_code!r}, max_exp={self.max_exp!r})"
+    __repr__ = _repr_method(('name','short','dtype','aliases','exp_bits','mant_bits','bias','max_code','max_value','nan_code','max_exp',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.short,self.dtype,self.aliases,self.exp_bits,self.mant_bits,self.bias,self.max_code,self.max_value,self.nan_code,self.max_exp,) == (other.name,other.short,other.dtype,other.aliases,other.exp_bits,other.mant_bits,other.bias,other.max_code,other.max_value,other.nan_code,other.max_exp,)
         return NotImplemented
     def __hash__(self):
         return hash((self.name,self.short,self.dtype,self.aliases,self.exp_bits,self.mant_bits,self.bias,self.max_code,self.max_value,self.nan_code,self.max_exp,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('name','short','dtype','aliases','exp_bits','mant_bits','bias','max_code','max_value','nan_code','max_exp',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('name','short','dtype','aliases','exp_bits','mant_bits','bias','max_code','max_value','nan_code','max_exp',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('name','short','dtype','aliases','exp_bits','mant_bits','bias','max_code','max_value','nan_code','max_exp',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2039,23 +1583,14 @@ def _m75(cls, defaults):
         _object_setattr(self, 'scale_step', scale_step)
         _object_setattr(self, 'code_base', code_base)
         _object_setattr(self, 'code_step', code_step)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, scale_base={self.scale_base!r}, scale_step={self.scale_step!r}, code_base={self.code_base!r}, code_step={self.code_step!r})"
+    __repr__ = _repr_method(('name','scale_base','scale_step','code_base','code_step',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.scale_base,self.scale_step,self.code_base,self.code_step,) == (other.name,other.scale_base,other.scale_step,other.code_base,other.code_step,)
         return NotImplemented
     def __hash__(self):
         return hash((self.name,self.scale_base,self.scale_step,self.code_base,self.code_step,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('name','scale_base','scale_step','code_base','code_step',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('name','scale_base','scale_step','code_base','code_step',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('name','scale_base','scale_step','code_base','code_step',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2072,23 +1607,14 @@ def _m76(cls, defaults):
         _object_setattr(self, 'w3', w3)
         _object_setattr(self, 'neg_min', neg_min)
         _object_setattr(self, 'x', x)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(p1={self.p1!r}, p2={self.p2!r}, p3={self.p3!r}, bias={self.bias!r}, w1={self.w1!r}, wx={self.wx!r}, w2={self.w2!r}, w3={self.w3!r}, neg_min={self.neg_min!r}, x={self.x!r})"
+    __repr__ = _repr_method(('p1','p2','p3','bias','w1','wx','w2','w3','neg_min','x',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.p1,self.p2,self.p3,self.bias,self.w1,self.wx,self.w2,self.w3,self.neg_min,self.x,) == (other.p1,other.p2,other.p3,other.bias,other.w1,other.wx,other.w2,other.w3,other.neg_min,other.x,)
         return NotImplemented
     def __hash__(self):
         return hash((self.p1,self.p2,self.p3,self.bias,self.w1,self.wx,self.w2,self.w3,self.neg_min,self.x,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('p1','p2','p3','bias','w1','wx','w2','w3','neg_min','x',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('p1','p2','p3','bias','w1','wx','w2','w3','neg_min','x',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('p1','p2','p3','bias','w1','wx','w2','w3','neg_min','x',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2103,23 +1629,14 @@ def _m77(cls, defaults):
         _object_setattr(self, 'decides', decides)
         _object_setattr(self, 'question', question)
         _object_setattr(self, 'machine', machine)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, type={self.type!r}, op={self.op!r}, section={self.section!r}, decides={self.decides!r}, question={self.question!r}, machine={self.machine!r})"
+    __repr__ = _repr_method(('name','type','op','section','decides','question','machine',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.type,self.op,self.section,self.decides,self.question,self.machine,) == (other.name,other.type,other.op,other.section,other.decides,other.question,other.machine,)
         return NotImplemented
     def __hash__(self):
         return hash((self.name,self.type,self.op,self.section,self.decides,self.question,self.machine,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('name','type','op','section','decides','question','machine',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('name','type','op','section','decides','question','machine',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('name','type','op','section','decides','question','machine',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2138,23 +1655,14 @@ def _m78(cls, defaults):
         _object_setattr(self, 'hi', hi)
         _object_setattr(self, 'values', values)
         _object_setattr(self, 'step', step)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(kind={self.kind!r}, operand={self.operand!r}, role={self.role!r}, name={self.name!r}, lo={self.lo!r}, hi={self.hi!r}, values={self.values!r}, step={self.step!r})"
+    __repr__ = _repr_method(('kind','operand','role','name','lo','hi','values','step',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.kind,self.operand,self.role,self.name,self.lo,self.hi,self.values,self.step,) == (other.kind,other.operand,other.role,other.name,other.lo,other.hi,other.values,other.step,)
         return NotImplemented
     def __hash__(self):
         return hash((self.kind,self.operand,self.role,self.name,self.lo,self.hi,self.values,self.step,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('kind','operand','role','name','lo','hi','values','step',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('kind','operand','role','name','lo','hi','values','step',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('kind','operand','role','name','lo','hi','values','step',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2166,23 +1674,14 @@ def _m79(cls, defaults):
         _object_setattr(self, 'intrinsic', intrinsic)
         _object_setattr(self, 'pins', pins)
         _object_setattr(self, 'strength', strength)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(source={self.source!r}, lines={self.lines!r}, intrinsic={self.intrinsic!r}, pins={self.pins!r}, strength={self.strength!r})"
+    __repr__ = _repr_method(('source','lines','intrinsic','pins','strength',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.source,self.lines,self.intrinsic,self.pins,self.strength,) == (other.source,other.lines,other.intrinsic,other.pins,other.strength,)
         return NotImplemented
     def __hash__(self):
         return hash((self.source,self.lines,self.intrinsic,self.pins,self.strength,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('source','lines','intrinsic','pins','strength',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('source','lines','intrinsic','pins','strength',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('source','lines','intrinsic','pins','strength',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2193,23 +1692,14 @@ def _m80(cls, defaults):
         _object_setattr(self, 'path', path)
         _object_setattr(self, 'commit', commit)
         _object_setattr(self, 'what', what)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(repo={self.repo!r}, path={self.path!r}, commit={self.commit!r}, what={self.what!r})"
+    __repr__ = _repr_method(('repo','path','commit','what',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.repo,self.path,self.commit,self.what,) == (other.repo,other.path,other.commit,other.what,)
         return NotImplemented
     def __hash__(self):
         return hash((self.repo,self.path,self.commit,self.what,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('repo','path','commit','what',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('repo','path','commit','what',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('repo','path','commit','what',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2220,23 +1710,14 @@ def _m81(cls, defaults):
         _object_setattr(self, 'semantics', semantics)
         _object_setattr(self, 'reference', reference)
         _object_setattr(self, 'provenance', provenance)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(mnemonic={self.mnemonic!r}, semantics={self.semantics!r}, reference={self.reference!r}, provenance={self.provenance!r})"
+    __repr__ = _repr_method(('mnemonic','semantics','reference','provenance',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.mnemonic,self.semantics,self.reference,self.provenance,) == (other.mnemonic,other.semantics,other.reference,other.provenance,)
         return NotImplemented
     def __hash__(self):
         return hash((self.mnemonic,self.semantics,self.reference,self.provenance,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('mnemonic','semantics','reference','provenance',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('mnemonic','semantics','reference','provenance',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('mnemonic','semantics','reference','provenance',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2265,23 +1746,14 @@ def _m82(cls, defaults):
         _object_setattr(self, 'merge_under', merge_under)
         _object_setattr(self, 'chunk_form', chunk_form)
         _object_setattr(self, 'one_byte_lanes', one_byte_lanes)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(mnemonic={self.mnemonic!r}, family={self.family!r}, operands={self.operands!r}, semantics={self.semantics!r}, cite={self.cite!r}, provenance={self.provenance!r}, note={self.note!r}, slot={self.slot!r}, narrows={self.narrows!r}, lane_range={self.lane_range!r}, equal_sources={self.equal_sources!r}, lane_mask={self.lane_mask!r}, merge_under={self.merge_under!r}, chunk_form={self.chunk_form!r}, one_byte_lanes={self.one_byte_lanes!r})"
+    __repr__ = _repr_method(('mnemonic','family','operands','semantics','cite','provenance','note','slot','narrows','lane_range','equal_sources','lane_mask','merge_under','chunk_form','one_byte_lanes',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.mnemonic,self.family,self.operands,self.semantics,self.cite,self.provenance,self.note,self.slot,self.narrows,self.lane_range,self.equal_sources,self.lane_mask,self.merge_under,self.chunk_form,self.one_byte_lanes,) == (other.mnemonic,other.family,other.operands,other.semantics,other.cite,other.provenance,other.note,other.slot,other.narrows,other.lane_range,other.equal_sources,other.lane_mask,other.merge_under,other.chunk_form,other.one_byte_lanes,)
         return NotImplemented
     def __hash__(self):
         return hash((self.mnemonic,self.family,self.operands,self.semantics,self.cite,self.provenance,self.note,self.slot,self.narrows,self.lane_range,self.equal_sources,self.lane_mask,self.merge_under,self.chunk_form,self.one_byte_lanes,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('mnemonic','family','operands','semantics','cite','provenance','note','slot','narrows','lane_range','equal_sources','lane_mask','merge_under','chunk_form','one_byte_lanes',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('mnemonic','family','operands','semantics','cite','provenance','note','slot','narrows','lane_range','equal_sources','lane_mask','merge_under','chunk_form','one_byte_lanes',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('mnemonic','family','operands','semantics','cite','provenance','note','slot','narrows','lane_range','equal_sources','lane_mask','merge_under','chunk_form','one_byte_lanes',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2315,23 +1787,14 @@ def _m83(cls, defaults):
         _object_setattr(self, 'touches', touches)
         _object_setattr(self, 'step', step)
         _object_setattr(self, 'align', align)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(name={self.name!r}, role={self.role!r}, kind={self.kind!r}, view={self.view!r}, dtype={self.dtype!r}, arg={self.arg!r}, lo={self.lo!r}, hi={self.hi!r}, values={self.values!r}, example={self.example!r}, optional={self.optional!r}, signed_when={self.signed_when!r}, touches={self.touches!r}, step={self.step!r}, align={self.align!r})"
+    __repr__ = _repr_method(('name','role','kind','view','dtype','arg','lo','hi','values','example','optional','signed_when','touches','step','align',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.name,self.role,self.kind,self.view,self.dtype,self.arg,self.lo,self.hi,self.values,self.example,self.optional,self.signed_when,self.touches,self.step,self.align,) == (other.name,other.role,other.kind,other.view,other.dtype,other.arg,other.lo,other.hi,other.values,other.example,other.optional,other.signed_when,other.touches,other.step,other.align,)
         return NotImplemented
     def __hash__(self):
         return hash((self.name,self.role,self.kind,self.view,self.dtype,self.arg,self.lo,self.hi,self.values,self.example,self.optional,self.signed_when,self.touches,self.step,self.align,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('name','role','kind','view','dtype','arg','lo','hi','values','example','optional','signed_when','touches','step','align',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('name','role','kind','view','dtype','arg','lo','hi','values','example','optional','signed_when','touches','step','align',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('name','role','kind','view','dtype','arg','lo','hi','values','example','optional','signed_when','touches','step','align',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2340,23 +1803,14 @@ def _m84(cls, defaults):
     def __init__(self, value):
         _object_setattr(self, 'value', value)
         self.__post_init__()
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(value={self.value!r})"
+    __repr__ = _repr_method(('value',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.value,) == (other.value,)
         return NotImplemented
     def __hash__(self):
         return hash((self.value,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('value',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('value',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('value',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2365,23 +1819,14 @@ def _m85(cls, defaults):
     def __init__(self, bits):
         _object_setattr(self, 'bits', bits)
         self.__post_init__()
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(bits={self.bits!r})"
+    __repr__ = _repr_method(('bits',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.bits,) == (other.bits,)
         return NotImplemented
     def __hash__(self):
         return hash((self.bits,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('bits',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('bits',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('bits',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2390,23 +1835,14 @@ def _m86(cls, defaults):
     def __init__(self, raw):
         _object_setattr(self, 'raw', raw)
         self.__post_init__()
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(raw={self.raw!r})"
+    __repr__ = _repr_method(('raw',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.raw,) == (other.raw,)
         return NotImplemented
     def __hash__(self):
         return hash((self.raw,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('raw',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2415,23 +1851,14 @@ def _m87(cls, defaults):
     def __init__(self, raw):
         _object_setattr(self, 'raw', raw)
         self.__post_init__()
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(raw={self.raw!r})"
+    __repr__ = _repr_method(('raw',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.raw,) == (other.raw,)
         return NotImplemented
     def __hash__(self):
         return hash((self.raw,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('raw',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2440,23 +1867,14 @@ def _m88(cls, defaults):
     def __init__(self, raw):
         _object_setattr(self, 'raw', raw)
         self.__post_init__()
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(raw={self.raw!r})"
+    __repr__ = _repr_method(('raw',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.raw,) == (other.raw,)
         return NotImplemented
     def __hash__(self):
         return hash((self.raw,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('raw',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('raw',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
@@ -2484,23 +1902,14 @@ def _m89(cls, defaults):
         _object_setattr(self, 'paths', paths)
         _object_setattr(self, 'src_dtypes', src_dtypes)
         _object_setattr(self, 'dst_dtypes', dst_dtypes)
-    @_recursive_repr('...')
-    def __repr__(self):
-        return self.__class__.__qualname__ + f"(kernel_id={self.kernel_id!r}, engine={self.engine!r}, opcode={self.opcode!r}, sources={self.sources!r}, extension={self.extension!r}, function={self.function!r}, handler={self.handler!r}, golden={self.golden!r}, listing_run={self.listing_run!r}, abbr={self.abbr!r}, unit={self.unit!r}, knobs={self.knobs!r}, knob_rule={self.knob_rule!r}, paths={self.paths!r}, src_dtypes={self.src_dtypes!r}, dst_dtypes={self.dst_dtypes!r})"
+    __repr__ = _repr_method(('kernel_id','engine','opcode','sources','extension','function','handler','golden','listing_run','abbr','unit','knobs','knob_rule','paths','src_dtypes','dst_dtypes',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
             return (self.kernel_id,self.engine,self.opcode,self.sources,self.extension,self.function,self.handler,self.golden,self.listing_run,self.abbr,self.unit,self.knobs,self.knob_rule,self.paths,self.src_dtypes,self.dst_dtypes,) == (other.kernel_id,other.engine,other.opcode,other.sources,other.extension,other.function,other.handler,other.golden,other.listing_run,other.abbr,other.unit,other.knobs,other.knob_rule,other.paths,other.src_dtypes,other.dst_dtypes,)
         return NotImplemented
     def __hash__(self):
         return hash((self.kernel_id,self.engine,self.opcode,self.sources,self.extension,self.function,self.handler,self.golden,self.listing_run,self.abbr,self.unit,self.knobs,self.knob_rule,self.paths,self.src_dtypes,self.dst_dtypes,))
-    def __setattr__(self, name, value):
-        if type(self) is cls or name in ('kernel_id','engine','opcode','sources','extension','function','handler','golden','listing_run','abbr','unit','knobs','knob_rule','paths','src_dtypes','dst_dtypes',):
-            raise _FrozenInstanceError(f"cannot assign to field {name!r}")
-        super(cls, self).__setattr__(name, value)
-    def __delattr__(self, name):
-        if type(self) is cls or name in ('kernel_id','engine','opcode','sources','extension','function','handler','golden','listing_run','abbr','unit','knobs','knob_rule','paths','src_dtypes','dst_dtypes',):
-            raise _FrozenInstanceError(f"cannot delete field {name!r}")
-        super(cls, self).__delattr__(name)
+    __setattr__, __delattr__ = _frozen_methods(cls, ('kernel_id','engine','opcode','sources','extension','function','handler','golden','listing_run','abbr','unit','knobs','knob_rule','paths','src_dtypes','dst_dtypes',))
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
