@@ -23,8 +23,13 @@ shared, loaded host (a loaded host still moves them a little: caches and frequen
 
 ``--profile PATH`` prints a cProfile of the batched replay of that path's folder (top functions by own time).
 
+``--instructions`` adds each one-case process's host instructions, counted by valgrind's callgrind over the whole
+process (every thread: the interpreter's start, the imports, the case), in millions: the figure a loaded host
+cannot move, where the CPU times above move with it by 10-30 %. The same count is printed first for a process that
+only imports numpy. A process valgrind cannot run (an AVX encoding it does not decode) shows no figure.
+
 Usage: ``python bench/replay_throughput.py [--isa generic,avx2] [--copies 8] [--runs 5] [--paths e2m1-g0,...]
-[--keep DIR] [--profile e2m1-g0]``
+[--keep DIR] [--profile e2m1-g0] [--instructions]``
 """
 from __future__ import annotations
 
@@ -131,6 +136,24 @@ def process_seconds(case: Path | None, runs: int, env: dict[str, str]) -> float:
     return statistics.median(spent[1:])
 
 
+def process_instructions(case: Path | None, env: dict[str, str]) -> float | None:
+    """Host instructions (millions) of one ``q7emu replay CASE`` child process (``case`` None: ``python -c "import
+    numpy"``) under ``valgrind --tool=callgrind``, all its threads; None when valgrind is missing or cannot run it.
+    Run after :func:`process_seconds`, so the bytecode is in place as an installed q7emu has it."""
+    import re
+    import shutil
+    valgrind = shutil.which("valgrind")
+    if valgrind is None:
+        return None
+    cmd = [sys.executable, "-m", "q7emu", "replay", str(case)] if case is not None else \
+        [sys.executable, "-c", "import numpy"]
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run([valgrind, "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.%p", *cmd], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    return int(found.group(1)) / 1e6 if proc.returncode == 0 and found else None
+
+
 def profile(folder: Path, top: int = 25) -> None:
     """Print the functions that take the most own time in a batched replay of ``folder``."""
     import cProfile
@@ -158,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", help="build the cases in this folder (kept; reused when it holds them)")
     ap.add_argument("--no-process", action="store_true", help="skip the one-case processes")
     ap.add_argument("--profile", metavar="PATH", help="print a profile of the batched replay of one path")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count each one-case process's host instructions with valgrind (millions)")
     args = ap.parse_args(argv)
     paths = [p for p in args.paths.split(",") if p]
     unknown = [p for p in paths if p not in PATHS]
@@ -189,8 +214,13 @@ def main(argv: list[str] | None = None) -> int:
             one = process_seconds(None, args.runs, {**base_env, "OPENBLAS_NUM_THREADS": "1"})
             print(f"a process that only imports numpy: {floor * 1e3:.1f} ms of CPU, {one * 1e3:.1f} ms with one "
                   "OpenBLAS thread as q7emu's CLI runs it (interpreter and numpy, paid by every one-case process)")
+            if args.instructions:
+                floor_count = process_instructions(None, {**base_env, "OPENBLAS_NUM_THREADS": "1"})
+                print("  the same, in host instructions (callgrind): "
+                      + (f"{floor_count:.1f} M" if floor_count is not None else "valgrind could not run it"))
         head = (f"{'ISA':8} {'path':9} {'batched ms':>10} {'cases/core-h':>13} {'target':>8} {'':6} "
-                f"{'process ms':>10} {'cases/core-h':>13} {'target':>8} {'':6}")
+                f"{'process ms':>10} {'cases/core-h':>13} {'target':>8} {'':6}"
+                + (f" {'process M instr':>15}" if args.instructions else ""))
         print(head)
         print("-" * len(head))
         for isa in [s for s in args.isa.split(",") if s]:
@@ -214,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
                     prate = 3600 / psec
                     row += (f" {psec * 1e3:10.1f} {prate:13,.0f} {TARGET_PROCESS:8,} "
                             f"{'met' if prate >= TARGET_PROCESS else 'missed':6}")
+                    if args.instructions:
+                        count = process_instructions(next(iter(sorted(dirs[path].glob('case*.json')))), env)
+                        row += f" {count:15.1f}" if count is not None else f" {'n/a':>15}"
                 print(row, flush=True)
     return 0
 

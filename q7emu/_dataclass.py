@@ -17,7 +17,10 @@ file current and checks every class's methods against the standard library's
 (firmware_tests/base/test_dataclass.py).
 
 The methods are those Python 3.11's dataclasses generate for ``eq=True`` (tuples compared, the class's
-fields hashed when frozen, ``__hash__`` set to None when not, the repr guarded against recursion). Any other
+fields hashed when frozen, ``__hash__`` set to None when not, the repr guarded against recursion), on every Python
+version: 3.13's ``__eq__`` takes an instance as equal to itself before reading its fields and compares field by
+field, which differs only for an instance missing a field's attribute (3.11's raises AttributeError) or compared
+with itself. Any other
 form (``order``, ``unsafe_hash``, ``slots``, ``kw_only``, ``InitVar``, ``init=False`` / ``repr=False`` /
 ``eq=False`` on the class, a frozen class writing ``__setattr__``, a base of the other frozenness, a field
 named like a generated method's local) goes to :func:`dataclasses.dataclass` unchanged.
