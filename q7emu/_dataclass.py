@@ -12,18 +12,17 @@ and ``match`` work as ever) with its method generation switched off; the methods
 imported from its ``.pyc`` like any module. Each class's entry there is keyed by the class's *shape* (its
 fields' names, defaults, ``init`` / ``repr`` / ``compare`` / ``hash`` flags, ``frozen``, ``__post_init__``,
 the methods it writes itself): a class whose shape differs from its entry (edited since the file was
-generated) has the same text compiled at import, so a stale file costs time, never behaviour. A test keeps the
-file current and checks every class's methods against the standard library's
-(firmware_tests/base/test_dataclass.py).
+generated) has the same text compiled at import, so a stale file costs time, never behaviour.
+firmware_tests/base/test_dataclass.py keeps the file current and compares the generated methods with the
+standard library's on classes of every shape they cover.
 
-The methods are those Python 3.11's dataclasses generate for ``eq=True`` (tuples compared, the class's
-fields hashed when frozen, ``__hash__`` set to None when not, the repr guarded against recursion), on every Python
+The methods are those Python 3.11's dataclasses generate for ``eq=True`` (tuples compared, the class's fields
+hashed when frozen, ``__hash__`` set to None when not, the repr guarded against recursion), on every Python
 version: 3.13's ``__eq__`` takes an instance as equal to itself before reading its fields and compares field by
 field, which differs only for an instance missing a field's attribute (3.11's raises AttributeError) or compared
-with itself. Any other
-form (``order``, ``unsafe_hash``, ``slots``, ``kw_only``, ``InitVar``, ``init=False`` / ``repr=False`` /
-``eq=False`` on the class, a frozen class writing ``__setattr__``, a base of the other frozenness, a field
-named like a generated method's local) goes to :func:`dataclasses.dataclass` unchanged.
+with itself. Any other form (``order``, ``unsafe_hash``, ``slots``, ``kw_only``, ``InitVar``, ``init=False`` /
+``repr=False`` / ``eq=False`` on the class, a frozen class writing ``__setattr__``, a base of the other
+frozenness, a field named like a name ``__init__`` reads) goes to :func:`dataclasses.dataclass` unchanged.
 """
 from __future__ import annotations
 
@@ -48,8 +47,9 @@ SHAPES: dict[str, Shape] = {}
 #: the classes whose methods were compiled at import (no entry in q7emu/_dataclass_methods.py, or another shape)
 COMPILED_AT_IMPORT: list[str] = []
 
-#: the names a generated method's body reads besides its fields: a field so named goes to dataclasses
-_RESERVED = frozenset({"self", "cls", "_object_setattr", "_FACTORY", "_FrozenInstanceError", "_recursive_repr"})
+#: the names a generated ``__init__`` reads besides its arguments (and ``_dflt_<field>``): a field so named goes to
+#: dataclasses
+_RESERVED = frozenset({"self", "_object_setattr", "_FACTORY"})
 _INITVAR = getattr(dataclasses, "_FIELD_INITVAR", None)
 
 

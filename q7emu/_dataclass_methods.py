@@ -250,8 +250,30 @@ def _m10(cls, defaults):
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
-# q7emu.analysis.trace.blocks:Block
+# q7emu.analysis.provenance:PrimitiveRow
 def _m11(cls, defaults):
+    _dflt_kernels = defaults['kernels']
+    _dflt_evidence = defaults['evidence']
+    _dflt_operands = defaults['operands']
+    def __init__(self, mnemonic, cls, detail, reference, semantics, kernels=_FACTORY, evidence=_FACTORY, operands=_FACTORY):
+        self.mnemonic = mnemonic
+        self.cls = cls
+        self.detail = detail
+        self.reference = reference
+        self.semantics = semantics
+        self.kernels = _dflt_kernels() if kernels is _FACTORY else kernels
+        self.evidence = _dflt_evidence() if evidence is _FACTORY else evidence
+        self.operands = _dflt_operands() if operands is _FACTORY else operands
+    __repr__ = _repr_method(('mnemonic','cls','detail','reference','semantics','kernels','evidence','operands',))
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.mnemonic,self.cls,self.detail,self.reference,self.semantics,self.kernels,self.evidence,self.operands,) == (other.mnemonic,other.cls,other.detail,other.reference,other.semantics,other.kernels,other.evidence,other.operands,)
+        return NotImplemented
+    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
+
+
+# q7emu.analysis.trace.blocks:Block
+def _m12(cls, defaults):
     _dflt_complete = defaults['complete']
     _dflt_op_id = defaults['op_id']
     _dflt_names = defaults['names']
@@ -271,7 +293,7 @@ def _m11(cls, defaults):
 
 
 # q7emu.analysis.trace.diff:DiffResult
-def _m12(cls, defaults):
+def _m13(cls, defaults):
     _dflt_differing_seqs = defaults['differing_seqs']
     def __init__(self, align, compared, differing, only_a, only_b, first, first_seq, last_seq, differing_seqs=_FACTORY):
         self.align = align
@@ -292,7 +314,7 @@ def _m12(cls, defaults):
 
 
 # q7emu.analysis.trace.diff:Divergence
-def _m13(cls, defaults):
+def _m14(cls, defaults):
     _dflt_operand = defaults['operand']
     _dflt_operand_desc = defaults['operand_desc']
     _dflt_lanes = defaults['lanes']
@@ -318,7 +340,7 @@ def _m13(cls, defaults):
 
 
 # q7emu.analysis.trace.diff:LaneDiff
-def _m14(cls, defaults):
+def _m15(cls, defaults):
     def __init__(self, lane, a, b):
         self.lane = lane
         self.a = a
@@ -332,7 +354,7 @@ def _m14(cls, defaults):
 
 
 # q7emu.analysis.trace.diff:_Summary
-def _m15(cls, defaults):
+def _m16(cls, defaults):
     def __init__(self, run, seq, op, h0, h1):
         self.run = run
         self.seq = seq
@@ -348,7 +370,7 @@ def _m15(cls, defaults):
 
 
 # q7emu.analysis.trace.ops:Op
-def _m16(cls, defaults):
+def _m17(cls, defaults):
     def __init__(self, index, run, seq, partition, kernel, bundle, op, operands):
         self.index = index
         self.run = run
@@ -367,7 +389,7 @@ def _m16(cls, defaults):
 
 
 # q7emu.analysis.trace.ops:Operand
-def _m17(cls, defaults):
+def _m18(cls, defaults):
     def __init__(self, index, kind, role, reg, view, data):
         self.index = index
         self.kind = kind
@@ -384,7 +406,7 @@ def _m17(cls, defaults):
 
 
 # q7emu.asm.assembler:_Line
-def _m18(cls, defaults):
+def _m19(cls, defaults):
     def __init__(self, text, where):
         self.text = text
         self.where = where
@@ -397,7 +419,7 @@ def _m18(cls, defaults):
 
 
 # q7emu.asm.assembler:_Macro
-def _m19(cls, defaults):
+def _m20(cls, defaults):
     def __init__(self, name, params, body, where):
         self.name = name
         self.params = params
@@ -412,7 +434,7 @@ def _m19(cls, defaults):
 
 
 # q7emu.asm.assembler:_PendingBundle
-def _m20(cls, defaults):
+def _m21(cls, defaults):
     _dflt_labels = defaults['labels']
     def __init__(self, instrs, tag, where, braced, address, labels=_FACTORY):
         self.instrs = instrs
@@ -430,7 +452,7 @@ def _m20(cls, defaults):
 
 
 # q7emu.asm.assembler:_PendingInstr
-def _m21(cls, defaults):
+def _m22(cls, defaults):
     def __init__(self, op, name, slot, args, where):
         self.op = op
         self.name = name
@@ -446,7 +468,7 @@ def _m21(cls, defaults):
 
 
 # q7emu.asm.kernels:ProgramBackend
-def _m22(cls, defaults):
+def _m23(cls, defaults):
     _dflt_program = defaults['program']
     _dflt_max_steps = defaults['max_steps']
     _dflt_counts = defaults['counts']
@@ -466,7 +488,7 @@ def _m22(cls, defaults):
 
 
 # q7emu.asm.program:Bundle
-def _m23(cls, defaults):
+def _m24(cls, defaults):
     _dflt_braced = defaults['braced']
     _dflt_address = defaults['address']
     _dflt_labels = defaults['labels']
@@ -489,7 +511,7 @@ def _m23(cls, defaults):
 
 
 # q7emu.asm.program:Instr
-def _m24(cls, defaults):
+def _m25(cls, defaults):
     def __init__(self, op, values, where, name, slot):
         _object_setattr(self, 'op', op)
         _object_setattr(self, 'values', values)
@@ -508,7 +530,7 @@ def _m24(cls, defaults):
 
 
 # q7emu.asm.program:Program
-def _m25(cls, defaults):
+def _m26(cls, defaults):
     _dflt_data = defaults['data']
     _dflt_labels = defaults['labels']
     _dflt_entry = defaults['entry']
@@ -532,7 +554,7 @@ def _m25(cls, defaults):
 
 
 # q7emu.asm.program:SourceRef
-def _m26(cls, defaults):
+def _m27(cls, defaults):
     _dflt_col = defaults['col']
     _dflt_via = defaults['via']
     def __init__(self, file, line, col=_dflt_col, via=_dflt_via):
@@ -552,7 +574,7 @@ def _m26(cls, defaults):
 
 
 # q7emu.asm.run:Decoded
-def _m27(cls, defaults):
+def _m28(cls, defaults):
     def __init__(self, insns, bundles, data, wmask, entry, lines):
         _object_setattr(self, 'insns', insns)
         _object_setattr(self, 'bundles', bundles)
@@ -572,7 +594,7 @@ def _m27(cls, defaults):
 
 
 # q7emu.asm.run:ProgramRun
-def _m28(cls, defaults):
+def _m29(cls, defaults):
     _dflt_bundle_counts = defaults['bundle_counts']
     _dflt_raw = defaults['raw']
     _dflt_translated = defaults['translated']
@@ -595,7 +617,7 @@ def _m28(cls, defaults):
 
 
 # q7emu.asm.run:Region
-def _m29(cls, defaults):
+def _m30(cls, defaults):
     def __init__(self, name, base, buffer, size, offsets, writable):
         _object_setattr(self, 'name', name)
         _object_setattr(self, 'base', base)
@@ -615,7 +637,7 @@ def _m29(cls, defaults):
 
 
 # q7emu.asm.translate:Family
-def _m30(cls, defaults):
+def _m31(cls, defaults):
     def __init__(self, variants, keys, positions, facts, rows, entry, texts):
         self.variants = variants
         self.keys = keys
@@ -633,7 +655,7 @@ def _m30(cls, defaults):
 
 
 # q7emu.asm.translate:LaneSet
-def _m31(cls, defaults):
+def _m32(cls, defaults):
     def __init__(self, width, values):
         _object_setattr(self, 'width', width)
         _object_setattr(self, 'values', values)
@@ -649,7 +671,7 @@ def _m31(cls, defaults):
 
 
 # q7emu.asm.translate:Moves
-def _m32(cls, defaults):
+def _m33(cls, defaults):
     def __init__(self, dst, sources, choice, maps):
         _object_setattr(self, 'dst', dst)
         _object_setattr(self, 'sources', sources)
@@ -667,7 +689,7 @@ def _m32(cls, defaults):
 
 
 # q7emu.asm.translate:OpFacts
-def _m33(cls, defaults):
+def _m34(cls, defaults):
     _dflt_guard = defaults['guard']
     def __init__(self, row, bundle, op, values, imm_slots, reads, writes, control, guard=_dflt_guard):
         _object_setattr(self, 'row', row)
@@ -691,7 +713,7 @@ def _m33(cls, defaults):
 
 
 # q7emu.asm.translate:Shape
-def _m34(cls, defaults):
+def _m35(cls, defaults):
     def __init__(self, nbundles, entry, leaders, succ, loop_ends, ops):
         self.nbundles = nbundles
         self.entry = entry
@@ -708,7 +730,7 @@ def _m34(cls, defaults):
 
 
 # q7emu.asm.translate:Translation
-def _m35(cls, defaults):
+def _m36(cls, defaults):
     _dflt_carry = defaults['carry']
     _dflt_dropped = defaults['dropped']
     _dflt_dead_outputs = defaults['dead_outputs']
@@ -755,7 +777,7 @@ def _m35(cls, defaults):
 
 
 # q7emu.asm.translate:_Frame
-def _m36(cls, defaults):
+def _m37(cls, defaults):
     _dflt_cached_rows = defaults['cached_rows']
     def __init__(self, shape, regs, aregs, live_at_entry, cached_rows=_FACTORY):
         self.shape = shape
@@ -772,7 +794,7 @@ def _m36(cls, defaults):
 
 
 # q7emu.cli.trace_commands:Target
-def _m37(cls, defaults):
+def _m38(cls, defaults):
     _dflt_case = defaults['case']
     _dflt_knobs = defaults['knobs']
     _dflt_sbuf = defaults['sbuf']
@@ -798,7 +820,7 @@ def _m37(cls, defaults):
 
 
 # q7emu.fileio:ArrayInfo
-def _m38(cls, defaults):
+def _m39(cls, defaults):
     def __init__(self, shape, dtype, fortran_order, nbytes, header_bytes):
         _object_setattr(self, 'shape', shape)
         _object_setattr(self, 'dtype', dtype)
@@ -817,7 +839,7 @@ def _m38(cls, defaults):
 
 
 # q7emu.isa.kernel_info:KernelInfoRecord
-def _m39(cls, defaults):
+def _m40(cls, defaults):
     def __init__(self, key, func_va):
         _object_setattr(self, 'key', key)
         _object_setattr(self, 'func_va', func_va)
@@ -833,7 +855,7 @@ def _m39(cls, defaults):
 
 
 # q7emu.isa.opcode_spec:ByteRole
-def _m40(cls, defaults):
+def _m41(cls, defaults):
     _dflt_element = defaults['element']
     _dflt_mx_group = defaults['mx_group']
     _dflt_mx_block = defaults['mx_block']
@@ -857,7 +879,7 @@ def _m40(cls, defaults):
 
 
 # q7emu.isa.opcode_spec:Destination
-def _m41(cls, defaults):
+def _m42(cls, defaults):
     _dflt_addresses = defaults['addresses']
     def __init__(self, placements, kernel_partition, addresses=_dflt_addresses):
         _object_setattr(self, 'placements', placements)
@@ -875,7 +897,7 @@ def _m41(cls, defaults):
 
 
 # q7emu.isa.opcode_spec:Placement
-def _m42(cls, defaults):
+def _m43(cls, defaults):
     _dflt_rows = defaults['rows']
     def __init__(self, part, partitions, offsets, rows=_dflt_rows):
         _object_setattr(self, 'part', part)
@@ -894,7 +916,7 @@ def _m42(cls, defaults):
 
 
 # q7emu.isa.opcode_spec:SourcePattern
-def _m43(cls, defaults):
+def _m44(cls, defaults):
     def __init__(self, pattern, partitions):
         _object_setattr(self, 'pattern', pattern)
         _object_setattr(self, 'partitions', partitions)
@@ -910,7 +932,7 @@ def _m43(cls, defaults):
 
 
 # q7emu.isa.opcode_spec:SpecKernel
-def _m44(cls, defaults):
+def _m45(cls, defaults):
     _dflt_knobs = defaults['knobs']
     def __init__(self, name, opcode, handler, golden, knobs=_dflt_knobs):
         _object_setattr(self, 'name', name)
@@ -930,7 +952,7 @@ def _m44(cls, defaults):
 
 
 # q7emu.isa.records:FieldInfo
-def _m45(cls, defaults):
+def _m46(cls, defaults):
     _dflt_enum = defaults['enum']
     def __init__(self, name, value, text, enum=_dflt_enum):
         _object_setattr(self, 'name', name)
@@ -949,7 +971,7 @@ def _m45(cls, defaults):
 
 
 # q7emu.isa.records:RawRecord
-def _m46(cls, defaults):
+def _m47(cls, defaults):
     _dflt_events = defaults['events']
     _dflt_body = defaults['body']
     def __init__(self, header, events=_FACTORY, body=_dflt_body):
@@ -968,7 +990,7 @@ def _m46(cls, defaults):
 
 
 # q7emu.isa.records:S3D3TensDequant
-def _m47(cls, defaults):
+def _m48(cls, defaults):
     _dflt_header = defaults['header']
     _dflt_events = defaults['events']
     _dflt_src = defaults['src']
@@ -1006,7 +1028,7 @@ def _m47(cls, defaults):
 
 
 # q7emu.isa.records:S3DMX1Quant
-def _m48(cls, defaults):
+def _m49(cls, defaults):
     _dflt_header = defaults['header']
     _dflt_events = defaults['events']
     _dflt_reserved0 = defaults['reserved0']
@@ -1040,7 +1062,7 @@ def _m48(cls, defaults):
 
 
 # q7emu.isa.structs:Addr4
-def _m49(cls, defaults):
+def _m50(cls, defaults):
     _dflt_raw = defaults['raw']
     def __init__(self, raw=_dflt_raw):
         _object_setattr(self, 'raw', raw)
@@ -1056,7 +1078,7 @@ def _m49(cls, defaults):
 
 
 # q7emu.isa.structs:Events
-def _m50(cls, defaults):
+def _m51(cls, defaults):
     _dflt_wait_mode = defaults['wait_mode']
     _dflt_wait_idx = defaults['wait_idx']
     _dflt_update_mode = defaults['update_mode']
@@ -1080,7 +1102,7 @@ def _m50(cls, defaults):
 
 
 # q7emu.isa.structs:Header
-def _m51(cls, defaults):
+def _m52(cls, defaults):
     _dflt_inst_word_len = defaults['inst_word_len']
     _dflt_debug_cmd = defaults['debug_cmd']
     _dflt_debug_hint = defaults['debug_hint']
@@ -1101,22 +1123,6 @@ def _m51(cls, defaults):
 
 
 # q7emu.isa.structs:MemPattern3D
-def _m52(cls, defaults):
-    _dflt_raw = defaults['raw']
-    def __init__(self, raw=_dflt_raw):
-        _object_setattr(self, 'raw', raw)
-    __repr__ = _repr_method(('raw',))
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.raw,) == (other.raw,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.raw,))
-    __setattr__, __delattr__ = _frozen_methods(cls, ('raw',))
-    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
-
-
-# q7emu.isa.structs:MxMemPattern1D
 def _m53(cls, defaults):
     _dflt_raw = defaults['raw']
     def __init__(self, raw=_dflt_raw):
@@ -1132,8 +1138,24 @@ def _m53(cls, defaults):
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
-# q7emu.isa.structs:MxTensor1D
+# q7emu.isa.structs:MxMemPattern1D
 def _m54(cls, defaults):
+    _dflt_raw = defaults['raw']
+    def __init__(self, raw=_dflt_raw):
+        _object_setattr(self, 'raw', raw)
+    __repr__ = _repr_method(('raw',))
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.raw,) == (other.raw,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.raw,))
+    __setattr__, __delattr__ = _frozen_methods(cls, ('raw',))
+    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
+
+
+# q7emu.isa.structs:MxTensor1D
+def _m55(cls, defaults):
     _dflt_start_addr = defaults['start_addr']
     _dflt_scale_addr = defaults['scale_addr']
     _dflt_num_elem = defaults['num_elem']
@@ -1159,7 +1181,7 @@ def _m54(cls, defaults):
 
 
 # q7emu.isa.structs:MxTensorV2
-def _m55(cls, defaults):
+def _m56(cls, defaults):
     _dflt_data_addr = defaults['data_addr']
     _dflt_scale_addr = defaults['scale_addr']
     _dflt_num_elem = defaults['num_elem']
@@ -1187,7 +1209,7 @@ def _m55(cls, defaults):
 
 
 # q7emu.isa.structs:Tensor3D
-def _m56(cls, defaults):
+def _m57(cls, defaults):
     _dflt_start_addr = defaults['start_addr']
     _dflt_step_elem = defaults['step_elem']
     _dflt_num_elem = defaults['num_elem']
@@ -1207,7 +1229,7 @@ def _m56(cls, defaults):
 
 
 # q7emu.isa.structs:_UnionView
-def _m57(cls, defaults):
+def _m58(cls, defaults):
     _dflt_raw = defaults['raw']
     def __init__(self, raw=_dflt_raw):
         _object_setattr(self, 'raw', raw)
@@ -1223,7 +1245,7 @@ def _m57(cls, defaults):
 
 
 # q7emu.isa.validate:Verdict
-def _m58(cls, defaults):
+def _m59(cls, defaults):
     _dflt_field = defaults['field']
     _dflt_value = defaults['value']
     _dflt_rule = defaults['rule']
@@ -1248,7 +1270,7 @@ def _m58(cls, defaults):
 
 
 # q7emu.kernels.configured:ConfiguredProgram
-def _m59(cls, defaults):
+def _m60(cls, defaults):
     def __init__(self, name, data, translation, imm, shape, patches):
         _object_setattr(self, 'name', name)
         _object_setattr(self, 'data', data)
@@ -1268,7 +1290,7 @@ def _m59(cls, defaults):
 
 
 # q7emu.kernels.configured:DecodedProgram
-def _m60(cls, defaults):
+def _m61(cls, defaults):
     def __init__(self, insns, bundles, wmask, entry, labels):
         _object_setattr(self, 'insns', insns)
         _object_setattr(self, 'bundles', bundles)
@@ -1287,7 +1309,7 @@ def _m60(cls, defaults):
 
 
 # q7emu.machine.cases:Case
-def _m61(cls, defaults):
+def _m62(cls, defaults):
     _dflt_knobs = defaults['knobs']
     _dflt_partition_bytes = defaults['partition_bytes']
     _dflt_fill = defaults['fill']
@@ -1315,7 +1337,7 @@ def _m61(cls, defaults):
 
 
 # q7emu.machine.cases:CaseResult
-def _m62(cls, defaults):
+def _m63(cls, defaults):
     _dflt_mismatch = defaults['mismatch']
     _dflt_error = defaults['error']
     _dflt_regions = defaults['regions']
@@ -1344,7 +1366,7 @@ def _m62(cls, defaults):
 
 
 # q7emu.machine.cases:Mismatch
-def _m63(cls, defaults):
+def _m64(cls, defaults):
     _dflt_count = defaults['count']
     def __init__(self, region, partition, offset, expected, actual, count=_dflt_count):
         self.region = region
@@ -1362,7 +1384,7 @@ def _m63(cls, defaults):
 
 
 # q7emu.machine.checks:InputCoverage
-def _m64(cls, defaults):
+def _m65(cls, defaults):
     def __init__(self, index, region, read):
         _object_setattr(self, 'index', index)
         _object_setattr(self, 'region', region)
@@ -1379,7 +1401,7 @@ def _m64(cls, defaults):
 
 
 # q7emu.machine.checks:SourceReads
-def _m65(cls, defaults):
+def _m66(cls, defaults):
     def __init__(self, partition, count, offsets):
         _object_setattr(self, 'partition', partition)
         _object_setattr(self, 'count', count)
@@ -1396,7 +1418,7 @@ def _m65(cls, defaults):
 
 
 # q7emu.machine.diffs:RegionDiff
-def _m66(cls, defaults):
+def _m67(cls, defaults):
     _dflt_differing = defaults['differing']
     _dflt_partitions = defaults['partitions']
     _dflt_actual = defaults['actual']
@@ -1415,7 +1437,7 @@ def _m66(cls, defaults):
 
 
 # q7emu.machine.machine:ExecResult
-def _m67(cls, defaults):
+def _m68(cls, defaults):
     _dflt_regions = defaults['regions']
     _dflt_bytes_written = defaults['bytes_written']
     _dflt_seconds = defaults['seconds']
@@ -1437,7 +1459,7 @@ def _m67(cls, defaults):
 
 
 # q7emu.machine.machine:Region
-def _m68(cls, defaults):
+def _m69(cls, defaults):
     def __init__(self, partition, count, offset, length):
         _object_setattr(self, 'partition', partition)
         _object_setattr(self, 'count', count)
@@ -1455,7 +1477,7 @@ def _m68(cls, defaults):
 
 
 # q7emu.machine.machine:Write
-def _m69(cls, defaults):
+def _m70(cls, defaults):
     def __init__(self, partitions, offsets, data):
         self.partitions = partitions
         self.offsets = offsets
@@ -1469,21 +1491,6 @@ def _m69(cls, defaults):
 
 
 # q7emu.machine.workers:TaskFailure
-def _m70(cls, defaults):
-    def __init__(self, reason):
-        _object_setattr(self, 'reason', reason)
-    __repr__ = _repr_method(('reason',))
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.reason,) == (other.reason,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.reason,))
-    __setattr__, __delattr__ = _frozen_methods(cls, ('reason',))
-    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
-
-
-# q7emu.machine.workers:TaskNotRun
 def _m71(cls, defaults):
     def __init__(self, reason):
         _object_setattr(self, 'reason', reason)
@@ -1498,8 +1505,23 @@ def _m71(cls, defaults):
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
-# q7emu.model.format_table:DequantFormat
+# q7emu.machine.workers:TaskNotRun
 def _m72(cls, defaults):
+    def __init__(self, reason):
+        _object_setattr(self, 'reason', reason)
+    __repr__ = _repr_method(('reason',))
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.reason,) == (other.reason,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.reason,))
+    __setattr__, __delattr__ = _frozen_methods(cls, ('reason',))
+    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
+
+
+# q7emu.model.format_table:DequantFormat
+def _m73(cls, defaults):
     _dflt_dtype = defaults['dtype']
     _dflt_codebook = defaults['codebook']
     _dflt_codebook_knob = defaults['codebook_knob']
@@ -1531,7 +1553,7 @@ def _m72(cls, defaults):
 
 
 # q7emu.model.format_table:DequantPath
-def _m73(cls, defaults):
+def _m74(cls, defaults):
     _dflt_knobs = defaults['knobs']
     def __init__(self, name, group, ratio, pass_bytes, knobs=_dflt_knobs):
         _object_setattr(self, 'name', name)
@@ -1551,7 +1573,7 @@ def _m73(cls, defaults):
 
 
 # q7emu.model.format_table:Fp8Format
-def _m74(cls, defaults):
+def _m75(cls, defaults):
     def __init__(self, name, short, dtype, aliases, exp_bits, mant_bits, bias, max_code, max_value, nan_code, max_exp):
         _object_setattr(self, 'name', name)
         _object_setattr(self, 'short', short)
@@ -1576,7 +1598,7 @@ def _m74(cls, defaults):
 
 
 # q7emu.model.format_table:MxGroupLayout
-def _m75(cls, defaults):
+def _m76(cls, defaults):
     def __init__(self, name, scale_base, scale_step, code_base, code_step):
         _object_setattr(self, 'name', name)
         _object_setattr(self, 'scale_base', scale_base)
@@ -1595,7 +1617,7 @@ def _m75(cls, defaults):
 
 
 # q7emu.model.format_table:Rebias
-def _m76(cls, defaults):
+def _m77(cls, defaults):
     def __init__(self, p1, p2, p3, bias, w1, wx, w2, w3, neg_min, x):
         _object_setattr(self, 'p1', p1)
         _object_setattr(self, 'p2', p2)
@@ -1619,7 +1641,7 @@ def _m76(cls, defaults):
 
 
 # q7emu.model.knobs:Knob
-def _m77(cls, defaults):
+def _m78(cls, defaults):
     _dflt_machine = defaults['machine']
     def __init__(self, name, type, op, section, decides, question, machine=_dflt_machine):
         _object_setattr(self, 'name', name)
@@ -1641,7 +1663,7 @@ def _m77(cls, defaults):
 
 
 # q7emu.primitives.asm_syntax:Field
-def _m78(cls, defaults):
+def _m79(cls, defaults):
     _dflt_lo = defaults['lo']
     _dflt_hi = defaults['hi']
     _dflt_values = defaults['values']
@@ -1667,7 +1689,7 @@ def _m78(cls, defaults):
 
 
 # q7emu.primitives.evidence:Evidence
-def _m79(cls, defaults):
+def _m80(cls, defaults):
     def __init__(self, source, lines, intrinsic, pins, strength):
         _object_setattr(self, 'source', source)
         _object_setattr(self, 'lines', lines)
@@ -1686,7 +1708,7 @@ def _m79(cls, defaults):
 
 
 # q7emu.primitives.evidence:Source
-def _m80(cls, defaults):
+def _m81(cls, defaults):
     def __init__(self, repo, path, commit, what):
         _object_setattr(self, 'repo', repo)
         _object_setattr(self, 'path', path)
@@ -1704,7 +1726,7 @@ def _m80(cls, defaults):
 
 
 # q7emu.primitives.ivp:PrimitiveInfo
-def _m81(cls, defaults):
+def _m82(cls, defaults):
     def __init__(self, mnemonic, semantics, reference, provenance):
         _object_setattr(self, 'mnemonic', mnemonic)
         _object_setattr(self, 'semantics', semantics)
@@ -1722,7 +1744,7 @@ def _m81(cls, defaults):
 
 
 # q7emu.primitives.optable:Op
-def _m82(cls, defaults):
+def _m83(cls, defaults):
     _dflt_narrows = defaults['narrows']
     _dflt_lane_range = defaults['lane_range']
     _dflt_equal_sources = defaults['equal_sources']
@@ -1758,7 +1780,7 @@ def _m82(cls, defaults):
 
 
 # q7emu.primitives.optable:Operand
-def _m83(cls, defaults):
+def _m84(cls, defaults):
     _dflt_view = defaults['view']
     _dflt_dtype = defaults['dtype']
     _dflt_arg = defaults['arg']
@@ -1799,7 +1821,7 @@ def _m83(cls, defaults):
 
 
 # q7emu.primitives.regs:PR
-def _m84(cls, defaults):
+def _m85(cls, defaults):
     def __init__(self, value):
         _object_setattr(self, 'value', value)
         self.__post_init__()
@@ -1815,7 +1837,7 @@ def _m84(cls, defaults):
 
 
 # q7emu.primitives.regs:VBool
-def _m85(cls, defaults):
+def _m86(cls, defaults):
     def __init__(self, bits):
         _object_setattr(self, 'bits', bits)
         self.__post_init__()
@@ -1831,22 +1853,6 @@ def _m85(cls, defaults):
 
 
 # q7emu.primitives.regs:Vec
-def _m86(cls, defaults):
-    def __init__(self, raw):
-        _object_setattr(self, 'raw', raw)
-        self.__post_init__()
-    __repr__ = _repr_method(('raw',))
-    def __eq__(self, other):
-        if other.__class__ is self.__class__:
-            return (self.raw,) == (other.raw,)
-        return NotImplemented
-    def __hash__(self):
-        return hash((self.raw,))
-    __setattr__, __delattr__ = _frozen_methods(cls, ('raw',))
-    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
-
-
-# q7emu.primitives.regs:WVec
 def _m87(cls, defaults):
     def __init__(self, raw):
         _object_setattr(self, 'raw', raw)
@@ -1862,7 +1868,7 @@ def _m87(cls, defaults):
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
-# q7emu.primitives.regs:_Image
+# q7emu.primitives.regs:WVec
 def _m88(cls, defaults):
     def __init__(self, raw):
         _object_setattr(self, 'raw', raw)
@@ -1878,8 +1884,24 @@ def _m88(cls, defaults):
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
 
 
-# q7emu.registry:KernelEntry
+# q7emu.primitives.regs:_Image
 def _m89(cls, defaults):
+    def __init__(self, raw):
+        _object_setattr(self, 'raw', raw)
+        self.__post_init__()
+    __repr__ = _repr_method(('raw',))
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return (self.raw,) == (other.raw,)
+        return NotImplemented
+    def __hash__(self):
+        return hash((self.raw,))
+    __setattr__, __delattr__ = _frozen_methods(cls, ('raw',))
+    return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__, '__hash__': __hash__, '__setattr__': __setattr__, '__delattr__': __delattr__}
+
+
+# q7emu.registry:KernelEntry
+def _m90(cls, defaults):
     _dflt_knobs = defaults['knobs']
     _dflt_knob_rule = defaults['knob_rule']
     _dflt_paths = defaults['paths']
@@ -1948,241 +1970,244 @@ METHODS: dict[str, Any] = {
     'q7emu.analysis.provenance:OutputBasis':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('what', True, True, True, True, 0), ('basis', True, True, True, True, 0), ('ref', True, True, True, True, 0))),
          _m10),
+    'q7emu.analysis.provenance:PrimitiveRow':
+        ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('mnemonic', True, True, True, True, 0), ('cls', True, True, True, True, 0), ('detail', True, True, True, True, 0), ('reference', True, True, True, True, 0), ('semantics', True, True, True, True, 0), ('kernels', True, True, True, True, 2), ('evidence', True, True, True, True, 2), ('operands', True, True, True, True, 2))),
+         _m11),
     'q7emu.analysis.trace.blocks:Block':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('records', True, True, True, True, 0), ('operands', True, True, True, True, 0), ('data', True, True, True, True, 0), ('complete', True, True, True, True, 1), ('op_id', True, True, True, True, 1), ('names', True, True, True, True, 1))),
-         _m11),
+         _m12),
     'q7emu.analysis.trace.diff:DiffResult':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('align', True, True, True, True, 0), ('compared', True, True, True, True, 0), ('differing', True, True, True, True, 0), ('only_a', True, True, True, True, 0), ('only_b', True, True, True, True, 0), ('first', True, True, True, True, 0), ('first_seq', True, True, True, True, 0), ('last_seq', True, True, True, True, 0), ('differing_seqs', True, True, True, True, 2))),
-         _m12),
+         _m13),
     'q7emu.analysis.trace.diff:Divergence':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('index_a', True, True, True, True, 0), ('index_b', True, True, True, True, 0), ('seq', True, True, True, True, 0), ('seq_b', True, True, True, True, 0), ('op', True, True, True, True, 0), ('op_b', True, True, True, True, 0), ('what', True, True, True, True, 0), ('operand', True, True, True, True, 1), ('operand_desc', True, True, True, True, 1), ('lanes', True, True, True, True, 1), ('detail', True, True, True, True, 1))),
-         _m13),
+         _m14),
     'q7emu.analysis.trace.diff:LaneDiff':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('lane', True, True, True, True, 0), ('a', True, True, True, True, 0), ('b', True, True, True, True, 0))),
-         _m14),
+         _m15),
     'q7emu.analysis.trace.diff:_Summary':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('run', True, True, True, True, 0), ('seq', True, True, True, True, 0), ('op', True, True, True, True, 0), ('h0', True, True, True, True, 0), ('h1', True, True, True, True, 0))),
-         _m15),
+         _m16),
     'q7emu.analysis.trace.ops:Op':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('index', True, True, True, True, 0), ('run', True, True, True, True, 0), ('seq', True, True, True, True, 0), ('partition', True, True, True, True, 0), ('kernel', True, True, True, True, 0), ('bundle', True, True, True, True, 0), ('op', True, True, True, True, 0), ('operands', True, True, True, True, 0))),
-         _m16),
+         _m17),
     'q7emu.analysis.trace.ops:Operand':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('index', True, True, True, True, 0), ('kind', True, True, True, True, 0), ('role', True, True, True, True, 0), ('reg', True, True, True, True, 0), ('view', True, True, True, True, 0), ('data', True, True, True, True, 0))),
-         _m17),
+         _m18),
     'q7emu.asm.assembler:_Line':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('text', True, True, True, True, 0), ('where', True, True, True, True, 0))),
-         _m18),
+         _m19),
     'q7emu.asm.assembler:_Macro':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('name', True, True, True, True, 0), ('params', True, True, True, True, 0), ('body', True, True, True, True, 0), ('where', True, True, True, True, 0))),
-         _m19),
+         _m20),
     'q7emu.asm.assembler:_PendingBundle':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('instrs', True, True, True, True, 0), ('tag', True, True, True, True, 0), ('where', True, True, True, True, 0), ('braced', True, True, True, True, 0), ('address', True, True, True, True, 0), ('labels', True, True, True, True, 2))),
-         _m20),
+         _m21),
     'q7emu.asm.assembler:_PendingInstr':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('op', True, True, True, True, 0), ('name', True, True, True, True, 0), ('slot', True, True, True, True, 0), ('args', True, True, True, True, 0), ('where', True, True, True, True, 0))),
-         _m21),
+         _m22),
     'q7emu.asm.kernels:ProgramBackend':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('program', True, True, True, True, 1), ('max_steps', True, True, True, True, 1), ('counts', True, True, True, True, 1))),
-         _m22),
+         _m23),
     'q7emu.asm.program:Bundle':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('instrs', True, True, True, True, 0), ('tag', True, True, True, True, 0), ('where', True, True, True, True, 0), ('braced', True, True, True, True, 1), ('address', True, True, True, True, 1), ('labels', True, True, True, True, 1))),
-         _m23),
+         _m24),
     'q7emu.asm.program:Instr':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('op', True, True, True, True, 0), ('values', True, True, True, True, 0), ('where', True, True, True, True, 0), ('name', True, True, True, True, 0), ('slot', True, True, True, True, 0))),
-         _m24),
+         _m25),
     'q7emu.asm.program:Program':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('bundles', True, True, True, True, 0), ('data', True, True, True, True, 1), ('labels', True, True, True, True, 2), ('entry', True, True, True, True, 1), ('readings', True, True, True, True, 2), ('name', True, True, True, True, 1), ('equates', True, False, False, False, 2))),
-         _m25),
+         _m26),
     'q7emu.asm.program:SourceRef':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('file', True, True, True, True, 0), ('line', True, True, True, True, 0), ('col', True, True, True, True, 1), ('via', True, True, True, True, 1))),
-         _m26),
+         _m27),
     'q7emu.asm.run:Decoded':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('insns', True, True, True, True, 0), ('bundles', True, True, True, True, 0), ('data', True, True, True, True, 0), ('wmask', True, True, True, True, 0), ('entry', True, True, True, True, 0), ('lines', True, True, True, True, 0))),
-         _m27),
+         _m28),
     'q7emu.asm.run:ProgramRun':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('partitions', True, True, True, True, 0), ('steps', True, True, True, True, 0), ('registers', True, True, True, True, 0), ('bundle_counts', True, True, True, True, 1), ('raw', True, True, True, True, 1), ('translated', True, True, True, True, 1))),
-         _m28),
+         _m29),
     'q7emu.asm.run:Region':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('name', True, True, True, True, 0), ('base', True, True, True, True, 0), ('buffer', True, True, True, True, 0), ('size', True, True, True, True, 0), ('offsets', True, True, True, True, 0), ('writable', True, True, True, True, 0))),
-         _m29),
+         _m30),
     'q7emu.asm.translate:Family':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('variants', True, True, True, True, 0), ('keys', True, True, True, True, 0), ('positions', True, True, True, True, 0), ('facts', True, True, True, True, 0), ('rows', True, True, True, True, 0), ('entry', True, True, True, True, 0), ('texts', True, True, True, True, 0))),
-         _m30),
+         _m31),
     'q7emu.asm.translate:LaneSet':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('width', True, True, True, True, 0), ('values', True, True, True, True, 0))),
-         _m31),
+         _m32),
     'q7emu.asm.translate:Moves':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('dst', True, True, True, True, 0), ('sources', True, True, True, True, 0), ('choice', True, True, True, True, 0), ('maps', True, True, True, True, 0))),
-         _m32),
+         _m33),
     'q7emu.asm.translate:OpFacts':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('row', True, True, True, True, 0), ('bundle', True, True, True, True, 0), ('op', True, True, True, True, 0), ('values', True, True, True, True, 0), ('imm_slots', True, True, True, True, 0), ('reads', True, True, True, True, 0), ('writes', True, True, True, True, 0), ('control', True, True, True, True, 0), ('guard', True, True, True, True, 1))),
-         _m33),
+         _m34),
     'q7emu.asm.translate:Shape':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('nbundles', True, True, True, True, 0), ('entry', True, True, True, True, 0), ('leaders', True, True, True, True, 0), ('succ', True, True, True, True, 0), ('loop_ends', True, True, True, True, 0), ('ops', True, True, True, True, 0))),
-         _m34),
+         _m35),
     'q7emu.asm.translate:Translation':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('name', True, True, True, True, 0), ('keys', True, True, True, True, 0), ('const_imms', True, True, True, True, 0), ('runtime_imms', True, True, True, True, 0), ('carry', True, True, True, True, 1), ('dropped', True, True, True, True, 2), ('dead_outputs', True, True, True, True, 2), ('narrowed', True, True, True, True, 2), ('known', True, True, True, True, 2), ('masks', True, True, True, True, 2), ('text', True, True, True, True, 1), ('rows', True, True, True, True, 2), ('constants', True, True, True, True, 2), ('checks', True, True, True, True, 2), ('choices', True, True, True, True, 2), ('moves', True, True, True, True, 2), ('ranges', True, True, True, True, 2), ('choice_predicates', True, True, True, True, 2), ('chunks', True, True, True, True, 2), ('imm_checks', True, True, True, True, 2))),
-         _m35),
+         _m36),
     'q7emu.asm.translate:_Frame':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('shape', True, True, True, True, 0), ('regs', True, True, True, True, 0), ('aregs', True, True, True, True, 0), ('live_at_entry', True, True, True, True, 0), ('cached_rows', True, True, True, True, 2))),
-         _m36),
+         _m37),
     'q7emu.cli.trace_commands:Target':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('label', True, True, True, True, 0), ('record', True, True, True, True, 0), ('partition_base', True, True, True, True, 0), ('case', True, True, True, True, 1), ('knobs', True, True, True, True, 1), ('sbuf', True, True, True, True, 1), ('generation', True, True, True, True, 1), ('partition_bytes', True, True, True, True, 1), ('backend', True, True, True, True, 1))),
-         _m37),
+         _m38),
     'q7emu.fileio:ArrayInfo':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('shape', True, True, True, True, 0), ('dtype', True, True, True, True, 0), ('fortran_order', True, True, True, True, 0), ('nbytes', True, True, True, True, 0), ('header_bytes', True, True, True, True, 0))),
-         _m38),
+         _m39),
     'q7emu.isa.kernel_info:KernelInfoRecord':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('key', True, True, True, True, 0), ('func_va', True, True, True, True, 0))),
-         _m39),
+         _m40),
     'q7emu.isa.opcode_spec:ByteRole':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('partition', True, True, True, True, 0), ('part', True, True, True, True, 0), ('row', True, True, True, True, 0), ('column', True, True, True, True, 0), ('element', True, True, True, True, 1), ('mx_group', True, True, True, True, 1), ('mx_block', True, True, True, True, 1))),
-         _m40),
+         _m41),
     'q7emu.isa.opcode_spec:Destination':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('placements', True, True, True, True, 0), ('kernel_partition', True, True, True, True, 0), ('addresses', True, True, True, True, 1))),
-         _m41),
+         _m42),
     'q7emu.isa.opcode_spec:Placement':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('part', True, True, True, True, 0), ('partitions', True, True, True, True, 0), ('offsets', True, True, True, True, 0), ('rows', True, True, True, True, 1))),
-         _m42),
+         _m43),
     'q7emu.isa.opcode_spec:SourcePattern':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('pattern', True, True, True, True, 0), ('partitions', True, True, True, True, 0))),
-         _m43),
+         _m44),
     'q7emu.isa.opcode_spec:SpecKernel':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('name', True, True, True, True, 0), ('opcode', True, True, True, True, 0), ('handler', True, True, True, True, 0), ('golden', True, True, True, True, 0), ('knobs', True, True, True, True, 1))),
-         _m44),
+         _m45),
     'q7emu.isa.records:FieldInfo':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('name', True, True, True, True, 0), ('value', True, True, True, True, 0), ('text', True, True, True, True, 0), ('enum', True, True, True, True, 1))),
-         _m45),
+         _m46),
     'q7emu.isa.records:RawRecord':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('header', True, True, True, True, 0), ('events', True, True, True, True, 2), ('body', True, True, True, True, 1))),
-         _m46),
+         _m47),
     'q7emu.isa.records:S3D3TensDequant':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('header', True, True, True, True, 2), ('events', True, True, True, True, 2), ('src', True, True, True, True, 2), ('reserved0', True, True, True, True, 1), ('in_dtype', True, True, True, True, 1), ('out_dtype', True, True, True, True, 1), ('num_active_channels', True, True, True, True, 1), ('dequant_fmt', True, True, True, True, 1), ('group_size', True, True, True, True, 1), ('reserved1', True, True, True, True, 1), ('dst', True, True, True, True, 2), ('reserved2', True, True, True, True, 1))),
-         _m47),
+         _m48),
     'q7emu.isa.records:S3DMX1Quant':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('header', True, True, True, True, 2), ('events', True, True, True, True, 2), ('reserved0', True, True, True, True, 1), ('src', True, True, True, True, 2), ('reserved1', True, True, True, True, 1), ('num_active_channels', True, True, True, True, 1), ('in_dtype', True, True, True, True, 1), ('out_dtype', True, True, True, True, 1), ('reserved2', True, True, True, True, 1), ('dst', True, True, True, True, 2))),
-         _m48),
+         _m49),
     'q7emu.isa.structs:Addr4':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('raw', True, True, True, True, 1),)),
-         _m49),
+         _m50),
     'q7emu.isa.structs:Events':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('wait_mode', True, True, True, True, 1), ('wait_idx', True, True, True, True, 1), ('update_mode', True, True, True, True, 1), ('update_idx', True, True, True, True, 1), ('semaphore_value', True, True, True, True, 1))),
-         _m50),
+         _m51),
     'q7emu.isa.structs:Header':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('opcode', True, True, True, True, 0), ('inst_word_len', True, True, True, True, 1), ('debug_cmd', True, True, True, True, 1), ('debug_hint', True, True, True, True, 1))),
-         _m51),
+         _m52),
     'q7emu.isa.structs:MemPattern3D':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('raw', True, True, True, True, 1),)),
-         _m52),
+         _m53),
     'q7emu.isa.structs:MxMemPattern1D':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('raw', True, True, True, True, 1),)),
-         _m53),
+         _m54),
     'q7emu.isa.structs:MxTensor1D':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('start_addr', True, True, True, True, 2), ('scale_addr', True, True, True, True, 2), ('num_elem', True, True, True, True, 1), ('step_elem', True, True, True, True, 1), ('scale_pidx', True, True, True, True, 1), ('reserved', True, True, True, True, 1))),
-         _m54),
+         _m55),
     'q7emu.isa.structs:MxTensorV2':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('data_addr', True, True, True, True, 2), ('scale_addr', True, True, True, True, 2), ('num_elem', True, True, True, True, 1), ('step_elem_data_1', True, True, True, True, 1), ('step_elem_scale_1', True, True, True, True, 1), ('p_f_dim', True, True, True, True, 1), ('scale_dtype', True, True, True, True, 1))),
-         _m55),
+         _m56),
     'q7emu.isa.structs:Tensor3D':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('start_addr', True, True, True, True, 2), ('step_elem', True, True, True, True, 1), ('num_elem', True, True, True, True, 1))),
-         _m56),
+         _m57),
     'q7emu.isa.structs:_UnionView':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('raw', True, True, True, True, 1),)),
-         _m57),
+         _m58),
     'q7emu.isa.validate:Verdict':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('clause', True, True, True, True, 0), ('title', True, True, True, True, 0), ('status', True, True, True, True, 0), ('field', True, True, True, True, 1), ('value', True, True, True, True, 1), ('rule', True, True, True, True, 1), ('kind', True, True, True, True, 1))),
-         _m58),
+         _m59),
     'q7emu.kernels.configured:ConfiguredProgram':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('name', True, True, True, True, 0), ('data', True, True, True, True, 0), ('translation', True, True, True, True, 0), ('imm', True, True, True, True, 0), ('shape', True, True, True, True, 0), ('patches', True, True, True, True, 0))),
-         _m59),
+         _m60),
     'q7emu.kernels.configured:DecodedProgram':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('insns', True, True, True, True, 0), ('bundles', True, True, True, True, 0), ('wmask', True, True, True, True, 0), ('entry', True, True, True, True, 0), ('labels', True, True, True, True, 0))),
-         _m60),
+         _m61),
     'q7emu.machine.cases:Case':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('name', True, True, True, True, 0), ('generation', True, True, True, True, 0), ('record', True, True, True, True, 0), ('inputs', True, True, True, True, 0), ('expected', True, True, True, True, 0), ('knobs', True, True, True, True, 2), ('partition_bytes', True, True, True, True, 1), ('fill', True, True, True, True, 1), ('expected_error', True, True, True, True, 1), ('note', True, True, True, True, 1), ('path', True, True, True, True, 1))),
-         _m61),
+         _m62),
     'q7emu.machine.cases:CaseResult':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('name', True, True, True, True, 0), ('path', True, True, True, True, 0), ('opcode', True, True, True, True, 0), ('ok', True, True, True, True, 0), ('nbytes', True, True, True, True, 0), ('seconds', True, True, True, True, 0), ('mismatch', True, True, True, True, 1), ('error', True, True, True, True, 1), ('regions', True, True, True, True, 2), ('diffs', True, True, True, True, 1), ('diff_map', True, True, True, True, 1), ('diffs_omitted', True, True, True, True, 1))),
-         _m62),
+         _m63),
     'q7emu.machine.cases:Mismatch':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('region', True, True, True, True, 0), ('partition', True, True, True, True, 0), ('offset', True, True, True, True, 0), ('expected', True, True, True, True, 0), ('actual', True, True, True, True, 0), ('count', True, True, True, True, 1))),
-         _m63),
+         _m64),
     'q7emu.machine.checks:InputCoverage':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('index', True, True, True, True, 0), ('region', True, True, True, True, 0), ('read', True, True, True, True, 0))),
-         _m64),
+         _m65),
     'q7emu.machine.checks:SourceReads':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('partition', True, True, True, True, 0), ('count', True, True, True, True, 0), ('offsets', True, True, True, True, 0))),
-         _m65),
+         _m66),
     'q7emu.machine.diffs:RegionDiff':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('index', True, True, True, True, 0), ('region', True, True, True, True, 0), ('differing', True, True, True, True, 1), ('partitions', True, True, True, True, 2), ('actual', True, True, True, True, 1))),
-         _m66),
+         _m67),
     'q7emu.machine.machine:ExecResult':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('opcode', True, True, True, True, 0), ('engine', True, True, True, True, 0), ('table', True, True, True, True, 0), ('func_va', True, True, True, True, 0), ('path', True, True, True, True, 0), ('regions', True, True, True, True, 2), ('bytes_written', True, True, True, True, 1), ('seconds', True, True, True, True, 1))),
-         _m67),
+         _m68),
     'q7emu.machine.machine:Region':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('partition', True, True, True, True, 0), ('count', True, True, True, True, 0), ('offset', True, True, True, True, 0), ('length', True, True, True, True, 0))),
-         _m68),
+         _m69),
     'q7emu.machine.machine:Write':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('partitions', True, True, True, True, 0), ('offsets', True, True, True, True, 0), ('data', True, True, True, True, 0))),
-         _m69),
+         _m70),
     'q7emu.machine.workers:TaskFailure':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('reason', True, True, True, True, 0),)),
-         _m70),
+         _m71),
     'q7emu.machine.workers:TaskNotRun':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('reason', True, True, True, True, 0),)),
-         _m71),
+         _m72),
     'q7emu.model.format_table:DequantFormat':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('code', True, True, True, True, 0), ('member', True, True, True, True, 0), ('short', True, True, True, True, 0), ('name', True, True, True, True, 0), ('aliases', True, True, True, True, 0), ('title', True, True, True, True, 0), ('bits', True, True, True, True, 0), ('out', True, True, True, True, 0), ('paths', True, True, True, True, 0), ('knobs', True, True, True, True, 0), ('dtype', True, True, True, True, 1), ('codebook', True, True, True, True, 1), ('codebook_knob', True, True, True, True, 1), ('rebias', True, True, True, True, 1))),
-         _m72),
+         _m73),
     'q7emu.model.format_table:DequantPath':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('name', True, True, True, True, 0), ('group', True, True, True, True, 0), ('ratio', True, True, True, True, 0), ('pass_bytes', True, True, True, True, 0), ('knobs', True, True, True, True, 1))),
-         _m73),
+         _m74),
     'q7emu.model.format_table:Fp8Format':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('name', True, True, True, True, 0), ('short', True, True, True, True, 0), ('dtype', True, True, True, True, 0), ('aliases', True, True, True, True, 0), ('exp_bits', True, True, True, True, 0), ('mant_bits', True, True, True, True, 0), ('bias', True, True, True, True, 0), ('max_code', True, True, True, True, 0), ('max_value', True, True, True, True, 0), ('nan_code', True, True, True, True, 0), ('max_exp', True, True, True, True, 0))),
-         _m74),
+         _m75),
     'q7emu.model.format_table:MxGroupLayout':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('name', True, True, True, True, 0), ('scale_base', True, True, True, True, 0), ('scale_step', True, True, True, True, 0), ('code_base', True, True, True, True, 0), ('code_step', True, True, True, True, 0))),
-         _m75),
+         _m76),
     'q7emu.model.format_table:Rebias':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('p1', True, True, True, True, 0), ('p2', True, True, True, True, 0), ('p3', True, True, True, True, 0), ('bias', True, True, True, True, 0), ('w1', True, True, True, True, 0), ('wx', True, True, True, True, 0), ('w2', True, True, True, True, 0), ('w3', True, True, True, True, 0), ('neg_min', True, True, True, True, 0), ('x', True, True, True, True, 0))),
-         _m76),
+         _m77),
     'q7emu.model.knobs:Knob':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('name', True, True, True, True, 0), ('type', True, True, True, True, 0), ('op', True, True, True, True, 0), ('section', True, True, True, True, 0), ('decides', True, True, True, True, 0), ('question', True, True, True, True, 0), ('machine', True, True, True, True, 1))),
-         _m77),
+         _m78),
     'q7emu.primitives.asm_syntax:Field':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('kind', True, True, True, True, 0), ('operand', True, True, True, True, 0), ('role', True, True, True, True, 0), ('name', True, True, True, True, 0), ('lo', True, True, True, True, 1), ('hi', True, True, True, True, 1), ('values', True, True, True, True, 1), ('step', True, True, True, True, 1))),
-         _m78),
+         _m79),
     'q7emu.primitives.evidence:Evidence':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('source', True, True, True, True, 0), ('lines', True, True, True, True, 0), ('intrinsic', True, True, True, True, 0), ('pins', True, True, True, True, 0), ('strength', True, True, True, True, 0))),
-         _m79),
+         _m80),
     'q7emu.primitives.evidence:Source':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('repo', True, True, True, True, 0), ('path', True, True, True, True, 0), ('commit', True, True, True, True, 0), ('what', True, True, True, True, 0))),
-         _m80),
+         _m81),
     'q7emu.primitives.ivp:PrimitiveInfo':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('mnemonic', True, True, True, True, 0), ('semantics', True, True, True, True, 0), ('reference', True, True, True, True, 0), ('provenance', True, True, True, True, 0))),
-         _m81),
+         _m82),
     'q7emu.primitives.optable:Op':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('mnemonic', True, True, True, True, 0), ('family', True, True, True, True, 0), ('operands', True, True, True, True, 0), ('semantics', True, True, True, True, 0), ('cite', True, True, True, True, 0), ('provenance', True, True, True, True, 0), ('note', True, True, True, True, 0), ('slot', True, True, True, True, 0), ('narrows', True, True, True, True, 1), ('lane_range', True, True, True, True, 1), ('equal_sources', True, True, True, True, 1), ('lane_mask', True, True, True, True, 1), ('merge_under', True, True, True, True, 1), ('chunk_form', True, True, True, True, 1), ('one_byte_lanes', True, True, True, True, 1))),
-         _m82),
+         _m83),
     'q7emu.primitives.optable:Operand':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('name', True, True, True, True, 0), ('role', True, True, True, True, 0), ('kind', True, True, True, True, 0), ('view', True, True, True, True, 1), ('dtype', True, True, True, True, 1), ('arg', True, True, True, True, 1), ('lo', True, True, True, True, 1), ('hi', True, True, True, True, 1), ('values', True, True, True, True, 1), ('example', True, True, True, True, 1), ('optional', True, True, True, True, 1), ('signed_when', True, True, True, True, 1), ('touches', True, True, True, True, 1), ('step', True, True, True, True, 1), ('align', True, True, True, True, 1))),
-         _m83),
+         _m84),
     'q7emu.primitives.regs:PR':
         ((True, True, ('__init__', '__repr__', '__eq__'), 'set', (('value', True, True, True, True, 0),)),
-         _m84),
+         _m85),
     'q7emu.primitives.regs:VBool':
         ((True, True, ('__init__', '__repr__', '__eq__'), 'set', (('bits', True, True, True, True, 0),)),
-         _m85),
+         _m86),
     'q7emu.primitives.regs:Vec':
         ((True, True, ('__init__', '__repr__', '__eq__'), 'set', (('raw', True, True, True, True, 0),)),
-         _m86),
+         _m87),
     'q7emu.primitives.regs:WVec':
         ((True, True, ('__init__', '__repr__', '__eq__'), 'set', (('raw', True, True, True, True, 0),)),
-         _m87),
+         _m88),
     'q7emu.primitives.regs:_Image':
         ((True, True, ('__init__', '__repr__', '__eq__'), 'set', (('raw', True, True, True, True, 0),)),
-         _m88),
+         _m89),
     'q7emu.registry:KernelEntry':
         ((True, False, ('__init__', '__repr__', '__eq__'), 'set', (('kernel_id', True, True, True, True, 0), ('engine', True, True, True, True, 0), ('opcode', True, True, True, True, 0), ('sources', True, True, True, True, 0), ('extension', True, True, True, True, 0), ('function', True, True, True, True, 0), ('handler', True, True, True, True, 0), ('golden', True, True, True, True, 0), ('listing_run', True, True, True, True, 0), ('abbr', True, True, True, True, 0), ('unit', True, True, True, True, 0), ('knobs', True, True, True, True, 1), ('knob_rule', True, True, True, True, 1), ('paths', True, True, True, True, 1), ('src_dtypes', True, True, True, True, 1), ('dst_dtypes', True, True, True, True, 1))),
-         _m89),
+         _m90),
 }

@@ -47,7 +47,7 @@ def test_the_generated_methods_are_current():
 
 # --- one class body, made twice --------------------------------------------------------------------------------
 
-_NAMES = ["a", "name", "value", "other", "b_2", "self_"]
+_NAMES = ["a", "name", "value", "other", "cls", "defaults", "self_"]
 _FACTORY_VALUES = [list, dict, lambda: (1, 2)]
 
 
@@ -224,7 +224,8 @@ def test_subclasses_and_the_forms_it_leaves_to_the_standard_library():
     # slots, order, a keyword-only field, an InitVar, a field named like a generated local: dataclasses' own
     for options, annotated in [({"slots": True}, {"a": "int"}), ({"order": True}, {"a": "int"}),
                                  ({"kw_only": True}, {"a": "int"}), ({}, {"a": dataclasses.InitVar[int]}),
-                                 ({}, {"_FACTORY": "int"}), ({}, {"cls": "int"})]:
+                                 ({}, {"_FACTORY": "int"}), ({}, {"self": "int"}),
+                                 ({}, {"_dflt_a": "int"})]:
         ns = {"__annotations__": annotated, "__module__": __name__}
         reference = dataclasses.dataclass(**options)(type("Other", (), dict(ns, __annotations__=dict(annotated))))
         ours = fast_dataclass(**options)(type("Other", (), dict(ns, __annotations__=dict(annotated))))
