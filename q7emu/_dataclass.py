@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, dataclass_transform, overload
 
@@ -51,6 +52,8 @@ COMPILED_AT_IMPORT: list[str] = []
 #: dataclasses
 _RESERVED = frozenset({"self", "_object_setattr", "_FACTORY"})
 _INITVAR = getattr(dataclasses, "_FIELD_INITVAR", None)
+#: one class made at a time
+_LOCK = threading.RLock()
 
 
 @overload
@@ -64,7 +67,8 @@ def dataclass(cls: type[_T] | None = None, /, **options: Any) -> type[_T] | Call
     """:func:`dataclasses.dataclass` (same arguments, same class), its methods compiled ahead of time where the
     class's form allows (module docstring)."""
     def wrap(c: type[_T]) -> type[_T]:
-        return _make(c, options)
+        with _LOCK:     # another thread's import never sees a base's frozenness masked (_make)
+            return _make(c, options)
     return wrap if cls is None else wrap(cls)
 
 
