@@ -22,7 +22,9 @@ version: 3.13's ``__eq__`` takes an instance as equal to itself before reading i
 field, which differs only for an instance missing a field's attribute (3.11's raises AttributeError) or compared
 with itself. Any other form (``order``, ``unsafe_hash``, ``slots``, ``kw_only``, ``InitVar``, ``init=False`` /
 ``repr=False`` / ``eq=False`` on the class, a frozen class writing ``__setattr__``, a base of the other
-frozenness, a field named like a name ``__init__`` reads) goes to :func:`dataclasses.dataclass` unchanged.
+frozenness, a field named like a name ``__init__`` reads) goes to :func:`dataclasses.dataclass` unchanged, and so
+does every class on a Python whose ``__dataclass_params__`` cannot be set (the fields-only processing relies on
+setting them).
 """
 from __future__ import annotations
 
@@ -87,16 +89,23 @@ def _make(cls: type[_T], options: dict[str, Any]) -> type[_T]:
     # itself is _plain_bases's), then restored
     frozen_bases: list[Any] = [p for p in (getattr(b, "__dataclass_params__", None) for b in cls.__mro__[1:])
                                if getattr(p, "frozen", False)]
-    for p in frozen_bases:
-        p.frozen = False
+    masked: list[Any] = []
+    try:
+        for p in frozen_bases:
+            p.frozen = False
+            masked.append(p)
+    except (AttributeError, TypeError):     # a Python whose params cannot be set: the standard library's class
+        for p in masked:
+            p.frozen = True
+        return dataclasses.dataclass(cls, **options)
     try:
         dataclasses.dataclass(cls, init=False, repr=False, eq=False)
     finally:
-        for p in frozen_bases:
+        for p in masked:
             p.frozen = True
     fields = dataclasses.fields(cls)  # type: ignore[arg-type]
     shape_fields = _field_shapes(cls, fields)
-    if shape_fields is None:
+    if shape_fields is None or not _set_params(cls.__dataclass_params__, frozen):  # type: ignore[attr-defined]
         _restore(cls, before)
         return dataclasses.dataclass(cls, **options)
     shape: Shape = (frozen, hasattr(cls, "__post_init__"), sets, hash_mode, shape_fields)
@@ -119,12 +128,21 @@ def _make(cls: type[_T], options: dict[str, Any]) -> type[_T]:
         cls.__init__.__annotations__ = {f.name: f.type for f in fields if f.init} | {"return": None}
     if hash_mode == "none":
         cls.__hash__ = None  # type: ignore[assignment]
-    params = cls.__dataclass_params__  # type: ignore[attr-defined]
-    params.init = params.repr = params.eq = True
-    params.frozen = frozen
     if not had_doc:
         cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
     return cls
+
+
+def _set_params(params: Any, frozen: bool) -> bool:
+    """Make the fields-only processing's ``__dataclass_params__`` say what the class is (``init``, ``repr`` and
+    ``eq`` on, its frozenness): what a subclass made by the standard library checks. False where this Python's
+    params cannot be set (the class is then the standard library's)."""
+    try:
+        params.init = params.repr = params.eq = True
+        params.frozen = frozen
+    except (AttributeError, TypeError):
+        return False
+    return True
 
 
 def _plain_bases(cls: type, frozen: bool) -> bool:

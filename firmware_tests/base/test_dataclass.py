@@ -237,6 +237,35 @@ def test_subclasses_and_the_forms_it_leaves_to_the_standard_library():
         type(r := _made(dataclasses.dataclass, ns, True)), str(r))
 
 
+def test_a_python_whose_params_cannot_be_set_gets_the_standard_librarys_classes(monkeypatch):
+    """If a Python's ``__dataclass_params__`` were read-only, the decorator could neither mask a frozen base nor say
+    what the class is: every class is then the standard library's, and behaves as it."""
+    class ReadOnlyParams(dataclasses._DataclassParams):  # type: ignore[name-defined,misc]
+        __slots__ = ("sealed",)
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            object.__setattr__(self, "sealed", True)
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            if getattr(self, "sealed", False):
+                raise AttributeError(f"{name} is read-only")
+            object.__setattr__(self, name, value)
+    base_ns = {"__annotations__": {"a": "int"}, "__module__": __name__}
+    sub = {"__annotations__": {"b": "int"}, "b": 5, "__module__": __name__}
+    for frozen in (False, True):
+        base_ref = _made(dataclasses.dataclass, base_ns, frozen)
+        base_ours = _made(fast_dataclass, base_ns, frozen)
+        monkeypatch.setattr(dataclasses, "_DataclassParams", ReadOnlyParams)
+        monkeypatch.setattr(_dataclass, "SHAPES", {})
+        for namespace, ref_bases, our_bases in ((base_ns, (), ()), (sub, (base_ref,), (base_ours,))):
+            reference = _made(dataclasses.dataclass, namespace, frozen, ref_bases)
+            ours = _made(fast_dataclass, namespace, frozen, our_bases)
+            assert _dataclass.SHAPES == {}, "a class took the compiled path"
+            assert _behaviour(ours, _arg_sets(ours)) == _behaviour(reference, _arg_sets(reference))
+        monkeypatch.undo()
+
+
 def test_an_entry_of_another_shape_is_not_used(monkeypatch):
     """A class edited since the methods were generated: its entry's shape differs, its methods are compiled."""
     key = f"{__name__}:Edited"
