@@ -854,6 +854,12 @@ def _walk(prefix: Sequence[OpFacts], end: int, entry: int
     return known, inputs, end - entry
 
 
+def _reads_runtime_imm(f: OpFacts, runtime: set[tuple[int, int]]) -> bool:
+    """Whether op ``f`` reads an immediate the family's programs differ in (``runtime``: (row, operand slot), read
+    at run time): a value it computes is then no family's value (:func:`known_values`, :func:`choice_predicates`)."""
+    return any((f.row, k) in runtime for k in f.imm_slots)
+
+
 def known_values(fam: Family, programs: Sequence[Program], live_at_entry: Iterable[Reg],
                  runtime_imms: Iterable[tuple[int, int]] = ()
                  ) -> tuple[dict[Reg, bytes | int], dict[int, tuple[Reg, bytes]], dict[Reg, tuple[bytes, ...]]]:
@@ -875,7 +881,7 @@ def known_values(fam: Family, programs: Sequence[Program], live_at_entry: Iterab
     runtime = set(runtime_imms)
     cands = {r: w[0] for r, w in _writers(fam.facts).items()
              if r[0] in KNOWN_FILES and len(w) == 1 and r not in live
-             and (w[0].accesses_memory or not any((w[0].row, k) in runtime for k in w[0].imm_slots))}
+             and (w[0].accesses_memory or not _reads_runtime_imm(w[0], runtime))}
     seen, loaded, needs, choices = _agreed(fam, programs, cands)
     # a value an op computes is the family's only when its inputs are: other bytes in a row are caught at the row's
     # load (the translation compares what it loads), not at what the row feeds
@@ -967,7 +973,7 @@ def choice_predicates(fam: Family, programs: Sequence[Program], live_at_entry: I
     cands: dict[Reg, Reg] = {}
     for r, ws in sorted(_writers(fam.facts).items()):
         if r[0] != "vb" or len(ws) != 1 or r in live or r in values or not ws[0].ivp or ws[0].accesses_memory \
-                or any((ws[0].row, k) in runtime for k in ws[0].imm_slots):
+                or _reads_runtime_imm(ws[0], runtime):
             continue
         chosen = {x for x in ws[0].reads if x in choices}
         if len(chosen) == 1 and all(x in values or x in choices for x in ws[0].reads):

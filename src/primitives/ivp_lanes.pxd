@@ -139,18 +139,16 @@ cdef extern from *:
     #else
     #define Q7_SHIFT_IMM_LEAF 0
     #endif
+    /* one uniform shift at the level's vector width (P: the intrinsics' prefix) */
+    #define Q7_SHIFT_IMM_AT(P, K, B, x, c) ((K) == 0 ? ((B) == 16 ? P##sll_epi16(x, c) : P##sll_epi32(x, c)) \
+        : (K) == 1 ? ((B) == 16 ? P##srl_epi16(x, c) : P##srl_epi32(x, c)) \
+        : ((B) == 16 ? P##sra_epi16(x, c) : P##sra_epi32(x, c)))
     #if defined(__AVX512BW__)
-    #define Q7_SHIFT_IMM_VEC(K, B, x, c) ((K) == 0 ? ((B) == 16 ? _mm512_sll_epi16(x, c) : _mm512_sll_epi32(x, c)) \
-        : (K) == 1 ? ((B) == 16 ? _mm512_srl_epi16(x, c) : _mm512_srl_epi32(x, c)) \
-        : ((B) == 16 ? _mm512_sra_epi16(x, c) : _mm512_sra_epi32(x, c)))
+    #define Q7_SHIFT_IMM_VEC(K, B, x, c) Q7_SHIFT_IMM_AT(_mm512_, K, B, x, c)
     #elif defined(__AVX2__)
-    #define Q7_SHIFT_IMM_VEC(K, B, x, c) ((K) == 0 ? ((B) == 16 ? _mm256_sll_epi16(x, c) : _mm256_sll_epi32(x, c)) \
-        : (K) == 1 ? ((B) == 16 ? _mm256_srl_epi16(x, c) : _mm256_srl_epi32(x, c)) \
-        : ((B) == 16 ? _mm256_sra_epi16(x, c) : _mm256_sra_epi32(x, c)))
+    #define Q7_SHIFT_IMM_VEC(K, B, x, c) Q7_SHIFT_IMM_AT(_mm256_, K, B, x, c)
     #elif defined(__SSE2__)
-    #define Q7_SHIFT_IMM_VEC(K, B, x, c) ((K) == 0 ? ((B) == 16 ? _mm_sll_epi16(x, c) : _mm_sll_epi32(x, c)) \
-        : (K) == 1 ? ((B) == 16 ? _mm_srl_epi16(x, c) : _mm_srl_epi32(x, c)) \
-        : ((B) == 16 ? _mm_sra_epi16(x, c) : _mm_sra_epi32(x, c)))
+    #define Q7_SHIFT_IMM_VEC(K, B, x, c) Q7_SHIFT_IMM_AT(_mm_, K, B, x, c)
     #endif
     static inline void q7_shift_imm(void *o, const void *a, int bits, int kind, int count) {
     #if defined(__AVX512BW__)
