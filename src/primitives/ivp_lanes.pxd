@@ -50,11 +50,12 @@ cdef extern from *:
        -sext6(s[k]) for the left shift (LEFT = 1: its signed 6-bit value). AVX2 has no 16-bit variable shift: GCC
        widened each half to 32-bit lanes and packed back (74 and 102 instructions per op). Here the even and odd
        lanes shift in their 32-bit containers, one vpsllvd each (below); AVX-512 BW shifts 16-bit lanes.
-       SSE2 has no variable shift at all: there a shift is a multiply by a power of two 2^e, e = |r| for a left
-       shift (the product's low half, pmullw) and e = 16 - r for a right one (its high half, pmulhuw: x >> r =
-       (x * 2^(16 - r)) >> 16 for r in 1..15); 2^e comes from a float's exponent field ((e + 127) << 23, truncated
-       to int32). GCC's lane loop was scalar there. The portable body is the reference (lanes_srl / lanes_sll keep
-       their lane loops where Q7_SHIFT16_LEAF is 0); o may alias a or s (every input is read before o is written). */
+       SSE2 has no variable shift at all: there a shift is a multiply by a power of two, the high or the low half of
+       the product by the AVX2 body's count (below; GCC's lane loop was scalar there). A first form took |r| and its
+       sign apart, 121 instructions per srlnx16 and 198 per sllnx16 in the MX kernel's translation at generic; the
+       count's form, 102 and 137 (bench/count_instructions.py --by-primitive). The portable body is the reference
+       (lanes_srl / lanes_sll keep their lane loops where Q7_SHIFT16_LEAF is 0); o may alias a or s (every input is
+       read before o is written). */
     static inline void q7_shift16_var(uint16_t *o, const uint16_t *a, const int16_t *s, int left) {
     #if defined(__AVX512BW__)
         __m512i x = _mm512_loadu_si512((const void *)a), n = _mm512_loadu_si512((const void *)s);
@@ -87,30 +88,28 @@ cdef extern from *:
         _mm256_storeu_si256((__m256i *)o, out[0]);
         _mm256_storeu_si256((__m256i *)(o + 16), out[1]);
     #elif defined(__SSE2__)
-        const __m128i zero = _mm_setzero_si128(), one = _mm_set1_epi16(1), fifteen = _mm_set1_epi16(15),
-                      sixteen = _mm_set1_epi16(16), bias = _mm_set1_epi32(127);
+        /* with c = 16 - r (the AVX2 body's count), the result is bits 16..31 of x << c for c in 0..31 (r in -15..16)
+           and 0 for any other c (read unsigned: r > 16 or r < -15): for c < 16 the high half of the 16 x 16-bit
+           product x * 2^c (pmulhuw), for c >= 16 the low half of x * 2^(c - 16) (pmullw); 2^(c & 15) from a float's
+           exponent field ((e + 127) << 23, truncated to int32), its low 16 bits packed (2^15 as 0x8000) */
+        const __m128i zero = _mm_setzero_si128(), k15 = _mm_set1_epi16(15), k16 = _mm_set1_epi16(16),
+                      k31 = _mm_set1_epi16(31), bias = _mm_set1_epi16(127);
         __m128i out[4];
         int q;
         for (q = 0; q < 4; q++) {
             __m128i x = _mm_loadu_si128((const __m128i *)(a + 8 * q));
-            __m128i r = _mm_loadu_si128((const __m128i *)(s + 8 * q));
-            __m128i neg, mag, inrange, lsel, e, plo, phi, p, y;
-            if (left)
-                r = _mm_sub_epi16(zero, _mm_srai_epi16(_mm_slli_epi16(r, 10), 10));
-            neg = _mm_srai_epi16(r, 15);
-            mag = _mm_sub_epi16(_mm_xor_si128(r, neg), neg);                      /* |r| (-32768 stays 0x8000) */
-            inrange = _mm_cmpeq_epi16(_mm_subs_epu16(mag, fifteen), zero);      /* |r| <= 15 (unsigned) */
-            lsel = _mm_cmpgt_epi16(one, r);                                     /* r <= 0: the low half */
-            e = _mm_or_si128(_mm_and_si128(lsel, mag), _mm_andnot_si128(lsel, _mm_sub_epi16(sixteen, mag)));
-            e = _mm_and_si128(e, fifteen);                                      /* e in 0..15 */
-            plo = _mm_slli_epi32(_mm_add_epi32(_mm_unpacklo_epi16(e, zero), bias), 23);
-            phi = _mm_slli_epi32(_mm_add_epi32(_mm_unpackhi_epi16(e, zero), bias), 23);
-            plo = _mm_cvttps_epi32(_mm_castsi128_ps(plo));
-            phi = _mm_cvttps_epi32(_mm_castsi128_ps(phi));
-            p = _mm_packs_epi32(_mm_srai_epi32(_mm_slli_epi32(plo, 16), 16),       /* 2^15 as 0x8000 */
-                                _mm_srai_epi32(_mm_slli_epi32(phi, 16), 16));
-            y = _mm_or_si128(_mm_and_si128(lsel, _mm_mullo_epi16(x, p)),
-                             _mm_andnot_si128(lsel, _mm_mulhi_epu16(x, p)));
+            __m128i n = _mm_loadu_si128((const __m128i *)(s + 8 * q));
+            __m128i c = left ? _mm_add_epi16(k16, _mm_srai_epi16(_mm_slli_epi16(n, 10), 10))   /* 16 + sext6(n) */
+                             : _mm_sub_epi16(k16, n);
+            __m128i inrange = _mm_cmpeq_epi16(_mm_subs_epu16(c, k31), zero);       /* c <= 31 (unsigned) */
+            __m128i high = _mm_cmpgt_epi16(k16, c);                                /* c < 16: the high half */
+            __m128i e = _mm_add_epi16(_mm_and_si128(c, k15), bias);
+            __m128i plo = _mm_cvttps_epi32(_mm_castsi128_ps(_mm_slli_epi32(_mm_unpacklo_epi16(e, zero), 23)));
+            __m128i phi = _mm_cvttps_epi32(_mm_castsi128_ps(_mm_slli_epi32(_mm_unpackhi_epi16(e, zero), 23)));
+            __m128i p = _mm_packs_epi32(_mm_srai_epi32(_mm_slli_epi32(plo, 16), 16),
+                                        _mm_srai_epi32(_mm_slli_epi32(phi, 16), 16));
+            __m128i y = _mm_or_si128(_mm_and_si128(high, _mm_mulhi_epu16(x, p)),
+                                     _mm_andnot_si128(high, _mm_mullo_epi16(x, p)));
             out[q] = _mm_and_si128(y, inrange);
         }
         for (q = 0; q < 4; q++)
