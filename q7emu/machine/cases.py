@@ -55,6 +55,7 @@ from q7emu.machine.checks import (
     source_reads,
 )
 from q7emu.machine.diffs import RegionDiff, compare_regions
+from q7emu.machine.heap import zeroed_pages
 from q7emu.machine.machine import (
     DEFAULT_PARTITION_BYTES,
     NUM_PARTITIONS,
@@ -352,7 +353,7 @@ class _ReusedSbuf(threading.local):
         sb, self.sbuf = self.sbuf, None
         if sb is None or sb.shape[1] != partition_bytes:
             return np.full((NUM_PARTITIONS, partition_bytes), fill, dtype=np.uint8) if fill else \
-                np.zeros((NUM_PARTITIONS, partition_bytes), dtype=np.uint8)
+                zeroed_pages((NUM_PARTITIONS, partition_bytes))
         if fill != self.fill:
             sb[:] = fill
         else:

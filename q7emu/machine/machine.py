@@ -51,6 +51,7 @@ from q7emu.isa.opcodes import dispatch_key, find_spec, is_record, spec_for_opcod
 from q7emu.isa.records import Record, Tensor3D, decode_record
 from q7emu.isa.validate import MAX_PARTITION_BYTES, check_partition_bytes, footprint, require_executable, validate
 from q7emu.kernels.tracing import PlacedRecorder, TraceRecorder
+from q7emu.machine.heap import zeroed_pages
 from q7emu.model.knobs import KNOBS, check_knob
 
 if TYPE_CHECKING:       # imported where a program is used: q7emu.asm and the op tables cost a replay's start-up
@@ -357,7 +358,7 @@ class Machine:
             self.sbuf = np.empty((NUM_PARTITIONS, self.partition_bytes), dtype=np.uint8)
             self.sbuf[:] = image
         else:
-            self.sbuf = np.zeros((NUM_PARTITIONS, self.partition_bytes), dtype=np.uint8)
+            self.sbuf = zeroed_pages((NUM_PARTITIONS, self.partition_bytes))
         self.pool, self.dve = _engines(self.generation)
         #: one record, load or read at a time: threads may share a machine, and each record then runs whole, on
         #: the SBUF the previous one left (docs/limits.md §4)
