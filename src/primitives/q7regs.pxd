@@ -924,8 +924,15 @@ cdef extern from *:
         _mm256_storeu_si256((__m256i *)o, r[0]);
         _mm256_storeu_si256((__m256i *)(o + 16), r[1]);
     #elif defined(__SSE2__)
-        Q7_PERMUTE2_SSE2(uint16_t, 32, q7_gather16_128(pool + (chunk < 0 ? 0 : 16 * chunk), idx + 8 * q, 0,
-                                                       chunk < 0 ? 0x3F : 0x0F));
+        if (chunk >= 0) {       /* a chunk's 16 lanes straight from a or b (o is stored after every lane is read) */
+            const uint16_t *c = Q7_CHUNK16(a, b, chunk);
+            __m128i r[4];
+            int q;
+            for (q = 0; q < 4; q++) r[q] = q7_gather16_128(c, idx + 8 * q, 0, 0x0F);
+            for (q = 0; q < 4; q++) _mm_storeu_si128((__m128i *)(o + 8 * q), r[q]);
+            return;
+        }
+        Q7_PERMUTE2_SSE2(uint16_t, 32, q7_gather16_128(pool, idx + 8 * q, 0, 0x3F));
     #else
         Q7_PERMUTE2_C(uint16_t, 32, chunk < 0 ? 0x3F : 0x0F, chunk < 0 ? 0 : 16 * chunk);
     #endif
@@ -1013,16 +1020,19 @@ cdef extern from *:
             _mm256_storeu_si256((__m256i *)(t + 16 * g), _mm256_blendv_epi8(
                 _mm256_loadu_si256((const __m256i *)(t + 16 * g)), r[2 + g], mk[2 + g]));
     #elif defined(__SSE2__)
-        /* both lookups over one copy of the pool into registers (q7_gather16_128), then the merge or, under the
-           all-true predicate, none */
+        /* both lookups into registers (q7_gather16_128), then the merge or, under the all-true predicate, none: a
+           lookup of the whole pool over one copy of it (a || b contiguous), a chunk's straight from its 16 lanes of
+           a or b (the outputs are stored after every lane is read) */
         uint16_t pool[64];
         __m128i ru[4], rt[4];
         int q;
-        memcpy(pool, a, 64);
-        memcpy(pool + 32, b, 64);
+        if (cu < 0 || ct < 0) {
+            memcpy(pool, a, 64);
+            memcpy(pool + 32, b, 64);
+        }
         for (q = 0; q < 4; q++) {
-            ru[q] = q7_gather16_128(pool + (cu < 0 ? 0 : 16 * cu), idx + 8 * q, 0, cu < 0 ? 0x3F : 0x0F);
-            rt[q] = q7_gather16_128(pool + (ct < 0 ? 0 : 16 * ct), idx + 8 * q, 8, ct < 0 ? 0x3F : 0x0F);
+            ru[q] = q7_gather16_128(cu < 0 ? pool : Q7_CHUNK16(a, b, cu), idx + 8 * q, 0, cu < 0 ? 0x3F : 0x0F);
+            rt[q] = q7_gather16_128(ct < 0 ? pool : Q7_CHUNK16(a, b, ct), idx + 8 * q, 8, ct < 0 ? 0x3F : 0x0F);
         }
         if ((mu & mt) != ~(uint64_t)0) {
             uint16_t ou[32], ot[32];
