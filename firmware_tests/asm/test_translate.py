@@ -7,8 +7,8 @@ next region, their known predicates and known values (constant rows, what they m
 read (a register wrongly called known is caught; a program whose constant row differs runs on the interpreter),
 their lane masks the ones the op table allows, their exact reads under an all-true predicate sound (what
 such a merge overwrites can be changed at the entry without changing a byte; what a data-predicate merge keeps
-cannot), and their families (shapes merged as variants of one function) laid out, labelled and analysed per
-variant."""
+cannot), their families (shapes merged as variants of one function) laid out, labelled and analysed per
+variant, and the blocks that may be their own successor run as inner loops that keep the step budget's test."""
 from __future__ import annotations
 
 import dataclasses
@@ -1492,3 +1492,77 @@ def test_a_family_table_entry_matches_each_variant():
     table = [tx.table_entry(a.name)]
     assert TX.match(table, a)[1][0] == 0 and TX.match(table, b)[1][0] == 1
     assert TX.match(table, assemble("{ ivp_addnx16 v1, v2, v3 }\nretw\n")) is None
+
+
+# ------------------------------------------------------------------------------------------------ self-loops
+def _inner_loops(text: str) -> list[int]:
+    """The blocks a rendered translation runs as inner loops: the start of each one's exit test."""
+    return [int(b) for b in re.findall(r"if blk != (\d+) or k >= check:", text)]
+
+
+def _self_looping(programs: list[Program]) -> list[int]:
+    """The blocks of a family that may be their own successor, from its flow (independently of the renderer)."""
+    shape = TX._frame(TX.family(programs), carry=True).shape
+    starts = sorted(shape.leaders)
+    ends = [*starts[1:], shape.nbundles]
+    return [a for a, b in zip(starts, ends) if a in shape.succ.get(b - 1, ())]
+
+
+_BACK = """
+    movi a5, 3
+.Lagain:
+    { ivp_addnx16 v1, v1, v2 }          # bundle 1: the block a branch goes back to
+    addi a5, a5, -1
+    bnez a5, .Lagain
+    { ivp_sav2nx8_xp v1, a4, a7 }
+    retw
+"""
+_STRAIGHT = """
+    { ivp_addnx16 v1, v2, v3 }
+    { ivp_sav2nx8_xp v1, a4, a7 }
+    retw
+"""
+
+
+@pytest.mark.parametrize("text,loops", [(_LOOP_A, [2]), (_BACK, [1]), (_STRAIGHT, [])],
+                         ids=["zero-overhead loop", "branch back", "straight"])
+def test_a_block_that_is_its_own_successor_is_an_inner_loop(text, loops):
+    """docs/asm.md §9, self-loops: a loop's body that is one block (a zero-overhead loop's end going back, a branch
+    back to its start) runs again inside its own loop while it chose itself and the step budget's test is not due;
+    every other block stays a plain case of the dispatch."""
+    prog = assemble(text)
+    assert _self_looping([prog]) == loops
+    rendered = TX.render(TX.plan("t", [prog]), [prog])
+    assert _inner_loops(rendered) == loops
+    for b in loops:     # the block's own text is inside the loop, its exit test after it
+        case = rendered[rendered.index(f"blk == {b}:"):]
+        assert case.split("\n")[1].strip() == "while True:"
+        assert case.index("k += ") < case.index(f"if blk != {b} or k >= check:")
+
+
+def test_every_kernels_pass_loop_is_an_inner_loop():
+    """Each kernel family's translation runs exactly the blocks its flow lets be their own successor as inner loops
+    (the committed file is the rendering: test_translations_are_up_to_date), and has at least one: its pass loop."""
+    for kernel, programs in G.families():
+        text = TX.render(TX.plan("t", programs), programs)
+        assert _inner_loops(text) == _self_looping(programs) != [], kernel
+
+
+@pytest.mark.parametrize("index", [0, 4], ids=lambda i: IDS[i])
+def test_a_budget_spent_inside_a_pass_loop_leaves_the_interpreters_bytes(index):
+    """A budget the pass loop spends part way: the translation stops at its next budget test, before the budget
+    (a self-loop included: docs/asm.md §9), and the interpreter runs the call to the budget's error, so the
+    destination holds exactly the bytes the interpreter alone writes by then. An inner loop that ran on past the
+    test would have stored the loop's later passes already."""
+    kernel, program = CONFIGS[index]
+    src = np.random.default_rng(5).integers(0, 256, (1, 4096), dtype=np.uint8)
+    need = int(_run(program, kernel, src, False)[1].steps.max())
+    for budget in (need // 3, need // 2):
+        got = []
+        for translated in (False, True):
+            dst = np.full((1, dequant_out_bytes(src.shape[1], kernel)), 0xA5, np.uint8)
+            with pytest.raises(R.ProgramError, match="step budget spent"):
+                K.run_dequant(program, src, dst, translated=translated, max_steps=budget)
+            got.append(dst)
+        assert np.array_equal(got[0], got[1]), budget
+        assert (got[0] != 0xA5).any() and (got[0] == 0xA5).any(), budget     # stopped inside the loop

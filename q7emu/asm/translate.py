@@ -1824,8 +1824,10 @@ def render(tx: Translation, programs: Program | Sequence[Program]) -> str:
     for bi, (start, stop) in enumerate(spans):
         L.append(f"        {'if' if bi == 0 else 'elif'} blk == {start}:")
         name = f"steps_{start}"
-        L += _indent(_block(tx, fam, fr, start, stop, imm_index, imm_bits,
-                            name if name in block_steps else counts[start]), 12)
+        block = _block(tx, fam, fr, start, stop, imm_index, imm_bits, name if name in block_steps else counts[start])
+        if start in fr.shape.succ.get(stop - 1, ()):
+            block = _self_loop(block, start)
+        L += _indent(block, 12)
     L += ["        else:", "            break",
           "        if k >= check:",
           "            if k >= last and blk >= 0:     # the next block could pass the step budget",
@@ -1844,6 +1846,15 @@ def render(tx: Translation, programs: Program | Sequence[Program]) -> str:
                        for row, m in tx.moves.items() for n, moves in enumerate(m.maps))
     tx.text += "\n".join(x for line in L for x in _fit(line)) + "\n"
     return tx.text
+
+
+def _self_loop(block: list[str], start: int) -> list[str]:
+    """A block that may be its own successor (a pass loop's body: a branch back to its start, a loop end going back)
+    as an inner loop (docs/asm.md §9, self-loops): it runs again while it chose itself and the step budget's next
+    test is not due, as the dispatch would have run it; any other next block, and the test, go through the dispatch.
+    The C compiler then sees the loop: the values its iterations share (constants, the hits of its accesses, the
+    scalar registers) stay in registers across them, and invariant work is hoisted out of it."""
+    return ["while True:"] + _indent(block, 4) + [f"    if blk != {start} or k >= check:", "        break"]
 
 
 def _constant(name: str, data: bytes, what: str) -> str:

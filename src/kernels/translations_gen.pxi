@@ -300,77 +300,80 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 blk = 21
             k += 21
         elif blk == 21:
-            if var == 0:
-                # bundle 21, variant 0: { ivp_sllinx16 v3, v2, 4 }
-                P.sllinx16(&v3, &v2, 4)
-                # bundle 22, variant 0: { ivp_or2nx8 v4, v2, v3 }
-                P.or2nx8(&v4, &v2, &v3)
-            else:
-                # bundle 23, variant 1: { ivp_srlinx16 v3, v2, 4 ; ivp_sllinx16 v9, v2, 8 }
-                P.srlinx16(&v3, &v2, 4)
-                P.sllinx16(&v9, &v2, 8)
-                # bundle 24, variant 1: { ivp_or2nx8 v4, v3, v9 }
-                P.or2nx8(&v4, &v3, &v9)
-            # bundle 25: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a10 ; ivp_oltnxf16t vb2, v16, v26, vb0 ; ivp_dselnx16t v0
-            n = <Py_ssize_t><int32_t>a10
-            r = mem_hit(m, &hit31, a2, TOUCH_N, n, 1, 0, &p, &off)
-            if r < 0:
-                return r
-            else:
-                P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x5555555555555555, p, &off, n)
-                a2 = hit31.base + <uint32_t>off
-            P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
-            P.dselnx16t_chunk(&v0, &v1, &v14, &v14, &v4, <vbool_t>0xffffffffffffffff, 0, 0)
-            # bundle 26: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
-            P.movnx16t(&v26, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, &vb2)
-            P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
-            # bundle 27: { ivp_negnxf16t v26, v26, vb6 ; ivp_babssub2nx8 vb11, v23, v12, v0 }
-            P.negnxf16t(&v26, &v26, &vb6)
-            P.babssub2nx8(&dead_vb, &v23, &v12, &v0)
-            # bundle 28: { ivp_babssubunx16 vb6, v9, v0, v17 ; ivp_babssubunx16 vb7, v27, v1, v17 ; ivp_mulsupn16xr16 wv
-            P.babssubunx16(&vb6, &dead_v, &v0, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p)
-            P.babssubunx16(&vb7, &dead_v, &v1, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p)
-            P.mulsupn16xr16(&wv3, &v5, &v15, pr4)
-            # bundle 29: { ivp_muluupan16xr16 wv3, v0, v23, pr3 ; ivp_sel2nx8i v10, v26, v7, 53 ; ivp_babssub2nx8 vb9, v
-            P.muluupan16xr16(&wv3, &v0, &v23, pr3)
-            P.sel2nx8i(&v10, &v26, &v7, 53)
-            P.babssub2nx8(&dead_vb, &v8, &v11, &v1)
-            # bundle 30: { ivp_packvrnrnx48 v26, wv3, 0 ; ivp_mulsupn16xr16 wv1, v8, v15, pr4 ; ivp_sav2nx8_xp v10, a4,
-            P.packvrnrnx48(&v26, &wv3, 0)
-            P.mulsupn16xr16(&wv1, &v8, &v15, pr4)
-            n = <Py_ssize_t><int32_t>a7
-            r = mem_hit(m, &hit46, a4, TOUCH_N, n, 1, 1, &p, &off)
-            if r < 0:
-                return r
-            else:
-                P.sav2nx8_xp(&v10, p, &off, n)
-                a4 = hit46.base + <uint32_t>off
-            P.babssub2nx8(&dead_vb, &v6, &v12, &v1)
-            # bundle 31: { ivp_muluupan16xr16 wv1, v1, v6, pr3 ; slli a7, a6, 1 ; sub a5, a5, a6 }
-            P.muluupan16xr16(&wv1, &v1, &v6, pr3)
-            a7 = X.xt_slli(a6, 1)
-            a5 = X.xt_sub(a5, a6)
-            # bundle 32: { ivp_packvrnrnx48 v7, wv1, 0 ; mov a6, a10 }
-            P.packvrnrnx48(&v7, &wv1, 0)
-            a6 = X.xt_mov(a10)
-            # bundle 33: { ivp_oltnxf16t vb13, v16, v7, vb0 ; sub a11, a5, a10 }
-            P.oltnxf16t(&vb13, &v16, &v7, <vbool_t>0xffffffffffffffff)
-            a11 = X.xt_sub(a5, a10)
-            # bundle 34: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -32 ; movi a10, 32 }
-            P.movnx16t(&v7, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, &vb13)
-            a9 = X.xt_addi(a11, -32)
-            a10 = X.xt_movi(32)
-            # bundle 35: { ivp_negnxf16t v7, v7, vb7 ; movltz a10, a11, a9 ; bnez a5, .Lpass }
-            P.negnxf16t(&v7, &v7, &vb7)
-            a10 = X.xt_movltz(a10, a11, a9)
-            if X.xt_bnez(a5):
-                next_pc = 21
-            if next_pc >= 0:
-                blk = next_pc
-                next_pc = -1
-            else:
-                blk = 36
-            k += 13
+            while True:
+                if var == 0:
+                    # bundle 21, variant 0: { ivp_sllinx16 v3, v2, 4 }
+                    P.sllinx16(&v3, &v2, 4)
+                    # bundle 22, variant 0: { ivp_or2nx8 v4, v2, v3 }
+                    P.or2nx8(&v4, &v2, &v3)
+                else:
+                    # bundle 23, variant 1: { ivp_srlinx16 v3, v2, 4 ; ivp_sllinx16 v9, v2, 8 }
+                    P.srlinx16(&v3, &v2, 4)
+                    P.sllinx16(&v9, &v2, 8)
+                    # bundle 24, variant 1: { ivp_or2nx8 v4, v3, v9 }
+                    P.or2nx8(&v4, &v3, &v9)
+                # bundle 25: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a10 ; ivp_oltnxf16t vb2, v16, v26, vb0 ; ivp_dselnx16
+                n = <Py_ssize_t><int32_t>a10
+                r = mem_hit(m, &hit31, a2, TOUCH_N, n, 1, 0, &p, &off)
+                if r < 0:
+                    return r
+                else:
+                    P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x5555555555555555, p, &off, n)
+                    a2 = hit31.base + <uint32_t>off
+                P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
+                P.dselnx16t_chunk(&v0, &v1, &v14, &v14, &v4, <vbool_t>0xffffffffffffffff, 0, 0)
+                # bundle 26: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
+                P.movnx16t(&v26, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, &vb2)
+                P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
+                # bundle 27: { ivp_negnxf16t v26, v26, vb6 ; ivp_babssub2nx8 vb11, v23, v12, v0 }
+                P.negnxf16t(&v26, &v26, &vb6)
+                P.babssub2nx8(&dead_vb, &v23, &v12, &v0)
+                # bundle 28: { ivp_babssubunx16 vb6, v9, v0, v17 ; ivp_babssubunx16 vb7, v27, v1, v17 ; ivp_mulsupn16xr1
+                P.babssubunx16(&vb6, &dead_v, &v0, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p)
+                P.babssubunx16(&vb7, &dead_v, &v1, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p)
+                P.mulsupn16xr16(&wv3, &v5, &v15, pr4)
+                # bundle 29: { ivp_muluupan16xr16 wv3, v0, v23, pr3 ; ivp_sel2nx8i v10, v26, v7, 53 ; ivp_babssub2nx8 vb
+                P.muluupan16xr16(&wv3, &v0, &v23, pr3)
+                P.sel2nx8i(&v10, &v26, &v7, 53)
+                P.babssub2nx8(&dead_vb, &v8, &v11, &v1)
+                # bundle 30: { ivp_packvrnrnx48 v26, wv3, 0 ; ivp_mulsupn16xr16 wv1, v8, v15, pr4 ; ivp_sav2nx8_xp v10,
+                P.packvrnrnx48(&v26, &wv3, 0)
+                P.mulsupn16xr16(&wv1, &v8, &v15, pr4)
+                n = <Py_ssize_t><int32_t>a7
+                r = mem_hit(m, &hit46, a4, TOUCH_N, n, 1, 1, &p, &off)
+                if r < 0:
+                    return r
+                else:
+                    P.sav2nx8_xp(&v10, p, &off, n)
+                    a4 = hit46.base + <uint32_t>off
+                P.babssub2nx8(&dead_vb, &v6, &v12, &v1)
+                # bundle 31: { ivp_muluupan16xr16 wv1, v1, v6, pr3 ; slli a7, a6, 1 ; sub a5, a5, a6 }
+                P.muluupan16xr16(&wv1, &v1, &v6, pr3)
+                a7 = X.xt_slli(a6, 1)
+                a5 = X.xt_sub(a5, a6)
+                # bundle 32: { ivp_packvrnrnx48 v7, wv1, 0 ; mov a6, a10 }
+                P.packvrnrnx48(&v7, &wv1, 0)
+                a6 = X.xt_mov(a10)
+                # bundle 33: { ivp_oltnxf16t vb13, v16, v7, vb0 ; sub a11, a5, a10 }
+                P.oltnxf16t(&vb13, &v16, &v7, <vbool_t>0xffffffffffffffff)
+                a11 = X.xt_sub(a5, a10)
+                # bundle 34: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -32 ; movi a10, 32 }
+                P.movnx16t(&v7, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, &vb13)
+                a9 = X.xt_addi(a11, -32)
+                a10 = X.xt_movi(32)
+                # bundle 35: { ivp_negnxf16t v7, v7, vb7 ; movltz a10, a11, a9 ; bnez a5, .Lpass }
+                P.negnxf16t(&v7, &v7, &vb7)
+                a10 = X.xt_movltz(a10, a11, a9)
+                if X.xt_bnez(a5):
+                    next_pc = 21
+                if next_pc >= 0:
+                    blk = next_pc
+                    next_pc = -1
+                else:
+                    blk = 36
+                k += 13
+                if blk != 21 or k >= check:
+                    break
         elif blk == 36:
             # bundle 36: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
@@ -1532,208 +1535,219 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                 blk = 23
             k += 23
         elif blk == 23:
-            # bundle 23: { ivp_lav2nx8_xp v17, a2, a6 }
-            n = <Py_ssize_t><int32_t>a6
-            r = mem_hit(m, &hit33, a2, TOUCH_N, n, 1, 0, &p, &off)
-            if r < 0:
-                return r
-            else:
-                P.lav2nx8_xp(&v17, p, &off, n)
-                a2 = hit33.base + <uint32_t>off
-            if var == 0:
-                # bundle 24, variant 0: { ivp_sel2nx8 v29, v0, v17, v20 ; ivp_sel2nx8 v17, v0, v17, v12 }
-                if Q7_BYTE_MOVES:
-                    if choice_v20 == 0:
-                        q7m_tx_proc_4bit_mx_8_0_row34_m0(&v29, &v17)     # sel2nx8: byte moves, row 0
-                    elif choice_v20 == 1:
-                        q7m_tx_proc_4bit_mx_8_0_row34_m1(&v29, &v17)     # sel2nx8: byte moves, row 1
-                    else:
-                        q7m_tx_proc_4bit_mx_8_0_row34_m2(&v29, &v17)     # sel2nx8: byte moves, row 2
+            while True:
+                # bundle 23: { ivp_lav2nx8_xp v17, a2, a6 }
+                n = <Py_ssize_t><int32_t>a6
+                r = mem_hit(m, &hit33, a2, TOUCH_N, n, 1, 0, &p, &off)
+                if r < 0:
+                    return r
                 else:
-                    if choice_v20 == 0:
-                        P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
-                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row24_c0_p)
-                    elif choice_v20 == 1:
-                        P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
-                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row24_c1_p)
+                    P.lav2nx8_xp(&v17, p, &off, n)
+                    a2 = hit33.base + <uint32_t>off
+                if var == 0:
+                    # bundle 24, variant 0: { ivp_sel2nx8 v29, v0, v17, v20 ; ivp_sel2nx8 v17, v0, v17, v12 }
+                    if Q7_BYTE_MOVES:
+                        if choice_v20 == 0:
+                            q7m_tx_proc_4bit_mx_8_0_row34_m0(&v29, &v17)     # sel2nx8: byte moves, row 0
+                        elif choice_v20 == 1:
+                            q7m_tx_proc_4bit_mx_8_0_row34_m1(&v29, &v17)     # sel2nx8: byte moves, row 1
+                        else:
+                            q7m_tx_proc_4bit_mx_8_0_row34_m2(&v29, &v17)     # sel2nx8: byte moves, row 2
                     else:
-                        P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
-                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row24_c2_p)
-                if Q7_BYTE_MOVES:
-                    if choice_v12 == 0:
-                        q7m_tx_proc_4bit_mx_8_0_row35_m0(&v17, &v17)     # sel2nx8: byte moves, row 0
-                    elif choice_v12 == 1:
-                        q7m_tx_proc_4bit_mx_8_0_row35_m1(&v17, &v17)     # sel2nx8: byte moves, row 1
+                        if choice_v20 == 0:
+                            P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                      <vec_t*>q7k_tx_proc_4bit_mx_8_0_row24_c0_p)
+                        elif choice_v20 == 1:
+                            P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                      <vec_t*>q7k_tx_proc_4bit_mx_8_0_row24_c1_p)
+                        else:
+                            P.sel2nx8(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                      <vec_t*>q7k_tx_proc_4bit_mx_8_0_row24_c2_p)
+                    if Q7_BYTE_MOVES:
+                        if choice_v12 == 0:
+                            q7m_tx_proc_4bit_mx_8_0_row35_m0(&v17, &v17)     # sel2nx8: byte moves, row 0
+                        elif choice_v12 == 1:
+                            q7m_tx_proc_4bit_mx_8_0_row35_m1(&v17, &v17)     # sel2nx8: byte moves, row 1
+                        else:
+                            q7m_tx_proc_4bit_mx_8_0_row35_m2(&v17, &v17)     # sel2nx8: byte moves, row 2
                     else:
-                        q7m_tx_proc_4bit_mx_8_0_row35_m2(&v17, &v17)     # sel2nx8: byte moves, row 2
+                        if choice_v12 == 0:
+                            P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                      <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c0_p)
+                        elif choice_v12 == 1:
+                            P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                      <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c1_p)
+                        else:
+                            P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                      <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c2_p)
                 else:
-                    if choice_v12 == 0:
-                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
-                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c0_p)
-                    elif choice_v12 == 1:
-                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
-                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c1_p)
+                    # bundle 25, variant 1: { ivp_sel2nx8 v17, v0, v17, v12 }
+                    if Q7_BYTE_MOVES:
+                        if choice_v12 == 0:
+                            q7m_tx_proc_4bit_mx_8_0_row36_m0(&v17, &v17)     # sel2nx8: byte moves, row 0
+                        elif choice_v12 == 1:
+                            q7m_tx_proc_4bit_mx_8_0_row36_m1(&v17, &v17)     # sel2nx8: byte moves, row 1
+                        else:
+                            q7m_tx_proc_4bit_mx_8_0_row36_m2(&v17, &v17)     # sel2nx8: byte moves, row 2
                     else:
-                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
-                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c2_p)
-            else:
-                # bundle 25, variant 1: { ivp_sel2nx8 v17, v0, v17, v12 }
-                if Q7_BYTE_MOVES:
-                    if choice_v12 == 0:
-                        q7m_tx_proc_4bit_mx_8_0_row36_m0(&v17, &v17)     # sel2nx8: byte moves, row 0
-                    elif choice_v12 == 1:
-                        q7m_tx_proc_4bit_mx_8_0_row36_m1(&v17, &v17)     # sel2nx8: byte moves, row 1
-                    else:
-                        q7m_tx_proc_4bit_mx_8_0_row36_m2(&v17, &v17)     # sel2nx8: byte moves, row 2
+                        if choice_v12 == 0:
+                            P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                      <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c0_p)
+                        elif choice_v12 == 1:
+                            P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                      <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c1_p)
+                        else:
+                            P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
+                                      <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c2_p)
+                # bundle 26: { ivp_sel2nx8i v30, v21, v30, 0 ; ivp_extrpr2nx8 pr1, v17, 32 }
+                P.sel2nx8i(&v30, &v21, &v30, 0)
+                P.extrpr2nx8(&pr1, &v17, 32)
+                if var == 0:
+                    # bundle 27, variant 0: { ivp_muln_2x32 wv0, v29, v4 ; ivp_ultn_2xf32t vb1, v13, v16, vb9 ; ivp_sel2
+                    P.muln_2x32(&wv0, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v4_p)
+                    P.ultn_2xf32t(&vb1, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v13_p, &v16, <vbool_t>0xffffffffffffffff)
+                    P.sel2nx8i_s4(&v21, &v17, &v16, ((imm[1] & 0x8) | 0x0))
+                    # bundle 28, variant 0: { ivp_mov2nx8t v30, v22, vb1 ; ivp_packvrn_2x96 v16, wv0, 0 }
+                    P.mov2nx8t(&v30, &v22, &vb1)
+                    P.packvrn_2x96(&v16, &wv0, 0)
                 else:
-                    if choice_v12 == 0:
-                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
-                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c0_p)
-                    elif choice_v12 == 1:
-                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
-                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c1_p)
-                    else:
-                        P.sel2nx8(&v17, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, &v17,
-                                  <vec_t*>q7k_tx_proc_4bit_mx_8_0_row18_c2_p)
-            # bundle 26: { ivp_sel2nx8i v30, v21, v30, 0 ; ivp_extrpr2nx8 pr1, v17, 32 }
-            P.sel2nx8i(&v30, &v21, &v30, 0)
-            P.extrpr2nx8(&pr1, &v17, 32)
-            if var == 0:
-                # bundle 27, variant 0: { ivp_muln_2x32 wv0, v29, v4 ; ivp_ultn_2xf32t vb1, v13, v16, vb9 ; ivp_sel2nx8i
-                P.muln_2x32(&wv0, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v4_p)
-                P.ultn_2xf32t(&vb1, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v13_p, &v16, <vbool_t>0xffffffffffffffff)
-                P.sel2nx8i_s4(&v21, &v17, &v16, ((imm[1] & 0x8) | 0x0))
-                # bundle 28, variant 0: { ivp_mov2nx8t v30, v22, vb1 ; ivp_packvrn_2x96 v16, wv0, 0 }
-                P.mov2nx8t(&v30, &v22, &vb1)
-                P.packvrn_2x96(&v16, &wv0, 0)
-            else:
-                # bundle 29, variant 1: { ivp_sel2nx8i_s4 v21, v17, v16, 0 }
-                P.sel2nx8i_s4(&v21, &v17, &v16, ((imm[2] & 0x8) | 0x0))
-            # bundle 30: { ivp_sav2nx8_xp v30, a4, a7 }
-            n = <Py_ssize_t><int32_t>a7
-            r = mem_hit(m, &hit45, a4, TOUCH_N, n, 1, 1, &p, &off)
-            if r < 0:
-                return r
-            else:
-                P.sav2nx8_xp(&v30, p, &off, n)
-                a4 = hit45.base + <uint32_t>off
-            # bundle 31: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
-            P.sllinx16(&v26, &v21, 8)
-            P.addnx16(&v27, &v21, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v6_p)
-            # bundle 32: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
-            P.or2nx8(&v26, &v26, &v21)
-            P.selnx16_chunk(&v25, &v10, &v9, &v27, 2)
-            # bundle 33: { ivp_addnx16 v26, v26, v11 }
-            P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v11_p)
-            # bundle 34: { ivp_dselnx16 v24, v23, v10, v9, v26 }
-            P.dselnx16_chunk(&v24, &v23, &v10, &v9, &v26, 0, 1)
-            # bundle 35: { ivp_mulsupn16xr16 wv2, v24, v23, pr2 }
-            P.mulsupn16xr16(&wv2, &v24, &v23, <pr_t>0x80000001)
-            # bundle 36: { ivp_mulus4tan16xr16 wv2, v0, v14, pr1 ; ivp_extrpr2nx8 pr1, v17, 33 }
-            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v14_p, pr1)
-            P.extrpr2nx8(&pr1, &v17, 33)
-            # bundle 37: { ivp_mulus4tan16xr16 wv2, v0, v15, pr1 ; ivp_extrpr2nx8 pr1, v17, 34 }
-            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v15_p, pr1)
-            P.extrpr2nx8(&pr1, &v17, 34)
-            # bundle 38: { ivp_mulus4tan16xr16 wv2, v0, v18, pr1 ; ivp_extrpr2nx8 pr1, v17, 35 }
-            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v18_p, pr1)
-            P.extrpr2nx8(&pr1, &v17, 35)
-            # bundle 39: { ivp_mulus4tan16xr16 wv2, v0, v19, pr1 }
-            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v19_p, pr1)
-            # bundle 40: { ivp_packvrnrnx48 v24, wv2, 15 }
-            P.packvrnrnx48(&v24, &wv2, 15)
-            # bundle 41: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
-            P.subnx16(&v26, &v2, &v24)
-            P.subnx16(&v27, &v24, &v2)
-            # bundle 42: { ivp_bmaxnx16 vb1, v26, v26, v0 ; ivp_bmaxnx16 vb2, v27, v27, v0 }
-            P.bmaxnx16(&dead_vb, &v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
-            P.bmaxnx16(&dead_vb, &v27, &v27, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
-            # bundle 43: { ivp_addnx16 v26, v26, v3 ; ivp_sllinx16 v27, v27, 2 }
-            P.addnx16(&v26, &v26, &v3)
-            P.sllinx16(&v27, &v27, imm[3])
-            # bundle 44: { ivp_srlnx16 v28, v23, v26 ; ivp_subnx16 v29, v26, v1 }
-            P.srlnx16(&v28, &v23, &v26)
-            P.subnx16(&v29, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
-            # bundle 45: { ivp_and2nx8 v28, v28, v1 ; ivp_sllnx16 v29, v1, v29 }
-            P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
-            P.sllnx16(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p, &v29)
-            # bundle 46: { ivp_subnx16 v29, v29, v1 }
-            P.subnx16(&v29, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
-            # bundle 47: { ivp_addnx16 v29, v29, v28 }
-            P.addnx16(&v29, &v29, &v28)
-            # bundle 48: { ivp_addnx16 v29, v29, v23 }
-            P.addnx16(&v29, &v29, &v23)
-            # bundle 49: { ivp_srlnx16 v29, v29, v26 }
-            P.srlnx16(&v29, &v29, &v26)
-            # bundle 50: { ivp_addnx16 v27, v27, v29 }
-            P.addnx16(&v27, &v27, &v29)
-            # bundle 51: { ivp_bminnx16 vb1, v27, v27, v5 }
-            P.bminnx16(&dead_vb, &v27, &v27, &v5)
-            # bundle 52: { ivp_or2nx8 v30, v27, v25 }
-            P.or2nx8(&v30, &v27, &v25)
-            # bundle 53: { ivp_sel2nx8i_s4 v21, v17, v16, 1 ; ivp_extrpr2nx8 pr1, v17, 36 ; movi a7, 64 }
-            P.sel2nx8i_s4(&v21, &v17, &v16, ((imm[4] & 0x8) | 0x1))
-            P.extrpr2nx8(&pr1, &v17, 36)
-            a7 = X.xt_movi(64)
-            # bundle 54: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
-            P.sllinx16(&v26, &v21, 8)
-            P.addnx16(&v27, &v21, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v6_p)
-            # bundle 55: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
-            P.or2nx8(&v26, &v26, &v21)
-            P.selnx16_chunk(&v25, &v10, &v9, &v27, 2)
-            # bundle 56: { ivp_addnx16 v26, v26, v11 }
-            P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v11_p)
-            # bundle 57: { ivp_dselnx16 v24, v23, v10, v9, v26 }
-            P.dselnx16_chunk(&v24, &v23, &v10, &v9, &v26, 0, 1)
-            # bundle 58: { ivp_mulsupn16xr16 wv2, v24, v23, pr2 }
-            P.mulsupn16xr16(&wv2, &v24, &v23, <pr_t>0x80000001)
-            # bundle 59: { ivp_mulus4tan16xr16 wv2, v0, v14, pr1 ; ivp_extrpr2nx8 pr1, v17, 37 }
-            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v14_p, pr1)
-            P.extrpr2nx8(&pr1, &v17, 37)
-            # bundle 60: { ivp_mulus4tan16xr16 wv2, v0, v15, pr1 ; ivp_extrpr2nx8 pr1, v17, 38 }
-            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v15_p, pr1)
-            P.extrpr2nx8(&pr1, &v17, 38)
-            # bundle 61: { ivp_mulus4tan16xr16 wv2, v0, v18, pr1 ; ivp_extrpr2nx8 pr1, v17, 39 }
-            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v18_p, pr1)
-            P.extrpr2nx8(&pr1, &v17, 39)
-            # bundle 62: { ivp_mulus4tan16xr16 wv2, v0, v19, pr1 }
-            P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v19_p, pr1)
-            # bundle 63: { ivp_packvrnrnx48 v24, wv2, 15 }
-            P.packvrnrnx48(&v24, &wv2, 15)
-            # bundle 64: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
-            P.subnx16(&v26, &v2, &v24)
-            P.subnx16(&v27, &v24, &v2)
-            # bundle 65: { ivp_bmaxnx16 vb1, v26, v26, v0 ; ivp_bmaxnx16 vb2, v27, v27, v0 }
-            P.bmaxnx16(&dead_vb, &v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
-            P.bmaxnx16(&dead_vb, &v27, &v27, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
-            # bundle 66: { ivp_addnx16 v26, v26, v3 ; ivp_sllinx16 v27, v27, 2 }
-            P.addnx16(&v26, &v26, &v3)
-            P.sllinx16(&v27, &v27, imm[5])
-            # bundle 67: { ivp_srlnx16 v28, v23, v26 ; ivp_subnx16 v29, v26, v1 }
-            P.srlnx16(&v28, &v23, &v26)
-            P.subnx16(&v29, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
-            # bundle 68: { ivp_and2nx8 v28, v28, v1 ; ivp_sllnx16 v29, v1, v29 }
-            P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
-            P.sllnx16(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p, &v29)
-            # bundle 69: { ivp_subnx16 v29, v29, v1 }
-            P.subnx16(&v29, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
-            # bundle 70: { ivp_addnx16 v29, v29, v28 }
-            P.addnx16(&v29, &v29, &v28)
-            # bundle 71: { ivp_addnx16 v29, v29, v23 }
-            P.addnx16(&v29, &v29, &v23)
-            # bundle 72: { ivp_srlnx16 v29, v29, v26 }
-            P.srlnx16(&v29, &v29, &v26)
-            # bundle 73: { ivp_addnx16 v27, v27, v29 }
-            P.addnx16(&v27, &v27, &v29)
-            # bundle 74: { ivp_bminnx16 vb1, v27, v27, v5 }
-            P.bminnx16(&dead_vb, &v27, &v27, &v5)
-            # bundle 75: { ivp_or2nx8 v21, v27, v25 }
-            P.or2nx8(&v21, &v27, &v25)
-            blk = 76
-            if lend == 76 and lcount != 0:
-                lcount -= 1
-                blk = lbeg
-            k += steps_23
+                    # bundle 29, variant 1: { ivp_sel2nx8i_s4 v21, v17, v16, 0 }
+                    P.sel2nx8i_s4(&v21, &v17, &v16, ((imm[2] & 0x8) | 0x0))
+                # bundle 30: { ivp_sav2nx8_xp v30, a4, a7 }
+                n = <Py_ssize_t><int32_t>a7
+                r = mem_hit(m, &hit45, a4, TOUCH_N, n, 1, 1, &p, &off)
+                if r < 0:
+                    return r
+                else:
+                    P.sav2nx8_xp(&v30, p, &off, n)
+                    a4 = hit45.base + <uint32_t>off
+                # bundle 31: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
+                P.sllinx16(&v26, &v21, 8)
+                P.addnx16(&v27, &v21, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v6_p)
+                # bundle 32: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
+                P.or2nx8(&v26, &v26, &v21)
+                P.selnx16_chunk(&v25, &v10, &v9, &v27, 2)
+                # bundle 33: { ivp_addnx16 v26, v26, v11 }
+                P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v11_p)
+                # bundle 34: { ivp_dselnx16 v24, v23, v10, v9, v26 }
+                P.dselnx16_chunk(&v24, &v23, &v10, &v9, &v26, 0, 1)
+                # bundle 35: { ivp_mulsupn16xr16 wv2, v24, v23, pr2 }
+                P.mulsupn16xr16(&wv2, &v24, &v23, <pr_t>0x80000001)
+                # bundle 36: { ivp_mulus4tan16xr16 wv2, v0, v14, pr1 ; ivp_extrpr2nx8 pr1, v17, 33 }
+                P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v14_p,
+                                  pr1)
+                P.extrpr2nx8(&pr1, &v17, 33)
+                # bundle 37: { ivp_mulus4tan16xr16 wv2, v0, v15, pr1 ; ivp_extrpr2nx8 pr1, v17, 34 }
+                P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v15_p,
+                                  pr1)
+                P.extrpr2nx8(&pr1, &v17, 34)
+                # bundle 38: { ivp_mulus4tan16xr16 wv2, v0, v18, pr1 ; ivp_extrpr2nx8 pr1, v17, 35 }
+                P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v18_p,
+                                  pr1)
+                P.extrpr2nx8(&pr1, &v17, 35)
+                # bundle 39: { ivp_mulus4tan16xr16 wv2, v0, v19, pr1 }
+                P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v19_p,
+                                  pr1)
+                # bundle 40: { ivp_packvrnrnx48 v24, wv2, 15 }
+                P.packvrnrnx48(&v24, &wv2, 15)
+                # bundle 41: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
+                P.subnx16(&v26, &v2, &v24)
+                P.subnx16(&v27, &v24, &v2)
+                # bundle 42: { ivp_bmaxnx16 vb1, v26, v26, v0 ; ivp_bmaxnx16 vb2, v27, v27, v0 }
+                P.bmaxnx16(&dead_vb, &v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
+                P.bmaxnx16(&dead_vb, &v27, &v27, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
+                # bundle 43: { ivp_addnx16 v26, v26, v3 ; ivp_sllinx16 v27, v27, 2 }
+                P.addnx16(&v26, &v26, &v3)
+                P.sllinx16(&v27, &v27, imm[3])
+                # bundle 44: { ivp_srlnx16 v28, v23, v26 ; ivp_subnx16 v29, v26, v1 }
+                P.srlnx16(&v28, &v23, &v26)
+                P.subnx16(&v29, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
+                # bundle 45: { ivp_and2nx8 v28, v28, v1 ; ivp_sllnx16 v29, v1, v29 }
+                P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
+                P.sllnx16(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p, &v29)
+                # bundle 46: { ivp_subnx16 v29, v29, v1 }
+                P.subnx16(&v29, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
+                # bundle 47: { ivp_addnx16 v29, v29, v28 }
+                P.addnx16(&v29, &v29, &v28)
+                # bundle 48: { ivp_addnx16 v29, v29, v23 }
+                P.addnx16(&v29, &v29, &v23)
+                # bundle 49: { ivp_srlnx16 v29, v29, v26 }
+                P.srlnx16(&v29, &v29, &v26)
+                # bundle 50: { ivp_addnx16 v27, v27, v29 }
+                P.addnx16(&v27, &v27, &v29)
+                # bundle 51: { ivp_bminnx16 vb1, v27, v27, v5 }
+                P.bminnx16(&dead_vb, &v27, &v27, &v5)
+                # bundle 52: { ivp_or2nx8 v30, v27, v25 }
+                P.or2nx8(&v30, &v27, &v25)
+                # bundle 53: { ivp_sel2nx8i_s4 v21, v17, v16, 1 ; ivp_extrpr2nx8 pr1, v17, 36 ; movi a7, 64 }
+                P.sel2nx8i_s4(&v21, &v17, &v16, ((imm[4] & 0x8) | 0x1))
+                P.extrpr2nx8(&pr1, &v17, 36)
+                a7 = X.xt_movi(64)
+                # bundle 54: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
+                P.sllinx16(&v26, &v21, 8)
+                P.addnx16(&v27, &v21, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v6_p)
+                # bundle 55: { ivp_or2nx8 v26, v26, v21 ; ivp_selnx16 v25, v10, v9, v27 }
+                P.or2nx8(&v26, &v26, &v21)
+                P.selnx16_chunk(&v25, &v10, &v9, &v27, 2)
+                # bundle 56: { ivp_addnx16 v26, v26, v11 }
+                P.addnx16(&v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v11_p)
+                # bundle 57: { ivp_dselnx16 v24, v23, v10, v9, v26 }
+                P.dselnx16_chunk(&v24, &v23, &v10, &v9, &v26, 0, 1)
+                # bundle 58: { ivp_mulsupn16xr16 wv2, v24, v23, pr2 }
+                P.mulsupn16xr16(&wv2, &v24, &v23, <pr_t>0x80000001)
+                # bundle 59: { ivp_mulus4tan16xr16 wv2, v0, v14, pr1 ; ivp_extrpr2nx8 pr1, v17, 37 }
+                P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v14_p,
+                                  pr1)
+                P.extrpr2nx8(&pr1, &v17, 37)
+                # bundle 60: { ivp_mulus4tan16xr16 wv2, v0, v15, pr1 ; ivp_extrpr2nx8 pr1, v17, 38 }
+                P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v15_p,
+                                  pr1)
+                P.extrpr2nx8(&pr1, &v17, 38)
+                # bundle 61: { ivp_mulus4tan16xr16 wv2, v0, v18, pr1 ; ivp_extrpr2nx8 pr1, v17, 39 }
+                P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v18_p,
+                                  pr1)
+                P.extrpr2nx8(&pr1, &v17, 39)
+                # bundle 62: { ivp_mulus4tan16xr16 wv2, v0, v19, pr1 }
+                P.mulus4tan16xr16(&wv2, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v19_p,
+                                  pr1)
+                # bundle 63: { ivp_packvrnrnx48 v24, wv2, 15 }
+                P.packvrnrnx48(&v24, &wv2, 15)
+                # bundle 64: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
+                P.subnx16(&v26, &v2, &v24)
+                P.subnx16(&v27, &v24, &v2)
+                # bundle 65: { ivp_bmaxnx16 vb1, v26, v26, v0 ; ivp_bmaxnx16 vb2, v27, v27, v0 }
+                P.bmaxnx16(&dead_vb, &v26, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
+                P.bmaxnx16(&dead_vb, &v27, &v27, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v0_p)
+                # bundle 66: { ivp_addnx16 v26, v26, v3 ; ivp_sllinx16 v27, v27, 2 }
+                P.addnx16(&v26, &v26, &v3)
+                P.sllinx16(&v27, &v27, imm[5])
+                # bundle 67: { ivp_srlnx16 v28, v23, v26 ; ivp_subnx16 v29, v26, v1 }
+                P.srlnx16(&v28, &v23, &v26)
+                P.subnx16(&v29, &v26, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
+                # bundle 68: { ivp_and2nx8 v28, v28, v1 ; ivp_sllnx16 v29, v1, v29 }
+                P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
+                P.sllnx16(&v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p, &v29)
+                # bundle 69: { ivp_subnx16 v29, v29, v1 }
+                P.subnx16(&v29, &v29, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v1_p)
+                # bundle 70: { ivp_addnx16 v29, v29, v28 }
+                P.addnx16(&v29, &v29, &v28)
+                # bundle 71: { ivp_addnx16 v29, v29, v23 }
+                P.addnx16(&v29, &v29, &v23)
+                # bundle 72: { ivp_srlnx16 v29, v29, v26 }
+                P.srlnx16(&v29, &v29, &v26)
+                # bundle 73: { ivp_addnx16 v27, v27, v29 }
+                P.addnx16(&v27, &v27, &v29)
+                # bundle 74: { ivp_bminnx16 vb1, v27, v27, v5 }
+                P.bminnx16(&dead_vb, &v27, &v27, &v5)
+                # bundle 75: { ivp_or2nx8 v21, v27, v25 }
+                P.or2nx8(&v21, &v27, &v25)
+                blk = 76
+                if lend == 76 and lcount != 0:
+                    lcount -= 1
+                    blk = lbeg
+                k += steps_23
+                if blk != 23 or k >= check:
+                    break
         elif blk == 76:
             # bundle 76: bbci a5, 0, .Lexit
             if X.xt_bbci(a5, 0):
@@ -2532,42 +2546,45 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 blk = 34
             k += 4
         elif blk == 34:
-            # bundle 34: { ivp_labvdcmprs2nx8_xp v15, vb12, a2, a6 }
-            n = <Py_ssize_t><int32_t>a6
-            r = mem_hit(m, &hit48, a2, TOUCH_N, n, 1, 0, &p, &off)
-            if r < 0:
-                return r
-            else:
-                P.labvdcmprs2nx8_xp(&v15, <vbool_t>0x5555555555555555, p, &off, n)
-                a2 = hit48.base + <uint32_t>off
-            if var == 0:
-                # bundle 35, variant 0: { ivp_sllinx16 v16, v15, 4 }
-                P.sllinx16(&v16, &v15, 4)
-                # bundle 36, variant 0: { ivp_or2nx8 v17, v15, v16 }
-                P.or2nx8(&v17, &v15, &v16)
-            else:
-                # bundle 37, variant 1: { ivp_srlinx16 v16, v15, 4 ; ivp_sllinx16 v22, v15, 8 }
-                P.srlinx16(&v16, &v15, 4)
-                P.sllinx16(&v22, &v15, 8)
-                # bundle 38, variant 1: { ivp_or2nx8 v17, v16, v22 }
-                P.or2nx8(&v17, &v16, &v22)
-            # bundle 39: { ivp_dselnx16t v18, v19, v14, v14, v17, vb0 }
-            P.dselnx16t(&v18, &v19, &v14, &v14, &v17, <vbool_t>0xffffffffffffffff)
-            # bundle 40: { ivp_sel2nx8i v20, v18, v19, 53 }
-            P.sel2nx8i(&v20, &v18, &v19, 53)
-            # bundle 41: { ivp_sav2nx8_xp v20, a4, a7 }
-            n = <Py_ssize_t><int32_t>a7
-            r = mem_hit(m, &hit56, a4, TOUCH_N, n, 1, 1, &p, &off)
-            if r < 0:
-                return r
-            else:
-                P.sav2nx8_xp(&v20, p, &off, n)
-                a4 = hit56.base + <uint32_t>off
-            blk = 42
-            if lend == 42 and lcount != 0:
-                lcount -= 1
-                blk = lbeg
-            k += 6
+            while True:
+                # bundle 34: { ivp_labvdcmprs2nx8_xp v15, vb12, a2, a6 }
+                n = <Py_ssize_t><int32_t>a6
+                r = mem_hit(m, &hit48, a2, TOUCH_N, n, 1, 0, &p, &off)
+                if r < 0:
+                    return r
+                else:
+                    P.labvdcmprs2nx8_xp(&v15, <vbool_t>0x5555555555555555, p, &off, n)
+                    a2 = hit48.base + <uint32_t>off
+                if var == 0:
+                    # bundle 35, variant 0: { ivp_sllinx16 v16, v15, 4 }
+                    P.sllinx16(&v16, &v15, 4)
+                    # bundle 36, variant 0: { ivp_or2nx8 v17, v15, v16 }
+                    P.or2nx8(&v17, &v15, &v16)
+                else:
+                    # bundle 37, variant 1: { ivp_srlinx16 v16, v15, 4 ; ivp_sllinx16 v22, v15, 8 }
+                    P.srlinx16(&v16, &v15, 4)
+                    P.sllinx16(&v22, &v15, 8)
+                    # bundle 38, variant 1: { ivp_or2nx8 v17, v16, v22 }
+                    P.or2nx8(&v17, &v16, &v22)
+                # bundle 39: { ivp_dselnx16t v18, v19, v14, v14, v17, vb0 }
+                P.dselnx16t(&v18, &v19, &v14, &v14, &v17, <vbool_t>0xffffffffffffffff)
+                # bundle 40: { ivp_sel2nx8i v20, v18, v19, 53 }
+                P.sel2nx8i(&v20, &v18, &v19, 53)
+                # bundle 41: { ivp_sav2nx8_xp v20, a4, a7 }
+                n = <Py_ssize_t><int32_t>a7
+                r = mem_hit(m, &hit56, a4, TOUCH_N, n, 1, 1, &p, &off)
+                if r < 0:
+                    return r
+                else:
+                    P.sav2nx8_xp(&v20, p, &off, n)
+                    a4 = hit56.base + <uint32_t>off
+                blk = 42
+                if lend == 42 and lcount != 0:
+                    lcount -= 1
+                    blk = lbeg
+                k += 6
+                if blk != 34 or k >= check:
+                    break
         elif blk == 42:
             # bundle 42: extui a6, a5, 0, 5
             a6 = X.xt_extui(a5, 0, 5)
@@ -3175,85 +3192,88 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 blk = 26
             k += 25
         elif blk == 26:
-            # bundle 26: { ivp_sllin_2x32 v3, v2, 4 }
-            P.sllin_2x32(&v3, &v2, 4)
-            # bundle 27: { ivp_movnx16t v3, v2, vb1 }
-            P.movnx16t(&v3, &v2, <vbool_t>0x3333333333333333)
-            # bundle 28: { ivp_sllinx16 v4, v3, 2 }
-            P.sllinx16(&v4, &v3, 2)
-            # bundle 29: { ivp_mov2nx8t v4, v3, vb3 }
-            P.mov2nx8t(&v4, &v3, <vbool_t>0x5555555555555555)
-            if var == 1:
-                # bundle 30, variant 1: { ivp_sel2nx8 v4, v4, v4, v22 }
-                P.sel2nx8(&v4, &v4, &v4, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v22_p)
-            # bundle 31: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a10 ; ivp_oltnxf16t vb2, v16, v26, vb0 ; ivp_dselnx16t v0
-            n = <Py_ssize_t><int32_t>a10
-            r = mem_hit(m, &hit40, a2, TOUCH_N, n, 1, 0, &p, &off)
-            if r < 0:
-                return r
-            else:
-                P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x7777777777777777, p, &off, n)
-                a2 = hit40.base + <uint32_t>off
-            P.oltnxf16t(&vb2, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v16_p, &v26, <vbool_t>0xffffffffffffffff)
-            P.dselnx16t(&v0, &v1, &v21, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v14_p, &v4, <vbool_t>0xffffffffffffffff)
-            # bundle 32: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
-            P.movnx16t(&v26, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, &vb2)
-            P.babssub2nx8(&dead_vb, &v5, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v11_p, &v0)
-            # bundle 33: { ivp_negnxf16t v26, v26, vb6 ; ivp_babssub2nx8 vb11, v23, v12, v0 }
-            P.negnxf16t(&v26, &v26, &vb6)
-            P.babssub2nx8(&dead_vb, &v23, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v12_p, &v0)
-            # bundle 34: { ivp_babssub2nx8 vb4, v24, v20, v0 ; ivp_mulsupn16xr16 wv3, v5, v15, pr4 }
-            P.babssub2nx8(&dead_vb, &v24, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v20_p, &v0)
-            P.mulsupn16xr16(&wv3, &v5, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v15_p, <pr_t>0xfe00fe00fe00fe00)
-            # bundle 35: { ivp_muluupan16xr16 wv3, v0, v23, pr3 ; ivp_sel2nx8i v10, v26, v7, 53 ; ivp_babssub2nx8 vb9, v
-            P.muluupan16xr16(&wv3, &v0, &v23, <pr_t>0x480ff00)
-            P.sel2nx8i(&v10, &v26, &v7, 53)
-            P.babssub2nx8(&dead_vb, &v8, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v11_p, &v1)
-            # bundle 36: { ivp_muluupan16xr16 wv3, v24, v19, pr5 ; ivp_babssub2nx8 vb5, v25, v20, v1 }
-            P.muluupan16xr16(&wv3, &v24, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v19_p, <pr_t>0xff800000)
-            P.babssub2nx8(&dead_vb, &v25, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v20_p, &v1)
-            # bundle 37: { ivp_packvrnrnx48 v26, wv3, 0 ; ivp_mulsupn16xr16 wv1, v8, v15, pr4 ; ivp_sav2nx8_xp v10, a4,
-            P.packvrnrnx48(&v26, &wv3, 0)
-            P.mulsupn16xr16(&wv1, &v8, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v15_p, <pr_t>0xfe00fe00fe00fe00)
-            n = <Py_ssize_t><int32_t>a7
-            r = mem_hit(m, &hit56, a4, TOUCH_N, n, 1, 1, &p, &off)
-            if r < 0:
-                return r
-            else:
-                P.sav2nx8_xp(&v10, p, &off, n)
-                a4 = hit56.base + <uint32_t>off
-            P.babssub2nx8(&dead_vb, &v6, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v12_p, &v1)
-            # bundle 38: { ivp_muluupan16xr16 wv1, v1, v6, pr3 ; muluh a13, a6, a12 ; sub a5, a5, a6 }
-            P.muluupan16xr16(&wv1, &v1, &v6, <pr_t>0x480ff00)
-            a13 = X.xt_muluh(a6, a12)
-            a5 = X.xt_sub(a5, a6)
-            # bundle 39: { ivp_muluupan16xr16 wv1, v25, v19, pr5 ; ivp_babssubunx16 vb6, v9, v0, v17 ; ivp_babssubunx16
-            P.muluupan16xr16(&wv1, &v25, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v19_p, <pr_t>0xff800000)
-            P.babssubunx16(&vb6, &dead_v, &v0, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p)
-            P.babssubunx16(&vb7, &dead_v, &v1, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p)
-            a13 = X.xt_srli(a13, 1)
-            a6 = X.xt_mov(a10)
-            # bundle 40: { ivp_packvrnrnx48 v7, wv1, 0 ; slli a7, a13, 2 }
-            P.packvrnrnx48(&v7, &wv1, 0)
-            a7 = X.xt_slli(a13, 2)
-            # bundle 41: { ivp_oltnxf16t vb13, v16, v7, vb0 ; sub a11, a5, a10 }
-            P.oltnxf16t(&vb13, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v16_p, &v7, <vbool_t>0xffffffffffffffff)
-            a11 = X.xt_sub(a5, a10)
-            # bundle 42: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -48 ; movi a10, 48 }
-            P.movnx16t(&v7, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, &vb13)
-            a9 = X.xt_addi(a11, -48)
-            a10 = X.xt_movi(48)
-            # bundle 43: { ivp_negnxf16t v7, v7, vb7 ; movltz a10, a11, a9 ; bnez a5, .Lpass }
-            P.negnxf16t(&v7, &v7, &vb7)
-            a10 = X.xt_movltz(a10, a11, a9)
-            if X.xt_bnez(a5):
-                next_pc = 26
-            if next_pc >= 0:
-                blk = next_pc
-                next_pc = -1
-            else:
-                blk = 44
-            k += steps_26
+            while True:
+                # bundle 26: { ivp_sllin_2x32 v3, v2, 4 }
+                P.sllin_2x32(&v3, &v2, 4)
+                # bundle 27: { ivp_movnx16t v3, v2, vb1 }
+                P.movnx16t(&v3, &v2, <vbool_t>0x3333333333333333)
+                # bundle 28: { ivp_sllinx16 v4, v3, 2 }
+                P.sllinx16(&v4, &v3, 2)
+                # bundle 29: { ivp_mov2nx8t v4, v3, vb3 }
+                P.mov2nx8t(&v4, &v3, <vbool_t>0x5555555555555555)
+                if var == 1:
+                    # bundle 30, variant 1: { ivp_sel2nx8 v4, v4, v4, v22 }
+                    P.sel2nx8(&v4, &v4, &v4, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v22_p)
+                # bundle 31: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a10 ; ivp_oltnxf16t vb2, v16, v26, vb0 ; ivp_dselnx16
+                n = <Py_ssize_t><int32_t>a10
+                r = mem_hit(m, &hit40, a2, TOUCH_N, n, 1, 0, &p, &off)
+                if r < 0:
+                    return r
+                else:
+                    P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x7777777777777777, p, &off, n)
+                    a2 = hit40.base + <uint32_t>off
+                P.oltnxf16t(&vb2, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v16_p, &v26, <vbool_t>0xffffffffffffffff)
+                P.dselnx16t(&v0, &v1, &v21, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v14_p, &v4, <vbool_t>0xffffffffffffffff)
+                # bundle 32: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
+                P.movnx16t(&v26, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, &vb2)
+                P.babssub2nx8(&dead_vb, &v5, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v11_p, &v0)
+                # bundle 33: { ivp_negnxf16t v26, v26, vb6 ; ivp_babssub2nx8 vb11, v23, v12, v0 }
+                P.negnxf16t(&v26, &v26, &vb6)
+                P.babssub2nx8(&dead_vb, &v23, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v12_p, &v0)
+                # bundle 34: { ivp_babssub2nx8 vb4, v24, v20, v0 ; ivp_mulsupn16xr16 wv3, v5, v15, pr4 }
+                P.babssub2nx8(&dead_vb, &v24, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v20_p, &v0)
+                P.mulsupn16xr16(&wv3, &v5, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v15_p, <pr_t>0xfe00fe00fe00fe00)
+                # bundle 35: { ivp_muluupan16xr16 wv3, v0, v23, pr3 ; ivp_sel2nx8i v10, v26, v7, 53 ; ivp_babssub2nx8 vb
+                P.muluupan16xr16(&wv3, &v0, &v23, <pr_t>0x480ff00)
+                P.sel2nx8i(&v10, &v26, &v7, 53)
+                P.babssub2nx8(&dead_vb, &v8, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v11_p, &v1)
+                # bundle 36: { ivp_muluupan16xr16 wv3, v24, v19, pr5 ; ivp_babssub2nx8 vb5, v25, v20, v1 }
+                P.muluupan16xr16(&wv3, &v24, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v19_p, <pr_t>0xff800000)
+                P.babssub2nx8(&dead_vb, &v25, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v20_p, &v1)
+                # bundle 37: { ivp_packvrnrnx48 v26, wv3, 0 ; ivp_mulsupn16xr16 wv1, v8, v15, pr4 ; ivp_sav2nx8_xp v10,
+                P.packvrnrnx48(&v26, &wv3, 0)
+                P.mulsupn16xr16(&wv1, &v8, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v15_p, <pr_t>0xfe00fe00fe00fe00)
+                n = <Py_ssize_t><int32_t>a7
+                r = mem_hit(m, &hit56, a4, TOUCH_N, n, 1, 1, &p, &off)
+                if r < 0:
+                    return r
+                else:
+                    P.sav2nx8_xp(&v10, p, &off, n)
+                    a4 = hit56.base + <uint32_t>off
+                P.babssub2nx8(&dead_vb, &v6, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v12_p, &v1)
+                # bundle 38: { ivp_muluupan16xr16 wv1, v1, v6, pr3 ; muluh a13, a6, a12 ; sub a5, a5, a6 }
+                P.muluupan16xr16(&wv1, &v1, &v6, <pr_t>0x480ff00)
+                a13 = X.xt_muluh(a6, a12)
+                a5 = X.xt_sub(a5, a6)
+                # bundle 39: { ivp_muluupan16xr16 wv1, v25, v19, pr5 ; ivp_babssubunx16 vb6, v9, v0, v17 ; ivp_babssubun
+                P.muluupan16xr16(&wv1, &v25, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v19_p, <pr_t>0xff800000)
+                P.babssubunx16(&vb6, &dead_v, &v0, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p)
+                P.babssubunx16(&vb7, &dead_v, &v1, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p)
+                a13 = X.xt_srli(a13, 1)
+                a6 = X.xt_mov(a10)
+                # bundle 40: { ivp_packvrnrnx48 v7, wv1, 0 ; slli a7, a13, 2 }
+                P.packvrnrnx48(&v7, &wv1, 0)
+                a7 = X.xt_slli(a13, 2)
+                # bundle 41: { ivp_oltnxf16t vb13, v16, v7, vb0 ; sub a11, a5, a10 }
+                P.oltnxf16t(&vb13, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v16_p, &v7, <vbool_t>0xffffffffffffffff)
+                a11 = X.xt_sub(a5, a10)
+                # bundle 42: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -48 ; movi a10, 48 }
+                P.movnx16t(&v7, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, &vb13)
+                a9 = X.xt_addi(a11, -48)
+                a10 = X.xt_movi(48)
+                # bundle 43: { ivp_negnxf16t v7, v7, vb7 ; movltz a10, a11, a9 ; bnez a5, .Lpass }
+                P.negnxf16t(&v7, &v7, &vb7)
+                a10 = X.xt_movltz(a10, a11, a9)
+                if X.xt_bnez(a5):
+                    next_pc = 26
+                if next_pc >= 0:
+                    blk = next_pc
+                    next_pc = -1
+                else:
+                    blk = 44
+                k += steps_26
+                if blk != 26 or k >= check:
+                    break
         elif blk == 44:
             # bundle 44: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v16_p, &v26, <vbool_t>0xffffffffffffffff)
@@ -4187,39 +4207,42 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             blk = 24
             k += 7
         elif blk == 24:
-            # bundle 24: { ivp_labvdcmprs2nx8_xp v25, vb9, a12, a13 }
-            if choice_v17 == 0:
-                n = <Py_ssize_t><int32_t>a13
-                r = mem_hit(m, &hit38, a12, TOUCH_N, n, 1, 0, &p, &off)
-                if r < 0:
-                    return r
+            while True:
+                # bundle 24: { ivp_labvdcmprs2nx8_xp v25, vb9, a12, a13 }
+                if choice_v17 == 0:
+                    n = <Py_ssize_t><int32_t>a13
+                    r = mem_hit(m, &hit38, a12, TOUCH_N, n, 1, 0, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.labvdcmprs2nx8_xp(&v25, <vbool_t>0x3333333333333333, p, &off, n)
+                        a12 = hit38.base + <uint32_t>off
                 else:
-                    P.labvdcmprs2nx8_xp(&v25, <vbool_t>0x3333333333333333, p, &off, n)
-                    a12 = hit38.base + <uint32_t>off
-            else:
-                n = <Py_ssize_t><int32_t>a13
-                r = mem_hit(m, &hit38, a12, TOUCH_N, n, 1, 0, &p, &off)
-                if r < 0:
-                    return r
-                else:
-                    P.labvdcmprs2nx8_xp(&v25, <vbool_t>0xcccccccccccccccc, p, &off, n)
-                    a12 = hit38.base + <uint32_t>off
-            if vbit & 0xff:
-                # bundle 25, variants 0, 1, 2, 3, 4, 5, 6, 7: { ivp_cvtf32nxf16_0 v25, v25 }
-                P.cvtf32nxf16_0(&v25, &v25)
-            # bundle 26: { ivp_srln_2x32 v14, v25, v5 ; add a11, a11, a3 }
-            P.srln_2x32(&v14, &v25, <vec_t*>q7k_tx_quantize_mx_0_v5_p)
-            a11 = X.xt_add(a11, a3)
-            # bundle 27: { ivp_and2nx8 v14, v14, v10 ; mov a12, a11 }
-            P.and2nx8(&v14, &v14, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
-            a12 = X.xt_mov(a11)
-            # bundle 28: { ivp_bmaxn_2x32 vb1, v4, v4, v14 }
-            P.bmaxn_2x32(&dead_vb, &v4, &v4, &v14)
-            blk = 29
-            if lend == 29 and lcount != 0:
-                lcount -= 1
-                blk = lbeg
-            k += steps_24
+                    n = <Py_ssize_t><int32_t>a13
+                    r = mem_hit(m, &hit38, a12, TOUCH_N, n, 1, 0, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.labvdcmprs2nx8_xp(&v25, <vbool_t>0xcccccccccccccccc, p, &off, n)
+                        a12 = hit38.base + <uint32_t>off
+                if vbit & 0xff:
+                    # bundle 25, variants 0, 1, 2, 3, 4, 5, 6, 7: { ivp_cvtf32nxf16_0 v25, v25 }
+                    P.cvtf32nxf16_0(&v25, &v25)
+                # bundle 26: { ivp_srln_2x32 v14, v25, v5 ; add a11, a11, a3 }
+                P.srln_2x32(&v14, &v25, <vec_t*>q7k_tx_quantize_mx_0_v5_p)
+                a11 = X.xt_add(a11, a3)
+                # bundle 27: { ivp_and2nx8 v14, v14, v10 ; mov a12, a11 }
+                P.and2nx8(&v14, &v14, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
+                a12 = X.xt_mov(a11)
+                # bundle 28: { ivp_bmaxn_2x32 vb1, v4, v4, v14 }
+                P.bmaxn_2x32(&dead_vb, &v4, &v4, &v14)
+                blk = 29
+                if lend == 29 and lcount != 0:
+                    lcount -= 1
+                    blk = lbeg
+                k += steps_24
+                if blk != 24 or k >= check:
+                    break
         elif blk == 29:
             # bundle 29: { ivp_seln_2x32 v26, v4, v4, v11 }
             if Q7_BYTE_MOVES:
@@ -4322,139 +4345,142 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
             blk = 54
             k += steps_29
         elif blk == 54:
-            # bundle 54: { ivp_labvdcmprs2nx8_xp v14, vb9, a12, a13 ; add a11, a11, a3 }
-            if choice_v17 == 0:
-                n = <Py_ssize_t><int32_t>a13
-                r = mem_hit(m, &hit78, a12, TOUCH_N, n, 1, 0, &p, &off)
+            while True:
+                # bundle 54: { ivp_labvdcmprs2nx8_xp v14, vb9, a12, a13 ; add a11, a11, a3 }
+                if choice_v17 == 0:
+                    n = <Py_ssize_t><int32_t>a13
+                    r = mem_hit(m, &hit78, a12, TOUCH_N, n, 1, 0, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.labvdcmprs2nx8_xp(&v14, <vbool_t>0x3333333333333333, p, &off, n)
+                        a12 = hit78.base + <uint32_t>off
+                else:
+                    n = <Py_ssize_t><int32_t>a13
+                    r = mem_hit(m, &hit78, a12, TOUCH_N, n, 1, 0, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.labvdcmprs2nx8_xp(&v14, <vbool_t>0xcccccccccccccccc, p, &off, n)
+                        a12 = hit78.base + <uint32_t>off
+                a11 = X.xt_add(a11, a3)
+                if vbit & 0xff:
+                    # bundle 55, variants 0, 1, 2, 3, 4, 5, 6, 7: { ivp_cvtf32nxf16_0 v14, v14 }
+                    P.cvtf32nxf16_0(&v14, &v14)
+                # bundle 56: { ivp_srlin_2x32 v26, v14, 31 ; ivp_ultn_2xf32t vb6, v14, v14, vb0 ; ivp_mulus4tn16xr16 wv0
+                P.srlin_2x32(&v26, &v14, 31)
+                P.ultn_2xf32t(&vb6, &v14, &v14, <vbool_t>0xffffffffffffffff)
+                P.mulus4tn16xr16(&wv0, <vec_t*>q7k_tx_quantize_mx_0_v31_p, <vec_t*>q7k_tx_quantize_mx_0_v7_p, pr8)
+                # bundle 57: { ivp_sllin_2x32 v27, v14, 1 ; ivp_srln_2x32 v28, v14, v5 ; ivp_mulus4tan16xr16 wv0, v0, v1
+                P.sllin_2x32(&v27, &v14, 1)
+                P.srln_2x32(&v28, &v14, <vec_t*>q7k_tx_quantize_mx_0_v5_p)
+                P.mulus4tan16xr16(&wv0, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v12_p, pr9)
+                # bundle 58: { ivp_sllin_2x32 v26, v26, 7 ; ivp_srlin_2x32 v27, v27, 1 ; ivp_mulus4tan16xr16 wv0, v0, v1
+                P.sllin_2x32(&v26, &v26, 7)
+                P.srlin_2x32(&v27, &v27, 1)
+                P.mulus4tan16xr16(&wv0, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v16_p, pr10)
+                # bundle 59: { ivp_and2nx8 v28, v28, v10 ; ivp_floatn_2x32 v29, v27, 0 ; ivp_mulus4tan16xr16 wv0, v0, v3
+                P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
+                P.floatn_2x32(&v29, &v27, 0)
+                P.mulus4tan16xr16(&wv0, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v31_p, pr11)
+                # bundle 60: { ivp_eqn_2x32 vb3, v28, v0 ; ivp_eqn_2x32 vb5, v28, v10 }
+                P.eqn_2x32(&vb3, &v28, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
+                P.eqn_2x32(&vb5, &v28, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
+                if vbit & 0xf0f:
+                    # bundle 61, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v27, v29, vb3 }
+                    P.movn_2x32t(&v27, &v29, &vb3)
+                else:
+                    # bundle 62, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_movn_2x32t v27, v29, vb3 ; ivp_movn_2x32t v2
+                    P.movn_2x32t(&v27, &v29, &vb3)
+                    P.movn_2x32t(&v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &vb8)
+                # bundle 63: { ivp_srlin_2x32 v28, v27, 23 ; ivp_sllin_2x32 v29, v27, 9 }
+                P.srlin_2x32(&v28, &v27, 23)
+                P.sllin_2x32(&v29, &v27, 9)
+                # bundle 64: { ivp_eqn_2x32 vb4, v27, v0 ; ivp_srlin_2x32 v29, v29, 18 }
+                P.eqn_2x32(&vb4, &v27, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
+                P.srlin_2x32(&v29, &v29, 18)
+                # bundle 65: { ivp_or2nx8 v29, v29, v21 }
+                P.or2nx8(&v29, &v29, <vec_t*>q7k_tx_quantize_mx_0_v21_p)
+                # bundle 66: { ivp_subn_2x32 v4, v28, v18 }
+                P.subn_2x32(&v4, &v28, <vec_t*>q7k_tx_quantize_mx_0_v18_p)
+                # bundle 67: { ivp_movn_2x32t v28, v4, vb3 }
+                P.movn_2x32t(&v28, &v4, &vb3)
+                # bundle 68: { ivp_movn_2x32t v28, v19, vb5 ; ivp_and2nx8 v4, v0, v0 }
+                P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v19_p, &vb5)
+                P.and2nx8(&v4, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
+                if vbit & 0xf0f:
+                    # bundle 69, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v28, v8, vb4 }
+                    P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v8_p, &vb4)
+                else:
+                    # bundle 70, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_movn_2x32t v28, v8, vb4 ; ivp_movn_2x32t v4,
+                    P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v8_p, &vb4)
+                    P.movn_2x32t(&v4, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb8)
+                # bundle 71: { ivp_movn_2x32t v4, v10, vb6 ; mov a12, a11 }
+                P.movn_2x32t(&v4, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb6)
+                a12 = X.xt_mov(a11)
+                # bundle 72: { ivp_selnx16 v23, v29, v29, v20 ; ivp_selnx16 v24, v28, v28, v20 }
+                P.selnx16(&v23, &v29, &v29, <vec_t*>q7k_tx_quantize_mx_0_v20_p)
+                P.selnx16(&v24, &v28, &v28, <vec_t*>q7k_tx_quantize_mx_0_v20_p)
+                # bundle 73: { ivp_selnx16 v25, v26, v26, v20 ; ivp_selnx16 v4, v4, v4, v20 }
+                P.selnx16(&v25, &v26, &v26, <vec_t*>q7k_tx_quantize_mx_0_v20_p)
+                P.selnx16(&v4, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v20_p)
+                # bundle 74: { ivp_muluupan16xr16 wv0, v24, v23, pr2 ; ivp_neqnx16 vb7, v4, v0 }
+                P.muluupan16xr16(&wv0, &v24, &v23, <pr_t>0x80000001)
+                P.neqnx16(&vb7, &v4, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
+                # bundle 75: { ivp_packvrnrnx48 v24, wv0, 15 }
+                P.packvrnrnx48(&v24, &wv0, 15)
+                # bundle 76: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
+                P.subnx16(&v26, &v2, &v24)
+                P.subnx16(&v27, &v24, &v2)
+                # bundle 77: { ivp_bmaxnx16 vb1, v26, v26, v0 ; ivp_bmaxnx16 vb2, v27, v27, v0 }
+                P.bmaxnx16(&dead_vb, &v26, &v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
+                P.bmaxnx16(&dead_vb, &v27, &v27, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
+                # bundle 78: { ivp_addnx16 v26, v26, v3 ; ivp_sllinx16 v27, v27, 3 }
+                P.addnx16(&v26, &v26, &v3)
+                P.sllinx16(&v27, &v27, imm[1])
+                # bundle 79: { ivp_srlnx16 v28, v23, v26 ; ivp_subnx16 v29, v26, v1 }
+                P.srlnx16(&v28, &v23, &v26)
+                P.subnx16(&v29, &v26, <vec_t*>q7k_tx_quantize_mx_0_v1_p)
+                # bundle 80: { ivp_and2nx8 v28, v28, v1 ; ivp_sllnx16 v29, v1, v29 }
+                P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_quantize_mx_0_v1_p)
+                P.sllnx16(&v29, <vec_t*>q7k_tx_quantize_mx_0_v1_p, &v29)
+                # bundle 81: { ivp_subnx16 v29, v29, v1 }
+                P.subnx16(&v29, &v29, <vec_t*>q7k_tx_quantize_mx_0_v1_p)
+                # bundle 82: { ivp_addnx16 v29, v29, v28 }
+                P.addnx16(&v29, &v29, &v28)
+                # bundle 83: { ivp_addnx16 v29, v29, v23 }
+                P.addnx16(&v29, &v29, &v23)
+                # bundle 84: { ivp_srlnx16 v29, v29, v26 }
+                P.srlnx16(&v29, &v29, &v26)
+                # bundle 85: { ivp_addnx16 v27, v27, v29 }
+                P.addnx16(&v27, &v27, &v29)
+                # bundle 86: { ivp_bminnx16 vb1, v27, v27, v9 }
+                P.bminnx16(&dead_vb, &v27, &v27, &v9)
+                # bundle 87: { ivp_or2nx8 v27, v27, v25 }
+                P.or2nx8(&v27, &v27, &v25)
+                # bundle 88: { ivp_or2nx8 v4, v22, v25 }
+                P.or2nx8(&v4, &v22, &v25)
+                # bundle 89: { ivp_movnx16t v27, v4, vb7 }
+                P.movnx16t(&v27, &v4, &vb7)
+                # bundle 90: { ivp_sel2nx8i v14, v27, v27, 0 ; mov a14, a15 }
+                P.sel2nx8i(&v14, &v27, &v27, 0)
+                a14 = X.xt_mov(a15)
+                # bundle 91: { ivp_sav2nx8_xp v14, a14, a10 ; add a15, a15, a6 }
+                n = <Py_ssize_t><int32_t>a10
+                r = mem_hit(m, &hit140, a14, TOUCH_N, n, 1, 1, &p, &off)
                 if r < 0:
                     return r
                 else:
-                    P.labvdcmprs2nx8_xp(&v14, <vbool_t>0x3333333333333333, p, &off, n)
-                    a12 = hit78.base + <uint32_t>off
-            else:
-                n = <Py_ssize_t><int32_t>a13
-                r = mem_hit(m, &hit78, a12, TOUCH_N, n, 1, 0, &p, &off)
-                if r < 0:
-                    return r
-                else:
-                    P.labvdcmprs2nx8_xp(&v14, <vbool_t>0xcccccccccccccccc, p, &off, n)
-                    a12 = hit78.base + <uint32_t>off
-            a11 = X.xt_add(a11, a3)
-            if vbit & 0xff:
-                # bundle 55, variants 0, 1, 2, 3, 4, 5, 6, 7: { ivp_cvtf32nxf16_0 v14, v14 }
-                P.cvtf32nxf16_0(&v14, &v14)
-            # bundle 56: { ivp_srlin_2x32 v26, v14, 31 ; ivp_ultn_2xf32t vb6, v14, v14, vb0 ; ivp_mulus4tn16xr16 wv0, v3
-            P.srlin_2x32(&v26, &v14, 31)
-            P.ultn_2xf32t(&vb6, &v14, &v14, <vbool_t>0xffffffffffffffff)
-            P.mulus4tn16xr16(&wv0, <vec_t*>q7k_tx_quantize_mx_0_v31_p, <vec_t*>q7k_tx_quantize_mx_0_v7_p, pr8)
-            # bundle 57: { ivp_sllin_2x32 v27, v14, 1 ; ivp_srln_2x32 v28, v14, v5 ; ivp_mulus4tan16xr16 wv0, v0, v12, p
-            P.sllin_2x32(&v27, &v14, 1)
-            P.srln_2x32(&v28, &v14, <vec_t*>q7k_tx_quantize_mx_0_v5_p)
-            P.mulus4tan16xr16(&wv0, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v12_p, pr9)
-            # bundle 58: { ivp_sllin_2x32 v26, v26, 7 ; ivp_srlin_2x32 v27, v27, 1 ; ivp_mulus4tan16xr16 wv0, v0, v16, p
-            P.sllin_2x32(&v26, &v26, 7)
-            P.srlin_2x32(&v27, &v27, 1)
-            P.mulus4tan16xr16(&wv0, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v16_p, pr10)
-            # bundle 59: { ivp_and2nx8 v28, v28, v10 ; ivp_floatn_2x32 v29, v27, 0 ; ivp_mulus4tan16xr16 wv0, v0, v31, p
-            P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
-            P.floatn_2x32(&v29, &v27, 0)
-            P.mulus4tan16xr16(&wv0, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v31_p, pr11)
-            # bundle 60: { ivp_eqn_2x32 vb3, v28, v0 ; ivp_eqn_2x32 vb5, v28, v10 }
-            P.eqn_2x32(&vb3, &v28, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
-            P.eqn_2x32(&vb5, &v28, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
-            if vbit & 0xf0f:
-                # bundle 61, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v27, v29, vb3 }
-                P.movn_2x32t(&v27, &v29, &vb3)
-            else:
-                # bundle 62, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_movn_2x32t v27, v29, vb3 ; ivp_movn_2x32t v26, v
-                P.movn_2x32t(&v27, &v29, &vb3)
-                P.movn_2x32t(&v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &vb8)
-            # bundle 63: { ivp_srlin_2x32 v28, v27, 23 ; ivp_sllin_2x32 v29, v27, 9 }
-            P.srlin_2x32(&v28, &v27, 23)
-            P.sllin_2x32(&v29, &v27, 9)
-            # bundle 64: { ivp_eqn_2x32 vb4, v27, v0 ; ivp_srlin_2x32 v29, v29, 18 }
-            P.eqn_2x32(&vb4, &v27, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
-            P.srlin_2x32(&v29, &v29, 18)
-            # bundle 65: { ivp_or2nx8 v29, v29, v21 }
-            P.or2nx8(&v29, &v29, <vec_t*>q7k_tx_quantize_mx_0_v21_p)
-            # bundle 66: { ivp_subn_2x32 v4, v28, v18 }
-            P.subn_2x32(&v4, &v28, <vec_t*>q7k_tx_quantize_mx_0_v18_p)
-            # bundle 67: { ivp_movn_2x32t v28, v4, vb3 }
-            P.movn_2x32t(&v28, &v4, &vb3)
-            # bundle 68: { ivp_movn_2x32t v28, v19, vb5 ; ivp_and2nx8 v4, v0, v0 }
-            P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v19_p, &vb5)
-            P.and2nx8(&v4, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
-            if vbit & 0xf0f:
-                # bundle 69, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v28, v8, vb4 }
-                P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v8_p, &vb4)
-            else:
-                # bundle 70, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_movn_2x32t v28, v8, vb4 ; ivp_movn_2x32t v4, v10
-                P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v8_p, &vb4)
-                P.movn_2x32t(&v4, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb8)
-            # bundle 71: { ivp_movn_2x32t v4, v10, vb6 ; mov a12, a11 }
-            P.movn_2x32t(&v4, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb6)
-            a12 = X.xt_mov(a11)
-            # bundle 72: { ivp_selnx16 v23, v29, v29, v20 ; ivp_selnx16 v24, v28, v28, v20 }
-            P.selnx16(&v23, &v29, &v29, <vec_t*>q7k_tx_quantize_mx_0_v20_p)
-            P.selnx16(&v24, &v28, &v28, <vec_t*>q7k_tx_quantize_mx_0_v20_p)
-            # bundle 73: { ivp_selnx16 v25, v26, v26, v20 ; ivp_selnx16 v4, v4, v4, v20 }
-            P.selnx16(&v25, &v26, &v26, <vec_t*>q7k_tx_quantize_mx_0_v20_p)
-            P.selnx16(&v4, &v4, &v4, <vec_t*>q7k_tx_quantize_mx_0_v20_p)
-            # bundle 74: { ivp_muluupan16xr16 wv0, v24, v23, pr2 ; ivp_neqnx16 vb7, v4, v0 }
-            P.muluupan16xr16(&wv0, &v24, &v23, <pr_t>0x80000001)
-            P.neqnx16(&vb7, &v4, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
-            # bundle 75: { ivp_packvrnrnx48 v24, wv0, 15 }
-            P.packvrnrnx48(&v24, &wv0, 15)
-            # bundle 76: { ivp_subnx16 v26, v2, v24 ; ivp_subnx16 v27, v24, v2 }
-            P.subnx16(&v26, &v2, &v24)
-            P.subnx16(&v27, &v24, &v2)
-            # bundle 77: { ivp_bmaxnx16 vb1, v26, v26, v0 ; ivp_bmaxnx16 vb2, v27, v27, v0 }
-            P.bmaxnx16(&dead_vb, &v26, &v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
-            P.bmaxnx16(&dead_vb, &v27, &v27, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
-            # bundle 78: { ivp_addnx16 v26, v26, v3 ; ivp_sllinx16 v27, v27, 3 }
-            P.addnx16(&v26, &v26, &v3)
-            P.sllinx16(&v27, &v27, imm[1])
-            # bundle 79: { ivp_srlnx16 v28, v23, v26 ; ivp_subnx16 v29, v26, v1 }
-            P.srlnx16(&v28, &v23, &v26)
-            P.subnx16(&v29, &v26, <vec_t*>q7k_tx_quantize_mx_0_v1_p)
-            # bundle 80: { ivp_and2nx8 v28, v28, v1 ; ivp_sllnx16 v29, v1, v29 }
-            P.and2nx8(&v28, &v28, <vec_t*>q7k_tx_quantize_mx_0_v1_p)
-            P.sllnx16(&v29, <vec_t*>q7k_tx_quantize_mx_0_v1_p, &v29)
-            # bundle 81: { ivp_subnx16 v29, v29, v1 }
-            P.subnx16(&v29, &v29, <vec_t*>q7k_tx_quantize_mx_0_v1_p)
-            # bundle 82: { ivp_addnx16 v29, v29, v28 }
-            P.addnx16(&v29, &v29, &v28)
-            # bundle 83: { ivp_addnx16 v29, v29, v23 }
-            P.addnx16(&v29, &v29, &v23)
-            # bundle 84: { ivp_srlnx16 v29, v29, v26 }
-            P.srlnx16(&v29, &v29, &v26)
-            # bundle 85: { ivp_addnx16 v27, v27, v29 }
-            P.addnx16(&v27, &v27, &v29)
-            # bundle 86: { ivp_bminnx16 vb1, v27, v27, v9 }
-            P.bminnx16(&dead_vb, &v27, &v27, &v9)
-            # bundle 87: { ivp_or2nx8 v27, v27, v25 }
-            P.or2nx8(&v27, &v27, &v25)
-            # bundle 88: { ivp_or2nx8 v4, v22, v25 }
-            P.or2nx8(&v4, &v22, &v25)
-            # bundle 89: { ivp_movnx16t v27, v4, vb7 }
-            P.movnx16t(&v27, &v4, &vb7)
-            # bundle 90: { ivp_sel2nx8i v14, v27, v27, 0 ; mov a14, a15 }
-            P.sel2nx8i(&v14, &v27, &v27, 0)
-            a14 = X.xt_mov(a15)
-            # bundle 91: { ivp_sav2nx8_xp v14, a14, a10 ; add a15, a15, a6 }
-            n = <Py_ssize_t><int32_t>a10
-            r = mem_hit(m, &hit140, a14, TOUCH_N, n, 1, 1, &p, &off)
-            if r < 0:
-                return r
-            else:
-                P.sav2nx8_xp(&v14, p, &off, n)
-                a14 = hit140.base + <uint32_t>off
-            a15 = X.xt_add(a15, a6)
-            blk = 92
-            if lend == 92 and lcount != 0:
-                lcount -= 1
-                blk = lbeg
-            k += steps_54
+                    P.sav2nx8_xp(&v14, p, &off, n)
+                    a14 = hit140.base + <uint32_t>off
+                a15 = X.xt_add(a15, a6)
+                blk = 92
+                if lend == 92 and lcount != 0:
+                    lcount -= 1
+                    blk = lbeg
+                k += steps_54
+                if blk != 54 or k >= check:
+                    break
         elif blk == 92:
             # bundle 92: add a2, a2, a13
             a2 = X.xt_add(a2, a13)
