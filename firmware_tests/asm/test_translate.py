@@ -1566,3 +1566,88 @@ def test_a_budget_spent_inside_a_pass_loop_leaves_the_interpreters_bytes(index):
             got.append(dst)
         assert np.array_equal(got[0], got[1]), budget
         assert (got[0] != 0xA5).any() and (got[0] == 0xA5).any(), budget     # stopped inside the loop
+
+
+# ------------------------------------------------------------------------------------------------ uniform lane masks
+def test_uniform_lane_masks_on_a_small_program():
+    """docs/asm.md §9, uniform lane masks: a merge reads its lane mask as filling its lanes whole where every write
+    reaching it is a whole write on lanes as wide or a multiple as wide; not where a write is merged under a data
+    predicate, is on narrower lanes, or the call's entry value may reach it (no lane-mask op writes 8-bit lanes)."""
+    prog = assemble("""
+        { ivp_eqnx16 vb0, v0, v0 }                      # known all-true
+        { ivp_ltunx16 vb4, v2, v3 }                     # a data predicate (bits)
+        { ivp_oltnxf16t vb1, v2, v3, vb0 }              # row 2: whole, 16-bit lanes
+        { ivp_movnx16t v4, v5, vb1 }                    # row 3: uniform
+        { ivp_oltnxf16t vb3, v2, v3, vb4 }              # row 4: merged under a data predicate
+        { ivp_movnx16t v6, v5, vb3 }                    # row 5: not uniform
+        { ivp_babssubunx16 vb5, v7, v2, v3 }            # row 6: a flag, whole, 16-bit lanes
+        { ivp_negnxf16t v8, v8, vb5 }                   # row 7: uniform
+        { ivp_eqn_2x32 vb6, v2, v3 }                    # row 8: 32-bit lanes
+        { ivp_movnx16t v9, v5, vb6 }                    # row 9: a 16-bit merge under 32-bit lanes: uniform
+        { ivp_movn_2x32t v12, v5, vb5 }                 # row 10: a 32-bit merge under 16-bit lanes: not uniform
+        { ivp_movnx16t v13, v5, vb2 }                   # row 11: vb2 from the entry: not uniform
+        { ivp_oltnxf16t vb2, v2, v3, vb0 }
+        { ivp_movnx16t v14, v5, vb2 }                   # row 13: uniform (the write above reaches it alone)
+        { ivp_sav2nx8_xp v4, a4, a7 }
+        retw
+    """)
+    tx = TX.plan("t", [prog])
+    assert {("vb", n) for n in (1, 2, 3, 5, 6)} <= tx.masks
+    assert tx.uniform_reads == {3, 7, 9, 13}
+    text = TX.render(tx, [prog])
+    assert "P.movnx16t(&v4, &v5, <vumask_t*>&vb1)" in text and "P.movnx16t(&v6, &v5, &vb3)" in text
+
+
+def _uniform_claims(program: Program, extra: tuple[int, ...] = ()) -> dict[tuple[str, tuple[int, ...]], int]:
+    """The merges of ``program`` whose lane mask the analysis (and ``extra``: rows claimed besides) calls uniform, as
+    a trace shows their executions (:func:`_fact_key`) -> their lane width in bytes."""
+    facts = TX.op_facts(program)
+    out = {}
+    for row in sorted(TX.plan("t", [program]).uniform_reads | set(extra)):
+        f = facts[row]
+        k = next(i for i, o in enumerate(f.op.operands) if o.name == f.op.merge_under)
+        out[_fact_key(f)] = 64 // f.op.operands[k].lanes
+    return out
+
+
+def _nonuniform_reads(program: Program, kernel: str, claims: dict) -> tuple[int, list[tuple[int, str]]]:
+    """In an interpreted run with a trace, the executions of the claimed merges (:func:`_uniform_claims`) whose
+    predicate's bits differ within one of their lanes: (executions checked, (seq, op) of each that differs)."""
+    t = _traced(program, kernel, 11)
+    checked, bad = 0, []
+    for i in range(len(t)):
+        op = t[i]
+        width = claims.get(_trace_key(op))
+        if width is None:
+            continue
+        pred = next(o for o in op.operands if o.role_name == "src" and _KIND_FILE.get(o.kind) == "vb")
+        bits, lane = int.from_bytes(bytes(pred.data), "little"), (1 << width) - 1
+        checked += 1
+        if any((bits >> (width * k)) & lane not in (0, lane) for k in range(64 // width)):
+            bad.append((op.seq, op.op))
+    return checked, bad
+
+
+@pytest.mark.parametrize("index", [i for i in SHAPES if TX.plan("t", [CONFIGS[i][1]]).uniform_reads],
+                         ids=lambda i: IDS[i])
+def test_a_uniform_lane_mask_fills_its_lanes_at_every_read(index):
+    """Every execution of a merge the analysis reads uniform, in the interpreter, sees a predicate whose bits agree
+    within each of its lanes (so its lane mask's bytes do)."""
+    kernel, program = CONFIGS[index]
+    checked, bad = _nonuniform_reads(program, kernel, _uniform_claims(program))
+    assert checked > 0 and not bad, bad[:4]
+
+
+def test_a_lane_mask_the_entry_reaches_called_uniform_is_caught():
+    """The check above fails when the analysis is wrong: group 0's sign flip of the odd codes reads vb6 a pass late,
+    so the first pass reads the register file's vb6; the call's entry given bits that differ within 16-bit lanes, a
+    claim that this read is uniform fails, and the analysis's own claims still hold."""
+    kernel, program = CONFIGS[0]
+    prefix = _load_source("v31") + "{ ivp_ltu2nx8 vb6, v0, v31 }\n"       # byte lanes: source byte > 0
+    wrong = _prefixed(program, prefix)
+    facts = TX.op_facts(wrong)
+    late = [f.row for f in facts if f.op.mnemonic == "negnxf16t" and f.values[2] == 6]
+    assert late and not set(late) & TX.plan("t", [wrong]).uniform_reads
+    assert _nonuniform_reads(wrong, kernel, _uniform_claims(wrong))[1] == []
+    checked, bad = _nonuniform_reads(wrong, kernel, _uniform_claims(wrong, tuple(late)))
+    assert bad and {op for _, op in bad} == {"negnxf16t"}

@@ -1154,6 +1154,45 @@ def lane_masks(facts: Sequence[OpFacts], known: Iterable[Reg] = (), dropped: Ite
     return {r for r in used if r not in barred and r not in skip and r in written and r in read}
 
 
+
+def uniform_mask_reads(facts: Sequence[OpFacts], shape: Shape, masks: set[Reg], known: dict[Reg, int],
+                       variants: int = 1) -> set[int]:
+    """The merges (docs/asm.md §9, uniform lane masks) whose lane-mask predicate (``masks``) is known to fill each of
+    their lanes whole: an op that merges under a lane mask (``Op.merge_under``, one of its ``lane_mask`` operands) on
+    lanes of 2 or 4 bytes, where every write of the mask that may reach it (:func:`reaching_writers`; the call's
+    entry value must not, as the register file's bits are any bits) is a vbool output on lanes as wide or a multiple
+    as wide, written whole: not merged under a predicate, or merged under the known all-true one (``known``). There
+    every byte of a lane equals its first byte, the one whose bit is the lane's predicate, and the merge blends the
+    bytes as they are instead of spreading that byte over the lane first (src/primitives/q7regs.pxd vumask_t).
+    Family rows, in ``facts``' (exact) form."""
+    all_true = (1 << 64) - 1
+    out: set[int] = set()
+    for f in facts:
+        if not f.ivp or f.op.merge_under not in f.op.lane_mask:
+            continue
+        k = next(i for i, o in enumerate(f.op.operands) if o.name == f.op.merge_under)
+        width = 64 // f.op.operands[k].lanes
+        reg = ("vb", f.values[k])
+        if width < 2 or reg not in masks:
+            continue
+        writers = reaching_writers(shape, f, reg, variants)
+        if writers and all(_fills_lanes(w, reg, width, known, all_true) for w in writers):
+            out.add(f.row)
+    return out
+
+
+def _fills_lanes(w: OpFacts, reg: Reg, width: int, known: dict[Reg, int], all_true: int) -> bool:
+    """Whether op ``w`` writes vbool ``reg`` whole on lanes of a multiple of ``width`` bytes (uniform_mask_reads)."""
+    ops = w.op.operands
+    outs = [o for j, o in enumerate(ops) if o.kind == T.VBOOL and o.role != T.SRC and ("vb", w.values[j]) == reg]
+    if len(outs) != 1 or (64 // outs[0].lanes) % width:
+        return False
+    if not w.op.merge_under or w.op.merge_under == outs[0].name:
+        return not w.op.merge_under
+    p = next(j for j, o in enumerate(ops) if o.name == w.op.merge_under)
+    return ops[p].kind == T.VBOOL and known.get(("vb", w.values[p])) == all_true
+
+
 # ------------------------------------------------------------------------------------------------ families
 @dataclass
 class Family:
@@ -1321,7 +1360,8 @@ class Translation:
     whose readers take that value as a constant, one call per row; ``chunks``: the lookups run as their chunk forms
     (family row -> the chunk of each output, :func:`lookup_chunks`); ``imm_checks``: the runtime immediates those
     rest on, with the values the family's programs have there ((row, slot) -> values): a program with another value
-    there runs on the interpreter."""
+    there runs on the interpreter; ``uniform_reads``: the merges whose lane mask fills their lanes whole (family rows,
+    :func:`uniform_mask_reads`), which blend it without spreading it."""
 
     name: str
     keys: list[str]
@@ -1343,6 +1383,7 @@ class Translation:
     choice_predicates: dict[Reg, tuple[Reg, tuple[int, ...]]] = field(default_factory=dict)
     chunks: dict[int, tuple[int, ...]] = field(default_factory=dict)
     imm_checks: dict[tuple[int, int], frozenset[int]] = field(default_factory=dict)
+    uniform_reads: set[int] = field(default_factory=set)
 
     def choice_name(self, row: int, n: int) -> str:
         """The C name of the ``n``-th row the load of family row ``row`` may find (:attr:`choices`)."""
@@ -1414,6 +1455,7 @@ class _TxText(OpText):
         self.chunks: tuple[int, ...] = ()     # a lookup's chunks (lookup_chunks): its chunk form is issued
         #: the checked runtime immediates' known bits (Translation.imm_bits)
         self.imm_bits: dict[tuple[int, int], tuple[int, int]] = {}
+        self.uniform = False        # its lane-mask predicate fills its lanes whole (Translation.uniform_reads)
 
     def locate(self, addr: str, touch: str, need: str, align: int, write: int) -> str:
         # a repeated access tries the region it found last (mem_hit); one that runs once a call goes out of line
@@ -1451,6 +1493,8 @@ class _TxText(OpText):
         if o.kind == T.VEC and o.role == T.SRC and reg in self.constants:
             return f"<vec_t*>{self.constants[reg]}"         # a known vec register's bytes (known_values)
         if o.kind == T.VBOOL and o.role == T.SRC and reg in self.masks:
+            if self.uniform and o.name == self.f.op.merge_under:
+                return f"<vumask_t*>&{name}"               # its lanes filled whole (uniform_mask_reads)
             return "&" + name                              # a lane mask is read through its address (lane_masks)
         if o.kind in (T.VBOOL, T.PR) and o.role == T.SRC:
             return name
@@ -1504,13 +1548,15 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     narrowed = narrowing(demanded_bits(fam.facts, entry_live, rows, ranges))
     chunks, relied, imms_read = lookup_chunks(shape, fam.facts, constants, imm_values, drop | set(moves), n, choices)
     chosen |= relied        # a chunk form resting on a choice's rows: its loads are compared with them
-    return Translation(name, fam.keys, const, runtime, carry, drop, dead_out, narrowed, known,
-                       lane_masks(fam.facts, known, drop, dead_out), rows=fam.rows,
+    masks = lane_masks(fam.facts, known, drop, dead_out)
+    uniform = uniform_mask_reads(exact, _flow(nb, fam.entry, exact), masks, known, n)
+    return Translation(name, fam.keys, const, runtime, carry, drop, dead_out, narrowed, known, masks, rows=fam.rows,
                        constants={r: x for r, x in constants.items() if r in read},
                        checks={row: c for row, c in checks.items() if c[0] not in dead_out.get(row, ())},
                        choices={w.row: (r, choices[r]) for w in fam.facts for r in w.writes if r in chosen},
                        moves=moves, ranges=ranges, choice_predicates=cpreds, chunks=chunks,
-                       imm_checks={rk: imm_values[rk] for rk in sorted(imms_read) if rk in runtime})
+                       imm_checks={rk: imm_values[rk] for rk in sorted(imms_read) if rk in runtime},
+                       uniform_reads={r for r in uniform if r not in drop})
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -1677,6 +1723,7 @@ def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int, imm_
                             tx.masks, {r: tx.constant_name(r) + "_p" for r in tx.constants})
                 t.chunks = tx.chunks.get(f.row, ())
                 t.imm_bits = imm_bits
+                t.uniform = f.row in tx.uniform_reads
                 lines += (_move_calls(tx, f, t) if f.row in tx.moves else
                           _predicate_calls(tx, f, t) or (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t)))
                 if f.row in tx.checks:          # the bytes planned from, or the interpreter runs the call

@@ -323,7 +323,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
                 P.dselnx16t_chunk(&v0, &v1, &v14, &v14, &v4, <vbool_t>0xffffffffffffffff, 0, 0)
                 # bundle 26: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
-                P.movnx16t(&v26, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, &vb2)
+                P.movnx16t(&v26, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, <vumask_t*>&vb2)
                 P.babssub2nx8(&dead_vb, &v5, &v11, &v0)
                 # bundle 27: { ivp_negnxf16t v26, v26, vb6 ; ivp_babssub2nx8 vb11, v23, v12, v0 }
                 P.negnxf16t(&v26, &v26, &vb6)
@@ -358,11 +358,11 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 P.oltnxf16t(&vb13, &v16, &v7, <vbool_t>0xffffffffffffffff)
                 a11 = X.xt_sub(a5, a10)
                 # bundle 34: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -32 ; movi a10, 32 }
-                P.movnx16t(&v7, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, &vb13)
+                P.movnx16t(&v7, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, <vumask_t*>&vb13)
                 a9 = X.xt_addi(a11, -32)
                 a10 = X.xt_movi(32)
                 # bundle 35: { ivp_negnxf16t v7, v7, vb7 ; movltz a10, a11, a9 ; bnez a5, .Lpass }
-                P.negnxf16t(&v7, &v7, &vb7)
+                P.negnxf16t(&v7, &v7, <vumask_t*>&vb7)
                 a10 = X.xt_movltz(a10, a11, a9)
                 if X.xt_bnez(a5):
                     next_pc = 21
@@ -378,7 +378,7 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 36: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, &v16, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 37: { ivp_movnx16t v26, v17, vb2 }
-            P.movnx16t(&v26, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, &vb2)
+            P.movnx16t(&v26, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v17_p, <vumask_t*>&vb2)
             # bundle 38: { ivp_negnxf16t v26, v26, vb6 }
             P.negnxf16t(&v26, &v26, &vb6)
             # bundle 39: { ivp_sel2nx8i v10, v26, v7, 53 }
@@ -3215,7 +3215,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 P.oltnxf16t(&vb2, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v16_p, &v26, <vbool_t>0xffffffffffffffff)
                 P.dselnx16t(&v0, &v1, &v21, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v14_p, &v4, <vbool_t>0xffffffffffffffff)
                 # bundle 32: { ivp_movnx16t v26, v17, vb2 ; ivp_babssub2nx8 vb10, v5, v11, v0 }
-                P.movnx16t(&v26, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, &vb2)
+                P.movnx16t(&v26, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, <vumask_t*>&vb2)
                 P.babssub2nx8(&dead_vb, &v5, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v11_p, &v0)
                 # bundle 33: { ivp_negnxf16t v26, v26, vb6 ; ivp_babssub2nx8 vb11, v23, v12, v0 }
                 P.negnxf16t(&v26, &v26, &vb6)
@@ -3258,11 +3258,11 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 P.oltnxf16t(&vb13, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v16_p, &v7, <vbool_t>0xffffffffffffffff)
                 a11 = X.xt_sub(a5, a10)
                 # bundle 42: { ivp_movnx16t v7, v17, vb13 ; addi a9, a11, -48 ; movi a10, 48 }
-                P.movnx16t(&v7, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, &vb13)
+                P.movnx16t(&v7, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, <vumask_t*>&vb13)
                 a9 = X.xt_addi(a11, -48)
                 a10 = X.xt_movi(48)
                 # bundle 43: { ivp_negnxf16t v7, v7, vb7 ; movltz a10, a11, a9 ; bnez a5, .Lpass }
-                P.negnxf16t(&v7, &v7, &vb7)
+                P.negnxf16t(&v7, &v7, <vumask_t*>&vb7)
                 a10 = X.xt_movltz(a10, a11, a9)
                 if X.xt_bnez(a5):
                     next_pc = 26
@@ -3278,7 +3278,7 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
             # bundle 44: { ivp_oltnxf16t vb2, v16, v26, vb0 }
             P.oltnxf16t(&vb2, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v16_p, &v26, <vbool_t>0xffffffffffffffff)
             # bundle 45: { ivp_movnx16t v26, v17, vb2 }
-            P.movnx16t(&v26, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, &vb2)
+            P.movnx16t(&v26, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v17_p, <vumask_t*>&vb2)
             # bundle 46: { ivp_negnxf16t v26, v26, vb6 }
             P.negnxf16t(&v26, &v26, &vb6)
             # bundle 47: { ivp_sel2nx8i v10, v26, v7, 53 }
@@ -4285,7 +4285,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 P.bmaxn_2x32(&dead_vb, &v30, &v30, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
             if vbit & 0x3030:
                 # bundle 40, variants 4, 5, 12, 13: { ivp_movn_2x32t v30, v10, vb8 }
-                P.movn_2x32t(&v30, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb8)
+                P.movn_2x32t(&v30, <vec_t*>q7k_tx_quantize_mx_0_v10_p, <vumask_t*>&vb8)
             if vbit & 0x3333:
                 # bundle 41, variants 0, 1, 4, 5, 8, 9, 12, 13: { ivp_sel2nx8 v26, v0, v30, v15 ; srli a12, a10, 2 }
                 if Q7_BYTE_MOVES:
@@ -4301,7 +4301,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 P.and2nx8(&v26, &v30, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
             if vbit & 0xc0c0:
                 # bundle 44, variants 6, 7, 14, 15: { ivp_movn_2x32t v26, v10, vb8 }
-                P.movn_2x32t(&v26, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb8)
+                P.movn_2x32t(&v26, <vec_t*>q7k_tx_quantize_mx_0_v10_p, <vumask_t*>&vb8)
             if vbit & 0xcccc:
                 # bundle 45, variants 2, 3, 6, 7, 10, 11, 14, 15: { ivp_sel2nx8 v26, v0, v26, v15 ; srli a12, a10, 2 }
                 if Q7_BYTE_MOVES:
@@ -4388,10 +4388,10 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 P.eqn_2x32(&vb5, &v28, <vec_t*>q7k_tx_quantize_mx_0_v10_p)
                 if vbit & 0xf0f:
                     # bundle 61, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v27, v29, vb3 }
-                    P.movn_2x32t(&v27, &v29, &vb3)
+                    P.movn_2x32t(&v27, &v29, <vumask_t*>&vb3)
                 else:
                     # bundle 62, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_movn_2x32t v27, v29, vb3 ; ivp_movn_2x32t v2
-                    P.movn_2x32t(&v27, &v29, &vb3)
+                    P.movn_2x32t(&v27, &v29, <vumask_t*>&vb3)
                     P.movn_2x32t(&v26, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &vb8)
                 # bundle 63: { ivp_srlin_2x32 v28, v27, 23 ; ivp_sllin_2x32 v29, v27, 9 }
                 P.srlin_2x32(&v28, &v27, 23)
@@ -4404,19 +4404,19 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 # bundle 66: { ivp_subn_2x32 v4, v28, v18 }
                 P.subn_2x32(&v4, &v28, <vec_t*>q7k_tx_quantize_mx_0_v18_p)
                 # bundle 67: { ivp_movn_2x32t v28, v4, vb3 }
-                P.movn_2x32t(&v28, &v4, &vb3)
+                P.movn_2x32t(&v28, &v4, <vumask_t*>&vb3)
                 # bundle 68: { ivp_movn_2x32t v28, v19, vb5 ; ivp_and2nx8 v4, v0, v0 }
-                P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v19_p, &vb5)
+                P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v19_p, <vumask_t*>&vb5)
                 P.and2nx8(&v4, <vec_t*>q7k_tx_quantize_mx_0_v0_p, <vec_t*>q7k_tx_quantize_mx_0_v0_p)
                 if vbit & 0xf0f:
                     # bundle 69, variants 0, 1, 2, 3, 8, 9, 10, 11: { ivp_movn_2x32t v28, v8, vb4 }
-                    P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v8_p, &vb4)
+                    P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v8_p, <vumask_t*>&vb4)
                 else:
                     # bundle 70, variants 4, 5, 6, 7, 12, 13, 14, 15: { ivp_movn_2x32t v28, v8, vb4 ; ivp_movn_2x32t v4,
-                    P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v8_p, &vb4)
+                    P.movn_2x32t(&v28, <vec_t*>q7k_tx_quantize_mx_0_v8_p, <vumask_t*>&vb4)
                     P.movn_2x32t(&v4, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb8)
                 # bundle 71: { ivp_movn_2x32t v4, v10, vb6 ; mov a12, a11 }
-                P.movn_2x32t(&v4, <vec_t*>q7k_tx_quantize_mx_0_v10_p, &vb6)
+                P.movn_2x32t(&v4, <vec_t*>q7k_tx_quantize_mx_0_v10_p, <vumask_t*>&vb6)
                 a12 = X.xt_mov(a11)
                 # bundle 72: { ivp_selnx16 v23, v29, v29, v20 ; ivp_selnx16 v24, v28, v28, v20 }
                 P.selnx16(&v23, &v29, &v29, <vec_t*>q7k_tx_quantize_mx_0_v20_p)
@@ -4461,7 +4461,7 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 # bundle 88: { ivp_or2nx8 v4, v22, v25 }
                 P.or2nx8(&v4, &v22, &v25)
                 # bundle 89: { ivp_movnx16t v27, v4, vb7 }
-                P.movnx16t(&v27, &v4, &vb7)
+                P.movnx16t(&v27, &v4, <vumask_t*>&vb7)
                 # bundle 90: { ivp_sel2nx8i v14, v27, v27, 0 ; mov a14, a15 }
                 P.sel2nx8i(&v14, &v27, &v27, 0)
                 a14 = X.xt_mov(a15)

@@ -11,8 +11,8 @@ a local plus `merge` (vec) or `vb_merge` (vbool): lanes whose predicate is false
 """
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from libc.string cimport memcpy, memset
-from q7regs cimport vec_t, wvec_t, vbool_t, vmask_t, vpred_t, vpred_src_t, vb_spread, vb_to_mask, vb_from_mask, \
-    Q7_MASK_COMPARE, q7_lt_bits, q7_merge_bits, q7_copy64
+from q7regs cimport vec_t, wvec_t, vbool_t, vmask_t, vpred_t, vpred_src_t, vumask_ptr_t, vb_spread, vb_to_mask, \
+    vb_from_mask, Q7_MASK_COMPARE, q7_lt_bits, q7_merge_bits, q7_copy64
 
 # The lane types of the helpers: the stdint types with GCC's may_alias attribute (where the compiler has it). A
 # primitive reads and writes a vec_t in whatever lane view its op has (the kernels issue and2nx8 on a register the next
@@ -281,6 +281,8 @@ cdef inline void merge(vec_t* vt, const vec_t* x, vpred_src_t vb, int lane_bytes
         # the byte blend under the spread predicate (AVX-512: the mask register; AVX2 and SSE2: the byte masks built
         # in registers; vb_to_mask + merge_mask went through memory, and at SSE2 GCC left their byte loop scalar)
         q7_merge_bits(vt.u8, x.u8, vb_spread(vb, lane_bytes))
+    elif vpred_src_t is vumask_ptr_t:
+        merge_mask(vt, x, &vb.m)        # every lane's bytes already equal (vumask_t): the blend alone
     else:
         # the lane mask spread as vb_spread spreads the bits (each lane's first byte, sign-extended over the lane),
         # then the byte blend

@@ -4,8 +4,8 @@
 from libc.stdint cimport uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t, int64_t
 from libc.stdlib cimport free
 from libc.string cimport memset, memcpy, memcmp
-from q7regs cimport vec_t, wvec_t, wcells16_t, wcells32_t, vbool_t, vmask_t, pr_t, valign_t, regfile_t, regfile_reset, \
-    vb_from_mask, q7_bits_to_bytes
+from q7regs cimport vec_t, wvec_t, wcells16_t, wcells32_t, vbool_t, vmask_t, vumask_t, pr_t, valign_t, regfile_t, \
+    regfile_reset, vb_from_mask, q7_bits_to_bytes
 cimport q7ivp as P
 from q7trace cimport *
 

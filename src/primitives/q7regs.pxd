@@ -72,9 +72,19 @@ ctypedef fused vpred_t:        # a predicate an op writes (through a pointer)
 
 ctypedef vmask_t* vmask_ptr_t
 
+# A lane mask as read by an op whose lanes it is known to fill whole (docs/asm.md §9, uniform lane masks): every byte
+# of each of the reader's lanes equal, as a compare or flag op of lanes as wide or wider wrote it. The same bytes as
+# its vmask_t; a merge under it blends them as they are, where under a vmask_t it first spreads each lane's first
+# byte over the lane (the predicate bit of a lane is the bit of its first byte).
+cdef struct vumask_t:
+    vec_t m
+
+ctypedef vumask_t* vumask_ptr_t
+
 ctypedef fused vpred_src_t:    # a predicate an op reads: the vbool's value, or the lane mask's address (no copy)
     vbool_t
     vmask_ptr_t
+    vumask_ptr_t
 
 # The 96-bit lanes' arithmetic (view 96: lane i = cell 2i, its low 64 bits, and cell 2i + 1, its high bits
 # sign-extended from 32) in 128-bit two's complement: __int128 where the compiler has one (GCC, Clang), two 64-bit
