@@ -13,7 +13,8 @@ one Cython function in which
 * an immediate the whole family agrees on is a constant (constant propagation over the configurations), one that
   differs is read from a small per-program array;
 * the bundles are grouped into basic blocks and the control flow (branches, the zero-overhead loop, ret) becomes
-  a dispatch over block numbers;
+  a dispatch over block numbers, in which a block that may be its own successor (a pass loop's body) is an inner
+  loop, left for any other block and for the step budget's test (:func:`render`, ``_self_loop``);
 * register liveness (:func:`liveness`), with the edge from the program's end back to its entry that carrying the
   register file from call to call adds, drops the ops whose every output is dead and sends a dead output of a live
   op to a scratch local (in a family, each variant's liveness on its own ops, joined);
@@ -48,6 +49,9 @@ one Cython function in which
   ``lane_mask``) is kept as 64 bytes, byte j all ones where bit j is set: a compare's lanes as they come, a byte
   blend's mask as it goes, without the movemask and the spread the bits cost (one live at the entry is made from the
   register file's bits, and given back as bits).
+* uniform lane masks (:func:`uniform_mask_reads`): a merge on 2- or 4-byte lanes under a lane mask that every write
+  reaching it (not the call's entry value) wrote whole on lanes as wide reads it as it is (``vumask_t``), without
+  spreading each lane's first byte over the lane.
 * a memory access a call may run more than once (:func:`repeated_bundles`: a loop's) keeps the region it found
   last and tries it before the interpreter's scan of the regions (``mem_hit`` in src/kernels/_program.pyx); the
   others find theirs out of line (``mem_once``).
@@ -1152,7 +1156,6 @@ def lane_masks(facts: Sequence[OpFacts], known: Iterable[Reg] = (), dropped: Ite
         written.update(r for r in f.writes if r[0] == "vb" and r not in dead.get(f.row, ()))
         read.update(r for r in f.reads if r[0] == "vb")
     return {r for r in used if r not in barred and r not in skip and r in written and r in read}
-
 
 
 def uniform_mask_reads(facts: Sequence[OpFacts], shape: Shape, masks: set[Reg], known: dict[Reg, int],
