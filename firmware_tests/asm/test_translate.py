@@ -525,17 +525,23 @@ def _trace_key(op) -> tuple[str, tuple[int, ...]]:
     return op.op, tuple(o.reg for o in op.operands if o.role_name == "src")
 
 
+def _executions(program: Program, kernel: str, seed: int, sites: dict):
+    """In an interpreted run with a trace (:func:`_traced`), each execution of an op of ``sites`` (keyed by
+    :func:`_fact_key`), with what ``sites`` holds for it: (traced op, value)."""
+    t = _traced(program, kernel, seed)
+    for i in range(len(t)):
+        op = t[i]
+        site = sites.get(_trace_key(op))
+        if site is not None:
+            yield op, site
+
+
 def _ranged_lanes(program: Program, kernel: str, tx: TX.Translation, fam: TX.Family) -> tuple[int, list[int]]:
     """In an interpreted run with a trace, the lanes each op with a planned range writes: (lanes checked, the
     values outside the range)."""
-    t = _traced(program, kernel, 5)
     sites = {_fact_key(fam.facts[row]): rng for row, rng in tx.ranges.items()}
     checked, outside = 0, []
-    for i in range(len(t)):
-        op = t[i]
-        rng = sites.get(_trace_key(op))
-        if rng is None:
-            continue
+    for op, rng in _executions(program, kernel, 5, sites):
         (out,) = [o for o in op.operands if o.role_name == "dst"]
         raw = int.from_bytes(bytes(out.data), "little")           # the raw image: 16 lanes of 96 bits
         for lane in range(16):
@@ -1613,13 +1619,8 @@ def _uniform_claims(program: Program, extra: tuple[int, ...] = ()) -> dict[tuple
 def _nonuniform_reads(program: Program, kernel: str, claims: dict) -> tuple[int, list[tuple[int, str]]]:
     """In an interpreted run with a trace, the executions of the claimed merges (:func:`_uniform_claims`) whose
     predicate's bits differ within one of their lanes: (executions checked, (seq, op) of each that differs)."""
-    t = _traced(program, kernel, 11)
     checked, bad = 0, []
-    for i in range(len(t)):
-        op = t[i]
-        width = claims.get(_trace_key(op))
-        if width is None:
-            continue
+    for op, width in _executions(program, kernel, 11, claims):
         pred = next(o for o in op.operands if o.role_name == "src" and _KIND_FILE.get(o.kind) == "vb")
         bits, lane = int.from_bytes(bytes(pred.data), "little"), (1 << width) - 1
         checked += 1

@@ -761,6 +761,18 @@ def known_predicates(facts: Sequence[OpFacts], live_at_entry: Iterable[Reg]) -> 
     return out
 
 
+def _merge_predicate(f: OpFacts) -> int | None:
+    """The operand slot of the vbool predicate op ``f`` merges under (the op table's ``merge_under``), or None."""
+    return next((k for k, o in enumerate(f.op.operands)
+                 if o.name == f.op.merge_under and o.kind == T.VBOOL and o.role == T.SRC), None)
+
+
+def _under_all_true(f: OpFacts, known: dict[Reg, int]) -> bool:
+    """Whether op ``f`` merges under a known predicate with every bit set (so writes every lane it merges)."""
+    k = _merge_predicate(f)
+    return k is not None and known.get(("vb", f.values[k])) == _EQUAL_SOURCES_VALUE[T.ALL_TRUE]
+
+
 def whole_writes(facts: Sequence[OpFacts], known: dict[Reg, int]) -> list[OpFacts]:
     """``facts`` with what a known all-true predicate adds: an op that merges under a vbool operand (the op table's
     ``merge_under``) which is a known predicate with every bit set writes every lane of its SRCDST operands, so it
@@ -768,8 +780,7 @@ def whole_writes(facts: Sequence[OpFacts], known: dict[Reg, int]) -> list[OpFact
     the plain facts count reads no lane makes."""
     out = []
     for f in facts:
-        pred = next((k for k, o in enumerate(f.op.operands) if o.name == f.op.merge_under and o.kind == T.VBOOL), None)
-        if pred is None or known.get(("vb", f.values[pred])) != _EQUAL_SOURCES_VALUE[T.ALL_TRUE]:
+        if not _under_all_true(f, known):
             out.append(f)
             continue
         old = {(_KIND_FILE.get(o.kind), f.values[k]) for k, o in enumerate(f.op.operands) if o.role == T.SRCDST}
@@ -1168,32 +1179,28 @@ def uniform_mask_reads(facts: Sequence[OpFacts], shape: Shape, masks: set[Reg], 
     every byte of a lane equals its first byte, the one whose bit is the lane's predicate, and the merge blends the
     bytes as they are instead of spreading that byte over the lane first (src/primitives/q7regs.pxd vumask_t).
     Family rows, in ``facts``' (exact) form."""
-    all_true = (1 << 64) - 1
     out: set[int] = set()
     for f in facts:
-        if not f.ivp or f.op.merge_under not in f.op.lane_mask:
+        k = _merge_predicate(f) if f.ivp and f.op.merge_under in f.op.lane_mask else None
+        if k is None:
             continue
-        k = next(i for i, o in enumerate(f.op.operands) if o.name == f.op.merge_under)
         width = 64 // f.op.operands[k].lanes
         reg = ("vb", f.values[k])
         if width < 2 or reg not in masks:
             continue
         writers = reaching_writers(shape, f, reg, variants)
-        if writers and all(_fills_lanes(w, reg, width, known, all_true) for w in writers):
+        if writers and all(_fills_lanes(w, reg, width, known) for w in writers):
             out.add(f.row)
     return out
 
 
-def _fills_lanes(w: OpFacts, reg: Reg, width: int, known: dict[Reg, int], all_true: int) -> bool:
+def _fills_lanes(w: OpFacts, reg: Reg, width: int, known: dict[Reg, int]) -> bool:
     """Whether op ``w`` writes vbool ``reg`` whole on lanes of a multiple of ``width`` bytes (uniform_mask_reads)."""
-    ops = w.op.operands
-    outs = [o for j, o in enumerate(ops) if o.kind == T.VBOOL and o.role != T.SRC and ("vb", w.values[j]) == reg]
+    outs = [o for j, o in enumerate(w.op.operands)
+            if o.kind == T.VBOOL and o.role != T.SRC and ("vb", w.values[j]) == reg]
     if len(outs) != 1 or (64 // outs[0].lanes) % width:
         return False
-    if not w.op.merge_under or w.op.merge_under == outs[0].name:
-        return not w.op.merge_under
-    p = next(j for j, o in enumerate(ops) if o.name == w.op.merge_under)
-    return ops[p].kind == T.VBOOL and known.get(("vb", w.values[p])) == all_true
+    return not w.op.merge_under or _under_all_true(w, known)
 
 
 # ------------------------------------------------------------------------------------------------ families
