@@ -265,7 +265,8 @@ CHILD = textwrap.dedent("""
     print("go", flush=True)
     while True:
         try:
-            q7emu.dequantize(src, 1, 0, cores=1)
+            while True:     # the calls' loop inside the try: a Ctrl-C at its back edge lands here too
+                q7emu.dequantize(src, 1, 0, cores=1)
         except KeyboardInterrupt:
             print("run_translated" if stopped else "elsewhere", flush=True)
             if stopped:
