@@ -4,8 +4,10 @@
 
 BASE_DIR holds the other build's kernel extension modules (a copy of an earlier checkout's built
 ``q7emu/kernels/_program*.so``, e.g. ``mkdir -p build/ab-base && cp q7emu/kernels/*.so build/ab-base/`` before the
-change; build/ is not tracked; the base must have the same generated translation tables, as a change to the C alone
-leaves them). For every ISA level this CPU runs and both builds
+change; build/ is not tracked). A base whose translation tables differ from this checkout's (another set of
+translations: their indices differ) also needs its configuration table beside the modules (``cp
+q7emu/kernels/programs/configurations_gen.py build/ab-base/``): its runs then take their translations' indices and
+immediates from it. For every ISA level this CPU runs and both builds
 hold, each path of bench/summary.py is run through the public API (``dequantize`` / ``quantize_mx``, one core,
 trace off) with this build's module and with the base's, timed alternately in one process (so a drifting machine
 load slows both alike), and the bytes of the two are compared. Prints the median times and the ratio new /
@@ -31,7 +33,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import summary  # noqa: E402
 
-from q7emu.kernels import dequant, extension, quantize_mx  # noqa: E402
+from q7emu.kernels import configured, dequant, extension, quantize_mx  # noqa: E402
 
 P = summary.P
 
@@ -44,6 +46,17 @@ def load_base(base: Path, name: str, level: str) -> ModuleType | None:
     if not files:
         return None
     spec = importlib.util.spec_from_file_location(f"q7emu.kernels.{mod}", files[0])
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
+def load_base_configurations(base: Path) -> ModuleType | None:
+    """The base's configurations_gen module (its CONFIGURATIONS and DATA_SECTIONS), None when the base holds none."""
+    path = base / "configurations_gen.py"
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location("ab_base_configurations_gen", path)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
     return m
@@ -96,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     levels = a.levels.split(",") if a.levels else extension.cpu_levels()
     rows = []
     todo = paths(a.trace)
+    tables = {"new": (configured.CONFIGURATIONS, configured.DATA_SECTIONS, configured._configured)}
+    base_tables = load_base_configurations(a.base)
+    tables["base"] = tables["new"] if base_tables is None else (base_tables.CONFIGURATIONS,
+                                                                 base_tables.DATA_SECTIONS, {})
     for level in levels:
         new_d = new_q = extension.load_extension(dequant.EXTENSION, level)
         base_d = base_q = load_base(a.base, dequant.EXTENSION, level)
@@ -103,16 +120,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ab_builds: {a.base} has no {level} build; skipped", file=sys.stderr)
             continue
 
-        def use(d: ModuleType, q: ModuleType) -> None:
+        def use(d: ModuleType, q: ModuleType, build: str) -> None:
             dequant._program, quantize_mx._program = d, q
+            configured.CONFIGURATIONS, configured.DATA_SECTIONS, configured._configured = tables[build]
 
         for name, fn in todo:
             def run_new(fn=fn, d=new_d, q=new_q):
-                use(d, q)
+                use(d, q, "new")
                 return fn()
 
             def run_base(fn=fn, d=base_d, q=base_q):
-                use(d, q)
+                use(d, q, "base")
                 return fn()
             out_new, out_base = run_new(), run_base()
             same = same_arrays(out_new, out_base)

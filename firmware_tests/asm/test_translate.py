@@ -1009,13 +1009,19 @@ def test_a_known_value_holds_at_every_read(index):
     assert _reads_not_matching(program, kernel, _claims(program)) == []
 
 
+def _family_plans() -> dict[str, TX.Translation]:
+    """Each kernel family planned whole (all its data sections: G.families), by its first program's name."""
+    return {progs[0].name: TX.plan("t", progs) for _, progs in G.families()}
+
+
 def test_the_kernels_know_their_constant_rows():
     # the rows every configuration of a family loads alike (docs/asm.md §9, known values): group 0's spread row
     # (v13), -0 (v17) and zero (v19), and the spread predicate they make (vb12); the MX path's zero row and its pair
     # weights (pr2: from v26, a row register the pass reuses, whose load is checked); FP6's weights (pr3..pr5:
     # immediates and constant rows)
-    tx = {t.name: t for t, _ in G.translations()}
-    g0, mx, fp6 = tx["tx_proc_4bit_non_mx_0"], tx["tx_proc_4bit_mx_8_0"], tx["tx_proc_6bit_non_mx_0"]
+    plans = _family_plans()
+    g0, mx, fp6 = (next(t for name, t in plans.items() if name.startswith(k))
+                   for k in ("proc_4bit_non_mx fmt=1", "proc_4bit_mx_8", "proc_6bit_non_mx"))
     assert sorted(g0.constants) == [("v", 13), ("v", 17), ("v", 19)]
     assert g0.constants[("v", 17)] == b"\x00\x80" * 32 and g0.known[("vb", 12)] == 0x5555555555555555
     assert mx.constants[("v", 0)] == bytes(64) and mx.known[("pr", 2)] == 1 | 1 << 31
@@ -1024,7 +1030,49 @@ def test_the_kernels_know_their_constant_rows():
     # FP6's byte-reversal row (v22), which its msb-first variant alone loads (and reads)
     assert ("v", 22) in fp6.constants
     # QuantizeMX's row-load spread (v17) is one row for fp16 sources and another for bf16: no constant
+    tx = {t.name: t for t, _ in G.translations()}
     assert ("v", 17) not in tx["tx_quantize_mx_0"].constants
+
+
+def test_a_family_of_two_data_sections_is_translated_once_per_section():
+    """Group 0's re-bias family (E2M1's rows and INT4's) and FP6's (its two packings' rows) hold two data sections
+    each: each section's programs get a translation of their own (docs/asm.md §9, one per data section), which
+    knows the rows the whole family loads differently (group 0's v11, v12, v15, v16: E2M1's rows in one, INT4's in
+    the other) and which a program matches only with that section's bytes; the families with more sections stay
+    one translation for any data."""
+    txs = G.translations()
+    split = {}
+    for _, progs in G.families():
+        sections = {TX.data_key(p) for p in progs}
+        parts = G.by_data(progs)
+        if 1 < len(sections) <= G.SPLIT_DATA_UP_TO:
+            assert sorted(d for d, _ in parts) == sorted(sections)
+            split.update({p.name: d for d, ps in parts for p in ps})
+        else:
+            assert parts == [("", progs)]
+    kinds = {name.split(" group")[0] for name in split}
+    assert kinds == {"proc_4bit_non_mx fmt=1 (e2m1)", "proc_4bit_non_mx fmt=2 (int4)",
+                     "proc_6bit_non_mx fmt=4 (e2m3)"}
+    table = [tx.table_entry(first.name) for tx, first in txs]
+    whole = next(t for name, t in _family_plans().items() if name.startswith("proc_4bit_non_mx fmt=1"))
+    for _, program in CONFIGS:
+        index, _ = TX.match(table, program)
+        tx = txs[index][0]
+        assert tx.data == split.get(program.name, "")
+        if program.name.startswith(("proc_4bit_non_mx fmt=1", "proc_4bit_non_mx fmt=2")):
+            held = TX.prefix_values(program)[0]         # register -> (its writer's row, its value)
+            for r in (("v", 11), ("v", 12), ("v", 15), ("v", 16)):
+                assert r not in whole.constants and tx.constants[r] == held[r][1], (program.name, r)
+    # a program of a split shape with another data section matches no translation (it runs on the interpreter);
+    # one of an unsplit family still matches its translation (whose loads check the rows they read)
+    for name in ("proc_4bit_non_mx fmt=1 (e2m1) group=0 nibble_order=low-first",
+                 "proc_4bit_mx_8 fmt=1 (e2m1) group=8 mx_layout=scale-first mx_scale=e8m0 nibble_order=low-first"):
+        program = next(p for _, p in CONFIGS if p.name == name)
+        data = program.decoded.data.copy()
+        data[-1] ^= 1
+        other = dataclasses.replace(program)
+        other.__dict__["decoded"] = dataclasses.replace(program.decoded, data=data)
+        assert (TX.match(table, other) is None) == (name in split), name
 
 
 def test_known_values_on_a_small_program():
@@ -1136,21 +1184,30 @@ def test_a_value_an_immediate_read_at_run_time_decides_is_not_known():
 
 def test_a_program_whose_constant_row_differs_runs_on_the_interpreter():
     """A program of a translation's shape and immediates whose data section has another value in a row the
-    translation took as a constant (group 0's -0, v17): the translation finds other bytes at its load and hands the
-    call to the interpreter (docs/asm.md §9), so the bytes are the interpreter's, which the changed row changes."""
+    translation took as a constant (MX group 8's zero row, v0; its translation serves any data section): the
+    translation finds other bytes at its load and hands the call to the interpreter (docs/asm.md §9), so the bytes are
+    the interpreter's, which the changed row changes. Group 0's -0 (v17), whose translation is planned for E2M1's
+    data section alone: the changed program matches no translation and runs on the interpreter from the start."""
+    kernel, program = next((k, p) for k, p in CONFIGS if k == "proc_4bit_mx_8")
+    tx = next(t for t, first in G.translations() if first.name == program.name)
+    assert not tx.data and tx.constants[("v", 0)] == bytes(64)
+    _a_changed_row_runs_on_the_interpreter(kernel, program, 0, bytes([1]) * 64)                       # v0: row 0
     kernel, program = CONFIGS[0]
     assert ("v", 17) in TX.plan("t", [program]).constants
-    _a_changed_row_runs_on_the_interpreter(kernel, program, 6, (0x8100).to_bytes(2, "little") * 32)   # v17: row 6
+    _a_changed_row_runs_on_the_interpreter(kernel, program, 6, (0x8100).to_bytes(2, "little") * 32,   # v17: row 6
+                                           matches=False)
 
 
-def _a_changed_row_runs_on_the_interpreter(kernel: str, program: Program, row: int, data: bytes) -> None:
+def _a_changed_row_runs_on_the_interpreter(kernel: str, program: Program, row: int, data: bytes,
+                                           matches: bool = True) -> None:
     """``program`` with constant row ``row`` (64 bytes each) of its data section replaced by ``data``: a program the
-    translation would take (its shape and immediates), run translated, runs on the interpreter, with the
+    translation would take (its shape and immediates; with ``matches`` false, one no translation takes: its
+    translation was planned for its data section alone), run translated, runs on the interpreter, with the
     interpreter's bytes, which the changed row changes."""
     section = bytearray(program.data)
     section[64 * row:64 * row + 64] = data
     changed = dataclasses.replace(program, data=bytes(section))
-    assert TX.translation_of(changed) is not None or not _ext().TRANSLATED
+    assert (TX.translation_of(changed) is not None) == (matches and _ext().TRANSLATED)
     src = np.random.default_rng(5).integers(0, 256, (2, 300), dtype=np.uint8)
     out, run = _run(changed, kernel, src, True)
     assert not run.translated

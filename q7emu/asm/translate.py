@@ -91,10 +91,13 @@ __all__ = ["Reg", "OpFacts", "Shape", "TranslateError", "op_facts", "shape_key",
            "dead_ops", "demanded_bits", "narrowing", "CELL_WIDTHS", "Range", "signed_bits", "reaching_writers",
            "byte_bounds", "lane_range", "value_ranges", "MAX_LANE_VALUES", "LaneSet", "LaneValues", "lookup_chunks",
            "choice_predicates", "known_predicates", "whole_writes",
-           "lane_masks", "Translation", "plan", "render", "match", "translation_of"]
+           "lane_masks", "Translation", "TableEntry", "data_key", "plan", "render", "match", "translation_of"]
 
 #: a register: (file, number); the files as q7emu.primitives.asm_syntax.REGISTER_FILES names them
 Reg = tuple[str, int]
+#: a TRANSLATIONS entry (Translation.table_entry): the variants' shape keys, their constant immediates, their
+#: runtime immediates, the first program's name, the imm array's length, the data section's digest ('' any)
+TableEntry = tuple[str, str, str, str, int, str]
 
 _C_TYPE = {"v": "vec_t", "wv": "wvec_t", "vb": "vbool_t", "pr": "pr_t", "u": "valign_t"}
 _KIND_FILE = {T.VEC: "v", T.WVEC: "wv", T.VBOOL: "vb", T.PR: "pr", T.VALIGN: "u"}
@@ -193,6 +196,11 @@ def shape_key(program: Program) -> str:
     h.update(np.ascontiguousarray(d.bundles[:, :4]).tobytes())
     h.update(int(d.entry).to_bytes(4, "little"))
     return h.hexdigest()[:24]
+
+
+def data_key(program: Program) -> str:
+    """The digest of the program's data section (its bytes at DATA_BASE), as Translation.data names it."""
+    return hashlib.sha256(bytes(program.decoded.data)).hexdigest()[:24]
 
 
 # ------------------------------------------------------------------------------------------------ the flow graph
@@ -1371,7 +1379,9 @@ class Translation:
     (family row -> the chunk of each output, :func:`lookup_chunks`); ``imm_checks``: the runtime immediates those
     rest on, with the values the family's programs have there ((row, slot) -> values): a program with another value
     there runs on the interpreter; ``uniform_reads``: the merges whose lane mask fills their lanes whole (family rows,
-    :func:`uniform_mask_reads`), which blend it without spreading it."""
+    :func:`uniform_mask_reads`), which blend it without spreading it; ``data``: the digest of the one data section
+    its programs have when it was planned for it alone (:func:`data_key`; q7emu.asm.gen_translations splits a
+    family by data section), which a program must then have to use it; '' when any data section may."""
 
     name: str
     keys: list[str]
@@ -1394,6 +1404,7 @@ class Translation:
     chunks: dict[int, tuple[int, ...]] = field(default_factory=dict)
     imm_checks: dict[tuple[int, int], frozenset[int]] = field(default_factory=dict)
     uniform_reads: set[int] = field(default_factory=set)
+    data: str = ""
 
     def choice_name(self, row: int, n: int) -> str:
         """The C name of the ``n``-th row the load of family row ``row`` may find (:attr:`choices`)."""
@@ -1434,18 +1445,18 @@ class Translation:
                 out[rk] = (functools.reduce(operator.or_, values) ^ ones, ones)
         return out
 
-    def table_entry(self, first: str) -> tuple[str, str, str, str, int]:
+    def table_entry(self, first: str) -> TableEntry:
         """Its TRANSLATIONS entry: (the variants' shape keys; per variant ('/' apart) its constant immediates
         'row:slot:value ...' and its runtime ones 'row:slot ...' in the imm array's order, '-' where the variant has
-        no such op; ``first``, the program it was planned from; the length of its imm array). The variants' parts
-        of the immediates are '/' apart."""
+        no such op; ``first``, the program it was planned from; the length of its imm array; the digest of the data
+        section a program must have, :attr:`data`). The variants' parts of the immediates are '/' apart."""
         const: list[str] = []
         runtime: list[str] = []
         for v in range(len(self.keys)):
             const.append(" ".join(f"{self.rows[r][v]}:{k}:{x}" for r, k, x in self.const_imms if v in self.rows[r]))
             runtime.append(" ".join(f"{self.rows[r][v]}:{k}" if v in self.rows[r] else "-"
                                     for r, k in self.runtime_imms))
-        return " ".join(self.keys), "/".join(const), "/".join(runtime), first, 1 + len(self.runtime_imms)
+        return " ".join(self.keys), "/".join(const), "/".join(runtime), first, 1 + len(self.runtime_imms), self.data
 
 
 class _TxText(OpText):
@@ -1951,16 +1962,20 @@ def parse_imms(text: str) -> list[tuple[int, ...]]:
     return [tuple(int(x) for x in item.split(":")) if item != "-" else () for item in text.split()]
 
 
-def match(table: Sequence[tuple[str, str, str, str, int]], program: Program
-          ) -> tuple[int, npt.NDArray[np.int32]] | None:
+def match(table: Sequence[TableEntry], program: Program) -> tuple[int, npt.NDArray[np.int32]] | None:
     """The translation ``program`` can run on: (its index in ``table``, the imm array int32 [K]: the variant, then
     the runtime immediates), or None. ``table``: the compiled module's TRANSLATIONS (Translation.table_entry)."""
     key = shape_key(program)
     ins = program.decoded.insns
-    for i, (keys, const, runtime, _, _) in enumerate(table):
+    data: str | None = None
+    for i, (keys, const, runtime, _, _, only) in enumerate(table):
         names = keys.split()
         if key not in names:
             continue
+        if only:
+            data = data_key(program) if data is None else data
+            if data != only:
+                continue
         v = names.index(key)
         if all(int(ins[row, 2 + slot]) == x for row, slot, x in parse_imms(const.split("/")[v])):
             cells = parse_imms(runtime.split("/")[v])

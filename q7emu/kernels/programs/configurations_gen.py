@@ -8,328 +8,328 @@ edit. Every TensorDequantize and QuantizeMX configuration's translation and deco
 #: in PROGRAMS, the cells (insn row, column, value) where its decoded insns differ from that program's)
 CONFIGURATIONS = {
     'fmt=1 group=0 nibble_order=low-first':
-        (0, (0, 256), 0, 0,
+        (0, (0,), 0, 0,
          ()),
     'fmt=1 group=0 nibble_order=high-first':
-        (0, (1, 256), 0, 1,
+        (0, (1,), 0, 1,
          ()),
     'fmt=1 group=8 mx_layout=scale-first mx_scale=e8m0 nibble_order=low-first':
-        (1, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 1, 2,
+        (2, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 1, 2,
          ()),
     'fmt=1 group=8 mx_layout=scale-first mx_scale=e8m0 nibble_order=high-first':
-        (1, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 1, 2,
+        (2, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 1, 2,
          ((40, 5, 8), (76, 5, 9), (120, 5, 8), (156, 5, 9),)),
     'fmt=1 group=8 mx_layout=scale-first mx_scale=e8m0-nonan nibble_order=low-first':
-        (1, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 1, 3,
+        (2, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 1, 3,
          ()),
     'fmt=1 group=8 mx_layout=scale-first mx_scale=e8m0-nonan nibble_order=high-first':
-        (1, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 1, 3,
+        (2, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 1, 3,
          ((37, 5, 8), (71, 5, 9), (112, 5, 8), (146, 5, 9),)),
     'fmt=1 group=8 mx_layout=scale-last mx_scale=e8m0 nibble_order=low-first':
-        (1, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 2, 2,
+        (2, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 2, 2,
          ()),
     'fmt=1 group=8 mx_layout=scale-last mx_scale=e8m0 nibble_order=high-first':
-        (1, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 2, 2,
+        (2, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 2, 2,
          ((40, 5, 8), (76, 5, 9), (120, 5, 8), (156, 5, 9),)),
     'fmt=1 group=8 mx_layout=scale-last mx_scale=e8m0-nonan nibble_order=low-first':
-        (1, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 2, 3,
+        (2, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 2, 3,
          ()),
     'fmt=1 group=8 mx_layout=scale-last mx_scale=e8m0-nonan nibble_order=high-first':
-        (1, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 2, 3,
+        (2, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 2, 3,
          ((37, 5, 8), (71, 5, 9), (112, 5, 8), (146, 5, 9),)),
     'fmt=1 group=8 mx_layout=word-block mx_scale=e8m0 nibble_order=low-first':
-        (1, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 3, 2,
+        (2, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 3, 2,
          ()),
     'fmt=1 group=8 mx_layout=word-block mx_scale=e8m0 nibble_order=high-first':
-        (1, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 3, 2,
+        (2, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 3, 2,
          ((40, 5, 8), (76, 5, 9), (120, 5, 8), (156, 5, 9),)),
     'fmt=1 group=8 mx_layout=word-block mx_scale=e8m0-nonan nibble_order=low-first':
-        (1, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 3, 3,
+        (2, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 3, 3,
          ()),
     'fmt=1 group=8 mx_layout=word-block mx_scale=e8m0-nonan nibble_order=high-first':
-        (1, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 3, 3,
+        (2, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 3, 3,
          ((37, 5, 8), (71, 5, 9), (112, 5, 8), (146, 5, 9),)),
     'fmt=2 group=0 nibble_order=low-first':
-        (0, (0, 65280), 4, 0,
+        (1, (0,), 4, 0,
          ((17, 3, 65280),)),
     'fmt=2 group=0 nibble_order=high-first':
-        (0, (1, 65280), 4, 1,
+        (1, (1,), 4, 1,
          ((17, 3, 65280),)),
     'fmt=2 group=8 mx_layout=scale-first mx_scale=e8m0 nibble_order=low-first':
-        (1, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 5, 2,
+        (2, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 5, 2,
          ()),
     'fmt=2 group=8 mx_layout=scale-first mx_scale=e8m0 nibble_order=high-first':
-        (1, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 5, 2,
+        (2, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 5, 2,
          ((40, 5, 8), (76, 5, 9), (120, 5, 8), (156, 5, 9),)),
     'fmt=2 group=8 mx_layout=scale-first mx_scale=e8m0-nonan nibble_order=low-first':
-        (1, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 5, 3,
+        (2, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 5, 3,
          ()),
     'fmt=2 group=8 mx_layout=scale-first mx_scale=e8m0-nonan nibble_order=high-first':
-        (1, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 5, 3,
+        (2, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 5, 3,
          ((37, 5, 8), (71, 5, 9), (112, 5, 8), (146, 5, 9),)),
     'fmt=2 group=8 mx_layout=scale-last mx_scale=e8m0 nibble_order=low-first':
-        (1, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 6, 2,
+        (2, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 6, 2,
          ()),
     'fmt=2 group=8 mx_layout=scale-last mx_scale=e8m0 nibble_order=high-first':
-        (1, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 6, 2,
+        (2, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 6, 2,
          ((40, 5, 8), (76, 5, 9), (120, 5, 8), (156, 5, 9),)),
     'fmt=2 group=8 mx_layout=scale-last mx_scale=e8m0-nonan nibble_order=low-first':
-        (1, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 6, 3,
+        (2, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 6, 3,
          ()),
     'fmt=2 group=8 mx_layout=scale-last mx_scale=e8m0-nonan nibble_order=high-first':
-        (1, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 6, 3,
+        (2, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 6, 3,
          ((37, 5, 8), (71, 5, 9), (112, 5, 8), (146, 5, 9),)),
     'fmt=2 group=8 mx_layout=word-block mx_scale=e8m0 nibble_order=low-first':
-        (1, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 7, 2,
+        (2, (0, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 7, 2,
          ()),
     'fmt=2 group=8 mx_layout=word-block mx_scale=e8m0 nibble_order=high-first':
-        (1, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 7, 2,
+        (2, (0, 8, 0, 2, 9, 2, 8, 0, 2, 9, 2), 7, 2,
          ((40, 5, 8), (76, 5, 9), (120, 5, 8), (156, 5, 9),)),
     'fmt=2 group=8 mx_layout=word-block mx_scale=e8m0-nonan nibble_order=low-first':
-        (1, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 7, 3,
+        (2, (1, 0, 0, 2, 1, 2, 0, 0, 2, 1, 2), 7, 3,
          ()),
     'fmt=2 group=8 mx_layout=word-block mx_scale=e8m0-nonan nibble_order=high-first':
-        (1, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 7, 3,
+        (2, (1, 0, 8, 2, 9, 2, 0, 8, 2, 9, 2), 7, 3,
          ((37, 5, 8), (71, 5, 9), (112, 5, 8), (146, 5, 9),)),
     'fmt=3 group=0 nf4_table=qlora nibble_order=low-first':
-        (2, (0,), 8, 4,
+        (3, (0,), 8, 4,
          ()),
     'fmt=3 group=0 nf4_table=qlora nibble_order=high-first':
-        (2, (1,), 8, 5,
+        (3, (1,), 8, 5,
          ()),
     'fmt=3 group=8 mx_layout=scale-first mx_scale=e8m0 nf4_table=qlora nibble_order=low-first':
-        (1, (0, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 9, 2,
+        (2, (0, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 9, 2,
          ((64, 4, 3), (99, 4, 3), (144, 4, 3), (179, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-first mx_scale=e8m0 nf4_table=qlora nibble_order=high-first':
-        (1, (0, 8, 0, 3, 9, 3, 8, 0, 3, 9, 3), 9, 2,
+        (2, (0, 8, 0, 3, 9, 3, 8, 0, 3, 9, 3), 9, 2,
          ((40, 5, 8), (64, 4, 3), (76, 5, 9), (99, 4, 3), (120, 5, 8), (144, 4, 3), (156, 5, 9), (179, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-first mx_scale=e8m0-nonan nf4_table=qlora nibble_order=low-first':
-        (1, (1, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 9, 3,
+        (2, (1, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 9, 3,
          ((59, 4, 3), (94, 4, 3), (134, 4, 3), (169, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-first mx_scale=e8m0-nonan nf4_table=qlora nibble_order=high-first':
-        (1, (1, 0, 8, 3, 9, 3, 0, 8, 3, 9, 3), 9, 3,
+        (2, (1, 0, 8, 3, 9, 3, 0, 8, 3, 9, 3), 9, 3,
          ((37, 5, 8), (59, 4, 3), (71, 5, 9), (94, 4, 3), (112, 5, 8), (134, 4, 3), (146, 5, 9), (169, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-last mx_scale=e8m0 nf4_table=qlora nibble_order=low-first':
-        (1, (0, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 10, 2,
+        (2, (0, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 10, 2,
          ((64, 4, 3), (99, 4, 3), (144, 4, 3), (179, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-last mx_scale=e8m0 nf4_table=qlora nibble_order=high-first':
-        (1, (0, 8, 0, 3, 9, 3, 8, 0, 3, 9, 3), 10, 2,
+        (2, (0, 8, 0, 3, 9, 3, 8, 0, 3, 9, 3), 10, 2,
          ((40, 5, 8), (64, 4, 3), (76, 5, 9), (99, 4, 3), (120, 5, 8), (144, 4, 3), (156, 5, 9), (179, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-last mx_scale=e8m0-nonan nf4_table=qlora nibble_order=low-first':
-        (1, (1, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 10, 3,
+        (2, (1, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 10, 3,
          ((59, 4, 3), (94, 4, 3), (134, 4, 3), (169, 4, 3),)),
     'fmt=3 group=8 mx_layout=scale-last mx_scale=e8m0-nonan nf4_table=qlora nibble_order=high-first':
-        (1, (1, 0, 8, 3, 9, 3, 0, 8, 3, 9, 3), 10, 3,
+        (2, (1, 0, 8, 3, 9, 3, 0, 8, 3, 9, 3), 10, 3,
          ((37, 5, 8), (59, 4, 3), (71, 5, 9), (94, 4, 3), (112, 5, 8), (134, 4, 3), (146, 5, 9), (169, 4, 3),)),
     'fmt=3 group=8 mx_layout=word-block mx_scale=e8m0 nf4_table=qlora nibble_order=low-first':
-        (1, (0, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 11, 2,
+        (2, (0, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 11, 2,
          ((64, 4, 3), (99, 4, 3), (144, 4, 3), (179, 4, 3),)),
     'fmt=3 group=8 mx_layout=word-block mx_scale=e8m0 nf4_table=qlora nibble_order=high-first':
-        (1, (0, 8, 0, 3, 9, 3, 8, 0, 3, 9, 3), 11, 2,
+        (2, (0, 8, 0, 3, 9, 3, 8, 0, 3, 9, 3), 11, 2,
          ((40, 5, 8), (64, 4, 3), (76, 5, 9), (99, 4, 3), (120, 5, 8), (144, 4, 3), (156, 5, 9), (179, 4, 3),)),
     'fmt=3 group=8 mx_layout=word-block mx_scale=e8m0-nonan nf4_table=qlora nibble_order=low-first':
-        (1, (1, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 11, 3,
+        (2, (1, 0, 0, 3, 1, 3, 0, 0, 3, 1, 3), 11, 3,
          ((59, 4, 3), (94, 4, 3), (134, 4, 3), (169, 4, 3),)),
     'fmt=3 group=8 mx_layout=word-block mx_scale=e8m0-nonan nf4_table=qlora nibble_order=high-first':
-        (1, (1, 0, 8, 3, 9, 3, 0, 8, 3, 9, 3), 11, 3,
+        (2, (1, 0, 8, 3, 9, 3, 0, 8, 3, 9, 3), 11, 3,
          ((37, 5, 8), (59, 4, 3), (71, 5, 9), (94, 4, 3), (112, 5, 8), (134, 4, 3), (146, 5, 9), (169, 4, 3),)),
     'fmt=4 group=0 fp6_packing=lsb-first':
-        (3, (0,), 12, 6,
+        (4, (0,), 12, 6,
          ()),
     'fmt=4 group=0 fp6_packing=msb-first':
-        (3, (1,), 13, 7,
+        (5, (0,), 13, 7,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=ocp nonfinite=sim underflow=wrap':
-        (4, (0, 3), 14, 8,
+        (6, (0, 3), 14, 8,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=ocp nonfinite=sim underflow=clamp':
-        (4, (1, 3), 14, 9,
+        (6, (1, 3), 14, 9,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=ocp nonfinite=sim underflow=unclamped-data':
-        (4, (2, 3), 14, 10,
+        (6, (2, 3), 14, 10,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=ocp nonfinite=sim underflow=unwrapped-data':
-        (4, (3, 3), 14, 11,
+        (6, (3, 3), 14, 11,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=ocp nonfinite=ocp underflow=wrap':
-        (4, (4, 3), 14, 12,
+        (6, (4, 3), 14, 12,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=ocp nonfinite=ocp underflow=clamp':
-        (4, (5, 3), 14, 13,
+        (6, (5, 3), 14, 13,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=ocp nonfinite=ocp underflow=unclamped-data':
-        (4, (6, 3), 14, 14,
+        (6, (6, 3), 14, 14,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=ocp nonfinite=ocp underflow=unwrapped-data':
-        (4, (7, 3), 14, 15,
+        (6, (7, 3), 14, 15,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=alt nonfinite=sim underflow=wrap':
-        (4, (0, 3), 15, 8,
+        (6, (0, 3), 15, 8,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=alt nonfinite=sim underflow=clamp':
-        (4, (1, 3), 15, 9,
+        (6, (1, 3), 15, 9,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=alt nonfinite=sim underflow=unclamped-data':
-        (4, (2, 3), 15, 10,
+        (6, (2, 3), 15, 10,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=alt nonfinite=sim underflow=unwrapped-data':
-        (4, (3, 3), 15, 11,
+        (6, (3, 3), 15, 11,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=alt nonfinite=ocp underflow=wrap':
-        (4, (4, 3), 15, 12,
+        (6, (4, 3), 15, 12,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=alt nonfinite=ocp underflow=clamp':
-        (4, (5, 3), 15, 13,
+        (6, (5, 3), 15, 13,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=alt nonfinite=ocp underflow=unclamped-data':
-        (4, (6, 3), 15, 14,
+        (6, (6, 3), 15, 14,
          ()),
     'quantize_mx src=float16 dst=float8_e4m3fn emax=alt nonfinite=ocp underflow=unwrapped-data':
-        (4, (7, 3), 15, 15,
+        (6, (7, 3), 15, 15,
          ()),
     'quantize_mx src=float16 dst=float8_e5m2 emax=ocp nonfinite=sim underflow=wrap':
-        (4, (0, 2), 16, 8,
+        (6, (0, 2), 16, 8,
          ((111, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=ocp nonfinite=sim underflow=clamp':
-        (4, (1, 2), 16, 9,
+        (6, (1, 2), 16, 9,
          ((111, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=ocp nonfinite=sim underflow=unclamped-data':
-        (4, (2, 2), 16, 10,
+        (6, (2, 2), 16, 10,
          ((111, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=ocp nonfinite=sim underflow=unwrapped-data':
-        (4, (3, 2), 16, 11,
+        (6, (3, 2), 16, 11,
          ((111, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=ocp nonfinite=ocp underflow=wrap':
-        (4, (4, 2), 16, 12,
+        (6, (4, 2), 16, 12,
          ((115, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=ocp nonfinite=ocp underflow=clamp':
-        (4, (5, 2), 16, 13,
+        (6, (5, 2), 16, 13,
          ((115, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=ocp nonfinite=ocp underflow=unclamped-data':
-        (4, (6, 2), 16, 14,
+        (6, (6, 2), 16, 14,
          ((115, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=ocp nonfinite=ocp underflow=unwrapped-data':
-        (4, (7, 2), 16, 15,
+        (6, (7, 2), 16, 15,
          ((115, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=alt nonfinite=sim underflow=wrap':
-        (4, (0, 2), 17, 8,
+        (6, (0, 2), 17, 8,
          ((111, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=alt nonfinite=sim underflow=clamp':
-        (4, (1, 2), 17, 9,
+        (6, (1, 2), 17, 9,
          ((111, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=alt nonfinite=sim underflow=unclamped-data':
-        (4, (2, 2), 17, 10,
+        (6, (2, 2), 17, 10,
          ((111, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=alt nonfinite=sim underflow=unwrapped-data':
-        (4, (3, 2), 17, 11,
+        (6, (3, 2), 17, 11,
          ((111, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=alt nonfinite=ocp underflow=wrap':
-        (4, (4, 2), 17, 12,
+        (6, (4, 2), 17, 12,
          ((115, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=alt nonfinite=ocp underflow=clamp':
-        (4, (5, 2), 17, 13,
+        (6, (5, 2), 17, 13,
          ((115, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=alt nonfinite=ocp underflow=unclamped-data':
-        (4, (6, 2), 17, 14,
+        (6, (6, 2), 17, 14,
          ((115, 4, 2),)),
     'quantize_mx src=float16 dst=float8_e5m2 emax=alt nonfinite=ocp underflow=unwrapped-data':
-        (4, (7, 2), 17, 15,
+        (6, (7, 2), 17, 15,
          ((115, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=ocp nonfinite=sim underflow=wrap':
-        (4, (8, 3), 18, 16,
+        (6, (8, 3), 18, 16,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=ocp nonfinite=sim underflow=clamp':
-        (4, (9, 3), 18, 17,
+        (6, (9, 3), 18, 17,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=ocp nonfinite=sim underflow=unclamped-data':
-        (4, (10, 3), 18, 18,
+        (6, (10, 3), 18, 18,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=ocp nonfinite=sim underflow=unwrapped-data':
-        (4, (11, 3), 18, 19,
+        (6, (11, 3), 18, 19,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=ocp nonfinite=ocp underflow=wrap':
-        (4, (12, 3), 18, 20,
+        (6, (12, 3), 18, 20,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=ocp nonfinite=ocp underflow=clamp':
-        (4, (13, 3), 18, 21,
+        (6, (13, 3), 18, 21,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=ocp nonfinite=ocp underflow=unclamped-data':
-        (4, (14, 3), 18, 22,
+        (6, (14, 3), 18, 22,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=ocp nonfinite=ocp underflow=unwrapped-data':
-        (4, (15, 3), 18, 23,
+        (6, (15, 3), 18, 23,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=alt nonfinite=sim underflow=wrap':
-        (4, (8, 3), 19, 16,
+        (6, (8, 3), 19, 16,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=alt nonfinite=sim underflow=clamp':
-        (4, (9, 3), 19, 17,
+        (6, (9, 3), 19, 17,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=alt nonfinite=sim underflow=unclamped-data':
-        (4, (10, 3), 19, 18,
+        (6, (10, 3), 19, 18,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=alt nonfinite=sim underflow=unwrapped-data':
-        (4, (11, 3), 19, 19,
+        (6, (11, 3), 19, 19,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=alt nonfinite=ocp underflow=wrap':
-        (4, (12, 3), 19, 20,
+        (6, (12, 3), 19, 20,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=alt nonfinite=ocp underflow=clamp':
-        (4, (13, 3), 19, 21,
+        (6, (13, 3), 19, 21,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=alt nonfinite=ocp underflow=unclamped-data':
-        (4, (14, 3), 19, 22,
+        (6, (14, 3), 19, 22,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e4m3fn emax=alt nonfinite=ocp underflow=unwrapped-data':
-        (4, (15, 3), 19, 23,
+        (6, (15, 3), 19, 23,
          ()),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=ocp nonfinite=sim underflow=wrap':
-        (4, (8, 2), 20, 16,
+        (6, (8, 2), 20, 16,
          ((109, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=ocp nonfinite=sim underflow=clamp':
-        (4, (9, 2), 20, 17,
+        (6, (9, 2), 20, 17,
          ((109, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=ocp nonfinite=sim underflow=unclamped-data':
-        (4, (10, 2), 20, 18,
+        (6, (10, 2), 20, 18,
          ((109, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=ocp nonfinite=sim underflow=unwrapped-data':
-        (4, (11, 2), 20, 19,
+        (6, (11, 2), 20, 19,
          ((109, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=ocp nonfinite=ocp underflow=wrap':
-        (4, (12, 2), 20, 20,
+        (6, (12, 2), 20, 20,
          ((113, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=ocp nonfinite=ocp underflow=clamp':
-        (4, (13, 2), 20, 21,
+        (6, (13, 2), 20, 21,
          ((113, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=ocp nonfinite=ocp underflow=unclamped-data':
-        (4, (14, 2), 20, 22,
+        (6, (14, 2), 20, 22,
          ((113, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=ocp nonfinite=ocp underflow=unwrapped-data':
-        (4, (15, 2), 20, 23,
+        (6, (15, 2), 20, 23,
          ((113, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=alt nonfinite=sim underflow=wrap':
-        (4, (8, 2), 21, 16,
+        (6, (8, 2), 21, 16,
          ((109, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=alt nonfinite=sim underflow=clamp':
-        (4, (9, 2), 21, 17,
+        (6, (9, 2), 21, 17,
          ((109, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=alt nonfinite=sim underflow=unclamped-data':
-        (4, (10, 2), 21, 18,
+        (6, (10, 2), 21, 18,
          ((109, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=alt nonfinite=sim underflow=unwrapped-data':
-        (4, (11, 2), 21, 19,
+        (6, (11, 2), 21, 19,
          ((109, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=alt nonfinite=ocp underflow=wrap':
-        (4, (12, 2), 21, 20,
+        (6, (12, 2), 21, 20,
          ((113, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=alt nonfinite=ocp underflow=clamp':
-        (4, (13, 2), 21, 21,
+        (6, (13, 2), 21, 21,
          ((113, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=alt nonfinite=ocp underflow=unclamped-data':
-        (4, (14, 2), 21, 22,
+        (6, (14, 2), 21, 22,
          ((113, 4, 2),)),
     'quantize_mx src=bfloat16 dst=float8_e5m2 emax=alt nonfinite=ocp underflow=unwrapped-data':
-        (4, (15, 2), 21, 23,
+        (6, (15, 2), 21, 23,
          ((113, 4, 2),)),
 }
 
