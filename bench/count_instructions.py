@@ -4,7 +4,8 @@ shared machine cannot move, where bench/summary.py's times drift with the host's
     python bench/count_instructions.py [--levels generic] [--paths e2m1-g0,nf4-g0] [--partitions 4] [--jobs 2]
                                        [--program] [--by-primitive [N]] [--json]
 
-For each level and each path of bench/summary.py, one untraced call runs in a child process under
+For each level and each path of bench/summary.py (and QuantizeMX from fp16, ``quantize_mx fp16``: summary.py's input
+clipped to fp16), one untraced call runs in a child process under
 ``valgrind --tool=callgrind``, which counts only inside the kernel: its program's translation (docs/asm.md §9:
 ``tx_*``) or, with ``--translations off`` (Q7EMU_TRANSLATIONS=off) or at a level without translations, its program
 on the interpreter (``exec_loop``): not the Python around it. The inputs are
@@ -63,11 +64,20 @@ class BadArgument(Exception):
     """A command-line value this script cannot use (one line on stderr, exit status 2)."""
 
 
+def count_paths(summary):
+    """bench/summary.py's paths, then QuantizeMX with an fp16 source (summary.qmx_fp16_src; no baseline: summary.py
+    times bf16 alone): (name, kernel(cores, trace), outputs, ...)."""
+    from q7emu.kernels import quantize_mx
+    yield from summary.paths()
+    x = summary.qmx_fp16_src()
+    yield ("quantize_mx fp16", (lambda c, tr=None: quantize_mx.quantize_mx(x, cores=c, trace=tr)), x.size)
+
+
 def find_path(summary, name: str):
-    for row in summary.paths():
+    for row in count_paths(summary):
         if row[0] == name:
             return row
-    raise BadArgument(f"--paths: no path {name!r} (paths: {', '.join(r[0] for r in summary.paths())})")
+    raise BadArgument(f"--paths: no path {name!r} (paths: {', '.join(r[0] for r in count_paths(summary))})")
 
 
 def program_call(summary, name: str):
@@ -75,7 +85,7 @@ def program_call(summary, name: str):
     from q7emu.asm import kernels as programs
     from q7emu.model.knobs import normalize_dequant_args, normalize_quantize_mx_args
     if name.startswith("quantize_mx"):
-        x = summary.qmx_src()
+        x = summary.qmx_fp16_src() if name.endswith("fp16") else summary.qmx_src()
         _, kind, dst, checked = normalize_quantize_mx_args(x, "float8_e4m3fn", {})
         prog = programs.kernel_program("quantize_mx", src_dtype=kind, dst_dtype=dst, knobs=checked)
         return lambda: programs.quantize_mx_program(prog, x)
@@ -243,7 +253,8 @@ def count(level: str, name: str, partitions: int, valgrind: str, program: bool =
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--levels", default="generic", help="comma-separated ISA levels (default: generic)")
-    ap.add_argument("--paths", help="comma-separated paths of bench/summary.py (default: every path)")
+    ap.add_argument("--paths", help="comma-separated paths of bench/summary.py, or 'quantize_mx fp16' "
+                                           "(default: every path)")
     ap.add_argument("--partitions", type=int, default=4, help="partitions of each dequantize input (default 4)")
     ap.add_argument("--jobs", type=int, default=1, help="children run at once (default 1)")
     ap.add_argument("--program", action="store_true",
@@ -269,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = setup(a.partitions)
     from q7emu.errors import Q7Error
     from q7emu.kernels import extension
-    names = a.paths.split(",") if a.paths else [r[0] for r in summary.paths()]
+    names = a.paths.split(",") if a.paths else [r[0] for r in count_paths(summary)]
     rows = []
     try:
         for level in a.levels.split(","):

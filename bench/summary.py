@@ -98,6 +98,12 @@ def qmx_src() -> np.ndarray:
     return x.astype(ml_dtypes.bfloat16)
 
 
+def qmx_fp16_src() -> np.ndarray:
+    """QuantizeMX's fp16 input: :func:`qmx_src`'s values clipped to fp16's range (|x| <= 60,000), float16
+    QMX_SHAPE."""
+    return np.clip(qmx_src().astype(np.float32), -6e4, 6e4).astype(np.float16)
+
+
 # ------------------------------------------------------------------------------------------------ baselines
 def table256(fmt: int) -> np.ndarray:
     """uint16 [256]: source byte b -> its two FP8 bytes (golden, low-first nibbles)."""
