@@ -119,6 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         if base_d is None:
             print(f"ab_builds: {a.base} has no {level} build; skipped", file=sys.stderr)
             continue
+        if base_tables is None and getattr(base_d, "TRANSLATIONS", ()) != getattr(new_d, "TRANSLATIONS", ()):
+            print(f"ab_builds: {a.base}'s {level} module has other translations than this checkout's; copy that "
+                  "checkout's q7emu/kernels/programs/configurations_gen.py beside its modules", file=sys.stderr)
+            return 2
 
         def use(d: ModuleType, q: ModuleType, build: str) -> None:
             dequant._program, quantize_mx._program = d, q
