@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--levels", default="generic", help="comma-separated ISA levels (default: generic)")
     ap.add_argument("--paths", help="comma-separated paths of bench/summary.py, or 'quantize_mx fp16' "
-                                           "(default: every path)")
+                                    "(default: every path)")
     ap.add_argument("--partitions", type=int, default=4, help="partitions of each dequantize input (default 4)")
     ap.add_argument("--jobs", type=int, default=1, help="children run at once (default 1)")
     ap.add_argument("--program", action="store_true",
