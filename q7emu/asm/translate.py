@@ -1964,7 +1964,9 @@ def parse_imms(text: str) -> list[tuple[int, ...]]:
 
 def match(table: Sequence[TableEntry], program: Program) -> tuple[int, npt.NDArray[np.int32]] | None:
     """The translation ``program`` can run on: (its index in ``table``, the imm array int32 [K]: the variant, then
-    the runtime immediates), or None. ``table``: the compiled module's TRANSLATIONS (Translation.table_entry)."""
+    the runtime immediates), or None. ``table``: the compiled module's TRANSLATIONS (Translation.table_entry). A
+    program matches an entry with its shape among the variants', the variant's constant immediates and, where the
+    entry names one, its data section (Translation.data)."""
     key = shape_key(program)
     ins = program.decoded.insns
     data: str | None = None
