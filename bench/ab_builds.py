@@ -38,28 +38,26 @@ from q7emu.kernels import configured, dequant, extension, quantize_mx  # noqa: E
 P = summary.P
 
 
+def import_file(name: str, path: Path) -> ModuleType:
+    """The module in file ``path`` (an extension module or Python source), imported under ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
 def load_base(base: Path, name: str, level: str) -> ModuleType | None:
     """The base build's extension module ``name`` at ``level`` (None when the base holds no such file)."""
     short = name.rsplit(".", 1)[-1]
     mod = short if level == extension.BASELINE else f"{short}_{level}"
     files = sorted(base.glob(f"{mod}.*.so")) + sorted(base.glob(f"{mod}.so"))
-    if not files:
-        return None
-    spec = importlib.util.spec_from_file_location(f"q7emu.kernels.{mod}", files[0])
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+    return import_file(f"q7emu.kernels.{mod}", files[0]) if files else None
 
 
 def load_base_configurations(base: Path) -> ModuleType | None:
     """The base's configurations_gen module (its CONFIGURATIONS and DATA_SECTIONS), None when the base holds none."""
     path = base / "configurations_gen.py"
-    if not path.is_file():
-        return None
-    spec = importlib.util.spec_from_file_location("ab_base_configurations_gen", path)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+    return import_file("ab_base_configurations_gen", path) if path.is_file() else None
 
 
 def same_arrays(x: object, y: object) -> bool:
