@@ -40,9 +40,11 @@ cdef inline void expand_bytes(vec_t* vt, const uint8_t* r, vbool_t vb) noexcept 
     q7_copy64(vt, &o)
 
 
-# lv2nx8_i: vt = the 64 bytes at base+off (aligned vector load, no update)
+# lv2nx8_i: vt = the 64 bytes at base+off (aligned vector load, no update). A whole vector moves by q7_copy64 (the
+# level's widest moves) here and in the stores below: GCC lowered a 64-byte memcpy at avx2 to four 16-byte moves
+# through a stack copy of the register
 cdef inline void lv2nx8_i(vec_t* vt, const uint8_t* base, Py_ssize_t off) noexcept nogil:
-    memcpy(vt.u8, base + off, 64)
+    q7_copy64(vt, base + off)
 
 # lv2nx8_ip: vt = the 64 bytes at base+off; off += inc
 cdef inline void lv2nx8_ip(vec_t* vt, const uint8_t* base, Py_ssize_t* off, Py_ssize_t inc) noexcept nogil:
@@ -87,14 +89,14 @@ cdef inline void labvdcmprs2nx8_xp(vec_t* vt, vbool_t vb, const uint8_t* base, P
 
 # sv2nx8_ip: store the 64 bytes of vs at base+off; off += inc
 cdef inline void sv2nx8_ip(const vec_t* vs, uint8_t* base, Py_ssize_t* off, Py_ssize_t inc) noexcept nogil:
-    memcpy(base + off[0], vs.u8, 64)
+    q7_copy64(base + off[0], vs)
     off[0] += inc
 
 # sav2nx8_xp: store the first c = min(max(n, 0), 64) bytes of vs at base+off; off += c (docs/intrinsics.md §3.8)
 cdef inline void sav2nx8_xp(const vec_t* vs, uint8_t* base, Py_ssize_t* off, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t k = _tail(n)
     if k == 64:                          # the whole vector: one fixed-size copy (no variable-length memcpy)
-        memcpy(base + off[0], vs.u8, 64)
+        q7_copy64(base + off[0], vs)
     elif k:
         memcpy(base + off[0], vs.u8, k)
     off[0] += k
