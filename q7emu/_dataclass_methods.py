@@ -749,7 +749,8 @@ def _m36(cls, defaults):
     _dflt_imm_checks = defaults['imm_checks']
     _dflt_uniform_reads = defaults['uniform_reads']
     _dflt_data = defaults['data']
-    def __init__(self, name, keys, const_imms, runtime_imms, carry=_dflt_carry, dropped=_FACTORY, dead_outputs=_FACTORY, narrowed=_FACTORY, known=_FACTORY, masks=_FACTORY, text=_dflt_text, rows=_FACTORY, constants=_FACTORY, checks=_FACTORY, choices=_FACTORY, moves=_FACTORY, ranges=_FACTORY, choice_predicates=_FACTORY, chunks=_FACTORY, imm_checks=_FACTORY, uniform_reads=_FACTORY, data=_dflt_data):
+    _dflt_lengths = defaults['lengths']
+    def __init__(self, name, keys, const_imms, runtime_imms, carry=_dflt_carry, dropped=_FACTORY, dead_outputs=_FACTORY, narrowed=_FACTORY, known=_FACTORY, masks=_FACTORY, text=_dflt_text, rows=_FACTORY, constants=_FACTORY, checks=_FACTORY, choices=_FACTORY, moves=_FACTORY, ranges=_FACTORY, choice_predicates=_FACTORY, chunks=_FACTORY, imm_checks=_FACTORY, uniform_reads=_FACTORY, data=_dflt_data, lengths=_FACTORY):
         self.name = name
         self.keys = keys
         self.const_imms = const_imms
@@ -772,10 +773,11 @@ def _m36(cls, defaults):
         self.imm_checks = _dflt_imm_checks() if imm_checks is _FACTORY else imm_checks
         self.uniform_reads = _dflt_uniform_reads() if uniform_reads is _FACTORY else uniform_reads
         self.data = data
-    __repr__ = _repr_method(('name','keys','const_imms','runtime_imms','carry','dropped','dead_outputs','narrowed','known','masks','text','rows','constants','checks','choices','moves','ranges','choice_predicates','chunks','imm_checks','uniform_reads','data',))
+        self.lengths = _dflt_lengths() if lengths is _FACTORY else lengths
+    __repr__ = _repr_method(('name','keys','const_imms','runtime_imms','carry','dropped','dead_outputs','narrowed','known','masks','text','rows','constants','checks','choices','moves','ranges','choice_predicates','chunks','imm_checks','uniform_reads','data','lengths',))
     def __eq__(self, other):
         if other.__class__ is self.__class__:
-            return (self.name,self.keys,self.const_imms,self.runtime_imms,self.carry,self.dropped,self.dead_outputs,self.narrowed,self.known,self.masks,self.text,self.rows,self.constants,self.checks,self.choices,self.moves,self.ranges,self.choice_predicates,self.chunks,self.imm_checks,self.uniform_reads,self.data,) == (other.name,other.keys,other.const_imms,other.runtime_imms,other.carry,other.dropped,other.dead_outputs,other.narrowed,other.known,other.masks,other.text,other.rows,other.constants,other.checks,other.choices,other.moves,other.ranges,other.choice_predicates,other.chunks,other.imm_checks,other.uniform_reads,other.data,)
+            return (self.name,self.keys,self.const_imms,self.runtime_imms,self.carry,self.dropped,self.dead_outputs,self.narrowed,self.known,self.masks,self.text,self.rows,self.constants,self.checks,self.choices,self.moves,self.ranges,self.choice_predicates,self.chunks,self.imm_checks,self.uniform_reads,self.data,self.lengths,) == (other.name,other.keys,other.const_imms,other.runtime_imms,other.carry,other.dropped,other.dead_outputs,other.narrowed,other.known,other.masks,other.text,other.rows,other.constants,other.checks,other.choices,other.moves,other.ranges,other.choice_predicates,other.chunks,other.imm_checks,other.uniform_reads,other.data,other.lengths,)
         return NotImplemented
     return {'__init__': __init__, '__repr__': __repr__, '__eq__': __eq__}
 
@@ -2050,7 +2052,7 @@ METHODS: dict[str, Any] = {
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('nbundles', True, True, True, True, 0), ('entry', True, True, True, True, 0), ('leaders', True, True, True, True, 0), ('succ', True, True, True, True, 0), ('loop_ends', True, True, True, True, 0), ('ops', True, True, True, True, 0))),
          _m35),
     'q7emu.asm.translate:Translation':
-        ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('name', True, True, True, True, 0), ('keys', True, True, True, True, 0), ('const_imms', True, True, True, True, 0), ('runtime_imms', True, True, True, True, 0), ('carry', True, True, True, True, 1), ('dropped', True, True, True, True, 2), ('dead_outputs', True, True, True, True, 2), ('narrowed', True, True, True, True, 2), ('known', True, True, True, True, 2), ('masks', True, True, True, True, 2), ('text', True, True, True, True, 1), ('rows', True, True, True, True, 2), ('constants', True, True, True, True, 2), ('checks', True, True, True, True, 2), ('choices', True, True, True, True, 2), ('moves', True, True, True, True, 2), ('ranges', True, True, True, True, 2), ('choice_predicates', True, True, True, True, 2), ('chunks', True, True, True, True, 2), ('imm_checks', True, True, True, True, 2), ('uniform_reads', True, True, True, True, 2), ('data', True, True, True, True, 1))),
+        ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('name', True, True, True, True, 0), ('keys', True, True, True, True, 0), ('const_imms', True, True, True, True, 0), ('runtime_imms', True, True, True, True, 0), ('carry', True, True, True, True, 1), ('dropped', True, True, True, True, 2), ('dead_outputs', True, True, True, True, 2), ('narrowed', True, True, True, True, 2), ('known', True, True, True, True, 2), ('masks', True, True, True, True, 2), ('text', True, True, True, True, 1), ('rows', True, True, True, True, 2), ('constants', True, True, True, True, 2), ('checks', True, True, True, True, 2), ('choices', True, True, True, True, 2), ('moves', True, True, True, True, 2), ('ranges', True, True, True, True, 2), ('choice_predicates', True, True, True, True, 2), ('chunks', True, True, True, True, 2), ('imm_checks', True, True, True, True, 2), ('uniform_reads', True, True, True, True, 2), ('data', True, True, True, True, 1), ('lengths', True, True, True, True, 2))),
          _m36),
     'q7emu.asm.translate:_Frame':
         ((False, False, ('__init__', '__repr__', '__eq__'), 'none', (('shape', True, True, True, True, 0), ('regs', True, True, True, True, 0), ('aregs', True, True, True, True, 0), ('live_at_entry', True, True, True, True, 0), ('cached_rows', True, True, True, True, 2))),

@@ -33,6 +33,7 @@ from q7emu.asm.program import DATA_BASE, Program
 from q7emu.kernels.extension import cached_extension
 from q7emu.kernels.tracing import run_traced
 from q7emu.model.knobs import dequant_out_bytes
+from q7emu.primitives.gen_wrappers import SCALAR_CODE
 
 CONFIGS = [(kernel, program) for kernel, _, program in G.configurations()]
 IDS = [p.name.replace(" ", "_") for _, p in CONFIGS]
@@ -1223,6 +1224,110 @@ def test_a_value_wrongly_called_known_is_caught():
     for value in (ALL_ONES, 0):
         assert _reads_not_matching(program, kernel, {("vb", 6): value, ("vb", 7): value})
     assert _reads_not_matching(program, kernel, {("v", 0): bytes(64)})
+
+
+# ------------------------------------------------------------------------------------------------ access lengths
+def test_access_lengths_on_a_small_program():
+    prog = assemble("""
+        movi a6, 32
+        movi a7, 0
+        movi a10, 16
+        movi a9, 4
+        loopnez a9, .Lend
+        { ivp_lav2nx8_xp v1, a2, a6 }                 # bundle 5: a6 is 32 wherever it comes from
+        { ivp_sav2nx8_xp v1, a4, a7 }                 # 6: 0 on the first pass, 100 after (64 bytes touched)
+        { ivp_labvdcmprs2nx8_xp v2, vb1, a3, a10 }    # 7: 16, unless the conditional move took a11
+        { ivp_lav2nx8_xp v3, a5, a8 }                 # 8: the call's entry value
+        movi a7, 100
+        movltz a10, a11, a12
+    .Lend:
+        { ivp_sav2nx8_xp v3, a4, a6 }                 # 11: once a call (no loop: not versioned)
+        retw
+    """)
+    facts = TX.op_facts(prog)
+    shape = TX.flow(prog, facts)
+    by_bundle = {f.bundle: f for f in facts}
+    assert TX.scalar_values(shape, by_bundle[5], ("a", 6), {}) == {32}
+    assert TX.scalar_values(shape, by_bundle[6], ("a", 7), {}) == {0, 100}
+    # the loop's conditional move keeps its own value (around the loop: unknown where the cycle closes) or takes a11
+    assert TX.scalar_values(shape, by_bundle[7], ("a", 10), {}) == {16, TX.UNKNOWN}
+    assert TX.scalar_values(shape, by_bundle[8], ("a", 8), {}) == {TX.UNKNOWN}
+    lengths = TX.access_lengths(shape, facts, {})
+    assert lengths == {by_bundle[5].row: (32, True),        # exact: no test
+                       by_bundle[6].row: (64, False),       # the loop's own write (100, clamped), tested
+                       by_bundle[7].row: (16, False),
+                       by_bundle[8].row: (TX.WHOLE_ACCESS, False)}
+    # an immediate the family's programs differ in gives each of its values: none exact, no single steady count
+    movi_a6 = next(f for f in facts if f.op.mnemonic == "movi" and f.values[0] == 6)
+    varied = TX.access_lengths(shape, facts, {(movi_a6.row, 1): frozenset({32, 48})})
+    assert varied[by_bundle[5].row] == (TX.WHOLE_ACCESS, False)
+    assert [TX.length_test(c) for c in (64, 0, 32)] == ["n >= 64", "n <= 0", "n == 32"]
+
+
+def test_the_kernels_access_lengths():
+    # the counts the listings give a pass (docs/kernels.md: 32 source bytes a group-0 pass, 40 for MX, 48 for FP6;
+    # 64 destination bytes each store): exact where one movi sets the register before the loop (NF4, MX's load),
+    # tested where the pass's last count is the rest (group 0's and FP6's movltz) or the first pass stores nothing
+    plans = _family_plans()
+
+    def lengths(prefix: str) -> list[tuple[str, tuple[int, bool]]]:
+        tx, progs = next((t, p) for name, t in plans.items() for k, p in G.families() if name.startswith(prefix)
+                         and p[0].name == name)
+        fam = TX.family(progs)
+        return [(fam.facts[row].op.mnemonic, x) for row, x in sorted(tx.lengths.items())]
+
+    assert lengths("proc_4bit_non_mx fmt=1") == [("labvdcmprs2nx8_xp", (32, False)), ("sav2nx8_xp", (64, False))]
+    assert lengths("proc_4bit_non_mx fmt=3") == [("labvdcmprs2nx8_xp", (32, True)), ("sav2nx8_xp", (64, True))]
+    assert lengths("proc_4bit_mx_8") == [("lav2nx8_xp", (40, True)), ("sav2nx8_xp", (64, False))]
+    assert lengths("proc_6bit_non_mx") == [("labvdcmprs2nx8_xp", (48, False)), ("sav2nx8_xp", (64, False))]
+
+
+def _lengths(program: Program) -> dict[int, tuple[int, bool]]:
+    """The access lengths of ``program`` translated alone (its rows)."""
+    return TX.plan("t", [program]).lengths
+
+
+def _length_reads(program: Program, kernel: str, counts: dict[int, int]) -> tuple[int, list[int]]:
+    """In an interpreted run with a trace, the executions of the accesses of ``counts`` (bundle -> the count
+    claimed): (executions seen, the counts they touched that differ from the claim). The program runs with each
+    bundle tagged by its index, so that the trace tells a loop's access from the tail's (the kernels' tags are the
+    firmware's, which the two share)."""
+    program = dataclasses.replace(program, bundles=tuple(dataclasses.replace(b, tag=i)
+                                                         for i, b in enumerate(program.bundles)))
+    t = _traced(program, kernel, 3)
+    seen, other = 0, []
+    for i in range(len(t)):
+        op = t[i]
+        if op.bundle not in counts:
+            continue
+        (n,) = [o for o in op.operands if o.role_name == "src" and o.kind_name == "scalar"
+                and o.reg == SCALAR_CODE["n"]]
+        count = min(max(int.from_bytes(bytes(n.data), "little", signed=True), 0), TX.WHOLE_ACCESS)
+        seen += 1
+        if count != counts[op.bundle]:
+            other.append(count)
+    return seen, other
+
+
+@pytest.mark.parametrize("index", [i for i in SHAPES if any(e for _, e in _lengths(CONFIGS[i][1]).values())],
+                         ids=lambda i: IDS[i])
+def test_an_exact_access_length_holds_at_every_execution(index):
+    """Every execution of an access the translation runs for one count alone (docs/asm.md §9, access lengths), in
+    an interpreted run, touches that count."""
+    kernel, program = CONFIGS[index]
+    facts = TX.op_facts(program)
+    exact = {facts[row].bundle: c for row, (c, e) in _lengths(program).items() if e}
+    seen, other = _length_reads(program, kernel, exact)
+    assert seen > 0 and other == []
+
+
+def test_a_wrong_exact_length_is_caught():
+    """The check above fails when the analysis is wrong: MX's load called 48 bytes a pass (it reads 40)."""
+    kernel, program = next(c for c in CONFIGS if c[0] == "proc_4bit_mx_8")
+    facts = TX.op_facts(program)
+    (load,) = [f for f in facts if f.op.mnemonic == "lav2nx8_xp" and f.row in _lengths(program)]
+    seen, other = _length_reads(program, kernel, {load.bundle: 48})
+    assert seen > 0 and set(other) == {40}
 
 
 # ------------------------------------------------------------------------------------------------ byte moves

@@ -282,6 +282,102 @@ def repeated_bundles(shape: Shape) -> set[int]:
     return out
 
 
+# ------------------------------------------------------------------------------------------------ access lengths
+#: the bytes a variable-length access (lav2nx8_xp, labvdcmprs2nx8_xp, sav2nx8_xp) touches at most: of a byte count n
+#: it touches c = min(max(n, 0), 64), a whole vector from n = 64 up
+WHOLE_ACCESS = 64
+#: a scalar value :func:`scalar_values` cannot tell (another op's result, or a call's entry value)
+UNKNOWN = None
+
+
+def length_slot(op: T.Op) -> int | None:
+    """The operand slot of an IVP access's byte count ``n`` (a scalar register), None for an op without one."""
+    return next((k for k, o in enumerate(op.operands) if o.kind == T.SCALAR and o.name == "n"), None)
+
+
+class _ScalarValues:
+    """:func:`scalar_values` and :func:`access_lengths`' walk, each (op, register) once: a cycle of copies (a
+    loop's conditional move of its own register) gives UNKNOWN where it closes."""
+
+    def __init__(self, shape: Shape, imm_values: dict[tuple[int, int], frozenset[int]], variants: int) -> None:
+        self.shape = shape
+        self.imm_values = imm_values
+        self.variants = variants
+        self._at: dict[tuple[int, Reg], frozenset[int | None]] = {}
+
+    def at(self, read: OpFacts, reg: Reg) -> frozenset[int | None]:
+        key = (read.row, reg)
+        if key not in self._at:
+            self._at[key] = frozenset({UNKNOWN})        # while it is walked: a cycle back here
+            writers = reaching_writers(self.shape, read, reg, self.variants)
+            self._at[key] = (frozenset({UNKNOWN}) if writers is None else
+                             frozenset().union(*(self.written(w) for w in writers)))
+        return self._at[key]
+
+    def written(self, w: OpFacts) -> frozenset[int | None]:
+        """The values op ``w`` may write to its scalar destination."""
+        names = None if w.ivp else X.VALUE_COPIES.get(w.op.mnemonic)
+        if names is None:
+            return frozenset({UNKNOWN})
+        out: set[int | None] = set()
+        for k, o in enumerate(w.op.operands):
+            if o.name not in names:
+                continue
+            if o.kind == T.IMM:
+                out |= self.imm_values.get((w.row, k), {w.values[k]})
+            else:
+                out |= self.at(w, ("a", w.values[k]))
+        return frozenset(out)
+
+
+def scalar_values(shape: Shape, read: OpFacts, reg: Reg, imm_values: dict[tuple[int, int], frozenset[int]],
+                  variants: int = 1) -> frozenset[int | None]:
+    """The values scalar register ``reg`` may hold where op ``read`` reads it, as far as copies tell
+    (scalar_ops.VALUE_COPIES): for each write that reaches it (:func:`reaching_writers`), a ``movi``'s immediate
+    (each value the family's programs have there: ``imm_values``, (row, slot) -> values), the values a copy's
+    operands hold where it reads them; UNKNOWN for any other op's result and where a call's entry value may reach."""
+    return _ScalarValues(shape, imm_values, variants).at(read, reg)
+
+
+def access_lengths(shape: Shape, facts: Sequence[OpFacts], imm_values: dict[tuple[int, int], frozenset[int]],
+                   variants: int = 1) -> dict[int, tuple[int, bool]]:
+    """The byte count each variable-length access in a loop (a repeated bundle) is translated for (docs/asm.md §9,
+    access lengths): row -> (count, exact), the count clamped as the ops clamp it (0 .. 64). Exact where every write
+    of its ``n`` register that reaches it gives one known value (:func:`scalar_values`): the access is translated
+    for that count alone. Otherwise the count the loop's own writes give (those in repeated bundles, or every one
+    when none is: a pass's length, where the first pass's may differ) when they know exactly one value, else
+    :data:`WHOLE_ACCESS`; the translation then tests that ``n`` gives that count (:func:`length_test`, one
+    comparison) and runs the access for the constant count, any other count as the interpreter's text does. A
+    constant count folds the access's clamps and tail tests."""
+    repeated = repeated_bundles(shape)
+    walk = _ScalarValues(shape, imm_values, variants)
+    out: dict[int, tuple[int, bool]] = {}
+    for f in facts:
+        k = length_slot(f.op) if f.ivp else None
+        if k is None or f.bundle not in repeated:
+            continue
+        reg = ("a", f.values[k])
+        every = walk.at(f, reg)
+        if len(every) == 1 and UNKNOWN not in every:
+            out[f.row] = (_count(next(x for x in every if x is not None)), True)
+            continue
+        writers = reaching_writers(shape, f, reg, variants) or []
+        loop = [w for w in writers if w.bundle in repeated] or writers
+        steady = {x for w in loop for x in walk.written(w) if x is not None}
+        out[f.row] = (_count(steady.pop()) if len(steady) == 1 else WHOLE_ACCESS, False)
+    return out
+
+
+def _count(n: int) -> int:
+    """The bytes an access of byte count ``n`` touches: min(max(n, 0), 64) (the variable-length ops' rule)."""
+    return min(max(n, 0), WHOLE_ACCESS)
+
+
+def length_test(count: int) -> str:
+    """The C test that an access's ``n`` gives ``count`` bytes (:func:`access_lengths`: its clamped count)."""
+    return "n >= 64" if count == WHOLE_ACCESS else "n <= 0" if count == 0 else f"n == {count}"
+
+
 # ------------------------------------------------------------------------------------------------ liveness
 def liveness(program: Program, facts: Sequence[OpFacts] | None = None,
              carry: bool = True) -> list[frozenset[Reg]]:
@@ -1381,7 +1477,9 @@ class Translation:
     there runs on the interpreter; ``uniform_reads``: the merges whose lane mask fills their lanes whole (family rows,
     :func:`uniform_mask_reads`), which blend it without spreading it; ``data``: the digest of the one data section
     its programs have when it was planned for it alone (:func:`data_key`; q7emu.asm.gen_translations splits a
-    family by data section), which a program must then have to use it; '' when any data section may."""
+    family by data section), which a program must then have to use it; '' when any data section may; ``lengths``:
+    the byte count each variable-length access of a loop is translated for (family row -> the count, exact: when
+    not, a test of the ``n`` register picks it or the general text; :func:`access_lengths`)."""
 
     name: str
     keys: list[str]
@@ -1405,6 +1503,7 @@ class Translation:
     imm_checks: dict[tuple[int, int], frozenset[int]] = field(default_factory=dict)
     uniform_reads: set[int] = field(default_factory=set)
     data: str = ""
+    lengths: dict[int, tuple[int, bool]] = field(default_factory=dict)
 
     def choice_name(self, row: int, n: int) -> str:
         """The C name of the ``n``-th row the load of family row ``row`` may find (:attr:`choices`)."""
@@ -1569,6 +1668,7 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
     narrowed = narrowing(demanded_bits(fam.facts, entry_live, rows, ranges))
     chunks, relied, imms_read = lookup_chunks(shape, fam.facts, constants, imm_values, drop | set(moves), n, choices)
     chosen |= relied        # a chunk form resting on a choice's rows: its loads are compared with them
+    lengths = access_lengths(shape, fam.facts, imm_values, n)
     masks = lane_masks(fam.facts, known, drop, dead_out)
     uniform = uniform_mask_reads(exact, _flow(nb, fam.entry, exact), masks, known, n)
     return Translation(name, fam.keys, const, runtime, carry, drop, dead_out, narrowed, known, masks, rows=fam.rows,
@@ -1577,7 +1677,7 @@ def plan(name: str, programs: Sequence[Program], carry: bool = True) -> Translat
                        choices={w.row: (r, choices[r]) for w in fam.facts for r in w.writes if r in chosen},
                        moves=moves, ranges=ranges, choice_predicates=cpreds, chunks=chunks,
                        imm_checks={rk: imm_values[rk] for rk in sorted(imms_read) if rk in runtime},
-                       uniform_reads={r for r in uniform if r not in drop})
+                       uniform_reads={r for r in uniform if r not in drop}, lengths=lengths)
 
 
 def _indent(lines: Iterable[str], n: int) -> list[str]:
@@ -1746,7 +1846,7 @@ def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int, imm_
                 t.imm_bits = imm_bits
                 t.uniform = f.row in tx.uniform_reads
                 lines += (_move_calls(tx, f, t) if f.row in tx.moves else
-                          _predicate_calls(tx, f, t) or (_p_ivp(f.op, t) if f.ivp else _p_scalar(f.op, t)))
+                          _predicate_calls(tx, f, t) or (_ivp_calls(tx, f, t) if f.ivp else _p_scalar(f.op, t)))
                 if f.row in tx.checks:          # the bytes planned from, or the interpreter runs the call
                     r = tx.checks[f.row][0]
                     lines += [f"if memcmp(&{r[0]}{r[1]}, {tx.check_name(f.row)}_p, 64) != 0:",
@@ -1774,6 +1874,23 @@ def _block(tx: Translation, fam: Family, fr: _Frame, start: int, stop: int, imm_
                 next_block += ["else:"] + _indent(fall, 4)
             break
     return body + _guarded(segments, len(fam.variants)) + next_block + [f"k += {steps}"]
+
+
+def _ivp_calls(tx: Translation, f: OpFacts, t: _TxText) -> list[str]:
+    """An IVP op's text; a variable-length access of a loop for the count it is translated for
+    (:attr:`Translation.lengths`): that count alone where it is exact, else under a test of ``n``, the general
+    text for any other count."""
+    length = tx.lengths.get(f.row)
+    if length is None:
+        return _p_ivp(f.op, t)
+    count, exact = length
+    if exact:
+        return [f"# n: {count} (access_lengths)"] + _p_ivp(f.op, t, str(count))
+    k = length_slot(f.op)
+    assert k is not None
+    return ([f"n = <Py_ssize_t><int32_t>{t.areg(k)}",
+             f"if {length_test(count)}:     # the loop's count (access_lengths)"]
+            + _indent(_p_ivp(f.op, t, str(count)), 4) + ["else:"] + _indent(_p_ivp(f.op, t), 4))
 
 
 def _move_calls(tx: Translation, f: OpFacts, t: _TxText) -> list[str]:

@@ -439,8 +439,10 @@ class OpText:
 INTERPRETER = OpText()
 
 
-def _p_ivp(op: T.Op, t: OpText = INTERPRETER) -> list[str]:
-    """One IVP op's case: resolve the memory operand (an error runs t.fail), issue, write the address back."""
+def _p_ivp(op: T.Op, t: OpText = INTERPRETER, length: str = "n") -> list[str]:
+    """One IVP op's case: resolve the memory operand (an error runs t.fail), issue, write the address back.
+    ``length``: a variable-length access's byte count, "n" for its register's value (read into the C local ``n``
+    first), or a C constant the caller has found it to hold (a translation's access_lengths)."""
     L: list[str] = []
     pos = {o.name if o.kind != T.MEMORY else "mem": k for k, o in enumerate(op.operands)}
     mem = next((o for o in op.operands if o.kind == T.MEMORY), None)
@@ -451,7 +453,7 @@ def _p_ivp(op: T.Op, t: OpText = INTERPRETER) -> list[str]:
         elif o.kind == T.SCALAR and o.name == "off":
             args.append("&off" if o.role != T.SRC else "off")
         elif o.kind == T.SCALAR and o.name == "n":
-            args.append("n")
+            args.append(length)
         elif o.kind in (T.IMM, T.SCALAR):
             args.append(t.value(k))
         else:
@@ -462,8 +464,9 @@ def _p_ivp(op: T.Op, t: OpText = INTERPRETER) -> list[str]:
     disp = f" + <uint32_t>{t.value(pos['mem'])}" if op.mnemonic.endswith("_i") else ""
     touch, need = ("TOUCH_FIXED", str(mem.touches)) if isinstance(mem.touches, int) else (_TOUCH[mem.touches], "0")
     if "n" in pos:
-        L.append(f"n = <Py_ssize_t><int32_t>{t.areg(pos['n'])}")
-        need = "n"
+        if length == "n":
+            L.append(f"n = <Py_ssize_t><int32_t>{t.areg(pos['n'])}")
+        need = length
     write = int(mem.role != T.SRC)
     L += [f"r = {t.locate(t.areg(pos['off']) + disp, touch, need, mem.align, write)}",
           "if r < 0:", "    " + t.fail("r"), "else:", "    " + issue]

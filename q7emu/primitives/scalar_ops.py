@@ -197,6 +197,13 @@ SCALAR_OPS: tuple[Op, ...] = (
     _op("retw", XCTRL, (), "Return from the entry function (windowed): the run ends.", _B26),
 )
 
+#: the ops whose result is one of their operands' values unchanged, with those operands: ``movi`` its immediate,
+#: ``mov`` its source, a conditional move its source or the destination's own value. A translation follows them to
+#: the lengths a loop's variable-length access takes (q7emu.asm.translate.access_lengths, docs/asm.md §9)
+VALUE_COPIES: dict[str, tuple[str, ...]] = {
+    "movi": ("imm",), "mov": ("as",),
+    "moveqz": ("ar", "as"), "movnez": ("ar", "as"), "movltz": ("ar", "as"), "movgez": ("ar", "as"),
+}
 #: mnemonic -> record
 SCALAR_BY_NAME: dict[str, Op] = {o.mnemonic: o for o in SCALAR_OPS}
 #: the suffixes a scalar mnemonic may carry, all meaning the same operation (docs/asm.md §3.1): ``.w15`` and ``.a``

@@ -450,12 +450,21 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                     P.or2nx8(&v4, &v3, &v9)
                 # bundle 25: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a10 ; ivp_oltnxf16t vb2, v16, v26, vb0 ; ivp_dselnx16
                 n = <Py_ssize_t><int32_t>a10
-                r = mem_hit(m, &hit31, a2, TOUCH_N, n, 1, 0, &p, &off)
-                if r < 0:
-                    return r
+                if n == 32:     # the loop's count (access_lengths)
+                    r = mem_hit(m, &hit31, a2, TOUCH_N, 32, 1, 0, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x5555555555555555, p, &off, 32)
+                        a2 = hit31.base + <uint32_t>off
                 else:
-                    P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x5555555555555555, p, &off, n)
-                    a2 = hit31.base + <uint32_t>off
+                    n = <Py_ssize_t><int32_t>a10
+                    r = mem_hit(m, &hit31, a2, TOUCH_N, n, 1, 0, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x5555555555555555, p, &off, n)
+                        a2 = hit31.base + <uint32_t>off
                 P.oltnxf16t(&vb2, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v16_p, &v26, <vbool_t>0xffffffffffffffff)
                 P.dselnx16t_chunk(&v0, &v1, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v14_p,
                                   <vec_t*>q7k_tx_proc_4bit_non_mx_0_v14_p, &v4, <vbool_t>0xffffffffffffffff, 0, 0)
@@ -477,12 +486,21 @@ cdef tx_status tx_proc_4bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 P.packvrnrnx48(&v26, &wv3, 0)
                 P.mulsupn16xr16(&wv1, &v8, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v15_p, <pr_t>0x100010001000100)
                 n = <Py_ssize_t><int32_t>a7
-                r = mem_hit(m, &hit46, a4, TOUCH_N, n, 1, 1, &p, &off)
-                if r < 0:
-                    return r
+                if n >= 64:     # the loop's count (access_lengths)
+                    r = mem_hit(m, &hit46, a4, TOUCH_N, 64, 1, 1, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.sav2nx8_xp(&v10, p, &off, 64)
+                        a4 = hit46.base + <uint32_t>off
                 else:
-                    P.sav2nx8_xp(&v10, p, &off, n)
-                    a4 = hit46.base + <uint32_t>off
+                    n = <Py_ssize_t><int32_t>a7
+                    r = mem_hit(m, &hit46, a4, TOUCH_N, n, 1, 1, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.sav2nx8_xp(&v10, p, &off, n)
+                        a4 = hit46.base + <uint32_t>off
                 P.babssub2nx8(&dead_vb, &v6, <vec_t*>q7k_tx_proc_4bit_non_mx_0_v12_p, &v1)
                 # bundle 31: { ivp_muluupan16xr16 wv1, v1, v6, pr3 ; slli a7, a6, 1 ; sub a5, a5, a6 }
                 P.muluupan16xr16(&wv1, &v1, &v6, <pr_t>0x200ff00)
@@ -1004,12 +1022,21 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                     P.or2nx8(&v4, &v3, &v9)
                 # bundle 25: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a10 ; ivp_oltnxf16t vb2, v16, v26, vb0 ; ivp_dselnx16
                 n = <Py_ssize_t><int32_t>a10
-                r = mem_hit(m, &hit31, a2, TOUCH_N, n, 1, 0, &p, &off)
-                if r < 0:
-                    return r
+                if n == 32:     # the loop's count (access_lengths)
+                    r = mem_hit(m, &hit31, a2, TOUCH_N, 32, 1, 0, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x5555555555555555, p, &off, 32)
+                        a2 = hit31.base + <uint32_t>off
                 else:
-                    P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x5555555555555555, p, &off, n)
-                    a2 = hit31.base + <uint32_t>off
+                    n = <Py_ssize_t><int32_t>a10
+                    r = mem_hit(m, &hit31, a2, TOUCH_N, n, 1, 0, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x5555555555555555, p, &off, n)
+                        a2 = hit31.base + <uint32_t>off
                 P.oltnxf16t(&vb2, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v16_p, &v26, <vbool_t>0xffffffffffffffff)
                 P.dselnx16t_chunk(&v0, &v1, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v14_p,
                                   <vec_t*>q7k_tx_proc_4bit_non_mx_1_v14_p, &v4, <vbool_t>0xffffffffffffffff, 0, 0)
@@ -1031,12 +1058,21 @@ cdef tx_status tx_proc_4bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 P.packvrnrnx48(&v26, &wv3, 0)
                 P.mulsupn16xr16(&wv1, &v8, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v15_p, <pr_t>0xff00ff00ff00ff00)
                 n = <Py_ssize_t><int32_t>a7
-                r = mem_hit(m, &hit46, a4, TOUCH_N, n, 1, 1, &p, &off)
-                if r < 0:
-                    return r
+                if n >= 64:     # the loop's count (access_lengths)
+                    r = mem_hit(m, &hit46, a4, TOUCH_N, 64, 1, 1, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.sav2nx8_xp(&v10, p, &off, 64)
+                        a4 = hit46.base + <uint32_t>off
                 else:
-                    P.sav2nx8_xp(&v10, p, &off, n)
-                    a4 = hit46.base + <uint32_t>off
+                    n = <Py_ssize_t><int32_t>a7
+                    r = mem_hit(m, &hit46, a4, TOUCH_N, n, 1, 1, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.sav2nx8_xp(&v10, p, &off, n)
+                        a4 = hit46.base + <uint32_t>off
                 P.babssub2nx8(&dead_vb, &v6, <vec_t*>q7k_tx_proc_4bit_non_mx_1_v12_p, &v1)
                 # bundle 31: { ivp_muluupan16xr16 wv1, v1, v6, pr3 ; slli a7, a6, 1 ; sub a5, a5, a6 }
                 P.muluupan16xr16(&wv1, &v1, &v6, <pr_t>0xfd80ff80)
@@ -2228,12 +2264,12 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
         elif blk == 23:
             while True:
                 # bundle 23: { ivp_lav2nx8_xp v17, a2, a6 }
-                n = <Py_ssize_t><int32_t>a6
-                r = mem_hit(m, &hit33, a2, TOUCH_N, n, 1, 0, &p, &off)
+                # n: 40 (access_lengths)
+                r = mem_hit(m, &hit33, a2, TOUCH_N, 40, 1, 0, &p, &off)
                 if r < 0:
                     return r
                 else:
-                    P.lav2nx8_xp(&v17, p, &off, n)
+                    P.lav2nx8_xp(&v17, p, &off, 40)
                     a2 = hit33.base + <uint32_t>off
                 if var == 0:
                     # bundle 24, variant 0: { ivp_sel2nx8 v29, v0, v17, v20 ; ivp_sel2nx8 v17, v0, v17, v12 }
@@ -2306,12 +2342,21 @@ cdef tx_status tx_proc_4bit_mx_8_0(regfile_t* rf, Machine* m, const int32_t* imm
                     P.sel2nx8i_s4(&v21, &v17, &v16, ((imm[2] & 0x8) | 0x0))
                 # bundle 30: { ivp_sav2nx8_xp v30, a4, a7 }
                 n = <Py_ssize_t><int32_t>a7
-                r = mem_hit(m, &hit45, a4, TOUCH_N, n, 1, 1, &p, &off)
-                if r < 0:
-                    return r
+                if n >= 64:     # the loop's count (access_lengths)
+                    r = mem_hit(m, &hit45, a4, TOUCH_N, 64, 1, 1, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.sav2nx8_xp(&v30, p, &off, 64)
+                        a4 = hit45.base + <uint32_t>off
                 else:
-                    P.sav2nx8_xp(&v30, p, &off, n)
-                    a4 = hit45.base + <uint32_t>off
+                    n = <Py_ssize_t><int32_t>a7
+                    r = mem_hit(m, &hit45, a4, TOUCH_N, n, 1, 1, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.sav2nx8_xp(&v30, p, &off, n)
+                        a4 = hit45.base + <uint32_t>off
                 # bundle 31: { ivp_sllinx16 v26, v21, 8 ; ivp_addnx16 v27, v21, v6 }
                 P.sllinx16(&v26, &v21, 8)
                 P.addnx16(&v27, &v21, <vec_t*>q7k_tx_proc_4bit_mx_8_0_v6_p)
@@ -3239,12 +3284,12 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
         elif blk == 34:
             while True:
                 # bundle 34: { ivp_labvdcmprs2nx8_xp v15, vb12, a2, a6 }
-                n = <Py_ssize_t><int32_t>a6
-                r = mem_hit(m, &hit48, a2, TOUCH_N, n, 1, 0, &p, &off)
+                # n: 32 (access_lengths)
+                r = mem_hit(m, &hit48, a2, TOUCH_N, 32, 1, 0, &p, &off)
                 if r < 0:
                     return r
                 else:
-                    P.labvdcmprs2nx8_xp(&v15, <vbool_t>0x5555555555555555, p, &off, n)
+                    P.labvdcmprs2nx8_xp(&v15, <vbool_t>0x5555555555555555, p, &off, 32)
                     a2 = hit48.base + <uint32_t>off
                 if var == 0:
                     # bundle 35, variant 0: { ivp_sllinx16 v16, v15, 4 }
@@ -3262,12 +3307,12 @@ cdef tx_status tx_proc_4bit_non_mx_2(regfile_t* rf, Machine* m, const int32_t* i
                 # bundle 40: { ivp_sel2nx8i v20, v18, v19, 53 }
                 P.sel2nx8i(&v20, &v18, &v19, 53)
                 # bundle 41: { ivp_sav2nx8_xp v20, a4, a7 }
-                n = <Py_ssize_t><int32_t>a7
-                r = mem_hit(m, &hit56, a4, TOUCH_N, n, 1, 1, &p, &off)
+                # n: 64 (access_lengths)
+                r = mem_hit(m, &hit56, a4, TOUCH_N, 64, 1, 1, &p, &off)
                 if r < 0:
                     return r
                 else:
-                    P.sav2nx8_xp(&v20, p, &off, n)
+                    P.sav2nx8_xp(&v20, p, &off, 64)
                     a4 = hit56.base + <uint32_t>off
                 blk = 42
                 if lend == 42 and lcount != 0:
@@ -3877,12 +3922,21 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 P.mov2nx8t(&v4, &v3, <vbool_t>0x5555555555555555)
                 # bundle 29: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a10 ; ivp_oltnxf16t vb2, v16, v26, vb0 ; ivp_dselnx16
                 n = <Py_ssize_t><int32_t>a10
-                r = mem_hit(m, &hit37, a2, TOUCH_N, n, 1, 0, &p, &off)
-                if r < 0:
-                    return r
+                if n == 48:     # the loop's count (access_lengths)
+                    r = mem_hit(m, &hit37, a2, TOUCH_N, 48, 1, 0, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x7777777777777777, p, &off, 48)
+                        a2 = hit37.base + <uint32_t>off
                 else:
-                    P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x7777777777777777, p, &off, n)
-                    a2 = hit37.base + <uint32_t>off
+                    n = <Py_ssize_t><int32_t>a10
+                    r = mem_hit(m, &hit37, a2, TOUCH_N, n, 1, 0, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x7777777777777777, p, &off, n)
+                        a2 = hit37.base + <uint32_t>off
                 P.oltnxf16t(&vb2, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v16_p, &v26, <vbool_t>0xffffffffffffffff)
                 P.dselnx16t(&v0, &v1, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v21_p,
                             <vec_t*>q7k_tx_proc_6bit_non_mx_0_v14_p, &v4, <vbool_t>0xffffffffffffffff)
@@ -3906,12 +3960,21 @@ cdef tx_status tx_proc_6bit_non_mx_0(regfile_t* rf, Machine* m, const int32_t* i
                 P.packvrnrnx48(&v26, &wv3, 0)
                 P.mulsupn16xr16(&wv1, &v8, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v15_p, <pr_t>0xfe00fe00fe00fe00)
                 n = <Py_ssize_t><int32_t>a7
-                r = mem_hit(m, &hit53, a4, TOUCH_N, n, 1, 1, &p, &off)
-                if r < 0:
-                    return r
+                if n >= 64:     # the loop's count (access_lengths)
+                    r = mem_hit(m, &hit53, a4, TOUCH_N, 64, 1, 1, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.sav2nx8_xp(&v10, p, &off, 64)
+                        a4 = hit53.base + <uint32_t>off
                 else:
-                    P.sav2nx8_xp(&v10, p, &off, n)
-                    a4 = hit53.base + <uint32_t>off
+                    n = <Py_ssize_t><int32_t>a7
+                    r = mem_hit(m, &hit53, a4, TOUCH_N, n, 1, 1, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.sav2nx8_xp(&v10, p, &off, n)
+                        a4 = hit53.base + <uint32_t>off
                 P.babssub2nx8(&dead_vb, &v6, <vec_t*>q7k_tx_proc_6bit_non_mx_0_v12_p, &v1)
                 # bundle 36: { ivp_muluupan16xr16 wv1, v1, v6, pr3 ; muluh a13, a6, a12 ; sub a5, a5, a6 }
                 P.muluupan16xr16(&wv1, &v1, &v6, <pr_t>0x480ff00)
@@ -4559,12 +4622,21 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 P.sel2nx8(&v4, &v4, &v4, <vec_t*>q7k_tx_proc_6bit_non_mx_1_v22_p)
                 # bundle 30: { ivp_labvdcmprs2nx8_xp v2, vb12, a2, a10 ; ivp_oltnxf16t vb2, v16, v26, vb0 ; ivp_dselnx16
                 n = <Py_ssize_t><int32_t>a10
-                r = mem_hit(m, &hit39, a2, TOUCH_N, n, 1, 0, &p, &off)
-                if r < 0:
-                    return r
+                if n == 48:     # the loop's count (access_lengths)
+                    r = mem_hit(m, &hit39, a2, TOUCH_N, 48, 1, 0, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x7777777777777777, p, &off, 48)
+                        a2 = hit39.base + <uint32_t>off
                 else:
-                    P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x7777777777777777, p, &off, n)
-                    a2 = hit39.base + <uint32_t>off
+                    n = <Py_ssize_t><int32_t>a10
+                    r = mem_hit(m, &hit39, a2, TOUCH_N, n, 1, 0, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.labvdcmprs2nx8_xp(&v2, <vbool_t>0x7777777777777777, p, &off, n)
+                        a2 = hit39.base + <uint32_t>off
                 P.oltnxf16t(&vb2, <vec_t*>q7k_tx_proc_6bit_non_mx_1_v16_p, &v26, <vbool_t>0xffffffffffffffff)
                 P.dselnx16t(&v0, &v1, <vec_t*>q7k_tx_proc_6bit_non_mx_1_v21_p,
                             <vec_t*>q7k_tx_proc_6bit_non_mx_1_v14_p, &v4, <vbool_t>0xffffffffffffffff)
@@ -4588,12 +4660,21 @@ cdef tx_status tx_proc_6bit_non_mx_1(regfile_t* rf, Machine* m, const int32_t* i
                 P.packvrnrnx48(&v26, &wv3, 0)
                 P.mulsupn16xr16(&wv1, &v8, <vec_t*>q7k_tx_proc_6bit_non_mx_1_v15_p, <pr_t>0xfe00fe00fe00fe00)
                 n = <Py_ssize_t><int32_t>a7
-                r = mem_hit(m, &hit55, a4, TOUCH_N, n, 1, 1, &p, &off)
-                if r < 0:
-                    return r
+                if n >= 64:     # the loop's count (access_lengths)
+                    r = mem_hit(m, &hit55, a4, TOUCH_N, 64, 1, 1, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.sav2nx8_xp(&v10, p, &off, 64)
+                        a4 = hit55.base + <uint32_t>off
                 else:
-                    P.sav2nx8_xp(&v10, p, &off, n)
-                    a4 = hit55.base + <uint32_t>off
+                    n = <Py_ssize_t><int32_t>a7
+                    r = mem_hit(m, &hit55, a4, TOUCH_N, n, 1, 1, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.sav2nx8_xp(&v10, p, &off, n)
+                        a4 = hit55.base + <uint32_t>off
                 P.babssub2nx8(&dead_vb, &v6, <vec_t*>q7k_tx_proc_6bit_non_mx_1_v12_p, &v1)
                 # bundle 37: { ivp_muluupan16xr16 wv1, v1, v6, pr3 ; muluh a13, a6, a12 ; sub a5, a5, a6 }
                 P.muluupan16xr16(&wv1, &v1, &v6, <pr_t>0x480ff00)
@@ -5665,12 +5746,21 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 a12 = X.xt_srli(a10, 2)
             # bundle 46: { ivp_sav2nx8_xp v26, a7, a12 }
             n = <Py_ssize_t><int32_t>a12
-            r = mem_hit(m, &hit65, a7, TOUCH_N, n, 1, 1, &p, &off)
-            if r < 0:
-                return r
+            if n >= 64:     # the loop's count (access_lengths)
+                r = mem_hit(m, &hit65, a7, TOUCH_N, 64, 1, 1, &p, &off)
+                if r < 0:
+                    return r
+                else:
+                    P.sav2nx8_xp(&v26, p, &off, 64)
+                    a7 = hit65.base + <uint32_t>off
             else:
-                P.sav2nx8_xp(&v26, p, &off, n)
-                a7 = hit65.base + <uint32_t>off
+                n = <Py_ssize_t><int32_t>a12
+                r = mem_hit(m, &hit65, a7, TOUCH_N, n, 1, 1, &p, &off)
+                if r < 0:
+                    return r
+                else:
+                    P.sav2nx8_xp(&v26, p, &off, n)
+                    a7 = hit65.base + <uint32_t>off
             # bundle 47: { ivp_subn_2x32 v27, v0, v30 ; ivp_lv2nx8_i v28, a8, 1472 }
             P.subn_2x32(&v27, <vec_t*>q7k_tx_quantize_mx_0_v0_p, &v30)
             r = mem_hit(m, &hit67, a8 + <uint32_t>1472, TOUCH_FIXED, 64, 64, 0, &p, &off)
@@ -5821,12 +5911,21 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 a14 = X.xt_mov(a15)
                 # bundle 91: { ivp_sav2nx8_xp v14, a14, a10 ; add a15, a15, a6 }
                 n = <Py_ssize_t><int32_t>a10
-                r = mem_hit(m, &hit140, a14, TOUCH_N, n, 1, 1, &p, &off)
-                if r < 0:
-                    return r
+                if n == 16:     # the loop's count (access_lengths)
+                    r = mem_hit(m, &hit140, a14, TOUCH_N, 16, 1, 1, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.sav2nx8_xp(&v14, p, &off, 16)
+                        a14 = hit140.base + <uint32_t>off
                 else:
-                    P.sav2nx8_xp(&v14, p, &off, n)
-                    a14 = hit140.base + <uint32_t>off
+                    n = <Py_ssize_t><int32_t>a10
+                    r = mem_hit(m, &hit140, a14, TOUCH_N, n, 1, 1, &p, &off)
+                    if r < 0:
+                        return r
+                    else:
+                        P.sav2nx8_xp(&v14, p, &off, n)
+                        a14 = hit140.base + <uint32_t>off
                 a15 = X.xt_add(a15, a6)
                 blk = 92
                 if lend == 92 and lcount != 0:
