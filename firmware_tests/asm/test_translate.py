@@ -1265,9 +1265,10 @@ def test_access_lengths_on_a_small_program():
 
 
 def test_the_kernels_access_lengths():
-    # the counts the listings give a pass (docs/kernels.md: 32 source bytes a group-0 pass, 40 for MX, 48 for FP6;
-    # 64 destination bytes each store): exact where one movi sets the register before the loop (NF4, MX's load),
-    # tested where the pass's last count is the rest (group 0's and FP6's movltz) or the first pass stores nothing
+    # the counts the programs give a pass (q7emu/kernels/programs/*.s: 32 source bytes a group-0 pass, 40 for MX, 48
+    # for FP6; 64 destination bytes each store): exact where one movi sets the register before the loop (NF4, MX's
+    # load), tested where the pass's last count is the rest (group 0's and FP6's movltz) or the first pass stores
+    # nothing
     plans = _family_plans()
 
     def lengths(prefix: str) -> list[tuple[str, tuple[int, bool]]]:
