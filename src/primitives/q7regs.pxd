@@ -385,12 +385,12 @@ cdef extern from *:
         for (c = 0; c < 4; c++)
             _mm_storeu_si128((__m128i *)(o + 16 * c), q[c]);
     #elif defined(__SSE2__) && defined(__x86_64__)
-        /* k a whole number of quarters: the plain copies below, which GCC reads through (E2M3's byte spread of its
-           48 bytes reads them from the source). Otherwise by 16-byte quarters in vector registers, the one the k
-           bytes end in (when k >= 8) from 8-byte reads that end at src + k or start at its start, shifted (SSE2 has
-           no byte shuffle): no byte at or past src + k is read. With such a k a constant (a translation's
+        /* k a whole number of quarters: the plain copies below (as vector loads and stores, E2M3's 48 bytes, which
+           its byte spread reads next, were 12 % slower). Otherwise by 16-byte quarters in vector registers, the one
+           the k bytes end in (when k >= 8) from 8-byte reads that end at src + k or start at its start, shifted (SSE2
+           has no byte shuffle): no byte at or past src + k is read. With such a k a constant (a translation's
            access_lengths: MX group 8's 40 bytes) the copies below let GCC split the vector into general registers
-           and rebuild it a byte at a time: 4 % slower; as vector loads, E2M3's 48 bytes were 12 % slower */
+           and rebuild it a byte at a time for the byte moves that read it: 4 % slower than a variable k */
         if (k % 16 != 0) {
             __m128i q[4];
             int c;
