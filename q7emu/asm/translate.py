@@ -1931,7 +1931,7 @@ def _predicate_calls(tx: Translation, f: OpFacts, t: _TxText) -> list[str]:
         out.append(f"{'if' if n == 0 else 'elif'} choice_{choice[0]}{choice[1]} == {n}:" if n < rows - 1 else "else:")
         row_n = copy.copy(t)
         row_n.known = {**t.known, **{r: tx.choice_predicates[r][1][n] for r in preds}}
-        out += _indent(_p_ivp(f.op, row_n), 4)
+        out += _indent(_ivp_calls(tx, f, row_n), 4)
     return out
 
 

@@ -5646,20 +5646,38 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 # bundle 24: { ivp_labvdcmprs2nx8_xp v25, vb9, a12, a13 }
                 if choice_v17 == 0:
                     n = <Py_ssize_t><int32_t>a13
-                    r = mem_hit(m, &hit38, a12, TOUCH_N, n, 1, 0, &p, &off)
-                    if r < 0:
-                        return r
+                    if n >= 64:     # the loop's count (access_lengths)
+                        r = mem_hit(m, &hit38, a12, TOUCH_N, 64, 1, 0, &p, &off)
+                        if r < 0:
+                            return r
+                        else:
+                            P.labvdcmprs2nx8_xp(&v25, <vbool_t>0x3333333333333333, p, &off, 64)
+                            a12 = hit38.base + <uint32_t>off
                     else:
-                        P.labvdcmprs2nx8_xp(&v25, <vbool_t>0x3333333333333333, p, &off, n)
-                        a12 = hit38.base + <uint32_t>off
+                        n = <Py_ssize_t><int32_t>a13
+                        r = mem_hit(m, &hit38, a12, TOUCH_N, n, 1, 0, &p, &off)
+                        if r < 0:
+                            return r
+                        else:
+                            P.labvdcmprs2nx8_xp(&v25, <vbool_t>0x3333333333333333, p, &off, n)
+                            a12 = hit38.base + <uint32_t>off
                 else:
                     n = <Py_ssize_t><int32_t>a13
-                    r = mem_hit(m, &hit38, a12, TOUCH_N, n, 1, 0, &p, &off)
-                    if r < 0:
-                        return r
+                    if n >= 64:     # the loop's count (access_lengths)
+                        r = mem_hit(m, &hit38, a12, TOUCH_N, 64, 1, 0, &p, &off)
+                        if r < 0:
+                            return r
+                        else:
+                            P.labvdcmprs2nx8_xp(&v25, <vbool_t>0xcccccccccccccccc, p, &off, 64)
+                            a12 = hit38.base + <uint32_t>off
                     else:
-                        P.labvdcmprs2nx8_xp(&v25, <vbool_t>0xcccccccccccccccc, p, &off, n)
-                        a12 = hit38.base + <uint32_t>off
+                        n = <Py_ssize_t><int32_t>a13
+                        r = mem_hit(m, &hit38, a12, TOUCH_N, n, 1, 0, &p, &off)
+                        if r < 0:
+                            return r
+                        else:
+                            P.labvdcmprs2nx8_xp(&v25, <vbool_t>0xcccccccccccccccc, p, &off, n)
+                            a12 = hit38.base + <uint32_t>off
                 if vbit & 0xff:
                     # bundle 25, variants 0, 1, 2, 3, 4, 5, 6, 7: { ivp_cvtf32nxf16_0 v25, v25 }
                     P.cvtf32nxf16_0(&v25, &v25)
@@ -5793,20 +5811,38 @@ cdef tx_status tx_quantize_mx_0(regfile_t* rf, Machine* m, const int32_t* imm, i
                 # bundle 54: { ivp_labvdcmprs2nx8_xp v14, vb9, a12, a13 ; add a11, a11, a3 }
                 if choice_v17 == 0:
                     n = <Py_ssize_t><int32_t>a13
-                    r = mem_hit(m, &hit78, a12, TOUCH_N, n, 1, 0, &p, &off)
-                    if r < 0:
-                        return r
+                    if n >= 64:     # the loop's count (access_lengths)
+                        r = mem_hit(m, &hit78, a12, TOUCH_N, 64, 1, 0, &p, &off)
+                        if r < 0:
+                            return r
+                        else:
+                            P.labvdcmprs2nx8_xp(&v14, <vbool_t>0x3333333333333333, p, &off, 64)
+                            a12 = hit78.base + <uint32_t>off
                     else:
-                        P.labvdcmprs2nx8_xp(&v14, <vbool_t>0x3333333333333333, p, &off, n)
-                        a12 = hit78.base + <uint32_t>off
+                        n = <Py_ssize_t><int32_t>a13
+                        r = mem_hit(m, &hit78, a12, TOUCH_N, n, 1, 0, &p, &off)
+                        if r < 0:
+                            return r
+                        else:
+                            P.labvdcmprs2nx8_xp(&v14, <vbool_t>0x3333333333333333, p, &off, n)
+                            a12 = hit78.base + <uint32_t>off
                 else:
                     n = <Py_ssize_t><int32_t>a13
-                    r = mem_hit(m, &hit78, a12, TOUCH_N, n, 1, 0, &p, &off)
-                    if r < 0:
-                        return r
+                    if n >= 64:     # the loop's count (access_lengths)
+                        r = mem_hit(m, &hit78, a12, TOUCH_N, 64, 1, 0, &p, &off)
+                        if r < 0:
+                            return r
+                        else:
+                            P.labvdcmprs2nx8_xp(&v14, <vbool_t>0xcccccccccccccccc, p, &off, 64)
+                            a12 = hit78.base + <uint32_t>off
                     else:
-                        P.labvdcmprs2nx8_xp(&v14, <vbool_t>0xcccccccccccccccc, p, &off, n)
-                        a12 = hit78.base + <uint32_t>off
+                        n = <Py_ssize_t><int32_t>a13
+                        r = mem_hit(m, &hit78, a12, TOUCH_N, n, 1, 0, &p, &off)
+                        if r < 0:
+                            return r
+                        else:
+                            P.labvdcmprs2nx8_xp(&v14, <vbool_t>0xcccccccccccccccc, p, &off, n)
+                            a12 = hit78.base + <uint32_t>off
                 a11 = X.xt_add(a11, a3)
                 if vbit & 0xff:
                     # bundle 55, variants 0, 1, 2, 3, 4, 5, 6, 7: { ivp_cvtf32nxf16_0 v14, v14 }
