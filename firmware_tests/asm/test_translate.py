@@ -1283,6 +1283,23 @@ def test_the_kernels_access_lengths():
     assert lengths("proc_6bit_non_mx") == [("labvdcmprs2nx8_xp", (48, False)), ("sav2nx8_xp", (64, False))]
 
 
+def test_every_access_length_is_in_the_translation_text():
+    # each access a translation plans a count for runs it (an op issued once per choice predicate's row, as
+    # QuantizeMX's loads are, once per row): its bundle's text holds the count's test, or the exact count
+    for _, programs in G.families():
+        for _, part in G.by_data(programs):
+            tx = TX.plan("t", part)
+            TX.render(tx, part)
+            pieces = re.split(r"\n *# bundle (\d+)", tx.text)
+            text_of: dict[int, str] = {}
+            for number, body in zip(pieces[1::2], pieces[2::2]):
+                text_of[int(number)] = text_of.get(int(number), "") + body
+            bundle_of = {f.row: f.bundle for f in TX.family(part).facts}
+            for row, (count, exact) in tx.lengths.items():
+                want = f"# n: {count} (access_lengths)" if exact else f"if {TX.length_test(count)}:"
+                assert want in text_of[bundle_of[row]], (part[0].name, row)
+
+
 def _lengths(program: Program) -> dict[int, tuple[int, bool]]:
     """The access lengths of ``program`` translated alone (its rows)."""
     return TX.plan("t", [program]).lengths
