@@ -1269,13 +1269,12 @@ def test_the_kernels_access_lengths():
     # for FP6; 64 destination bytes each store): exact where one movi sets the register before the loop (NF4, MX's
     # load), tested where the pass's last count is the rest (group 0's and FP6's movltz) or the first pass stores
     # nothing
-    plans = _family_plans()
+    families = {progs[0].name: progs for _, progs in G.families()}
 
     def lengths(prefix: str) -> list[tuple[str, tuple[int, bool]]]:
-        tx, progs = next((t, p) for name, t in plans.items() for k, p in G.families() if name.startswith(prefix)
-                         and p[0].name == name)
-        fam = TX.family(progs)
-        return [(fam.facts[row].op.mnemonic, x) for row, x in sorted(tx.lengths.items())]
+        progs = next(p for name, p in families.items() if name.startswith(prefix))
+        facts = TX.family(progs).facts
+        return [(facts[row].op.mnemonic, x) for row, x in sorted(TX.plan("t", progs).lengths.items())]
 
     assert lengths("proc_4bit_non_mx fmt=1") == [("labvdcmprs2nx8_xp", (32, False)), ("sav2nx8_xp", (64, False))]
     assert lengths("proc_4bit_non_mx fmt=3") == [("labvdcmprs2nx8_xp", (32, True)), ("sav2nx8_xp", (64, True))]
