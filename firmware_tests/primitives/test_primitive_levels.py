@@ -116,11 +116,22 @@ def test_the_primitive_suite_passes_built_by_clang(tmp_path):
     run_primitive_suite(compile_primitives(level, tmp_path, compiler=["clang"]), tmp_path)
 
 
-def run_primitive_suite(module: Path, tmp_path: Path) -> None:
-    """The primitive suite (this folder but this file), in a fresh interpreter, against the module file ``module``."""
+@pytest.mark.skipif(not GENERATED_C.is_file(), reason="needs the build's generated C (a source checkout, built)")
+def test_the_variable_length_loads_pass_with_every_count_in_quarters(tmp_path):
+    """q7_load_prefix builds a constant count that is not a whole number of 16-byte quarters in vector registers at
+    `generic` (a translation's access lengths, docs/build.md §3.2), a count the primitives see as a variable in plain
+    copies: compiled with Q7_PREFIX_QUARTERS_ALWAYS=1, the quarters take every count, and the loads' tests (every
+    count from -2 to 70 at five places, hostile counts) run against them."""
+    module = compile_primitives("generic", tmp_path, extra=("-DQ7_PREFIX_QUARTERS_ALWAYS=1",))
+    run_primitive_suite(module, tmp_path, HERE / "test_ivp_mem.py")
+
+
+def run_primitive_suite(module: Path, tmp_path: Path, tests: Path = HERE) -> None:
+    """The primitive suite (this folder but this file; or the test file ``tests``), in a fresh interpreter, against
+    the module file ``module``."""
     # q7emu (its pytest plugin) is imported before pytest starts, so pytest warns it cannot rewrite its asserts
     args = [sys.executable, "-c", LOADER, str(module), "-q", "-n", "0", "-p", "no:cacheprovider",
-            "-W", "ignore::pytest.PytestAssertRewriteWarning", f"--basetemp={tmp_path / 'pytest'}", str(HERE),
+            "-W", "ignore::pytest.PytestAssertRewriteWarning", f"--basetemp={tmp_path / 'pytest'}", str(tests),
             f"--ignore={Path(__file__)}"]
     r = subprocess.run(args, capture_output=True, text=True, cwd=ROOT,
                        env={k: v for k, v in os.environ.items() if k != "Q7EMU_TEST_EVERY_LEVEL"})

@@ -385,13 +385,19 @@ cdef extern from *:
         for (c = 0; c < 4; c++)
             _mm_storeu_si128((__m128i *)(o + 16 * c), q[c]);
     #elif defined(__SSE2__) && defined(__x86_64__)
-        /* k a whole number of quarters: the plain copies below (as vector loads and stores, E2M3's 48 bytes, which
-           its byte spread reads next, were 12 % slower). Otherwise by 16-byte quarters in vector registers, the one
-           the k bytes end in (when k >= 8) from 8-byte reads that end at src + k or start at its start, shifted (SSE2
-           has no byte shuffle): no byte at or past src + k is read. With such a k a constant (a translation's
-           access_lengths: MX group 8's 40 bytes) the copies below let GCC split the vector into general registers
-           and rebuild it a byte at a time for the byte moves that read it: 4 % slower than a variable k */
-        if (k % 16 != 0) {
+        /* k a constant (a translation's access_lengths) that is not a whole number of quarters: by 16-byte quarters
+           in vector registers, the one the k bytes end in (when k >= 8) from 8-byte reads that end at src + k or
+           start at its start, shifted (SSE2 has no byte shuffle): no byte at or past src + k is read. With MX group
+           8's constant 40 bytes the copies below let GCC split the vector into general registers and rebuild it a
+           byte at a time for the byte moves that read it: 4 % slower than a variable k. A whole number of quarters
+           stays the copies (as vector loads and stores, E2M3's 48 bytes, which its byte spread reads next, were
+           12 % slower), and so does a variable k (the interpreter: the quarters here cost it 1 % more instructions
+           on NF4 group 0). Q7_PREFIX_QUARTERS_ALWAYS=1 takes this path for every k (the primitive suite runs so
+           too: firmware_tests/primitives/test_primitive_levels.py) */
+        #ifndef Q7_PREFIX_QUARTERS_ALWAYS
+        #define Q7_PREFIX_QUARTERS_ALWAYS 0
+        #endif
+        if ((Q7_PREFIX_QUARTERS_ALWAYS || __builtin_constant_p(k)) && k % 16 != 0) {
             __m128i q[4];
             int c;
             for (c = 0; c < 4; c++) {
