@@ -357,45 +357,70 @@ cdef extern from *:
         memcpy(dst, src, 64);
     #endif
     }
+    #if defined(__AVX2__) || (defined(__SSE2__) && defined(__x86_64__))
+    /* q7_load_prefix's quarter the k bytes end in (lo: its first byte, lo < k < lo + 16), no byte at or past src + k
+       read: at AVX2 (k >= 16) the 16 bytes that end at src + k moved down by a byte shuffle whose control slides
+       over `slide` (byte j takes byte 16 - t + j of them for j < t = its bytes, else zero); at SSE2, which has no
+       byte shuffle, (k >= 8) from 8-byte reads that start at lo or end at src + k, shifted; else through a zeroed
+       local */
+    static inline __m128i q7_partial_quarter(const uint8_t *src, size_t k, size_t lo) {
+    #if defined(__AVX2__)
+        static const uint8_t slide[32] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+                                          0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+                                          0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+        if (k >= 16)
+            return _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(src + k - 16)),
+                                    _mm_loadu_si128((const __m128i *)(slide + 16 - (k - lo))));
+    #else
+        if (k >= 8) {
+            size_t m = k - lo;                              /* 1 .. 15 bytes, the last at src + k - 1 */
+            uint64_t tail;
+            memcpy(&tail, src + k - 8, 8);
+            if (m < 8)
+                return _mm_cvtsi64_si128((long long)(tail >> (8 * (8 - m))));
+            return _mm_unpacklo_epi64(_mm_loadl_epi64((const __m128i *)(src + lo)),
+                                      _mm_cvtsi64_si128((long long)(m == 8 ? 0 : tail >> (8 * (16 - m)))));
+        }
+    #endif
+        {
+            uint8_t t[16];
+            memset(t, 0, 16);
+            memcpy(t, src, k);
+            return _mm_loadu_si128((const __m128i *)t);
+        }
+    }
+    /* q7_load_prefix by 16-byte quarters in vector registers: a whole one loaded, an empty one zero, the one the k
+       bytes end in by q7_partial_quarter */
+    static inline void q7_prefix_quarters(uint8_t *o, const uint8_t *src, size_t k) {
+        __m128i q[4];
+        int c;
+        for (c = 0; c < 4; c++) {
+            size_t lo = 16 * (size_t)c;
+            if (k >= lo + 16)
+                q[c] = _mm_loadu_si128((const __m128i *)(src + lo));
+            else if (k <= lo)
+                q[c] = _mm_setzero_si128();
+            else
+                q[c] = q7_partial_quarter(src, k, lo);
+        }
+        for (c = 0; c < 4; c++)
+            _mm_storeu_si128((__m128i *)(o + 16 * c), q[c]);
+    }
+    #endif
     static inline void q7_load_prefix(uint8_t *o, const uint8_t *src, size_t k) {
     #if defined(__AVX512BW__)
         __mmask64 m = k >= 64 ? ~(__mmask64)0 : (((__mmask64)1 << k) - 1);
         _mm512_storeu_si512((void *)o, _mm512_maskz_loadu_epi8(m, (const void *)src));
     #elif defined(__AVX2__)
-        /* by 16-byte quarters: a whole one loaded, an empty one zero, and the one the k bytes end in (when k >= 16)
-           the 16 bytes that end at src + k moved down by a byte shuffle whose control slides over `slide` (byte j
-           takes byte 16 - t + j of them for j < t = its bytes, else zero): no byte at or past src + k is read. Against
-           the quarter copies below (a variable-length memcpy into a zeroed local for the partial one), host
-           instructions per 64 outputs: MX group 8 1,122 -> 1,090, NF4 group 0 192 -> 182, QuantizeMX 3,431 -> 3,355 */
-        static const uint8_t slide[32] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-                                          0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-                                          0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
-        __m128i q[4];
-        int c;
-        for (c = 0; c < 4; c++) {
-            size_t lo = 16 * (size_t)c;
-            if (k >= lo + 16) {
-                q[c] = _mm_loadu_si128((const __m128i *)(src + lo));
-            } else if (k <= lo) {
-                q[c] = _mm_setzero_si128();
-            } else if (k >= 16) {
-                q[c] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(src + k - 16)),
-                                        _mm_loadu_si128((const __m128i *)(slide + 16 - (k - lo))));
-            } else {
-                uint8_t t[16];
-                memset(t, 0, 16);
-                memcpy(t, src, k);
-                q[c] = _mm_loadu_si128((const __m128i *)t);
-            }
-        }
-        for (c = 0; c < 4; c++)
-            _mm_storeu_si128((__m128i *)(o + 16 * c), q[c]);
+        /* by 16-byte quarters (q7_prefix_quarters). Against the quarter copies below (a variable-length memcpy
+           into a zeroed local for the partial one), host instructions per 64 outputs: MX group 8 1,122 -> 1,090,
+           NF4 group 0 192 -> 182, QuantizeMX 3,431 -> 3,355 */
+        q7_prefix_quarters(o, src, k);
     #elif defined(__SSE2__) && defined(__x86_64__)
         /* k a constant (a translation's access_lengths) that is not a whole number of quarters: by 16-byte quarters
-           in vector registers, the one the k bytes end in (when k >= 8) from 8-byte reads that end at src + k or
-           start at its start, shifted (SSE2 has no byte shuffle): no byte at or past src + k is read. With MX group
-           8's constant 40 bytes the copies below let GCC split the vector into general registers and rebuild it a
-           byte at a time for the byte moves that read it: 4 % slower than a variable k. A whole number of quarters
+           in vector registers (q7_prefix_quarters). With MX group 8's constant 40 bytes the copies below let GCC
+           split the vector into general registers and rebuild it a byte at a time for the byte moves that read it:
+           4 % slower than a variable k. A whole number of quarters
            stays the copies (as vector loads and stores, E2M3's 48 bytes, which its byte spread reads next, were
            12 % slower), and so does a variable k (the interpreter: the quarters here cost it 1 % more instructions
            on NF4 group 0). Q7_PREFIX_QUARTERS_ALWAYS=1 takes this path for every k (the primitive suite runs so
@@ -404,34 +429,7 @@ cdef extern from *:
         #define Q7_PREFIX_QUARTERS_ALWAYS 0
         #endif
         if ((Q7_PREFIX_QUARTERS_ALWAYS || __builtin_constant_p(k)) && k % 16 != 0) {
-            __m128i q[4];
-            int c;
-            for (c = 0; c < 4; c++) {
-                size_t lo = 16 * (size_t)c;
-                if (k >= lo + 16) {
-                    q[c] = _mm_loadu_si128((const __m128i *)(src + lo));
-                } else if (k <= lo) {
-                    q[c] = _mm_setzero_si128();
-                } else if (k >= 8) {
-                    size_t m = k - lo;                      /* 1 .. 15 bytes, the last at src + k - 1 */
-                    uint64_t tail;
-                    memcpy(&tail, src + k - 8, 8);
-                    if (m >= 8) {
-                        __m128i low = _mm_loadl_epi64((const __m128i *)(src + lo));
-                        uint64_t high = m == 8 ? 0 : tail >> (8 * (16 - m));
-                        q[c] = _mm_unpacklo_epi64(low, _mm_cvtsi64_si128((long long)high));
-                    } else {
-                        q[c] = _mm_cvtsi64_si128((long long)(tail >> (8 * (8 - m))));
-                    }
-                } else {
-                    uint8_t t[16];
-                    memset(t, 0, 16);
-                    memcpy(t, src, k);
-                    q[c] = _mm_loadu_si128((const __m128i *)t);
-                }
-            }
-            for (c = 0; c < 4; c++)
-                _mm_storeu_si128((__m128i *)(o + 16 * c), q[c]);
+            q7_prefix_quarters(o, src, k);
             return;
         }
     #endif
